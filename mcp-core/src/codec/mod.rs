@@ -1,0 +1,1 @@
+//! Framing: newline-delimited JSON and server-sent events
