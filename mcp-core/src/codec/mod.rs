@@ -5,8 +5,10 @@
 //! and they hold at most about one maximum-size frame plus one pushed chunk of unframed data.
 
 pub mod ndjson;
+pub mod sse;
 
 pub use ndjson::{LineCodec, encode_frame};
+pub use sse::{SseDecoder, SseEvent, encode_comment, encode_event};
 
 /// Why one frame (a line of JSON, or one server-sent event) was rejected.
 ///
