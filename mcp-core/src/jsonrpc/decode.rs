@@ -251,8 +251,13 @@ impl Envelope<'_> {
         let Some(method) = self.method else {
             return Err(Invalid::request(id, "\"method\" is missing"));
         };
-        let Some(method) = raw::string(method) else {
-            return Err(Invalid::request(id, "\"method\" must be a string"));
+        let method = match (Kind::of(method.get()), raw::string(method)) {
+            (_, Some(method)) => method,
+            (Some(Kind::String), None) => {
+                let detail = "\"method\" has an unpaired surrogate escape";
+                return Err(Invalid::request(id, detail));
+            }
+            _ => return Err(Invalid::request(id, "\"method\" must be a string")),
         };
         let request_id = match self.id.map(RequestId::from_raw) {
             None => None,

@@ -27,7 +27,7 @@ impl RequestId {
         match Kind::of(text) {
             Some(Kind::String) => raw::string(raw)
                 .map(|s| Self::String(s.into()))
-                .ok_or(IdError::Not(Kind::String)),
+                .ok_or(IdError::UnpairedSurrogate),
             Some(Kind::Number) if text.contains(['.', 'e', 'E']) => Err(IdError::Fractional),
             // serde_json reads `-0` as a float; reject it here too so both paths agree.
             Some(Kind::Number) if text == "-0" => Err(IdError::NegativeZero),
@@ -52,6 +52,8 @@ pub(crate) enum IdError {
     OutOfRange,
     /// `-0`, which JSON parsers read as a float
     NegativeZero,
+    /// A string with an unpaired surrogate escape such as `"\ud800"`
+    UnpairedSurrogate,
 }
 
 impl fmt::Display for IdError {
@@ -62,6 +64,9 @@ impl fmt::Display for IdError {
             Self::Fractional => f.write_str(", not a number with a fraction or an exponent"),
             Self::OutOfRange => f.write_str(" between -2^63 and 2^63-1"),
             Self::NegativeZero => f.write_str(", not -0"),
+            Self::UnpairedSurrogate => {
+                f.write_str(", and this string has an unpaired surrogate escape")
+            }
         }
     }
 }
@@ -161,6 +166,7 @@ mod tests {
         assert_eq!(from_raw("1.0"), Err(IdError::Fractional));
         assert_eq!(from_raw("1e3"), Err(IdError::Fractional));
         assert_eq!(from_raw(r#""a\"b""#), Ok(RequestId::from("a\"b")));
+        assert_eq!(from_raw(r#""\ud800""#), Err(IdError::UnpairedSurrogate));
         assert_eq!(from_raw("null"), Err(IdError::Not(Kind::Null)));
         assert_eq!(from_raw("true"), Err(IdError::Not(Kind::Bool)));
         assert_eq!(from_raw("[]"), Err(IdError::Not(Kind::Array)));
