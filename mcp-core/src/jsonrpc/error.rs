@@ -76,17 +76,17 @@ impl ErrorObject {
         })
     }
 
-    /// [`PARSE_ERROR`](code::PARSE_ERROR): "Parse error: <detail>".
+    /// [`PARSE_ERROR`](code::PARSE_ERROR): `"Parse error: <detail>"`.
     pub fn parse_error(detail: impl fmt::Display) -> Self {
         Self::new(code::PARSE_ERROR, format!("Parse error: {detail}"))
     }
 
-    /// [`INVALID_REQUEST`](code::INVALID_REQUEST): "Invalid request: <detail>".
+    /// [`INVALID_REQUEST`](code::INVALID_REQUEST): `"Invalid request: <detail>"`.
     pub fn invalid_request(detail: impl fmt::Display) -> Self {
         Self::new(code::INVALID_REQUEST, format!("Invalid request: {detail}"))
     }
 
-    /// [`METHOD_NOT_FOUND`](code::METHOD_NOT_FOUND): "Method not found: <method>".
+    /// [`METHOD_NOT_FOUND`](code::METHOD_NOT_FOUND): `"Method not found: <method>"`.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(
             code::METHOD_NOT_FOUND,
@@ -94,12 +94,12 @@ impl ErrorObject {
         )
     }
 
-    /// [`INVALID_PARAMS`](code::INVALID_PARAMS): "Invalid params: <detail>".
+    /// [`INVALID_PARAMS`](code::INVALID_PARAMS): `"Invalid params: <detail>"`.
     pub fn invalid_params(detail: impl fmt::Display) -> Self {
         Self::new(code::INVALID_PARAMS, format!("Invalid params: {detail}"))
     }
 
-    /// [`INTERNAL_ERROR`](code::INTERNAL_ERROR): "Internal error: <detail>".
+    /// [`INTERNAL_ERROR`](code::INTERNAL_ERROR): `"Internal error: <detail>"`.
     pub fn internal_error(detail: impl fmt::Display) -> Self {
         Self::new(code::INTERNAL_ERROR, format!("Internal error: {detail}"))
     }

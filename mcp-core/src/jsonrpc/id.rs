@@ -190,6 +190,7 @@ mod tests {
             "9223372036854775808",
             "-9223372036854775809",
             "18446744073709551616",
+            r#""\ud800""#,
         ] {
             let by_serde = serde_json::from_str::<RequestId>(text).ok();
             assert_eq!(by_serde, from_raw(text).ok(), "{text}");
