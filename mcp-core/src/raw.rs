@@ -1,0 +1,265 @@
+//! Cheap work on raw JSON objects: find top-level keys and add members without re-serializing
+//!
+//! Params and results pass through the core as raw JSON text. The core sometimes needs to add
+//! a member (`_meta` on modern requests, `resultType` on modern results). Re-serializing the
+//! whole value would cost a full parse and allocation, so these helpers splice text instead and
+//! fall back to a parse only when an existing `_meta` object must be merged.
+
+use std::fmt;
+
+use serde::Deserializer;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// Which of `keys` appear at the top level of the JSON object `json`, as a bit mask
+///
+/// Bit `i` is set when `keys[i]` is present. `None` when `json` is not an object.
+pub(crate) fn top_level_keys(json: &str, keys: &[&str]) -> Option<u64> {
+    debug_assert!(keys.len() <= 64);
+    let mut de = serde_json::Deserializer::from_str(json);
+    de.deserialize_map(KeysVisitor { keys }).ok()
+}
+
+struct KeysVisitor<'k> {
+    keys: &'k [&'k str],
+}
+
+impl<'de> Visitor<'de> for KeysVisitor<'_> {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        let mut found = 0u64;
+        while let Some(index) = map.next_key_seed(KeyIndex { keys: self.keys })? {
+            if let Some(i) = index {
+                found |= 1 << i;
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(found)
+    }
+}
+
+struct KeyIndex<'k> {
+    keys: &'k [&'k str],
+}
+
+impl<'de> DeserializeSeed<'de> for KeyIndex<'_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIndex<'_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(self.keys.iter().position(|k| *k == v))
+    }
+}
+
+/// Members to add to a JSON object on its way out
+pub(crate) struct Patch<'a> {
+    /// Top-level members added when absent: `(key, raw JSON value)`
+    pub(crate) members: &'a [(&'a str, &'a [u8])],
+    /// Entries added to the object's `_meta` (created when absent)
+    pub(crate) meta: &'a [(&'a str, &'a [u8])],
+    /// Whether `meta` entries replace entries the object's `_meta` already has
+    pub(crate) meta_wins: bool,
+}
+
+/// Writes the JSON object `object` (or `{}` when `None`) to `out` with `patch` applied
+///
+/// The fast path splices text: it applies when the object has neither `_meta` nor any of the
+/// members. Otherwise the object is parsed once and serialized again. `object` must be valid
+/// JSON; if it is not an object it is written unchanged.
+pub(crate) fn write_patched(out: &mut Vec<u8>, object: Option<&str>, patch: &Patch<'_>) {
+    let mut keys = ["_meta"; 8];
+    let n = patch.members.len().min(7);
+    for (slot, (key, _)) in keys[1..].iter_mut().zip(patch.members) {
+        *slot = key;
+    }
+    let found = match object {
+        None => 0,
+        Some(o) => match top_level_keys(o, &keys[..=n]) {
+            Some(found) => found,
+            None => {
+                out.extend_from_slice(o.as_bytes());
+                return;
+            }
+        },
+    };
+    if found == 0 {
+        splice(out, object, patch);
+    } else {
+        merge(out, object.unwrap_or("{}"), patch);
+    }
+}
+
+fn splice(out: &mut Vec<u8>, object: Option<&str>, patch: &Patch<'_>) {
+    out.push(b'{');
+    let mut first = true;
+    for (key, value) in patch.members {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        write_json_str(out, key);
+        out.push(b':');
+        out.extend_from_slice(value);
+    }
+    if !patch.meta.is_empty() {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(b"\"_meta\":{");
+        for (i, (key, value)) in patch.meta.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_json_str(out, key);
+            out.push(b':');
+            out.extend_from_slice(value);
+        }
+        out.push(b'}');
+    }
+    let rest = object.map_or("}", |o| o.trim().strip_prefix('{').unwrap_or("}"));
+    let body = rest.trim_start();
+    if !body.starts_with('}') && !first {
+        out.push(b',');
+    }
+    out.extend_from_slice(body.as_bytes());
+}
+
+fn merge(out: &mut Vec<u8>, object: &str, patch: &Patch<'_>) {
+    let Ok(mut map) = serde_json::from_str::<Map<String, Value>>(object) else {
+        out.extend_from_slice(object.as_bytes());
+        return;
+    };
+    for (key, value) in patch.members {
+        if !map.contains_key(*key) {
+            if let Ok(v) = serde_json::from_slice::<Value>(value) {
+                map.insert((*key).to_owned(), v);
+            }
+        }
+    }
+    if !patch.meta.is_empty() {
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Value::Object(meta) = meta {
+            for (key, value) in patch.meta {
+                if patch.meta_wins || !meta.contains_key(*key) {
+                    if let Ok(v) = serde_json::from_slice::<Value>(value) {
+                        meta.insert((*key).to_owned(), v);
+                    }
+                }
+            }
+        }
+    }
+    serde_json::to_writer(&mut *out, &map).expect("writing JSON to a Vec cannot fail");
+}
+
+/// Writes `s` as a JSON string literal
+pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    serde_json::to_writer(&mut *out, s).expect("writing JSON to a Vec cannot fail");
+}
+
+/// Whether `json` (already valid JSON) is an object
+pub(crate) fn is_object(json: &str) -> bool {
+    json.trim_start().starts_with('{')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_top_level_keys_only() {
+        let keys = ["_meta", "resultType"];
+        assert_eq!(top_level_keys(r#"{"a":{"_meta":1}}"#, &keys), Some(0));
+        assert_eq!(top_level_keys(r#"{"_meta":{},"x":[1,2]}"#, &keys), Some(1));
+        assert_eq!(
+            top_level_keys(r#"{"resultType":"complete","_meta":null}"#, &keys),
+            Some(3)
+        );
+        assert_eq!(top_level_keys(r#"{"\u005fmeta":1}"#, &keys), Some(1));
+        assert_eq!(top_level_keys("[1]", &keys), None);
+    }
+
+    fn patched(object: Option<&str>, patch: &Patch<'_>) -> String {
+        let mut out = Vec::new();
+        write_patched(&mut out, object, patch);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn splices_when_nothing_to_merge() {
+        let p = Patch {
+            members: &[("k", b"2")],
+            meta: &[],
+            meta_wins: false,
+        };
+        assert_eq!(patched(Some(r#" { "a" : 1 } "#), &p), r#"{"k":2,"a" : 1 }"#);
+        assert_eq!(patched(Some("{ }"), &p), r#"{"k":2}"#);
+        assert_eq!(patched(None, &p), r#"{"k":2}"#);
+        let p = Patch {
+            members: &[],
+            meta: &[("m", b"1")],
+            meta_wins: true,
+        };
+        assert_eq!(
+            patched(Some(r#"{"a":1}"#), &p),
+            r#"{"_meta":{"m":1},"a":1}"#
+        );
+        assert_eq!(patched(Some("{}"), &p), r#"{"_meta":{"m":1}}"#);
+        let p = Patch {
+            members: &[],
+            meta: &[],
+            meta_wins: true,
+        };
+        assert_eq!(patched(Some("{}"), &p), "{}");
+        assert_eq!(patched(Some("[1]"), &p), "[1]");
+    }
+
+    #[test]
+    fn merges_into_existing_meta_or_members() {
+        let p = Patch {
+            members: &[("resultType", b"\"complete\"")],
+            meta: &[("k", b"\"v\"")],
+            meta_wins: false,
+        };
+        let v: Value =
+            serde_json::from_str(&patched(Some(r#"{"_meta":{"a":1,"k":0},"b":2}"#), &p)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"_meta":{"a":1,"k":0},"b":2,"resultType":"complete"})
+        );
+        let v: Value =
+            serde_json::from_str(&patched(Some(r#"{"resultType":"input_required"}"#), &p)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"_meta":{"k":"v"},"resultType":"input_required"})
+        );
+        let p = Patch {
+            members: &[],
+            meta: &[("k", b"\"v\"")],
+            meta_wins: true,
+        };
+        let v: Value = serde_json::from_str(&patched(Some(r#"{"_meta":{"k":0}}"#), &p)).unwrap();
+        assert_eq!(v, serde_json::json!({"_meta":{"k":"v"}}));
+    }
+}

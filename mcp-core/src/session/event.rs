@@ -1,0 +1,175 @@
+//! What a session tells the application: events, outcomes and close reasons
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::ids::{InboundId, OutboundId, Responder};
+use crate::jsonrpc::ErrorObject;
+use crate::version::ProtocolVersion;
+
+/// Something the application should know or act on, from [`Session::poll_event`](super::Session::poll_event)
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// The session is ready for application requests
+    ///
+    /// Client: the handshake (legacy) or discovery (modern) finished; read the server with
+    /// [`Session::peer`](super::Session::peer). Server: a legacy client sent
+    /// `notifications/initialized`. A modern server session has no such moment and never
+    /// emits it.
+    Ready {
+        /// The version in use
+        version: ProtocolVersion,
+    },
+    /// The peer sent a request; answer it with [`Session::respond`](super::Session::respond)
+    Request(InboundRequest),
+    /// The peer sent a notification the core does not consume itself
+    Notification(InboundNotification),
+    /// A request we sent reached its final outcome; exactly once per [`OutboundId`]
+    Response {
+        /// The request
+        id: OutboundId,
+        /// Its result, or why there is none
+        outcome: Result<Box<RawValue>, CallError>,
+    },
+    /// The peer reported progress on a request we sent with progress enabled
+    Progress {
+        /// The request
+        id: OutboundId,
+        /// What the peer reported
+        progress: Progress,
+    },
+    /// The peer cancelled a request it sent us; its [`Responder`] is now inert and the
+    /// handler should stop
+    Cancelled {
+        /// The request the peer gave up on
+        id: InboundId,
+        /// The peer's reason, if it gave one
+        reason: Option<String>,
+    },
+    /// Commands may send again after [`SendError::Blocked`](super::SendError::Blocked)
+    Unblocked,
+    /// The session ended; always the last event (pending requests failed just before it)
+    Closed {
+        /// Why it ended
+        reason: CloseReason,
+    },
+}
+
+/// A request from the peer
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct InboundRequest {
+    /// The obligation to answer it, consumed by [`Session::respond`](super::Session::respond)
+    pub responder: Responder,
+    /// The method name, e.g. `tools/call`
+    pub method: String,
+    /// The raw params, as sent
+    pub params: Option<Box<RawValue>>,
+    /// The protocol version of this request (negotiated, or from its `_meta` in the modern era)
+    pub version: ProtocolVersion,
+    /// The peer's capabilities for this request (a client's may differ per modern request)
+    pub peer_capabilities: Arc<Value>,
+    /// Whether the peer asked for progress notifications
+    pub wants_progress: bool,
+}
+
+impl InboundRequest {
+    /// Decodes the params as `T` (absent params decode from `{}`)
+    ///
+    /// # Errors
+    /// The params do not match `T`; answer with
+    /// [`ErrorObject::invalid_params`](crate::jsonrpc::ErrorObject::invalid_params).
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.params.as_deref().map_or("{}", RawValue::get))
+    }
+}
+
+/// A notification from the peer
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct InboundNotification {
+    /// The method name, e.g. `notifications/tools/list_changed`
+    pub method: String,
+    /// The raw params, as sent
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A progress report
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Progress so far; strictly increasing over one request
+    pub progress: f64,
+    /// The total, if known
+    pub total: Option<f64>,
+    /// A human-readable message
+    pub message: Option<String>,
+}
+
+impl Progress {
+    /// A progress value without total or message
+    pub fn new(progress: f64) -> Self {
+        Self {
+            progress,
+            total: None,
+            message: None,
+        }
+    }
+
+    /// With a known total
+    pub fn total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// With a message
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// Why an outbound request has no result
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The peer answered with a JSON-RPC error
+    #[error("the peer answered with an error: {0}")]
+    Remote(ErrorObject),
+    /// No answer came in time; `notifications/cancelled` was sent to the peer
+    #[error("the request timed out")]
+    TimedOut,
+    /// We cancelled the request; `notifications/cancelled` was sent to the peer
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// The session closed before an answer came
+    #[error("the session closed before the request was answered")]
+    SessionClosed,
+}
+
+/// Why a session closed
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The peer closed its side of the transport
+    PeerClosed,
+    /// The application called [`Session::close`](super::Session::close)
+    Local,
+    /// The handshake or discovery failed; the text says why
+    Handshake(String),
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::PeerClosed => f.write_str("the peer closed the connection"),
+            Self::Local => f.write_str("closed locally"),
+            Self::Handshake(why) => write!(f, "handshake failed: {why}"),
+        }
+    }
+}

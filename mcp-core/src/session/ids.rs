@@ -1,0 +1,56 @@
+//! Handles: `Copy` ids to look things up, and the linear [`Responder`] obligation
+
+use std::fmt;
+
+/// A request we sent; matches [`Event::Response`](super::Event::Response) and
+/// [`Event::Progress`](super::Event::Progress)
+///
+/// Ids are allocated by the session in increasing order and never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OutboundId(pub(crate) u64);
+
+impl OutboundId {
+    /// The JSON-RPC id the request carries on the wire
+    pub fn wire_id(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for OutboundId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "out#{}", self.0)
+    }
+}
+
+/// A request the peer sent us; matches [`Event::Cancelled`](super::Event::Cancelled)
+///
+/// A slot index plus a generation, so a stale id never matches a later request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InboundId {
+    pub(crate) slot: u32,
+    pub(crate) generation: u32,
+}
+
+impl fmt::Display for InboundId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "in#{}.{}", self.slot, self.generation)
+    }
+}
+
+/// The obligation to answer one inbound request
+///
+/// Consumed by [`Session::respond`](super::Session::respond). It is plain `Send` data: move it
+/// to the task or thread that handles the request and hand it back with the answer. If the
+/// peer cancels the request or the session closes first, responding is a harmless no-op.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "answer the request with Session::respond"]
+pub struct Responder {
+    pub(crate) id: InboundId,
+}
+
+impl Responder {
+    /// The request's id, to match a later [`Event::Cancelled`](super::Event::Cancelled)
+    pub fn id(&self) -> InboundId {
+        self.id
+    }
+}

@@ -1,0 +1,105 @@
+//! Requests the peer sent us and we have not answered yet
+
+use std::collections::HashMap;
+
+use super::ids::InboundId;
+use crate::jsonrpc::RequestId;
+
+/// One unanswered inbound request
+#[derive(Debug)]
+pub(crate) struct InEntry {
+    pub(crate) wire_id: RequestId,
+    /// The peer's progress token, if it asked for progress
+    pub(crate) progress_token: Option<RequestId>,
+    pub(crate) last_progress: Option<f64>,
+    /// The JSON-RPC batch this request came in, if any
+    pub(crate) batch: Option<u32>,
+    /// A modern-era request to a server: its result gets the era's envelope
+    pub(crate) modern: bool,
+}
+
+#[derive(Debug)]
+struct Slot {
+    generation: u32,
+    entry: Option<InEntry>,
+}
+
+/// A slab of unanswered inbound requests, indexed by [`InboundId`] and by wire id
+#[derive(Debug, Default)]
+pub(crate) struct InboundTable {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    by_wire: HashMap<RequestId, InboundId>,
+}
+
+impl InboundTable {
+    pub(crate) fn len(&self) -> usize {
+        self.by_wire.len()
+    }
+
+    pub(crate) fn contains_wire(&self, wire_id: &RequestId) -> bool {
+        self.by_wire.contains_key(wire_id)
+    }
+
+    pub(crate) fn by_wire(&self, wire_id: &RequestId) -> Option<InboundId> {
+        self.by_wire.get(wire_id).copied()
+    }
+
+    /// Stores a new request; the caller checked that its wire id is not in use
+    pub(crate) fn insert(&mut self, entry: InEntry) -> InboundId {
+        let wire_id = entry.wire_id.clone();
+        let id = if let Some(slot) = self.free.pop() {
+            let s = &mut self.slots[slot as usize];
+            s.entry = Some(entry);
+            InboundId {
+                slot,
+                generation: s.generation,
+            }
+        } else {
+            let slot =
+                u32::try_from(self.slots.len()).expect("inbound slots are bounded by limits");
+            self.slots.push(Slot {
+                generation: 0,
+                entry: Some(entry),
+            });
+            InboundId {
+                slot,
+                generation: 0,
+            }
+        };
+        self.by_wire.insert(wire_id, id);
+        id
+    }
+
+    pub(crate) fn get_mut(&mut self, id: InboundId) -> Option<&mut InEntry> {
+        let s = self.slots.get_mut(id.slot as usize)?;
+        if s.generation != id.generation {
+            return None;
+        }
+        s.entry.as_mut()
+    }
+
+    /// Removes a request (answered, cancelled, or abandoned); `None` if it was already gone
+    pub(crate) fn remove(&mut self, id: InboundId) -> Option<InEntry> {
+        let s = self.slots.get_mut(id.slot as usize)?;
+        if s.generation != id.generation {
+            return None;
+        }
+        let entry = s.entry.take()?;
+        s.generation = s.generation.wrapping_add(1);
+        self.free.push(id.slot);
+        self.by_wire.remove(&entry.wire_id);
+        Some(entry)
+    }
+
+    /// Removes every request
+    pub(crate) fn clear(&mut self) {
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            if s.entry.take().is_some() {
+                s.generation = s.generation.wrapping_add(1);
+                self.free.push(u32::try_from(i).expect("bounded"));
+            }
+        }
+        self.by_wire.clear();
+    }
+}

@@ -1,0 +1,353 @@
+//! The lifecycle of both eras: the legacy `initialize` handshake, modern discovery, and the
+//! phases a session goes through
+//!
+//! Client: `Discovering` (modern probe) or `Initializing` (legacy handshake), then `Ready`.
+//! Server: `Fresh` serves modern requests statelessly and waits for a possible `initialize`;
+//! `initialize` moves it to `Initialized`, and `notifications/initialized` to `Ready`.
+//! Both end in `Closed`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::outbound::{OutEntry, Owner};
+use super::{
+    Answer, CallError, ClientConfig, CloseReason, Core, EraMode, Event, Role, ServerConfig,
+};
+use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::schema::{DiscoverResult, Implementation, InitializeParams, InitializeResult, meta};
+use crate::version::{Era, ProtocolVersion};
+
+/// Where a session is in its lifecycle
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Client: waiting for the answer to `server/discover` (sent with `version`)
+    Discovering {
+        version: ProtocolVersion,
+        attempt: u8,
+    },
+    /// Client: waiting for the answer to `initialize`
+    Initializing,
+    /// Server: no `initialize` yet; modern requests are served one by one
+    Fresh,
+    /// Server: answered `initialize`; waiting for `notifications/initialized`
+    Initialized { version: ProtocolVersion },
+    /// Handshake or discovery done
+    Ready { version: ProtocolVersion },
+    /// Ended; `Event::Closed` was emitted
+    Closed,
+}
+
+impl Phase {
+    /// The version of a negotiated connection
+    pub(crate) fn version(self) -> Option<ProtocolVersion> {
+        match self {
+            Self::Initialized { version } | Self::Ready { version } => Some(version),
+            _ => None,
+        }
+    }
+}
+
+/// What the peer declared about itself
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PeerInfo {
+    /// The version in use
+    pub version: ProtocolVersion,
+    /// The peer's name and version (`clientInfo` / `serverInfo`), if it sent them
+    pub info: Option<Implementation>,
+    /// The peer's capabilities, a JSON object
+    pub capabilities: Arc<Value>,
+    /// The server's instructions for the model, if any
+    pub instructions: Option<String>,
+}
+
+/// How many `server/discover` attempts a client makes (a retry follows -32022 naming another
+/// modern version we know)
+const MAX_DISCOVER_ATTEMPTS: u8 = 2;
+
+impl Core {
+    pub(super) fn client_config(&self) -> &ClientConfig {
+        match &self.role {
+            Role::Client(c) => c,
+            Role::Server(_) => unreachable!("client lifecycle on a server session"),
+        }
+    }
+
+    pub(super) fn server_config(&self) -> &ServerConfig {
+        match &self.role {
+            Role::Server(s) => s,
+            Role::Client(_) => unreachable!("server lifecycle on a client session"),
+        }
+    }
+
+    /// Sends a lifecycle request owned by the core
+    fn send_lifecycle(
+        &mut self,
+        owner: Owner,
+        method: &str,
+        params: String,
+        timeout: Option<std::time::Duration>,
+    ) {
+        let params = RawValue::from_string(params).expect("built from a Value");
+        let deadline = timeout.map(|t| self.now + t);
+        let wire = self.outbound.insert(OutEntry {
+            owner,
+            method: method.into(),
+            params: None,
+            progress: false,
+            last_progress: None,
+            timeout,
+            reset_on_progress: false,
+            cap: None,
+            deadline,
+        });
+        let id = RequestId::Number(i64::try_from(wire).expect("small"));
+        let out = self.out.start();
+        jsonrpc::write_request(out, &id, method, Some(&params));
+        self.out.finish();
+    }
+
+    /// Client: sends `initialize` offering `version`
+    pub(super) fn start_initialize(&mut self, version: ProtocolVersion) {
+        let config = self.client_config();
+        let params = serde_json::json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": config.capabilities,
+            "clientInfo": config.info,
+        })
+        .to_string();
+        let timeout = config.timeouts.request;
+        self.phase = Phase::Initializing;
+        self.send_lifecycle(Owner::Initialize, "initialize", params, timeout);
+    }
+
+    /// Client: sends `server/discover` in `version`
+    pub(super) fn start_discover(&mut self, version: ProtocolVersion, attempt: u8) {
+        let config = self.client_config();
+        let params = serde_json::json!({
+            "_meta": {
+                meta::PROTOCOL_VERSION: version.as_str(),
+                meta::CLIENT_CAPABILITIES: config.capabilities,
+                meta::CLIENT_INFO: config.info,
+            }
+        })
+        .to_string();
+        let timeout = match config.era {
+            EraMode::Auto => Some(config.discover_timeout),
+            _ => config.timeouts.request,
+        };
+        self.phase = Phase::Discovering { version, attempt };
+        self.send_lifecycle(Owner::Discover, "server/discover", params, timeout);
+    }
+
+    fn become_ready(&mut self, peer: PeerInfo) {
+        let version = peer.version;
+        self.peer = Some(peer);
+        self.phase = Phase::Ready { version };
+        self.events.push_back(Event::Ready { version });
+    }
+
+    /// Client: the answer to `initialize`
+    pub(super) fn client_initialize_answered(&mut self, outcome: Result<Box<RawValue>, CallError>) {
+        let result = match outcome {
+            Ok(raw) => serde_json::from_str::<InitializeResult>(raw.get())
+                .map_err(|e| format!("the initialize result is invalid: {e}")),
+            Err(e) => Err(format!("the server refused initialize: {e}")),
+        };
+        let result = match result {
+            Ok(r) => r,
+            Err(why) => return self.close(CloseReason::Handshake(why)),
+        };
+        let version =
+            ProtocolVersion::parse(&result.protocol_version).filter(|v| v.era() == Era::Legacy);
+        let Some(version) = version else {
+            return self.close(CloseReason::Handshake(format!(
+                "the server chose protocol version {:?}, which this client does not support",
+                result.protocol_version
+            )));
+        };
+        let out = self.out.start();
+        jsonrpc::write_notification(out, "notifications/initialized", None);
+        self.out.finish();
+        self.become_ready(PeerInfo {
+            version,
+            info: Some(result.server_info),
+            capabilities: Arc::new(result.capabilities),
+            instructions: result.instructions,
+        });
+    }
+
+    /// Client: the answer to `server/discover`
+    pub(super) fn client_discover_answered(
+        &mut self,
+        outcome: Result<Box<RawValue>, CallError>,
+        _entry: &OutEntry,
+    ) {
+        let Phase::Discovering { attempt, .. } = self.phase else {
+            return;
+        };
+        match outcome {
+            Ok(raw) => match serde_json::from_str::<DiscoverResult>(raw.get()) {
+                Ok(result) => {
+                    let best = pick_modern(result.supported_versions.iter().map(String::as_str));
+                    match best {
+                        Some(version) => {
+                            let info = result.server_info();
+                            self.become_ready(PeerInfo {
+                                version,
+                                info,
+                                capabilities: Arc::new(result.capabilities),
+                                instructions: result.instructions,
+                            });
+                        }
+                        None => self.client_discover_failed(&format!(
+                            "the server supports none of this client's modern protocol versions \
+                             (it offers {:?})",
+                            result.supported_versions
+                        )),
+                    }
+                }
+                Err(e) => self
+                    .client_discover_failed(&format!("the server/discover result is invalid: {e}")),
+            },
+            Err(CallError::Remote(error)) => {
+                if error.code == jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION
+                    && attempt + 1 < MAX_DISCOVER_ATTEMPTS
+                {
+                    #[derive(serde::Deserialize)]
+                    struct Data {
+                        supported: Vec<String>,
+                    }
+                    let supported = error
+                        .data::<Data>()
+                        .and_then(Result::ok)
+                        .map(|d| d.supported)
+                        .unwrap_or_default();
+                    if let Some(version) = pick_modern(supported.iter().map(String::as_str)) {
+                        return self.start_discover(version, attempt + 1);
+                    }
+                }
+                self.client_discover_failed(&format!(
+                    "the server refused server/discover: {error}"
+                ));
+            }
+            Err(e) => self.client_discover_failed(&e.to_string()),
+        }
+    }
+
+    /// Client: discovery failed; `Auto` falls back to `initialize`, `Modern` closes
+    pub(super) fn client_discover_failed(&mut self, why: &str) {
+        match self.client_config().era {
+            EraMode::Auto => self.start_initialize(ProtocolVersion::LATEST_LEGACY),
+            _ => self.close(CloseReason::Handshake(why.to_owned())),
+        }
+    }
+
+    /// Server: answers `initialize` and fixes the legacy version
+    pub(super) fn server_initialize(&mut self, request: jsonrpc::Request, batch: Option<u32>) {
+        let id = &request.id;
+        if batch.is_some() {
+            let error =
+                ErrorObject::invalid_request("initialize must not be part of a JSON-RPC batch");
+            return self.answer(Some(id), batch, Answer::Error(&error));
+        }
+        let params = request.params.as_deref().map_or("{}", RawValue::get);
+        let params = match serde_json::from_str::<InitializeParams>(params) {
+            Ok(p) => p,
+            Err(e) => {
+                let error = ErrorObject::invalid_params(format!("invalid initialize params: {e}"));
+                return self.answer(Some(id), batch, Answer::Error(&error));
+            }
+        };
+        let config = self.server_config();
+        let legacy = || {
+            config
+                .versions
+                .iter()
+                .copied()
+                .filter(|v| v.era() == Era::Legacy)
+        };
+        let requested = ProtocolVersion::parse(&params.protocol_version);
+        let version = legacy()
+            .find(|v| Some(*v) == requested)
+            .or_else(|| legacy().max());
+        let Some(version) = version else {
+            let error = self.unsupported_version_error(&params.protocol_version);
+            return self.answer(Some(id), batch, Answer::Error(&error));
+        };
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities: config.capabilities.clone(),
+            server_info: config.info.clone(),
+            instructions: config.instructions.clone(),
+            extra: serde_json::Map::new(),
+        };
+        let result = serde_json::to_string(&result).expect("serializes");
+        self.answer(Some(id), batch, Answer::Result(&result));
+        self.peer = Some(PeerInfo {
+            version,
+            info: Some(params.client_info),
+            capabilities: Arc::new(params.capabilities),
+            instructions: None,
+        });
+        self.phase = Phase::Initialized { version };
+    }
+
+    /// Server: answers a modern `server/discover`
+    pub(super) fn server_discover(&mut self, id: &RequestId, batch: Option<u32>) {
+        let config = self.server_config();
+        let mut result = serde_json::json!({
+            "supportedVersions": self.modern_versions(),
+            "capabilities": config.capabilities,
+            "ttlMs": 0,
+            "cacheScope": "public",
+        });
+        if let Some(instructions) = &config.instructions {
+            result["instructions"] = instructions.clone().into();
+        }
+        let result = result.to_string();
+        self.answer(Some(id), batch, Answer::ModernResult(&result));
+    }
+
+    /// The modern versions this server accepts, newest first
+    fn modern_versions(&self) -> Vec<&'static str> {
+        let mut versions: Vec<_> = self
+            .server_config()
+            .versions
+            .iter()
+            .filter(|v| v.era() == Era::Modern)
+            .copied()
+            .collect();
+        versions.sort_unstable_by(|a, b| b.cmp(a));
+        versions.into_iter().map(ProtocolVersion::as_str).collect()
+    }
+
+    /// -32022 naming what we support and what was asked for
+    pub(super) fn unsupported_version_error(&self, requested: &str) -> ErrorObject {
+        let mut supported = self.modern_versions();
+        if supported.is_empty() {
+            supported = self
+                .server_config()
+                .versions
+                .iter()
+                .rev()
+                .map(|v| v.as_str())
+                .collect();
+        }
+        ErrorObject::new(
+            jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version: {requested}"),
+        )
+        .with_data(&serde_json::json!({ "supported": supported, "requested": requested }))
+    }
+}
+
+/// The newest modern version in `offered` that this library speaks
+fn pick_modern<'a>(offered: impl Iterator<Item = &'a str>) -> Option<ProtocolVersion> {
+    offered
+        .filter_map(ProtocolVersion::parse)
+        .filter(|v| v.era() == Era::Modern)
+        .max()
+}

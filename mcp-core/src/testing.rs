@@ -1,0 +1,276 @@
+//! A deterministic test kit: a client and a server [`Session`] joined in memory, on a fake clock
+//!
+//! Enable the `testing` feature. Nothing sleeps: time moves only when the test calls
+//! [`Pair::advance`], and timers fire at the exact instants the sessions asked for. Bytes can
+//! be delivered whole, byte by byte or at seeded random split points, and either direction can
+//! be paused to stage races.
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use mcp_core::testing::Pair;
+//! use mcp_core::{Event, ProtocolVersion};
+//!
+//! let mut pair = Pair::legacy(Instant::now(), ProtocolVersion::V2025_11_25);
+//! pair.drive();
+//! assert!(matches!(pair.client_events().as_slice(), [Event::Ready { .. }]));
+//! pair.advance(Duration::from_secs(5));
+//! ```
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::session::{ClientConfig, EraMode, Event, ServerConfig, Session, Side};
+use crate::{Implementation, ProtocolVersion};
+
+/// How bytes are cut when moved between the sessions
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Chunking {
+    /// Everything queued, in one `handle_bytes` call
+    Whole,
+    /// One byte per `handle_bytes` call
+    ByteByByte,
+    /// Random split points from a seeded generator (the same seed always cuts the same way)
+    Random(u64),
+}
+
+/// A client and a server session joined by in-memory pipes, on a fake clock
+#[derive(Debug)]
+pub struct Pair {
+    /// The client session
+    pub client: Session,
+    /// The server session
+    pub server: Session,
+    /// The fake clock's current instant
+    pub now: Instant,
+    /// How bytes are cut on their way
+    pub chunking: Chunking,
+    client_events: VecDeque<Event>,
+    server_events: VecDeque<Event>,
+    to_client: Vec<u8>,
+    to_server: Vec<u8>,
+    paused_to_client: bool,
+    paused_to_server: bool,
+    transcript: Vec<(Side, String)>,
+    rng: u64,
+}
+
+impl Pair {
+    /// A pair from two configurations; nothing is moved until [`drive`](Self::drive)
+    pub fn new(now: Instant, client: ClientConfig, server: ServerConfig) -> Self {
+        Self {
+            client: Session::client(Arc::new(client), now),
+            server: Session::server(Arc::new(server), now),
+            now,
+            chunking: Chunking::Whole,
+            client_events: VecDeque::new(),
+            server_events: VecDeque::new(),
+            to_client: Vec::new(),
+            to_server: Vec::new(),
+            paused_to_client: false,
+            paused_to_server: false,
+            transcript: Vec::new(),
+            rng: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    /// A client configuration with every client capability (`roots`, `sampling`,
+    /// `elicitation`) in the given era mode
+    pub fn client_config(era: EraMode) -> ClientConfig {
+        let mut c = ClientConfig::new(Implementation::new("test-client", "1.0.0"));
+        c.capabilities = json!({"roots": {"listChanged": true}, "sampling": {}, "elicitation": {}});
+        c.era = era;
+        c
+    }
+
+    /// A server configuration with tools, resources (with subscriptions), prompts, logging and
+    /// completions
+    pub fn server_config() -> ServerConfig {
+        let mut s = ServerConfig::new(Implementation::new("test-server", "1.0.0"));
+        s.capabilities = json!({
+            "tools": {"listChanged": true},
+            "resources": {"subscribe": true, "listChanged": true},
+            "prompts": {},
+            "logging": {},
+            "completions": {}
+        });
+        s
+    }
+
+    /// A pair whose client will use the legacy handshake offering `version`
+    pub fn legacy(now: Instant, version: ProtocolVersion) -> Self {
+        Self::new(
+            now,
+            Self::client_config(EraMode::Legacy(version)),
+            Self::server_config(),
+        )
+    }
+
+    /// A pair whose client uses the modern era (2026-07-28)
+    pub fn modern(now: Instant) -> Self {
+        Self::new(
+            now,
+            Self::client_config(EraMode::Modern),
+            Self::server_config(),
+        )
+    }
+
+    /// Moves bytes both ways and collects events until both sessions are quiet
+    ///
+    /// Does not move the clock. Paused directions keep their bytes.
+    pub fn drive(&mut self) {
+        loop {
+            let mut moved = false;
+            let mut buf = Vec::new();
+            while self.client.poll_transmit(&mut buf).is_some() {
+                self.transcript.push((Side::Client, frame_text(&buf)));
+                self.to_server.extend_from_slice(&buf);
+                buf.clear();
+            }
+            while self.server.poll_transmit(&mut buf).is_some() {
+                self.transcript.push((Side::Server, frame_text(&buf)));
+                self.to_client.extend_from_slice(&buf);
+                buf.clear();
+            }
+            if !self.paused_to_server && !self.to_server.is_empty() {
+                let bytes = std::mem::take(&mut self.to_server);
+                self.deliver(Side::Server, &bytes);
+                moved = true;
+            }
+            if !self.paused_to_client && !self.to_client.is_empty() {
+                let bytes = std::mem::take(&mut self.to_client);
+                self.deliver(Side::Client, &bytes);
+                moved = true;
+            }
+            while let Some(e) = self.client.poll_event() {
+                self.client_events.push_back(e);
+                moved = true;
+            }
+            while let Some(e) = self.server.poll_event() {
+                self.server_events.push_back(e);
+                moved = true;
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    fn deliver(&mut self, to: Side, bytes: &[u8]) {
+        let now = self.now;
+        let mut chunks = Vec::new();
+        match self.chunking {
+            Chunking::Whole => chunks.push(bytes),
+            Chunking::ByteByByte => chunks.extend(bytes.chunks(1)),
+            Chunking::Random(seed) => {
+                if self.rng == 0x9E37_79B9_7F4A_7C15 {
+                    self.rng ^= seed;
+                }
+                let mut rest = bytes;
+                while !rest.is_empty() {
+                    let n = 1 + (self.next_random() as usize % rest.len().min(64));
+                    let (head, tail) = rest.split_at(n);
+                    chunks.push(head);
+                    rest = tail;
+                }
+            }
+        }
+        let session = match to {
+            Side::Client => &mut self.client,
+            Side::Server => &mut self.server,
+        };
+        for chunk in chunks {
+            session.handle_bytes(now, chunk);
+        }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // xorshift64*: deterministic and good enough for split points
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Moves the clock forward by `by`, firing every timer at its own deadline on the way,
+    /// and drives after each
+    pub fn advance(&mut self, by: Duration) {
+        let target = self.now + by;
+        loop {
+            let next = [self.client.poll_timeout(), self.server.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
+            match next {
+                Some(t) if t <= target => {
+                    self.now = self.now.max(t);
+                    self.client.handle_timeout(self.now);
+                    self.server.handle_timeout(self.now);
+                    self.drive();
+                }
+                _ => break,
+            }
+        }
+        self.now = target;
+        self.client.handle_timeout(target);
+        self.server.handle_timeout(target);
+        self.drive();
+    }
+
+    /// Stops delivering bytes to `to` until [`resume`](Self::resume); they are kept in order
+    pub fn pause(&mut self, to: Side) {
+        match to {
+            Side::Client => self.paused_to_client = true,
+            Side::Server => self.paused_to_server = true,
+        }
+    }
+
+    /// Delivers held bytes to `to` again (on the next [`drive`](Self::drive))
+    pub fn resume(&mut self, to: Side) {
+        match to {
+            Side::Client => self.paused_to_client = false,
+            Side::Server => self.paused_to_server = false,
+        }
+    }
+
+    /// Throws away the bytes held for `to` (a lossy pipe)
+    pub fn discard_held(&mut self, to: Side) {
+        match to {
+            Side::Client => self.to_client.clear(),
+            Side::Server => self.to_server.clear(),
+        }
+    }
+
+    /// Feeds raw bytes to one session as if the other had sent them, then drives
+    pub fn inject(&mut self, to: Side, bytes: &[u8]) {
+        self.deliver(to, bytes);
+        self.drive();
+    }
+
+    /// Takes the events the client emitted so far
+    pub fn client_events(&mut self) -> Vec<Event> {
+        self.client_events.drain(..).collect()
+    }
+
+    /// Takes the events the server emitted so far
+    pub fn server_events(&mut self) -> Vec<Event> {
+        self.server_events.drain(..).collect()
+    }
+
+    /// Every message moved so far, with the side that sent it, oldest first
+    pub fn transcript(&self) -> &[(Side, String)] {
+        &self.transcript
+    }
+
+    /// Takes the transcript
+    pub fn take_transcript(&mut self) -> Vec<(Side, String)> {
+        std::mem::take(&mut self.transcript)
+    }
+}
+
+fn frame_text(buf: &[u8]) -> String {
+    String::from_utf8_lossy(buf).trim_end().to_owned()
+}
