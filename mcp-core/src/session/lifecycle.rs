@@ -180,11 +180,7 @@ impl Core {
     }
 
     /// Client: the answer to `server/discover`
-    pub(super) fn client_discover_answered(
-        &mut self,
-        outcome: Result<Box<RawValue>, CallError>,
-        _entry: &OutEntry,
-    ) {
+    pub(super) fn client_discover_answered(&mut self, outcome: Result<Box<RawValue>, CallError>) {
         let Phase::Discovering { attempt, .. } = self.phase else {
             return;
         };

@@ -904,7 +904,7 @@ impl Core {
                 outcome,
             }),
             Owner::Initialize => self.client_initialize_answered(outcome),
-            Owner::Discover => self.client_discover_answered(outcome, &entry),
+            Owner::Discover => self.client_discover_answered(outcome),
         }
         self.close_if_drained();
     }
@@ -962,7 +962,11 @@ impl Core {
 
     fn write_request(&mut self, wire: u64, method: &str, params: Option<&str>, progress: bool) {
         let id = RequestId::Number(i64::try_from(wire).expect("ids stay far below i64::MAX"));
-        let token = wire.to_string();
+        let token = if progress {
+            wire.to_string()
+        } else {
+            String::new()
+        };
         let modern = self.phase.version().filter(|v| v.era() == Era::Modern);
         let out = self.out.start();
         match (modern, self.role.is_client()) {
