@@ -573,3 +573,78 @@ fn responses_to_unknown_ids_are_dropped_and_counted() {
     );
     assert_eq!(pair.client.stats().unknown_responses, 4);
 }
+
+// --- methods newer than the negotiated version -------------------------------------------
+
+#[test]
+fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
+    // tasks/* arrived in 2025-11-25, elicitation/create in 2025-06-18. The test kit's client
+    // declares elicitation whatever the version, so only the version can refuse it.
+    for v in [ProtocolVersion::V2024_11_05, ProtocolVersion::V2025_03_26] {
+        let mut pair = ready(v);
+        assert!(
+            matches!(
+                pair.server.send_request(
+                    pair.now,
+                    "elicitation/create",
+                    None,
+                    RequestOptions::default()
+                ),
+                Err(SendError::NotAllowed { .. })
+            ),
+            "{v}"
+        );
+        let mut client = Raw::client_ready(Pair::client_config(EraMode::Legacy(v)), v, json!({}));
+        client.feed(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create",
+                            "params": {"message": "?", "requestedSchema": {"type": "object"}}}),
+        );
+        let out = client.out();
+        assert_eq!(out[0]["error"]["code"], -32601, "{v}: {out:?}");
+        assert!(client.events().is_empty(), "{v}");
+    }
+    for v in [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+    ] {
+        let mut pair = ready(v);
+        for method in ["tasks/get", "tasks/list"] {
+            assert!(
+                matches!(
+                    pair.client.send_request(
+                        pair.now,
+                        method,
+                        Some(raw(json!({"taskId": "t"}))),
+                        RequestOptions::default()
+                    ),
+                    Err(SendError::NotAllowed { .. })
+                ),
+                "{v} {method}"
+            );
+        }
+        let mut server = Raw::server_ready(Pair::server_config(), v, json!({}));
+        server.feed(&json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+                            "params": {"taskId": "t"}}));
+        let out = server.out();
+        assert_eq!(out[0]["error"]["code"], -32601, "{v}: {out:?}");
+        let message = out[0]["error"]["message"].as_str().unwrap();
+        assert!(message.contains(v.as_str()), "{message}");
+        assert!(server.events().is_empty(), "{v}");
+    }
+    // Where they exist, they pass.
+    let mut pair = ready(ProtocolVersion::V2025_06_18);
+    server_call(
+        &mut pair,
+        "elicitation/create",
+        json!({"message": "?"}),
+        RequestOptions::default(),
+    );
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    client_call(
+        &mut pair,
+        "tasks/get",
+        json!({"taskId": "t"}),
+        RequestOptions::default(),
+    );
+}
