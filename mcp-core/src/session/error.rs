@@ -62,8 +62,8 @@ pub enum ProgressError {
         /// The value refused
         given: f64,
     },
-    /// The progress value is not a finite number
-    #[error("progress must be a finite number")]
+    /// The progress value or the total is not a finite number
+    #[error("progress and total must be finite numbers")]
     NotFinite,
 }
 

@@ -52,6 +52,7 @@ pub(crate) fn client_request(method: &str, version: ProtocolVersion) -> Gate {
         // templates answered completion requests.
         "completion/complete" if version == ProtocolVersion::V2024_11_05 => None,
         "completion/complete" => cap(&["completions"], "completions"),
+        _ if !exists_in(method, version) => return Gate::NotInEra,
         "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update" => None,
         "sampling/createMessage" | "elicitation/create" | "roots/list" => return Gate::NotInEra,
         _ => return Gate::Unknown,
@@ -74,6 +75,9 @@ pub(crate) fn server_request(method: &str, version: ProtocolVersion) -> Gate {
     if version.era() == Era::Modern {
         return if known { Gate::NotInEra } else { Gate::Unknown };
     }
+    if !exists_in(method, version) {
+        return Gate::NotInEra;
+    }
     Gate::Known(match method {
         "ping" => None,
         "sampling/createMessage" => cap(&["sampling"], "sampling"),
@@ -83,6 +87,18 @@ pub(crate) fn server_request(method: &str, version: ProtocolVersion) -> Gate {
         _ if client_request(method, version).is_known() => return Gate::NotInEra,
         _ => return Gate::Unknown,
     })
+}
+
+/// Whether a legacy-era method exists in `version`: some arrived after 2024-11-05
+fn exists_in(method: &str, version: ProtocolVersion) -> bool {
+    let since = match method {
+        "elicitation/create" => ProtocolVersion::V2025_06_18,
+        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => {
+            ProtocolVersion::V2025_11_25
+        }
+        _ => return true,
+    };
+    version.era() == Era::Modern || version >= since
 }
 
 impl Gate {

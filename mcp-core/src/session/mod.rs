@@ -346,7 +346,8 @@ impl Session {
     ///
     /// # Errors
     /// [`ProgressError::NotRequested`] if the peer gave no progress token;
-    /// [`ProgressError::NotIncreasing`] if `progress` does not exceed the last value sent.
+    /// [`ProgressError::NotIncreasing`] if `progress` does not exceed the last value sent;
+    /// [`ProgressError::NotFinite`] if `progress` or `total` is NaN or infinite.
     pub fn report_progress(
         &mut self,
         responder: &Responder,
@@ -1188,7 +1189,7 @@ impl Core {
         let Some(token) = &entry.progress_token else {
             return Err(ProgressError::NotRequested);
         };
-        if !progress.progress.is_finite() {
+        if !progress.progress.is_finite() || progress.total.is_some_and(|t| !t.is_finite()) {
             return Err(ProgressError::NotFinite);
         }
         if let Some(last) = entry.last_progress {
@@ -1304,6 +1305,8 @@ impl Core {
         self.batches.clear();
         self.phase = Phase::Closed;
         self.backlog = false;
+        // Commands fail with `Closed` from now on; `Unblocked` would follow `Closed`.
+        self.blocked = false;
         self.events.push_back(Event::Closed { reason });
     }
 }
