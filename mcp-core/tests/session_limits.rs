@@ -197,7 +197,7 @@ fn an_oversize_line_gets_an_error_and_the_next_line_is_processed() {
     );
     line.push('\n');
     c.feed_bytes(line.as_bytes());
-    assert!(c.out()[0]["error"]["code"].is_i64());
+    assert!(c.one_out()["error"]["code"].is_i64());
     assert!(c.events().is_empty());
     client_still_works(&mut c);
 }

@@ -1078,3 +1078,88 @@ fn a_modern_pair_request_times_out_like_any_other() {
         [Event::Cancelled { .. }]
     ));
 }
+
+#[test]
+fn validation_order_meta_before_version_before_method() {
+    let mut s = raw_server();
+    // Missing capabilities wins over an unknown version and an unknown method.
+    s.feed_json(&request(
+        json!(1),
+        "x/unknown",
+        json!({"_meta": {PV: "v999.0.0"}}),
+    ));
+    assert_error(&s.one_out(), &json!(1), -32602);
+    // An unsupported version wins over a removed or unknown method.
+    for (i, method) in ["x/unknown", "ping", "tools/list"].into_iter().enumerate() {
+        s.feed_json(&request(
+            json!(10 + i),
+            method,
+            json!({"_meta": meta_with("v999.0.0", json!({}))}),
+        ));
+        assert_error(&s.one_out(), &json!(10 + i), -32022);
+    }
+    assert!(s.events().is_empty());
+}
+
+#[test]
+fn malformed_meta_is_invalid_params_with_the_id() {
+    let mut s = raw_server();
+    let bad = [
+        json!({"_meta": "not an object"}),
+        json!({"_meta": [1]}),
+        json!({"_meta": {PV: 20260728, CAPS: {}}}),
+        json!({"_meta": {PV: MODERN, CAPS: {}, "progressToken": {"no": 1}}}),
+    ];
+    for (i, params) in bad.into_iter().enumerate() {
+        s.feed_json(&request(json!(format!("m{i}")), "tools/list", params));
+        assert_error(&s.one_out(), &json!(format!("m{i}")), -32602);
+    }
+    assert!(s.events().is_empty());
+    s.feed_json(&modern_request(json!(1), "tools/list", json!({})));
+    assert_eq!(s.events().len(), 1);
+}
+
+#[test]
+fn a_discover_result_without_a_modern_version_falls_back_or_closes() {
+    let results = [
+        json!({"resultType": "complete", "supportedVersions": ["2025-11-25"], "capabilities": {}}),
+        json!({"resultType": "complete", "supportedVersions": [], "capabilities": {}}),
+        json!({"capabilities": {}}),
+        json!({"supportedVersions": "2026-07-28"}),
+    ];
+    for result in results {
+        let mut c = Raw::client(Pair::client_config(EraMode::Auto), origin());
+        let d = c.one_out();
+        c.feed_json(&json!({"jsonrpc": "2.0", "id": d["id"], "result": result}));
+        assert!(c.events().is_empty(), "{result}");
+        assert_eq!(c.one_out()["method"], "initialize", "{result}");
+
+        let mut c = Raw::client(Pair::client_config(EraMode::Modern), origin());
+        let d = c.one_out();
+        c.feed_json(&json!({"jsonrpc": "2.0", "id": d["id"], "result": result}));
+        assert!(
+            matches!(
+                c.events().as_slice(),
+                [Event::Closed {
+                    reason: CloseReason::Handshake(_)
+                }]
+            ),
+            "{result}"
+        );
+        assert!(c.out().is_empty());
+    }
+}
+
+#[test]
+fn eof_during_discovery_closes_with_a_handshake_error() {
+    let mut c = Raw::client(Pair::client_config(EraMode::Auto), origin());
+    let _ = c.one_out();
+    c.s.handle_eof(c.now);
+    assert!(matches!(
+        c.events().as_slice(),
+        [Event::Closed {
+            reason: CloseReason::Handshake(_)
+        }]
+    ));
+    assert!(c.out().is_empty(), "no fallback after EOF");
+}
