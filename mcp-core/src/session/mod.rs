@@ -637,7 +637,9 @@ impl Core {
                 self.gate_and_deliver(request, version, caps, meta.progress_token, batch, false);
             }
             Phase::Fresh => {
-                if request.method == "initialize" {
+                // A request naming a protocol version in `_meta` is modern, whatever its
+                // method: a modern `initialize` is a removed method, not a handshake.
+                if request.method == "initialize" && meta.version.is_none() {
                     return self.server_initialize(request, batch);
                 }
                 let Some(requested) = meta.version else {
