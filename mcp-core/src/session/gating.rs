@@ -96,6 +96,7 @@ fn exists_in(method: &str, version: ProtocolVersion) -> bool {
         "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => {
             ProtocolVersion::V2025_11_25
         }
+        "tasks/update" => return version.era() == Era::Modern,
         _ => return true,
     };
     version.era() == Era::Modern || version >= since

@@ -1049,8 +1049,14 @@ impl Core {
         options: RequestOptions,
     ) -> Result<OutboundId, SendError> {
         self.check_can_send()?;
-        let Phase::Ready { version } = self.phase else {
-            return Err(SendError::NotReady);
+        let version = match self.phase {
+            Phase::Ready { version } => version,
+            // Pings may cross the legacy handshake: a client's before the initialize result,
+            // a server's before `notifications/initialized`.
+            Phase::Initializing | Phase::Initialized { .. } if method == "ping" => {
+                return self.send_app_request(method, params, options);
+            }
+            _ => return Err(SendError::NotReady),
         };
         let gate = match self.role {
             Role::Client(_) => gating::client_request(method, version),
@@ -1083,6 +1089,16 @@ impl Core {
             }
             _ => {}
         }
+        self.send_app_request(method, params, options)
+    }
+
+    /// Registers and writes an application request that passed the lifecycle and gating checks
+    fn send_app_request(
+        &mut self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<OutboundId, SendError> {
         if params.as_deref().is_some_and(|p| !raw::is_object(p.get())) {
             return Err(SendError::ParamsNotAnObject);
         }
