@@ -428,6 +428,33 @@ fn a_full_event_queue_stops_reading_and_draining_resumes_it() {
 }
 
 #[test]
+fn unread_output_stops_reading_and_writing_it_resumes() {
+    // A peer that floods pings but never reads the answers: the answers pile up in
+    // `poll_transmit`, so the session stops taking input instead of growing without bound.
+    let mut limits = Limits::default();
+    limits.max_queued_bytes = 200;
+    let mut s = server(limits);
+    let mut input = Vec::new();
+    for i in 0..50 {
+        input.extend_from_slice(
+            format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#).as_bytes(),
+        );
+        input.push(b'\n');
+    }
+    s.feed_bytes(&input);
+    assert!(!s.s.wants_read(), "the unread answers stop reading");
+    let answered = s.out();
+    let ids: Vec<_> = answered.iter().map(|m| m["id"].clone()).collect();
+    let expected: Vec<_> = (0..50).map(|i| json!(i)).collect();
+    assert_eq!(
+        ids, expected,
+        "writing the answers out lets the backlog in, in order"
+    );
+    assert!(s.s.wants_read());
+    server_still_works(&mut s);
+}
+
+#[test]
 fn the_inbound_limit_stops_reading_and_answering_frees_room() {
     let mut limits = Limits::default();
     limits.max_in_flight_inbound = 3;

@@ -187,7 +187,8 @@ impl Session {
     /// Whether the caller should read more input
     ///
     /// False while too many events wait in `poll_event`, too many inbound requests are
-    /// unanswered, complete messages wait unprocessed, or the session is closed. Stop reading
+    /// unanswered, too many bytes wait in `poll_transmit`, complete messages wait
+    /// unprocessed, or the session is closed. Stop reading
     /// the transport until it turns true again; the pipe then pushes back on the peer.
     pub fn wants_read(&self) -> bool {
         self.core.accepts_input() && !self.core.backlog && !self.core.eof
@@ -395,6 +396,9 @@ impl Session {
             self.core.blocked = false;
             self.core.events.push_back(Event::Unblocked);
         }
+        if self.core.backlog && self.core.accepts_input() {
+            self.pump(false);
+        }
         Some(t)
     }
 
@@ -496,10 +500,13 @@ impl Core {
         }
     }
 
+    /// Room for more peer input: events drained, requests answered, and our output written
+    /// (a peer that floods us without reading our answers stops being read)
     fn accepts_input(&self) -> bool {
         !matches!(self.phase, Phase::Closed)
             && self.events.len() < self.limits.max_queued_events
             && self.inbound.len() < self.limits.max_in_flight_inbound
+            && self.out.len() <= self.limits.max_queued_bytes
     }
 
     /// Past the soft limits, because the caller ignored `wants_read`
