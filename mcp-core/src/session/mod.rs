@@ -115,6 +115,8 @@ struct Core {
     /// Pre-serialized JSON reused on every message
     own_caps_json: Box<str>,
     own_info_json: Box<str>,
+    /// The capabilities text of the last modern request and its parsed value
+    last_modern_caps: Option<(Box<str>, Arc<Value>)>,
 }
 
 #[derive(Debug)]
@@ -490,7 +492,23 @@ impl Core {
             own_caps: Arc::new(caps),
             own_caps_json: caps_json.into(),
             own_info_json: info_json.into(),
+            last_modern_caps: None,
         }
+    }
+
+    /// The capabilities of a modern request; a client sends the same text on every request,
+    /// so the last one parsed is reused rather than parsed again
+    fn modern_caps(&mut self, caps: &RawValue) -> Arc<Value> {
+        if let Some((text, parsed)) = &self.last_modern_caps {
+            if **text == *caps.get() {
+                return Arc::clone(parsed);
+            }
+        }
+        let parsed: Arc<Value> = Arc::new(
+            serde_json::from_str(caps.get()).expect("already parsed as JSON by the envelope"),
+        );
+        self.last_modern_caps = Some((caps.get().into(), Arc::clone(&parsed)));
+        parsed
     }
 
     /// Time never goes backwards
@@ -679,15 +697,14 @@ impl Core {
                     let error = self.unsupported_version_error(&requested);
                     return self.answer(Some(id), batch, Answer::Error(&error));
                 };
-                let caps: Value = serde_json::from_str(caps.get())
-                    .expect("already parsed as JSON by the envelope");
+                let caps = self.modern_caps(&caps);
                 if request.method == "server/discover" {
                     return self.server_discover(&request.id, batch);
                 }
                 self.gate_and_deliver(
                     request,
                     version,
-                    Arc::new(caps),
+                    caps,
                     meta.progress_token,
                     batch,
                     true,

@@ -1,0 +1,105 @@
+//! W1: sequential `tools/call` round trips between a client and a server session, core only
+//! (no runtime, no I/O), beside the bare serde_json cost of the same bytes
+//!
+//! `cargo bench -p mcp-core --bench round_trip`
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use mcp_core::testing::Pair;
+use mcp_core::{EraMode, Event, ProtocolVersion, RequestOptions, Session};
+use serde_json::value::RawValue;
+
+const PARAMS: &str = r#"{"name":"echo","arguments":{"text":"hello world"}}"#;
+const RESULT: &str = r#"{"content":[{"type":"text","text":"hello world"}]}"#;
+
+/// A ready client and server, taken out of the test kit
+fn ready(era: EraMode, now: Instant) -> (Session, Session) {
+    let mut pair = Pair::new(now, Pair::client_config(era), Pair::server_config());
+    pair.drive();
+    assert!(matches!(
+        pair.client_events().as_slice(),
+        [Event::Ready { .. }]
+    ));
+    pair.server_events();
+    (pair.client, pair.server)
+}
+
+/// One call: request out, delivered, answered, answer delivered, outcome taken
+fn round_trip(
+    client: &mut Session,
+    server: &mut Session,
+    now: Instant,
+    buf: &mut Vec<u8>,
+    result: &RawValue,
+) {
+    let params = RawValue::from_string(PARAMS.to_owned()).expect("valid");
+    let id = client
+        .send_request(now, "tools/call", Some(params), RequestOptions::default())
+        .expect("ready");
+    while client.poll_transmit(buf).is_some() {}
+    server.handle_bytes(now, buf);
+    buf.clear();
+    let Some(Event::Request(request)) = server.poll_event() else {
+        panic!("expected the request")
+    };
+    server
+        .respond(request.responder, result)
+        .expect("an object");
+    while server.poll_transmit(buf).is_some() {}
+    client.handle_bytes(now, buf);
+    buf.clear();
+    match client.poll_event() {
+        Some(Event::Response {
+            id: got,
+            outcome: Ok(r),
+        }) if got == id => {
+            black_box(r);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn w1(c: &mut Criterion) {
+    #[allow(clippy::disallowed_methods)] // the fake clock's origin
+    let now = Instant::now();
+    let result = RawValue::from_string(RESULT.to_owned()).expect("valid");
+    let mut group = c.benchmark_group("w1");
+    group.throughput(Throughput::Elements(1));
+    for (name, era) in [
+        (
+            "core_legacy_2025_11_25",
+            EraMode::Legacy(ProtocolVersion::V2025_11_25),
+        ),
+        ("core_modern_2026_07_28", EraMode::Modern),
+    ] {
+        let (mut client, mut server) = ready(era, now);
+        let mut buf = Vec::with_capacity(4096);
+        group.bench_function(name, |b| {
+            b.iter(|| round_trip(&mut client, &mut server, now, &mut buf, &result));
+        });
+    }
+    // The physical limit: serde_json parsing and writing the same four messages (request
+    // and response, each written once and parsed once) with no protocol logic at all.
+    let request = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{PARAMS}}}"#);
+    let response = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{RESULT}}}"#);
+    group.bench_function("serde_json_limit", |b| {
+        let mut buf = Vec::with_capacity(4096);
+        b.iter(|| {
+            let req: serde_json::Value = serde_json::from_str(black_box(&request)).expect("valid");
+            serde_json::to_writer(&mut buf, &req).expect("vec");
+            buf.clear();
+            let resp: serde_json::Value =
+                serde_json::from_str(black_box(&response)).expect("valid");
+            serde_json::to_writer(&mut buf, &resp).expect("vec");
+            buf.clear();
+            black_box((req, resp));
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, w1);
+criterion_main!(benches);
