@@ -4,7 +4,6 @@
 //! `cargo bench -p mcp-core --bench round_trip`
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
