@@ -701,14 +701,7 @@ impl Core {
                 if request.method == "server/discover" {
                     return self.server_discover(&request.id, batch);
                 }
-                self.gate_and_deliver(
-                    request,
-                    version,
-                    caps,
-                    meta.progress_token,
-                    batch,
-                    true,
-                );
+                self.gate_and_deliver(request, version, caps, meta.progress_token, batch, true);
             }
             _ => {}
         }
@@ -987,56 +980,50 @@ impl Core {
         }
     }
 
-    fn write_request(&mut self, wire: u64, method: &str, params: Option<&str>, progress: bool) {
+    fn write_request(
+        &mut self,
+        wire: u64,
+        method: &str,
+        params: Option<&RawValue>,
+        progress: bool,
+    ) {
         let id = RequestId::Number(i64::try_from(wire).expect("ids stay far below i64::MAX"));
         let token = if progress {
             wire.to_string()
         } else {
             String::new()
         };
-        let modern = self.phase.version().filter(|v| v.era() == Era::Modern);
+        let modern = self
+            .phase
+            .version()
+            .filter(|v| v.era() == Era::Modern && self.role.is_client());
+        let version_json = modern.map_or(String::new(), |v| format!("\"{}\"", v.as_str()));
+        let entries: [(&str, &[u8]); 4] = [
+            (meta::PROGRESS_TOKEN, token.as_bytes()),
+            (meta::PROTOCOL_VERSION, version_json.as_bytes()),
+            (meta::CLIENT_CAPABILITIES, self.own_caps_json.as_bytes()),
+            (meta::CLIENT_INFO, self.own_info_json.as_bytes()),
+        ];
+        // A modern client names its version, capabilities and info on every request; any
+        // request that asks for progress carries the core-minted token.
+        let meta = match (modern.is_some(), progress) {
+            (true, true) => &entries[..],
+            (true, false) => &entries[1..],
+            (false, true) => &entries[..1],
+            (false, false) => &[],
+        };
         let out = self.out.start();
-        match (modern, self.role.is_client()) {
-            (Some(version), true) => {
-                let version_json = format!("\"{}\"", version.as_str());
-                let meta_entries: [(&str, &[u8]); 4] = [
-                    (meta::PROTOCOL_VERSION, version_json.as_bytes()),
-                    (meta::CLIENT_CAPABILITIES, self.own_caps_json.as_bytes()),
-                    (meta::CLIENT_INFO, self.own_info_json.as_bytes()),
-                    (meta::PROGRESS_TOKEN, token.as_bytes()),
-                ];
-                let n = if progress { 4 } else { 3 };
-                write_request_envelope(out, &id, method, |out| {
-                    raw::write_patched(
-                        out,
-                        params,
-                        &Patch {
-                            members: &[],
-                            meta: &meta_entries[..n],
-                            meta_wins: true,
-                        },
-                    );
-                });
-            }
-            _ if progress => {
-                write_request_envelope(out, &id, method, |out| {
-                    raw::write_patched(
-                        out,
-                        params,
-                        &Patch {
-                            members: &[],
-                            meta: &[(meta::PROGRESS_TOKEN, token.as_bytes())],
-                            meta_wins: true,
-                        },
-                    );
-                });
-            }
-            _ => {
-                let raw = params.map(|p| {
-                    serde_json::from_str::<&RawValue>(p).expect("params were validated as JSON")
-                });
-                jsonrpc::write_request(out, &id, method, raw);
-            }
+        if meta.is_empty() {
+            jsonrpc::write_request(out, &id, method, params);
+        } else {
+            write_request_envelope(out, &id, method, |out| {
+                let patch = Patch {
+                    members: &[],
+                    meta,
+                    meta_wins: true,
+                };
+                raw::write_patched(out, params.map(RawValue::get), &patch);
+            });
         }
         self.out.finish();
     }
@@ -1162,12 +1149,7 @@ impl Core {
         let method = std::mem::take(&mut entry.method);
         let params = entry.params.take();
         let progress = entry.progress;
-        self.write_request(
-            wire,
-            &method,
-            params.as_deref().map(RawValue::get),
-            progress,
-        );
+        self.write_request(wire, &method, params.as_deref(), progress);
         let entry = self.outbound.get_mut(wire).expect("still there");
         entry.method = method;
         entry.params = params;
