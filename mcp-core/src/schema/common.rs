@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use crate::RequestId;
 
@@ -39,7 +39,7 @@ pub struct Annotations {
     pub audience: Option<Vec<Role>>,
     /// Importance from 0 (optional) to 1 (required)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<f64>,
+    pub priority: Option<Number>,
     /// When the object was last modified, as an ISO 8601 string (2025-06-18 and later)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
@@ -64,7 +64,7 @@ impl Annotations {
     /// Sets the priority (0 to 1)
     #[must_use]
     pub fn with_priority(mut self, priority: f64) -> Self {
-        self.priority = Some(priority);
+        self.priority = Number::from_f64(priority);
         self
     }
 

@@ -1,7 +1,7 @@
 //! Notifications shared by both sides: cancellation, progress, list changes
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use super::common::{Meta, MetaParams, ProgressToken};
 use crate::RequestId;
@@ -53,10 +53,10 @@ pub struct ProgressNotificationParams {
     /// The token from the request's `_meta.progressToken`
     pub progress_token: ProgressToken,
     /// Progress so far; increases with every notification
-    pub progress: f64,
+    pub progress: Number,
     /// The total, if known
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<f64>,
+    pub total: Option<Number>,
     /// What is happening (2025-03-26 and later)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -70,10 +70,10 @@ pub struct ProgressNotificationParams {
 
 impl ProgressNotificationParams {
     /// Progress for a token
-    pub fn new(progress_token: impl Into<ProgressToken>, progress: f64) -> Self {
+    pub fn new(progress_token: impl Into<ProgressToken>, progress: impl Into<Number>) -> Self {
         Self {
             progress_token: progress_token.into(),
-            progress,
+            progress: progress.into(),
             total: None,
             message: None,
             meta: None,
@@ -83,8 +83,8 @@ impl ProgressNotificationParams {
 
     /// Sets the total
     #[must_use]
-    pub fn with_total(mut self, total: f64) -> Self {
-        self.total = Some(total);
+    pub fn with_total(mut self, total: impl Into<Number>) -> Self {
+        self.total = Some(total.into());
         self
     }
 

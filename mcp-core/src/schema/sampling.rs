@@ -1,7 +1,7 @@
 //! Sampling: `sampling/createMessage` (the server asks the client's model)
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 use super::common::{Meta, Role};
 use super::content::{SamplingContent, SamplingContents, TextContent};
@@ -42,13 +42,13 @@ pub struct ModelPreferences {
     pub hints: Option<Vec<ModelHint>>,
     /// How much cost matters
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_priority: Option<f64>,
+    pub cost_priority: Option<Number>,
     /// How much speed matters
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speed_priority: Option<f64>,
+    pub speed_priority: Option<Number>,
     /// How much capability matters
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intelligence_priority: Option<f64>,
+    pub intelligence_priority: Option<Number>,
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -153,7 +153,7 @@ pub struct CreateMessageParams {
     pub include_context: Option<IncludeContext>,
     /// Sampling temperature
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f64>,
+    pub temperature: Option<Number>,
     /// The most tokens to sample
     pub max_tokens: u64,
     /// Stop sequences
