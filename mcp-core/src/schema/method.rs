@@ -13,8 +13,8 @@
 //! ```
 //!
 //! In 2026-07-28 a request's result may instead be an
-//! [`InputRequiredResult`](super::InputRequiredResult) (or, with the tasks extension, an
-//! [`ext_tasks::CreateTaskResult`](super::ext_tasks::CreateTaskResult)); read
+//! [`InputRequiredResult`] (or, with the tasks extension, an
+//! [`ext_tasks::CreateTaskResult`]); read
 //! `resultType` before decoding `Result`.
 
 use serde::Serialize;
