@@ -3,6 +3,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::capabilities::{ClientCapabilities, ServerCapabilities};
+use super::common::{CacheScope, Icon, MetaParams, ResultType};
+use super::fit::FitVersion;
+use crate::{Era, ProtocolVersion};
+
 /// Reserved `_meta` keys of the modern era
 pub mod meta {
     /// The protocol version a modern request uses (required on every client request)
@@ -22,10 +27,8 @@ pub mod meta {
 }
 
 /// Name and version of an MCP implementation (`clientInfo`, `serverInfo`)
-///
-/// Fields other than `name`, `version` and `title` (icons, description, website) are kept
-/// verbatim in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Implementation {
     /// Programmatic name
@@ -35,6 +38,15 @@ pub struct Implementation {
     /// Human-readable name
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What it is (2025-11-25 and later)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its website (2025-11-25 and later)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+    /// Icons (2025-11-25 and later)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -47,8 +59,39 @@ impl Implementation {
             name: name.into(),
             version: version.into(),
             title: None,
+            description: None,
+            website_url: None,
+            icons: None,
             extra: Map::new(),
         }
+    }
+
+    /// Sets the title
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the website URL
+    #[must_use]
+    pub fn with_website_url(mut self, url: impl Into<String>) -> Self {
+        self.website_url = Some(url.into());
+        self
+    }
+
+    /// Sets the icons
+    #[must_use]
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.icons = Some(icons);
+        self
     }
 }
 
@@ -121,6 +164,112 @@ impl DiscoverResult {
     }
 }
 
+impl InitializeParams {
+    /// Params of an `initialize` request
+    pub fn new(
+        protocol_version: ProtocolVersion,
+        capabilities: &ClientCapabilities,
+        client_info: Implementation,
+    ) -> Self {
+        Self {
+            protocol_version: protocol_version.as_str().to_owned(),
+            capabilities: capabilities.into(),
+            client_info,
+            extra: Map::new(),
+        }
+    }
+
+    /// The capabilities, typed
+    pub fn client_capabilities(&self) -> Result<ClientCapabilities, serde_json::Error> {
+        ClientCapabilities::try_from(&self.capabilities)
+    }
+}
+
+impl InitializeResult {
+    /// The result of an `initialize` request
+    pub fn new(
+        protocol_version: ProtocolVersion,
+        capabilities: &ServerCapabilities,
+        server_info: Implementation,
+    ) -> Self {
+        Self {
+            protocol_version: protocol_version.as_str().to_owned(),
+            capabilities: capabilities.into(),
+            server_info,
+            instructions: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The capabilities, typed
+    pub fn server_capabilities(&self) -> Result<ServerCapabilities, serde_json::Error> {
+        ServerCapabilities::try_from(&self.capabilities)
+    }
+}
+
+impl FitVersion for InitializeResult {
+    fn fit_to(&mut self, _version: ProtocolVersion) {}
+}
+
+impl DiscoverResult {
+    /// The result of `server/discover`, with the caching hints 2026-07-28 requires
+    pub fn new(
+        supported_versions: impl IntoIterator<Item = ProtocolVersion>,
+        capabilities: &ServerCapabilities,
+        ttl_ms: u64,
+        cache_scope: CacheScope,
+    ) -> Self {
+        let mut extra = Map::new();
+        extra.insert("ttlMs".to_owned(), Value::from(ttl_ms));
+        extra.insert(
+            "cacheScope".to_owned(),
+            serde_json::to_value(cache_scope).expect("serializes"),
+        );
+        Self {
+            supported_versions: supported_versions
+                .into_iter()
+                .map(|v| v.as_str().to_owned())
+                .collect(),
+            capabilities: capabilities.into(),
+            instructions: None,
+            extra,
+        }
+    }
+
+    /// The capabilities, typed
+    pub fn server_capabilities(&self) -> Result<ServerCapabilities, serde_json::Error> {
+        ServerCapabilities::try_from(&self.capabilities)
+    }
+
+    /// The `resultType` (absent means complete)
+    pub fn result_type(&self) -> ResultType {
+        self.extra
+            .get("resultType")
+            .and_then(Value::as_str)
+            .map_or(ResultType::Complete, ResultType::from)
+    }
+}
+
+impl FitVersion for DiscoverResult {
+    /// Sets `resultType: "complete"` when missing (the caching hints are the caller's)
+    fn fit_to(&mut self, version: ProtocolVersion) {
+        if version.era() == Era::Modern {
+            self.extra
+                .entry("resultType")
+                .or_insert_with(|| Value::from("complete"));
+        }
+    }
+}
+
+/// Params of `server/discover`: only `_meta`
+pub type DiscoverParams = MetaParams;
+
+/// Params of `ping`: only `_meta`
+pub type PingParams = MetaParams;
+
+/// Params of `notifications/initialized`: only `_meta`
+pub type InitializedParams = MetaParams;
+
 fn empty_object() -> Value {
     Value::Object(Map::new())
 }
@@ -159,7 +308,7 @@ mod tests {
         let text = r#"{"protocolVersion":"2025-11-25","capabilities":{"x":{}},"clientInfo":{"name":"c","version":"1","icons":[]},"future":1}"#;
         let p: InitializeParams = serde_json::from_str(text).unwrap();
         assert_eq!(p.extra["future"], 1);
-        assert_eq!(p.client_info.extra["icons"], json!([]));
+        assert_eq!(p.client_info.icons, Some(vec![]));
         let back: Value = serde_json::to_value(&p).unwrap();
         assert_eq!(back, serde_json::from_str::<Value>(text).unwrap());
     }

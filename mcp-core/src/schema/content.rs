@@ -1,0 +1,501 @@
+//! Content: the blocks of tool results and prompt messages, sampling content (with tool use
+//! and tool results), and resource contents
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::common::{Annotations, Meta};
+use super::fit::FitVersion;
+use super::resources::Resource;
+use crate::ProtocolVersion;
+
+/// Text
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TextContent {
+    /// The text
+    pub text: String,
+    /// Hints for the client
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl TextContent {
+    /// A text block
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Sets the annotations
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+/// An image (base64) or, with the same shape, audio
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct MediaContent {
+    /// Base64-encoded bytes
+    pub data: String,
+    /// MIME type, such as `image/png` or `audio/wav`
+    pub mime_type: String,
+    /// Hints for the client
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl MediaContent {
+    /// Media from base64 data and a MIME type
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Sets the annotations
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+/// An image (`type: "image"`)
+pub type ImageContent = MediaContent;
+/// Audio (`type: "audio"`, 2025-03-26 and later)
+pub type AudioContent = MediaContent;
+
+/// A resource embedded in a message (`type: "resource"`)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct EmbeddedResource {
+    /// The contents
+    pub resource: ResourceContents,
+    /// Hints for the client
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl EmbeddedResource {
+    /// Embeds contents
+    pub fn new(resource: ResourceContents) -> Self {
+        Self {
+            resource,
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// One block of a tool result or prompt message
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// `"text"`
+    Text(TextContent),
+    /// `"image"`
+    Image(ImageContent),
+    /// `"audio"` (2025-03-26 and later)
+    Audio(AudioContent),
+    /// `"resource_link"`: a link to a resource (2025-06-18 and later)
+    ResourceLink(Resource),
+    /// `"resource"`: an embedded resource
+    Resource(EmbeddedResource),
+}
+
+impl ContentBlock {
+    /// A text block
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+
+    /// An image block
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::Image(MediaContent::new(data, mime_type))
+    }
+
+    /// An audio block
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self::Audio(MediaContent::new(data, mime_type))
+    }
+
+    /// A resource link block
+    pub fn resource_link(resource: Resource) -> Self {
+        Self::ResourceLink(resource)
+    }
+
+    /// An embedded resource block
+    pub fn resource(contents: ResourceContents) -> Self {
+        Self::Resource(EmbeddedResource::new(contents))
+    }
+
+    /// The text, for a text block
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
+impl From<TextContent> for ContentBlock {
+    fn from(c: TextContent) -> Self {
+        Self::Text(c)
+    }
+}
+
+impl From<EmbeddedResource> for ContentBlock {
+    fn from(c: EmbeddedResource) -> Self {
+        Self::Resource(c)
+    }
+}
+
+/// A text block standing in for content the version cannot carry
+pub(crate) fn stand_in(
+    text: String,
+    annotations: Option<Annotations>,
+    meta: Option<Meta>,
+) -> TextContent {
+    TextContent {
+        text,
+        annotations,
+        meta,
+        extra: Map::new(),
+    }
+}
+
+fn audio_description(mime_type: &str, version: ProtocolVersion) -> String {
+    format!("[audio ({mime_type}) not shown: protocol {version} has no audio content]")
+}
+
+impl FitVersion for ContentBlock {
+    /// Audio before 2025-03-26 and resource links before 2025-06-18 become a text block that
+    /// describes them (a resource link keeps its URI, name and description)
+    fn fit_to(&mut self, version: ProtocolVersion) {
+        let replacement = match self {
+            Self::Audio(a) if version < ProtocolVersion::V2025_03_26 => stand_in(
+                audio_description(&a.mime_type, version),
+                a.annotations.take(),
+                a.meta.take(),
+            ),
+            Self::ResourceLink(r) if version < ProtocolVersion::V2025_06_18 => {
+                let name = r.title.as_deref().unwrap_or(&r.name);
+                let mut text = format!("{name}: {}", r.uri);
+                if let Some(description) = &r.description {
+                    text.push('\n');
+                    text.push_str(description);
+                }
+                stand_in(text, r.annotations.take(), r.meta.take())
+            }
+            _ => return,
+        };
+        *self = Self::Text(replacement);
+    }
+}
+
+/// Text contents of a resource
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TextResourceContents {
+    /// The resource's URI
+    pub uri: String,
+    /// MIME type
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The text
+    pub text: String,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Binary contents of a resource
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BlobResourceContents {
+    /// The resource's URI
+    pub uri: String,
+    /// MIME type
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Base64-encoded bytes
+    pub blob: String,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The contents of a resource: text or a blob
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum ResourceContents {
+    /// Text (has `text`)
+    Text(TextResourceContents),
+    /// Binary (has `blob`)
+    Blob(BlobResourceContents),
+}
+
+impl ResourceContents {
+    /// Text contents
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        Self::Text(TextResourceContents {
+            uri: uri.into(),
+            mime_type: None,
+            text: text.into(),
+            meta: None,
+            extra: Map::new(),
+        })
+    }
+
+    /// Binary contents from base64
+    pub fn blob(uri: impl Into<String>, blob: impl Into<String>) -> Self {
+        Self::Blob(BlobResourceContents {
+            uri: uri.into(),
+            mime_type: None,
+            blob: blob.into(),
+            meta: None,
+            extra: Map::new(),
+        })
+    }
+
+    /// Sets the MIME type
+    #[must_use]
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        let m = Some(mime_type.into());
+        match &mut self {
+            Self::Text(t) => t.mime_type = m,
+            Self::Blob(b) => b.mime_type = m,
+        }
+        self
+    }
+
+    /// The URI
+    pub fn uri(&self) -> &str {
+        match self {
+            Self::Text(t) => &t.uri,
+            Self::Blob(b) => &b.uri,
+        }
+    }
+}
+
+/// A model's request to call a tool, in sampling (`type: "tool_use"`, 2025-11-25 and later)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolUseContent {
+    /// Identifies this call; the matching result carries it as `toolUseId`
+    pub id: String,
+    /// The tool's name
+    pub name: String,
+    /// The arguments
+    pub input: Map<String, Value>,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ToolUseContent {
+    /// A tool call
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Map<String, Value>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// The result of a tool call, in sampling (`type: "tool_result"`, 2025-11-25 and later)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolResultContent {
+    /// The `id` of the matching tool use
+    pub tool_use_id: String,
+    /// The result blocks
+    pub content: Vec<ContentBlock>,
+    /// Structured result
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the call failed
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ToolResultContent {
+    /// A tool result
+    pub fn new(tool_use_id: impl Into<String>, content: Vec<ContentBlock>) -> Self {
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content,
+            structured_content: None,
+            is_error: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// One block of a sampling message
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SamplingContent {
+    /// `"text"`
+    Text(TextContent),
+    /// `"image"`
+    Image(ImageContent),
+    /// `"audio"` (2025-03-26 and later)
+    Audio(AudioContent),
+    /// `"tool_use"` (2025-11-25 and later)
+    ToolUse(ToolUseContent),
+    /// `"tool_result"` (2025-11-25 and later)
+    ToolResult(ToolResultContent),
+}
+
+impl SamplingContent {
+    /// A text block
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(TextContent::new(text))
+    }
+}
+
+impl FitVersion for SamplingContent {
+    /// Audio before 2025-03-26 and tool use / tool results before 2025-11-25 become a text
+    /// block (a tool result keeps the text of its blocks); inner blocks of a tool result are
+    /// fitted like [`ContentBlock`]s
+    fn fit_to(&mut self, version: ProtocolVersion) {
+        let replacement = match self {
+            Self::Audio(a) if version < ProtocolVersion::V2025_03_26 => stand_in(
+                audio_description(&a.mime_type, version),
+                a.annotations.take(),
+                a.meta.take(),
+            ),
+            Self::ToolUse(t) if version < ProtocolVersion::V2025_11_25 => stand_in(
+                format!(
+                    "[tool use {} ({}): {}]",
+                    t.name,
+                    t.id,
+                    Value::Object(t.input.clone())
+                ),
+                None,
+                t.meta.take(),
+            ),
+            Self::ToolResult(r) if version < ProtocolVersion::V2025_11_25 => {
+                let texts: Vec<&str> = r.content.iter().filter_map(ContentBlock::as_text).collect();
+                let status = if r.is_error == Some(true) {
+                    "error"
+                } else {
+                    "result"
+                };
+                stand_in(
+                    format!("[tool {status} ({})]\n{}", r.tool_use_id, texts.join("\n")),
+                    None,
+                    r.meta.take(),
+                )
+            }
+            Self::ToolResult(r) => {
+                r.content.fit_to(version);
+                return;
+            }
+            _ => return,
+        };
+        *self = Self::Text(replacement);
+    }
+}
+
+/// The content of a sampling message: one block, or (2025-11-25 and later) several
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum SamplingContents {
+    /// One block
+    One(SamplingContent),
+    /// Several blocks (2025-11-25 and later)
+    Many(Vec<SamplingContent>),
+}
+
+impl SamplingContents {
+    /// The blocks as a slice
+    pub fn as_slice(&self) -> &[SamplingContent] {
+        match self {
+            Self::One(c) => std::slice::from_ref(c),
+            Self::Many(v) => v,
+        }
+    }
+
+    /// The blocks, owned
+    pub fn into_vec(self) -> Vec<SamplingContent> {
+        match self {
+            Self::One(c) => vec![c],
+            Self::Many(v) => v,
+        }
+    }
+}
+
+impl From<SamplingContent> for SamplingContents {
+    fn from(c: SamplingContent) -> Self {
+        Self::One(c)
+    }
+}
+
+impl From<Vec<SamplingContent>> for SamplingContents {
+    fn from(v: Vec<SamplingContent>) -> Self {
+        Self::Many(v)
+    }
+}

@@ -1,0 +1,101 @@
+//! Notifications shared by both sides: cancellation, progress, list changes
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+use super::common::{Meta, MetaParams, ProgressToken};
+use crate::RequestId;
+
+/// Params of `notifications/cancelled`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CancelledNotificationParams {
+    /// The request to cancel (required except in 2025-11-25, where tasks are cancelled with
+    /// `tasks/cancel` instead)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<RequestId>,
+    /// Why
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CancelledNotificationParams {
+    /// Cancels `request_id`
+    pub fn new(request_id: impl Into<RequestId>) -> Self {
+        Self {
+            request_id: Some(request_id.into()),
+            reason: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Sets the reason
+    #[must_use]
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+}
+
+/// Params of `notifications/progress`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ProgressNotificationParams {
+    /// The token from the request's `_meta.progressToken`
+    pub progress_token: ProgressToken,
+    /// Progress so far; increases with every notification
+    pub progress: Number,
+    /// The total, if known
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<Number>,
+    /// What is happening (2025-03-26 and later)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `_meta`
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Every other field, kept as sent
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ProgressNotificationParams {
+    /// Progress for a token
+    pub fn new(progress_token: impl Into<ProgressToken>, progress: impl Into<Number>) -> Self {
+        Self {
+            progress_token: progress_token.into(),
+            progress: progress.into(),
+            total: None,
+            message: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Sets the total
+    #[must_use]
+    pub fn with_total(mut self, total: impl Into<Number>) -> Self {
+        self.total = Some(total.into());
+        self
+    }
+
+    /// Sets the message
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+}
+
+/// Params of the `notifications/*/list_changed` notifications and
+/// `notifications/initialized`: only `_meta`
+pub type ListChangedParams = MetaParams;
