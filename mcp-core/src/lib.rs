@@ -86,8 +86,8 @@ pub use jsonrpc::{ErrorObject, RequestId};
 pub use schema::Implementation;
 pub use session::{
     CallError, CancelError, ClientConfig, CloseReason, EraMode, Event, InboundId,
-    InboundNotification, InboundRequest, Limits, OutboundId, PeerInfo, Progress, ProgressError,
-    RequestOptions, RespondError, Responder, SendError, ServerConfig, Session, Side, Stats,
-    Timeouts, Transmit,
+    InboundNotification, InboundRequest, Limits, OutboundId, PeerInfo, Pending, Progress,
+    ProgressError, RequestOptions, RespondError, Responder, SendError, ServerConfig, Session, Side,
+    Stats, Timeouts, Transmit,
 };
 pub use version::{Era, ProtocolVersion};

@@ -27,9 +27,9 @@ pub trait Method {
     /// The method name, e.g. `"tools/call"`
     const NAME: &'static str;
     /// The params
-    type Params: Serialize + DeserializeOwned;
+    type Params: Serialize + DeserializeOwned + FitVersion;
     /// The complete result
-    type Result: Serialize + DeserializeOwned;
+    type Result: Serialize + DeserializeOwned + FitVersion;
 }
 
 /// A notification method: its name and params
@@ -37,7 +37,7 @@ pub trait Notification {
     /// The method name, e.g. `"notifications/cancelled"`
     const NAME: &'static str;
     /// The params (for notifications whose params are optional, decode `{}` when absent)
-    type Params: Serialize + DeserializeOwned;
+    type Params: Serialize + DeserializeOwned + FitVersion;
 }
 
 macro_rules! requests {

@@ -150,6 +150,10 @@ pub enum CallError {
     /// The session closed before an answer came
     #[error("the session closed before the request was answered")]
     SessionClosed,
+    /// The peer's result does not match the method's result type (from
+    /// [`Pending::decode`](super::Pending::decode))
+    #[error("{0}")]
+    InvalidResult(String),
 }
 
 /// Why a session closed

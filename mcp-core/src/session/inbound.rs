@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use super::ids::InboundId;
 use crate::jsonrpc::RequestId;
+use crate::version::ProtocolVersion;
 
 /// One unanswered inbound request
 #[derive(Debug)]
@@ -16,6 +17,8 @@ pub(crate) struct InEntry {
     pub(crate) batch: Option<u32>,
     /// A modern-era request to a server: its result gets the era's envelope
     pub(crate) modern: bool,
+    /// The version the request was made in: results are fitted to it
+    pub(crate) version: ProtocolVersion,
 }
 
 #[derive(Debug)]
@@ -69,6 +72,15 @@ impl InboundTable {
         };
         self.by_wire.insert(wire_id, id);
         id
+    }
+
+    /// The version of a request still in flight
+    pub(crate) fn version_of(&self, id: InboundId) -> Option<ProtocolVersion> {
+        let s = self.slots.get(id.slot as usize)?;
+        if s.generation != id.generation {
+            return None;
+        }
+        s.entry.as_ref().map(|e| e.version)
     }
 
     pub(crate) fn get_mut(&mut self, id: InboundId) -> Option<&mut InEntry> {

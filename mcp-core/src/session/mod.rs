@@ -12,6 +12,7 @@ mod inbound;
 mod lifecycle;
 mod outbound;
 mod transmit;
+mod typed;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -27,6 +28,7 @@ pub use event::{CallError, CloseReason, Event, InboundNotification, InboundReque
 pub use ids::{InboundId, OutboundId, Responder};
 pub use lifecycle::PeerInfo;
 pub use transmit::Transmit;
+pub use typed::Pending;
 
 use self::batch::Batches;
 use self::gating::{Capability, Gate};
@@ -792,6 +794,7 @@ impl Core {
             last_progress: None,
             batch,
             modern,
+            version,
         });
         if let Some(b) = batch {
             self.batches.add_pending(b);
