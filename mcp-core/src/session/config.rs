@@ -96,6 +96,9 @@ pub struct ClientConfig {
     pub limits: Limits,
     /// Methods outside the spec that this client handles; others get -32601
     pub extra_methods: Vec<String>,
+    /// How many `input_required` rounds one request may take before it fails with
+    /// [`CallError::TooManyInputRounds`](super::CallError::TooManyInputRounds)
+    pub max_input_rounds: u8,
 }
 
 impl ClientConfig {
@@ -109,6 +112,7 @@ impl ClientConfig {
             timeouts: Timeouts::default(),
             limits: Limits::default(),
             extra_methods: Vec::new(),
+            max_input_rounds: 10,
         }
     }
 }
@@ -131,6 +135,12 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Methods outside the spec that this server handles; others get -32601
     pub extra_methods: Vec<String>,
+    /// The key that seals multi-round-trip `requestState` (HMAC-SHA256); modern input asks
+    /// need one. Use 32 random bytes per deployment (every server behind one endpoint shares
+    /// it).
+    pub state_key: Option<[u8; 32]>,
+    /// How long a sealed `requestState` stays valid
+    pub state_ttl: Duration,
 }
 
 impl ServerConfig {
@@ -144,6 +154,8 @@ impl ServerConfig {
             timeouts: Timeouts::default(),
             limits: Limits::default(),
             extra_methods: Vec::new(),
+            state_key: None,
+            state_ttl: Duration::from_secs(600),
         }
     }
 }

@@ -8,7 +8,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::ids::{InboundId, OutboundId, Responder};
+use super::input::InputId;
 use crate::jsonrpc::ErrorObject;
+use crate::schema::InputRequests;
 use crate::version::ProtocolVersion;
 
 /// Something the application should know or act on, from [`Session::poll_event`](super::Session::poll_event)
@@ -50,6 +52,30 @@ pub enum Event {
         id: InboundId,
         /// The peer's reason, if it gave one
         reason: Option<String>,
+    },
+    /// The peer needs input before a request can finish: answer with
+    /// [`Session::provide_input`](super::Session::provide_input) (or refuse with
+    /// [`Session::refuse_input`](super::Session::refuse_input))
+    ///
+    /// Client side, in both eras: `Retry` for a request of ours that got `input_required`
+    /// (modern), `Live` for a server's `elicitation/create`, `sampling/createMessage` or
+    /// `roots/list` (legacy).
+    InputRequired {
+        /// What needs the input
+        id: InputId,
+        /// The input requests, by the server's keys
+        requests: InputRequests,
+    },
+    /// Server side, legacy era: the client answered an input request a handler made with
+    /// [`Session::ask_input`](super::Session::ask_input)
+    InputAnswered {
+        /// The request whose handler asked
+        request: InboundId,
+        /// The key the handler chose
+        key: String,
+        /// The client's result (an elicitation, sampling or roots result), or why there is
+        /// none
+        outcome: Result<Box<RawValue>, CallError>,
     },
     /// Commands may send again after [`SendError::Blocked`](super::SendError::Blocked)
     Unblocked,
@@ -154,6 +180,13 @@ pub enum CallError {
     /// [`Pending::decode`](super::Pending::decode))
     #[error("{0}")]
     InvalidResult(String),
+    /// The server kept asking for input past
+    /// [`ClientConfig::max_input_rounds`](super::ClientConfig::max_input_rounds)
+    #[error("the server asked for input more than {limit} times")]
+    TooManyInputRounds {
+        /// The limit
+        limit: u8,
+    },
 }
 
 /// Why a session closed

@@ -1,8 +1,12 @@
 //! Requests the peer sent us and we have not answered yet
 
-use std::collections::HashMap;
-
 use super::ids::InboundId;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::input::Answers;
 use crate::jsonrpc::RequestId;
 use crate::version::ProtocolVersion;
 
@@ -19,6 +23,15 @@ pub(crate) struct InEntry {
     pub(crate) modern: bool,
     /// The version the request was made in: results are fitted to it
     pub(crate) version: ProtocolVersion,
+    /// A modern request's own client capabilities (legacy ones use the session's)
+    pub(crate) peer_caps: Option<Arc<Value>>,
+    /// For modern `tools/call`, `prompts/get`, `resources/read`: the method, which may end
+    /// in `input_required`
+    pub(crate) mrtr_method: Option<&'static str>,
+    /// Input answers a modern retry brought (from `requestState` and `inputResponses`)
+    pub(crate) answers: Option<Box<Answers>>,
+    /// Live input requests (legacy) still waiting for the client
+    pub(crate) asks: u16,
 }
 
 #[derive(Debug)]

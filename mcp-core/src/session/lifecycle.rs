@@ -91,18 +91,10 @@ impl Core {
         timeout: Option<std::time::Duration>,
     ) {
         let params = RawValue::from_string(params).expect("built from a Value");
-        let deadline = timeout.map(|t| self.now + t);
-        let wire = self.outbound.insert(OutEntry {
-            owner,
-            method: method.into(),
-            params: None,
-            progress: false,
-            last_progress: None,
-            timeout,
-            reset_on_progress: false,
-            cap: None,
-            deadline,
-        });
+        let mut entry = OutEntry::new(owner, method, None);
+        entry.timeout = timeout;
+        entry.deadline = timeout.map(|t| self.now + t);
+        let wire = self.outbound.insert(entry);
         let id = RequestId::Number(i64::try_from(wire).expect("small"));
         let out = self.out.start();
         jsonrpc::write_request(out, &id, method, Some(&params));

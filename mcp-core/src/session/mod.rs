@@ -9,8 +9,10 @@ mod event;
 mod gating;
 mod ids;
 mod inbound;
+mod input;
 mod lifecycle;
 mod outbound;
+mod seal;
 mod transmit;
 mod typed;
 
@@ -26,6 +28,7 @@ pub use config::{ClientConfig, EraMode, Limits, RequestOptions, ServerConfig, Ti
 pub use error::{CancelError, ProgressError, RespondError, SendError};
 pub use event::{CallError, CloseReason, Event, InboundNotification, InboundRequest, Progress};
 pub use ids::{InboundId, OutboundId, Responder};
+pub use input::{AskError, Asked, InputError, InputId};
 pub use lifecycle::PeerInfo;
 pub use transmit::Transmit;
 pub use typed::Pending;
@@ -119,6 +122,9 @@ struct Core {
     own_info_json: Box<str>,
     /// The capabilities text of the last modern request and its parsed value
     last_modern_caps: Option<(Box<str>, Arc<Value>)>,
+    /// When the session was created, and the wall-clock anchor if one was given
+    created: Instant,
+    wall_anchor: Option<(Instant, u64)>,
 }
 
 #[derive(Debug)]
@@ -460,10 +466,26 @@ struct RequestMeta {
     capabilities: Option<Box<RawValue>>,
 }
 
+/// What the core reads from request params: `_meta`, and a modern retry's input
 #[derive(Deserialize, Default)]
 struct ParamsWithMeta {
     #[serde(rename = "_meta", default)]
     meta: Option<RequestMeta>,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<input::Answers>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+/// How an inbound request reaches the application
+struct Delivery {
+    version: ProtocolVersion,
+    peer_caps: Arc<Value>,
+    progress_token: Option<RequestId>,
+    batch: Option<u32>,
+    /// A modern request to a server
+    modern: bool,
+    answers: Option<Box<input::Answers>>,
 }
 
 /// An answer on its way out: a result (patched on modern servers) or an error
@@ -495,6 +517,8 @@ impl Core {
             own_caps_json: caps_json.into(),
             own_info_json: info_json.into(),
             last_modern_caps: None,
+            created: now,
+            wall_anchor: None,
         }
     }
 
@@ -631,9 +655,9 @@ impl Core {
             return;
         }
         let params = request.params.as_deref().map(RawValue::get);
-        let meta = match params.map(serde_json::from_str::<ParamsWithMeta>) {
-            None => RequestMeta::default(),
-            Some(Ok(p)) => p.meta.unwrap_or_default(),
+        let parsed = match params.map(serde_json::from_str::<ParamsWithMeta>) {
+            None => ParamsWithMeta::default(),
+            Some(Ok(p)) => p,
             Some(Err(e)) => {
                 let error = ErrorObject::invalid_params(format!("invalid _meta: {e}"));
                 self.answer(Some(&request.id), batch, Answer::Error(&error));
@@ -641,12 +665,21 @@ impl Core {
             }
         };
         match self.role {
-            Role::Server(_) => self.server_request(request, meta, batch),
-            Role::Client(_) => self.client_request(request, &meta, batch),
+            Role::Server(_) => self.server_request(request, parsed, batch),
+            Role::Client(_) => {
+                let meta = parsed.meta.unwrap_or_default();
+                self.client_request(request, &meta, batch);
+            }
         }
     }
 
-    fn server_request(&mut self, request: jsonrpc::Request, meta: RequestMeta, batch: Option<u32>) {
+    fn server_request(
+        &mut self,
+        request: jsonrpc::Request,
+        parsed: ParamsWithMeta,
+        batch: Option<u32>,
+    ) {
+        let meta = parsed.meta.unwrap_or_default();
         let id = &request.id;
         match self.phase {
             Phase::Initialized { version } | Phase::Ready { version } => {
@@ -657,11 +690,19 @@ impl Core {
                 if request.method == "ping" {
                     return self.answer(Some(id), batch, Answer::Result("{}"));
                 }
-                let caps = self.peer.as_ref().map_or_else(
+                let peer_caps = self.peer.as_ref().map_or_else(
                     || Arc::new(Value::Object(serde_json::Map::new())),
                     |p| Arc::clone(&p.capabilities),
                 );
-                self.gate_and_deliver(request, version, caps, meta.progress_token, batch, false);
+                let delivery = Delivery {
+                    version,
+                    peer_caps,
+                    progress_token: meta.progress_token,
+                    batch,
+                    modern: false,
+                    answers: None,
+                };
+                self.gate_and_deliver(request, delivery);
             }
             Phase::Fresh => {
                 // A request naming a protocol version in `_meta` is modern, whatever its
@@ -703,7 +744,27 @@ impl Core {
                 if request.method == "server/discover" {
                     return self.server_discover(&request.id, batch);
                 }
-                self.gate_and_deliver(request, version, caps, meta.progress_token, batch, true);
+                let answers = match input::mrtr_method(&request.method) {
+                    Some(method) => self.retry_answers(
+                        method,
+                        parsed.input_responses,
+                        parsed.request_state.as_deref(),
+                    ),
+                    None => Ok(None),
+                };
+                let answers = match answers {
+                    Ok(a) => a,
+                    Err(error) => return self.answer(Some(id), batch, Answer::Error(&error)),
+                };
+                let delivery = Delivery {
+                    version,
+                    peer_caps: caps,
+                    progress_token: meta.progress_token,
+                    batch,
+                    modern: true,
+                    answers,
+                };
+                self.gate_and_deliver(request, delivery);
             }
             _ => {}
         }
@@ -720,12 +781,19 @@ impl Core {
                 if request.method == "ping" {
                     return self.answer(Some(&request.id), batch, Answer::Result("{}"));
                 }
-                let caps = self.peer.as_ref().map_or_else(
+                let peer_caps = self.peer.as_ref().map_or_else(
                     || Arc::new(Value::Object(serde_json::Map::new())),
                     |p| Arc::clone(&p.capabilities),
                 );
-                let token = meta.progress_token.clone();
-                self.gate_and_deliver(request, version, caps, token, batch, false);
+                let delivery = Delivery {
+                    version,
+                    peer_caps,
+                    progress_token: meta.progress_token.clone(),
+                    batch,
+                    modern: false,
+                    answers: None,
+                };
+                self.gate_and_deliver(request, delivery);
             }
             Phase::Ready { .. } => {
                 // Servers send no requests in the modern era, and clients send no responses.
@@ -746,15 +814,15 @@ impl Core {
 
     /// Checks that the method is known and its capability declared, then hands the request
     /// to the application
-    fn gate_and_deliver(
-        &mut self,
-        request: jsonrpc::Request,
-        version: ProtocolVersion,
-        peer_caps: Arc<Value>,
-        progress_token: Option<RequestId>,
-        batch: Option<u32>,
-        modern: bool,
-    ) {
+    fn gate_and_deliver(&mut self, request: jsonrpc::Request, delivery: Delivery) {
+        let Delivery {
+            version,
+            peer_caps,
+            progress_token,
+            batch,
+            modern,
+            answers,
+        } = delivery;
         let gate = match self.role {
             Role::Server(_) => gating::client_request(&request.method, version),
             Role::Client(_) => gating::server_request(&request.method, version),
@@ -795,9 +863,20 @@ impl Core {
             batch,
             modern,
             version,
+            peer_caps: modern.then(|| Arc::clone(&peer_caps)),
+            mrtr_method: input::mrtr_method(&request.method).filter(|_| modern),
+            answers,
+            asks: 0,
         });
         if let Some(b) = batch {
             self.batches.add_pending(b);
+        }
+        let live_input = matches!(
+            request.method.as_str(),
+            "elicitation/create" | "sampling/createMessage" | "roots/list"
+        );
+        if self.role.is_client() && live_input {
+            return self.client_live_input(id, &request.method, request.params.as_deref());
         }
         self.events.push_back(Event::Request(InboundRequest {
             responder: Responder { id },
@@ -847,6 +926,7 @@ impl Core {
             return;
         };
         let entry = self.inbound.remove(id).expect("found by wire id");
+        self.inbound_ended(id, &entry);
         if let Some(b) = entry.batch {
             self.batches.remove_pending(b);
             self.flush_batch(b);
@@ -878,7 +958,9 @@ impl Core {
             return;
         };
         let now = self.now;
-        let Some(entry) = u64::try_from(n).ok().and_then(|n| self.outbound.get_mut(n)) else {
+        // Tokens are application ids; a retried request travels under a newer wire id.
+        let wire = u64::try_from(n).map(|n| self.outbound.wire_of(n));
+        let Some(entry) = wire.ok().and_then(|w| self.outbound.get_mut(w)) else {
             self.stats.dropped_messages += 1;
             return;
         };
@@ -888,18 +970,18 @@ impl Core {
         }
         entry.last_progress = Some(p.progress);
         let owner = entry.owner;
+        let app_id = entry.app_id;
         let reset = entry
             .reset_on_progress
             .then(|| entry.timeout.map(|t| now + t))
             .flatten()
             .map(|d| entry.cap.map_or(d, |cap| d.min(cap)));
-        let wire = n.unsigned_abs();
-        if let Some(deadline) = reset {
+        if let (Some(deadline), Ok(wire)) = (reset, wire) {
             self.outbound.set_deadline(wire, Some(deadline));
         }
         if owner == Owner::App {
             self.events.push_back(Event::Progress {
-                id: OutboundId(wire),
+                id: OutboundId(app_id),
                 progress: Progress {
                     progress: p.progress,
                     total: p.total,
@@ -922,10 +1004,28 @@ impl Core {
         };
         let outcome = response.outcome.map_err(CallError::Remote);
         match entry.owner {
-            Owner::App => self.events.push_back(Event::Response {
-                id: OutboundId(wire),
-                outcome,
-            }),
+            Owner::App => {
+                let modern = self.phase.version().is_some_and(|v| v.era() == Era::Modern);
+                let (entry, outcome) = match outcome {
+                    // Cheap test first: only a result that mentions the word is parsed.
+                    Ok(raw)
+                        if modern
+                            && self.role.is_client()
+                            && raw.get().contains("input_required") =>
+                    {
+                        match self.client_input_required(wire, entry, &raw) {
+                            Ok(()) => return,
+                            Err(back) => back,
+                        }
+                    }
+                    other => (entry, other),
+                };
+                self.events.push_back(Event::Response {
+                    id: OutboundId(entry.app_id),
+                    outcome,
+                });
+            }
+            Owner::Input(inbound) => self.input_answered(inbound, &entry, outcome),
             Owner::Initialize => self.client_initialize_answered(outcome),
             Owner::Discover => self.client_discover_answered(outcome),
         }
@@ -983,19 +1083,19 @@ impl Core {
         }
     }
 
+    /// Writes a request; `token` is the progress token (the application id) when progress
+    /// was asked for, `members` are top-level params added for a retry
     fn write_request(
         &mut self,
         wire: u64,
         method: &str,
         params: Option<&RawValue>,
-        progress: bool,
+        token: Option<u64>,
+        members: &[(&str, &[u8])],
     ) {
         let id = RequestId::Number(i64::try_from(wire).expect("ids stay far below i64::MAX"));
-        let token = if progress {
-            wire.to_string()
-        } else {
-            String::new()
-        };
+        let progress = token.is_some();
+        let token = token.map_or(String::new(), |t| t.to_string());
         let modern = self
             .phase
             .version()
@@ -1016,12 +1116,12 @@ impl Core {
             (false, false) => &[],
         };
         let out = self.out.start();
-        if meta.is_empty() {
+        if meta.is_empty() && members.is_empty() {
             jsonrpc::write_request(out, &id, method, params);
         } else {
             write_request_envelope(out, &id, method, |out| {
                 let patch = Patch {
-                    members: &[],
+                    members,
                     meta,
                     meta_wins: true,
                 };
@@ -1129,30 +1229,26 @@ impl Core {
             .map(|t| self.now + t)
             .map(|d| cap.map_or(d, |c| d.min(c)))
             .or(cap);
-        let wire = self.outbound.insert(OutEntry {
-            owner: Owner::App,
-            method: method.into(),
-            params,
-            progress: options.progress,
-            last_progress: None,
-            timeout,
-            reset_on_progress: options
-                .reset_on_progress
-                .unwrap_or(defaults.reset_on_progress),
-            cap,
-            deadline,
-        });
-        self.transmit_outbound(wire);
+        let mut entry = OutEntry::new(Owner::App, method, params);
+        entry.progress = options.progress;
+        entry.timeout = timeout;
+        entry.reset_on_progress = options
+            .reset_on_progress
+            .unwrap_or(defaults.reset_on_progress);
+        entry.cap = cap;
+        entry.deadline = deadline;
+        let wire = self.outbound.insert(entry);
+        self.transmit_outbound(wire, &[]);
         Ok(OutboundId(wire))
     }
 
     /// Writes the request stored under `wire`
-    fn transmit_outbound(&mut self, wire: u64) {
+    fn transmit_outbound(&mut self, wire: u64, members: &[(&str, &[u8])]) {
         let entry = self.outbound.get_mut(wire).expect("just inserted");
         let method = std::mem::take(&mut entry.method);
         let params = entry.params.take();
-        let progress = entry.progress;
-        self.write_request(wire, &method, params.as_deref(), progress);
+        let token = entry.progress.then_some(entry.app_id);
+        self.write_request(wire, &method, params.as_deref(), token, members);
         let entry = self.outbound.get_mut(wire).expect("still there");
         entry.method = method;
         entry.params = params;
@@ -1188,6 +1284,7 @@ impl Core {
         let Some(entry) = self.inbound.remove(responder.id) else {
             return Ok(());
         };
+        self.inbound_ended(responder.id, &entry);
         let mut result = Ok(());
         let internal;
         let answer = match answer {
@@ -1244,13 +1341,15 @@ impl Core {
     }
 
     fn cancel(&mut self, id: OutboundId, reason: Option<&str>) -> Result<(), CancelError> {
-        match self.outbound.get_mut(id.0) {
-            Some(e) if e.owner == Owner::App => {}
+        let wire = self.outbound.wire_of(id.0);
+        let on_the_wire = match self.outbound.get_mut(wire) {
+            Some(e) if e.owner == Owner::App => !e.awaiting_input,
             _ => return Err(CancelError::NotInFlight),
-        }
-        self.outbound.remove(id.0);
-        if !matches!(self.phase, Phase::Closed) && !self.eof {
-            self.write_cancelled(id.0, reason.unwrap_or("cancelled by the application"));
+        };
+        self.outbound.remove(wire);
+        // A request waiting for our input has no request in flight at the peer.
+        if on_the_wire && !matches!(self.phase, Phase::Closed) && !self.eof {
+            self.write_cancelled(wire, reason.unwrap_or("cancelled by the application"));
         }
         self.events.push_back(Event::Response {
             id,
@@ -1271,9 +1370,13 @@ impl Core {
                 Owner::App => {
                     self.write_cancelled(wire, "the request timed out");
                     self.events.push_back(Event::Response {
-                        id: OutboundId(wire),
+                        id: OutboundId(entry.app_id),
                         outcome: Err(CallError::TimedOut),
                     });
+                }
+                Owner::Input(inbound) => {
+                    self.write_cancelled(wire, "the request timed out");
+                    self.input_answered(inbound, &entry, Err(CallError::TimedOut));
                 }
                 Owner::Initialize => {
                     self.close(CloseReason::Handshake(
@@ -1289,12 +1392,17 @@ impl Core {
 
     fn peer_eof(&mut self) {
         self.eof = true;
-        for (wire, entry) in self.outbound.drain() {
-            if entry.owner == Owner::App {
-                self.events.push_back(Event::Response {
-                    id: OutboundId(wire),
+        for (_, entry) in self.outbound.drain() {
+            match entry.owner {
+                Owner::App => self.events.push_back(Event::Response {
+                    id: OutboundId(entry.app_id),
                     outcome: Err(CallError::SessionClosed),
-                });
+                }),
+                // The handler that asked may still answer its request: tell it no input comes.
+                Owner::Input(inbound) => {
+                    self.input_answered(inbound, &entry, Err(CallError::SessionClosed));
+                }
+                Owner::Initialize | Owner::Discover => {}
             }
         }
         if !matches!(
@@ -1320,10 +1428,10 @@ impl Core {
         if matches!(self.phase, Phase::Closed) {
             return;
         }
-        for (wire, entry) in self.outbound.drain() {
+        for (_, entry) in self.outbound.drain() {
             if entry.owner == Owner::App {
                 self.events.push_back(Event::Response {
-                    id: OutboundId(wire),
+                    id: OutboundId(entry.app_id),
                     outcome: Err(CallError::SessionClosed),
                 });
             }

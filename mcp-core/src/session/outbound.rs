@@ -5,10 +5,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-/// Who owns an outbound request: the application, or the lifecycle
+use super::ids::InboundId;
+
+/// Who owns an outbound request: the application, the lifecycle, or a handler's input ask
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Owner {
     App,
+    /// A legacy-era input request (elicitation, sampling, roots) asked by the handler of an
+    /// inbound request
+    Input(InboundId),
     /// The legacy handshake; never cancelled
     Initialize,
     /// The modern probe
@@ -18,6 +23,16 @@ pub(crate) enum Owner {
 #[derive(Debug)]
 pub(crate) struct OutEntry {
     pub(crate) owner: Owner,
+    /// The id the application knows ([`OutboundId`](super::OutboundId)); equals the first
+    /// wire id, kept when a multi-round-trip retry goes out under a new wire id
+    pub(crate) app_id: u64,
+    /// Multi-round-trip state (modern era): rounds so far and the server's opaque state
+    pub(crate) rounds: u8,
+    pub(crate) request_state: Option<String>,
+    /// The key of an input ask (`Owner::Input`)
+    pub(crate) input_key: Option<Box<str>>,
+    /// Waiting for the application's input before a retry (no deadline meanwhile)
+    pub(crate) awaiting_input: bool,
     /// Kept for retries (modern era) and diagnostics
     pub(crate) method: Box<str>,
     pub(crate) params: Option<Box<RawValue>>,
@@ -30,6 +45,28 @@ pub(crate) struct OutEntry {
     pub(crate) deadline: Option<Instant>,
 }
 
+impl OutEntry {
+    /// A request with no timeout, no progress and no multi-round-trip state yet
+    pub(crate) fn new(owner: Owner, method: &str, params: Option<Box<RawValue>>) -> Self {
+        Self {
+            owner,
+            app_id: 0,
+            rounds: 0,
+            request_state: None,
+            input_key: None,
+            awaiting_input: false,
+            method: method.into(),
+            params,
+            progress: false,
+            last_progress: None,
+            timeout: None,
+            reset_on_progress: false,
+            cap: None,
+            deadline: None,
+        }
+    }
+}
+
 /// The in-flight table: wire ids are the keys, allocated in increasing order
 #[derive(Debug)]
 pub(crate) struct OutboundTable {
@@ -37,6 +74,8 @@ pub(crate) struct OutboundTable {
     entries: HashMap<u64, OutEntry>,
     deadlines: BTreeSet<(Instant, u64)>,
     app_count: usize,
+    /// Application id -> current wire id, for requests re-sent under a new wire id
+    reissued: HashMap<u64, u64>,
 }
 
 impl Default for OutboundTable {
@@ -46,6 +85,7 @@ impl Default for OutboundTable {
             entries: HashMap::new(),
             deadlines: BTreeSet::new(),
             app_count: 0,
+            reissued: HashMap::new(),
         }
     }
 }
@@ -56,9 +96,11 @@ impl OutboundTable {
         self.app_count
     }
 
-    pub(crate) fn insert(&mut self, entry: OutEntry) -> u64 {
+    /// Stores a new request under a fresh wire id, which is also its application id
+    pub(crate) fn insert(&mut self, mut entry: OutEntry) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
+        entry.app_id = id;
         if let Some(d) = entry.deadline {
             self.deadlines.insert((d, id));
         }
@@ -73,8 +115,59 @@ impl OutboundTable {
         self.entries.get_mut(&id)
     }
 
+    /// The wire id a request currently travels under
+    pub(crate) fn wire_of(&self, app_id: u64) -> u64 {
+        self.reissued.get(&app_id).copied().unwrap_or(app_id)
+    }
+
+    /// Moves a request to a fresh wire id (a multi-round-trip retry); returns the new id
+    pub(crate) fn reissue(&mut self, wire: u64, deadline: Option<Instant>) -> Option<u64> {
+        let mut entry = self.remove(wire)?;
+        let new = self.next_id;
+        self.next_id += 1;
+        entry.deadline = deadline;
+        if let Some(d) = deadline {
+            self.deadlines.insert((d, new));
+        }
+        if entry.owner == Owner::App {
+            self.app_count += 1;
+        }
+        self.reissued.insert(entry.app_id, new);
+        self.entries.insert(new, entry);
+        Some(new)
+    }
+
+    /// Puts back a request taken out by [`Self::remove`], under the same wire id
+    pub(crate) fn restore(&mut self, wire: u64, entry: OutEntry) {
+        if let Some(d) = entry.deadline {
+            self.deadlines.insert((d, wire));
+        }
+        if entry.owner == Owner::App {
+            self.app_count += 1;
+        }
+        if entry.app_id != wire {
+            self.reissued.insert(entry.app_id, wire);
+        }
+        self.entries.insert(wire, entry);
+    }
+
+    /// Wire ids of the input asks made for one inbound request
+    pub(crate) fn inputs_of(&self, inbound: InboundId) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.owner == Owner::Input(inbound))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     pub(crate) fn remove(&mut self, id: u64) -> Option<OutEntry> {
         let entry = self.entries.remove(&id)?;
+        if entry.app_id != id {
+            self.reissued.remove(&entry.app_id);
+        }
         if let Some(d) = entry.deadline {
             self.deadlines.remove(&(d, id));
         }
@@ -117,6 +210,7 @@ impl OutboundTable {
         all.sort_unstable_by_key(|(id, _)| *id);
         self.deadlines.clear();
         self.app_count = 0;
+        self.reissued.clear();
         all
     }
 }
