@@ -85,9 +85,9 @@ pub mod version;
 pub use jsonrpc::{ErrorObject, RequestId};
 pub use schema::Implementation;
 pub use session::{
-    CallError, CancelError, ClientConfig, CloseReason, EraMode, Event, InboundId,
-    InboundNotification, InboundRequest, Limits, OutboundId, PeerInfo, Pending, Progress,
-    ProgressError, RequestOptions, RespondError, Responder, SendError, ServerConfig, Session, Side,
-    Stats, Timeouts, Transmit,
+    AskError, Asked, CallError, CancelError, ClientConfig, CloseReason, EraMode, Event, InboundId,
+    InboundNotification, InboundRequest, InputError, InputId, Limits, OutboundId, PeerInfo,
+    Pending, Progress, ProgressError, RequestOptions, RespondError, Responder, SendError,
+    ServerConfig, Session, Side, Stats, Timeouts, Transmit,
 };
 pub use version::{Era, ProtocolVersion};

@@ -147,10 +147,10 @@ fn merge(out: &mut Vec<u8>, object: &str, patch: &Patch<'_>) {
         return;
     };
     for (key, value) in patch.members {
-        if !map.contains_key(*key) {
-            if let Ok(v) = serde_json::from_slice::<Value>(value) {
-                map.insert((*key).to_owned(), v);
-            }
+        if !map.contains_key(*key)
+            && let Ok(v) = serde_json::from_slice::<Value>(value)
+        {
+            map.insert((*key).to_owned(), v);
         }
     }
     if !patch.meta.is_empty() {
@@ -162,10 +162,10 @@ fn merge(out: &mut Vec<u8>, object: &str, patch: &Patch<'_>) {
         }
         if let Value::Object(meta) = meta {
             for (key, value) in patch.meta {
-                if patch.meta_wins || !meta.contains_key(*key) {
-                    if let Ok(v) = serde_json::from_slice::<Value>(value) {
-                        meta.insert((*key).to_owned(), v);
-                    }
+                if (patch.meta_wins || !meta.contains_key(*key))
+                    && let Ok(v) = serde_json::from_slice::<Value>(value)
+                {
+                    meta.insert((*key).to_owned(), v);
                 }
             }
         }

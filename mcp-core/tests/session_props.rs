@@ -81,7 +81,7 @@ fn message(k: [u8; 5]) -> String {
     let pick = |table: &[&'static str], b: u8| table[b as usize % table.len()];
     let id = pick(IDS, k[1]);
     let method = pick(METHODS, k[2]);
-    let params = if k[3] % 5 == 0 {
+    let params = if k[3].is_multiple_of(5) {
         String::new()
     } else {
         format!(r#","params":{}"#, pick(PARAMS, k[3]))

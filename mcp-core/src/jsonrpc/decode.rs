@@ -264,13 +264,13 @@ impl Envelope<'_> {
             Some(Ok(request_id)) => Some(request_id),
             Some(Err(e)) => return Err(Invalid::request(None, e)),
         };
-        if let Some(params) = self.params {
-            if !matches!(Kind::of(params.get()), Some(Kind::Object | Kind::Array)) {
-                return Err(Invalid::request(
-                    id,
-                    "\"params\" must be an object or an array",
-                ));
-            }
+        if let Some(params) = self.params
+            && !matches!(Kind::of(params.get()), Some(Kind::Object | Kind::Array))
+        {
+            return Err(Invalid::request(
+                id,
+                "\"params\" must be an object or an array",
+            ));
         }
         let method = method.into_owned();
         let params = self.params.map(ToOwned::to_owned);

@@ -450,17 +450,18 @@ impl Core {
         }
     }
 
-    /// Client: a modern result that asks for input; `true` if it was one (and is handled)
+    /// Client: a modern result that may ask for input; `None` when it did (and is handled),
+    /// else the entry and the outcome to report as the request's response
     pub(super) fn client_input_required(
         &mut self,
         wire: u64,
         mut entry: OutEntry,
         result: &RawValue,
-    ) -> Result<(), (OutEntry, Result<Box<RawValue>, CallError>)> {
+    ) -> Option<(OutEntry, Result<Box<RawValue>, CallError>)> {
         let parsed = serde_json::from_str::<InputRequiredResult>(result.get());
         let parsed = match parsed {
             Ok(r) if r.result_type == Some(ResultType::InputRequired) => r,
-            _ => return Err((entry, Ok(result.to_owned()))),
+            _ => return Some((entry, Ok(result.to_owned()))),
         };
         let app_id = OutboundId(entry.app_id);
         let limit = match &self.role {
@@ -469,7 +470,7 @@ impl Core {
         };
         if entry.rounds >= limit {
             let outcome = Err(CallError::TooManyInputRounds { limit });
-            return Err((entry, outcome));
+            return Some((entry, outcome));
         }
         entry.rounds += 1;
         entry.request_state = parsed.request_state;
@@ -481,7 +482,7 @@ impl Core {
             id: InputId::Retry(app_id),
             requests: parsed.input_requests.unwrap_or_default(),
         });
-        Ok(())
+        None
     }
 
     /// Client: a legacy input request from the server becomes an `InputRequired` event
@@ -493,10 +494,10 @@ impl Core {
     ) {
         let mut message = serde_json::Map::new();
         message.insert("method".into(), method.into());
-        if let Some(p) = params {
-            if let Ok(v) = serde_json::from_str::<Value>(p.get()) {
-                message.insert("params".into(), v);
-            }
+        if let Some(p) = params
+            && let Ok(v) = serde_json::from_str::<Value>(p.get())
+        {
+            message.insert("params".into(), v);
         }
         match serde_json::from_value::<InputRequest>(Value::Object(message)) {
             Ok(request) => {

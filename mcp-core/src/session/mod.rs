@@ -525,10 +525,10 @@ impl Core {
     /// The capabilities of a modern request; a client sends the same text on every request,
     /// so the last one parsed is reused rather than parsed again
     fn modern_caps(&mut self, caps: &RawValue) -> Arc<Value> {
-        if let Some((text, parsed)) = &self.last_modern_caps {
-            if **text == *caps.get() {
-                return Arc::clone(parsed);
-            }
+        if let Some((text, parsed)) = &self.last_modern_caps
+            && **text == *caps.get()
+        {
+            return Arc::clone(parsed);
         }
         let parsed: Arc<Value> = Arc::new(
             serde_json::from_str(caps.get()).expect("already parsed as JSON by the envelope"),
@@ -1014,8 +1014,8 @@ impl Core {
                             && raw.get().contains("input_required") =>
                     {
                         match self.client_input_required(wire, entry, &raw) {
-                            Ok(()) => return,
-                            Err(back) => back,
+                            None => return,
+                            Some(back) => back,
                         }
                     }
                     other => (entry, other),
@@ -1072,14 +1072,15 @@ impl Core {
     }
 
     fn flush_batch(&mut self, batch: u32) {
-        if let Some(bytes) = self.batches.take_if_done(batch) {
-            if !bytes.is_empty() && !matches!(self.phase, Phase::Closed) {
-                let out = self.out.start();
-                out.push(b'[');
-                out.extend_from_slice(&bytes);
-                out.push(b']');
-                self.out.finish();
-            }
+        if let Some(bytes) = self.batches.take_if_done(batch)
+            && !bytes.is_empty()
+            && !matches!(self.phase, Phase::Closed)
+        {
+            let out = self.out.start();
+            out.push(b'[');
+            out.extend_from_slice(&bytes);
+            out.push(b']');
+            self.out.finish();
         }
     }
 
@@ -1316,13 +1317,13 @@ impl Core {
         if !progress.progress.is_finite() || progress.total.is_some_and(|t| !t.is_finite()) {
             return Err(ProgressError::NotFinite);
         }
-        if let Some(last) = entry.last_progress {
-            if progress.progress <= last {
-                return Err(ProgressError::NotIncreasing {
-                    last,
-                    given: progress.progress,
-                });
-            }
+        if let Some(last) = entry.last_progress
+            && progress.progress <= last
+        {
+            return Err(ProgressError::NotIncreasing {
+                last,
+                given: progress.progress,
+            });
         }
         entry.last_progress = Some(progress.progress);
         let mut params =
