@@ -405,3 +405,10 @@ fn error_count_is_capped() {
     };
     assert_eq!(errors.len(), OutputLimits::default().max_errors);
 }
+
+#[test]
+fn validator_is_send_and_sync() {
+    // (not UnwindSafe: jsonschema's compiled validators are trait objects without that bound)
+    fn assert_bounds<T: Send + Sync>() {}
+    assert_bounds::<OutputValidator>();
+}
