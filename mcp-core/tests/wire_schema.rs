@@ -17,7 +17,8 @@ use std::time::Duration;
 use common::{origin, raw};
 use mcp_core::schema::method::{CallTool, ListTools};
 use mcp_core::schema::{
-    CacheScope, CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, Tool,
+    CacheScope, CallToolParams, CallToolResult, InputResponse, InputResponses, ListToolsResult,
+    PaginatedParams, Tool,
 };
 use mcp_core::testing::Pair;
 use mcp_core::{
@@ -253,9 +254,18 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
                 )
                 .unwrap_or_else(|e| panic!("{version} {method}: {e}"));
             pair.drive();
-            let r = only_request(pair.client_events());
-            assert_eq!(r.method, method);
-            pair.client.respond(r.responder, &raw(answer)).unwrap();
+            // The client application sees a server's input request as InputRequired.
+            let events = pair.client_events();
+            let (input, requests) = match <[Event; 1]>::try_from(events) {
+                Ok([Event::InputRequired { id, requests }]) => (id, requests),
+                other => panic!("expected one input request: {other:?}"),
+            };
+            assert_eq!(requests.keys().collect::<Vec<_>>(), [method]);
+            let answer: InputResponse = serde_json::from_value(answer).unwrap();
+            let responses: InputResponses = [(method.to_owned(), answer)].into_iter().collect();
+            pair.client
+                .provide_input(pair.now, input, responses)
+                .unwrap();
             pair.drive();
             let events = pair.server_events();
             assert!(
