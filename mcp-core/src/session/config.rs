@@ -26,6 +26,8 @@ pub struct Limits {
     pub max_in_flight_inbound: usize,
     /// Largest accepted JSON-RPC batch (2025-03-26 sessions only)
     pub max_batch_len: usize,
+    /// Most tasks a server session keeps (ended ones are evicted first when it is full)
+    pub max_tasks: usize,
 }
 
 impl Default for Limits {
@@ -37,6 +39,7 @@ impl Default for Limits {
             max_in_flight_outbound: 1024,
             max_in_flight_inbound: 256,
             max_batch_len: 128,
+            max_tasks: 1024,
         }
     }
 }
@@ -141,6 +144,9 @@ pub struct ServerConfig {
     pub state_key: Option<[u8; 32]>,
     /// How long a sealed `requestState` stays valid
     pub state_ttl: Duration,
+    /// Makes task ids unique across sessions and restarts: task ids are this value in hex
+    /// and a counter. Bindings set it from a random source.
+    pub task_id_seed: u64,
 }
 
 impl ServerConfig {
@@ -156,6 +162,7 @@ impl ServerConfig {
             extra_methods: Vec::new(),
             state_key: None,
             state_ttl: Duration::from_secs(600),
+            task_id_seed: 0,
         }
     }
 }

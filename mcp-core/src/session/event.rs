@@ -10,7 +10,8 @@ use serde_json::value::RawValue;
 use super::ids::{InboundId, OutboundId, Responder};
 use super::input::InputId;
 use crate::jsonrpc::ErrorObject;
-use crate::schema::InputRequests;
+use super::tasks::TaskId;
+use crate::schema::{InputRequests, InputResponses};
 use crate::version::ProtocolVersion;
 
 /// Something the application should know or act on, from [`Session::poll_event`](super::Session::poll_event)
@@ -77,6 +78,22 @@ pub enum Event {
         /// none
         outcome: Result<Box<RawValue>, CallError>,
     },
+    /// Server side: the input a task asked for with
+    /// [`TaskUpdate::InputRequired`](super::TaskUpdate::InputRequired) arrived (through
+    /// `tasks/update` in 2026, through live requests in 2025-11-25); the task is `working`
+    /// again
+    TaskInput {
+        /// The task
+        task: TaskId,
+        /// Every answer, by the keys the task used
+        responses: InputResponses,
+    },
+    /// Server side: the client cancelled a task (`tasks/cancel`); it is already `cancelled`,
+    /// stop working on it
+    TaskCancelled {
+        /// The task
+        task: TaskId,
+    },
     /// Commands may send again after [`SendError::Blocked`](super::SendError::Blocked)
     Unblocked,
     /// The session ended; always the last event (pending requests failed just before it)
@@ -102,6 +119,9 @@ pub struct InboundRequest {
     pub peer_capabilities: Arc<Value>,
     /// Whether the peer asked for progress notifications
     pub wants_progress: bool,
+    /// Whether the client allows answering with a task
+    /// ([`Session::start_task`](super::Session::start_task))
+    pub task_offered: bool,
 }
 
 impl InboundRequest {

@@ -53,7 +53,11 @@ pub(crate) fn client_request(method: &str, version: ProtocolVersion) -> Gate {
         "completion/complete" if version == ProtocolVersion::V2024_11_05 => None,
         "completion/complete" => cap(&["completions"], "completions"),
         _ if !exists_in(method, version) => return Gate::NotInEra,
-        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update" => None,
+        // The tasks extension (2026) dropped these two; its methods are gated by the
+        // extension, which the core checks itself.
+        "tasks/result" | "tasks/list" if modern => return Gate::NotInEra,
+        "tasks/get" | "tasks/cancel" | "tasks/update" if modern => None,
+        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => cap(&["tasks"], "tasks"),
         "sampling/createMessage" | "elicitation/create" | "roots/list" => return Gate::NotInEra,
         _ => return Gate::Unknown,
     })
@@ -83,7 +87,7 @@ pub(crate) fn server_request(method: &str, version: ProtocolVersion) -> Gate {
         "sampling/createMessage" => cap(&["sampling"], "sampling"),
         "elicitation/create" => cap(&["elicitation"], "elicitation"),
         "roots/list" => cap(&["roots"], "roots"),
-        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => None,
+        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => cap(&["tasks"], "tasks"),
         _ if client_request(method, version).is_known() => return Gate::NotInEra,
         _ => return Gate::Unknown,
     })

@@ -32,6 +32,8 @@ pub(crate) struct InEntry {
     pub(crate) answers: Option<Box<Answers>>,
     /// Live input requests (legacy) still waiting for the client
     pub(crate) asks: u16,
+    /// The client offered a task for this request: `Some(requested ttl in ms)`
+    pub(crate) task_offered: Option<Option<u64>>,
 }
 
 #[derive(Debug)]

@@ -257,7 +257,7 @@ impl Session {
 
 impl Core {
     /// Milliseconds on the session's clock: Unix time when anchored, else since creation
-    fn clock_ms(&self) -> u64 {
+    pub(super) fn clock_ms(&self) -> u64 {
         let (at, base) = self.wall_anchor.unwrap_or((self.created, 0));
         let since = self.now.saturating_duration_since(at).as_millis();
         base.saturating_add(u64::try_from(since).unwrap_or(u64::MAX))

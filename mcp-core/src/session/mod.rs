@@ -13,6 +13,7 @@ mod input;
 mod lifecycle;
 mod outbound;
 mod seal;
+mod tasks;
 mod transmit;
 mod typed;
 
@@ -29,6 +30,7 @@ pub use error::{CancelError, ProgressError, RespondError, SendError};
 pub use event::{CallError, CloseReason, Event, InboundNotification, InboundRequest, Progress};
 pub use ids::{InboundId, OutboundId, Responder};
 pub use input::{AskError, Asked, InputError, InputId};
+pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
 pub use lifecycle::PeerInfo;
 pub use transmit::Transmit;
 pub use typed::Pending;
@@ -125,6 +127,8 @@ struct Core {
     /// When the session was created, and the wall-clock anchor if one was given
     created: Instant,
     wall_anchor: Option<(Instant, u64)>,
+    /// The server's task table
+    server_tasks: tasks::ServerTasks,
 }
 
 #[derive(Debug)]
@@ -430,7 +434,9 @@ impl Session {
         if self.is_closed() {
             return None;
         }
-        self.core.outbound.next_deadline()
+        let requests = self.core.outbound.next_deadline();
+        let tasks = self.core.server_tasks.next_expiry();
+        requests.into_iter().chain(tasks).min()
     }
 
     /// Processes complete frames waiting in the codec while the application keeps up
@@ -475,6 +481,9 @@ struct ParamsWithMeta {
     input_responses: Option<input::Answers>,
     #[serde(rename = "requestState", default)]
     request_state: Option<String>,
+    /// 2025-11-25 task augmentation
+    #[serde(default)]
+    task: Option<tasks::TaskParam>,
 }
 
 /// How an inbound request reaches the application
@@ -486,6 +495,7 @@ struct Delivery {
     /// A modern request to a server
     modern: bool,
     answers: Option<Box<input::Answers>>,
+    task_param: Option<tasks::TaskParam>,
 }
 
 /// An answer on its way out: a result (patched on modern servers) or an error
@@ -519,6 +529,7 @@ impl Core {
             last_modern_caps: None,
             created: now,
             wall_anchor: None,
+            server_tasks: tasks::ServerTasks::default(),
         }
     }
 
@@ -701,6 +712,7 @@ impl Core {
                     batch,
                     modern: false,
                     answers: None,
+                    task_param: parsed.task,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -763,6 +775,7 @@ impl Core {
                     batch,
                     modern: true,
                     answers,
+                    task_param: None,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -792,6 +805,7 @@ impl Core {
                     batch,
                     modern: false,
                     answers: None,
+                    task_param: None,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -822,6 +836,7 @@ impl Core {
             batch,
             modern,
             answers,
+            task_param,
         } = delivery;
         let gate = match self.role {
             Role::Server(_) => gating::client_request(&request.method, version),
@@ -848,6 +863,9 @@ impl Core {
             let error = ErrorObject::new(jsonrpc::code::METHOD_NOT_FOUND, message);
             return self.answer(Some(&request.id), batch, Answer::Error(&error));
         }
+        if !self.role.is_client() && self.serve_task_method(&request, version, &peer_caps, batch) {
+            return;
+        }
         if self.overloaded() {
             let error = ErrorObject::internal_error(format!(
                 "too many requests in progress (limit {}); retry later",
@@ -856,6 +874,17 @@ impl Core {
             return self.answer(Some(&request.id), batch, Answer::Error(&error));
         }
         let wants_progress = progress_token.is_some();
+        let task_offered = if self.role.is_client() {
+            None
+        } else {
+            tasks::task_offered(
+                &request.method,
+                version,
+                &self.own_caps,
+                &peer_caps,
+                task_param.as_ref(),
+            )
+        };
         let id = self.inbound.insert(InEntry {
             wire_id: request.id,
             progress_token,
@@ -867,6 +896,7 @@ impl Core {
             mrtr_method: input::mrtr_method(&request.method).filter(|_| modern),
             answers,
             asks: 0,
+            task_offered,
         });
         if let Some(b) = batch {
             self.batches.add_pending(b);
@@ -885,6 +915,7 @@ impl Core {
             version,
             peer_capabilities: peer_caps,
             wants_progress,
+            task_offered: task_offered.is_some(),
         }));
     }
 
@@ -1026,6 +1057,7 @@ impl Core {
                 });
             }
             Owner::Input(inbound) => self.input_answered(inbound, &entry, outcome),
+            Owner::TaskInput(task) => self.task_input_answered(task, &entry, outcome),
             Owner::Initialize => self.client_initialize_answered(outcome),
             Owner::Discover => self.client_discover_answered(outcome),
         }
@@ -1365,6 +1397,7 @@ impl Core {
         if matches!(self.phase, Phase::Closed) {
             return;
         }
+        self.expire_tasks();
         while let Some(wire) = self.outbound.expired(self.now) {
             let entry = self.outbound.remove(wire).expect("listed in deadlines");
             match entry.owner {
@@ -1378,6 +1411,10 @@ impl Core {
                 Owner::Input(inbound) => {
                     self.write_cancelled(wire, "the request timed out");
                     self.input_answered(inbound, &entry, Err(CallError::TimedOut));
+                }
+                Owner::TaskInput(_) => {
+                    // The task stays input_required; its handler may fail it.
+                    self.write_cancelled(wire, "the request timed out");
                 }
                 Owner::Initialize => {
                     self.close(CloseReason::Handshake(
@@ -1403,7 +1440,7 @@ impl Core {
                 Owner::Input(inbound) => {
                     self.input_answered(inbound, &entry, Err(CallError::SessionClosed));
                 }
-                Owner::Initialize | Owner::Discover => {}
+                Owner::TaskInput(_) | Owner::Initialize | Owner::Discover => {}
             }
         }
         if !matches!(

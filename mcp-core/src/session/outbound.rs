@@ -14,6 +14,8 @@ pub(crate) enum Owner {
     /// A legacy-era input request (elicitation, sampling, roots) asked by the handler of an
     /// inbound request
     Input(InboundId),
+    /// A 2025-11-25 input request for a server task (by the task's table id)
+    TaskInput(u64),
     /// The legacy handshake; never cancelled
     Initialize,
     /// The modern probe
@@ -149,6 +151,18 @@ impl OutboundTable {
             self.reissued.insert(entry.app_id, wire);
         }
         self.entries.insert(wire, entry);
+    }
+
+    /// Wire ids of the live input requests made for one task
+    pub(crate) fn task_inputs_of(&self, task: u64) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.owner == Owner::TaskInput(task))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
     }
 
     /// Wire ids of the input asks made for one inbound request
