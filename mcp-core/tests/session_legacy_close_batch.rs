@@ -8,11 +8,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::raw;
-use legacy_kit::{LEGACY, Raw, client_call, only_request, parse, ready, sent_by, server_call};
+use legacy_kit::{
+    LEGACY, Raw, client_call, only_live_input, only_request, parse, ready, sent_by, server_ask,
+};
+use mcp_core::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult};
+use mcp_core::session::{InputError, InputId};
 use mcp_core::testing::{Chunking, Pair};
 use mcp_core::{
-    CallError, CancelError, CloseReason, Event, Progress, ProtocolVersion, RequestOptions,
-    SendError, Side,
+    CallError, CancelError, CloseReason, ErrorObject, Event, Progress, ProtocolVersion,
+    RequestOptions, SendError, Side,
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2025_11_25;
@@ -116,7 +120,7 @@ fn server_eof_lets_the_app_answer_then_closes() {
         json!({"name": "b"}),
         RequestOptions::default(),
     );
-    let (roots, _) = server_call(
+    let (roots, _, _) = server_ask(
         &mut pair,
         "roots/list",
         json!({}),
@@ -197,7 +201,7 @@ fn close_fails_pending_drops_inbound_and_closes_last() {
         json!({}),
         RequestOptions::default().with_progress(),
     );
-    let (_, inbound) = server_call(
+    let (_, inbound, _) = server_ask(
         &mut pair,
         "roots/list",
         json!({}),
@@ -217,11 +221,21 @@ fn close_fails_pending_drops_inbound_and_closes_last() {
     assert!(pair.client.is_closed());
     assert_eq!(pair.client.poll_timeout(), None);
     assert_eq!(pair.client.inbound_in_flight(), 0);
-    // Answering a dropped request is a no-op.
+    // Answering a dropped input request is refused, and sends nothing.
     let before = pair.transcript().len();
-    pair.client
-        .respond(inbound.responder, &raw(json!({"roots": []})))
-        .unwrap();
+    assert_eq!(
+        pair.client
+            .provide_input(pair.now, InputId::Live(inbound), roots_answer()),
+        Err(InputError::Closed)
+    );
+    assert_eq!(
+        pair.client.refuse_input(
+            pair.now,
+            InputId::Live(inbound),
+            &ErrorObject::new(-1, "no")
+        ),
+        Err(InputError::NotWaiting)
+    );
     pair.drive();
     assert_eq!(pair.transcript().len(), before, "nothing sent after close");
     // Every command refuses.
@@ -592,11 +606,12 @@ fn a_client_answers_a_server_batch_on_2025_03_26() {
         {"jsonrpc": "2.0", "id": 1, "method": "roots/list"},
         {"jsonrpc": "2.0", "id": 2, "method": "ping"},
     ]));
-    let request = only_request(client.events());
+    let (id, request) = only_live_input(client.events(), "roots/list");
+    assert_eq!(request, InputRequest::ListRoots(None));
     assert!(client.out().is_empty());
     client
         .session
-        .respond(request.responder, &raw(json!({"roots": []})))
+        .provide_input(client.now, InputId::Live(id), roots_answer())
         .unwrap();
     assert_eq!(
         client.out(),
@@ -605,6 +620,14 @@ fn a_client_answers_a_server_batch_on_2025_03_26() {
             {"jsonrpc": "2.0", "id": 1, "result": {"roots": []}},
         ])]
     );
+}
+
+/// An input answer: an empty roots list
+fn roots_answer() -> InputResponses {
+    InputResponses::from([(
+        "roots/list".to_owned(),
+        InputResponse::ListRoots(ListRootsResult::new(vec![])),
+    )])
 }
 
 /// A batch flow through a pair: the same transcript and events under every chunking

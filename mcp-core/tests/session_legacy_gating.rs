@@ -8,11 +8,15 @@ use serde_json::{Value, json};
 
 use common::raw;
 use legacy_kit::{
-    LEGACY, Raw, client_call, only_request, only_response, ready, ready_with, remote, sent_by,
-    server_call,
+    LEGACY, Raw, client_call, only_input, only_live_input, only_request, only_response, ready,
+    ready_with, remote, sent_by, server_ask, server_call,
 };
+use mcp_core::schema::{
+    ElicitParams, InputRequest, InputResponse, InputResponses, ListRootsResult, Root,
+};
+use mcp_core::session::{InputError, InputId};
 use mcp_core::testing::Pair;
-use mcp_core::{EraMode, Event, ProtocolVersion, RequestOptions, SendError, Side};
+use mcp_core::{EraMode, ErrorObject, Event, ProtocolVersion, RequestOptions, SendError, Side};
 
 fn with_server_caps(version: ProtocolVersion, caps: Value) -> Pair {
     let mut server = Pair::server_config();
@@ -185,23 +189,44 @@ fn server_requests_reach_a_client_that_declared_them() {
         ),
         ("roots/list", json!({}), json!({"roots": []})),
     ] {
-        let (id, request) =
-            server_call(&mut pair, method, params.clone(), RequestOptions::default());
+        // They reach the client application as input requests, keyed by the method, typed,
+        // with the params as sent.
+        let (id, inbound, request) =
+            server_ask(&mut pair, method, params.clone(), RequestOptions::default());
         assert_eq!(
-            serde_json::from_str::<Value>(request.params.as_ref().unwrap().get()).unwrap(),
-            params
+            serde_json::to_value(&request).unwrap(),
+            json!({"method": method, "params": params})
         );
-        assert_eq!(request.version, ProtocolVersion::V2025_11_25);
+        let typed_ok = match (&request, method) {
+            (InputRequest::CreateMessage(p), "sampling/createMessage") => p.max_tokens == 10,
+            (InputRequest::Elicit(ElicitParams::Form(p)), "elicitation/create") => {
+                p.message == "name?"
+            }
+            (InputRequest::ListRoots(Some(p)), "roots/list") => p.extra.is_empty(),
+            _ => false,
+        };
+        assert!(typed_ok, "{method}: {request:?}");
+        // The session they arrive on is in the negotiated version with the server's
+        // capabilities (the event itself carries neither).
+        assert_eq!(pair.client.version(), Some(ProtocolVersion::V2025_11_25));
         assert_eq!(
-            request.peer_capabilities["tools"],
+            pair.client.peer().unwrap().capabilities["tools"],
             json!({"listChanged": true})
         );
+        assert_eq!(pair.client.inbound_in_flight(), 1);
+        // The typed answer reaches the server as the JSON result.
+        let answer: InputResponse = serde_json::from_value(result.clone()).unwrap();
         pair.client
-            .respond(request.responder, &raw(result.clone()))
+            .provide_input(
+                pair.now,
+                InputId::Live(inbound),
+                InputResponses::from([(method.to_owned(), answer)]),
+            )
             .unwrap();
         pair.drive();
         assert_eq!(only_response(pair.server_events(), id).unwrap(), result);
         assert!(pair.client_events().is_empty());
+        assert_eq!(pair.client.inbound_in_flight(), 0);
     }
 }
 
@@ -228,8 +253,10 @@ fn client_answers_undeclared_server_requests_with_method_not_found() {
                         "params": {"messages": [], "maxTokens": 1}}),
     );
     assert!(client.out().is_empty());
+    let (_, request) = only_live_input(client.events(), "sampling/createMessage");
     assert!(
-        matches!(client.events().as_slice(), [Event::Request(r)] if r.method == "sampling/createMessage")
+        matches!(&request, InputRequest::CreateMessage(p) if p.max_tokens == 1),
+        "{request:?}"
     );
 }
 
@@ -435,10 +462,8 @@ fn out_of_order_answers_resolve_to_the_right_requests() {
                 .unwrap(),
         );
         if index == 1 {
-            pair.server.respond_error(
-                request.responder,
-                &mcp_core::ErrorObject::new(-32000, "n = 1 fails"),
-            );
+            pair.server
+                .respond_error(request.responder, &ErrorObject::new(-32000, "n = 1 fails"));
         } else {
             pair.server
                 .respond(request.responder, &raw(json!({"n": index})))
@@ -476,6 +501,8 @@ fn parse_raw(r: &serde_json::value::RawValue) -> Value {
 #[test]
 fn duplicate_in_flight_inbound_id_is_refused_and_the_original_still_works() {
     for side in [Side::Server, Side::Client] {
+        // The server gets `tools/call` as a request; the client gets `roots/list` as a live
+        // input request.
         let (mut peer, method) = match side {
             Side::Server => (
                 Raw::server_ready(
@@ -495,7 +522,11 @@ fn duplicate_in_flight_inbound_id_is_refused_and_the_original_still_works() {
             ),
         };
         peer.feed(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"first": true}}));
-        let original = only_request(peer.events());
+        let events = peer.events();
+        let original = match side {
+            Side::Server => Ok(only_request(events)),
+            _ => Err(only_live_input(events, method)),
+        };
         assert!(peer.out().is_empty());
         peer.feed(
             &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"second": true}}),
@@ -510,20 +541,49 @@ fn duplicate_in_flight_inbound_id_is_refused_and_the_original_still_works() {
         );
         assert_eq!(peer.session.inbound_in_flight(), 1);
         // The original is still answerable, exactly once.
-        let p: Value = original.params_as().unwrap();
-        assert_eq!(p, json!({"first": true}));
-        peer.session
-            .respond(original.responder, &raw(json!({"answered": "first"})))
-            .unwrap();
+        let answer = match original {
+            Ok(original) => {
+                let p: Value = original.params_as().unwrap();
+                assert_eq!(p, json!({"first": true}));
+                peer.session
+                    .respond(original.responder, &raw(json!({"answered": "first"})))
+                    .unwrap();
+                json!({"answered": "first"})
+            }
+            Err((id, request)) => {
+                assert_eq!(
+                    serde_json::to_value(&request).unwrap(),
+                    json!({"method": method, "params": {"first": true}})
+                );
+                let roots = ListRootsResult::new(vec![Root::new("file:///first")]);
+                let responses =
+                    InputResponses::from([(method.to_owned(), InputResponse::ListRoots(roots))]);
+                peer.session
+                    .provide_input(peer.now, InputId::Live(id), responses.clone())
+                    .unwrap();
+                // Exactly once: a second answer finds nothing waiting.
+                assert_eq!(
+                    peer.session
+                        .provide_input(peer.now, InputId::Live(id), responses),
+                    Err(InputError::NotWaiting)
+                );
+                json!({"roots": [{"uri": "file:///first"}]})
+            }
+        };
         assert_eq!(
             peer.out(),
-            vec![json!({"jsonrpc": "2.0", "id": 7, "result": {"answered": "first"}})]
+            vec![json!({"jsonrpc": "2.0", "id": 7, "result": answer})]
         );
         assert_eq!(peer.session.inbound_in_flight(), 0);
         // A string id equal in text to a number id is a different id.
         peer.feed(&json!({"jsonrpc": "2.0", "id": 8, "method": method}));
         peer.feed(&json!({"jsonrpc": "2.0", "id": "8", "method": method}));
-        assert_eq!(peer.events().len(), 2);
+        let events = peer.events();
+        assert_eq!(events.len(), 2);
+        if side == Side::Client {
+            let ids: Vec<_> = events.into_iter().map(|e| only_input(vec![e]).0).collect();
+            assert_ne!(ids[0], ids[1]);
+        }
         assert!(peer.out().is_empty());
     }
 }
@@ -632,12 +692,13 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
         assert!(message.contains(v.as_str()), "{message}");
         assert!(server.events().is_empty(), "{v}");
     }
-    // Where they exist, they pass.
+    // Where they exist, they pass (elicitation/create as a live input request; 2025-06-18
+    // requires `requestedSchema`).
     let mut pair = ready(ProtocolVersion::V2025_06_18);
-    server_call(
+    server_ask(
         &mut pair,
         "elicitation/create",
-        json!({"message": "?"}),
+        json!({"message": "?", "requestedSchema": {"type": "object", "properties": {}}}),
         RequestOptions::default(),
     );
     let mut pair = ready(ProtocolVersion::V2025_11_25);
@@ -647,4 +708,125 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
         json!({"taskId": "t"}),
         RequestOptions::default(),
     );
+}
+
+// --- live input requests (server to client) ----------------------------------------------
+
+#[test]
+fn refuse_input_answers_a_live_request_with_the_error() {
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    let (id, inbound, _) = server_ask(
+        &mut pair,
+        "elicitation/create",
+        json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}),
+        RequestOptions::default(),
+    );
+    let error = ErrorObject::new(-32000, "the user is away").with_data(&json!({"retry": false}));
+    pair.client
+        .refuse_input(pair.now, InputId::Live(inbound), &error)
+        .unwrap();
+    assert_eq!(pair.client.inbound_in_flight(), 0);
+    pair.drive();
+    assert_eq!(
+        sent_by(&pair, Side::Client).pop().unwrap(),
+        json!({"jsonrpc": "2.0", "id": id.wire_id(), "error": {
+            "code": -32000, "message": "the user is away", "data": {"retry": false}
+        }})
+    );
+    assert_eq!(remote(only_response(pair.server_events(), id)), error);
+    assert!(pair.client_events().is_empty());
+    // Refused once, it waits no more.
+    let before = pair.transcript().len();
+    assert_eq!(
+        pair.client
+            .refuse_input(pair.now, InputId::Live(inbound), &error),
+        Err(InputError::NotWaiting)
+    );
+    assert_eq!(
+        pair.client
+            .provide_input(pair.now, InputId::Live(inbound), roots_answer(vec![])),
+        Err(InputError::NotWaiting)
+    );
+    pair.drive();
+    assert_eq!(pair.transcript().len(), before);
+}
+
+#[test]
+fn a_live_input_request_with_invalid_params_is_refused_without_an_event() {
+    let mut client = Raw::client_ready(
+        Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25)),
+        ProtocolVersion::V2025_11_25,
+        json!({}),
+    );
+    for (id, method, params) in [
+        // An array passes the envelope but is not roots/list params.
+        (1, "roots/list", json!([])),
+        (
+            2,
+            "sampling/createMessage",
+            json!({"messages": "no", "maxTokens": 1}),
+        ),
+        (
+            3,
+            "elicitation/create",
+            json!({"requestedSchema": {"type": "object"}}),
+        ),
+    ] {
+        client.feed(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let out = client.out();
+        assert_eq!(out.len(), 1, "{method}: {out:?}");
+        assert_eq!(out[0]["id"], id);
+        assert_eq!(out[0]["error"]["code"], -32602, "{method}: {out:?}");
+        let message = out[0]["error"]["message"].as_str().unwrap();
+        assert!(message.contains(method), "{message}");
+        assert!(client.events().is_empty(), "{method}: reached the app");
+        assert_eq!(client.session.inbound_in_flight(), 0);
+    }
+    // The id is free again, and valid params reach the app.
+    client.feed(&json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}));
+    assert!(client.out().is_empty());
+    let (_, request) = only_live_input(client.events(), "roots/list");
+    assert_eq!(request, InputRequest::ListRoots(None));
+}
+
+#[test]
+fn provide_input_without_an_answer_is_missing_and_the_request_still_waits() {
+    let mut pair = ready(ProtocolVersion::V2025_11_25);
+    let (id, inbound, _) = server_ask(
+        &mut pair,
+        "roots/list",
+        json!({}),
+        RequestOptions::default(),
+    );
+    let before = pair.transcript().len();
+    assert!(matches!(
+        pair.client
+            .provide_input(pair.now, InputId::Live(inbound), InputResponses::new()),
+        Err(InputError::Missing(_))
+    ));
+    pair.drive();
+    assert_eq!(pair.transcript().len(), before, "nothing sent");
+    assert!(pair.server_events().is_empty());
+    assert_eq!(pair.client.inbound_in_flight(), 1);
+    // It can still be answered.
+    pair.client
+        .provide_input(
+            pair.now,
+            InputId::Live(inbound),
+            roots_answer(vec![Root::new("file:///w").with_name("w")]),
+        )
+        .unwrap();
+    pair.drive();
+    assert_eq!(
+        only_response(pair.server_events(), id).unwrap(),
+        json!({"roots": [{"uri": "file:///w", "name": "w"}]})
+    );
+    assert_eq!(pair.client.inbound_in_flight(), 0);
+}
+
+fn roots_answer(roots: Vec<Root>) -> InputResponses {
+    InputResponses::from([(
+        "roots/list".to_owned(),
+        InputResponse::ListRoots(ListRootsResult::new(roots)),
+    )])
 }

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 
 use common::{origin, raw};
 use legacy_kit::{LEGACY, Raw, parse, ready, sent_by};
+use mcp_core::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult, Root};
+use mcp_core::session::InputId;
 use mcp_core::testing::{Chunking, Pair};
 use mcp_core::{
     ClientConfig, CloseReason, EraMode, Event, Implementation, ProtocolVersion, RequestOptions,
@@ -606,15 +608,29 @@ fn scripted_flow(chunking: Chunking) -> (Vec<(Side, String)>, Vec<String>) {
         .unwrap();
     pair.drive();
     let mut events = pair.client_events();
-    let Some(Event::Request(roots_request)) = events.pop() else {
+    let Some(Event::InputRequired {
+        id: InputId::Live(roots_request),
+        requests,
+    }) = events.pop()
+    else {
         panic!("{events:?}")
     };
+    assert!(
+        matches!(
+            requests.get("roots/list"),
+            Some(InputRequest::ListRoots(None))
+        ),
+        "{requests:?}"
+    );
+    assert_eq!(requests.len(), 1, "{requests:?}");
     log.extend(events.iter().map(|e| format!("client {e:?}")));
-    log.push(format!("client request {}", roots_request.method));
+    log.push(format!("client input {requests:?}"));
+    let answer = ListRootsResult::new(vec![Root::new("file:///tmp")]);
     pair.client
-        .respond(
-            roots_request.responder,
-            &raw(json!({"roots": [{"uri": "file:///tmp"}]})),
+        .provide_input(
+            pair.now,
+            InputId::Live(roots_request),
+            InputResponses::from([("roots/list".to_owned(), InputResponse::ListRoots(answer))]),
         )
         .unwrap();
     pair.server
@@ -637,6 +653,13 @@ fn handshake_and_calls_do_not_depend_on_chunking() {
     let whole = scripted_flow(Chunking::Whole);
     // The flow itself did what it should, so the comparison below compares something.
     assert_eq!(whole.0.len(), 9, "{:#?}", whole.0);
+    // The client answered the live roots/list with the roots it was given.
+    assert!(
+        whole.0.iter().any(|(side, text)| *side == Side::Client
+            && parse(text)["result"] == json!({"roots": [{"uri": "file:///tmp"}]})),
+        "{:#?}",
+        whole.0
+    );
     let kinds: Vec<&str> = whole
         .1
         .iter()

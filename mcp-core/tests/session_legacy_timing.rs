@@ -8,7 +8,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::raw;
-use legacy_kit::{Raw, client_call, only_response, ready, ready_with, sent_by, server_call};
+use legacy_kit::{Raw, client_call, only_response, ready, ready_with, sent_by, server_ask};
+use mcp_core::schema::{
+    CreateMessageResult, InputRequest, InputResponse, InputResponses, ListRootsResult,
+    SamplingContent,
+};
+use mcp_core::session::{InputError, InputId};
 use mcp_core::testing::Pair;
 use mcp_core::{
     CallError, CancelError, EraMode, Event, OutboundId, Progress, ProgressError, ProtocolVersion,
@@ -103,7 +108,7 @@ fn default_timeout_of_server_requests_comes_from_the_server_config() {
     let mut server = Pair::server_config();
     server.timeouts.request = Some(secs(3));
     let mut pair = ready_with(Pair::client_config(EraMode::Legacy(V)), server);
-    let (id, _request) = server_call(
+    let (id, inbound, _request) = server_ask(
         &mut pair,
         "roots/list",
         json!({}),
@@ -122,7 +127,7 @@ fn default_timeout_of_server_requests_comes_from_the_server_config() {
     );
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Cancelled { .. }]
+        [Event::Cancelled { id: got, .. }] if *got == inbound
     ));
 }
 
@@ -602,11 +607,15 @@ fn client_cancel_reaches_the_server_and_resolves_at_once() {
 #[test]
 fn server_cancel_reaches_the_client() {
     let mut pair = ready(V);
-    let (id, request) = server_call(
+    let (id, inbound, request) = server_ask(
         &mut pair,
         "sampling/createMessage",
         json!({"messages": [], "maxTokens": 1}),
         RequestOptions::default(),
+    );
+    assert!(
+        matches!(&request, InputRequest::CreateMessage(p) if p.max_tokens == 1),
+        "{request:?}"
     );
     pair.server.cancel(pair.now, id, None).unwrap();
     pair.drive();
@@ -619,15 +628,95 @@ fn server_cancel_reaches_the_client() {
         id.wire_id()
     );
     match pair.client_events().as_slice() {
-        [Event::Cancelled { id: got, .. }] => assert_eq!(*got, request.responder.id()),
+        [Event::Cancelled { id: got, .. }] => assert_eq!(*got, inbound),
         other => panic!("{other:?}"),
     }
+    // Answering the cancelled request finds nothing waiting and sends nothing.
     let before = pair.transcript().len();
-    pair.client
-        .respond(request.responder, &raw(json!({"role": "assistant"})))
-        .unwrap();
+    assert_eq!(
+        pair.client.provide_input(
+            pair.now,
+            InputId::Live(inbound),
+            InputResponses::from([(
+                "sampling/createMessage".to_owned(),
+                InputResponse::CreateMessage(CreateMessageResult::new(
+                    SamplingContent::text("late"),
+                    "m"
+                )),
+            )]),
+        ),
+        Err(InputError::NotWaiting)
+    );
     pair.drive();
     assert_eq!(pair.transcript().len(), before);
+}
+
+#[test]
+fn input_for_a_live_request_the_server_cancelled_is_not_waited_for() {
+    let mut pair = ready(V);
+    let (id, inbound, _) = server_ask(
+        &mut pair,
+        "roots/list",
+        json!({}),
+        RequestOptions::default(),
+    );
+    pair.server
+        .cancel(pair.now, id, Some("no longer needed"))
+        .unwrap();
+    pair.drive();
+    assert_eq!(
+        only_response(pair.server_events(), id),
+        Err(CallError::Cancelled)
+    );
+    match pair.client_events().as_slice() {
+        [Event::Cancelled { id: got, reason }] => {
+            assert_eq!(*got, inbound);
+            assert_eq!(reason.as_deref(), Some("no longer needed"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(pair.client.inbound_in_flight(), 0);
+    // A later live request must not be answered through the stale id.
+    let (next, next_inbound, _) = server_ask(
+        &mut pair,
+        "roots/list",
+        json!({}),
+        RequestOptions::default(),
+    );
+    assert_ne!(next_inbound, inbound);
+    let roots = || {
+        InputResponses::from([(
+            "roots/list".to_owned(),
+            InputResponse::ListRoots(ListRootsResult::new(vec![])),
+        )])
+    };
+    let before = pair.transcript().len();
+    assert_eq!(
+        pair.client
+            .provide_input(pair.now, InputId::Live(inbound), roots()),
+        Err(InputError::NotWaiting)
+    );
+    assert_eq!(
+        pair.client.refuse_input(
+            pair.now,
+            InputId::Live(inbound),
+            &mcp_core::ErrorObject::new(-1, "late")
+        ),
+        Err(InputError::NotWaiting)
+    );
+    pair.drive();
+    assert_eq!(pair.transcript().len(), before, "nothing sent");
+    assert!(pair.server_events().is_empty());
+    assert_eq!(pair.client.inbound_in_flight(), 1);
+    // The live one still works.
+    pair.client
+        .provide_input(pair.now, InputId::Live(next_inbound), roots())
+        .unwrap();
+    pair.drive();
+    assert_eq!(
+        only_response(pair.server_events(), next).unwrap(),
+        json!({"roots": []})
+    );
 }
 
 #[test]

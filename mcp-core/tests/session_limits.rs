@@ -9,13 +9,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
+use mcp_core::schema::{InputResponse, InputResponses, ListRootsResult};
+use mcp_core::session::InputId;
 use mcp_core::testing::{Chunking, Pair};
 use mcp_core::{
     EraMode, ErrorObject, Event, Limits, Progress, ProtocolVersion, RequestOptions, SendError, Side,
 };
 use wire::{
-    Raw, assert_error, assert_error_no_id, client_config_with, initialize, modern_request,
-    request_of, server_config_with,
+    Raw, assert_error, assert_error_no_id, client_config_with, initialize, live_input_of,
+    modern_request, request_of, server_config_with,
 };
 
 // --- sessions and "still working" probes --------------------------------------------------
@@ -294,12 +296,24 @@ fn a_duplicate_in_flight_id_is_an_invalid_request() {
 
     let mut c = client(Limits::default());
     c.feed(r#"{"jsonrpc":"2.0","id":"r","method":"roots/list"}"#);
-    let roots = request_of(c.events().pop().unwrap());
+    let (roots, requests) = live_input_of(c.events().pop().unwrap());
+    assert!(requests.contains_key("roots/list"), "{requests:?}");
     c.feed(r#"{"jsonrpc":"2.0","id":"r","method":"roots/list"}"#);
     assert_error(&c.one_out(), &json!("r"), -32600);
-    c.s.respond(roots.responder, &raw(json!({"roots": []})))
-        .unwrap();
-    assert_eq!(c.one_out()["id"], "r");
+    assert!(c.events().is_empty());
+    assert_eq!(c.s.inbound_in_flight(), 1);
+    c.s.provide_input(
+        c.now,
+        InputId::Live(roots),
+        InputResponses::from([(
+            "roots/list".to_owned(),
+            InputResponse::ListRoots(ListRootsResult::new(vec![])),
+        )]),
+    )
+    .unwrap();
+    let out = c.one_out();
+    assert_eq!(out["id"], "r");
+    assert_eq!(out["result"], json!({"roots": []}));
     client_still_works(&mut c);
 }
 

@@ -7,9 +7,11 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::common::{origin, raw};
+use mcp_core::schema::{InputRequest, InputRequests};
+use mcp_core::session::InputId;
 use mcp_core::testing::Pair;
 use mcp_core::{
-    CallError, ClientConfig, EraMode, ErrorObject, Event, InboundRequest, OutboundId,
+    CallError, ClientConfig, EraMode, ErrorObject, Event, InboundId, InboundRequest, OutboundId,
     ProtocolVersion, RequestOptions, ServerConfig, Session, Side,
 };
 
@@ -85,6 +87,54 @@ pub fn server_call(
     pair.drive();
     let request = only_request(pair.client_events());
     assert_eq!(request.method, method);
+    (id, request)
+}
+
+/// Server sends a live input request (`roots/list`, `sampling/createMessage` or
+/// `elicitation/create`); the client's `Event::InputRequired` for it is checked and its
+/// id and typed request returned
+pub fn server_ask(
+    pair: &mut Pair,
+    method: &str,
+    params: Value,
+    options: RequestOptions,
+) -> (OutboundId, InboundId, InputRequest) {
+    let id = pair
+        .server
+        .send_request(pair.now, method, Some(raw(params)), options)
+        .unwrap_or_else(|e| panic!("{method}: {e}"));
+    pair.drive();
+    let (inbound, request) = only_live_input(pair.client_events(), method);
+    (id, inbound, request)
+}
+
+/// The single event, which must be a legacy `InputRequired`: its live id and its requests
+pub fn only_input(events: Vec<Event>) -> (InboundId, InputRequests) {
+    match <[Event; 1]>::try_from(events) {
+        Ok(
+            [
+                Event::InputRequired {
+                    id: InputId::Live(id),
+                    requests,
+                },
+            ],
+        ) => (id, requests),
+        Ok([other]) => panic!("expected live InputRequired, got {other:?}"),
+        Err(events) => panic!("expected one InputRequired, got {events:?}"),
+    }
+}
+
+/// The single event, which must be a legacy `InputRequired` holding exactly one request,
+/// keyed by `method` and of that method; its live id and the request
+pub fn only_live_input(events: Vec<Event>, method: &str) -> (InboundId, InputRequest) {
+    let (id, mut requests) = only_input(events);
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        [method],
+        "keyed by the method"
+    );
+    let request = requests.remove(method).expect("checked");
+    assert_eq!(request.method(), method);
     (id, request)
 }
 

@@ -7,8 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use mcp_core::schema::InputRequests;
+use mcp_core::session::InputId;
 use mcp_core::testing::Pair;
-use mcp_core::{ClientConfig, EraMode, Event, Limits, ServerConfig, Session};
+use mcp_core::{ClientConfig, EraMode, Event, InboundId, Limits, ServerConfig, Session};
 
 /// The modern protocol version string
 pub const MODERN: &str = "2026-07-28";
@@ -162,5 +164,17 @@ pub fn request_of(e: Event) -> mcp_core::InboundRequest {
     match e {
         Event::Request(r) => r,
         other => panic!("expected a request, got {other:?}"),
+    }
+}
+
+/// A legacy live input request event (a server's `roots/list`, `sampling/createMessage` or
+/// `elicitation/create`): its id and requests, or panic
+pub fn live_input_of(e: Event) -> (InboundId, InputRequests) {
+    match e {
+        Event::InputRequired {
+            id: InputId::Live(id),
+            requests,
+        } => (id, requests),
+        other => panic!("expected a live InputRequired, got {other:?}"),
     }
 }
