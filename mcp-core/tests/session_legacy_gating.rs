@@ -701,13 +701,57 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
         json!({"message": "?", "requestedSchema": {"type": "object", "properties": {}}}),
         RequestOptions::default(),
     );
+    // tasks/* need the server's `tasks` capability; the core answers them from its task
+    // table (an unknown task is -32602).
     let mut pair = ready(ProtocolVersion::V2025_11_25);
-    client_call(
-        &mut pair,
-        "tasks/get",
-        json!({"taskId": "t"}),
-        RequestOptions::default(),
+    assert!(matches!(
+        pair.client.send_request(
+            pair.now,
+            "tasks/get",
+            Some(raw(json!({"taskId": "t"}))),
+            RequestOptions::default()
+        ),
+        Err(SendError::MissingCapability {
+            capability: "tasks",
+            ..
+        })
+    ));
+    let mut server_config = Pair::server_config();
+    server_config.capabilities["tasks"] = json!({"list": {}, "cancel": {}});
+    let mut pair = Pair::new(
+        common::origin(),
+        Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25)),
+        server_config,
     );
+    pair.drive();
+    pair.client_events();
+    let id = pair
+        .client
+        .send_request(
+            pair.now,
+            "tasks/get",
+            Some(raw(json!({"taskId": "t"}))),
+            RequestOptions::default(),
+        )
+        .unwrap();
+    pair.drive();
+    assert!(
+        pair.server_events()
+            .iter()
+            .all(|e| !matches!(e, Event::Request(_)))
+    );
+    match pair.client_events().as_slice() {
+        [
+            Event::Response {
+                id: got,
+                outcome: Err(mcp_core::CallError::Remote(e)),
+            },
+        ] => {
+            assert_eq!(*got, id);
+            assert_eq!(e.code, -32602);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 // --- live input requests (server to client) ----------------------------------------------

@@ -9,8 +9,8 @@ use serde_json::value::RawValue;
 
 use super::ids::{InboundId, OutboundId, Responder};
 use super::input::InputId;
-use crate::jsonrpc::ErrorObject;
 use super::tasks::TaskId;
+use crate::jsonrpc::ErrorObject;
 use crate::schema::{InputRequests, InputResponses};
 use crate::version::ProtocolVersion;
 

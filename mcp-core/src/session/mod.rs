@@ -30,8 +30,8 @@ pub use error::{CancelError, ProgressError, RespondError, SendError};
 pub use event::{CallError, CloseReason, Event, InboundNotification, InboundRequest, Progress};
 pub use ids::{InboundId, OutboundId, Responder};
 pub use input::{AskError, Asked, InputError, InputId};
-pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
 pub use lifecycle::PeerInfo;
+pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
 pub use transmit::Transmit;
 pub use typed::Pending;
 

@@ -350,7 +350,11 @@ impl Session {
 }
 
 impl Core {
-    pub(super) fn start_task(&mut self, responder: Responder, options: TaskOptions) -> Result<TaskId, TaskError> {
+    pub(super) fn start_task(
+        &mut self,
+        responder: Responder,
+        options: TaskOptions,
+    ) -> Result<TaskId, TaskError> {
         let Some(entry) = self.inbound.get_mut(responder.id) else {
             return Err(TaskError::NotInFlight);
         };
@@ -463,7 +467,11 @@ impl Core {
                 }
                 // 2025-11-25: a tool result with isError is a failed task.
                 let is_error = !task.modern && tool_result_is_error(&result);
-                task.status = if is_error { TaskStatus::Failed } else { TaskStatus::Completed };
+                task.status = if is_error {
+                    TaskStatus::Failed
+                } else {
+                    TaskStatus::Completed
+                };
                 task.result = Some(result);
                 task.pending_input.clear();
             }
@@ -484,7 +492,11 @@ impl Core {
             return;
         };
         let terminal = task.status.is_terminal();
-        let waiters = if terminal { std::mem::take(&mut task.waiters) } else { Vec::new() };
+        let waiters = if terminal {
+            std::mem::take(&mut task.waiters)
+        } else {
+            Vec::new()
+        };
         let notify = (!task.modern).then(|| task.to_json().to_string());
         if terminal {
             self.withdraw_task_input(id);
@@ -523,7 +535,9 @@ impl Core {
             self.answer(Some(wire), batch, Answer::Result(&text));
         } else {
             let error = task.error.clone().unwrap_or_else(|| {
-                ErrorObject::internal_error(format!("the task was {:?}", task.status).to_lowercase())
+                ErrorObject::internal_error(
+                    format!("the task was {:?}", task.status).to_lowercase(),
+                )
             });
             self.answer(Some(wire), batch, Answer::Error(&error));
         }
@@ -633,7 +647,10 @@ impl Core {
         batch: Option<u32>,
     ) -> bool {
         let method = request.method.as_str();
-        if !matches!(method, "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update") {
+        if !matches!(
+            method,
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update"
+        ) {
             return false;
         }
         let id = &request.id;
@@ -710,10 +727,19 @@ impl Core {
                 task.message = Some("cancelled by the client".into());
                 task.updated_ms = now_ms;
                 task.pending_input.clear();
-                let text = if modern { ack.to_owned() } else { task.to_json().to_string() };
-                self.events.push_back(Event::TaskCancelled { task: TaskId(seq) });
+                let text = if modern {
+                    ack.to_owned()
+                } else {
+                    task.to_json().to_string()
+                };
+                self.events
+                    .push_back(Event::TaskCancelled { task: TaskId(seq) });
                 self.task_changed(seq);
-                let answer = if modern { Answer::ModernResult(&text) } else { Answer::Result(&text) };
+                let answer = if modern {
+                    Answer::ModernResult(&text)
+                } else {
+                    Answer::Result(&text)
+                };
                 self.answer(Some(id), batch, answer);
             }
             "tasks/update" => {
@@ -747,7 +773,12 @@ impl Core {
                 return self.answer(Some(id), batch, Answer::Error(&error));
             }
         };
-        let page: Vec<(&u64, &ServerTask)> = self.server_tasks.tasks.range(start..).take(PAGE + 1).collect();
+        let page: Vec<(&u64, &ServerTask)> = self
+            .server_tasks
+            .tasks
+            .range(start..)
+            .take(PAGE + 1)
+            .collect();
         let more = page.len() > PAGE;
         let tasks: Vec<Value> = page.iter().take(PAGE).map(|(_, t)| t.to_json()).collect();
         let mut result = json!({ "tasks": tasks });
