@@ -77,6 +77,7 @@ pub mod codec;
 pub mod jsonrpc;
 mod raw;
 pub mod schema;
+pub mod server;
 pub mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
