@@ -162,7 +162,7 @@ impl Catalog {
     /// [`CatalogError::InvalidToolName`], [`CatalogError::Duplicate`],
     /// [`CatalogError::InputSchemaNotObject`] or [`CatalogError::InvalidSchema`]; the
     /// catalog is unchanged.
-    pub fn add_tool(&mut self, tool: Tool) -> Result<(), CatalogError> {
+    pub fn add_tool(&mut self, mut tool: Tool) -> Result<(), CatalogError> {
         check_tool_name(&tool.name).map_err(|reason| CatalogError::InvalidToolName {
             name: tool.name.clone(),
             reason,
@@ -173,14 +173,16 @@ impl Catalog {
         if tool.input_schema.get("type") != Some(&Value::from("object")) {
             return Err(CatalogError::InputSchemaNotObject { tool: tool.name });
         }
-        let schema = Value::Object(tool.input_schema.clone());
-        let validator =
-            SchemaValidator::compile(&schema, &self.config.schema_limits).map_err(|error| {
-                CatalogError::InvalidSchema {
-                    tool: tool.name.clone(),
-                    error,
-                }
-            })?;
+        // Borrow the schema as a `Value` without copying it.
+        let schema = Value::Object(std::mem::take(&mut tool.input_schema));
+        let compiled = SchemaValidator::compile(&schema, &self.config.schema_limits);
+        if let Value::Object(map) = schema {
+            tool.input_schema = map;
+        }
+        let validator = compiled.map_err(|error| CatalogError::InvalidSchema {
+            tool: tool.name.clone(),
+            error,
+        })?;
         self.tools
             .insert(tool.name.clone(), ToolEntry { tool, validator });
         self.changed(EntryKind::Tool);
