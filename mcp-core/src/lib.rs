@@ -80,6 +80,7 @@ pub mod schema;
 pub mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod uri_template;
 pub mod version;
 
 pub use jsonrpc::{ErrorObject, RequestId};
