@@ -81,6 +81,7 @@ pub mod server;
 pub mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod uri_template;
 pub mod version;
 
 pub use jsonrpc::{ErrorObject, RequestId};
