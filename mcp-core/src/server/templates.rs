@@ -6,7 +6,7 @@ use super::catalog::{Catalog, duplicate};
 use super::error::{CatalogError, EntryKind};
 use crate::jsonrpc::{ErrorObject, code};
 use crate::schema::{CompleteResult, Resource, ResourceTemplate};
-use uri_template_api::{UriTemplate, Variables};
+use crate::uri_template::{UriTemplate, Variables};
 
 /// A template with its parsed URI template
 #[derive(Debug)]
@@ -121,112 +121,5 @@ impl Catalog {
             ));
         }
         Ok(super::complete(prefix, candidates))
-    }
-}
-
-/// TEMPORARY stand-in for `crate::uri_template` (branch `uritemplate`, not merged yet):
-/// the same API, level-1 `{var}` expressions only. Delete it and import
-/// `crate::uri_template::{UriTemplate, Variables}` once the branch is merged.
-mod uri_template_api {
-    use std::fmt;
-
-    #[derive(Debug, Clone)]
-    pub(crate) struct UriTemplate {
-        parts: Vec<Part>,
-    }
-
-    #[derive(Debug, Clone)]
-    enum Part {
-        Literal(String),
-        Var(String),
-    }
-
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub(crate) struct TemplateError(String);
-
-    impl fmt::Display for TemplateError {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(&self.0)
-        }
-    }
-
-    /// Variable values by name, in template order
-    #[derive(Debug, Clone, Default, PartialEq, Eq)]
-    pub struct Variables {
-        entries: Vec<(String, String)>,
-    }
-
-    impl Variables {
-        /// The value of `name`, if set
-        pub fn get(&self, name: &str) -> Option<&str> {
-            self.get_str(name)
-        }
-
-        /// The value of `name`, if set
-        pub fn get_str(&self, name: &str) -> Option<&str> {
-            self.entries
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.as_str())
-        }
-    }
-
-    impl UriTemplate {
-        pub(crate) fn parse(template: &str) -> Result<Self, TemplateError> {
-            let mut parts = Vec::new();
-            let mut rest = template;
-            while let Some(open) = rest.find(['{', '}']) {
-                if rest.as_bytes()[open] == b'}' {
-                    return Err(TemplateError("'}' without a matching '{'".into()));
-                }
-                let close = rest[open..]
-                    .find('}')
-                    .ok_or_else(|| TemplateError("unclosed '{'".into()))?;
-                let name = &rest[open + 1..open + close];
-                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    return Err(TemplateError(format!("unsupported expression {{{name}}}")));
-                }
-                if open > 0 {
-                    parts.push(Part::Literal(rest[..open].to_owned()));
-                }
-                parts.push(Part::Var(name.to_owned()));
-                rest = &rest[open + close + 1..];
-            }
-            if !rest.is_empty() {
-                parts.push(Part::Literal(rest.to_owned()));
-            }
-            Ok(Self { parts })
-        }
-
-        pub(crate) fn variables(&self) -> impl Iterator<Item = &str> {
-            self.parts.iter().filter_map(|p| match p {
-                Part::Var(name) => Some(name.as_str()),
-                Part::Literal(_) => None,
-            })
-        }
-
-        pub(crate) fn matches(&self, uri: &str) -> Option<Variables> {
-            let mut rest = uri;
-            let mut entries = Vec::new();
-            let mut parts = self.parts.iter().peekable();
-            while let Some(part) = parts.next() {
-                match part {
-                    Part::Literal(lit) => rest = rest.strip_prefix(lit.as_str())?,
-                    Part::Var(name) => {
-                        let end = match parts.peek() {
-                            Some(Part::Literal(lit)) => rest.find(lit.as_str())?,
-                            _ => rest.len(),
-                        };
-                        let value = &rest[..end];
-                        if value.is_empty() || value.contains(['/', '?', '#']) {
-                            return None;
-                        }
-                        entries.push((name.clone(), value.to_owned()));
-                        rest = &rest[end..];
-                    }
-                }
-            }
-            rest.is_empty().then_some(Variables { entries })
-        }
     }
 }
