@@ -18,6 +18,35 @@ pub enum CallCheck {
     InvalidArguments(Box<CallToolResult>),
 }
 
+impl CallCheck {
+    /// The answer to send: `Err` for a JSON-RPC error, `Ok` for a tool result
+    ///
+    /// Lets a binding fold every refusal into the same path as its handler's outcome:
+    ///
+    /// ```
+    /// # use mcp_core::server::{CallCheck, Catalog};
+    /// # use mcp_core::schema::{CallToolParams, CallToolResult};
+    /// # use mcp_core::ErrorObject;
+    /// fn call(catalog: &Catalog, params: &CallToolParams) -> Result<CallToolResult, ErrorObject> {
+    ///     match catalog.check_call(params) {
+    ///         Ok(tool) => Ok(CallToolResult::text(format!("ran {}", tool.name))),
+    ///         Err(refused) => refused.into_response(),
+    ///     }
+    /// }
+    /// let error = call(&Catalog::default(), &CallToolParams::new("nope")).unwrap_err();
+    /// assert_eq!(error.message, "Unknown tool: nope");
+    /// ```
+    ///
+    /// # Errors
+    /// The error of [`CallCheck::UnknownTool`].
+    pub fn into_response(self) -> Result<CallToolResult, ErrorObject> {
+        match self {
+            Self::UnknownTool(error) => Err(error),
+            Self::InvalidArguments(result) => Ok(*result),
+        }
+    }
+}
+
 impl Catalog {
     /// Checks a `tools/call`: the tool exists and the arguments match its `inputSchema`
     /// (a missing `arguments` is checked as `{}`)

@@ -20,22 +20,21 @@
 //! How a binding answers `tools/call` (`tests/server_end_to_end.rs` has the whole loop):
 //!
 //! ```
-//! use mcp_core::server::{CallCheck, Catalog};
+//! use mcp_core::server::Catalog;
 //! use mcp_core::schema::method::CallTool;
 //! use mcp_core::schema::CallToolResult;
 //! use mcp_core::{InboundRequest, RespondError, Session};
 //!
 //! fn call_tool(session: &mut Session, catalog: &Catalog, request: InboundRequest) -> Result<(), RespondError> {
-//!     let params = match request.params::<CallTool>() {
-//!         Ok(params) => params,
-//!         Err(error) => return Ok(session.respond_error(request.responder, &error)),
-//!     };
-//!     match catalog.check_call(&params) {
+//!     let outcome = request.params::<CallTool>().and_then(|params| match catalog.check_call(&params) {
 //!         // The binding runs the tool's handler here.
-//!         Ok(tool) => session.respond_with(request.responder, CallToolResult::text(&tool.name)),
-//!         Err(CallCheck::UnknownTool(error)) => Ok(session.respond_error(request.responder, &error)),
-//!         Err(CallCheck::InvalidArguments(result)) => session.respond_with(request.responder, *result),
-//!         Err(_) => Ok(()),
+//!         Ok(tool) => Ok(CallToolResult::text(format!("ran {}", tool.name))),
+//!         // Unknown tool (an error) or invalid arguments (an `isError` result).
+//!         Err(refused) => refused.into_response(),
+//!     });
+//!     match outcome {
+//!         Ok(result) => session.respond_with(request.responder, result),
+//!         Err(error) => Ok(session.respond_error(request.responder, &error)),
 //!     }
 //! }
 //! ```
