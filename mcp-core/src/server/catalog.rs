@@ -218,11 +218,9 @@ impl Catalog {
             .page(params.cursor.as_deref(), self.config.page_size)?;
         let result = ListToolsResult::new(page.into_iter().map(|e| e.tool.clone()).collect());
         let CachePolicy { ttl_ms, scope } = self.config.cache;
-        let result = result.with_cache(ttl_ms, scope);
-        Ok(match next {
-            Some(cursor) => result.with_next_cursor(cursor),
-            None => result,
-        })
+        let mut result = result.with_cache(ttl_ms, scope);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     // Resources
@@ -277,11 +275,9 @@ impl Catalog {
             .page(params.cursor.as_deref(), self.config.page_size)?;
         let result = ListResourcesResult::new(page.into_iter().cloned().collect());
         let CachePolicy { ttl_ms, scope } = self.config.cache;
-        let result = result.with_cache(ttl_ms, scope);
-        Ok(match next {
-            Some(cursor) => result.with_next_cursor(cursor),
-            None => result,
-        })
+        let mut result = result.with_cache(ttl_ms, scope);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     /// Gives a `resources/read` result the catalog's caching hints, unless the handler set
@@ -331,11 +327,9 @@ impl Catalog {
             page.into_iter().map(|e| e.template.clone()).collect(),
         );
         let CachePolicy { ttl_ms, scope } = self.config.cache;
-        let result = result.with_cache(ttl_ms, scope);
-        Ok(match next {
-            Some(cursor) => result.with_next_cursor(cursor),
-            None => result,
-        })
+        let mut result = result.with_cache(ttl_ms, scope);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     // Prompts
@@ -387,11 +381,9 @@ impl Catalog {
             .page(params.cursor.as_deref(), self.config.page_size)?;
         let result = ListPromptsResult::new(page.into_iter().cloned().collect());
         let CachePolicy { ttl_ms, scope } = self.config.cache;
-        let result = result.with_cache(ttl_ms, scope);
-        Ok(match next {
-            Some(cursor) => result.with_next_cursor(cursor),
-            None => result,
-        })
+        let mut result = result.with_cache(ttl_ms, scope);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     // Changes
