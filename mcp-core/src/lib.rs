@@ -78,9 +78,11 @@ pub mod codec;
 pub mod jsonrpc;
 mod raw;
 pub mod schema;
+pub mod server;
 pub mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod uri_template;
 pub mod version;
 
 pub use jsonrpc::{ErrorObject, RequestId};

@@ -1,0 +1,65 @@
+//! Server-side bookkeeping: what a server offers and what each client asked for
+//!
+//! Pure data structures, like the rest of the crate: no I/O, no clock, no async and no
+//! handler closures. A binding (tokio, threads, Python, ...) owns the handlers; it asks these
+//! types what to answer around them.
+//!
+//! - [`Catalog`]: tools, resources, resource templates and prompts. It answers the list
+//!   requests (paginated, with caching hints), checks `tools/call` arguments against the
+//!   tool's `inputSchema` ([`Catalog::check_call`]), finds what a `resources/read` URI names
+//!   ([`Catalog::resolve`]), checks `prompts/get` arguments, helps with
+//!   `completion/complete` ([`complete`]) and tracks list changes ([`ListChanges`]).
+//! - [`Subscriptions`]: one legacy connection's `resources/subscribe` set, bounded.
+//! - [`LogFilter`]: which `notifications/message` a client wants, per legacy connection
+//!   (`logging/setLevel`) or per modern request (`_meta` log level).
+//! - [`SchemaValidator`]: JSON Schema validation with bounded work and no retrieval, also
+//!   usable on the client side.
+//!
+//! # A dispatch step
+//!
+//! How a binding answers `tools/call` (`tests/server_end_to_end.rs` has the whole loop):
+//!
+//! ```
+//! use mcp_core::server::Catalog;
+//! use mcp_core::schema::method::CallTool;
+//! use mcp_core::schema::CallToolResult;
+//! use mcp_core::{InboundRequest, RespondError, Session};
+//!
+//! fn call_tool(session: &mut Session, catalog: &Catalog, request: InboundRequest) -> Result<(), RespondError> {
+//!     let outcome = request.params::<CallTool>().and_then(|params| match catalog.check_call(&params) {
+//!         // The binding runs the tool's handler here.
+//!         Ok(tool) => Ok(CallToolResult::text(format!("ran {}", tool.name))),
+//!         // Unknown tool (an error) or invalid arguments (an `isError` result).
+//!         Err(refused) => refused.into_response(),
+//!     });
+//!     match outcome {
+//!         Ok(result) => session.respond_with(request.responder, result),
+//!         Err(error) => Ok(session.respond_error(request.responder, &error)),
+//!     }
+//! }
+//! ```
+
+mod call;
+mod catalog;
+mod changes;
+mod completion;
+mod error;
+mod log_filter;
+mod names;
+mod prompts;
+mod registry;
+mod subscriptions;
+mod templates;
+mod validate;
+
+pub use call::CallCheck;
+pub use catalog::{CachePolicy, Catalog, CatalogConfig};
+pub use changes::{ListChanges, Revisions};
+pub use completion::complete;
+pub use error::{CatalogError, EntryKind};
+pub use log_filter::LogFilter;
+pub use names::{MAX_TOOL_NAME_LEN, check_tool_name};
+pub use registry::Order;
+pub use subscriptions::Subscriptions;
+pub use templates::{ResourceMatch, resource_not_found};
+pub use validate::{SchemaError, SchemaLimits, SchemaValidator};
