@@ -17,7 +17,8 @@
 
 use serde_json::Value;
 
-use super::base64;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 
 const PREFIX: &str = "=?base64?";
 const SUFFIX: &str = "?=";
@@ -48,7 +49,7 @@ fn encode_string(s: &str) -> String {
     if printable && !padded && !looks_encoded(s) {
         s.to_owned()
     } else {
-        format!("{PREFIX}{}{SUFFIX}", base64::encode(s.as_bytes()))
+        format!("{PREFIX}{}{SUFFIX}", BASE64.encode(s.as_bytes()))
     }
 }
 
@@ -89,6 +90,8 @@ pub fn decode_header_value(value: &str) -> Result<String, HeaderValueError> {
         return Ok(value.to_owned());
     }
     let inner = &value[PREFIX.len()..value.len() - SUFFIX.len()];
-    let bytes = base64::decode(inner).map_err(|_| HeaderValueError::InvalidBase64)?;
+    let bytes = BASE64
+        .decode(inner)
+        .map_err(|_| HeaderValueError::InvalidBase64)?;
     String::from_utf8(bytes).map_err(|_| HeaderValueError::NotUtf8)
 }

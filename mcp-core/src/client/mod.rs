@@ -11,7 +11,6 @@
 //!   ([`filter_tools_list`]).
 //! - [`encode_header_value`] / [`decode_header_value`]: the values of those headers.
 
-mod base64;
 mod call;
 mod header_value;
 mod output;
