@@ -656,3 +656,38 @@ fn a_legacy_ask_that_times_out_is_answered_with_the_timeout() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn only_surfaced_input_requests_take_input() {
+    // A custom request from the server is an ordinary request: its id is not an input id.
+    let mut client = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
+    client.extra_methods = vec!["acme/ask".into()];
+    let mut pair = Pair::new(origin(), client, server_config());
+    pair.drive();
+    pair.client_events();
+    pair.server_events();
+    pair.server
+        .send_request(pair.now, "acme/ask", None, RequestOptions::default())
+        .unwrap();
+    pair.drive();
+    let Some(Event::Request(r)) = pair.client_events().pop() else {
+        panic!()
+    };
+    let roots: InputResponses = [(
+        "x".to_owned(),
+        serde_json::from_value(json!({"roots": []})).unwrap(),
+    )]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        pair.client
+            .provide_input(pair.now, InputId::Live(r.responder.id()), roots),
+        Err(InputError::NotWaiting)
+    );
+    let error = jsonrpc::ErrorObject::internal_error("no");
+    assert_eq!(
+        pair.client
+            .refuse_input(pair.now, InputId::Live(r.responder.id()), &error),
+        Err(InputError::NotWaiting)
+    );
+}

@@ -34,6 +34,8 @@ pub(crate) struct InEntry {
     pub(crate) asks: u16,
     /// The client offered a task for this request: `Some(requested ttl in ms)`
     pub(crate) task_offered: Option<Option<u64>>,
+    /// Client side: a server's input request, surfaced as `Event::InputRequired`
+    pub(crate) live_input: bool,
 }
 
 #[derive(Debug)]

@@ -245,7 +245,12 @@ impl Session {
                     .map_err(|_| InputError::NotWaiting)
             }
             InputId::Live(inbound) => {
-                if self.core.inbound.version_of(inbound).is_none() {
+                if !self
+                    .core
+                    .inbound
+                    .get_mut(inbound)
+                    .is_some_and(|e| e.live_input)
+                {
                     return Err(InputError::NotWaiting);
                 }
                 self.respond_error(Responder { id: inbound }, error);
@@ -521,7 +526,12 @@ impl Core {
         }
         match id {
             InputId::Live(inbound) => {
-                let Some(version) = self.inbound.version_of(inbound) else {
+                let Some(version) = self
+                    .inbound
+                    .get_mut(inbound)
+                    .filter(|e| e.live_input)
+                    .map(|e| e.version)
+                else {
                     return Err(InputError::NotWaiting);
                 };
                 let Some(mut response) = responses.into_values().next() else {

@@ -874,6 +874,11 @@ impl Core {
             return self.answer(Some(&request.id), batch, Answer::Error(&error));
         }
         let wants_progress = progress_token.is_some();
+        let live_input = self.role.is_client()
+            && matches!(
+                request.method.as_str(),
+                "elicitation/create" | "sampling/createMessage" | "roots/list"
+            );
         let task_offered = if self.role.is_client() {
             None
         } else {
@@ -897,15 +902,12 @@ impl Core {
             answers,
             asks: 0,
             task_offered,
+            live_input,
         });
         if let Some(b) = batch {
             self.batches.add_pending(b);
         }
-        let live_input = matches!(
-            request.method.as_str(),
-            "elicitation/create" | "sampling/createMessage" | "roots/list"
-        );
-        if self.role.is_client() && live_input {
+        if live_input {
             return self.client_live_input(id, &request.method, request.params.as_deref());
         }
         self.events.push_back(Event::Request(InboundRequest {
