@@ -31,7 +31,7 @@ pub mod code {
 ///
 /// `data` is kept as raw JSON text; two error objects are equal when their codes, messages and
 /// data texts are equal.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{message} (code {code})")]
 pub struct ErrorObject {
     /// The error code; see [`code`] for the standard ones
@@ -39,6 +39,7 @@ pub struct ErrorObject {
     /// A short description of the error, one sentence
     pub message: String,
     /// Additional information defined by the sender, as raw JSON
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Box<RawValue>>,
 }
 

@@ -180,6 +180,9 @@ pub struct RequestOptions {
     /// Ask the peer for progress: the core mints a `progressToken` and emits
     /// [`Event::Progress`](super::Event::Progress)
     pub progress: bool,
+    /// Ask for the request to run as a task (2025-11-25 `params.task`, with this lifetime);
+    /// see [`as_task`](Self::as_task)
+    pub task: Option<Option<Duration>>,
 }
 
 impl RequestOptions {
@@ -205,6 +208,15 @@ impl RequestOptions {
     pub fn reset_on_progress(mut self) -> Self {
         self.progress = true;
         self.reset_on_progress = Some(true);
+        self
+    }
+
+    /// Run the request as a task if the server can (2025-11-25 `tools/call` with
+    /// `params.task`; `ttl` is the requested lifetime). The call still ends in one
+    /// [`Event::Response`](super::Event::Response): the core follows the task. In 2026 the
+    /// server decides by itself, for clients that declare the tasks extension.
+    pub fn as_task(mut self, ttl: Option<Duration>) -> Self {
+        self.task = Some(ttl);
         self
     }
 

@@ -11,7 +11,7 @@ use super::ids::{InboundId, OutboundId, Responder};
 use super::input::InputId;
 use super::tasks::TaskId;
 use crate::jsonrpc::ErrorObject;
-use crate::schema::{InputRequests, InputResponses};
+use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::version::ProtocolVersion;
 
 /// Something the application should know or act on, from [`Session::poll_event`](super::Session::poll_event)
@@ -77,6 +77,16 @@ pub enum Event {
         /// The client's result (an elicitation, sampling or roots result), or why there is
         /// none
         outcome: Result<Box<RawValue>, CallError>,
+    },
+    /// Client side: the task behind one of our calls changed status (informational; the
+    /// call still ends in one [`Event::Response`])
+    TaskStatus {
+        /// The call
+        id: OutboundId,
+        /// Its task's new status
+        status: TaskStatus,
+        /// The server's status message, if any
+        message: Option<String>,
     },
     /// Server side: the input a task asked for with
     /// [`TaskUpdate::InputRequired`](super::TaskUpdate::InputRequired) arrived (through

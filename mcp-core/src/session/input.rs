@@ -547,6 +547,10 @@ impl Core {
                 let Some(entry) = self.outbound.get_mut(wire).filter(|e| e.awaiting_input) else {
                     return Err(InputError::NotWaiting);
                 };
+                if entry.task.is_some() {
+                    self.provide_task_input(out.0, &responses);
+                    return Ok(());
+                }
                 entry.awaiting_input = false;
                 let deadline = entry.timeout.map(|t| self.now + t);
                 let deadline = deadline

@@ -13,6 +13,7 @@ mod input;
 mod lifecycle;
 mod outbound;
 mod seal;
+mod task_follow;
 mod tasks;
 mod transmit;
 mod typed;
@@ -129,6 +130,8 @@ struct Core {
     wall_anchor: Option<(Instant, u64)>,
     /// The server's task table
     server_tasks: tasks::ServerTasks,
+    /// Client: the tasks behind our calls, task id -> the call's app id
+    followed: std::collections::HashMap<String, u64>,
 }
 
 #[derive(Debug)]
@@ -530,6 +533,7 @@ impl Core {
             created: now,
             wall_anchor: None,
             server_tasks: tasks::ServerTasks::default(),
+            followed: std::collections::HashMap::new(),
         }
     }
 
@@ -925,6 +929,8 @@ impl Core {
         match n.method.as_str() {
             "notifications/cancelled" => self.peer_cancelled(n.params.as_deref()),
             "notifications/progress" => self.peer_progress(n.params.as_deref()),
+            "notifications/tasks/status" | "notifications/tasks"
+                if self.role.is_client() && self.task_notified(n.params.as_deref()) => {}
             "notifications/initialized" => {
                 if let (Role::Server(_), Phase::Initialized { version }) = (&self.role, self.phase)
                 {
@@ -1039,14 +1045,24 @@ impl Core {
         match entry.owner {
             Owner::App => {
                 let modern = self.phase.version().is_some_and(|v| v.era() == Era::Modern);
+                let client = self.role.is_client();
                 let (entry, outcome) = match outcome {
                     // Cheap test first: only a result that mentions the word is parsed.
-                    Ok(raw)
-                        if modern
-                            && self.role.is_client()
-                            && raw.get().contains("input_required") =>
-                    {
+                    Ok(raw) if modern && client && raw.get().contains("input_required") => {
                         match self.client_input_required(wire, entry, &raw) {
+                            None => return,
+                            Some(back) => back,
+                        }
+                    }
+                    other => (entry, other),
+                };
+                let (entry, outcome) = match outcome {
+                    Ok(raw)
+                        if client
+                            && (entry.task_requested
+                                || modern && raw.get().contains("\"task\"")) =>
+                    {
+                        match self.client_task_created(wire, entry, &raw) {
                             None => return,
                             Some(back) => back,
                         }
@@ -1060,6 +1076,7 @@ impl Core {
             }
             Owner::Input(inbound) => self.input_answered(inbound, &entry, outcome),
             Owner::TaskInput(task) => self.task_input_answered(task, &entry, outcome),
+            Owner::Task(app, op) => self.task_op_answered(app, op, outcome),
             Owner::Initialize => self.client_initialize_answered(outcome),
             Owner::Discover => self.client_discover_answered(outcome),
         }
@@ -1251,6 +1268,37 @@ impl Core {
         if params.as_deref().is_some_and(|p| !raw::is_object(p.get())) {
             return Err(SendError::ParamsNotAnObject);
         }
+        let legacy = self.phase.version().is_some_and(|v| v.era() == Era::Legacy);
+        let task_param = match options.task {
+            Some(ttl) if legacy && method == "tools/call" => {
+                let offered = self.peer.as_ref().is_some_and(|p| {
+                    has_capability(&p.capabilities, &["tasks", "requests", "tools", "call"])
+                });
+                if !offered {
+                    return Err(SendError::MissingCapability {
+                        method: method.to_owned(),
+                        capability: "tasks.requests.tools.call",
+                    });
+                }
+                let ttl = ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+                Some(serde_json::json!({ "ttl": ttl }).to_string())
+            }
+            _ => None,
+        };
+        let params = match &task_param {
+            Some(task) => {
+                let mut out = Vec::new();
+                let patch = Patch {
+                    members: &[("task", task.as_bytes())],
+                    meta: &[],
+                    meta_wins: false,
+                };
+                raw::write_patched(&mut out, params.as_deref().map(RawValue::get), &patch);
+                let text = String::from_utf8(out).expect("JSON is UTF-8");
+                Some(RawValue::from_string(text).expect("valid JSON"))
+            }
+            None => params,
+        };
         if self.outbound.app_len() >= self.limits.max_in_flight_outbound {
             return Err(SendError::TooManyRequests);
         }
@@ -1265,6 +1313,7 @@ impl Core {
             .map(|d| cap.map_or(d, |c| d.min(c)))
             .or(cap);
         let mut entry = OutEntry::new(Owner::App, method, params);
+        entry.task_requested = task_param.is_some();
         entry.progress = options.progress;
         entry.timeout = timeout;
         entry.reset_on_progress = options
@@ -1378,10 +1427,14 @@ impl Core {
     fn cancel(&mut self, id: OutboundId, reason: Option<&str>) -> Result<(), CancelError> {
         let wire = self.outbound.wire_of(id.0);
         let on_the_wire = match self.outbound.get_mut(wire) {
-            Some(e) if e.owner == Owner::App => !e.awaiting_input,
+            Some(e) if e.owner == Owner::App => !e.awaiting_input && e.task.is_none(),
             _ => return Err(CancelError::NotInFlight),
         };
-        self.outbound.remove(wire);
+        let entry = self.outbound.remove(wire).expect("looked up above");
+        // A task-backed call is cancelled with tasks/cancel.
+        if !matches!(self.phase, Phase::Closed) && !self.eof {
+            self.cancel_followed_task(&entry);
+        }
         // A request waiting for our input has no request in flight at the peer.
         if on_the_wire && !matches!(self.phase, Phase::Closed) && !self.eof {
             self.write_cancelled(wire, reason.unwrap_or("cancelled by the application"));
@@ -1403,6 +1456,20 @@ impl Core {
         while let Some(wire) = self.outbound.expired(self.now) {
             let entry = self.outbound.remove(wire).expect("listed in deadlines");
             match entry.owner {
+                Owner::App if entry.task.is_some() && entry.cap.is_none_or(|c| self.now < c) => {
+                    self.poll_task(wire, entry);
+                }
+                Owner::App if entry.task.is_some() => {
+                    self.cancel_followed_task(&entry);
+                    self.events.push_back(Event::Response {
+                        id: OutboundId(entry.app_id),
+                        outcome: Err(CallError::TimedOut),
+                    });
+                }
+                Owner::Task(app, op) => {
+                    self.write_cancelled(wire, "the request timed out");
+                    self.task_op_answered(app, op, Err(CallError::TimedOut));
+                }
                 Owner::App => {
                     self.write_cancelled(wire, "the request timed out");
                     self.events.push_back(Event::Response {
@@ -1442,7 +1509,7 @@ impl Core {
                 Owner::Input(inbound) => {
                     self.input_answered(inbound, &entry, Err(CallError::SessionClosed));
                 }
-                Owner::TaskInput(_) | Owner::Initialize | Owner::Discover => {}
+                Owner::TaskInput(_) | Owner::Task(..) | Owner::Initialize | Owner::Discover => {}
             }
         }
         if !matches!(

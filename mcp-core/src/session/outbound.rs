@@ -6,6 +6,16 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 
 use super::ids::InboundId;
+use super::task_follow::FollowedTask;
+
+/// The task methods a client sends for a task it follows
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskOp {
+    Get,
+    Result,
+    Update,
+    Cancel,
+}
 
 /// Who owns an outbound request: the application, the lifecycle, or a handler's input ask
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +26,8 @@ pub(crate) enum Owner {
     Input(InboundId),
     /// A 2025-11-25 input request for a server task (by the task's table id)
     TaskInput(u64),
+    /// A task request for the task behind one of the application's calls (by its app id)
+    Task(u64, TaskOp),
     /// The legacy handshake; never cancelled
     Initialize,
     /// The modern probe
@@ -35,6 +47,11 @@ pub(crate) struct OutEntry {
     pub(crate) input_key: Option<Box<str>>,
     /// Waiting for the application's input before a retry (no deadline meanwhile)
     pub(crate) awaiting_input: bool,
+    /// The client asked for a task (2025-11-25 `params.task`)
+    pub(crate) task_requested: bool,
+    /// The task behind this call, once the server created one; `deadline` is then the next
+    /// poll
+    pub(crate) task: Option<Box<FollowedTask>>,
     /// Kept for retries (modern era) and diagnostics
     pub(crate) method: Box<str>,
     pub(crate) params: Option<Box<RawValue>>,
@@ -57,6 +74,8 @@ impl OutEntry {
             request_state: None,
             input_key: None,
             awaiting_input: false,
+            task_requested: false,
+            task: None,
             method: method.into(),
             params,
             progress: false,

@@ -1,0 +1,319 @@
+//! Tasks, client side: a task-backed call looks like one slow call
+//!
+//! When the server answers a request with a task handle (2025-11-25 `{task}` after the
+//! client asked with [`RequestOptions::as_task`](super::RequestOptions::as_task); 2026
+//! `resultType: "task"` whenever the client declares the tasks extension), the core keeps
+//! the request open, polls `tasks/get` at the server's suggested interval (or reads status
+//! notifications), emits [`Event::TaskStatus`] on every change, fetches the result
+//! (`tasks/result` in 2025-11-25; inline in 2026) and ends with the single
+//! [`Event::Response`]. Input the task needs surfaces as [`Event::InputRequired`] (2026;
+//! answered with `tasks/update`); cancelling the call sends `tasks/cancel`. Status news about
+//! a task that already ended is ignored.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::input::InputId;
+use super::outbound::{OutEntry, Owner, TaskOp};
+use super::{CallError, Core, Event, OutboundId};
+use crate::jsonrpc::ErrorObject;
+use crate::schema::{InputRequests, InputResponses, TaskStatus};
+use crate::version::Era;
+
+/// Polling interval when the server suggests none
+const DEFAULT_POLL: Duration = Duration::from_secs(1);
+
+/// A task the client follows for one of its requests
+#[derive(Debug, Clone)]
+pub(crate) struct FollowedTask {
+    pub(crate) task_id: String,
+    pub(crate) status: TaskStatus,
+    poll_interval: Duration,
+}
+
+/// What the client reads of a task object (either form)
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskView {
+    task_id: String,
+    status: TaskStatus,
+    #[serde(default)]
+    status_message: Option<String>,
+    #[serde(default)]
+    poll_interval: Option<u64>,
+    #[serde(default)]
+    poll_interval_ms: Option<u64>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<ErrorObject>,
+    #[serde(default)]
+    input_requests: Option<InputRequests>,
+    #[serde(default)]
+    result_type: Option<String>,
+}
+
+/// A 2025-11-25 `CreateTaskResult`
+#[derive(Deserialize)]
+struct Created {
+    task: TaskView,
+}
+
+impl TaskView {
+    fn poll_interval(&self) -> Duration {
+        self.poll_interval_ms
+            .or(self.poll_interval)
+            .filter(|ms| *ms > 0)
+            .map_or(DEFAULT_POLL, Duration::from_millis)
+    }
+}
+
+impl Core {
+    fn modern_client(&self) -> bool {
+        self.role.is_client() && self.phase.version().is_some_and(|v| v.era() == Era::Modern)
+    }
+
+    /// A result that may be a task handle; `None` when it was one (and the call goes on)
+    pub(super) fn client_task_created(
+        &mut self,
+        wire: u64,
+        mut entry: OutEntry,
+        result: &RawValue,
+    ) -> Option<(OutEntry, Result<Box<RawValue>, CallError>)> {
+        let view = if self.modern_client() {
+            serde_json::from_str::<TaskView>(result.get())
+                .ok()
+                .filter(|v| v.result_type.as_deref() == Some("task"))
+        } else if entry.task_requested {
+            serde_json::from_str::<Created>(result.get())
+                .ok()
+                .map(|c| c.task)
+        } else {
+            None
+        };
+        let Some(view) = view else {
+            return Some((entry, Ok(result.to_owned())));
+        };
+        let app = entry.app_id;
+        self.followed.insert(view.task_id.clone(), app);
+        entry.task = Some(Box::new(FollowedTask {
+            task_id: view.task_id.clone(),
+            status: view.status,
+            poll_interval: view.poll_interval(),
+        }));
+        self.events.push_back(Event::TaskStatus {
+            id: OutboundId(app),
+            status: view.status,
+            message: view.status_message.clone(),
+        });
+        self.outbound.restore(wire, entry);
+        self.apply_task_view(app, view, false);
+        None
+    }
+
+    /// Brings a followed task up to date from a `tasks/get` answer or a status notification
+    fn apply_task_view(&mut self, app: u64, view: TaskView, announce: bool) {
+        let wire = self.outbound.wire_of(app);
+        let now = self.now;
+        let modern = self.modern_client();
+        let Some(entry) = self.outbound.get_mut(wire) else {
+            return;
+        };
+        let Some(task) = entry.task.as_mut() else {
+            return;
+        };
+        let changed = task.status != view.status;
+        task.status = view.status;
+        task.poll_interval = view.poll_interval();
+        let poll_at = now + task.poll_interval;
+        let task_id = task.task_id.clone();
+        if announce && changed {
+            self.events.push_back(Event::TaskStatus {
+                id: OutboundId(app),
+                status: view.status,
+                message: view.status_message.clone(),
+            });
+        }
+        match view.status {
+            TaskStatus::Working => self.schedule_poll(app, Some(poll_at)),
+            TaskStatus::InputRequired => match view.input_requests {
+                Some(requests) if modern && !requests.is_empty() => {
+                    if let Some(e) = self.outbound.get_mut(wire) {
+                        e.awaiting_input = true;
+                    }
+                    self.schedule_poll(app, None);
+                    self.events.push_back(Event::InputRequired {
+                        id: InputId::Retry(OutboundId(app)),
+                        requests,
+                    });
+                }
+                // 2025-11-25: the server asks through live requests; keep polling.
+                _ => self.schedule_poll(app, Some(poll_at)),
+            },
+            TaskStatus::Completed | TaskStatus::Failed if !modern => {
+                self.schedule_poll(app, None);
+                self.send_task_op(app, TaskOp::Result, &task_id, None);
+            }
+            TaskStatus::Completed => {
+                let outcome = view.result.ok_or_else(|| {
+                    CallError::InvalidResult("a completed task carried no result".into())
+                });
+                self.finish_task(app, outcome);
+            }
+            TaskStatus::Failed => {
+                let error = view
+                    .error
+                    .unwrap_or_else(|| ErrorObject::internal_error("the task failed"));
+                self.finish_task(app, Err(CallError::Remote(error)));
+            }
+            _ => self.finish_task(app, Err(CallError::Cancelled)),
+        }
+    }
+
+    /// Sets when the followed task is polled next (`None`: not now), within its cap
+    fn schedule_poll(&mut self, app: u64, at: Option<std::time::Instant>) {
+        let wire = self.outbound.wire_of(app);
+        let Some(entry) = self.outbound.get_mut(wire) else {
+            return;
+        };
+        let deadline = match (at, entry.cap) {
+            (Some(a), Some(c)) => Some(a.min(c)),
+            (a, c) => a.or(c),
+        };
+        self.outbound.set_deadline(wire, deadline);
+    }
+
+    /// Ends a task-backed call with its one outcome
+    fn finish_task(&mut self, app: u64, outcome: Result<Box<RawValue>, CallError>) {
+        let wire = self.outbound.wire_of(app);
+        let Some(entry) = self.outbound.remove(wire) else {
+            return;
+        };
+        if let Some(task) = &entry.task {
+            self.followed.remove(&task.task_id);
+        }
+        self.events.push_back(Event::Response {
+            id: OutboundId(app),
+            outcome,
+        });
+    }
+
+    /// Sends a core-owned task request (`tasks/get`, `tasks/result`, `tasks/update`,
+    /// `tasks/cancel`) for a followed task
+    pub(super) fn send_task_op(
+        &mut self,
+        app: u64,
+        op: TaskOp,
+        task_id: &str,
+        extra: Option<Value>,
+    ) {
+        let method = match op {
+            TaskOp::Get => "tasks/get",
+            TaskOp::Result => "tasks/result",
+            TaskOp::Update => "tasks/update",
+            TaskOp::Cancel => "tasks/cancel",
+        };
+        let mut params = json!({ "taskId": task_id });
+        if let Some(Value::Object(extra)) = extra {
+            params.as_object_mut().expect("an object").extend(extra);
+        }
+        let params = serde_json::value::to_raw_value(&params).expect("a Value serializes");
+        let timeout = self.role.timeouts().request;
+        let mut entry = OutEntry::new(Owner::Task(app, op), method, Some(params));
+        entry.timeout = timeout;
+        entry.deadline = timeout.map(|t| self.now + t);
+        let wire = self.outbound.insert(entry);
+        self.transmit_outbound(wire, &[]);
+    }
+
+    /// A followed task's poll time came: ask `tasks/get`
+    pub(super) fn poll_task(&mut self, wire: u64, entry: OutEntry) {
+        let app = entry.app_id;
+        let task_id = entry
+            .task
+            .as_ref()
+            .map(|t| t.task_id.clone())
+            .unwrap_or_default();
+        self.outbound.restore(wire, entry);
+        self.schedule_poll(app, None);
+        self.send_task_op(app, TaskOp::Get, &task_id, None);
+    }
+
+    /// The answer to a core-owned task request
+    pub(super) fn task_op_answered(
+        &mut self,
+        app: u64,
+        op: TaskOp,
+        outcome: Result<Box<RawValue>, CallError>,
+    ) {
+        let followed = self.outbound.get_mut(self.outbound.wire_of(app)).is_some();
+        if !followed || matches!(op, TaskOp::Cancel | TaskOp::Update) {
+            // The call already ended, or the answer is a plain acknowledgement.
+            return;
+        }
+        match (op, outcome) {
+            (TaskOp::Get, Ok(raw)) => match serde_json::from_str::<TaskView>(raw.get()) {
+                Ok(view) => self.apply_task_view(app, view, true),
+                Err(e) => self.finish_task(
+                    app,
+                    Err(CallError::InvalidResult(format!(
+                        "invalid tasks/get result: {e}"
+                    ))),
+                ),
+            },
+            (TaskOp::Result, outcome) => self.finish_task(app, outcome),
+            (_, Err(e)) => self.finish_task(app, Err(e)),
+            _ => {}
+        }
+    }
+
+    /// A status notification (`notifications/tasks/status` in 2025-11-25,
+    /// `notifications/tasks` in 2026) about a task we follow; `true` if it was one
+    pub(super) fn task_notified(&mut self, params: Option<&RawValue>) -> bool {
+        let Some(view) = params.and_then(|p| serde_json::from_str::<TaskView>(p.get()).ok()) else {
+            return false;
+        };
+        let Some(&app) = self.followed.get(&view.task_id) else {
+            // News about a task that ended (or that we never followed) changes nothing.
+            self.stats.dropped_messages += 1;
+            return true;
+        };
+        self.apply_task_view(app, view, true);
+        true
+    }
+
+    /// `provide_input` for a task waiting in `input_required` (2026): `tasks/update`
+    pub(super) fn provide_task_input(&mut self, app: u64, responses: &InputResponses) -> bool {
+        let wire = self.outbound.wire_of(app);
+        let Some(entry) = self.outbound.get_mut(wire) else {
+            return false;
+        };
+        let Some(task) = entry.task.as_ref() else {
+            return false;
+        };
+        let task_id = task.task_id.clone();
+        let poll_at = self.now + task.poll_interval;
+        entry.awaiting_input = false;
+        let responses = serde_json::to_value(responses).expect("responses serialize");
+        self.send_task_op(
+            app,
+            TaskOp::Update,
+            &task_id,
+            Some(json!({ "inputResponses": responses })),
+        );
+        self.schedule_poll(app, Some(poll_at));
+        true
+    }
+
+    /// `cancel` of a task-backed call: `tasks/cancel`
+    pub(super) fn cancel_followed_task(&mut self, entry: &OutEntry) {
+        if let Some(task) = &entry.task {
+            self.followed.remove(&task.task_id);
+            let task_id = task.task_id.clone();
+            self.send_task_op(entry.app_id, TaskOp::Cancel, &task_id, None);
+        }
+    }
+}
