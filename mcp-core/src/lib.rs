@@ -89,8 +89,9 @@ pub use jsonrpc::{ErrorObject, RequestId};
 pub use schema::Implementation;
 pub use session::{
     AskError, Asked, CallError, CancelError, ClientConfig, CloseReason, EraMode, Event, InboundId,
-    InboundNotification, InboundRequest, InputError, InputId, Limits, OutboundId, PeerInfo,
-    Pending, Progress, ProgressError, RequestOptions, RespondError, Responder, SendError,
-    ServerConfig, Session, Side, Stats, Timeouts, Transmit,
+    InboundNotification, InboundRequest, InputError, InputId, Limits, ListKind, OutboundId,
+    PeerInfo, Pending, Progress, ProgressError, RequestOptions, RespondError, Responder, SendError,
+    ServerConfig, Session, Side, Stats, TASKS_EXTENSION, TaskError, TaskId, TaskOptions,
+    TaskUpdate, Timeouts, Transmit,
 };
 pub use version::{Era, ProtocolVersion};

@@ -28,6 +28,9 @@ pub struct Limits {
     pub max_batch_len: usize,
     /// Most tasks a server session keeps (ended ones are evicted first when it is full)
     pub max_tasks: usize,
+    /// Most open listen streams of a server session, and most resource URIs one stream (or
+    /// a legacy session) subscribes to
+    pub max_subscriptions: usize,
 }
 
 impl Default for Limits {
@@ -40,6 +43,7 @@ impl Default for Limits {
             max_in_flight_inbound: 256,
             max_batch_len: 128,
             max_tasks: 1024,
+            max_subscriptions: 256,
         }
     }
 }

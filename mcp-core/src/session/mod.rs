@@ -13,6 +13,7 @@ mod input;
 mod lifecycle;
 mod outbound;
 mod seal;
+mod subscriptions;
 mod task_follow;
 mod tasks;
 mod transmit;
@@ -32,6 +33,7 @@ pub use event::{CallError, CloseReason, Event, InboundNotification, InboundReque
 pub use ids::{InboundId, OutboundId, Responder};
 pub use input::{AskError, Asked, InputError, InputId};
 pub use lifecycle::PeerInfo;
+pub use subscriptions::ListKind;
 pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
 pub use transmit::Transmit;
 pub use typed::Pending;
@@ -132,6 +134,8 @@ struct Core {
     server_tasks: tasks::ServerTasks,
     /// Client: the tasks behind our calls, task id -> the call's app id
     followed: std::collections::HashMap<String, u64>,
+    /// Server: listen streams and legacy resource subscriptions
+    subscriptions: subscriptions::Subscriptions,
 }
 
 #[derive(Debug)]
@@ -534,6 +538,7 @@ impl Core {
             wall_anchor: None,
             server_tasks: tasks::ServerTasks::default(),
             followed: std::collections::HashMap::new(),
+            subscriptions: subscriptions::Subscriptions::default(),
         }
     }
 
@@ -660,7 +665,7 @@ impl Core {
     }
 
     fn handle_request(&mut self, request: jsonrpc::Request, batch: Option<u32>) {
-        if self.inbound.contains_wire(&request.id) {
+        if self.inbound.contains_wire(&request.id) || self.subscriptions.is_listener(&request.id) {
             self.stats.invalid_messages += 1;
             let error = ErrorObject::invalid_request(format!(
                 "request id {} is already in use by a request in progress",
@@ -867,7 +872,10 @@ impl Core {
             let error = ErrorObject::new(jsonrpc::code::METHOD_NOT_FOUND, message);
             return self.answer(Some(&request.id), batch, Answer::Error(&error));
         }
-        if !self.role.is_client() && self.serve_task_method(&request, version, &peer_caps, batch) {
+        if !self.role.is_client()
+            && (self.serve_task_method(&request, version, &peer_caps, batch)
+                || self.serve_subscription(&request, version.era(), &peer_caps, batch))
+        {
             return;
         }
         if self.overloaded() {
@@ -962,6 +970,8 @@ impl Core {
         };
         // A cancellation for a request that already ended is the normal race: ignore it.
         let Some(id) = self.inbound.by_wire(&c.request_id) else {
+            // It may end a listen stream instead.
+            self.subscriptions.cancel(&c.request_id);
             return;
         };
         let entry = self.inbound.remove(id).expect("found by wire id");
@@ -1545,6 +1555,8 @@ impl Core {
         }
         self.inbound.clear();
         self.batches.clear();
+        self.subscriptions = subscriptions::Subscriptions::default();
+        self.followed.clear();
         self.phase = Phase::Closed;
         self.backlog = false;
         // Commands fail with `Closed` from now on; `Unblocked` would follow `Closed`.

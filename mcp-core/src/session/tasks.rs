@@ -498,6 +498,9 @@ impl Core {
             Vec::new()
         };
         let notify = (!task.modern).then(|| task.to_json().to_string());
+        let listeners = task
+            .modern
+            .then(|| (task.wire_id.clone(), task.detailed().to_string()));
         if terminal {
             self.withdraw_task_input(id);
         }
@@ -511,6 +514,9 @@ impl Core {
         }
         for (wire, batch) in waiters {
             self.answer_task_result(id, &wire, batch);
+        }
+        if let Some((task_id, detailed)) = listeners {
+            self.notify_task_listeners(&task_id, &detailed);
         }
     }
 
