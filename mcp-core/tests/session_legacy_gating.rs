@@ -106,17 +106,20 @@ fn resources_subscribe_needs_the_subscribe_capability() {
         ProtocolVersion::V2025_06_18,
         json!({"resources": {"subscribe": true}}),
     );
-    let (id, request) = client_call(
-        &mut pair,
-        "resources/subscribe",
-        json!({"uri": "file:///a"}),
-        RequestOptions::default(),
-    );
-    pair.server
-        .respond(request.responder, &raw(json!({})))
+    // With the capability, the core keeps the subscription and answers `{}` itself.
+    let id = pair
+        .client
+        .send_request(
+            pair.now,
+            "resources/subscribe",
+            Some(raw(json!({"uri": "file:///a"}))),
+            RequestOptions::default(),
+        )
         .unwrap();
     pair.drive();
+    assert!(pair.server_events().is_empty());
     assert_eq!(only_response(pair.client_events(), id).unwrap(), json!({}));
+    assert_eq!(pair.server.notify_resource_updated("file:///a").unwrap(), 1);
 }
 
 #[test]
