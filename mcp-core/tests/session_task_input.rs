@@ -1,0 +1,228 @@
+//! A task-backed tool call that needs two rounds of input, run with the same server handler
+//! code on a modern (2026-07-28, tasks extension) and a legacy (2025-11-25 tasks) session
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::{origin, raw};
+use mcp_core::schema::{InputRequest, InputRequests, InputResponse};
+use mcp_core::testing::Pair;
+use mcp_core::{
+    EraMode, Event, ProtocolVersion, RequestOptions, ServerConfig, Side, TaskId, TaskOptions,
+    TaskUpdate,
+};
+use serde_json::{Value, json};
+
+fn server_config() -> ServerConfig {
+    let mut s = Pair::server_config();
+    s.capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    s.capabilities["tasks"] =
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+    s.task_id_seed = 0xfeed;
+    s
+}
+
+fn ask(key: &str, request: Value) -> InputRequests {
+    let mut map = BTreeMap::new();
+    map.insert(
+        key.to_owned(),
+        serde_json::from_value::<InputRequest>(request).unwrap(),
+    );
+    map
+}
+
+fn name_request() -> InputRequests {
+    ask(
+        "name",
+        json!({"method": "elicitation/create", "params": {
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}),
+    )
+}
+
+fn summary_request() -> InputRequests {
+    ask(
+        "summary",
+        json!({"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize"}}],
+        "maxTokens": 20}}),
+    )
+}
+
+/// The server's handler, written once for both eras: start a task, ask for a name, then for
+/// a summary, then complete with both
+#[derive(Default)]
+struct Handler {
+    task: Option<TaskId>,
+    name: Option<String>,
+}
+
+impl Handler {
+    fn on_event(&mut self, pair: &mut Pair, event: Event) {
+        let now = pair.now;
+        match event {
+            Event::Request(request) => {
+                assert!(request.task_offered, "the client offered a task");
+                let options = TaskOptions::default().poll_interval(Duration::from_millis(200));
+                let task = pair
+                    .server
+                    .start_task(now, request.responder, options)
+                    .unwrap();
+                pair.server
+                    .update_task(now, task, TaskUpdate::InputRequired(name_request()))
+                    .unwrap();
+                self.task = Some(task);
+            }
+            Event::TaskInput { task, responses } => {
+                assert_eq!(Some(task), self.task);
+                match (&self.name, responses.get("name"), responses.get("summary")) {
+                    (None, Some(InputResponse::Elicit(r)), _) => {
+                        let v = serde_json::to_value(r).unwrap();
+                        self.name = Some(v["content"]["name"].as_str().unwrap().to_owned());
+                        pair.server
+                            .update_task(now, task, TaskUpdate::InputRequired(summary_request()))
+                            .unwrap();
+                    }
+                    (Some(name), _, Some(InputResponse::CreateMessage(r))) => {
+                        let v = serde_json::to_value(r).unwrap();
+                        let text = format!("{name}: {}", v["content"]["text"].as_str().unwrap());
+                        let result = raw(json!({"content": [{"type": "text", "text": text}]}));
+                        pair.server
+                            .update_task(now, task, TaskUpdate::Completed(result))
+                            .unwrap();
+                    }
+                    other => panic!("unexpected input {other:?}"),
+                }
+            }
+            other => panic!("server: {other:?}"),
+        }
+    }
+}
+
+/// The client's side: answers like a user and a model
+fn answer(requests: &InputRequests) -> mcp_core::schema::InputResponses {
+    requests
+        .iter()
+        .map(|(key, request)| {
+            let v = match request {
+                InputRequest::Elicit(_) => json!({"action": "accept", "content": {"name": "Ada"}}),
+                _ => json!({"role": "assistant", "content": {"type": "text", "text": "short"},
+                            "model": "m"}),
+            };
+            (key.clone(), serde_json::from_value(v).unwrap())
+        })
+        .collect()
+}
+
+fn run(era: EraMode) -> (Value, Vec<(Side, String)>, usize) {
+    let mut client = Pair::client_config(era);
+    client.capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    let mut pair = Pair::new(origin(), client, server_config());
+    pair.drive();
+    pair.client_events();
+    pair.server_events();
+    let options = match era {
+        EraMode::Legacy(_) => RequestOptions::default().as_task(Some(Duration::from_secs(60))),
+        _ => RequestOptions::default(),
+    };
+    let call = pair
+        .client
+        .send_request(
+            pair.now,
+            "tools/call",
+            Some(raw(json!({"name": "greet"}))),
+            options,
+        )
+        .unwrap();
+    let mut handler = Handler::default();
+    let mut statuses = 0;
+    for _ in 0..100 {
+        pair.drive();
+        for event in pair.server_events() {
+            handler.on_event(&mut pair, event);
+        }
+        pair.drive();
+        for event in pair.client_events() {
+            match event {
+                Event::InputRequired { id, requests } => {
+                    pair.client
+                        .provide_input(pair.now, id, answer(&requests))
+                        .unwrap();
+                }
+                Event::TaskStatus { id, .. } => {
+                    assert_eq!(id, call);
+                    statuses += 1;
+                }
+                Event::Response { id, outcome } => {
+                    assert_eq!(id, call);
+                    let result = serde_json::from_str(outcome.unwrap().get()).unwrap();
+                    return (result, pair.take_transcript(), statuses);
+                }
+                other => panic!("client: {other:?}"),
+            }
+        }
+        pair.advance(Duration::from_millis(200));
+    }
+    panic!("the task never finished");
+}
+
+#[test]
+fn a_task_with_two_rounds_of_input_runs_the_same_handler_in_both_eras() {
+    for era in [
+        EraMode::Modern,
+        EraMode::Legacy(ProtocolVersion::V2025_11_25),
+    ] {
+        let (result, transcript, statuses) = run(era);
+        assert_eq!(result["content"][0]["text"], "Ada: short", "{era:?}");
+        assert!(
+            statuses >= 3,
+            "working, input_required, ..., completed: {statuses}"
+        );
+        let client_methods: Vec<String> = transcript
+            .iter()
+            .filter(|(s, _)| *s == Side::Client)
+            .filter_map(|(_, l)| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|m| m["method"].as_str().map(str::to_owned))
+            .collect();
+        let server_methods: Vec<String> = transcript
+            .iter()
+            .filter(|(s, _)| *s == Side::Server)
+            .filter_map(|(_, l)| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|m| m["method"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(
+            client_methods.iter().filter(|m| *m == "tools/call").count(),
+            1
+        );
+        assert!(client_methods.iter().any(|m| m == "tasks/get"));
+        if era == EraMode::Modern {
+            // Input goes through tasks/get and tasks/update; no live requests, no tasks/result.
+            assert_eq!(
+                client_methods
+                    .iter()
+                    .filter(|m| *m == "tasks/update")
+                    .count(),
+                2
+            );
+            assert!(!client_methods.iter().any(|m| m == "tasks/result"));
+            assert!(!server_methods.iter().any(|m| m == "elicitation/create"));
+        } else {
+            // Input goes as live requests related to the task; the result via tasks/result.
+            assert!(server_methods.iter().any(|m| m == "elicitation/create"));
+            assert!(server_methods.iter().any(|m| m == "sampling/createMessage"));
+            assert!(client_methods.iter().any(|m| m == "tasks/result"));
+            assert!(!client_methods.iter().any(|m| m == "tasks/update"));
+            let elicit = transcript
+                .iter()
+                .find(|(s, l)| *s == Side::Server && l.contains("elicitation/create"))
+                .unwrap();
+            assert!(
+                elicit.1.contains("io.modelcontextprotocol/related-task"),
+                "{}",
+                elicit.1
+            );
+        }
+    }
+}
