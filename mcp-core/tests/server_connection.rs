@@ -1,8 +1,9 @@
-//! Per-connection server state: `server::Subscriptions` and `server::LogFilter`
+//! Per-connection server state: `server::LogFilter` (subscriptions are kept by the session:
+//! see `session_subscriptions.rs`)
 
 use mcp_core::jsonrpc::code;
 use mcp_core::schema::{LoggingLevel, Meta, PaginatedParams};
-use mcp_core::server::{LogFilter, Subscriptions};
+use mcp_core::server::LogFilter;
 use serde_json::json;
 use serde_json::value::RawValue;
 
@@ -16,59 +17,6 @@ const LEVELS: [LoggingLevel; 8] = [
     LoggingLevel::Alert,
     LoggingLevel::Emergency,
 ];
-
-#[test]
-fn subscriptions_are_bounded() {
-    let mut subs = Subscriptions::new(2);
-    assert_eq!(subs.limit(), 2);
-    subs.subscribe("test://a").unwrap();
-    subs.subscribe("test://b").unwrap();
-    // Subscribing again to a held URI is not one more.
-    subs.subscribe("test://a").unwrap();
-    let error = subs.subscribe("test://c").unwrap_err();
-    assert_eq!(error.code, code::INVALID_PARAMS);
-    assert!(error.message.contains("limit is 2"), "{}", error.message);
-    assert_eq!(
-        error.data::<serde_json::Value>().unwrap().unwrap(),
-        json!({"limit": 2})
-    );
-    assert_eq!(subs.len(), 2);
-    assert!(!subs.is_subscribed("test://c"));
-    // Making room lets it in.
-    assert!(subs.unsubscribe("test://a"));
-    assert!(!subs.unsubscribe("test://a"));
-    subs.subscribe("test://c").unwrap();
-    assert_eq!(subs.iter().collect::<Vec<_>>(), ["test://b", "test://c"]);
-    assert_eq!(
-        Subscriptions::default().limit(),
-        Subscriptions::DEFAULT_LIMIT
-    );
-    assert!(Subscriptions::new(0).subscribe("test://a").is_err());
-}
-
-#[test]
-fn updated_says_whether_to_notify() {
-    let mut subs = Subscriptions::default();
-    assert!(subs.is_empty());
-    subs.subscribe("file:///project").unwrap();
-    subs.subscribe("test://watched-resource").unwrap();
-    subs.subscribe("https://example.com/dir/").unwrap();
-
-    assert!(subs.updated("test://watched-resource"));
-    assert!(subs.is_subscribed("test://watched-resource"));
-    // Sub-resources of a subscribed URI.
-    assert!(subs.updated("file:///project/src/main.rs"));
-    assert!(subs.updated("https://example.com/dir/page"));
-    assert!(!subs.is_subscribed("file:///project/src/main.rs"));
-    // Not a sub-resource: only a shared prefix, or a parent.
-    assert!(!subs.updated("file:///project-other/x"));
-    assert!(!subs.updated("file:///"));
-    assert!(!subs.updated("test://watched"));
-    assert!(!subs.updated("test://watched-resource-2"));
-    assert!(!subs.updated("test://other"));
-    subs.unsubscribe("file:///project");
-    assert!(!subs.updated("file:///project/src/main.rs"));
-}
 
 #[test]
 fn levels_follow_the_syslog_order() {

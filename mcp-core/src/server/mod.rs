@@ -9,7 +9,8 @@
 //!   tool's `inputSchema` ([`Catalog::check_call`]), finds what a `resources/read` URI names
 //!   ([`Catalog::resolve`]), checks `prompts/get` arguments, helps with
 //!   `completion/complete` ([`complete`]) and tracks list changes ([`ListChanges`]).
-//! - [`Subscriptions`]: one legacy connection's `resources/subscribe` set, bounded.
+//! - Subscriptions (legacy `resources/subscribe` and modern `subscriptions/listen`) are kept
+//!   by the session itself: see [`Session::notify_resource_updated`](crate::Session::notify_resource_updated).
 //! - [`LogFilter`]: which `notifications/message` a client wants, per legacy connection
 //!   (`logging/setLevel`) or per modern request (`_meta` log level).
 //! - [`SchemaValidator`]: JSON Schema validation with bounded work and no retrieval, also
@@ -48,7 +49,6 @@ mod log_filter;
 mod names;
 mod prompts;
 mod registry;
-mod subscriptions;
 mod templates;
 mod validate;
 
@@ -60,6 +60,5 @@ pub use error::{CatalogError, EntryKind};
 pub use log_filter::LogFilter;
 pub use names::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use registry::Order;
-pub use subscriptions::Subscriptions;
 pub use templates::{ResourceMatch, resource_not_found};
 pub use validate::{SchemaError, SchemaLimits, SchemaValidator};
