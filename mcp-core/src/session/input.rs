@@ -177,8 +177,11 @@ impl Session {
 
     /// Asks the client for input on behalf of an inbound request's handler
     ///
-    /// `requests` maps keys of the handler's choosing to input requests. See the
-    /// [module docs](self) for what happens in each era; [`Asked`] says which happened.
+    /// `requests` maps keys of the handler's choosing to input requests. On a modern request
+    /// the core answers it with `input_required` (a sealed `requestState` carries what is
+    /// known) and the client's retry runs the handler again with the answers; on a legacy
+    /// session it sends live requests whose answers arrive as [`Event::InputAnswered`].
+    /// [`Asked`] says which happened.
     ///
     /// # Errors
     /// [`AskError`]: the request ended, the client lacks the capability (answer with
