@@ -217,3 +217,42 @@ fn respond_with_after_the_peer_cancelled_sends_nothing() {
     pair.drive();
     assert_eq!(pair.transcript().len(), sent_before);
 }
+
+#[test]
+fn cacheable_modern_results_get_caching_hints_unless_the_handler_set_them() {
+    for (version, method, result, expect) in [
+        (
+            None,
+            "tools/list",
+            json!({"tools": []}),
+            Some((json!(0), json!("private"))),
+        ),
+        (
+            None,
+            "resources/list",
+            json!({"resources": [], "ttlMs": 5000, "cacheScope": "public"}),
+            Some((json!(5000), json!("public"))),
+        ),
+        (None, "tools/call", json!({"content": []}), None),
+        (
+            Some(ProtocolVersion::V2025_11_25),
+            "tools/list",
+            json!({"tools": []}),
+            None,
+        ),
+    ] {
+        let mut pair = ready(version);
+        pair.client
+            .send_request(pair.now, method, None, RequestOptions::default())
+            .unwrap();
+        let request = one_request(&mut pair);
+        let raw = serde_json::value::RawValue::from_string(result.to_string()).unwrap();
+        pair.server.respond(request.responder, &raw).unwrap();
+        pair.drive();
+        let wire = last_sent_by_server(&pair);
+        let got = wire["result"]
+            .get("ttlMs")
+            .map(|t| (t.clone(), wire["result"]["cacheScope"].clone()));
+        assert_eq!(got, expect, "{version:?} {method}: {wire}");
+    }
+}

@@ -36,6 +36,8 @@ pub(crate) struct InEntry {
     pub(crate) task_offered: Option<Option<u64>>,
     /// Client side: a server's input request, surfaced as `Event::InputRequired`
     pub(crate) live_input: bool,
+    /// A modern request of a cacheable method: its result gets caching hints
+    pub(crate) cacheable: bool,
 }
 
 #[derive(Debug)]

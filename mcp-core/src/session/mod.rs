@@ -508,8 +508,23 @@ struct Delivery {
 /// An answer on its way out: a result (patched on modern servers) or an error
 enum Answer<'a> {
     Result(&'a str),
+    /// A result to a modern request: gets `resultType` and the server's info when absent
     ModernResult(&'a str),
+    /// A modern result of a cacheable method: also gets caching hints when absent
+    CacheableResult(&'a str),
     Error(&'a ErrorObject),
+}
+
+/// Methods whose modern results are `CacheableResult`s
+fn cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+    )
 }
 
 impl Core {
@@ -915,6 +930,7 @@ impl Core {
             asks: 0,
             task_offered,
             live_input,
+            cacheable: modern && cacheable(&request.method),
         });
         if let Some(b) = batch {
             self.batches.add_pending(b);
@@ -1110,15 +1126,26 @@ impl Core {
                 let id = id.expect("results answer a known request");
                 write_result_envelope(out, id, |out| out.extend_from_slice(result.as_bytes()));
             }
-            Answer::ModernResult(result) => {
+            Answer::ModernResult(result) | Answer::CacheableResult(result) => {
                 let id = id.expect("results answer a known request");
                 let info = &self.own_info_json;
+                // The conservative default hints: stale at once, never shared across
+                // authorization contexts. A handler (or the catalog) that knows better sets its
+                // own, which are kept.
+                let members: &[(&str, &[u8])] = match answer {
+                    Answer::CacheableResult(_) => &[
+                        ("resultType", b"\"complete\""),
+                        ("ttlMs", b"0"),
+                        ("cacheScope", b"\"private\""),
+                    ],
+                    _ => &[("resultType", b"\"complete\"")],
+                };
                 write_result_envelope(out, id, |out| {
                     raw::write_patched(
                         out,
                         Some(result),
                         &Patch {
-                            members: &[("resultType", b"\"complete\"")],
+                            members,
                             meta: &[(meta::SERVER_INFO, info.as_bytes())],
                             meta_wins: false,
                         },
@@ -1387,6 +1414,7 @@ impl Core {
                 result = Err(RespondError::ResultNotAnObject);
                 Answer::Error(&internal)
             }
+            Ok(r) if entry.modern && entry.cacheable => Answer::CacheableResult(r.get()),
             Ok(r) if entry.modern => Answer::ModernResult(r.get()),
             Ok(r) => Answer::Result(r.get()),
             Err(e) => Answer::Error(e),
