@@ -315,13 +315,18 @@ impl Session {
     /// the handler keeps working and reports with [`update_task`](Self::update_task). The
     /// task is in the table before the handle is sent, so `tasks/get` finds it at once.
     ///
+    /// The responder is borrowed, as by [`ask_input`](Self::ask_input): on success the
+    /// request has ended and answering it later is a no-op; on an error it is still in
+    /// flight and the same responder answers it.
+    ///
     /// # Errors
     /// [`TaskError::NotOffered`] (the request is left as it was: answer it directly),
-    /// [`TaskError::NotInFlight`], [`TaskError::TableFull`].
+    /// [`TaskError::NotInFlight`], [`TaskError::TableFull`] (answer it directly, e.g. with
+    /// [`TaskError::to_error`]).
     pub fn start_task(
         &mut self,
         now: Instant,
-        responder: Responder,
+        responder: &Responder,
         options: TaskOptions,
     ) -> Result<TaskId, TaskError> {
         self.core.tick(now);
@@ -352,7 +357,7 @@ impl Session {
 impl Core {
     pub(super) fn start_task(
         &mut self,
-        responder: Responder,
+        responder: &Responder,
         options: TaskOptions,
     ) -> Result<TaskId, TaskError> {
         let Some(entry) = self.inbound.get_mut(responder.id) else {
