@@ -18,28 +18,8 @@ use mcp_core::testing::Pair;
 use mcp_core::{EraMode, Event, RequestOptions, Session, Side, jsonrpc};
 use tasks_kit::{
     ANCHOR_MS, Form, SEED, call_tool, count_method, offered_request, pair, response_to, sent_by,
-    tool_result,
+    started, tool_result,
 };
-
-/// A task started with a 250 ms poll interval; returns the pair, the call and the task
-fn started(form: Form) -> (Pair, mcp_core::OutboundId, mcp_core::session::TaskId) {
-    let mut pair = pair(form);
-    let call = call_tool(&mut pair, form, "slow");
-    let request = offered_request(&mut pair);
-    assert!(request.task_offered, "{form:?}: the client offered a task");
-    let task = pair
-        .server
-        .start_task(
-            pair.now,
-            &request.responder,
-            TaskOptions::default()
-                .ttl(Duration::from_secs(60))
-                .poll_interval(Duration::from_millis(250)),
-        )
-        .unwrap();
-    pair.drive();
-    (pair, call, task)
-}
 
 // --- 1. end to end -----------------------------------------------------------------------
 

@@ -171,3 +171,60 @@ pub fn last_request(pair: &Pair, side: Side, method: &str) -> Option<Value> {
         .rev()
         .find(|m| m["method"] == method)
 }
+
+/// A task started with a 60 s ttl and a 250 ms poll interval, events drained and the
+/// transcript kept; returns the pair, the client's call and the server's task
+pub fn started(form: Form) -> (Pair, OutboundId, mcp_core::session::TaskId) {
+    let mut pair = pair(form);
+    let call = call_tool(&mut pair, form, "slow");
+    let request = offered_request(&mut pair);
+    assert!(request.task_offered, "{form:?}: the client offered a task");
+    let task = pair
+        .server
+        .start_task(
+            pair.now,
+            &request.responder,
+            mcp_core::session::TaskOptions::default()
+                .ttl(Duration::from_secs(60))
+                .poll_interval(Duration::from_millis(250)),
+        )
+        .unwrap();
+    pair.drive();
+    (pair, call, task)
+}
+
+/// `_meta` of a hand-written 2026 request declaring the tasks extension
+pub fn ext_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": { TASKS_EXTENSION: {} }},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-client", "version": "0.1.0"},
+    })
+}
+
+/// A hand-written task request from a peer: 2026 requests declare the extension in `_meta`
+pub fn task_request(form: Form, id: &str, method: &str, mut params: Value) -> Value {
+    if form == Form::Modern {
+        params["_meta"] = ext_meta();
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Feeds one JSON message to `to` as the other side would have sent it, then drives
+pub fn inject_json(pair: &mut Pair, to: Side, v: &Value) {
+    pair.inject(to, format!("{v}\n").as_bytes());
+}
+
+/// A result without its `_meta` (where a 2026 server puts its serverInfo)
+pub fn without_meta(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("_meta");
+    }
+    v
+}
+
+/// An accepted elicitation answer with one field
+pub fn accept(field: &str, value: &str) -> mcp_core::schema::InputResponse {
+    serde_json::from_value(json!({"action": "accept", "content": {field: value}})).unwrap()
+}
