@@ -604,7 +604,7 @@ impl Core {
             return;
         };
         match outcome {
-            Ok(raw) if task.pending_input.remove(&key).is_some() => {
+            Ok(raw) if is_input_response(&raw) && task.pending_input.remove(&key).is_some() => {
                 task.answers.insert(key, raw);
             }
             _ => {
@@ -751,8 +751,10 @@ impl Core {
                 let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
                 if task.status == TaskStatus::InputRequired {
                     for (key, value) in params.input_responses.unwrap_or_default() {
-                        // Unknown keys are ignored; the ack is the same.
-                        if task.pending_input.remove(&key).is_some() {
+                        // Unknown keys are ignored; the ack is the same. An answer that is
+                        // no input response leaves its key pending (still listed by
+                        // tasks/get) instead of vanishing from the Event::TaskInput.
+                        if is_input_response(&value) && task.pending_input.remove(&key).is_some() {
                             task.answers.insert(key, value);
                         }
                     }
@@ -820,4 +822,9 @@ fn tool_result_is_error(result: &RawValue) -> bool {
         is_error: bool,
     }
     serde_json::from_str::<R>(result.get()).is_ok_and(|r| r.is_error)
+}
+
+/// Whether an answer decodes as an input response (and so can reach [`Event::TaskInput`])
+fn is_input_response(answer: &RawValue) -> bool {
+    serde_json::from_str::<InputResponse>(answer.get()).is_ok()
 }
