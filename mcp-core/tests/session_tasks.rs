@@ -413,3 +413,76 @@ fn after_start_task_the_responder_is_spent() {
         assert!(!answers[0].to_string().contains("twice"), "{answers:#?}");
     }
 }
+
+#[test]
+fn an_offered_task_answered_directly_is_a_plain_response() {
+    for form in Form::BOTH {
+        let mut pair = pair(form);
+        let call = call_tool(&mut pair, form, "quick");
+        let request = offered_request(&mut pair);
+        assert!(request.task_offered);
+        pair.server
+            .respond(request.responder, &tool_result("at once"))
+            .unwrap();
+        pair.drive();
+        let events = pair.client_events();
+        match events.as_slice() {
+            [Event::Response { id, outcome: Ok(r) }] if *id == call => {
+                assert!(r.get().contains("at once"), "{form:?}: {r}");
+            }
+            other => panic!("{form:?}: {other:?}"),
+        }
+        pair.advance(Duration::from_secs(3));
+        assert_eq!(
+            count_method(pair.transcript(), Side::Client, "tasks/get"),
+            0
+        );
+    }
+}
+
+#[test]
+fn a_task_backed_call_past_its_cap_times_out_and_cancels_the_task() {
+    for form in Form::BOTH {
+        let mut pair = pair(form);
+        let mut options = RequestOptions::default().max_total(Duration::from_millis(900));
+        if form == Form::Legacy {
+            options = options.as_task(None);
+        }
+        let call = pair
+            .client
+            .send_request(
+                pair.now,
+                "tools/call",
+                Some(raw(json!({"name": "slow"}))),
+                options,
+            )
+            .unwrap();
+        let request = offered_request(&mut pair);
+        let task = pair
+            .server
+            .start_task(
+                pair.now,
+                &request.responder,
+                TaskOptions::default().poll_interval(Duration::from_millis(250)),
+            )
+            .unwrap();
+        pair.drive();
+        pair.client_events();
+        pair.advance(Duration::from_secs(2));
+        let events = pair.client_events();
+        assert!(
+            matches!(events.as_slice(), [Event::Response { id, outcome: Err(mcp_core::CallError::TimedOut) }] if *id == call),
+            "{form:?}: {events:?}"
+        );
+        // Polls at 250, 500, 750 ms; at 900 ms the call ends with tasks/cancel.
+        let t = pair.transcript();
+        assert_eq!(count_method(t, Side::Client, "tasks/get"), 3, "{form:?}");
+        assert_eq!(count_method(t, Side::Client, "tasks/cancel"), 1, "{form:?}");
+        assert_eq!(
+            count_method(t, Side::Client, "notifications/cancelled"),
+            0,
+            "{form:?}"
+        );
+        assert_eq!(pair.server.task_status(task), Some(TaskStatus::Cancelled));
+    }
+}

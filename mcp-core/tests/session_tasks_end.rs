@@ -305,3 +305,40 @@ fn cancelling_a_terminal_task_acks_in_2026_and_is_invalid_params_in_2025_11_25()
         assert_eq!(pair.server.task_status(task), Some(TaskStatus::Completed));
     }
 }
+
+#[test]
+fn cancel_while_2026_input_is_awaited_sends_tasks_cancel() {
+    let (mut pair, call, task) = started(Form::Modern);
+    pair.server
+        .update_task(
+            pair.now,
+            task,
+            TaskUpdate::InputRequired(tasks_kit::two_keys()),
+        )
+        .unwrap();
+    pair.advance(Duration::from_millis(250));
+    assert!(
+        pair.client_events()
+            .iter()
+            .any(|e| matches!(e, Event::InputRequired { .. }))
+    );
+    pair.take_transcript();
+    pair.client.cancel(pair.now, call, None).unwrap();
+    pair.drive();
+    let sent = sent_by(&pair, Side::Client);
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    assert_eq!(sent[0]["method"], "tasks/cancel");
+    assert_eq!(pair.server.task_status(task), Some(TaskStatus::Cancelled));
+    let events = pair.client_events();
+    assert_eq!(responses(&events, call).len(), 1, "{events:?}");
+    // The input can no longer be given.
+    assert!(
+        pair.client
+            .provide_input(
+                pair.now,
+                mcp_core::InputId::Retry(call),
+                std::collections::BTreeMap::new()
+            )
+            .is_err()
+    );
+}

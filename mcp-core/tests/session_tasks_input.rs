@@ -411,3 +411,107 @@ fn legacy_live_input_is_withdrawn_when_the_task_ends() {
         "{events:?}"
     );
 }
+
+#[test]
+fn legacy_live_input_is_withdrawn_when_the_task_goes_back_to_working() {
+    let (mut pair, _, task) = started(Form::Legacy);
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::InputRequired(two_keys()))
+        .unwrap();
+    pair.drive();
+    let live: Vec<mcp_core::InboundId> = pair
+        .client_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::InputRequired {
+                id: InputId::Live(id),
+                ..
+            } => Some(id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(live.len(), 2);
+    pair.take_transcript();
+    // The handler no longer needs the input.
+    pair.server
+        .update_task(
+            pair.now,
+            task,
+            TaskUpdate::Working(Some("went on without".into())),
+        )
+        .unwrap();
+    pair.drive();
+    assert_eq!(
+        count_method(pair.transcript(), Side::Server, "notifications/cancelled"),
+        2,
+        "{:#?}",
+        pair.transcript()
+    );
+    // The client's application hears that the live requests were cancelled.
+    let cancelled = pair
+        .client_events()
+        .into_iter()
+        .filter(|e| matches!(e, Event::Cancelled { id, .. } if live.contains(id)))
+        .count();
+    assert_eq!(cancelled, 2);
+    // Asking again sends only the new requests.
+    pair.take_transcript();
+    let mut again = BTreeMap::new();
+    again.insert("name".to_owned(), tasks_kit::elicit("name"));
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::InputRequired(again))
+        .unwrap();
+    pair.drive();
+    assert_eq!(
+        count_method(pair.transcript(), Side::Server, "elicitation/create"),
+        1
+    );
+    let id = pair
+        .client_events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::InputRequired {
+                id: InputId::Live(id),
+                ..
+            } => Some(id),
+            _ => None,
+        })
+        .unwrap();
+    pair.client
+        .provide_input(pair.now, InputId::Live(id), answers(&[("name", "Ada")]))
+        .unwrap();
+    pair.drive();
+    let events = pair.server_events();
+    assert!(
+        matches!(events.as_slice(), [Event::TaskInput { responses, .. }]
+            if responses.keys().collect::<Vec<_>>() == ["name"]),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn legacy_input_asked_again_replaces_the_outstanding_requests() {
+    let (mut pair, _, task) = started(Form::Legacy);
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::InputRequired(two_keys()))
+        .unwrap();
+    pair.drive();
+    pair.client_events();
+    pair.take_transcript();
+    let mut one = BTreeMap::new();
+    one.insert("name".to_owned(), tasks_kit::elicit("name"));
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::InputRequired(one))
+        .unwrap();
+    pair.drive();
+    assert_eq!(
+        count_method(pair.transcript(), Side::Server, "notifications/cancelled"),
+        2,
+        "the first round is withdrawn: {:#?}",
+        pair.transcript()
+    );
+    assert_eq!(
+        count_method(pair.transcript(), Side::Server, "elicitation/create"),
+        1
+    );
+}

@@ -454,6 +454,10 @@ impl Core {
             TaskUpdate::Working(message) => {
                 task.status = TaskStatus::Working;
                 task.message = message;
+                // Input no longer needed: forget it, and withdraw 2025-11-25 live requests.
+                task.pending_input.clear();
+                task.answers.clear();
+                self.withdraw_task_input(id.0);
             }
             TaskUpdate::InputRequired(mut requests) => {
                 requests.fit_to(task.version);
@@ -463,6 +467,8 @@ impl Core {
                     task.pending_input = requests;
                 } else {
                     task.pending_input = requests.clone();
+                    // A new round replaces the live requests of the last one.
+                    self.withdraw_task_input(id.0);
                     self.ask_task_input_live(id, requests);
                 }
             }
