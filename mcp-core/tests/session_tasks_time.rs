@@ -352,3 +352,47 @@ fn status_news_about_an_unknown_task_is_dropped() {
         );
     }
 }
+
+#[test]
+fn terminal_news_twice_fetches_the_legacy_result_once() {
+    let (mut pair, call, task) = started(Form::Legacy);
+    pair.client_events();
+    pair.pause(Side::Client);
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::Completed(tool_result("once")))
+        .unwrap();
+    // A poll crosses the held `completed` notification; both say completed.
+    pair.advance(Duration::from_millis(250));
+    assert_eq!(
+        count_method(pair.transcript(), Side::Client, "tasks/get"),
+        1
+    );
+    pair.resume(Side::Client);
+    pair.drive();
+    pair.advance(Duration::from_secs(1));
+    assert_eq!(
+        count_method(pair.transcript(), Side::Client, "tasks/result"),
+        1,
+        "{:#?}",
+        pair.transcript()
+    );
+    let events = pair.client_events();
+    let done = events
+        .iter()
+        .filter(|e| matches!(e, Event::Response { id, .. } if *id == call))
+        .count();
+    assert_eq!(done, 1, "{events:?}");
+    let completed = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::TaskStatus {
+                    status: TaskStatus::Completed,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(completed, 1, "{events:?}");
+}
