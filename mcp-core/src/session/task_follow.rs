@@ -32,6 +32,9 @@ pub(crate) struct FollowedTask {
     pub(crate) task_id: String,
     pub(crate) status: TaskStatus,
     poll_interval: Duration,
+    /// 2025-11-25: `tasks/result` was sent (a poll and a notification may both report the
+    /// end; the result is fetched once)
+    result_asked: bool,
 }
 
 /// What the client reads of a task object (either form)
@@ -103,6 +106,7 @@ impl Core {
             task_id: view.task_id.clone(),
             status: view.status,
             poll_interval: view.poll_interval(),
+            result_asked: false,
         }));
         self.events.push_back(Event::TaskStatus {
             id: OutboundId(app),
@@ -130,6 +134,10 @@ impl Core {
         task.poll_interval = view.poll_interval();
         let poll_at = now + task.poll_interval;
         let task_id = task.task_id.clone();
+        let result_asked = task.result_asked;
+        if view.status.is_terminal() && !modern {
+            task.result_asked = true;
+        }
         if announce && changed {
             self.events.push_back(Event::TaskStatus {
                 id: OutboundId(app),
@@ -155,7 +163,9 @@ impl Core {
             },
             TaskStatus::Completed | TaskStatus::Failed if !modern => {
                 self.schedule_poll(app, None);
-                self.send_task_op(app, TaskOp::Result, &task_id, None);
+                if !result_asked {
+                    self.send_task_op(app, TaskOp::Result, &task_id, None);
+                }
             }
             TaskStatus::Completed => {
                 let outcome = view.result.ok_or_else(|| {

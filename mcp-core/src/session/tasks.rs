@@ -315,13 +315,18 @@ impl Session {
     /// the handler keeps working and reports with [`update_task`](Self::update_task). The
     /// task is in the table before the handle is sent, so `tasks/get` finds it at once.
     ///
+    /// The responder is borrowed, as by [`ask_input`](Self::ask_input): on success the
+    /// request has ended and answering it later is a no-op; on an error it is still in
+    /// flight and the same responder answers it.
+    ///
     /// # Errors
     /// [`TaskError::NotOffered`] (the request is left as it was: answer it directly),
-    /// [`TaskError::NotInFlight`], [`TaskError::TableFull`].
+    /// [`TaskError::NotInFlight`], [`TaskError::TableFull`] (answer it directly, e.g. with
+    /// [`TaskError::to_error`]).
     pub fn start_task(
         &mut self,
         now: Instant,
-        responder: Responder,
+        responder: &Responder,
         options: TaskOptions,
     ) -> Result<TaskId, TaskError> {
         self.core.tick(now);
@@ -352,7 +357,7 @@ impl Session {
 impl Core {
     pub(super) fn start_task(
         &mut self,
-        responder: Responder,
+        responder: &Responder,
         options: TaskOptions,
     ) -> Result<TaskId, TaskError> {
         let Some(entry) = self.inbound.get_mut(responder.id) else {
@@ -449,6 +454,10 @@ impl Core {
             TaskUpdate::Working(message) => {
                 task.status = TaskStatus::Working;
                 task.message = message;
+                // Input no longer needed: forget it, and withdraw 2025-11-25 live requests.
+                task.pending_input.clear();
+                task.answers.clear();
+                self.withdraw_task_input(id.0);
             }
             TaskUpdate::InputRequired(mut requests) => {
                 requests.fit_to(task.version);
@@ -458,6 +467,8 @@ impl Core {
                     task.pending_input = requests;
                 } else {
                     task.pending_input = requests.clone();
+                    // A new round replaces the live requests of the last one.
+                    self.withdraw_task_input(id.0);
                     self.ask_task_input_live(id, requests);
                 }
             }
@@ -605,7 +616,7 @@ impl Core {
             return;
         };
         match outcome {
-            Ok(raw) if task.pending_input.remove(&key).is_some() => {
+            Ok(raw) if is_input_response(&raw) && task.pending_input.remove(&key).is_some() => {
                 task.answers.insert(key, raw);
             }
             _ => {
@@ -752,8 +763,10 @@ impl Core {
                 let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
                 if task.status == TaskStatus::InputRequired {
                     for (key, value) in params.input_responses.unwrap_or_default() {
-                        // Unknown keys are ignored; the ack is the same.
-                        if task.pending_input.remove(&key).is_some() {
+                        // Unknown keys are ignored; the ack is the same. An answer that is
+                        // no input response leaves its key pending (still listed by
+                        // tasks/get) instead of vanishing from the Event::TaskInput.
+                        if is_input_response(&value) && task.pending_input.remove(&key).is_some() {
                             task.answers.insert(key, value);
                         }
                     }
@@ -821,4 +834,9 @@ fn tool_result_is_error(result: &RawValue) -> bool {
         is_error: bool,
     }
     serde_json::from_str::<R>(result.get()).is_ok_and(|r| r.is_error)
+}
+
+/// Whether an answer decodes as an input response (and so can reach [`Event::TaskInput`])
+fn is_input_response(answer: &RawValue) -> bool {
+    serde_json::from_str::<InputResponse>(answer.get()).is_ok()
 }
