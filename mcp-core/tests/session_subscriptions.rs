@@ -317,7 +317,7 @@ fn modern_task_status_reaches_streams_that_name_the_task() {
     assert!(r.task_offered);
     let task = pair
         .server
-        .start_task(pair.now, r.responder, Default::default())
+        .start_task(pair.now, &r.responder, Default::default())
         .unwrap();
     pair.drive();
     let created: Value = pair

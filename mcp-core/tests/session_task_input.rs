@@ -68,7 +68,7 @@ impl Handler {
                 let options = TaskOptions::default().poll_interval(Duration::from_millis(200));
                 let task = pair
                     .server
-                    .start_task(now, request.responder, options)
+                    .start_task(now, &request.responder, options)
                     .unwrap();
                 pair.server
                     .update_task(now, task, TaskUpdate::InputRequired(name_request()))

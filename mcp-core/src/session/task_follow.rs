@@ -149,14 +149,19 @@ impl Core {
             TaskStatus::Working => self.schedule_poll(app, Some(poll_at)),
             TaskStatus::InputRequired => match view.input_requests {
                 Some(requests) if modern && !requests.is_empty() => {
-                    if let Some(e) = self.outbound.get_mut(wire) {
-                        e.awaiting_input = true;
-                    }
+                    let already = self
+                        .outbound
+                        .get_mut(wire)
+                        .is_some_and(|e| std::mem::replace(&mut e.awaiting_input, true));
                     self.schedule_poll(app, None);
-                    self.events.push_back(Event::InputRequired {
-                        id: InputId::Retry(OutboundId(app)),
-                        requests,
-                    });
+                    // The application is already answering these (a status notification
+                    // repeating them): one prompt is enough.
+                    if !already {
+                        self.events.push_back(Event::InputRequired {
+                            id: InputId::Retry(OutboundId(app)),
+                            requests,
+                        });
+                    }
                 }
                 // 2025-11-25: the server asks through live requests; keep polling.
                 _ => self.schedule_poll(app, Some(poll_at)),

@@ -730,7 +730,7 @@ impl Core {
                 let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
                 if task.status.is_terminal() {
                     if modern {
-                        self.answer(Some(id), batch, Answer::ModernResult(ack));
+                        self.answer(Some(id), batch, Answer::Result(ack));
                     } else {
                         let error = ErrorObject::invalid_params(format!(
                             "task {} already ended ({:?})",
@@ -752,12 +752,8 @@ impl Core {
                 self.events
                     .push_back(Event::TaskCancelled { task: TaskId(seq) });
                 self.task_changed(seq);
-                let answer = if modern {
-                    Answer::ModernResult(&text)
-                } else {
-                    Answer::Result(&text)
-                };
-                self.answer(Some(id), batch, answer);
+                // The 2026 ack is exactly `{"resultType":"complete"}`.
+                self.answer(Some(id), batch, Answer::Result(&text));
             }
             "tasks/update" => {
                 let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
@@ -771,7 +767,7 @@ impl Core {
                         }
                     }
                 }
-                self.answer(Some(id), batch, Answer::ModernResult(ack));
+                self.answer(Some(id), batch, Answer::Result(ack));
                 self.task_input_complete(seq);
             }
             _ => unreachable!("matched above"),
