@@ -226,3 +226,88 @@ fn a_task_with_two_rounds_of_input_runs_the_same_handler_in_both_eras() {
         }
     }
 }
+
+/// 2025-11-25 tasks run both ways: a server's sampling request runs as a task on the client,
+/// and the server follows it like one slow call
+#[test]
+fn a_server_sampling_request_runs_as_a_task_on_the_client() {
+    let mut client = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
+    client.capabilities["tasks"] =
+        json!({"list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}}});
+    client.task_id_seed = 0xc1;
+    let mut pair = Pair::new(origin(), client, server_config());
+    pair.drive();
+    pair.client_events();
+    pair.server_events();
+    let params = raw(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize"}}],
+        "maxTokens": 20
+    }));
+    let sampling = pair
+        .server
+        .send_request(
+            pair.now,
+            "sampling/createMessage",
+            Some(params),
+            RequestOptions::default().as_task(Some(Duration::from_secs(60))),
+        )
+        .unwrap();
+    pair.drive();
+    let Some(Event::InputRequired { id, .. }) = pair.client_events().pop() else {
+        panic!("the client sees the sampling request")
+    };
+    let mcp_core::InputId::Live(inbound) = id else {
+        panic!()
+    };
+    assert!(pair.client.task_offered(inbound));
+    let task = pair
+        .client
+        .start_input_task(
+            pair.now,
+            id,
+            TaskOptions::default().poll_interval(Duration::from_millis(100)),
+        )
+        .unwrap();
+    pair.drive();
+    // The server follows the task: status events, polls, no response yet.
+    let events = pair.server_events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TaskStatus { id, .. } if *id == sampling)),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::Response { .. })));
+    pair.advance(Duration::from_millis(250));
+    assert!(
+        pair.transcript()
+            .iter()
+            .any(|(s, l)| *s == Side::Server && l.contains("\"tasks/get\""))
+    );
+    let result = raw(
+        json!({"role": "assistant", "content": {"type": "text", "text": "short"}, "model": "m"}),
+    );
+    pair.client
+        .update_task(pair.now, task, TaskUpdate::Completed(result))
+        .unwrap();
+    let mut done = None;
+    for _ in 0..10 {
+        pair.advance(Duration::from_millis(100));
+        for e in pair.server_events() {
+            if let Event::Response { id, outcome } = e {
+                assert_eq!(id, sampling);
+                done = Some(outcome);
+            }
+        }
+        if done.is_some() {
+            break;
+        }
+    }
+    let result: Value = serde_json::from_str(done.expect("the call ended").unwrap().get()).unwrap();
+    assert_eq!(result["content"]["text"], "short");
+    assert!(
+        pair.transcript()
+            .iter()
+            .any(|(s, l)| *s == Side::Server && l.contains("\"tasks/result\""))
+    );
+}

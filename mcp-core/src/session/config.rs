@@ -106,6 +106,9 @@ pub struct ClientConfig {
     /// How many `input_required` rounds one request may take before it fails with
     /// [`CallError::TooManyInputRounds`](super::CallError::TooManyInputRounds)
     pub max_input_rounds: u8,
+    /// Makes the ids of tasks this client runs (2025-11-25 task-augmented sampling and
+    /// elicitation) unique: this value in hex and a counter. Bindings set it at random.
+    pub task_id_seed: u64,
 }
 
 impl ClientConfig {
@@ -120,6 +123,7 @@ impl ClientConfig {
             limits: Limits::default(),
             extra_methods: Vec::new(),
             max_input_rounds: 10,
+            task_id_seed: 0,
         }
     }
 }

@@ -102,6 +102,14 @@ impl InboundTable {
         s.entry.as_ref().map(|e| e.version)
     }
 
+    pub(crate) fn get(&self, id: InboundId) -> Option<&InEntry> {
+        let s = self.slots.get(id.slot as usize)?;
+        if s.generation != id.generation {
+            return None;
+        }
+        s.entry.as_ref()
+    }
+
     pub(crate) fn get_mut(&mut self, id: InboundId) -> Option<&mut InEntry> {
         let s = self.slots.get_mut(id.slot as usize)?;
         if s.generation != id.generation {

@@ -703,7 +703,7 @@ impl Core {
             Role::Server(_) => self.server_request(request, parsed, batch),
             Role::Client(_) => {
                 let meta = parsed.meta.unwrap_or_default();
-                self.client_request(request, &meta, batch);
+                self.client_request(request, &meta, parsed.task, batch);
             }
         }
     }
@@ -811,6 +811,7 @@ impl Core {
         &mut self,
         request: jsonrpc::Request,
         meta: &RequestMeta,
+        task_param: Option<tasks::TaskParam>,
         batch: Option<u32>,
     ) {
         match self.phase {
@@ -829,7 +830,7 @@ impl Core {
                     batch,
                     modern: false,
                     answers: None,
-                    task_param: None,
+                    task_param,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -887,9 +888,11 @@ impl Core {
             let error = ErrorObject::new(jsonrpc::code::METHOD_NOT_FOUND, message);
             return self.answer(Some(&request.id), batch, Answer::Error(&error));
         }
-        if !self.role.is_client()
-            && (self.serve_task_method(&request, version, &peer_caps, batch)
-                || self.serve_subscription(&request, version.era(), &peer_caps, batch))
+        // Task methods are served by whichever side runs tasks (a 2025-11-25 client runs
+        // task-augmented sampling and elicitation); subscriptions only by servers.
+        if self.serve_task_method(&request, version, &peer_caps, batch)
+            || !self.role.is_client()
+                && self.serve_subscription(&request, version.era(), &peer_caps, batch)
         {
             return;
         }
@@ -906,17 +909,13 @@ impl Core {
                 request.method.as_str(),
                 "elicitation/create" | "sampling/createMessage" | "roots/list"
             );
-        let task_offered = if self.role.is_client() {
-            None
-        } else {
-            tasks::task_offered(
-                &request.method,
-                version,
-                &self.own_caps,
-                &peer_caps,
-                task_param.as_ref(),
-            )
-        };
+        let task_offered = tasks::task_offered(
+            &request.method,
+            version,
+            &self.own_caps,
+            &peer_caps,
+            task_param.as_ref(),
+        );
         let id = self.inbound.insert(InEntry {
             wire_id: request.id,
             progress_token,
@@ -954,7 +953,7 @@ impl Core {
             "notifications/cancelled" => self.peer_cancelled(n.params.as_deref()),
             "notifications/progress" => self.peer_progress(n.params.as_deref()),
             "notifications/tasks/status" | "notifications/tasks"
-                if self.role.is_client() && self.task_notified(n.params.as_deref()) => {}
+                if self.task_notified(n.params.as_deref()) => {}
             "notifications/initialized" => {
                 if let (Role::Server(_), Phase::Initialized { version }) = (&self.role, self.phase)
                 {
@@ -1084,9 +1083,8 @@ impl Core {
                 };
                 let (entry, outcome) = match outcome {
                     Ok(raw)
-                        if client
-                            && (entry.task_requested
-                                || modern && raw.get().contains("\"task\"")) =>
+                        if entry.task_requested
+                            || client && modern && raw.get().contains("\"task\"") =>
                     {
                         match self.client_task_created(wire, entry, &raw) {
                             None => return,
@@ -1306,15 +1304,16 @@ impl Core {
             return Err(SendError::ParamsNotAnObject);
         }
         let legacy = self.phase.version().is_some_and(|v| v.era() == Era::Legacy);
-        let task_param = match options.task {
-            Some(ttl) if legacy && method == "tools/call" => {
-                let offered = self.peer.as_ref().is_some_and(|p| {
-                    has_capability(&p.capabilities, &["tasks", "requests", "tools", "call"])
-                });
+        let task_param = match (options.task, tasks::task_capability(method)) {
+            (Some(ttl), Some((path, name))) if legacy => {
+                let offered = self
+                    .peer
+                    .as_ref()
+                    .is_some_and(|p| has_capability(&p.capabilities, path));
                 if !offered {
                     return Err(SendError::MissingCapability {
                         method: method.to_owned(),
-                        capability: "tasks.requests.tools.call",
+                        capability: name,
                     });
                 }
                 let ttl = ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));

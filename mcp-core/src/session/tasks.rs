@@ -31,8 +31,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::ids::Responder;
+use super::ids::{InboundId, Responder};
 use super::input::Answers;
+use super::input::InputId;
 use super::outbound::{OutEntry, Owner};
 use super::{Answer, Core, Event, Role, Session};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
@@ -192,26 +193,48 @@ struct TaskIdParams {
 }
 
 /// Whether the client allows a task for this request; `Some(requested ttl)` when it does
+///
+/// A server runs `tools/call` as a task; a client (2025-11-25) runs the server's
+/// `sampling/createMessage` and `elicitation/create` as tasks. `own_caps` are the receiver's
+/// capabilities, `request_caps` the sender's.
 pub(crate) fn task_offered(
     method: &str,
     version: ProtocolVersion,
-    server_caps: &Value,
+    own_caps: &Value,
     request_caps: &Value,
     legacy_task_param: Option<&TaskParam>,
 ) -> Option<Option<u64>> {
-    if method != "tools/call" {
-        return None;
-    }
+    let (path, _) = task_capability(method)?;
     if version.era() == Era::Modern {
-        let server = has_capability(server_caps, &["extensions", TASKS_EXTENSION]);
+        let server = has_capability(own_caps, &["extensions", TASKS_EXTENSION]);
         let client = has_capability(request_caps, &["extensions", TASKS_EXTENSION]);
-        return (server && client).then_some(None);
+        return (method == "tools/call" && server && client).then_some(None);
     }
-    let declared = has_capability(server_caps, &["tasks", "requests", "tools", "call"]);
+    let declared = has_capability(own_caps, path);
     match legacy_task_param {
         Some(p) if declared && version >= ProtocolVersion::V2025_11_25 => Some(p.ttl),
         _ => None,
     }
+}
+
+/// The receiver capability (2025-11-25) that allows running `method` as a task: its path
+/// and its dotted name
+pub(crate) fn task_capability(method: &str) -> Option<(&'static [&'static str], &'static str)> {
+    Some(match method {
+        "tools/call" => (
+            &["tasks", "requests", "tools", "call"],
+            "tasks.requests.tools.call",
+        ),
+        "sampling/createMessage" => (
+            &["tasks", "requests", "sampling", "createMessage"],
+            "tasks.requests.sampling.createMessage",
+        ),
+        "elicitation/create" => (
+            &["tasks", "requests", "elicitation", "create"],
+            "tasks.requests.elicitation.create",
+        ),
+        _ => return None,
+    })
 }
 
 /// The 2025-11-25 `task` request param
@@ -330,7 +353,36 @@ impl Session {
         options: TaskOptions,
     ) -> Result<TaskId, TaskError> {
         self.core.tick(now);
-        self.core.start_task(responder, options)
+        self.core.start_task(responder.id, options)
+    }
+
+    /// Client side (2025-11-25): runs a server's input request (task-augmented
+    /// `sampling/createMessage` or `elicitation/create`, surfaced as
+    /// [`Event::InputRequired`] with [`InputId::Live`]) as a task; finish it with
+    /// [`update_task`](Self::update_task) and `TaskUpdate::Completed(the sampling or
+    /// elicitation result)`
+    ///
+    /// # Errors
+    /// As [`start_task`](Self::start_task); [`TaskError::NotOffered`] also for a `Retry` id.
+    pub fn start_input_task(
+        &mut self,
+        now: Instant,
+        id: InputId,
+        options: TaskOptions,
+    ) -> Result<TaskId, TaskError> {
+        self.core.tick(now);
+        match id {
+            InputId::Live(inbound) => self.core.start_task(inbound, options),
+            InputId::Retry(_) => Err(TaskError::NotOffered),
+        }
+    }
+
+    /// Whether the peer offered to run this inbound request as a task
+    pub fn task_offered(&self, id: InboundId) -> bool {
+        self.core
+            .inbound
+            .get(id)
+            .is_some_and(|e| e.task_offered.is_some())
     }
 
     /// Moves a task on; see [`TaskUpdate`]
@@ -357,10 +409,10 @@ impl Session {
 impl Core {
     pub(super) fn start_task(
         &mut self,
-        responder: &Responder,
+        inbound: InboundId,
         options: TaskOptions,
     ) -> Result<TaskId, TaskError> {
-        let Some(entry) = self.inbound.get_mut(responder.id) else {
+        let Some(entry) = self.inbound.get_mut(inbound) else {
             return Err(TaskError::NotInFlight);
         };
         let Some(requested_ttl) = entry.task_offered else {
@@ -374,15 +426,15 @@ impl Core {
                 return Err(TaskError::TableFull);
             }
         }
-        let entry = self.inbound.remove(responder.id).expect("looked up above");
-        self.inbound_ended(responder.id, &entry);
+        let entry = self.inbound.remove(inbound).expect("looked up above");
+        self.inbound_ended(inbound, &entry);
         let ttl = options.ttl.or(requested_ttl.map(Duration::from_millis));
         let now_ms = self.clock_ms();
         let seq = self.server_tasks.next;
         self.server_tasks.next += 1;
         let seed = match &self.role {
             Role::Server(s) => s.task_id_seed,
-            Role::Client(_) => 0,
+            Role::Client(c) => c.task_id_seed,
         };
         let wire_id = format!("{seed:016x}-{seq}");
         let expires = ttl.map(|t| self.now + t);
