@@ -1277,20 +1277,32 @@ impl Core {
                 });
             }
             Gate::Known(Some(Capability { path, name })) => {
-                let declared = self
-                    .peer
-                    .as_ref()
-                    .is_some_and(|p| has_capability(&p.capabilities, path));
-                if !declared {
-                    return Err(SendError::MissingCapability {
-                        method: method.to_owned(),
-                        capability: name,
-                    });
-                }
+                self.require_peer_capability(method, path, name)?;
             }
             _ => {}
         }
         self.send_app_request(method, params, options)
+    }
+
+    /// `SendError::MissingCapability` unless the peer declared the capability at `path`
+    fn require_peer_capability(
+        &self,
+        method: &str,
+        path: &[&str],
+        name: &'static str,
+    ) -> Result<(), SendError> {
+        let declared = self
+            .peer
+            .as_ref()
+            .is_some_and(|p| has_capability(&p.capabilities, path));
+        if declared {
+            Ok(())
+        } else {
+            Err(SendError::MissingCapability {
+                method: method.to_owned(),
+                capability: name,
+            })
+        }
     }
 
     /// Registers and writes an application request that passed the lifecycle and gating checks
@@ -1306,16 +1318,7 @@ impl Core {
         let legacy = self.phase.version().is_some_and(|v| v.era() == Era::Legacy);
         let task_param = match (options.task, tasks::task_capability(method)) {
             (Some(ttl), Some((path, name))) if legacy => {
-                let offered = self
-                    .peer
-                    .as_ref()
-                    .is_some_and(|p| has_capability(&p.capabilities, path));
-                if !offered {
-                    return Err(SendError::MissingCapability {
-                        method: method.to_owned(),
-                        capability: name,
-                    });
-                }
+                self.require_peer_capability(method, path, name)?;
                 let ttl = ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
                 Some(serde_json::json!({ "ttl": ttl }).to_string())
             }
