@@ -378,6 +378,19 @@ impl Session {
         self.core.report_progress(responder.id, progress)
     }
 
+    /// Reports progress on an inbound request by its id, for bindings whose handler holds the
+    /// [`Responder`] elsewhere; the same rules as [`report_progress`](Self::report_progress)
+    ///
+    /// # Errors
+    /// As [`report_progress`](Self::report_progress).
+    pub fn report_progress_to(
+        &mut self,
+        id: InboundId,
+        progress: &Progress,
+    ) -> Result<(), ProgressError> {
+        self.core.report_progress(id, progress)
+    }
+
     /// Cancels a request we sent
     ///
     /// Sends `notifications/cancelled` and emits its [`Event::Response`] with

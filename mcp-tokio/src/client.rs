@@ -1,0 +1,375 @@
+//! The client: connect over any byte stream or to a child process, then make typed calls
+
+use std::io;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcp_core::schema::method::{
+    CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
+};
+use mcp_core::schema::{
+    CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
+    GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
+    Tool,
+};
+use mcp_core::{CallError, ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::process::{Child, Command as ProcessCommand};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::driver::{self, Command};
+
+/// Why a call failed
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The request could not be sent (local misuse, or the session is closed)
+    #[error(transparent)]
+    Send(#[from] SendError),
+    /// The request was sent and ended without a result
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The connection's actor is gone
+    #[error("the connection is closed")]
+    Closed,
+}
+
+/// Why connecting failed
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// Starting the child process failed
+    #[error("could not start the server: {0}")]
+    Spawn(#[from] io::Error),
+    /// The handshake or discovery failed
+    #[error("the handshake failed: {0}")]
+    Handshake(String),
+}
+
+/// A connected MCP client; cheap to clone, every clone talks to the same connection
+///
+/// Dropping a call's future before it finishes cancels the request
+/// (`notifications/cancelled`, or `tasks/cancel` for a task-backed call).
+#[derive(Clone, Debug)]
+pub struct Client {
+    commands: mpsc::Sender<Command>,
+    peer: Arc<PeerInfo>,
+    tokens: Arc<AtomicU64>,
+    _child: Option<Arc<ChildGuard>>,
+}
+
+/// Keeps a spawned server alive as long as a client handle exists; kills it on drop
+#[derive(Debug)]
+struct ChildGuard(std::sync::Mutex<Child>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Ok(child) = self.0.get_mut() {
+            let _ = child.start_kill();
+        }
+    }
+}
+
+/// Cancels a request if its future is dropped before it finishes
+struct CancelOnDrop<'a> {
+    commands: &'a mpsc::Sender<Command>,
+    token: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self
+                .commands
+                .try_send(Command::Cancel { token: self.token });
+        }
+    }
+}
+
+impl Client {
+    /// Connects over a reader and a writer (a socket's halves, a pipe pair, an in-memory
+    /// duplex) and waits for the handshake or discovery
+    ///
+    /// # Errors
+    /// [`ConnectError::Handshake`] when the server refuses or speaks no common version.
+    pub async fn connect<R, W>(
+        reader: R,
+        writer: W,
+        config: ClientConfig,
+    ) -> Result<Self, ConnectError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let session = Session::client(Arc::new(config), driver::now());
+        let (tx, rx) = mpsc::channel(256);
+        let (ready_tx, ready_rx) = oneshot::channel();
+        tokio::spawn(driver::run(
+            session,
+            reader,
+            writer,
+            rx,
+            None,
+            Some(ready_tx),
+        ));
+        let peer = match ready_rx.await {
+            Ok(Ok(peer)) => peer,
+            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
+            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
+        };
+        Ok(Self {
+            commands: tx,
+            peer: Arc::new(peer),
+            tokens: Arc::new(AtomicU64::new(1)),
+            _child: None,
+        })
+    }
+
+    /// Starts a server as a child process and connects to it over its stdin and stdout
+    ///
+    /// The child's stderr passes through to ours. It is killed when the last clone of this
+    /// client is dropped (tokio reaps it).
+    ///
+    /// # Errors
+    /// [`ConnectError`] when the process does not start or the handshake fails.
+    pub async fn spawn(
+        mut command: ProcessCommand,
+        config: ClientConfig,
+    ) -> Result<Self, ConnectError> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let mut client = Self::connect(stdout, stdin, config).await?;
+        client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
+        Ok(client)
+    }
+
+    /// What the server declared about itself
+    pub fn peer(&self) -> &PeerInfo {
+        &self.peer
+    }
+
+    /// Sends a raw request and waits for its outcome
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Box<serde_json::value::RawValue>>,
+        options: RequestOptions,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
+        let token = self.tokens.fetch_add(1, Ordering::Relaxed);
+        let (reply, rx) = oneshot::channel();
+        let command = Command::Request {
+            method: method.to_owned(),
+            params,
+            options,
+            token,
+            reply,
+            progress,
+        };
+        self.commands
+            .send(command)
+            .await
+            .map_err(|_| ClientError::Closed)?;
+        let mut guard = CancelOnDrop {
+            commands: &self.commands,
+            token,
+            armed: true,
+        };
+        let outcome = rx.await.map_err(|_| ClientError::Closed)?;
+        guard.armed = false;
+        Ok(outcome??)
+    }
+
+    /// Sends a typed request and decodes its result
+    ///
+    /// # Errors
+    /// [`ClientError`]; a result of the wrong shape is [`CallError::InvalidResult`].
+    pub async fn request<M: Method>(
+        &self,
+        params: M::Params,
+        options: RequestOptions,
+    ) -> Result<M::Result, ClientError> {
+        let raw =
+            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
+        let result = self.request_raw(M::NAME, Some(raw), options, None).await?;
+        serde_json::from_str(result.get()).map_err(|e| {
+            CallError::InvalidResult(format!("invalid {} result: {e}", M::NAME)).into()
+        })
+    }
+
+    /// Every tool, following pagination
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = cursor
+                .take()
+                .map_or_else(PaginatedParams::new, PaginatedParams::at);
+            let page = self
+                .request::<ListTools>(params, RequestOptions::default())
+                .await?;
+            all.extend(page.tools);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// Every resource, following pagination
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = cursor
+                .take()
+                .map_or_else(PaginatedParams::new, PaginatedParams::at);
+            let page = self
+                .request::<ListResources>(params, RequestOptions::default())
+                .await?;
+            all.extend(page.resources);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// Every prompt, following pagination
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = cursor
+                .take()
+                .map_or_else(PaginatedParams::new, PaginatedParams::at);
+            let page = self
+                .request::<ListPrompts>(params, RequestOptions::default())
+                .await?;
+            all.extend(page.prompts);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// Calls a tool
+    ///
+    /// # Errors
+    /// [`ClientError`]. A tool that fails returns `Ok` with `isError: true`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallToolResult, ClientError> {
+        let params = CallToolParams::new(name).with_arguments(arguments);
+        self.request::<CallTool>(params, RequestOptions::default())
+            .await
+    }
+
+    /// Calls a tool with progress reports sent to `progress`, and request options
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: RequestOptions,
+        progress: mpsc::UnboundedSender<Progress>,
+    ) -> Result<CallToolResult, ClientError> {
+        let params = CallToolParams::new(name).with_arguments(arguments);
+        let raw =
+            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
+        let result = self
+            .request_raw(
+                CallTool::NAME,
+                Some(raw),
+                options.with_progress(),
+                Some(progress),
+            )
+            .await?;
+        serde_json::from_str(result.get())
+            .map_err(|e| CallError::InvalidResult(format!("invalid tools/call result: {e}")).into())
+    }
+
+    /// Reads a resource
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        self.request::<ReadResource>(ReadResourceParams::new(uri), RequestOptions::default())
+            .await
+    }
+
+    /// Gets a prompt
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn get_prompt(
+        &self,
+        params: GetPromptParams,
+    ) -> Result<GetPromptResult, ClientError> {
+        self.request::<GetPrompt>(params, RequestOptions::default())
+            .await
+    }
+
+    /// Asks for completions
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
+        self.request::<Complete>(params, RequestOptions::default())
+            .await
+    }
+
+    /// Sends a notification
+    ///
+    /// # Errors
+    /// [`ClientError::Send`] for local misuse (for example a core-owned notification).
+    pub async fn notify(
+        &self,
+        method: &str,
+        params: Option<Box<serde_json::value::RawValue>>,
+    ) -> Result<(), ClientError> {
+        let (reply, rx) = oneshot::channel();
+        let command = Command::Notify {
+            method: method.to_owned(),
+            params,
+            reply,
+        };
+        self.commands
+            .send(command)
+            .await
+            .map_err(|_| ClientError::Closed)?;
+        Ok(rx.await.map_err(|_| ClientError::Closed)??)
+    }
+
+    /// Closes the connection (the child process, if any, is killed when the last handle
+    /// goes)
+    pub async fn close(self) {
+        let _ = self.commands.send(Command::Close).await;
+    }
+}

@@ -1,0 +1,227 @@
+//! The actor that owns one `Session`: it reads, feeds the core, drains its outputs, writes,
+//! and sleeps until the core's next deadline. No lock around the core.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::{
+    CallError, Event, InboundId, OutboundId, Progress, RequestOptions, Responder, SendError,
+    Session,
+};
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+/// What an outbound request's caller waits for
+pub(crate) type Outcome = Result<Box<RawValue>, CallError>;
+
+/// Commands from the application's handles to the actor
+pub(crate) enum Command {
+    Request {
+        method: String,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+        token: u64,
+        reply: oneshot::Sender<Result<Outcome, SendError>>,
+        progress: Option<mpsc::UnboundedSender<Progress>>,
+    },
+    /// The caller dropped its future: cancel the request if it is still in flight
+    Cancel {
+        token: u64,
+    },
+    Notify {
+        method: String,
+        params: Option<Box<RawValue>>,
+        reply: oneshot::Sender<Result<(), SendError>>,
+    },
+    Close,
+}
+
+/// Messages from server handler tasks to the actor
+pub(crate) enum HandlerMsg {
+    Done {
+        responder: Responder,
+        result: Result<Box<RawValue>, ErrorObject>,
+    },
+    Progress {
+        id: InboundId,
+        progress: Progress,
+    },
+}
+
+/// What the server side does with inbound requests: start a handler (spawned by the
+/// dispatcher), or answer at once
+pub(crate) trait Dispatch: Send + Sync + 'static {
+    /// Handles one request; returns the handler task's abort handle if it spawned one
+    fn dispatch(
+        &self,
+        session: &mut Session,
+        request: mcp_core::InboundRequest,
+        handlers: &mpsc::UnboundedSender<HandlerMsg>,
+    ) -> Option<AbortHandle>;
+}
+
+/// The core's clock as tokio sees it, so paused-time tests drive protocol timeouts
+pub(crate) fn now() -> std::time::Instant {
+    Instant::now().into_std()
+}
+
+struct Pending {
+    reply: oneshot::Sender<Result<Outcome, SendError>>,
+    progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+/// Runs one connection until it closes
+pub(crate) async fn run<R, W>(
+    mut session: Session,
+    mut reader: R,
+    mut writer: W,
+    mut commands: mpsc::Receiver<Command>,
+    dispatch: Option<Arc<dyn Dispatch>>,
+    ready: Option<oneshot::Sender<Result<mcp_core::PeerInfo, String>>>,
+) where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
+    let mut ready = ready;
+    let (handler_tx, mut handler_rx) = mpsc::unbounded_channel::<HandlerMsg>();
+    let mut pending: HashMap<OutboundId, Pending> = HashMap::new();
+    let mut tokens: HashMap<u64, OutboundId> = HashMap::new();
+    let mut running: HashMap<InboundId, AbortHandle> = HashMap::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::with_capacity(64 * 1024);
+    let mut commands_open = true;
+    let mut reading = true;
+    loop {
+        // Drain: write everything, then deliver every event.
+        loop {
+            while session.poll_transmit(&mut out).is_some() {}
+            if !out.is_empty() {
+                if writer.write_all(&out).await.is_err() || writer.flush().await.is_err() {
+                    session.close(now());
+                }
+                out.clear();
+            }
+            let Some(event) = session.poll_event() else {
+                break;
+            };
+            match event {
+                Event::Ready { .. } => {
+                    if let (Some(tx), Some(peer)) = (ready.take(), session.peer()) {
+                        let _ = tx.send(Ok(peer.clone()));
+                    }
+                }
+                Event::Response { id, outcome } => {
+                    if let Some(p) = pending.remove(&id) {
+                        let _ = p.reply.send(Ok(outcome));
+                    }
+                    tokens.retain(|_, v| *v != id);
+                }
+                Event::Progress { id, progress } => {
+                    if let Some(tx) = pending.get(&id).and_then(|p| p.progress.as_ref()) {
+                        let _ = tx.send(progress);
+                    }
+                }
+                Event::Request(request) => {
+                    let id = request.responder.id();
+                    match &dispatch {
+                        Some(d) => {
+                            if let Some(handle) = d.dispatch(&mut session, request, &handler_tx) {
+                                running.insert(id, handle);
+                            }
+                        }
+                        None => {
+                            let error = ErrorObject::method_not_found(&request.method);
+                            session.respond_error(request.responder, &error);
+                        }
+                    }
+                }
+                Event::Cancelled { id, .. } => {
+                    if let Some(handle) = running.remove(&id) {
+                        handle.abort();
+                    }
+                }
+                Event::Closed { reason } => {
+                    if let Some(tx) = ready.take() {
+                        let _ = tx.send(Err(reason.to_string()));
+                    }
+                }
+                // Input, tasks and subscriptions are served through the core's own APIs by
+                // later versions of this binding; nothing else needs the actor.
+                _ => {}
+            }
+        }
+        if session.is_closed() {
+            break;
+        }
+        let deadline = session.poll_timeout().map(Instant::from_std);
+        let want_read = reading && session.wants_read();
+        tokio::select! {
+            read = reader.read(&mut buf), if want_read => match read {
+                Ok(0) | Err(_) => {
+                    reading = false;
+                    session.handle_eof(now());
+                }
+                Ok(n) => session.handle_bytes(now(), &buf[..n]),
+            },
+            command = commands.recv(), if commands_open => match command {
+                Some(Command::Request { method, params, options, token, reply, progress }) => {
+                    match session.send_request(now(), &method, params, options) {
+                        Ok(id) => {
+                            tokens.insert(token, id);
+                            pending.insert(id, Pending { reply, progress });
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err(e));
+                        }
+                    }
+                }
+                Some(Command::Cancel { token }) => {
+                    if let Some(id) = tokens.remove(&token) {
+                        pending.remove(&id);
+                        let _ = session.cancel(now(), id, Some("the caller went away"));
+                    }
+                }
+                Some(Command::Notify { method, params, reply }) => {
+                    let _ = reply.send(session.send_notification(&method, params.as_deref()));
+                }
+                Some(Command::Close) | None => {
+                    commands_open = false;
+                    if dispatch.is_none() {
+                        session.close(now());
+                    }
+                }
+            },
+            msg = handler_rx.recv() => match msg {
+                Some(HandlerMsg::Done { responder, result }) => {
+                    running.remove(&responder.id());
+                    match result {
+                        Ok(raw) => {
+                            let _ = session.respond(responder, &raw);
+                        }
+                        Err(error) => session.respond_error(responder, &error),
+                    }
+                }
+                Some(HandlerMsg::Progress { id, progress }) => {
+                    let _ = session.report_progress_to(id, &progress);
+                }
+                None => {}
+            },
+            () = sleep_until(deadline) => session.handle_timeout(now()),
+        }
+    }
+    for (_, handle) in running {
+        handle.abort();
+    }
+    let _ = writer.shutdown().await;
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}

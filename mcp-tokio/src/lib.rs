@@ -1,0 +1,21 @@
+//! Model Context Protocol on tokio
+//!
+//! A thin binding over the sans-IO [`mcp_core`]: one actor task owns each connection's
+//! `Session` (no lock around the core), reads and writes the transport, and sleeps until the
+//! core's next deadline. Every protocol decision is the core's.
+//!
+//! - [`Client`]: connect over any `AsyncRead`/`AsyncWrite` pair or to a child process over
+//!   stdio; typed calls; dropping a call's future cancels the request.
+//! - [`Server`]: register tools, resources, templates and prompts as async functions; serve
+//!   over stdio or any byte stream; a cancelled request aborts its handler.
+//!
+//! Time comes from `tokio::time::Instant`, so `#[tokio::test(start_paused = true)]` drives
+//! the protocol's timeouts.
+
+pub mod client;
+mod driver;
+pub mod server;
+
+pub use client::{Client, ClientError, ConnectError};
+pub use mcp_core;
+pub use server::{Context, Server, ServerBuilder};

@@ -1,0 +1,399 @@
+//! The server: register tools, resources and prompts as async functions, then serve over
+//! stdio or any byte stream
+//!
+//! The catalog, argument validation, pagination, caching hints and every protocol rule come
+//! from `mcp-core`; this module only runs the handlers.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::schema::method::{
+    CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, Method,
+    ReadResource,
+};
+use mcp_core::schema::{
+    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use mcp_core::server::{CallCheck, Catalog, CatalogError, ResourceMatch};
+use mcp_core::uri_template::Variables;
+use mcp_core::{InboundId, InboundRequest, Progress, ServerConfig, Session};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use crate::driver::{self, Dispatch, HandlerMsg};
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+type ToolFn = Arc<
+    dyn Fn(Context, Map<String, Value>) -> BoxFuture<Result<CallToolResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+type ResourceFn = Arc<
+    dyn Fn(Context, String, Variables) -> BoxFuture<Result<ReadResourceResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+type PromptFn = Arc<
+    dyn Fn(Context, BTreeMap<String, String>) -> BoxFuture<Result<GetPromptResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
+/// What a handler can do besides returning its result
+#[derive(Clone, Debug)]
+pub struct Context {
+    id: InboundId,
+    wants_progress: bool,
+    messages: mpsc::UnboundedSender<HandlerMsg>,
+}
+
+impl Context {
+    /// Reports progress, if the client asked for it (a no-op otherwise)
+    pub fn progress(&self, progress: Progress) {
+        if self.wants_progress {
+            let _ = self.messages.send(HandlerMsg::Progress {
+                id: self.id,
+                progress,
+            });
+        }
+    }
+}
+
+/// Builds a [`Server`]
+pub struct ServerBuilder {
+    config: ServerConfig,
+    catalog: Catalog,
+    tools: BTreeMap<String, ToolFn>,
+    resources: Vec<(String, ResourceFn)>,
+    prompts: BTreeMap<String, PromptFn>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// Adds a tool and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
+    {
+        let name = tool.name.clone();
+        self.catalog.add_tool(tool)?;
+        self.tools
+            .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
+        self.config.capabilities["tools"] = Value::Object(Map::new());
+        Ok(self)
+    }
+
+    /// Adds a resource and its reader
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        let uri = resource.uri.clone();
+        self.catalog.add_resource(resource)?;
+        self.resources.push((
+            uri,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        ));
+        self.config.capabilities["resources"] = Value::Object(Map::new());
+        Ok(self)
+    }
+
+    /// Adds a resource template and the reader for the URIs it matches
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn resource_template<F, Fut>(
+        mut self,
+        template: ResourceTemplate,
+        handler: F,
+    ) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        let key = template.uri_template.clone();
+        self.catalog.add_template(template)?;
+        self.resources.push((
+            key,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        ));
+        self.config.capabilities["resources"] = Value::Object(Map::new());
+        Ok(self)
+    }
+
+    /// Adds a prompt and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
+    {
+        let name = prompt.name.clone();
+        self.catalog.add_prompt(prompt)?;
+        self.prompts
+            .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
+        self.config.capabilities["prompts"] = Value::Object(Map::new());
+        Ok(self)
+    }
+
+    /// The server, ready to serve connections
+    pub fn build(self) -> Server {
+        Server {
+            config: Arc::new(self.config),
+            dispatch: Arc::new(Dispatcher {
+                catalog: self.catalog,
+                tools: self.tools,
+                resources: self.resources,
+                prompts: self.prompts,
+            }),
+        }
+    }
+}
+
+/// A built server; serve as many connections as you like
+#[derive(Clone)]
+pub struct Server {
+    config: Arc<ServerConfig>,
+    dispatch: Arc<Dispatcher>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server
+    pub fn builder(config: ServerConfig) -> ServerBuilder {
+        ServerBuilder {
+            config,
+            catalog: Catalog::default(),
+            tools: BTreeMap::new(),
+            resources: Vec::new(),
+            prompts: BTreeMap::new(),
+        }
+    }
+
+    /// Serves one connection until the client closes it
+    pub async fn serve<R, W>(&self, reader: R, writer: W)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let session = Session::server(Arc::clone(&self.config), driver::now());
+        let (_keep, commands) = mpsc::channel(1);
+        let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
+        driver::run(session, reader, writer, commands, Some(dispatch), None).await;
+    }
+
+    /// Serves one connection over this process's stdin and stdout
+    pub async fn serve_stdio(&self) {
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    }
+}
+
+struct Dispatcher {
+    catalog: Catalog,
+    tools: BTreeMap<String, ToolFn>,
+    resources: Vec<(String, ResourceFn)>,
+    prompts: BTreeMap<String, PromptFn>,
+}
+
+fn to_raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
+    serde_json::value::to_raw_value(value).map_err(ErrorObject::internal_error)
+}
+
+impl Dispatcher {
+    /// Answers at once with a typed result, fitted to the request's version
+    fn answer<T: Serialize + mcp_core::schema::FitVersion>(
+        session: &mut Session,
+        request: InboundRequest,
+        result: Result<T, ErrorObject>,
+    ) {
+        match result {
+            Ok(r) => {
+                let _ = session.respond_with(request.responder, r);
+            }
+            Err(e) => session.respond_error(request.responder, &e),
+        }
+    }
+
+    /// Runs a handler in its own task; its result goes back to the actor
+    fn spawn<T>(
+        request: InboundRequest,
+        messages: &mpsc::UnboundedSender<HandlerMsg>,
+        work: impl FnOnce(Context) -> BoxFuture<Result<T, ErrorObject>>,
+    ) -> AbortHandle
+    where
+        T: Serialize + mcp_core::schema::FitVersion + Send + 'static,
+    {
+        let cx = Context {
+            id: request.responder.id(),
+            wants_progress: request.wants_progress,
+            messages: messages.clone(),
+        };
+        let version = request.version;
+        let responder = request.responder;
+        let messages = messages.clone();
+        let future = work(cx);
+        tokio::spawn(async move {
+            let result = future.await.and_then(|mut r| {
+                r.fit_to(version);
+                to_raw(&r)
+            });
+            let _ = messages.send(HandlerMsg::Done { responder, result });
+        })
+        .abort_handle()
+    }
+}
+
+impl Dispatch for Dispatcher {
+    fn dispatch(
+        &self,
+        session: &mut Session,
+        request: InboundRequest,
+        messages: &mpsc::UnboundedSender<HandlerMsg>,
+    ) -> Option<AbortHandle> {
+        match request.method.as_str() {
+            ListTools::NAME => {
+                let result = request
+                    .params::<ListTools>()
+                    .and_then(|p| self.catalog.list_tools(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            ListResources::NAME => {
+                let result = request
+                    .params::<ListResources>()
+                    .and_then(|p| self.catalog.list_resources(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            ListResourceTemplates::NAME => {
+                let result = request
+                    .params::<ListResourceTemplates>()
+                    .and_then(|p| self.catalog.list_resource_templates(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            ListPrompts::NAME => {
+                let result = request
+                    .params::<ListPrompts>()
+                    .and_then(|p| self.catalog.list_prompts(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            CallTool::NAME => {
+                let params = match request.params::<CallTool>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<CallToolResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                let checked = self.catalog.check_call(&params).map(|t| t.name.clone());
+                match checked {
+                    Ok(name) => {
+                        let handler = Arc::clone(&self.tools[&name]);
+                        let args = params.arguments.unwrap_or_default();
+                        Some(Self::spawn(request, messages, move |cx| handler(cx, args)))
+                    }
+                    Err(check) => {
+                        let response: Result<CallToolResult, ErrorObject> =
+                            CallCheck::into_response(check);
+                        Self::answer(session, request, response);
+                        None
+                    }
+                }
+            }
+            ReadResource::NAME => {
+                let params = match request.params::<ReadResource>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<ReadResourceResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                let uri = params.uri.clone();
+                let found = match self.catalog.resolve(&uri) {
+                    Some(ResourceMatch::Resource(r)) => Some((r.uri.clone(), Variables::new())),
+                    Some(ResourceMatch::Template {
+                        template,
+                        variables,
+                    }) => Some((template.uri_template.clone(), variables)),
+                    _ => None,
+                };
+                match found.and_then(|(key, vars)| {
+                    self.resources
+                        .iter()
+                        .find(|(k, _)| *k == key)
+                        .map(|(_, h)| (Arc::clone(h), vars))
+                }) {
+                    Some((handler, vars)) => Some(Self::spawn(request, messages, move |cx| {
+                        handler(cx, uri, vars)
+                    })),
+                    None => {
+                        let error = mcp_core::server::resource_not_found(&uri);
+                        Self::answer::<ReadResourceResult>(session, request, Err(error));
+                        None
+                    }
+                }
+            }
+            GetPrompt::NAME => {
+                let params = match request.params::<GetPrompt>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<GetPromptResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                match self
+                    .catalog
+                    .check_prompt_args(&params.name, params.arguments.as_ref())
+                {
+                    Ok(_) => {
+                        let handler = Arc::clone(&self.prompts[&params.name]);
+                        let args = params.arguments.unwrap_or_default();
+                        Some(Self::spawn(request, messages, move |cx| handler(cx, args)))
+                    }
+                    Err(e) => {
+                        Self::answer::<GetPromptResult>(session, request, Err(e));
+                        None
+                    }
+                }
+            }
+            _ => {
+                let error = ErrorObject::method_not_found(&request.method);
+                session.respond_error(request.responder, &error);
+                None
+            }
+        }
+    }
+}
