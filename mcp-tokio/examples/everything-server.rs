@@ -1,0 +1,105 @@
+//! An MCP server over stdio with a few of everything: tools (one with progress), a resource,
+//! a resource template and a prompt
+//!
+//! `cargo run -p mcp-tokio --example everything-server` and speak MCP on stdin/stdout, or
+//! let a client start it as a child process (see the `demo` example).
+
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::schema::{
+    CallToolResult, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, Tool,
+};
+use mcp_core::{Implementation, Progress, ServerConfig};
+use mcp_tokio::Server;
+use serde_json::{Map, Value, json};
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// 64 random bits from the OS-seeded hasher keys, without another dependency
+fn random_u64() -> u64 {
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+}
+
+fn state_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    for chunk in key.chunks_mut(8) {
+        chunk.copy_from_slice(&random_u64().to_le_bytes());
+    }
+    key
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let mut config = ServerConfig::new(Implementation::new(
+        "mcp-tokio-everything",
+        env!("CARGO_PKG_VERSION"),
+    ));
+    config.instructions = Some("A demonstration server: echo, add, slow (with progress).".into());
+    config.state_key = Some(state_key());
+    config.task_id_seed = random_u64();
+    let server = Server::builder(config)
+        .tool(
+            Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
+                .with_description("Echoes the text back"),
+            |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+        )
+        .and_then(|b| {
+            b.tool(
+                Tool::new("add", object(json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]})))
+                    .with_description("Adds two numbers"),
+                |_cx, args| async move {
+                    let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
+                    Ok(CallToolResult::text(sum.to_string()))
+                },
+            )
+        })
+        .and_then(|b| {
+            b.tool(
+                Tool::new("slow", object(json!({"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 50}}})))
+                    .with_description("Works for `steps` tenths of a second, reporting progress"),
+                |cx, args| async move {
+                    let steps = args.get("steps").and_then(Value::as_u64).unwrap_or(5);
+                    for step in 1..=steps {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        #[allow(clippy::cast_precision_loss)]
+                        cx.progress(Progress::new(step as f64).total(steps as f64).message(format!("step {step} of {steps}")));
+                    }
+                    Ok(CallToolResult::text(format!("done after {steps} steps")))
+                },
+            )
+        })
+        .and_then(|b| {
+            b.resource(Resource::new("test://static-text", "static-text").with_mime_type("text/plain"), |_cx, uri, _vars| async move {
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(uri, "Hello from a static resource")]))
+            })
+        })
+        .and_then(|b| {
+            b.resource_template(ResourceTemplate::new("test://template/{id}/data", "template-data"), |_cx, uri, vars| async move {
+                let id = vars.get_str("id").unwrap_or_default().to_owned();
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(uri, format!("Data for {id}"))]))
+            })
+        })
+        .and_then(|b| {
+            b.prompt(
+                Prompt::new("greeting").with_arguments(vec![PromptArgument::new("name").required(true)]),
+                |_cx, args: BTreeMap<String, String>| async move {
+                    let name = args.get("name").cloned().unwrap_or_default();
+                    Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::user(format!("Say hello to {name}."))]))
+                },
+            )
+        })
+        .expect("the catalog accepts these entries")
+        .build();
+    server.serve_stdio().await;
+}
