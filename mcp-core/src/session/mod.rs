@@ -1565,7 +1565,7 @@ impl Core {
         self.close_if_drained();
     }
 
-    fn close_if_drained(&mut self) {
+    pub(super) fn close_if_drained(&mut self) {
         if self.eof && self.inbound.len() == 0 {
             self.close(CloseReason::PeerClosed);
         }

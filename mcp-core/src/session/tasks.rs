@@ -478,6 +478,8 @@ impl Core {
             self.batches.remove_pending(b);
             self.flush_batch(b);
         }
+        // After the peer's EOF, the last answered request closes the session.
+        self.close_if_drained();
         Ok(TaskId(seq))
     }
 
@@ -614,6 +616,11 @@ impl Core {
 
     /// 2025-11-25: the input a task needs goes to the client as live requests
     fn ask_task_input_live(&mut self, id: TaskId, requests: InputRequests) {
+        // Nobody reads a closed session; the task stays input_required until its handler
+        // moves it on (as when a live request times out).
+        if matches!(self.phase, super::lifecycle::Phase::Closed) || self.eof {
+            return;
+        }
         let timeout = self.role.timeouts().request;
         let related = self
             .server_tasks
