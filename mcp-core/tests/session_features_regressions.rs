@@ -6,6 +6,8 @@ mod tasks_kit;
 
 use std::time::Duration;
 
+use serde_json::json;
+
 use mcp_core::schema::InputRequests;
 use mcp_core::session::{Asked, TaskOptions, TaskUpdate};
 use mcp_core::testing::Pair;
@@ -94,4 +96,85 @@ fn task_input_after_close_writes_nothing() {
     assert!(pair.server_events().is_empty(), "nothing after Closed");
     pair.advance(Duration::from_secs(120));
     assert!(pair.server_events().is_empty());
+}
+
+/// 2025-11-25 `tasks/result` requests for a running task wait for its end outside the
+/// inbound table; a client that sends them without end must not grow the table without
+/// bound: past `max_in_flight_inbound` waiting ones, the rest are refused at once
+#[test]
+fn waiting_task_results_are_bounded() {
+    let mut server = tasks_kit::server_config(Form::Legacy);
+    server.limits.max_in_flight_inbound = 4;
+    let mut pair =
+        tasks_kit::pair_with(Form::Legacy, tasks_kit::client_config(Form::Legacy), server);
+    call_tool(&mut pair, Form::Legacy, "slow");
+    let request = offered_request(&mut pair);
+    let task = pair
+        .server
+        .start_task(pair.now, &request.responder, TaskOptions::default())
+        .unwrap();
+    pair.drive();
+    pair.take_transcript();
+    for n in 0..10 {
+        let id = format!("r{n}");
+        let req = tasks_kit::task_request(
+            Form::Legacy,
+            &id,
+            "tasks/result",
+            json!({"taskId": tasks_kit::task0()}),
+        );
+        tasks_kit::inject_json(&mut pair, Side::Server, &req);
+    }
+    let refused: Vec<_> = tasks_kit::sent_by(&pair, Side::Server)
+        .into_iter()
+        .filter(|m| m.get("error").is_some())
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(
+        refused,
+        (4..10).map(|n| json!(format!("r{n}"))).collect::<Vec<_>>(),
+        "the waiting ones beyond the limit are refused at once"
+    );
+    // The four waiting ones are answered once the task ends.
+    pair.server
+        .update_task(
+            pair.now,
+            task,
+            TaskUpdate::Completed(tasks_kit::tool_result("done")),
+        )
+        .unwrap();
+    pair.drive();
+    let answered = tasks_kit::sent_by(&pair, Side::Server)
+        .into_iter()
+        .filter(|m| m.get("result").is_some() && m["id"].is_string())
+        .count();
+    assert_eq!(answered, 4);
+}
+
+/// A waiting `tasks/result` the client cancelled is not answered when the task ends
+#[test]
+fn a_cancelled_task_result_is_not_answered() {
+    let (mut pair, _, task) = tasks_kit::started(Form::Legacy);
+    let req = tasks_kit::task_request(
+        Form::Legacy,
+        "w1",
+        "tasks/result",
+        json!({"taskId": tasks_kit::task0()}),
+    );
+    tasks_kit::inject_json(&mut pair, Side::Server, &req);
+    tasks_kit::inject_json(
+        &mut pair,
+        Side::Server,
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": "w1"}}),
+    );
+    pair.server
+        .update_task(
+            pair.now,
+            task,
+            TaskUpdate::Completed(tasks_kit::tool_result("done")),
+        )
+        .unwrap();
+    pair.drive();
+    assert_eq!(tasks_kit::response_to(&pair, &json!("w1")), None);
 }
