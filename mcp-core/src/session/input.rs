@@ -395,6 +395,8 @@ impl Core {
             Answer::ModernResult(&result),
         );
         self.inbound_ended(id, &entry);
+        // After the peer's EOF, the last answered request closes the session.
+        self.close_if_drained();
         Ok(Asked::Suspended)
     }
 

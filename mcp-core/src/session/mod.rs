@@ -998,8 +998,10 @@ impl Core {
         };
         // A cancellation for a request that already ended is the normal race: ignore it.
         let Some(id) = self.inbound.by_wire(&c.request_id) else {
-            // It may end a listen stream instead.
-            self.subscriptions.cancel(&c.request_id);
+            // It may end a listen stream or a waiting `tasks/result` instead.
+            if !self.subscriptions.cancel(&c.request_id) {
+                self.server_tasks.cancel_waiter(&c.request_id);
+            }
             return;
         };
         let entry = self.inbound.remove(id).expect("found by wire id");
@@ -1578,7 +1580,7 @@ impl Core {
         self.close_if_drained();
     }
 
-    fn close_if_drained(&mut self) {
+    pub(super) fn close_if_drained(&mut self) {
         if self.eof && self.inbound.len() == 0 {
             self.close(CloseReason::PeerClosed);
         }

@@ -173,6 +173,22 @@ impl ServerTasks {
         self.expiries.first().map(|(at, _)| *at)
     }
 
+    /// `tasks/result` requests waiting for their task's end, over all tasks
+    fn waiting(&self) -> usize {
+        self.tasks.values().map(|t| t.waiters.len()).sum()
+    }
+
+    /// Drops a waiting `tasks/result` the peer cancelled; `true` if it was one
+    pub(crate) fn cancel_waiter(&mut self, wire: &RequestId) -> bool {
+        for task in self.tasks.values_mut() {
+            if let Some(i) = task.waiters.iter().position(|(w, _)| w == wire) {
+                task.waiters.remove(i);
+                return true;
+            }
+        }
+        false
+    }
+
     fn remove(&mut self, id: u64) -> Option<ServerTask> {
         let task = self.tasks.remove(&id)?;
         self.by_wire.remove(&task.wire_id);
@@ -478,6 +494,8 @@ impl Core {
             self.batches.remove_pending(b);
             self.flush_batch(b);
         }
+        // After the peer's EOF, the last answered request closes the session.
+        self.close_if_drained();
         Ok(TaskId(seq))
     }
 
@@ -614,6 +632,11 @@ impl Core {
 
     /// 2025-11-25: the input a task needs goes to the client as live requests
     fn ask_task_input_live(&mut self, id: TaskId, requests: InputRequests) {
+        // Nobody reads a closed session; the task stays input_required until its handler
+        // moves it on (as when a live request times out).
+        if matches!(self.phase, super::lifecycle::Phase::Closed) || self.eof {
+            return;
+        }
         let timeout = self.role.timeouts().request;
         let related = self
             .server_tasks
@@ -770,8 +793,16 @@ impl Core {
                 let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
                 if task.status.is_terminal() {
                     self.answer_task_result(seq, id, batch);
+                } else if self.server_tasks.waiting() >= self.limits.max_in_flight_inbound {
+                    // Waiting requests are requests in progress: bounded like the others.
+                    let error = ErrorObject::internal_error(format!(
+                        "too many requests in progress (limit {}); retry later",
+                        self.limits.max_in_flight_inbound
+                    ));
+                    self.answer(Some(id), batch, Answer::Error(&error));
                 } else {
                     // Answered when the task ends.
+                    let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
                     task.waiters.push((id.clone(), batch));
                     if let Some(b) = batch {
                         self.batches.add_pending(b);
