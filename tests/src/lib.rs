@@ -1,0 +1,270 @@
+//! Cross-crate and interop tests of the workspace (not published)
+//!
+//! The interop tests (`tests/interop/`) talk to the official MCP SDKs over real stdio pipes:
+//! the Python SDK's client and `MCPServer`, the TypeScript SDK's client and
+//! `@modelcontextprotocol/server-everything`. They are `#[ignore]`d, so a plain
+//! `cargo test --workspace` needs nothing but Rust; `scripts/test-all` installs the pinned
+//! peers (`scripts/interop-setup`) and runs them with `--include-ignored`, where a missing
+//! peer is a failure, not a skip.
+//!
+//! This library holds what those tests share: where the peers are ([`python`],
+//! [`node_modules`], [`everything_server`], [`peer_script`]) and running a peer process to the
+//! end under a deadline, killing its whole process group whatever happens ([`run_peer`]).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use serde_json::Value;
+
+/// How long one interop test may take before it is failed (and its processes killed)
+pub const TEST_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The prefix of the line a peer script prints its JSON summary on
+pub const SUMMARY_PREFIX: &str = "INTEROP-SUMMARY ";
+
+const SETUP_HINT: &str = "run `eval \"$(scripts/interop-setup)\"` first (scripts/test-all does)";
+
+fn env_path(name: &str, what: &str) -> PathBuf {
+    let Some(value) = std::env::var_os(name).filter(|v| !v.is_empty()) else {
+        panic!("{name} is not set: it names {what}; {SETUP_HINT}");
+    };
+    let path = PathBuf::from(value);
+    assert!(
+        path.exists(),
+        "{name}={} does not exist ({what}); {SETUP_HINT}",
+        path.display()
+    );
+    path
+}
+
+/// The Python of the venv holding the official Python SDK (`MCP_INTEROP_PYTHON`)
+///
+/// # Panics
+/// When the variable is unset or names nothing: the interop tests fail without their peers.
+pub fn python() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_PYTHON",
+        "the python of the venv with the pinned `mcp` package",
+    )
+}
+
+/// The `node_modules` folder holding the TypeScript SDK and server-everything
+/// (`MCP_INTEROP_NODE_MODULES`)
+///
+/// # Panics
+/// When the variable is unset or names nothing.
+pub fn node_modules() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_NODE_MODULES",
+        "the node_modules folder of tests/peers (npm ci)",
+    )
+}
+
+/// The `mcp-server-everything` launcher of the npm package
+/// `@modelcontextprotocol/server-everything`
+///
+/// # Panics
+/// When it is not installed.
+pub fn server_everything() -> PathBuf {
+    let bin = node_modules().join(".bin/mcp-server-everything");
+    assert!(bin.exists(), "{} is missing; {SETUP_HINT}", bin.display());
+    bin
+}
+
+/// Our `everything-server` example binary (`MCP_INTEROP_SERVER`; scripts/test-all builds it)
+///
+/// # Panics
+/// When the variable is unset or names nothing.
+pub fn everything_server() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_SERVER",
+        "the mcp-tokio everything-server example binary \
+         (`cargo build -p mcp-tokio --example everything-server`, then target/debug/examples/everything-server)",
+    )
+}
+
+/// A helper script in `tests/peers/`
+///
+/// # Panics
+/// When it is missing.
+pub fn peer_script(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("peers")
+        .join(name);
+    assert!(path.exists(), "{} is missing", path.display());
+    path
+}
+
+/// What a peer process did
+#[derive(Debug)]
+pub struct PeerOutput {
+    /// How it ended
+    pub status: ExitStatus,
+    /// Everything it wrote to stdout
+    pub stdout: String,
+    /// Everything it wrote to stderr
+    pub stderr: String,
+}
+
+impl PeerOutput {
+    /// The JSON object on the peer's summary line
+    ///
+    /// # Panics
+    /// When there is no summary line or it is not JSON (showing both outputs).
+    pub fn summary(&self) -> Value {
+        let Some(line) = self
+            .stdout
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(SUMMARY_PREFIX))
+        else {
+            panic!("the peer printed no summary line\n{self}");
+        };
+        serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("the summary line is not JSON ({e})\n{self}"))
+    }
+}
+
+impl std::fmt::Display for PeerOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Kills a process group when dropped (the peer, and whatever it started)
+struct GroupGuard(Option<Pid>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            // ESRCH (the group is already gone) is the usual case.
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+    }
+}
+
+/// Reads a pipe to its end on a thread; the receiver gets the text
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = tx.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    rx
+}
+
+/// The text of a drained pipe; a process outside the group (a grandchild in a session of its
+/// own) may still hold the pipe open, so this waits a little, not forever
+fn collect(rx: &mpsc::Receiver<String>) -> String {
+    rx.recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| "(the pipe stayed open: a process outside the group holds it)".into())
+}
+
+/// Runs a peer process to its end, in a process group of its own, with stdin closed
+///
+/// When it has not ended by `deadline`, the whole group is killed and the test fails with
+/// what it printed. Whatever happens (a normal end, a panic), the group is killed afterwards,
+/// so a server the peer started cannot outlive the test.
+///
+/// # Panics
+/// When the process does not start or misses the deadline.
+pub fn run_peer(mut command: Command, deadline: Duration) -> PeerOutput {
+    use std::os::unix::process::CommandExt;
+
+    command
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("could not start {command:?}: {e}"));
+    let guard = GroupGuard(i32::try_from(child.id()).ok().and_then(Pid::from_raw));
+    let stdout = drain(child.stdout.take().expect("piped"));
+    let stderr = drain(child.stderr.take().expect("piped"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting on the peer") {
+            break Some(status);
+        }
+        if started.elapsed() >= deadline {
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    // Ends every process of the group, which also closes the pipes the drains read.
+    drop(guard);
+    let timed_out = status.is_none();
+    let status = status.unwrap_or_else(|| child.wait().expect("waiting on the killed peer"));
+    let output = PeerOutput {
+        status,
+        stdout: collect(&stdout),
+        stderr: collect(&stderr),
+    };
+    assert!(
+        !timed_out,
+        "{command:?} did not end within {deadline:?}; killed it\n{output}"
+    );
+    output
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_peer_collects_output_and_the_summary() {
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "echo noise; echo 'INTEROP-SUMMARY {\"ok\": true}'; echo oops >&2",
+        ]);
+        let output = run_peer(command, Duration::from_secs(10));
+        assert!(output.status.success());
+        assert_eq!(output.summary(), serde_json::json!({"ok": true}));
+        assert_eq!(output.stderr, "oops\n");
+    }
+
+    #[test]
+    fn run_peer_kills_the_whole_group_at_the_deadline() {
+        // The shell starts a grandchild, prints its pid and waits on it: both must die.
+        let mut command = Command::new("sh");
+        command.args(["-c", "sleep 30 & echo $!; wait"]);
+        let started = Instant::now();
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_peer(command, Duration::from_millis(500))
+        }))
+        .expect_err("a peer that misses its deadline fails the test");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let message = panic.downcast_ref::<String>().expect("a formatted message");
+        assert!(message.contains("did not end within"), "{message}");
+        let grandchild: i32 = message
+            .split("--- stdout ---\n")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .and_then(|line| line.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no pid in {message}"));
+        // Dead means no such process, or a zombie that init has not reaped yet.
+        let dead = || {
+            std::fs::read_to_string(format!("/proc/{grandchild}/stat")).map_or(true, |stat| {
+                stat.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
+            })
+        };
+        let gone = (0..250).any(|_| {
+            thread::sleep(Duration::from_millis(20));
+            dead()
+        });
+        assert!(gone, "the grandchild {grandchild} outlived the deadline");
+    }
+}

@@ -1,0 +1,13 @@
+//! Interop over real stdio pipes with the official MCP SDKs
+//!
+//! Every test here is `#[ignore]`d: it needs the pinned peers that `scripts/interop-setup`
+//! installs (`MCP_INTEROP_PYTHON`, `MCP_INTEROP_NODE_MODULES`) and our everything-server
+//! example (`MCP_INTEROP_SERVER`). `scripts/test-all` sets them up and runs
+//! `cargo test -p mcp-interop -- --include-ignored`; without them the tests fail, naming what
+//! is missing. Each test ends within `TEST_DEADLINE`, killing the processes it started.
+
+mod common;
+mod our_client_python_server;
+mod our_client_server_everything;
+mod python_client;
+mod ts_client;
