@@ -1,7 +1,7 @@
 //! Drives an MCP client session and an MCP server session against each other, in memory, and
 //! prints the exchange
 //!
-//! Run with `cargo run -p mcp-core --example demo`. No I/O, no runtime and no real clock
+//! Run with `cargo run -p mcp-core --example core-demo`. No I/O, no runtime and no real clock
 //! beyond one origin instant: time moves only when the demo says so, which is how the
 //! library's own tests run.
 
