@@ -1,0 +1,458 @@
+//! What goes out: answers (with the modern result envelope), batches, requests and
+//! notifications, and the commands that write them
+
+use serde_json::value::RawValue;
+
+use super::gating::{Capability, Gate};
+use super::ids::InboundId;
+use super::lifecycle::Phase;
+use super::outbound::{OutEntry, Owner};
+use super::{
+    CallError, CancelError, Core, Event, OutboundId, Progress, ProgressError, RequestOptions,
+    RespondError, Responder, Role, SendError, gating, tasks,
+};
+use crate::jsonrpc::{self, ErrorId, ErrorObject, RequestId};
+use crate::raw::{self, Patch};
+use crate::schema::{has_capability, meta};
+use crate::version::Era;
+
+/// An answer on its way out: a result (patched on modern servers) or an error
+pub(super) enum Answer<'a> {
+    Result(&'a str),
+    /// A result to a modern request: gets `resultType` and the server's info when absent
+    ModernResult(&'a str),
+    /// A modern result of a cacheable method: also gets caching hints when absent
+    CacheableResult(&'a str),
+    Error(&'a ErrorObject),
+}
+
+/// Methods whose modern results are `CacheableResult`s
+pub(super) fn cacheable(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+    )
+}
+
+impl Core {
+    // --- output --------------------------------------------------------------------------
+
+    /// Queues an answer to a request (or to an invalid message, when `id` is unknown)
+    pub(super) fn answer(
+        &mut self,
+        id: Option<&RequestId>,
+        batch: Option<u32>,
+        answer: Answer<'_>,
+    ) {
+        if matches!(self.phase, Phase::Closed) {
+            return;
+        }
+        let error_id = id.map_or_else(|| self.unknown_error_id(), ErrorId::Known);
+        let out = match batch {
+            Some(b) => self.batches.next_entry(b),
+            None => self.out.start(),
+        };
+        match answer {
+            Answer::Result(result) => {
+                let id = id.expect("results answer a known request");
+                write_result_envelope(out, id, |out| out.extend_from_slice(result.as_bytes()));
+            }
+            Answer::ModernResult(result) | Answer::CacheableResult(result) => {
+                let id = id.expect("results answer a known request");
+                let info = &self.own_info_json;
+                // The conservative default hints: stale at once, never shared across
+                // authorization contexts. A handler (or the catalog) that knows better sets its
+                // own, which are kept.
+                let members: &[(&str, &[u8])] = match answer {
+                    Answer::CacheableResult(_) => &[
+                        ("resultType", b"\"complete\""),
+                        ("ttlMs", b"0"),
+                        ("cacheScope", b"\"private\""),
+                    ],
+                    _ => &[("resultType", b"\"complete\"")],
+                };
+                write_result_envelope(out, id, |out| {
+                    raw::write_patched(
+                        out,
+                        Some(result),
+                        &Patch {
+                            members,
+                            meta: &[(meta::SERVER_INFO, info.as_bytes())],
+                            meta_wins: false,
+                        },
+                    );
+                });
+            }
+            Answer::Error(error) => jsonrpc::write_error(out, error_id, error),
+        }
+        if batch.is_none() {
+            self.out.finish();
+        }
+    }
+
+    pub(super) fn flush_batch(&mut self, batch: u32) {
+        if let Some(bytes) = self.batches.take_if_done(batch)
+            && !bytes.is_empty()
+            && !matches!(self.phase, Phase::Closed)
+        {
+            let out = self.out.start();
+            out.push(b'[');
+            out.extend_from_slice(&bytes);
+            out.push(b']');
+            self.out.finish();
+        }
+    }
+
+    /// Writes a request; `token` is the progress token (the application id) when progress
+    /// was asked for, `members` are top-level params added for a retry
+    pub(super) fn write_request(
+        &mut self,
+        wire: u64,
+        method: &str,
+        params: Option<&RawValue>,
+        token: Option<u64>,
+        members: &[(&str, &[u8])],
+    ) {
+        let id = RequestId::Number(i64::try_from(wire).expect("ids stay far below i64::MAX"));
+        let progress = token.is_some();
+        let token = token.map_or(String::new(), |t| t.to_string());
+        let modern = self
+            .phase
+            .version()
+            .filter(|v| v.era() == Era::Modern && self.role.is_client());
+        let version_json = modern.map_or(String::new(), |v| format!("\"{}\"", v.as_str()));
+        let entries: [(&str, &[u8]); 4] = [
+            (meta::PROGRESS_TOKEN, token.as_bytes()),
+            (meta::PROTOCOL_VERSION, version_json.as_bytes()),
+            (meta::CLIENT_CAPABILITIES, self.own_caps_json.as_bytes()),
+            (meta::CLIENT_INFO, self.own_info_json.as_bytes()),
+        ];
+        // A modern client names its version, capabilities and info on every request; any
+        // request that asks for progress carries the core-minted token.
+        let meta = match (modern.is_some(), progress) {
+            (true, true) => &entries[..],
+            (true, false) => &entries[1..],
+            (false, true) => &entries[..1],
+            (false, false) => &[],
+        };
+        let out = self.out.start();
+        if meta.is_empty() && members.is_empty() {
+            jsonrpc::write_request(out, &id, method, params);
+        } else {
+            write_request_envelope(out, &id, method, |out| {
+                let patch = Patch {
+                    members,
+                    meta,
+                    meta_wins: true,
+                };
+                raw::write_patched(out, params.map(RawValue::get), &patch);
+            });
+        }
+        self.out.finish();
+    }
+
+    pub(super) fn write_notification(&mut self, method: &str, params: Option<&RawValue>) {
+        let out = self.out.start();
+        jsonrpc::write_notification(out, method, params);
+        self.out.finish();
+    }
+
+    pub(super) fn write_cancelled(&mut self, wire: u64, reason: &str) {
+        let params = serde_json::json!({ "requestId": wire, "reason": reason }).to_string();
+        let params = RawValue::from_string(params).expect("valid JSON");
+        self.write_notification("notifications/cancelled", Some(&params));
+    }
+
+    // --- commands ------------------------------------------------------------------------
+
+    pub(super) fn check_can_send(&mut self) -> Result<(), SendError> {
+        if matches!(self.phase, Phase::Closed) || self.eof {
+            return Err(SendError::Closed);
+        }
+        if self.out.len() > self.limits.max_queued_bytes {
+            self.blocked = true;
+            return Err(SendError::Blocked);
+        }
+        Ok(())
+    }
+
+    pub(super) fn send_request(
+        &mut self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<OutboundId, SendError> {
+        self.check_can_send()?;
+        let version = match self.phase {
+            Phase::Ready { version } => version,
+            // Pings may cross the legacy handshake: a client's before the initialize result,
+            // a server's before `notifications/initialized`.
+            Phase::Initializing | Phase::Initialized { .. } if method == "ping" => {
+                return self.send_app_request(method, params, options);
+            }
+            _ => return Err(SendError::NotReady),
+        };
+        let gate = match self.role {
+            Role::Client(_) => gating::client_request(method, version),
+            Role::Server(_) => gating::server_request(method, version),
+        };
+        match gate {
+            _ if method == "initialize" => {
+                return Err(SendError::NotAllowed {
+                    method: method.to_owned(),
+                    reason: "the session sends initialize itself",
+                });
+            }
+            Gate::NotInEra => {
+                return Err(SendError::NotAllowed {
+                    method: method.to_owned(),
+                    reason: "this side may not send it in this protocol version",
+                });
+            }
+            Gate::Known(Some(Capability { path, name })) => {
+                self.require_peer_capability(method, path, name)?;
+            }
+            _ => {}
+        }
+        self.send_app_request(method, params, options)
+    }
+
+    /// `SendError::MissingCapability` unless the peer declared the capability at `path`
+    pub(super) fn require_peer_capability(
+        &self,
+        method: &str,
+        path: &[&str],
+        name: &'static str,
+    ) -> Result<(), SendError> {
+        let declared = self
+            .peer
+            .as_ref()
+            .is_some_and(|p| has_capability(&p.capabilities, path));
+        if declared {
+            Ok(())
+        } else {
+            Err(SendError::MissingCapability {
+                method: method.to_owned(),
+                capability: name,
+            })
+        }
+    }
+
+    /// Registers and writes an application request that passed the lifecycle and gating checks
+    pub(super) fn send_app_request(
+        &mut self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<OutboundId, SendError> {
+        if params.as_deref().is_some_and(|p| !raw::is_object(p.get())) {
+            return Err(SendError::ParamsNotAnObject);
+        }
+        let legacy = self.phase.version().is_some_and(|v| v.era() == Era::Legacy);
+        let task_param = match (options.task, tasks::task_capability(method)) {
+            (Some(ttl), Some((path, name))) if legacy => {
+                self.require_peer_capability(method, path, name)?;
+                let ttl = ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+                Some(serde_json::json!({ "ttl": ttl }).to_string())
+            }
+            _ => None,
+        };
+        let params = match &task_param {
+            Some(task) => {
+                let mut out = Vec::new();
+                let patch = Patch {
+                    members: &[("task", task.as_bytes())],
+                    meta: &[],
+                    meta_wins: false,
+                };
+                raw::write_patched(&mut out, params.as_deref().map(RawValue::get), &patch);
+                let text = String::from_utf8(out).expect("JSON is UTF-8");
+                Some(RawValue::from_string(text).expect("valid JSON"))
+            }
+            None => params,
+        };
+        if self.outbound.app_len() >= self.limits.max_in_flight_outbound {
+            return Err(SendError::TooManyRequests);
+        }
+        let defaults = self.role.timeouts();
+        let timeout = options.timeout.unwrap_or(defaults.request);
+        let cap = options
+            .max_total
+            .unwrap_or(defaults.max_total)
+            .map(|d| self.now + d);
+        let deadline = timeout
+            .map(|t| self.now + t)
+            .map(|d| cap.map_or(d, |c| d.min(c)))
+            .or(cap);
+        let mut entry = OutEntry::new(Owner::App, method, params);
+        entry.task_requested = task_param.is_some();
+        entry.progress = options.progress;
+        entry.timeout = timeout;
+        entry.reset_on_progress = options
+            .reset_on_progress
+            .unwrap_or(defaults.reset_on_progress);
+        entry.cap = cap;
+        entry.deadline = deadline;
+        let wire = self.outbound.insert(entry);
+        self.transmit_outbound(wire, &[]);
+        Ok(OutboundId(wire))
+    }
+
+    /// Writes the request stored under `wire`
+    pub(super) fn transmit_outbound(&mut self, wire: u64, members: &[(&str, &[u8])]) {
+        let entry = self.outbound.get_mut(wire).expect("just inserted");
+        let method = std::mem::take(&mut entry.method);
+        let params = entry.params.take();
+        let token = entry.progress.then_some(entry.app_id);
+        self.write_request(wire, &method, params.as_deref(), token, members);
+        let entry = self.outbound.get_mut(wire).expect("still there");
+        entry.method = method;
+        entry.params = params;
+    }
+
+    pub(super) fn send_notification(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), SendError> {
+        self.check_can_send()?;
+        if gating::core_owned_notification(method) {
+            return Err(SendError::NotAllowed {
+                method: method.to_owned(),
+                reason: "the session sends it itself",
+            });
+        }
+        if self.role.is_client() && !matches!(self.phase, Phase::Ready { .. }) {
+            return Err(SendError::NotReady);
+        }
+        if params.is_some_and(|p| !raw::is_object(p.get())) {
+            return Err(SendError::ParamsNotAnObject);
+        }
+        self.write_notification(method, params);
+        Ok(())
+    }
+
+    pub(super) fn respond(
+        &mut self,
+        responder: Responder,
+        answer: Result<&RawValue, &ErrorObject>,
+    ) -> Result<(), RespondError> {
+        let Some(entry) = self.inbound.remove(responder.id) else {
+            return Ok(());
+        };
+        self.inbound_ended(responder.id, &entry);
+        let mut result = Ok(());
+        let internal;
+        let answer = match answer {
+            Ok(r) if !raw::is_object(r.get()) => {
+                internal = ErrorObject::internal_error("the server produced an invalid result");
+                result = Err(RespondError::ResultNotAnObject);
+                Answer::Error(&internal)
+            }
+            Ok(r) if entry.modern && entry.cacheable => Answer::CacheableResult(r.get()),
+            Ok(r) if entry.modern => Answer::ModernResult(r.get()),
+            Ok(r) => Answer::Result(r.get()),
+            Err(e) => Answer::Error(e),
+        };
+        self.answer(Some(&entry.wire_id), entry.batch, answer);
+        if let Some(b) = entry.batch {
+            self.batches.remove_pending(b);
+            self.flush_batch(b);
+        }
+        self.close_if_drained();
+        result
+    }
+
+    pub(super) fn report_progress(
+        &mut self,
+        id: InboundId,
+        progress: &Progress,
+    ) -> Result<(), ProgressError> {
+        let Some(entry) = self.inbound.get_mut(id) else {
+            return Ok(());
+        };
+        let Some(token) = &entry.progress_token else {
+            return Err(ProgressError::NotRequested);
+        };
+        if !progress.progress.is_finite() || progress.total.is_some_and(|t| !t.is_finite()) {
+            return Err(ProgressError::NotFinite);
+        }
+        if let Some(last) = entry.last_progress
+            && progress.progress <= last
+        {
+            return Err(ProgressError::NotIncreasing {
+                last,
+                given: progress.progress,
+            });
+        }
+        entry.last_progress = Some(progress.progress);
+        let mut params =
+            serde_json::json!({ "progressToken": token, "progress": progress.progress });
+        if let Some(total) = progress.total {
+            params["total"] = total.into();
+        }
+        if let Some(message) = &progress.message {
+            params["message"] = message.clone().into();
+        }
+        let params = serde_json::value::to_raw_value(&params).expect("a Value serializes");
+        if !matches!(self.phase, Phase::Closed) {
+            self.write_notification("notifications/progress", Some(&params));
+        }
+        Ok(())
+    }
+
+    pub(super) fn cancel(
+        &mut self,
+        id: OutboundId,
+        reason: Option<&str>,
+    ) -> Result<(), CancelError> {
+        let wire = self.outbound.wire_of(id.0);
+        let on_the_wire = match self.outbound.get_mut(wire) {
+            Some(e) if e.owner == Owner::App => !e.awaiting_input && e.task.is_none(),
+            _ => return Err(CancelError::NotInFlight),
+        };
+        let entry = self.outbound.remove(wire).expect("looked up above");
+        // A task-backed call is cancelled with tasks/cancel.
+        if !matches!(self.phase, Phase::Closed) && !self.eof {
+            self.cancel_followed_task(&entry);
+        }
+        // A request waiting for our input has no request in flight at the peer.
+        if on_the_wire && !matches!(self.phase, Phase::Closed) && !self.eof {
+            self.write_cancelled(wire, reason.unwrap_or("cancelled by the application"));
+        }
+        self.events.push_back(Event::Response {
+            id,
+            outcome: Err(CallError::Cancelled),
+        });
+        Ok(())
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"result":<written by f>}`
+fn write_result_envelope(out: &mut Vec<u8>, id: &RequestId, f: impl FnOnce(&mut Vec<u8>)) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    serde_json::to_writer(&mut *out, id).expect("writing to a Vec cannot fail");
+    out.extend_from_slice(b",\"result\":");
+    f(out);
+    out.push(b'}');
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<written by f>}`
+fn write_request_envelope(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    method: &str,
+    f: impl FnOnce(&mut Vec<u8>),
+) {
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    serde_json::to_writer(&mut *out, id).expect("writing to a Vec cannot fail");
+    out.extend_from_slice(b",\"method\":");
+    raw::write_json_str(out, method);
+    out.extend_from_slice(b",\"params\":");
+    f(out);
+    out.push(b'}');
+}
