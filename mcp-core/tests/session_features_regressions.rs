@@ -178,3 +178,37 @@ fn a_cancelled_task_result_is_not_answered() {
     pair.drive();
     assert_eq!(tasks_kit::response_to(&pair, &json!("w1")), None);
 }
+
+/// Found by `session_props`: with complete frames waiting in the backlog, EOF handled a frame
+/// that closed the session (an invalid initialize result) and then the frames after it, so
+/// events followed `Event::Closed`
+#[test]
+fn nothing_is_delivered_after_a_frame_that_closes_the_session() {
+    let now = common::origin();
+    let mut config = Pair::client_config(mcp_core::EraMode::Legacy(
+        mcp_core::ProtocolVersion::V2025_11_25,
+    ));
+    config.limits.max_queued_bytes = 10;
+    let mut client = mcp_core::Session::client(std::sync::Arc::new(config), now);
+    let mut out = Vec::new();
+    while client.poll_transmit(&mut out).is_some() {}
+    // The error reply to a malformed line waits unwritten (past max_queued_bytes), so the
+    // next frames wait in the backlog.
+    client.handle_bytes(
+        now,
+        b"not json\n\
+          {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\
+          {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n",
+    );
+    assert!(!client.wants_read());
+    client.handle_eof(now);
+    let mut events = Vec::new();
+    while let Some(e) = client.poll_event() {
+        events.push(e);
+    }
+    let closed = events
+        .iter()
+        .position(|e| matches!(e, Event::Closed { .. }))
+        .expect("the invalid initialize result closes the session");
+    assert_eq!(closed, events.len() - 1, "nothing after Closed: {events:?}");
+}

@@ -691,3 +691,29 @@ fn only_surfaced_input_requests_take_input() {
         Err(InputError::NotWaiting)
     );
 }
+
+#[test]
+fn a_legacy_ask_after_the_client_closed_its_side_fails_at_once() {
+    let mut pair = pair(EraMode::Legacy(ProtocolVersion::V2025_11_25));
+    pair.client
+        .send_request(pair.now, "tools/call", None, RequestOptions::default())
+        .unwrap();
+    pair.drive();
+    let Some(Event::Request(r)) = pair.server_events().pop() else {
+        panic!()
+    };
+    pair.server.handle_eof(pair.now);
+    let sent = pair.transcript().len();
+    assert_eq!(
+        pair.server
+            .ask_input(pair.now, &r.responder, one("name", elicit_name())),
+        Err(AskError::PeerClosed)
+    );
+    pair.drive();
+    assert_eq!(pair.transcript().len(), sent);
+    // The handler can still answer; the session then closes.
+    pair.server
+        .respond_error(r.responder, &AskError::PeerClosed.to_error());
+    pair.drive();
+    assert!(pair.server.is_closed());
+}

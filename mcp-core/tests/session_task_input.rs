@@ -311,3 +311,102 @@ fn a_server_sampling_request_runs_as_a_task_on_the_client() {
             .any(|(s, l)| *s == Side::Server && l.contains("\"tasks/result\""))
     );
 }
+
+#[test]
+fn a_client_task_cannot_ask_the_server_for_input_and_bad_results_change_nothing() {
+    let mut client = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
+    client.capabilities["tasks"] = json!({"requests": {"elicitation": {"create": {}}}});
+    let mut pair = Pair::new(origin(), client, server_config());
+    pair.drive();
+    pair.client_events();
+    pair.server_events();
+    let params =
+        raw(json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}));
+    pair.server
+        .send_request(
+            pair.now,
+            "elicitation/create",
+            Some(params),
+            RequestOptions::default().as_task(None),
+        )
+        .unwrap();
+    pair.drive();
+    let Some(Event::InputRequired { id, .. }) = pair.client_events().pop() else {
+        panic!()
+    };
+    let task = pair
+        .client
+        .start_input_task(pair.now, id, TaskOptions::default())
+        .unwrap();
+    pair.drive();
+    let sent = pair.transcript().len();
+    assert_eq!(
+        pair.client
+            .update_task(pair.now, task, TaskUpdate::InputRequired(name_request())),
+        Err(mcp_core::TaskError::InputNotAllowed)
+    );
+    assert_eq!(
+        pair.client
+            .update_task(pair.now, task, TaskUpdate::Completed(raw(json!([1])))),
+        Err(mcp_core::TaskError::ResultNotAnObject)
+    );
+    pair.drive();
+    assert_eq!(pair.transcript().len(), sent, "nothing was sent");
+    assert_eq!(
+        pair.client.task_status(task),
+        Some(mcp_core::schema::TaskStatus::Working)
+    );
+}
+
+#[test]
+fn a_new_input_round_after_working_is_announced_again() {
+    let mut client = Pair::client_config(EraMode::Modern);
+    client.capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    let mut pair = Pair::new(origin(), client, server_config());
+    pair.drive();
+    pair.client_events();
+    pair.client
+        .send_request(
+            pair.now,
+            "tools/call",
+            Some(raw(json!({"name": "greet"}))),
+            RequestOptions::default(),
+        )
+        .unwrap();
+    pair.drive();
+    let Some(Event::Request(r)) = pair.server_events().pop() else {
+        panic!()
+    };
+    let options = TaskOptions::default().poll_interval(Duration::from_millis(100));
+    let task = pair
+        .server
+        .start_task(pair.now, &r.responder, options)
+        .unwrap();
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::InputRequired(name_request()))
+        .unwrap();
+    let mut prompts = Vec::new();
+    let mut step = |pair: &mut Pair| {
+        pair.advance(Duration::from_millis(100));
+        for e in pair.client_events() {
+            if let Event::InputRequired { requests, .. } = e {
+                prompts.push(requests.keys().cloned().collect::<Vec<_>>());
+            }
+        }
+    };
+    step(&mut pair); // the task handle arrives
+    step(&mut pair); // the first poll sees input_required
+    // The handler changes its mind: no input after all, then a different question.
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::Working(None))
+        .unwrap();
+    step(&mut pair);
+    pair.server
+        .update_task(pair.now, task, TaskUpdate::InputRequired(summary_request()))
+        .unwrap();
+    step(&mut pair);
+    assert_eq!(
+        prompts,
+        [vec!["name".to_owned()], vec!["summary".to_owned()]]
+    );
+}

@@ -68,7 +68,7 @@ fn parked_modern() -> (Pair, mcp_core::OutboundId, mcp_core::session::TaskId) {
 }
 
 #[test]
-fn modern_tasks_get_lists_the_input_requests_and_polling_waits_for_the_answer() {
+fn modern_tasks_get_lists_the_input_requests_and_the_client_prompts_once() {
     let (mut pair, _, task) = parked_modern();
     assert_eq!(
         pair.server.task_status(task),
@@ -84,12 +84,18 @@ fn modern_tasks_get_lists_the_input_requests_and_polling_waits_for_the_answer() 
     );
     assert!(result["inputRequests"]["color"].is_object(), "{got}");
     assert!(result.get("requestState").is_none(), "{got}");
-    // The client waits for its application: no polls meanwhile.
+    // While its application answers, the client keeps polling (the task may be cancelled,
+    // fail or stop needing the input) but prompts only once.
     pair.take_transcript();
+    pair.client_events();
     pair.advance(Duration::from_secs(5));
-    assert_eq!(
-        count_method(pair.transcript(), Side::Client, "tasks/get"),
-        0
+    assert!(count_method(pair.transcript(), Side::Client, "tasks/get") > 0);
+    assert!(
+        !pair
+            .client_events()
+            .iter()
+            .any(|e| matches!(e, Event::InputRequired { .. })),
+        "no second prompt for the same round"
     );
 }
 

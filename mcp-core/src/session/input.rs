@@ -100,6 +100,9 @@ pub enum AskError {
     /// The send queue is full; retry after [`Event::Unblocked`]
     #[error("the send queue is full")]
     Blocked,
+    /// The client closed its side of the connection: no answer could come
+    #[error("the client closed the connection; no input can come")]
+    PeerClosed,
 }
 
 impl AskError {
@@ -402,6 +405,10 @@ impl Core {
 
     /// Legacy: one live request to the client per input
     fn ask_live(&mut self, id: InboundId, requests: InputRequests) -> Result<Asked, AskError> {
+        if self.eof {
+            // The client sends nothing more: no answer could ever come.
+            return Err(AskError::PeerClosed);
+        }
         if self.out.len() > self.limits.max_queued_bytes {
             self.blocked = true;
             return Err(AskError::Blocked);

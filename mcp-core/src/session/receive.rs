@@ -123,6 +123,10 @@ impl Core {
     }
 
     pub(super) fn handle_msg(&mut self, message: Message, batch: Option<u32>) {
+        // A message earlier in the same batch may have closed the session.
+        if matches!(self.phase, Phase::Closed) {
+            return;
+        }
         match message {
             Message::Request(r) => self.handle_request(r, batch),
             Message::Notification(n) => self.handle_notification(n),

@@ -146,14 +146,22 @@ impl Core {
             });
         }
         match view.status {
-            TaskStatus::Working => self.schedule_poll(app, Some(poll_at)),
+            TaskStatus::Working => {
+                // Any prompt of an earlier round is over; a new round will be announced.
+                if let Some(e) = self.outbound.get_mut(wire) {
+                    e.awaiting_input = false;
+                }
+                self.schedule_poll(app, Some(poll_at));
+            }
             TaskStatus::InputRequired => match view.input_requests {
                 Some(requests) if modern && !requests.is_empty() => {
                     let already = self
                         .outbound
                         .get_mut(wire)
                         .is_some_and(|e| std::mem::replace(&mut e.awaiting_input, true));
-                    self.schedule_poll(app, None);
+                    // Keep polling while the user answers: the task may be cancelled, fail,
+                    // or stop needing the input meanwhile.
+                    self.schedule_poll(app, Some(poll_at));
                     // The application is already answering these (a status notification
                     // repeating them): one prompt is enough.
                     if !already {

@@ -120,6 +120,9 @@ pub enum TaskError {
     /// The result is not a JSON object
     #[error("a task result must be a JSON object")]
     ResultNotAnObject,
+    /// Only server tasks can ask for input; a client's task cannot ask the server
+    #[error("a client's task cannot ask the server for input")]
+    InputNotAllowed,
 }
 
 impl TaskError {
@@ -519,6 +522,17 @@ impl Core {
         if task.status.is_terminal() {
             return Err(TaskError::Terminal(task.status));
         }
+        match &update {
+            TaskUpdate::Completed(result) if !crate::raw::is_object(result.get()) => {
+                return Err(TaskError::ResultNotAnObject);
+            }
+            // A client's task (2025-11-25 sampling or elicitation) cannot ask the server
+            // for input: servers answer no such requests.
+            TaskUpdate::InputRequired(_) if self.role.is_client() => {
+                return Err(TaskError::InputNotAllowed);
+            }
+            _ => {}
+        }
         task.updated_ms = now_ms;
         match update {
             TaskUpdate::Working(message) => {
@@ -543,9 +557,6 @@ impl Core {
                 }
             }
             TaskUpdate::Completed(result) => {
-                if !crate::raw::is_object(result.get()) {
-                    return Err(TaskError::ResultNotAnObject);
-                }
                 // 2025-11-25: a tool result with isError is a failed task.
                 let is_error = !task.modern && tool_result_is_error(&result);
                 task.status = if is_error {
