@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command as ProcessCommand};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::driver::{self, Command};
+use crate::driver::{self, Command, InputHandler};
 
 /// Why a call failed
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +104,24 @@ impl Client {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        Self::connect_with(reader, writer, config, None).await
+    }
+
+    /// [`connect`](Self::connect), with a handler that answers the server's input requests
+    /// (elicitation, sampling, roots) in both eras; without one they are refused
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect).
+    pub async fn connect_with<R, W>(
+        reader: R,
+        writer: W,
+        config: ClientConfig,
+        input: Option<InputHandler>,
+    ) -> Result<Self, ConnectError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let session = Session::client(Arc::new(config), driver::now());
         let (tx, rx) = mpsc::channel(256);
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -113,6 +131,7 @@ impl Client {
             writer,
             rx,
             None,
+            input,
             Some(ready_tx),
         ));
         let peer = match ready_rx.await {
@@ -136,8 +155,20 @@ impl Client {
     /// # Errors
     /// [`ConnectError`] when the process does not start or the handshake fails.
     pub async fn spawn(
+        command: ProcessCommand,
+        config: ClientConfig,
+    ) -> Result<Self, ConnectError> {
+        Self::spawn_with(command, config, None).await
+    }
+
+    /// [`spawn`](Self::spawn), with a handler for the server's input requests
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub async fn spawn_with(
         mut command: ProcessCommand,
         config: ClientConfig,
+        input: Option<InputHandler>,
     ) -> Result<Self, ConnectError> {
         command
             .stdin(Stdio::piped())
@@ -147,7 +178,7 @@ impl Client {
         let mut child = command.spawn()?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
-        let mut client = Self::connect(stdout, stdin, config).await?;
+        let mut client = Self::connect_with(stdout, stdin, config, input).await?;
         client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
         Ok(client)
     }

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::schema::{InputRequests, InputResponse, InputResponses};
 use mcp_core::{
-    CallError, Event, InboundId, OutboundId, Progress, RequestOptions, Responder, SendError,
-    Session,
+    AskError, Asked, CallError, Event, InboundId, InputId, OutboundId, Progress, RequestOptions,
+    Responder, SendError, Session,
 };
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -50,7 +51,64 @@ pub(crate) enum HandlerMsg {
         id: InboundId,
         progress: Progress,
     },
+    /// The client application answered (or refused) an input request
+    Answered {
+        id: InputId,
+        result: Result<InputResponses, ErrorObject>,
+    },
+    /// A handler asks the client for input
+    Ask {
+        id: InboundId,
+        requests: InputRequests,
+        reply: oneshot::Sender<Result<InputResponses, AskFailure>>,
+    },
 }
+
+/// Why a handler's input request got no answers
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AskFailure {
+    /// The core refused the ask (undeclared capability, wrong method, ...); answer the
+    /// request with [`AskError::to_error`]
+    #[error(transparent)]
+    Ask(#[from] AskError),
+    /// The client's answer to one input request was an error, or it timed out
+    #[error("input `{key}` failed: {error}")]
+    Failed {
+        /// The input key
+        key: String,
+        /// Why
+        error: CallError,
+    },
+    /// An answer did not decode as an input response
+    #[error("input `{key}` is not a valid response: {reason}")]
+    Invalid {
+        /// The input key
+        key: String,
+        /// Why
+        reason: String,
+    },
+    /// The connection closed
+    #[error("the connection closed")]
+    Closed,
+}
+
+/// A handler waiting for live (legacy) answers
+struct Waiting {
+    missing: usize,
+    answers: InputResponses,
+    reply: oneshot::Sender<Result<InputResponses, AskFailure>>,
+}
+
+/// The client application's answer to the server's input requests
+pub type InputHandler = Arc<
+    dyn Fn(
+            InputRequests,
+        )
+            -> std::pin::Pin<Box<dyn Future<Output = Result<InputResponses, ErrorObject>> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// What the server side does with inbound requests: start a handler (spawned by the
 /// dispatcher), or answer at once
@@ -81,6 +139,7 @@ pub(crate) async fn run<R, W>(
     mut writer: W,
     mut commands: mpsc::Receiver<Command>,
     dispatch: Option<Arc<dyn Dispatch>>,
+    input: Option<InputHandler>,
     ready: Option<oneshot::Sender<Result<mcp_core::PeerInfo, String>>>,
 ) where
     R: AsyncRead + Unpin + Send,
@@ -91,6 +150,7 @@ pub(crate) async fn run<R, W>(
     let mut pending: HashMap<OutboundId, Pending> = HashMap::new();
     let mut tokens: HashMap<u64, OutboundId> = HashMap::new();
     let mut running: HashMap<InboundId, AbortHandle> = HashMap::new();
+    let mut waiting: HashMap<InboundId, Waiting> = HashMap::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
@@ -140,8 +200,61 @@ pub(crate) async fn run<R, W>(
                     }
                 }
                 Event::Cancelled { id, .. } => {
+                    waiting.remove(&id);
                     if let Some(handle) = running.remove(&id) {
                         handle.abort();
+                    }
+                }
+                Event::InputRequired { id, requests } => match &input {
+                    Some(handler) => {
+                        let future = handler(requests);
+                        let messages = handler_tx.clone();
+                        tokio::spawn(async move {
+                            let result = future.await;
+                            let _ = messages.send(HandlerMsg::Answered { id, result });
+                        });
+                    }
+                    None => {
+                        let error = ErrorObject::method_not_found(
+                            "input (this client has no input handler)",
+                        );
+                        let _ = session.refuse_input(now(), id, &error);
+                    }
+                },
+                Event::InputAnswered {
+                    request,
+                    key,
+                    outcome,
+                } => {
+                    let Some(mut w) = waiting.remove(&request) else {
+                        continue;
+                    };
+                    let parsed = outcome
+                        .map_err(|error| AskFailure::Failed {
+                            key: key.clone(),
+                            error,
+                        })
+                        .and_then(|raw| {
+                            serde_json::from_str::<InputResponse>(raw.get()).map_err(|e| {
+                                AskFailure::Invalid {
+                                    key: key.clone(),
+                                    reason: e.to_string(),
+                                }
+                            })
+                        });
+                    match parsed {
+                        Ok(response) => {
+                            w.answers.insert(key, response);
+                            w.missing -= 1;
+                            if w.missing == 0 {
+                                let _ = w.reply.send(Ok(w.answers));
+                            } else {
+                                waiting.insert(request, w);
+                            }
+                        }
+                        Err(failure) => {
+                            let _ = w.reply.send(Err(failure));
+                        }
                     }
                 }
                 Event::Closed { reason } => {
@@ -208,6 +321,33 @@ pub(crate) async fn run<R, W>(
                 Some(HandlerMsg::Progress { id, progress }) => {
                     let _ = session.report_progress_to(id, &progress);
                 }
+                Some(HandlerMsg::Answered { id, result }) => {
+                    let _ = match result {
+                        Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),
+                        Err(error) => session.refuse_input(now(), id, &error),
+                    };
+                }
+                Some(HandlerMsg::Ask { id, requests, reply }) => {
+                    let count = requests.len();
+                    match session.ask_input_to(now(), id, requests) {
+                        Ok(Asked::Answered(answers)) => {
+                            let _ = reply.send(Ok(answers));
+                        }
+                        Ok(Asked::Sent) => {
+                            waiting.insert(id, Waiting { missing: count, answers: InputResponses::new(), reply });
+                        }
+                        // The request was answered with input_required; the client's retry
+                        // runs the handler again, so this run stops here.
+                        Ok(_) => {
+                            if let Some(handle) = running.remove(&id) {
+                                handle.abort();
+                            }
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err(AskFailure::Ask(e)));
+                        }
+                    }
+                }
                 None => {}
             },
             () = sleep_until(deadline) => session.handle_timeout(now()),
@@ -223,5 +363,15 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
+    }
+}
+
+impl AskFailure {
+    /// The JSON-RPC error to answer the request with
+    pub fn to_error(&self) -> ErrorObject {
+        match self {
+            Self::Ask(e) => e.to_error(),
+            other => ErrorObject::internal_error(other),
+        }
     }
 }

@@ -17,6 +17,7 @@ use mcp_core::schema::method::{
 use mcp_core::schema::{
     CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
+use mcp_core::schema::{InputRequests, InputResponses};
 use mcp_core::server::{CallCheck, Catalog, CatalogError, ResourceMatch};
 use mcp_core::uri_template::Variables;
 use mcp_core::{InboundId, InboundRequest, Progress, ServerConfig, Session};
@@ -24,10 +25,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::driver::{self, Dispatch, HandlerMsg};
+use crate::driver::{self, AskFailure, Dispatch, HandlerMsg};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn = Arc<
@@ -55,6 +56,26 @@ pub struct Context {
 }
 
 impl Context {
+    /// Asks the client for input (elicitation, sampling, roots), whatever the era
+    ///
+    /// Legacy sessions send live requests and this waits for every answer. On a modern
+    /// (2026-07-28) request the core answers with `input_required` and this handler run is
+    /// stopped; the client's retry runs the handler again, and then this returns the answers
+    /// at once. So write handlers to ask before doing work that must not run twice.
+    ///
+    /// # Errors
+    /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
+    pub async fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
+        let (reply, rx) = oneshot::channel();
+        let msg = HandlerMsg::Ask {
+            id: self.id,
+            requests,
+            reply,
+        };
+        self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
+        rx.await.map_err(|_| AskFailure::Closed)?
+    }
+
     /// Reports progress, if the client asked for it (a no-op otherwise)
     pub fn progress(&self, progress: Progress) {
         if self.wants_progress {
@@ -210,7 +231,16 @@ impl Server {
         let session = Session::server(Arc::clone(&self.config), driver::now());
         let (_keep, commands) = mpsc::channel(1);
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
-        driver::run(session, reader, writer, commands, Some(dispatch), None).await;
+        driver::run(
+            session,
+            reader,
+            writer,
+            commands,
+            Some(dispatch),
+            None,
+            None,
+        )
+        .await;
     }
 
     /// Serves one connection over this process's stdin and stdout

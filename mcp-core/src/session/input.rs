@@ -202,6 +202,23 @@ impl Session {
         result
     }
 
+    /// [`ask_input`](Self::ask_input) by the request's id, for bindings whose handler holds
+    /// the [`Responder`] elsewhere
+    ///
+    /// # Errors
+    /// As [`ask_input`](Self::ask_input).
+    pub fn ask_input_to(
+        &mut self,
+        now: Instant,
+        id: InboundId,
+        requests: InputRequests,
+    ) -> Result<Asked, AskError> {
+        self.core.tick(now);
+        let result = self.core.ask_input(id, requests);
+        self.pump(false);
+        result
+    }
+
     /// Answers an [`Event::InputRequired`]
     ///
     /// `Retry`: the core sends the original request again under a new id, with these
