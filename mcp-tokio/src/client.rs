@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command as ProcessCommand};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::driver::{self, Command, InputHandler};
+use crate::driver::{self, ClientOptions, Command};
 
 /// Why a call failed
 #[derive(Debug, thiserror::Error)]
@@ -104,11 +104,10 @@ impl Client {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        Self::connect_with(reader, writer, config, None).await
+        Self::connect_with(reader, writer, config, ClientOptions::default()).await
     }
 
-    /// [`connect`](Self::connect), with a handler that answers the server's input requests
-    /// (elicitation, sampling, roots) in both eras; without one they are refused
+    /// [`connect`](Self::connect), with an input handler and a notification channel
     ///
     /// # Errors
     /// As [`connect`](Self::connect).
@@ -116,7 +115,7 @@ impl Client {
         reader: R,
         writer: W,
         config: ClientConfig,
-        input: Option<InputHandler>,
+        options: ClientOptions,
     ) -> Result<Self, ConnectError>
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -131,7 +130,7 @@ impl Client {
             writer,
             rx,
             None,
-            input,
+            options,
             Some(ready_tx),
         ));
         let peer = match ready_rx.await {
@@ -158,17 +157,17 @@ impl Client {
         command: ProcessCommand,
         config: ClientConfig,
     ) -> Result<Self, ConnectError> {
-        Self::spawn_with(command, config, None).await
+        Self::spawn_with(command, config, ClientOptions::default()).await
     }
 
-    /// [`spawn`](Self::spawn), with a handler for the server's input requests
+    /// [`spawn`](Self::spawn), with an input handler and a notification channel
     ///
     /// # Errors
     /// As [`spawn`](Self::spawn).
     pub async fn spawn_with(
         mut command: ProcessCommand,
         config: ClientConfig,
-        input: Option<InputHandler>,
+        options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         command
             .stdin(Stdio::piped())
@@ -178,7 +177,7 @@ impl Client {
         let mut child = command.spawn()?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
-        let mut client = Self::connect_with(stdout, stdin, config, input).await?;
+        let mut client = Self::connect_with(stdout, stdin, config, options).await?;
         client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
         Ok(client)
     }

@@ -5,7 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{InputRequests, InputResponse, InputResponses};
+use mcp_core::schema::method::SetLevel;
+use mcp_core::schema::{
+    InputRequests, InputResponse, InputResponses, LoggingMessageNotificationParams,
+};
+use mcp_core::server::LogFilter;
 use mcp_core::{
     AskError, Asked, CallError, Event, InboundId, InputId, OutboundId, Progress, RequestOptions,
     Responder, SendError, Session,
@@ -50,6 +54,11 @@ pub(crate) enum HandlerMsg {
     Progress {
         id: InboundId,
         progress: Progress,
+    },
+    /// A handler logs; `filter` is the request's own (2026), else the connection's applies
+    Log {
+        filter: Option<LogFilter>,
+        params: LoggingMessageNotificationParams,
     },
     /// The client application answered (or refused) an input request
     Answered {
@@ -110,6 +119,44 @@ pub type InputHandler = Arc<
         + Sync,
 >;
 
+/// What a client connection does with what the server sends besides responses
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// Answers the server's input requests (elicitation, sampling, roots) in both eras;
+    /// without it they are refused
+    pub input: Option<InputHandler>,
+    /// Receives the server's notifications (log messages, list changes, resource updates,
+    /// subscription traffic); without it they are dropped
+    pub notifications: Option<mpsc::UnboundedSender<mcp_core::InboundNotification>>,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("input", &self.input.is_some())
+            .field("notifications", &self.notifications.is_some())
+            .finish()
+    }
+}
+
+impl ClientOptions {
+    /// With an input handler
+    pub fn input(mut self, handler: InputHandler) -> Self {
+        self.input = Some(handler);
+        self
+    }
+
+    /// With a channel for the server's notifications
+    pub fn notifications(
+        mut self,
+        sender: mpsc::UnboundedSender<mcp_core::InboundNotification>,
+    ) -> Self {
+        self.notifications = Some(sender);
+        self
+    }
+}
+
 /// What the server side does with inbound requests: start a handler (spawned by the
 /// dispatcher), or answer at once
 pub(crate) trait Dispatch: Send + Sync + 'static {
@@ -139,7 +186,7 @@ pub(crate) async fn run<R, W>(
     mut writer: W,
     mut commands: mpsc::Receiver<Command>,
     dispatch: Option<Arc<dyn Dispatch>>,
-    input: Option<InputHandler>,
+    options: ClientOptions,
     ready: Option<oneshot::Sender<Result<mcp_core::PeerInfo, String>>>,
 ) where
     R: AsyncRead + Unpin + Send,
@@ -151,6 +198,8 @@ pub(crate) async fn run<R, W>(
     let mut tokens: HashMap<u64, OutboundId> = HashMap::new();
     let mut running: HashMap<InboundId, AbortHandle> = HashMap::new();
     let mut waiting: HashMap<InboundId, Waiting> = HashMap::new();
+    // `notifications/message` for legacy connections, set by `logging/setLevel`
+    let mut log_filter = LogFilter::legacy();
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
@@ -185,6 +234,16 @@ pub(crate) async fn run<R, W>(
                         let _ = tx.send(progress);
                     }
                 }
+                Event::Request(request) if request.is::<SetLevel>() && dispatch.is_some() => {
+                    match request.params::<SetLevel>() {
+                        Ok(p) => {
+                            log_filter.set_level(p.level);
+                            let empty = RawValue::from_string("{}".into()).expect("valid");
+                            let _ = session.respond(request.responder, &empty);
+                        }
+                        Err(e) => session.respond_error(request.responder, &e),
+                    }
+                }
                 Event::Request(request) => {
                     let id = request.responder.id();
                     match &dispatch {
@@ -205,7 +264,12 @@ pub(crate) async fn run<R, W>(
                         handle.abort();
                     }
                 }
-                Event::InputRequired { id, requests } => match &input {
+                Event::Notification(n) => {
+                    if let Some(tx) = &options.notifications {
+                        let _ = tx.send(n);
+                    }
+                }
+                Event::InputRequired { id, requests } => match &options.input {
                     Some(handler) => {
                         let future = handler(requests);
                         let messages = handler_tx.clone();
@@ -320,6 +384,13 @@ pub(crate) async fn run<R, W>(
                 }
                 Some(HandlerMsg::Progress { id, progress }) => {
                     let _ = session.report_progress_to(id, &progress);
+                }
+                Some(HandlerMsg::Log { filter, params }) => {
+                    if filter.as_ref().unwrap_or(&log_filter).allows(params.level) {
+                        if let Ok(raw) = serde_json::value::to_raw_value(&params) {
+                            let _ = session.send_notification("notifications/message", Some(&raw));
+                        }
+                    }
                 }
                 Some(HandlerMsg::Answered { id, result }) => {
                     let _ = match result {

@@ -17,6 +17,6 @@ mod driver;
 pub mod server;
 
 pub use client::{Client, ClientError, ConnectError};
-pub use driver::{AskFailure, InputHandler};
+pub use driver::{AskFailure, ClientOptions, InputHandler};
 pub use mcp_core;
 pub use server::{Context, Server, ServerBuilder};

@@ -17,7 +17,10 @@ use mcp_core::schema::method::{
 use mcp_core::schema::{
     CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use mcp_core::schema::{InputRequests, InputResponses};
+use mcp_core::schema::{
+    InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParams,
+};
+use mcp_core::server::LogFilter;
 use mcp_core::server::{CallCheck, Catalog, CatalogError, ResourceMatch};
 use mcp_core::uri_template::Variables;
 use mcp_core::{InboundId, InboundRequest, Progress, ServerConfig, Session};
@@ -52,6 +55,8 @@ type PromptFn = Arc<
 pub struct Context {
     id: InboundId,
     wants_progress: bool,
+    /// A modern request's own log level (from its `_meta`); legacy uses the connection's
+    log_filter: Option<LogFilter>,
     messages: mpsc::UnboundedSender<HandlerMsg>,
 }
 
@@ -74,6 +79,17 @@ impl Context {
         };
         self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
         rx.await.map_err(|_| AskFailure::Closed)?
+    }
+
+    /// Logs a message to the client (`notifications/message`) if its level passes the
+    /// client's filter: the connection's `logging/setLevel` (legacy, `info` until set) or the
+    /// request's `_meta` log level (2026, nothing unless it asked)
+    pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
+        let params = LoggingMessageNotificationParams::new(level, data);
+        let _ = self.messages.send(HandlerMsg::Log {
+            filter: self.log_filter.clone(),
+            params,
+        });
     }
 
     /// Reports progress, if the client asked for it (a no-op otherwise)
@@ -105,6 +121,13 @@ impl std::fmt::Debug for ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// Declares the `logging` capability, so handlers' [`Context::log`] messages reach
+    /// legacy clients (2026 clients opt in per request)
+    pub fn logging(mut self) -> Self {
+        self.config.capabilities["logging"] = Value::Object(Map::new());
+        self
+    }
+
     /// Adds a tool and its handler
     ///
     /// # Errors
@@ -237,7 +260,7 @@ impl Server {
             writer,
             commands,
             Some(dispatch),
-            None,
+            driver::ClientOptions::default(),
             None,
         )
         .await;
@@ -284,9 +307,14 @@ impl Dispatcher {
     where
         T: Serialize + mcp_core::schema::FitVersion + Send + 'static,
     {
+        let modern = request.version.era() == mcp_core::Era::Modern;
+        let log_filter = modern.then(|| {
+            LogFilter::from_params(request.params.as_deref()).unwrap_or_else(|_| LogFilter::off())
+        });
         let cx = Context {
             id: request.responder.id(),
             wants_progress: request.wants_progress,
+            log_filter,
             messages: messages.clone(),
         };
         let version = request.version;

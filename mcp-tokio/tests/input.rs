@@ -76,9 +76,14 @@ async fn the_same_handler_asks_in_both_eras() {
         let mut config = ClientConfig::new(Implementation::new("c", "1"));
         config.era = era;
         config.capabilities = json!({"elicitation": {}});
-        let client = Client::connect_with(r, w, config, Some(answering()))
-            .await
-            .unwrap();
+        let client = Client::connect_with(
+            r,
+            w,
+            config,
+            mcp_tokio::ClientOptions::default().input(answering()),
+        )
+        .await
+        .unwrap();
         let result = client.call_tool("greet", Map::new()).await.unwrap();
         assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"), "{era:?}");
         assert_eq!(runs.load(Ordering::SeqCst), expected_runs, "{era:?}");
