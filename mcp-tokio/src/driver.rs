@@ -385,13 +385,14 @@ pub(crate) async fn run<R, W>(
                 Some(HandlerMsg::Progress { id, progress }) => {
                     let _ = session.report_progress_to(id, &progress);
                 }
-                Some(HandlerMsg::Log { filter, params }) => {
-                    if filter.as_ref().unwrap_or(&log_filter).allows(params.level) {
-                        if let Ok(raw) = serde_json::value::to_raw_value(&params) {
-                            let _ = session.send_notification("notifications/message", Some(&raw));
-                        }
+                Some(HandlerMsg::Log { filter, params })
+                    if filter.unwrap_or(log_filter).allows(params.level) =>
+                {
+                    if let Ok(raw) = serde_json::value::to_raw_value(&params) {
+                        let _ = session.send_notification("notifications/message", Some(&raw));
                     }
                 }
+                Some(HandlerMsg::Log { .. }) => {}
                 Some(HandlerMsg::Answered { id, result }) => {
                     let _ = match result {
                         Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),

@@ -87,7 +87,7 @@ impl Context {
     pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
         let params = LoggingMessageNotificationParams::new(level, data);
         let _ = self.messages.send(HandlerMsg::Log {
-            filter: self.log_filter.clone(),
+            filter: self.log_filter,
             params,
         });
     }
