@@ -12,7 +12,7 @@ use mcp_core::schema::{
 use mcp_core::server::LogFilter;
 use mcp_core::{
     AskError, Asked, CallError, Event, InboundId, InputId, OutboundId, Progress, RequestOptions,
-    Responder, SendError, Session,
+    Responder, SendError, Session, TaskError, TaskId, TaskOptions, TaskUpdate,
 };
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -59,6 +59,12 @@ pub(crate) enum HandlerMsg {
     Log {
         filter: Option<LogFilter>,
         params: LoggingMessageNotificationParams,
+    },
+    /// A handler turns its request into a task and keeps working
+    StartTask {
+        id: InboundId,
+        options: TaskOptions,
+        reply: oneshot::Sender<Result<TaskId, TaskError>>,
     },
     /// The client application answered (or refused) an input request
     Answered {
@@ -198,6 +204,8 @@ pub(crate) async fn run<R, W>(
     let mut tokens: HashMap<u64, OutboundId> = HashMap::new();
     let mut running: HashMap<InboundId, AbortHandle> = HashMap::new();
     let mut waiting: HashMap<InboundId, Waiting> = HashMap::new();
+    // Requests whose handler turned them into tasks: the result completes the task
+    let mut tasks: HashMap<InboundId, TaskId> = HashMap::new();
     // `notifications/message` for legacy connections, set by `logging/setLevel`
     let mut log_filter = LogFilter::legacy();
     let mut buf = vec![0u8; 64 * 1024];
@@ -255,6 +263,16 @@ pub(crate) async fn run<R, W>(
                         None => {
                             let error = ErrorObject::method_not_found(&request.method);
                             session.respond_error(request.responder, &error);
+                        }
+                    }
+                }
+                Event::TaskCancelled { task } => {
+                    let inbound = tasks.iter().find(|(_, t)| **t == task).map(|(i, _)| *i);
+                    if let Some(id) = inbound {
+                        tasks.remove(&id);
+                        waiting.remove(&id);
+                        if let Some(handle) = running.remove(&id) {
+                            handle.abort();
                         }
                     }
                 }
@@ -375,6 +393,14 @@ pub(crate) async fn run<R, W>(
             msg = handler_rx.recv() => match msg {
                 Some(HandlerMsg::Done { responder, result }) => {
                     running.remove(&responder.id());
+                    if let Some(task) = tasks.remove(&responder.id()) {
+                        let update = match result {
+                            Ok(raw) => TaskUpdate::Completed(raw),
+                            Err(error) => TaskUpdate::Failed(error),
+                        };
+                        let _ = session.update_task(now(), task, update);
+                        continue;
+                    }
                     match result {
                         Ok(raw) => {
                             let _ = session.respond(responder, &raw);
@@ -393,6 +419,13 @@ pub(crate) async fn run<R, W>(
                     }
                 }
                 Some(HandlerMsg::Log { .. }) => {}
+                Some(HandlerMsg::StartTask { id, options, reply }) => {
+                    let started = session.start_task_to(now(), id, options);
+                    if let Ok(task) = started {
+                        tasks.insert(id, task);
+                    }
+                    let _ = reply.send(started);
+                }
                 Some(HandlerMsg::Answered { id, result }) => {
                     let _ = match result {
                         Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),

@@ -23,7 +23,9 @@ use mcp_core::schema::{
 use mcp_core::server::LogFilter;
 use mcp_core::server::{CallCheck, Catalog, CatalogError, ResourceMatch};
 use mcp_core::uri_template::Variables;
-use mcp_core::{InboundId, InboundRequest, Progress, ServerConfig, Session};
+use mcp_core::{
+    InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId, TaskOptions,
+};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -57,6 +59,7 @@ pub struct Context {
     wants_progress: bool,
     /// A modern request's own log level (from its `_meta`); legacy uses the connection's
     log_filter: Option<LogFilter>,
+    task_offered: bool,
     messages: mpsc::UnboundedSender<HandlerMsg>,
 }
 
@@ -90,6 +93,31 @@ impl Context {
             filter: self.log_filter,
             params,
         });
+    }
+
+    /// Whether the client allows this request to run as a task (2025-11-25 `params.task`, or
+    /// the 2026 tasks extension in this request's capabilities)
+    pub fn task_offered(&self) -> bool {
+        self.task_offered
+    }
+
+    /// Answers the request with a task handle now and keeps working: the handler's result
+    /// (or error) then completes (or fails) the task; a client's `tasks/cancel` aborts the
+    /// handler
+    ///
+    /// # Errors
+    /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
+    /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
+    pub async fn run_as_task(&self, options: TaskOptions) -> Result<TaskId, TaskError> {
+        let (reply, rx) = oneshot::channel();
+        self.messages
+            .send(HandlerMsg::StartTask {
+                id: self.id,
+                options,
+                reply,
+            })
+            .map_err(|_| TaskError::NotInFlight)?;
+        rx.await.map_err(|_| TaskError::NotInFlight)?
     }
 
     /// Reports progress, if the client asked for it (a no-op otherwise)
@@ -315,6 +343,7 @@ impl Dispatcher {
             id: request.responder.id(),
             wants_progress: request.wants_progress,
             log_filter,
+            task_offered: request.task_offered,
             messages: messages.clone(),
         };
         let version = request.version;

@@ -375,6 +375,21 @@ impl Session {
         self.core.start_task(responder.id, options)
     }
 
+    /// [`start_task`](Self::start_task) by the request's id, for bindings whose handler holds
+    /// the [`Responder`] elsewhere
+    ///
+    /// # Errors
+    /// As [`start_task`](Self::start_task).
+    pub fn start_task_to(
+        &mut self,
+        now: Instant,
+        id: InboundId,
+        options: TaskOptions,
+    ) -> Result<TaskId, TaskError> {
+        self.core.tick(now);
+        self.core.start_task(id, options)
+    }
+
     /// Client side (2025-11-25): runs a server's input request (task-augmented
     /// `sampling/createMessage` or `elicitation/create`, surfaced as
     /// [`Event::InputRequired`] with [`InputId::Live`]) as a task; finish it with
