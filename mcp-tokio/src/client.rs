@@ -239,26 +239,37 @@ impl Client {
         })
     }
 
+    /// Every page of a paginated list, concatenated
+    async fn paginate<M, T>(
+        &self,
+        page_items: impl Fn(M::Result) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>, ClientError>
+    where
+        M: Method<Params = PaginatedParams>,
+    {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = cursor
+                .take()
+                .map_or_else(PaginatedParams::new, PaginatedParams::at);
+            let (items, next) =
+                page_items(self.request::<M>(params, RequestOptions::default()).await?);
+            all.extend(items);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
     /// Every tool, following pagination
     ///
     /// # Errors
     /// [`ClientError`].
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = cursor
-                .take()
-                .map_or_else(PaginatedParams::new, PaginatedParams::at);
-            let page = self
-                .request::<ListTools>(params, RequestOptions::default())
-                .await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.paginate::<ListTools, _>(|page| (page.tools, page.next_cursor))
+            .await
     }
 
     /// Every resource, following pagination
@@ -266,21 +277,8 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = cursor
-                .take()
-                .map_or_else(PaginatedParams::new, PaginatedParams::at);
-            let page = self
-                .request::<ListResources>(params, RequestOptions::default())
-                .await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.paginate::<ListResources, _>(|page| (page.resources, page.next_cursor))
+            .await
     }
 
     /// Every prompt, following pagination
@@ -288,21 +286,8 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let params = cursor
-                .take()
-                .map_or_else(PaginatedParams::new, PaginatedParams::at);
-            let page = self
-                .request::<ListPrompts>(params, RequestOptions::default())
-                .await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.paginate::<ListPrompts, _>(|page| (page.prompts, page.next_cursor))
+            .await
     }
 
     /// Calls a tool
