@@ -489,3 +489,50 @@ fn transport_checks() {
     );
     assert_eq!(kit.request("DELETE", &[], "").unwrap().status, 405);
 }
+
+#[test]
+fn a_listen_stream_carries_the_clients_id_and_ends_when_closed() {
+    use mcp_core::ListKind;
+    use mcp_core::http::SessionKey;
+    let mut kit = Kit::new();
+    let body = modern(
+        77,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let exchange = kit
+        .post(&headers("subscriptions/listen", &[]), &body)
+        .unwrap_err();
+    let session = kit.http.session_mut(SessionKey::STATELESS).unwrap();
+    session.notify_list_changed(ListKind::Tools).unwrap();
+    kit.pump();
+    let c = kit.collected(exchange);
+    assert!(c.is_sse() && !c.ended);
+    let messages = c.messages();
+    assert_eq!(
+        messages[0]["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    assert_eq!(messages[1]["method"], "notifications/tools/list_changed");
+    for m in &messages {
+        assert_eq!(
+            m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 77,
+            "{m}"
+        );
+    }
+    assert_eq!(
+        kit.http
+            .session_mut(SessionKey::STATELESS)
+            .unwrap()
+            .subscription_count(),
+        1
+    );
+    kit.close(exchange);
+    assert_eq!(
+        kit.http
+            .session_mut(SessionKey::STATELESS)
+            .unwrap()
+            .subscription_count(),
+        0
+    );
+}

@@ -6,7 +6,7 @@
 //! from `x-mcp-header`). For each message the client session transmits, send a POST with
 //! [`HttpClient::post_headers`]; read the response with
 //! [`HttpClient::handle_response`]; feed JSON bodies and SSE `data` payloads (decoded with
-//! [`SseDecoder`](crate::codec::sse::SseDecoder)) to
+//! [`SseDecoder`]) to
 //! [`Session::handle_message`](crate::Session::handle_message). When an event stream ends
 //! before its answer, [`HttpClient::stream_ended`] arms a reconnection: at
 //! [`HttpClient::poll_timeout`], GET with [`HttpClient::get_headers`] and the returned

@@ -329,6 +329,8 @@ impl HttpServer {
     }
 
     /// Fires session timers and closes idle 2025 sessions
+    ///
+    /// Looks at every session (their number is bounded by [`HttpConfig::max_sessions`]).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tick(now);
         let mut idle = Vec::new();
@@ -511,8 +513,15 @@ impl HttpServer {
         let (no, from) = match resume {
             Some((no, seq)) => {
                 // A resumption replaces whatever response carried the stream before.
-                if let Some(old) = self.conns[&key].streams[&no].attached {
-                    self.exchanges.remove(&old);
+                if let Some(old) = self.conns[&key].streams[&no].attached
+                    && let Some(ex) = self.exchanges.remove(&old)
+                {
+                    if matches!(ex.mode, Mode::Deferred { .. }) {
+                        self.outputs.push_back(Output::Head {
+                            exchange: old,
+                            head: self.sse_head(key),
+                        });
+                    }
                     self.outputs.push_back(Output::End { exchange: old });
                 }
                 (no, seq)
@@ -614,18 +623,17 @@ impl HttpServer {
         }
         self.dirty.remove(&key);
         for stream in conn.streams.values() {
-            if let Some(exchange) = stream.attached {
-                if let Some(Exchange {
-                    mode: Mode::Deferred { .. },
-                    ..
-                }) = self.exchanges.remove(&exchange)
-                {
-                    let error = ErrorObject::internal_error("the session ended");
-                    let response = HttpResponse::json_error(200, stream.client_id.as_ref(), &error);
+            if let Some(exchange) = stream.attached
+                && let Some(ex) = self.exchanges.remove(&exchange)
+            {
+                if matches!(ex.mode, Mode::Deferred { .. }) {
+                    // Nothing was sent yet: say why the answer will not come.
+                    let error = ErrorObject::invalid_request("Session not found");
+                    let response = HttpResponse::json_error(404, stream.client_id.as_ref(), &error);
                     self.outputs.push_back(Output::Head {
                         exchange,
                         head: ResponseHead {
-                            status: 404,
+                            status: response.status,
                             headers: response.headers,
                         },
                     });
@@ -848,6 +856,10 @@ impl HttpServer {
             out.push(Output::Body { exchange, data });
         }
         let done = stream.done();
+        if wire == Wire::Stateless {
+            // Never resumed: keep nothing written (listen streams run for long).
+            stream.forget_delivered();
+        }
         self.outputs.extend(out);
         if let Some(ex) = self.exchanges.get_mut(&exchange) {
             ex.mode = mode;

@@ -79,6 +79,17 @@ impl EventStream {
         self.finished && self.delivered + 1 >= self.next_seq
     }
 
+    /// Drops the messages already written (a stream that is never resumed)
+    pub(crate) fn forget_delivered(&mut self) {
+        while self
+            .events
+            .front()
+            .is_some_and(|(seq, _)| *seq <= self.delivered)
+        {
+            self.events.pop_front();
+        }
+    }
+
     /// The sequence number of the last message, 0 before any
     pub(crate) fn last_seq(&self) -> u64 {
         self.next_seq - 1
