@@ -75,6 +75,7 @@
 
 pub mod client;
 pub mod codec;
+pub mod http;
 pub mod jsonrpc;
 mod raw;
 pub mod schema;
@@ -90,8 +91,8 @@ pub use schema::Implementation;
 pub use session::{
     AskError, Asked, CallError, CancelError, ClientConfig, CloseReason, EraMode, Event, InboundId,
     InboundNotification, InboundRequest, InputError, InputId, Limits, ListKind, OutboundId,
-    PeerInfo, Pending, Progress, ProgressError, RequestOptions, RespondError, Responder, SendError,
-    ServerConfig, Session, Side, Stats, TASKS_EXTENSION, TaskError, TaskId, TaskOptions,
+    PeerInfo, Pending, Progress, ProgressError, Relation, RequestOptions, RespondError, Responder,
+    SendError, ServerConfig, Session, Side, Stats, TASKS_EXTENSION, TaskError, TaskId, TaskOptions,
     TaskUpdate, Timeouts, Transmit,
 };
 pub use version::{Era, ProtocolVersion};

@@ -36,7 +36,7 @@ pub use input::{AskError, Asked, InputError, InputId};
 pub use lifecycle::PeerInfo;
 pub use subscriptions::ListKind;
 pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
-pub use transmit::Transmit;
+pub use transmit::{Relation, Transmit};
 pub use typed::Pending;
 
 use self::batch::Batches;
@@ -337,6 +337,26 @@ impl Session {
         params: Option<&RawValue>,
     ) -> Result<(), SendError> {
         self.core.send_notification(method, params)
+    }
+
+    /// Sends a notification that belongs to an inbound request still in flight, such as a
+    /// `notifications/message` log line its handler writes
+    ///
+    /// On a byte stream it is the same as [`send_notification`](Self::send_notification);
+    /// the frame's [`Transmit::relation`] names the request, so Streamable HTTP sends it on
+    /// that request's response stream (in 2026-07-28 there is nowhere else for it to go). A
+    /// no-op returning `Ok` if the request already ended.
+    ///
+    /// # Errors
+    /// As [`send_notification`](Self::send_notification), except that it may be used on a
+    /// server before a legacy client's `notifications/initialized`.
+    pub fn send_notification_for(
+        &mut self,
+        id: InboundId,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), SendError> {
+        self.core.send_notification_for(id, method, params)
     }
 
     /// Answers an inbound request with a result

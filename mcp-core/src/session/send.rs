@@ -7,6 +7,7 @@ use super::gating::{Capability, Gate};
 use super::ids::InboundId;
 use super::lifecycle::Phase;
 use super::outbound::{OutEntry, Owner};
+use super::transmit::Relation;
 use super::{
     CallError, CancelError, Core, Event, OutboundId, Progress, ProgressError, RequestOptions,
     RespondError, Responder, Role, SendError, gating, tasks,
@@ -90,7 +91,8 @@ impl Core {
             Answer::Error(error) => jsonrpc::write_error(out, error_id, error),
         }
         if batch.is_none() {
-            self.out.finish();
+            let relation = id.map_or(Relation::Unrelated, |id| Relation::Answer(id.clone()));
+            self.out.finish_as(relation);
         }
     }
 
@@ -116,6 +118,7 @@ impl Core {
         params: Option<&RawValue>,
         token: Option<u64>,
         members: &[(&str, &[u8])],
+        relation: Relation,
     ) {
         let id = RequestId::Number(i64::try_from(wire).expect("ids stay far below i64::MAX"));
         let progress = token.is_some();
@@ -152,13 +155,23 @@ impl Core {
                 raw::write_patched(out, params.map(RawValue::get), &patch);
             });
         }
-        self.out.finish();
+        self.out.finish_as(relation);
     }
 
     pub(super) fn write_notification(&mut self, method: &str, params: Option<&RawValue>) {
+        self.write_notification_as(method, params, Relation::Unrelated);
+    }
+
+    /// Writes a notification that belongs to an inbound request as `relation` says
+    pub(super) fn write_notification_as(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+        relation: Relation,
+    ) {
         let out = self.out.start();
         jsonrpc::write_notification(out, method, params);
-        self.out.finish();
+        self.out.finish_as(relation);
     }
 
     pub(super) fn write_cancelled(&mut self, wire: u64, reason: &str) {
@@ -308,7 +321,15 @@ impl Core {
         let method = std::mem::take(&mut entry.method);
         let params = entry.params.take();
         let token = entry.progress.then_some(entry.app_id);
-        self.write_request(wire, &method, params.as_deref(), token, members);
+        // A handler's input ask travels with the request that asked.
+        let relation = match entry.owner {
+            Owner::Input(inbound) => self
+                .inbound
+                .get(inbound)
+                .map_or(Relation::Unrelated, |e| Relation::During(e.wire_id.clone())),
+            _ => Relation::Unrelated,
+        };
+        self.write_request(wire, &method, params.as_deref(), token, members, relation);
         let entry = self.outbound.get_mut(wire).expect("still there");
         entry.method = method;
         entry.params = params;
@@ -333,6 +354,31 @@ impl Core {
             return Err(SendError::ParamsNotAnObject);
         }
         self.write_notification(method, params);
+        Ok(())
+    }
+
+    pub(super) fn send_notification_for(
+        &mut self,
+        id: InboundId,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<(), SendError> {
+        self.check_can_send()?;
+        if gating::core_owned_notification(method) {
+            return Err(SendError::NotAllowed {
+                method: method.to_owned(),
+                reason: "the session sends it itself",
+            });
+        }
+        if params.is_some_and(|p| !raw::is_object(p.get())) {
+            return Err(SendError::ParamsNotAnObject);
+        }
+        // The request already ended: there is nothing to attach the notification to.
+        let Some(entry) = self.inbound.get(id) else {
+            return Ok(());
+        };
+        let relation = Relation::During(entry.wire_id.clone());
+        self.write_notification_as(method, params, relation);
         Ok(())
     }
 
@@ -390,6 +436,7 @@ impl Core {
             });
         }
         entry.last_progress = Some(progress.progress);
+        let relation = Relation::During(entry.wire_id.clone());
         let mut params =
             serde_json::json!({ "progressToken": token, "progress": progress.progress });
         if let Some(total) = progress.total {
@@ -400,7 +447,7 @@ impl Core {
         }
         let params = serde_json::value::to_raw_value(&params).expect("a Value serializes");
         if !matches!(self.phase, Phase::Closed) {
-            self.write_notification("notifications/progress", Some(&params));
+            self.write_notification_as("notifications/progress", Some(&params), relation);
         }
         Ok(())
     }

@@ -27,6 +27,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::tasks::TASKS_EXTENSION;
+use super::transmit::Relation;
 use super::{Answer, Core, SendError, Session};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
@@ -320,7 +321,7 @@ impl Core {
             },
         );
         out.push(b'}');
-        self.out.finish();
+        self.out.finish_as(Relation::During(id.clone()));
     }
 
     fn check_open(&self) -> Result<(), SendError> {

@@ -1,0 +1,77 @@
+//! Streamable HTTP, sans IO: the transport's rules as pure functions and state
+//!
+//! The binding owns the sockets and the HTTP library; this module decides everything the
+//! MCP specification says about the transport, for both wires one endpoint serves:
+//!
+//! - **2025 wire** (protocol versions up to 2025-11-25): stateful sessions named by
+//!   `Mcp-Session-Id`, POST/GET/DELETE, 202 for notifications and responses, SSE answers
+//!   carrying related messages first, the standalone GET stream, resumability with event
+//!   ids, `Last-Event-ID`, a bounded replay buffer, priming events and `retry:`.
+//! - **2026 wire** (2026-07-28): stateless POSTs, `MCP-Protocol-Version`, `Mcp-Method`,
+//!   `Mcp-Name` and `Mcp-Param-*` checked against the body (-32020), the validation order
+//!   and the status mapping, progress and logs on the request's own response, cancellation
+//!   by closing it.
+//! - DNS-rebinding protection ([`HostPolicy`]) on both.
+//!
+//! Server side: [`HttpServer`]. Client side: [`client`] builds requests and reads answers.
+//! Nothing here reads a clock (`now` comes in) or makes randomness (session ids come from
+//! a [`SessionIdSource`]).
+//!
+//! Which wire a POST is on: the 2026 wire when it has no `Mcp-Session-Id` and either a
+//! `MCP-Protocol-Version` header that is not a 2025-era version, or a protocol version in
+//! `params._meta`; the 2025 wire otherwise.
+
+mod classify;
+pub mod client;
+mod config;
+mod headers;
+mod modern;
+mod origin;
+mod response;
+mod server;
+mod session_id;
+mod stream;
+
+pub use classify::Wire;
+pub use client::{HttpClient, ResponseKind};
+pub use config::HttpConfig;
+pub use headers::{
+    Headers, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+};
+pub use origin::HostPolicy;
+pub use response::{HttpResponse, ResponseHead};
+pub use server::{HttpServer, Output, Reply};
+pub use session_id::{SessionIdSource, session_id_from_bytes};
+
+use std::fmt;
+
+/// One open HTTP response the binding is writing; from [`Reply::Open`], in every
+/// [`Output`], and given back to [`HttpServer::handle_closed`]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExchangeId(u64);
+
+impl fmt::Display for ExchangeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "exchange#{}", self.0)
+    }
+}
+
+/// Which session of an [`HttpServer`] an event came from, or a command goes to
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey(u64);
+
+impl SessionKey {
+    /// The one session serving every 2026 (stateless) request
+    pub const STATELESS: Self = Self(0);
+
+    /// Whether this is the stateless 2026 session
+    pub fn is_stateless(self) -> bool {
+        self == Self::STATELESS
+    }
+}
+
+impl fmt::Display for SessionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "session#{}", self.0)
+    }
+}

@@ -1,0 +1,95 @@
+//! What the rules answer: complete responses, response heads, and JSON-RPC error bodies
+
+use crate::jsonrpc::{self, ErrorId, ErrorObject, RequestId, code};
+
+/// A whole HTTP response, for the binding to write as is
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpResponse {
+    /// The status code
+    pub status: u16,
+    /// Header fields to send
+    pub headers: Vec<(&'static str, String)>,
+    /// The body (empty for 202 and most DELETE answers)
+    pub body: Vec<u8>,
+}
+
+/// The start of a response whose body follows in pieces
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResponseHead {
+    /// The status code
+    pub status: u16,
+    /// Header fields to send, including `Content-Type`
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl HttpResponse {
+    /// A response without a body
+    pub fn empty(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// A JSON-RPC error body with the given HTTP status; `id` is the request's id when it
+    /// could be read (every 2026 error must echo it), else the body has `"id": null`
+    pub fn json_error(status: u16, id: Option<&RequestId>, error: &ErrorObject) -> Self {
+        let mut body = Vec::new();
+        let id = id.map_or(ErrorId::Null, ErrorId::Known);
+        jsonrpc::write_error(&mut body, id, error);
+        Self {
+            status,
+            headers: vec![("Content-Type", "application/json".to_owned())],
+            body,
+        }
+    }
+
+    /// The JSON-RPC error code of the body, if it is an error body (for tests and logs)
+    pub fn error_code(&self) -> Option<i64> {
+        let value: serde_json::Value = serde_json::from_slice(&self.body).ok()?;
+        value.get("error")?.get("code")?.as_i64()
+    }
+
+    /// The first value of a response header, by case-insensitive name
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header_of(&self.headers, name)
+    }
+
+    pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+}
+
+impl ResponseHead {
+    /// The first value of a response header, by case-insensitive name
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header_of(&self.headers, name)
+    }
+}
+
+fn header_of<'a>(headers: &'a [(&'static str, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The HTTP status of a 2026 answer that is a JSON-RPC error (FIXTURES §2.1.2): method not
+/// found is 404, request and parameter problems (including the MCP header, capability and
+/// version errors) are 400, anything else is a normal 200 answer
+pub(crate) fn modern_error_status(code: i64) -> u16 {
+    match code {
+        code::METHOD_NOT_FOUND => 404,
+        code::PARSE_ERROR
+        | code::INVALID_REQUEST
+        | code::INVALID_PARAMS
+        | code::HEADER_MISMATCH
+        | code::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | code::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        _ => 200,
+    }
+}

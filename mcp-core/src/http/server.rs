@@ -1,0 +1,1028 @@
+//! The server side: sessions by `Mcp-Session-Id` (2025 wire), one shared session for the
+//! stateless 2026 wire, and which outgoing message goes on which open HTTP response
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::classify::{self, Classified, Wire};
+use super::config::HttpConfig;
+use super::headers::{Accepts, Headers, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use super::modern;
+use super::response::{HttpResponse, ResponseHead, modern_error_status};
+use super::session_id::{SessionIdSource, is_valid_session_id};
+use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
+use super::{ExchangeId, SessionKey};
+use crate::client::{HeaderParam, validate_tool_headers};
+use crate::codec::sse::encode_event;
+use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
+use crate::schema::{Tool, meta};
+use crate::session::{Event, Relation, ServerConfig, Session};
+use crate::version::{Era, ProtocolVersion};
+
+/// What [`HttpServer::handle_request`] decided
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Reply {
+    /// Write this response and finish the exchange
+    Complete(HttpResponse),
+    /// The response stays open: its head, body pieces and end come from
+    /// [`HttpServer::poll_output`]; tell [`HttpServer::handle_closed`] if the client goes away
+    Open(ExchangeId),
+}
+
+/// A piece of an open response, from [`HttpServer::poll_output`]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Output {
+    /// Send the status and headers; always the first output of an exchange
+    Head {
+        /// The response
+        exchange: ExchangeId,
+        /// Status and headers
+        head: ResponseHead,
+    },
+    /// Append body bytes (a JSON body, or whole SSE events)
+    Body {
+        /// The response
+        exchange: ExchangeId,
+        /// The bytes
+        data: Vec<u8>,
+    },
+    /// Finish the response; the exchange id is retired
+    End {
+        /// The response
+        exchange: ExchangeId,
+    },
+}
+
+/// How an open exchange writes
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// No head yet; the first message decides: the answer alone goes as JSON, anything else
+    /// opens SSE (if `sse` allows it)
+    Deferred { sse: bool },
+    /// An event stream is open
+    Sse,
+}
+
+#[derive(Debug)]
+struct Exchange {
+    session: SessionKey,
+    stream: u64,
+    mode: Mode,
+}
+
+/// One session with its streams
+#[derive(Debug)]
+struct Conn {
+    session: Session,
+    wire: Wire,
+    /// 2025 wire: the `Mcp-Session-Id`
+    session_id: Option<String>,
+    streams: HashMap<u64, EventStream>,
+    /// Requests in progress (by the id the session knows) -> their stream
+    by_request: HashMap<RequestId, u64>,
+    /// Finished 2025 POST streams, oldest first, kept for late resumption
+    finished: VecDeque<u64>,
+    next_stream: u64,
+    next_internal: i64,
+    last_activity: Instant,
+}
+
+impl Conn {
+    fn new(session: Session, wire: Wire, session_id: Option<String>, now: Instant) -> Self {
+        Self {
+            session,
+            wire,
+            session_id,
+            streams: HashMap::new(),
+            by_request: HashMap::new(),
+            finished: VecDeque::new(),
+            next_stream: STANDALONE + 1,
+            next_internal: 1,
+            last_activity: now,
+        }
+    }
+
+    fn attached(&self) -> bool {
+        self.streams.values().any(|s| s.attached.is_some())
+    }
+
+    fn idle_deadline(&self, config: &HttpConfig) -> Option<Instant> {
+        (self.wire == Wire::Stateful && !self.attached())
+            .then(|| self.last_activity + config.idle_timeout)
+    }
+}
+
+/// The Streamable HTTP server rules for both wires, as state: no sockets, no clock
+///
+/// One `HttpServer` serves one MCP endpoint. The binding feeds it every HTTP request
+/// ([`handle_request`](Self::handle_request)) and every early disconnect
+/// ([`handle_closed`](Self::handle_closed)), runs the application against the sessions
+/// ([`poll_event`](Self::poll_event), [`session_mut`](Self::session_mut)), writes what
+/// [`poll_output`](Self::poll_output) yields, and calls
+/// [`handle_timeout`](Self::handle_timeout) at [`poll_timeout`](Self::poll_timeout).
+///
+/// - **2025 wire** (stateful): `initialize` creates a [`Session`] under a fresh
+///   `Mcp-Session-Id` from the binding's [`SessionIdSource`]; later POSTs, GETs and DELETEs
+///   name it (unknown ids get 404). A POSTed request opens an SSE stream (a priming event
+///   with id and `retry:` first) that carries what its handler sends (progress, logs sent
+///   with [`Session::send_notification_for`], input requests) and then its answer, after
+///   which the stream ends. Everything else goes on the standalone GET stream, or waits
+///   (bounded) until one opens. Event ids are `<stream>-<seq>`; a GET with `Last-Event-ID`
+///   replays the rest of that stream. Closing a response is not a cancellation here.
+///   Idle sessions are closed after [`HttpConfig::idle_timeout`].
+/// - **2026 wire** (stateless): every POST is one request, validated against its headers
+///   (the order is in FIXTURES §2.1.2), served by **one long-lived server session** shared
+///   by all 2026 requests ([`SessionKey::STATELESS`]): modern requests are self-contained,
+///   and tasks and listen streams live in that session's tables. The HTTP layer gives each
+///   request an internal id (clients' ids may collide) and restores the client's id on the
+///   way out. The answer goes as a JSON body when it is the first message (status by error
+///   code: -32601 is 404, request errors 400), else as SSE after the progress and log
+///   notifications; server requests never go on it. A client closing the response early
+///   cancels the request (the session sees `notifications/cancelled`).
+#[derive(Debug)]
+pub struct HttpServer {
+    config: Arc<HttpConfig>,
+    server_config: Arc<ServerConfig>,
+    modern_versions: Vec<&'static str>,
+    conns: HashMap<SessionKey, Conn>,
+    by_session_id: HashMap<String, SessionKey>,
+    next_key: u64,
+    exchanges: HashMap<ExchangeId, Exchange>,
+    next_exchange: u64,
+    outputs: VecDeque<Output>,
+    events: VecDeque<(SessionKey, Event)>,
+    dirty: BTreeSet<SessionKey>,
+    tool_params: HashMap<String, Vec<HeaderParam>>,
+    now: Instant,
+    buf: Vec<u8>,
+}
+
+impl HttpServer {
+    /// A server for `server_config`'s sessions under the HTTP rules of `config`
+    pub fn new(config: Arc<HttpConfig>, server_config: Arc<ServerConfig>, now: Instant) -> Self {
+        let modern_versions = server_config
+            .versions
+            .iter()
+            .filter(|v| v.era() == Era::Modern)
+            .map(|v| v.as_str())
+            .collect();
+        let stateless = Session::server(Arc::clone(&server_config), now);
+        let mut conns = HashMap::new();
+        conns.insert(
+            SessionKey::STATELESS,
+            Conn::new(stateless, Wire::Stateless, None, now),
+        );
+        Self {
+            config,
+            server_config,
+            modern_versions,
+            conns,
+            by_session_id: HashMap::new(),
+            next_key: 1,
+            exchanges: HashMap::new(),
+            next_exchange: 1,
+            outputs: VecDeque::new(),
+            events: VecDeque::new(),
+            dirty: BTreeSet::new(),
+            tool_params: HashMap::new(),
+            now,
+            buf: Vec::new(),
+        }
+    }
+
+    // --- getters -------------------------------------------------------------------------
+
+    /// The HTTP configuration
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// The number of 2025 sessions
+    pub fn session_count(&self) -> usize {
+        self.conns.len() - 1
+    }
+
+    /// The session behind a key, for the application to answer requests on; marks it for
+    /// draining, so its output is routed at the next [`poll_output`](Self::poll_output)
+    ///
+    /// `None` once the session was deleted or evicted.
+    pub fn session_mut(&mut self, key: SessionKey) -> Option<&mut Session> {
+        let conn = self.conns.get_mut(&key)?;
+        self.dirty.insert(key);
+        Some(&mut conn.session)
+    }
+
+    /// The key of a 2025 session by its `Mcp-Session-Id`
+    pub fn session_key(&self, session_id: &str) -> Option<SessionKey> {
+        self.by_session_id.get(session_id).copied()
+    }
+
+    /// The `Mcp-Session-Id` of a 2025 session
+    pub fn session_id(&self, key: SessionKey) -> Option<&str> {
+        self.conns.get(&key)?.session_id.as_deref()
+    }
+
+    // --- configuration commands ----------------------------------------------------------
+
+    /// Records the `Mcp-Param-*` headers a tool's calls must carry (its `x-mcp-header`
+    /// annotations), for the 2026 validation; call it for every tool the server offers
+    ///
+    /// A tool whose annotations are invalid mirrors nothing (clients do not call it).
+    pub fn set_tool(&mut self, tool: &Tool) {
+        match validate_tool_headers(tool) {
+            Ok(params) if !params.is_empty() => {
+                self.tool_params.insert(tool.name.clone(), params);
+            }
+            _ => {
+                self.tool_params.remove(&tool.name);
+            }
+        }
+    }
+
+    /// Forgets a tool's header mirrors (the tool was removed)
+    pub fn remove_tool(&mut self, name: &str) {
+        self.tool_params.remove(name);
+    }
+
+    // --- inputs --------------------------------------------------------------------------
+
+    /// The response for a POST whose body the binding stopped reading at
+    /// [`HttpConfig::max_body_size`]: 413 with a JSON-RPC error
+    pub fn reject_oversize(&self) -> HttpResponse {
+        classify::oversize(self.config.max_body_size)
+    }
+
+    /// Serves one HTTP request: `method` is the HTTP method, `body` the whole body (empty
+    /// for GET and DELETE)
+    ///
+    /// Returns a complete response (rejections, 202, DELETE) or an open exchange whose
+    /// output comes from [`poll_output`](Self::poll_output). `ids` is asked for a session id
+    /// only when a 2025 `initialize` creates a session.
+    pub fn handle_request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        headers: &(impl Headers + ?Sized),
+        body: &[u8],
+        ids: &mut dyn SessionIdSource,
+    ) -> Reply {
+        self.tick(now);
+        let classified = match classify::classify(&self.config, method, headers, body) {
+            Ok(c) => c,
+            Err(response) => return Reply::Complete(response),
+        };
+        let reply = match classified {
+            Classified::Get => self.get(headers),
+            Classified::Delete => self.delete(headers),
+            Classified::Post {
+                wire: Wire::Stateless,
+                message,
+                accepts,
+            } => self.post_stateless(headers, message, accepts),
+            Classified::Post {
+                wire: Wire::Stateful,
+                message,
+                accepts,
+            } => self.post_stateful(headers, message, accepts, body, ids),
+        };
+        self.flush();
+        reply
+    }
+
+    /// The client closed an open response before its end
+    ///
+    /// 2025 wire: the stream's messages keep being buffered for a resumption with
+    /// `Last-Event-ID`. 2026 wire: the request is cancelled (the session emits
+    /// [`Event::Cancelled`], or ends the listen stream).
+    pub fn handle_closed(&mut self, now: Instant, exchange: ExchangeId) {
+        self.tick(now);
+        let Some(ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        self.detach(&ex, exchange);
+        self.flush();
+    }
+
+    /// Ends an open response from the server side (the 2025 polling pattern: the client
+    /// reconnects with `Last-Event-ID` after the `retry:` delay and gets the rest)
+    ///
+    /// On the 2026 wire there is no resumption: this cancels the request like
+    /// [`handle_closed`](Self::handle_closed). Emits [`Output::End`].
+    pub fn disconnect(&mut self, now: Instant, exchange: ExchangeId) {
+        self.tick(now);
+        let Some(ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        if matches!(ex.mode, Mode::Deferred { .. }) {
+            // The head was never sent: send an empty event stream so the end is well-formed.
+            self.outputs.push_back(Output::Head {
+                exchange,
+                head: self.sse_head(ex.session),
+            });
+        }
+        self.outputs.push_back(Output::End { exchange });
+        self.detach(&ex, exchange);
+        self.flush();
+    }
+
+    /// Fires session timers and closes idle 2025 sessions
+    ///
+    /// Looks at every session (their number is bounded by [`HttpConfig::max_sessions`]).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.tick(now);
+        let mut idle = Vec::new();
+        for (key, conn) in &mut self.conns {
+            if conn.session.poll_timeout().is_some_and(|t| t <= self.now) {
+                conn.session.handle_timeout(self.now);
+                self.dirty.insert(*key);
+            }
+            if conn
+                .idle_deadline(&self.config)
+                .is_some_and(|t| t <= self.now)
+            {
+                idle.push(*key);
+            }
+        }
+        for key in idle {
+            self.end_session(key);
+        }
+        self.flush();
+    }
+
+    // --- outputs -------------------------------------------------------------------------
+
+    /// The next piece of an open response, or `None` when there is nothing to write
+    ///
+    /// Drains the sessions touched since the last call first, routing each message to its
+    /// stream.
+    #[must_use]
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.flush();
+        self.outputs.pop_front()
+    }
+
+    /// The next event of any session, with the session it came from
+    ///
+    /// Answer requests through [`session_mut`](Self::session_mut) with that key.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<(SessionKey, Event)> {
+        self.flush();
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) should next run
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.conns
+            .values()
+            .flat_map(|c| [c.session.poll_timeout(), c.idle_deadline(&self.config)])
+            .flatten()
+            .min()
+    }
+
+    // --- requests ------------------------------------------------------------------------
+
+    fn post_stateless(
+        &mut self,
+        headers: &(impl Headers + ?Sized),
+        message: Message,
+        accepts: Accepts,
+    ) -> Reply {
+        let Message::Request(request) = message else {
+            // A 2026 client has nothing to notify or answer: cancellation is closing the
+            // response, and servers send it no requests.
+            return Reply::Complete(HttpResponse::empty(202));
+        };
+        let tool_params = |name: &str| self.tool_params.get(name).cloned();
+        if let Err(response) =
+            modern::validate(&request, headers, &self.modern_versions, &tool_params)
+        {
+            return Reply::Complete(response);
+        }
+        let key = SessionKey::STATELESS;
+        let conn = self
+            .conns
+            .get_mut(&key)
+            .expect("the stateless session always exists");
+        let internal = RequestId::Number(conn.next_internal);
+        conn.next_internal += 1;
+        let no = conn.next_stream;
+        conn.next_stream += 1;
+        let mut stream = EventStream::new(usize::MAX);
+        stream.client_id = Some(request.id.clone());
+        stream.internal_id = Some(internal.clone());
+        conn.streams.insert(no, stream);
+        conn.by_request.insert(internal.clone(), no);
+        let exchange = self.open_exchange(key, no, Mode::Deferred { sse: accepts.sse });
+        self.buf.clear();
+        jsonrpc::write_request(
+            &mut self.buf,
+            &internal,
+            &request.method,
+            request.params.as_deref(),
+        );
+        let conn = self.conns.get_mut(&key).expect("checked above");
+        conn.session.handle_message(self.now, &self.buf);
+        self.dirty.insert(key);
+        Reply::Open(exchange)
+    }
+
+    fn post_stateful(
+        &mut self,
+        headers: &(impl Headers + ?Sized),
+        message: Message,
+        accepts: Accepts,
+        body: &[u8],
+        ids: &mut dyn SessionIdSource,
+    ) -> Reply {
+        let id = match &message {
+            Message::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        let key = match headers.get(MCP_SESSION_ID) {
+            Some(sid) => match self.existing(sid, headers, id.as_ref()) {
+                Ok(key) => key,
+                Err(response) => return Reply::Complete(response),
+            },
+            None => match &message {
+                Message::Request(r) if r.method == "initialize" => match self.create(ids) {
+                    Ok(key) => key,
+                    Err(response) => return Reply::Complete(response.with_id(id.as_ref())),
+                },
+                _ => {
+                    let error = ErrorObject::invalid_request(format!(
+                        "missing {MCP_SESSION_ID}: send initialize first"
+                    ));
+                    return Reply::Complete(HttpResponse::json_error(400, id.as_ref(), &error));
+                }
+            },
+        };
+        let sid = self.conns[&key].session_id.clone().unwrap_or_default();
+        let Some(id) = id else {
+            let conn = self.conns.get_mut(&key).expect("looked up above");
+            conn.session.handle_message(self.now, body);
+            self.dirty.insert(key);
+            return Reply::Complete(HttpResponse::empty(202).with_header(MCP_SESSION_ID, sid));
+        };
+        let limit = self.config.replay_events;
+        let conn = self.conns.get_mut(&key).expect("looked up above");
+        if conn.by_request.contains_key(&id) {
+            let error = ErrorObject::invalid_request(format!(
+                "request id {id} is already in use by a request in progress"
+            ));
+            return Reply::Complete(HttpResponse::json_error(400, Some(&id), &error));
+        }
+        let no = conn.next_stream;
+        conn.next_stream += 1;
+        conn.streams.insert(no, EventStream::new(limit));
+        conn.by_request.insert(id, no);
+        let mode = if accepts.sse {
+            Mode::Sse
+        } else {
+            Mode::Deferred { sse: false }
+        };
+        let exchange = self.open_exchange(key, no, mode);
+        if mode == Mode::Sse {
+            self.open_sse(exchange, key, no, 0);
+        }
+        let conn = self.conns.get_mut(&key).expect("looked up above");
+        conn.session.handle_message(self.now, body);
+        self.dirty.insert(key);
+        Reply::Open(exchange)
+    }
+
+    fn get(&mut self, headers: &(impl Headers + ?Sized)) -> Reply {
+        let Some(sid) = headers.get(MCP_SESSION_ID) else {
+            return Reply::Complete(no_session("GET"));
+        };
+        let key = match self.existing(sid, headers, None) {
+            Ok(key) => key,
+            Err(response) => return Reply::Complete(response),
+        };
+        if !Accepts::of(headers).sse {
+            let error = ErrorObject::invalid_request("GET needs Accept: text/event-stream");
+            return Reply::Complete(HttpResponse::json_error(406, None, &error));
+        }
+        let resume = headers
+            .get(LAST_EVENT_ID)
+            .and_then(parse_event_id)
+            .filter(|(no, _)| self.conns[&key].streams.contains_key(no));
+        let (no, from) = match resume {
+            Some((no, seq)) => {
+                // A resumption replaces whatever response carried the stream before.
+                if let Some(old) = self.conns[&key].streams[&no].attached
+                    && let Some(ex) = self.exchanges.remove(&old)
+                {
+                    if matches!(ex.mode, Mode::Deferred { .. }) {
+                        self.outputs.push_back(Output::Head {
+                            exchange: old,
+                            head: self.sse_head(key),
+                        });
+                    }
+                    self.outputs.push_back(Output::End { exchange: old });
+                }
+                (no, seq)
+            }
+            None => {
+                let limit = self.config.replay_events;
+                let conn = self.conns.get_mut(&key).expect("looked up above");
+                let stream = conn
+                    .streams
+                    .entry(STANDALONE)
+                    .or_insert_with(|| EventStream::new(limit));
+                if stream.attached.is_some() {
+                    let error = ErrorObject::invalid_request(
+                        "the session already has a standalone GET stream open",
+                    );
+                    return Reply::Complete(HttpResponse::json_error(409, None, &error));
+                }
+                (STANDALONE, stream.delivered)
+            }
+        };
+        let exchange = self.open_exchange(key, no, Mode::Sse);
+        let conn = self.conns.get_mut(&key).expect("looked up above");
+        let stream = conn.streams.get_mut(&no).expect("found or created above");
+        stream.delivered = from.min(stream.last_seq());
+        self.open_sse(exchange, key, no, from);
+        self.deliver(exchange);
+        Reply::Open(exchange)
+    }
+
+    fn delete(&mut self, headers: &(impl Headers + ?Sized)) -> Reply {
+        let Some(sid) = headers.get(MCP_SESSION_ID) else {
+            return Reply::Complete(no_session("DELETE"));
+        };
+        let key = match self.existing(sid, headers, None) {
+            Ok(key) => key,
+            Err(response) => return Reply::Complete(response),
+        };
+        self.end_session(key);
+        Reply::Complete(HttpResponse::empty(200))
+    }
+
+    /// A session named by `Mcp-Session-Id`, checked against the version header
+    fn existing(
+        &mut self,
+        sid: &str,
+        headers: &(impl Headers + ?Sized),
+        id: Option<&RequestId>,
+    ) -> Result<SessionKey, HttpResponse> {
+        let Some(&key) = self.by_session_id.get(sid.trim()) else {
+            let error = ErrorObject::invalid_request("Session not found");
+            return Err(HttpResponse::json_error(404, id, &error));
+        };
+        if let Some(v) = headers.get(MCP_PROTOCOL_VERSION) {
+            let supported = ProtocolVersion::parse(v.trim())
+                .is_some_and(|p| self.server_config.versions.contains(&p));
+            if !supported {
+                let error = ErrorObject::invalid_request(format!(
+                    "unsupported {MCP_PROTOCOL_VERSION}: {v}"
+                ));
+                return Err(HttpResponse::json_error(400, id, &error));
+            }
+        }
+        let conn = self.conns.get_mut(&key).expect("indexed");
+        conn.last_activity = self.now;
+        Ok(key)
+    }
+
+    /// A new 2025 session for an `initialize`
+    fn create(&mut self, ids: &mut dyn SessionIdSource) -> Result<SessionKey, HttpResponse> {
+        if self.session_count() >= self.config.max_sessions {
+            let error = ErrorObject::internal_error("too many sessions; retry later");
+            return Err(HttpResponse::json_error(503, None, &error));
+        }
+        let sid = (0..3)
+            .map(|_| ids.next_session_id())
+            .find(|s| is_valid_session_id(s) && !self.by_session_id.contains_key(s));
+        let Some(sid) = sid else {
+            let error = ErrorObject::internal_error("no valid session id could be made");
+            return Err(HttpResponse::json_error(500, None, &error));
+        };
+        let key = SessionKey(self.next_key);
+        self.next_key += 1;
+        let session = Session::server(Arc::clone(&self.server_config), self.now);
+        self.by_session_id.insert(sid.clone(), key);
+        self.conns
+            .insert(key, Conn::new(session, Wire::Stateful, Some(sid), self.now));
+        Ok(key)
+    }
+
+    /// Closes a 2025 session: its open responses end, its last events are kept for
+    /// [`poll_event`](Self::poll_event)
+    fn end_session(&mut self, key: SessionKey) {
+        self.drain(key);
+        let Some(mut conn) = self.conns.remove(&key) else {
+            return;
+        };
+        if let Some(sid) = &conn.session_id {
+            self.by_session_id.remove(sid);
+        }
+        self.dirty.remove(&key);
+        for stream in conn.streams.values() {
+            if let Some(exchange) = stream.attached
+                && let Some(ex) = self.exchanges.remove(&exchange)
+            {
+                if matches!(ex.mode, Mode::Deferred { .. }) {
+                    // Nothing was sent yet: say why the answer will not come.
+                    let error = ErrorObject::invalid_request("Session not found");
+                    let response = HttpResponse::json_error(404, stream.client_id.as_ref(), &error);
+                    self.outputs.push_back(Output::Head {
+                        exchange,
+                        head: ResponseHead {
+                            status: response.status,
+                            headers: response.headers,
+                        },
+                    });
+                    self.outputs.push_back(Output::Body {
+                        exchange,
+                        data: response.body,
+                    });
+                }
+                self.outputs.push_back(Output::End { exchange });
+            }
+        }
+        conn.session.close(self.now);
+        while let Some(event) = conn.session.poll_event() {
+            self.events.push_back((key, event));
+        }
+    }
+
+    // --- routing -------------------------------------------------------------------------
+
+    fn open_exchange(&mut self, session: SessionKey, stream: u64, mode: Mode) -> ExchangeId {
+        let id = ExchangeId(self.next_exchange);
+        self.next_exchange += 1;
+        self.exchanges.insert(
+            id,
+            Exchange {
+                session,
+                stream,
+                mode,
+            },
+        );
+        let conn = self
+            .conns
+            .get_mut(&session)
+            .expect("the exchange's session");
+        if let Some(s) = conn.streams.get_mut(&stream) {
+            s.attached = Some(id);
+        }
+        id
+    }
+
+    fn sse_head(&self, key: SessionKey) -> ResponseHead {
+        let mut headers = vec![
+            ("Content-Type", "text/event-stream".to_owned()),
+            ("Cache-Control", "no-cache".to_owned()),
+        ];
+        if let Some(sid) = self.conns.get(&key).and_then(|c| c.session_id.clone()) {
+            headers.push((MCP_SESSION_ID, sid));
+        }
+        ResponseHead {
+            status: 200,
+            headers,
+        }
+    }
+
+    /// The SSE head and, on the 2025 wire, the priming event (an id to resume from, empty
+    /// data, and the `retry:` delay)
+    fn open_sse(&mut self, exchange: ExchangeId, key: SessionKey, no: u64, from: u64) {
+        self.outputs.push_back(Output::Head {
+            exchange,
+            head: self.sse_head(key),
+        });
+        if self.conns[&key].wire == Wire::Stateful {
+            let mut data = Vec::new();
+            let id = event_id(no, from);
+            encode_event(&mut data, None, Some(&id), "", Some(self.config.retry_ms));
+            self.outputs.push_back(Output::Body { exchange, data });
+        }
+    }
+
+    /// Drains every touched session
+    fn flush(&mut self) {
+        while let Some(key) = self.dirty.pop_first() {
+            self.drain(key);
+        }
+    }
+
+    /// Routes a session's transmits to streams and collects its events
+    fn drain(&mut self, key: SessionKey) {
+        loop {
+            let Some(conn) = self.conns.get_mut(&key) else {
+                return;
+            };
+            self.buf.clear();
+            let Some(t) = conn.session.poll_transmit(&mut self.buf) else {
+                break;
+            };
+            let mut message = std::mem::take(&mut self.buf);
+            if message.last() == Some(&b'\n') {
+                message.pop();
+            }
+            self.route(key, t.relation, message);
+        }
+        let conn = self.conns.get_mut(&key).expect("checked in the loop");
+        while let Some(event) = conn.session.poll_event() {
+            self.events.push_back((key, event));
+        }
+    }
+
+    fn route(&mut self, key: SessionKey, relation: Relation, message: Vec<u8>) {
+        let conn = self
+            .conns
+            .get_mut(&key)
+            .expect("routing for a live session");
+        let (no, answer) = match relation {
+            Relation::Answer(id) => match conn.by_request.remove(&id) {
+                Some(no) => (Some(no), true),
+                None => (None, false),
+            },
+            Relation::During(id) => (conn.by_request.get(&id).copied(), false),
+            _ => (None, false),
+        };
+        match (no, conn.wire) {
+            (Some(no), _) => self.push(key, no, message, answer),
+            // Nowhere to go on the 2026 wire: list changes travel on listen streams.
+            (None, Wire::Stateless) => {}
+            (None, Wire::Stateful) => self.push(key, STANDALONE, message, false),
+        }
+    }
+
+    /// Queues a message on a stream and writes it if a response carries the stream
+    fn push(&mut self, key: SessionKey, no: u64, message: Vec<u8>, answer: bool) {
+        let limit = self.config.replay_events;
+        let conn = self.conns.get_mut(&key).expect("pushing to a live session");
+        let Some(stream) = (if no == STANDALONE {
+            Some(
+                conn.streams
+                    .entry(STANDALONE)
+                    .or_insert_with(|| EventStream::new(limit)),
+            )
+        } else {
+            conn.streams.get_mut(&no)
+        }) else {
+            return;
+        };
+        let message = match (&stream.client_id, &stream.internal_id) {
+            (Some(client), Some(internal)) => {
+                if !answer && is_request(&message) {
+                    // 2026: never a server request on a response stream.
+                    return;
+                }
+                restore_id(message, internal, client, answer)
+            }
+            _ => message,
+        };
+        stream.push(message);
+        if answer {
+            stream.finished = true;
+        }
+        if let Some(exchange) = stream.attached {
+            self.deliver(exchange);
+        }
+    }
+
+    /// Writes what the exchange's stream has not delivered yet
+    fn deliver(&mut self, exchange: ExchangeId) {
+        let Some(ex) = self.exchanges.get(&exchange) else {
+            return;
+        };
+        let (key, no, mut mode) = (ex.session, ex.stream, ex.mode);
+        let conn = self.conns.get_mut(&key).expect("an exchange's session");
+        let wire = conn.wire;
+        let Some(stream) = conn.streams.get_mut(&no) else {
+            return;
+        };
+        let pending = stream.undelivered();
+        let last = stream.last_seq();
+        let finished = stream.finished;
+        let mut diverted = Vec::new();
+        let mut out = Vec::new();
+        for (seq, message) in pending {
+            stream.delivered = seq;
+            if let Mode::Deferred { sse } = mode {
+                if finished && seq == last {
+                    // The answer alone: a JSON body.
+                    let status = match wire {
+                        Wire::Stateless => error_code(&message).map_or(200, modern_error_status),
+                        Wire::Stateful => 200,
+                    };
+                    let mut headers = vec![("Content-Type", "application/json".to_owned())];
+                    if let Some(sid) = &conn.session_id {
+                        headers.push((MCP_SESSION_ID, sid.clone()));
+                    }
+                    out.push(Output::Head {
+                        exchange,
+                        head: ResponseHead { status, headers },
+                    });
+                    out.push(Output::Body {
+                        exchange,
+                        data: message,
+                    });
+                    break;
+                }
+                if !sse {
+                    // A JSON-only response cannot carry it: 2025 sends it on the GET stream.
+                    if wire == Wire::Stateful {
+                        diverted.push(message);
+                    }
+                    continue;
+                }
+                mode = Mode::Sse;
+                let mut headers = vec![
+                    ("Content-Type", "text/event-stream".to_owned()),
+                    ("Cache-Control", "no-cache".to_owned()),
+                ];
+                if let Some(sid) = &conn.session_id {
+                    headers.push((MCP_SESSION_ID, sid.clone()));
+                }
+                out.push(Output::Head {
+                    exchange,
+                    head: ResponseHead {
+                        status: 200,
+                        headers,
+                    },
+                });
+            }
+            let text = String::from_utf8(message).expect("the session writes UTF-8 JSON");
+            let id = (wire == Wire::Stateful).then(|| event_id(no, seq));
+            let mut data = Vec::new();
+            encode_event(&mut data, None, id.as_deref(), &text, None);
+            out.push(Output::Body { exchange, data });
+        }
+        let done = stream.done();
+        if wire == Wire::Stateless {
+            // Never resumed: keep nothing written (listen streams run for long).
+            stream.forget_delivered();
+        }
+        self.outputs.extend(out);
+        if let Some(ex) = self.exchanges.get_mut(&exchange) {
+            ex.mode = mode;
+        }
+        if done {
+            self.outputs.push_back(Output::End { exchange });
+            let ex = self.exchanges.remove(&exchange).expect("looked up above");
+            self.finish_stream(&ex);
+        }
+        for message in diverted {
+            self.push(key, STANDALONE, message, false);
+        }
+    }
+
+    /// A stream's response ended with everything delivered
+    fn finish_stream(&mut self, ex: &Exchange) {
+        let keep = self.config.finished_streams;
+        let Some(conn) = self.conns.get_mut(&ex.session) else {
+            return;
+        };
+        conn.last_activity = self.now;
+        if let Some(s) = conn.streams.get_mut(&ex.stream) {
+            s.attached = None;
+        }
+        if conn.wire == Wire::Stateless {
+            conn.streams.remove(&ex.stream);
+            return;
+        }
+        if !conn.finished.contains(&ex.stream) {
+            conn.finished.push_back(ex.stream);
+        }
+        while conn.finished.len() > keep {
+            if let Some(old) = conn.finished.pop_front() {
+                conn.streams.remove(&old);
+            }
+        }
+    }
+
+    /// An exchange went away before its stream ended
+    fn detach(&mut self, ex: &Exchange, exchange: ExchangeId) {
+        let now = self.now;
+        let Some(conn) = self.conns.get_mut(&ex.session) else {
+            return;
+        };
+        conn.last_activity = now;
+        let Some(stream) = conn.streams.get_mut(&ex.stream) else {
+            return;
+        };
+        if stream.attached == Some(exchange) {
+            stream.attached = None;
+        }
+        if conn.wire == Wire::Stateful {
+            return;
+        }
+        // 2026: the client gave up on the request.
+        let stream = conn.streams.remove(&ex.stream).expect("looked up above");
+        if stream.finished {
+            return;
+        }
+        if let Some(internal) = stream.internal_id {
+            conn.by_request.remove(&internal);
+            let params = serde_json::json!({
+                "requestId": internal,
+                "reason": "the client closed the response stream",
+            });
+            let message = serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": params,
+            })
+            .to_string();
+            conn.session.handle_message(now, message.as_bytes());
+            self.dirty.insert(ex.session);
+        }
+    }
+
+    fn tick(&mut self, now: Instant) {
+        if now > self.now {
+            self.now = now;
+        }
+    }
+}
+
+impl HttpResponse {
+    /// Echoes the request id in an error body that had none
+    fn with_id(self, id: Option<&RequestId>) -> Self {
+        let Some(id) = id else { return self };
+        let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&self.body) else {
+            return self;
+        };
+        value["id"] = serde_json::to_value(id).expect("an id serializes");
+        Self {
+            body: value.to_string().into_bytes(),
+            ..self
+        }
+    }
+}
+
+fn no_session(method: &str) -> HttpResponse {
+    let error = ErrorObject::invalid_request(format!(
+        "{method} needs an {MCP_SESSION_ID}; this endpoint has no stateless {method}"
+    ));
+    HttpResponse::json_error(405, None, &error).with_header("Allow", "POST")
+}
+
+/// `{"jsonrpc":"2.0","id":…,"method":…}`: the session writes requests with this prefix
+fn is_request(message: &[u8]) -> bool {
+    const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    message.starts_with(PREFIX) && contains(message, br#","method":"#)
+}
+
+/// The error code of an error response, if it is one
+fn error_code(message: &[u8]) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct E {
+        code: i64,
+    }
+    #[derive(serde::Deserialize)]
+    struct R {
+        error: Option<E>,
+    }
+    let r: R = serde_json::from_slice(message).ok()?;
+    r.error.map(|e| e.code)
+}
+
+/// Puts the client's id back into a 2026 message: the answer's `id`, or a listen stream's
+/// subscription id
+fn restore_id(message: Vec<u8>, internal: &RequestId, client: &RequestId, answer: bool) -> Vec<u8> {
+    let internal_json = serde_json::to_string(internal).expect("an id serializes");
+    let client_json = serde_json::to_string(client).expect("an id serializes");
+    let (from, to) = if answer {
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":{internal_json},"#),
+            format!(r#"{{"jsonrpc":"2.0","id":{client_json},"#),
+        )
+    } else {
+        (
+            format!(r#""{}":{internal_json}"#, meta::SUBSCRIPTION_ID),
+            format!(r#""{}":{client_json}"#, meta::SUBSCRIPTION_ID),
+        )
+    };
+    let mut message = message;
+    // The subscription id may appear in the result's `_meta` as well as the params.
+    while let Some(at) = find(&message, from.as_bytes()) {
+        message.splice(at..at + from.len(), to.bytes());
+        if answer {
+            break;
+        }
+    }
+    if answer && find(&message, to.as_bytes()) != Some(0) {
+        // Not in the expected shape: fall back to a full rewrite.
+        if let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&message) {
+            value["id"] = serde_json::to_value(client).expect("an id serializes");
+            return value.to_string().into_bytes();
+        }
+    }
+    message
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    find(haystack, needle).is_some()
+}
