@@ -43,6 +43,9 @@ pub enum ConnectError {
     /// Starting the child process failed
     #[error("could not start the server: {0}")]
     Spawn(#[from] io::Error),
+    /// The URL is not an `http://` URL
+    #[error("invalid URL: {0}")]
+    Url(String),
     /// The handshake or discovery failed
     #[error("the handshake failed: {0}")]
     Handshake(String),
@@ -133,6 +136,42 @@ impl Client {
             options,
             Some(ready_tx),
         ));
+        let peer = match ready_rx.await {
+            Ok(Ok(peer)) => peer,
+            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
+            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
+        };
+        Ok(Self {
+            commands: tx,
+            peer: Arc::new(peer),
+            tokens: Arc::new(AtomicU64::new(1)),
+            _child: None,
+        })
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
+    /// handshake (2025) or discovery (2026); the same API as the stdio client
+    ///
+    /// # Errors
+    /// [`ConnectError::Url`] for a URL that is not `http://`; [`ConnectError::Handshake`]
+    /// when the server refuses, is unreachable or speaks no common version.
+    pub async fn connect_http(
+        url: &str,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let uri: hyper::Uri = url
+            .parse()
+            .map_err(|e| ConnectError::Url(format!("{url}: {e}")))?;
+        if uri.scheme_str() != Some("http") || uri.host().is_none() {
+            return Err(ConnectError::Url(format!(
+                "{url}: only http:// URLs are supported"
+            )));
+        }
+        let session = Session::client(Arc::new(config), driver::now());
+        let (tx, rx) = mpsc::channel(256);
+        let (ready_tx, ready_rx) = oneshot::channel();
+        tokio::spawn(crate::http_client::run(uri, session, rx, options, ready_tx));
         let peer = match ready_rx.await {
             Ok(Ok(peer)) => peer,
             Ok(Err(why)) => return Err(ConnectError::Handshake(why)),

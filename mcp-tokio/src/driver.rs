@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use mcp_core::http::SessionKey;
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::schema::method::SetLevel;
 use mcp_core::schema::{
@@ -57,6 +58,7 @@ pub(crate) enum HandlerMsg {
     },
     /// A handler logs; `filter` is the request's own (2026), else the connection's applies
     Log {
+        id: InboundId,
         filter: Option<LogFilter>,
         params: LoggingMessageNotificationParams,
     },
@@ -171,7 +173,7 @@ pub(crate) trait Dispatch: Send + Sync + 'static {
         &self,
         session: &mut Session,
         request: mcp_core::InboundRequest,
-        handlers: &mpsc::UnboundedSender<HandlerMsg>,
+        handlers: &Handlers,
     ) -> Option<AbortHandle>;
 }
 
@@ -181,8 +183,358 @@ pub(crate) fn now() -> std::time::Instant {
 }
 
 struct Pending {
+    method: String,
     reply: oneshot::Sender<Result<Outcome, SendError>>,
     progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+/// Where handler tasks send their messages: one channel for the actor, each message tagged
+/// with the session it is for (stdio connections have one session,
+/// [`SessionKey::STATELESS`])
+#[derive(Clone, Debug)]
+pub(crate) struct Handlers {
+    tx: mpsc::UnboundedSender<(SessionKey, HandlerMsg)>,
+    key: SessionKey,
+}
+
+/// The actor's end of [`Handlers`]
+pub(crate) type HandlerRx = mpsc::UnboundedReceiver<(SessionKey, HandlerMsg)>;
+
+impl Handlers {
+    /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
+    pub(crate) fn channel() -> (Self, HandlerRx) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let this = Self {
+            tx,
+            key: SessionKey::STATELESS,
+        };
+        (this, rx)
+    }
+
+    /// The same channel, tagged with another session
+    pub(crate) fn for_session(&self, key: SessionKey) -> Self {
+        Self {
+            tx: self.tx.clone(),
+            key,
+        }
+    }
+
+    /// Sends a message to the actor; `Err` once it is gone
+    pub(crate) fn send(&self, msg: HandlerMsg) -> Result<(), ()> {
+        self.tx.send((self.key, msg)).map_err(|_| ())
+    }
+}
+
+/// Who waits for a client's handshake
+pub(crate) type Ready = oneshot::Sender<Result<mcp_core::PeerInfo, String>>;
+
+/// The per-`Session` state of an actor: the application's calls in flight, the handlers
+/// running, and what they wait for. Every transport's actor drives its sessions through
+/// this, so stdio and HTTP handle events alike.
+pub(crate) struct Peer {
+    pending: HashMap<OutboundId, Pending>,
+    tokens: HashMap<u64, OutboundId>,
+    running: HashMap<InboundId, AbortHandle>,
+    waiting: HashMap<InboundId, Waiting>,
+    /// Requests whose handler turned them into tasks: the result completes the task
+    tasks: HashMap<InboundId, TaskId>,
+    /// `notifications/message` for legacy connections, set by `logging/setLevel`
+    log_filter: LogFilter,
+    ready: Option<Ready>,
+}
+
+impl Peer {
+    pub(crate) fn new(ready: Option<Ready>) -> Self {
+        Self {
+            pending: HashMap::new(),
+            tokens: HashMap::new(),
+            running: HashMap::new(),
+            waiting: HashMap::new(),
+            tasks: HashMap::new(),
+            log_filter: LogFilter::legacy(),
+            ready,
+        }
+    }
+
+    /// The method of one of the application's requests in flight
+    pub(crate) fn method_of(&self, id: OutboundId) -> Option<&str> {
+        self.pending.get(&id).map(|p| p.method.as_str())
+    }
+
+    /// Handles one event of the session
+    pub(crate) fn on_event(
+        &mut self,
+        session: &mut Session,
+        event: Event,
+        dispatch: Option<&Arc<dyn Dispatch>>,
+        options: &ClientOptions,
+        handlers: &Handlers,
+    ) {
+        match event {
+            Event::Ready { .. } => {
+                if let (Some(tx), Some(peer)) = (self.ready.take(), session.peer()) {
+                    let _ = tx.send(Ok(peer.clone()));
+                }
+            }
+            Event::Response { id, outcome } => {
+                if let Some(p) = self.pending.remove(&id) {
+                    let _ = p.reply.send(Ok(outcome));
+                }
+                self.tokens.retain(|_, v| *v != id);
+            }
+            Event::Progress { id, progress } => {
+                if let Some(tx) = self.pending.get(&id).and_then(|p| p.progress.as_ref()) {
+                    let _ = tx.send(progress);
+                }
+            }
+            Event::Request(request) if request.is::<SetLevel>() && dispatch.is_some() => {
+                match request.params::<SetLevel>() {
+                    Ok(p) => {
+                        self.log_filter.set_level(p.level);
+                        let empty = RawValue::from_string("{}".into()).expect("valid");
+                        let _ = session.respond(request.responder, &empty);
+                    }
+                    Err(e) => session.respond_error(request.responder, &e),
+                }
+            }
+            Event::Request(request) => {
+                let id = request.responder.id();
+                match dispatch {
+                    Some(d) => {
+                        if let Some(handle) = d.dispatch(session, request, handlers) {
+                            self.running.insert(id, handle);
+                        }
+                    }
+                    None => {
+                        let error = ErrorObject::method_not_found(&request.method);
+                        session.respond_error(request.responder, &error);
+                    }
+                }
+            }
+            Event::TaskCancelled { task } => {
+                let inbound = self
+                    .tasks
+                    .iter()
+                    .find(|(_, t)| **t == task)
+                    .map(|(i, _)| *i);
+                if let Some(id) = inbound {
+                    self.tasks.remove(&id);
+                    self.waiting.remove(&id);
+                    if let Some(handle) = self.running.remove(&id) {
+                        handle.abort();
+                    }
+                }
+            }
+            Event::Cancelled { id, .. } => {
+                self.waiting.remove(&id);
+                if let Some(handle) = self.running.remove(&id) {
+                    handle.abort();
+                }
+            }
+            Event::Notification(n) => {
+                if let Some(tx) = &options.notifications {
+                    let _ = tx.send(n);
+                }
+            }
+            Event::InputRequired { id, requests } => match &options.input {
+                Some(handler) => {
+                    let future = handler(requests);
+                    let messages = handlers.clone();
+                    tokio::spawn(async move {
+                        let result = future.await;
+                        let _ = messages.send(HandlerMsg::Answered { id, result });
+                    });
+                }
+                None => {
+                    let error =
+                        ErrorObject::method_not_found("input (this client has no input handler)");
+                    let _ = session.refuse_input(now(), id, &error);
+                }
+            },
+            Event::InputAnswered {
+                request,
+                key,
+                outcome,
+            } => {
+                let Some(mut w) = self.waiting.remove(&request) else {
+                    return;
+                };
+                let parsed = outcome
+                    .map_err(|error| AskFailure::Failed {
+                        key: key.clone(),
+                        error,
+                    })
+                    .and_then(|raw| {
+                        serde_json::from_str::<InputResponse>(raw.get()).map_err(|e| {
+                            AskFailure::Invalid {
+                                key: key.clone(),
+                                reason: e.to_string(),
+                            }
+                        })
+                    });
+                match parsed {
+                    Ok(response) => {
+                        w.answers.insert(key, response);
+                        w.missing -= 1;
+                        if w.missing == 0 {
+                            let _ = w.reply.send(Ok(w.answers));
+                        } else {
+                            self.waiting.insert(request, w);
+                        }
+                    }
+                    Err(failure) => {
+                        let _ = w.reply.send(Err(failure));
+                    }
+                }
+            }
+            Event::Closed { reason } => {
+                if let Some(tx) = self.ready.take() {
+                    let _ = tx.send(Err(reason.to_string()));
+                }
+            }
+            // Input, tasks and subscriptions are served through the core's own APIs by
+            // later versions of this binding; nothing else needs the actor.
+            _ => {}
+        }
+    }
+
+    /// Handles one command of the application's handles; `true` when it asks to close
+    pub(crate) fn on_command(&mut self, session: &mut Session, command: Command) -> bool {
+        match command {
+            Command::Request {
+                method,
+                params,
+                options,
+                token,
+                reply,
+                progress,
+            } => match session.send_request(now(), &method, params, options) {
+                Ok(id) => {
+                    self.tokens.insert(token, id);
+                    self.pending.insert(
+                        id,
+                        Pending {
+                            method,
+                            reply,
+                            progress,
+                        },
+                    );
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e));
+                }
+            },
+            Command::Cancel { token } => {
+                if let Some(id) = self.tokens.remove(&token) {
+                    self.pending.remove(&id);
+                    let _ = session.cancel(now(), id, Some("the caller went away"));
+                }
+            }
+            Command::Notify {
+                method,
+                params,
+                reply,
+            } => {
+                let _ = reply.send(session.send_notification(&method, params.as_deref()));
+            }
+            Command::Close => return true,
+        }
+        false
+    }
+
+    /// Handles one message of a handler task (server) or input handler (client)
+    pub(crate) fn on_handler(&mut self, session: &mut Session, msg: HandlerMsg) {
+        match msg {
+            HandlerMsg::Done { responder, result } => {
+                self.running.remove(&responder.id());
+                if let Some(task) = self.tasks.remove(&responder.id()) {
+                    let update = match result {
+                        Ok(raw) => TaskUpdate::Completed(raw),
+                        Err(error) => TaskUpdate::Failed(error),
+                    };
+                    let _ = session.update_task(now(), task, update);
+                    return;
+                }
+                match result {
+                    Ok(raw) => {
+                        let _ = session.respond(responder, &raw);
+                    }
+                    Err(error) => session.respond_error(responder, &error),
+                }
+            }
+            HandlerMsg::Progress { id, progress } => {
+                let _ = session.report_progress_to(id, &progress);
+            }
+            HandlerMsg::Log { id, filter, params } => {
+                if filter.unwrap_or(self.log_filter).allows(params.level)
+                    && let Ok(raw) = serde_json::value::to_raw_value(&params)
+                {
+                    const METHOD: &str = "notifications/message";
+                    // Tied to the request (Streamable HTTP sends it on the request's own
+                    // stream) unless the request became a task and was answered already.
+                    let _ = if self.tasks.contains_key(&id) {
+                        session.send_notification(METHOD, Some(&raw))
+                    } else {
+                        session.send_notification_for(id, METHOD, Some(&raw))
+                    };
+                }
+            }
+            HandlerMsg::StartTask { id, options, reply } => {
+                let started = session.start_task_to(now(), id, options);
+                if let Ok(task) = started {
+                    self.tasks.insert(id, task);
+                }
+                let _ = reply.send(started);
+            }
+            HandlerMsg::Answered { id, result } => {
+                let _ = match result {
+                    Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),
+                    Err(error) => session.refuse_input(now(), id, &error),
+                };
+            }
+            HandlerMsg::Ask {
+                id,
+                requests,
+                reply,
+            } => {
+                let count = requests.len();
+                match session.ask_input_to(now(), id, requests) {
+                    Ok(Asked::Answered(answers)) => {
+                        let _ = reply.send(Ok(answers));
+                    }
+                    Ok(Asked::Sent) => {
+                        self.waiting.insert(
+                            id,
+                            Waiting {
+                                missing: count,
+                                answers: InputResponses::new(),
+                                reply,
+                            },
+                        );
+                    }
+                    // The request was answered with input_required; the client's retry
+                    // runs the handler again, so this run stops here.
+                    Ok(_) => {
+                        if let Some(handle) = self.running.remove(&id) {
+                            handle.abort();
+                        }
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(AskFailure::Ask(e)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops every handler still running (the session is gone)
+    pub(crate) fn abort_all(&mut self) {
+        for (_, handle) in self.running.drain() {
+            handle.abort();
+        }
+        self.waiting.clear();
+        self.tasks.clear();
+    }
 }
 
 /// Runs one connection until it closes
@@ -193,21 +545,13 @@ pub(crate) async fn run<R, W>(
     mut commands: mpsc::Receiver<Command>,
     dispatch: Option<Arc<dyn Dispatch>>,
     options: ClientOptions,
-    ready: Option<oneshot::Sender<Result<mcp_core::PeerInfo, String>>>,
+    ready: Option<Ready>,
 ) where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send,
 {
-    let mut ready = ready;
-    let (handler_tx, mut handler_rx) = mpsc::unbounded_channel::<HandlerMsg>();
-    let mut pending: HashMap<OutboundId, Pending> = HashMap::new();
-    let mut tokens: HashMap<u64, OutboundId> = HashMap::new();
-    let mut running: HashMap<InboundId, AbortHandle> = HashMap::new();
-    let mut waiting: HashMap<InboundId, Waiting> = HashMap::new();
-    // Requests whose handler turned them into tasks: the result completes the task
-    let mut tasks: HashMap<InboundId, TaskId> = HashMap::new();
-    // `notifications/message` for legacy connections, set by `logging/setLevel`
-    let mut log_filter = LogFilter::legacy();
+    let mut peer = Peer::new(ready);
+    let (handlers, mut handler_rx) = Handlers::channel();
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
@@ -225,129 +569,7 @@ pub(crate) async fn run<R, W>(
             let Some(event) = session.poll_event() else {
                 break;
             };
-            match event {
-                Event::Ready { .. } => {
-                    if let (Some(tx), Some(peer)) = (ready.take(), session.peer()) {
-                        let _ = tx.send(Ok(peer.clone()));
-                    }
-                }
-                Event::Response { id, outcome } => {
-                    if let Some(p) = pending.remove(&id) {
-                        let _ = p.reply.send(Ok(outcome));
-                    }
-                    tokens.retain(|_, v| *v != id);
-                }
-                Event::Progress { id, progress } => {
-                    if let Some(tx) = pending.get(&id).and_then(|p| p.progress.as_ref()) {
-                        let _ = tx.send(progress);
-                    }
-                }
-                Event::Request(request) if request.is::<SetLevel>() && dispatch.is_some() => {
-                    match request.params::<SetLevel>() {
-                        Ok(p) => {
-                            log_filter.set_level(p.level);
-                            let empty = RawValue::from_string("{}".into()).expect("valid");
-                            let _ = session.respond(request.responder, &empty);
-                        }
-                        Err(e) => session.respond_error(request.responder, &e),
-                    }
-                }
-                Event::Request(request) => {
-                    let id = request.responder.id();
-                    match &dispatch {
-                        Some(d) => {
-                            if let Some(handle) = d.dispatch(&mut session, request, &handler_tx) {
-                                running.insert(id, handle);
-                            }
-                        }
-                        None => {
-                            let error = ErrorObject::method_not_found(&request.method);
-                            session.respond_error(request.responder, &error);
-                        }
-                    }
-                }
-                Event::TaskCancelled { task } => {
-                    let inbound = tasks.iter().find(|(_, t)| **t == task).map(|(i, _)| *i);
-                    if let Some(id) = inbound {
-                        tasks.remove(&id);
-                        waiting.remove(&id);
-                        if let Some(handle) = running.remove(&id) {
-                            handle.abort();
-                        }
-                    }
-                }
-                Event::Cancelled { id, .. } => {
-                    waiting.remove(&id);
-                    if let Some(handle) = running.remove(&id) {
-                        handle.abort();
-                    }
-                }
-                Event::Notification(n) => {
-                    if let Some(tx) = &options.notifications {
-                        let _ = tx.send(n);
-                    }
-                }
-                Event::InputRequired { id, requests } => match &options.input {
-                    Some(handler) => {
-                        let future = handler(requests);
-                        let messages = handler_tx.clone();
-                        tokio::spawn(async move {
-                            let result = future.await;
-                            let _ = messages.send(HandlerMsg::Answered { id, result });
-                        });
-                    }
-                    None => {
-                        let error = ErrorObject::method_not_found(
-                            "input (this client has no input handler)",
-                        );
-                        let _ = session.refuse_input(now(), id, &error);
-                    }
-                },
-                Event::InputAnswered {
-                    request,
-                    key,
-                    outcome,
-                } => {
-                    let Some(mut w) = waiting.remove(&request) else {
-                        continue;
-                    };
-                    let parsed = outcome
-                        .map_err(|error| AskFailure::Failed {
-                            key: key.clone(),
-                            error,
-                        })
-                        .and_then(|raw| {
-                            serde_json::from_str::<InputResponse>(raw.get()).map_err(|e| {
-                                AskFailure::Invalid {
-                                    key: key.clone(),
-                                    reason: e.to_string(),
-                                }
-                            })
-                        });
-                    match parsed {
-                        Ok(response) => {
-                            w.answers.insert(key, response);
-                            w.missing -= 1;
-                            if w.missing == 0 {
-                                let _ = w.reply.send(Ok(w.answers));
-                            } else {
-                                waiting.insert(request, w);
-                            }
-                        }
-                        Err(failure) => {
-                            let _ = w.reply.send(Err(failure));
-                        }
-                    }
-                }
-                Event::Closed { reason } => {
-                    if let Some(tx) = ready.take() {
-                        let _ = tx.send(Err(reason.to_string()));
-                    }
-                }
-                // Input, tasks and subscriptions are served through the core's own APIs by
-                // later versions of this binding; nothing else needs the actor.
-                _ => {}
-            }
+            peer.on_event(&mut session, event, dispatch.as_ref(), &options, &handlers);
         }
         if session.is_closed() {
             break;
@@ -362,109 +584,31 @@ pub(crate) async fn run<R, W>(
                 }
                 Ok(n) => session.handle_bytes(now(), &buf[..n]),
             },
-            command = commands.recv(), if commands_open => match command {
-                Some(Command::Request { method, params, options, token, reply, progress }) => {
-                    match session.send_request(now(), &method, params, options) {
-                        Ok(id) => {
-                            tokens.insert(token, id);
-                            pending.insert(id, Pending { reply, progress });
-                        }
-                        Err(e) => {
-                            let _ = reply.send(Err(e));
-                        }
-                    }
-                }
-                Some(Command::Cancel { token }) => {
-                    if let Some(id) = tokens.remove(&token) {
-                        pending.remove(&id);
-                        let _ = session.cancel(now(), id, Some("the caller went away"));
-                    }
-                }
-                Some(Command::Notify { method, params, reply }) => {
-                    let _ = reply.send(session.send_notification(&method, params.as_deref()));
-                }
-                Some(Command::Close) | None => {
+            command = commands.recv(), if commands_open => {
+                let close = match command {
+                    Some(command) => peer.on_command(&mut session, command),
+                    None => true,
+                };
+                if close {
                     commands_open = false;
                     if dispatch.is_none() {
                         session.close(now());
                     }
                 }
-            },
-            msg = handler_rx.recv() => match msg {
-                Some(HandlerMsg::Done { responder, result }) => {
-                    running.remove(&responder.id());
-                    if let Some(task) = tasks.remove(&responder.id()) {
-                        let update = match result {
-                            Ok(raw) => TaskUpdate::Completed(raw),
-                            Err(error) => TaskUpdate::Failed(error),
-                        };
-                        let _ = session.update_task(now(), task, update);
-                        continue;
-                    }
-                    match result {
-                        Ok(raw) => {
-                            let _ = session.respond(responder, &raw);
-                        }
-                        Err(error) => session.respond_error(responder, &error),
-                    }
+            }
+            msg = handler_rx.recv() => {
+                if let Some((_, msg)) = msg {
+                    peer.on_handler(&mut session, msg);
                 }
-                Some(HandlerMsg::Progress { id, progress }) => {
-                    let _ = session.report_progress_to(id, &progress);
-                }
-                Some(HandlerMsg::Log { filter, params })
-                    if filter.unwrap_or(log_filter).allows(params.level) =>
-                {
-                    if let Ok(raw) = serde_json::value::to_raw_value(&params) {
-                        let _ = session.send_notification("notifications/message", Some(&raw));
-                    }
-                }
-                Some(HandlerMsg::Log { .. }) => {}
-                Some(HandlerMsg::StartTask { id, options, reply }) => {
-                    let started = session.start_task_to(now(), id, options);
-                    if let Ok(task) = started {
-                        tasks.insert(id, task);
-                    }
-                    let _ = reply.send(started);
-                }
-                Some(HandlerMsg::Answered { id, result }) => {
-                    let _ = match result {
-                        Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),
-                        Err(error) => session.refuse_input(now(), id, &error),
-                    };
-                }
-                Some(HandlerMsg::Ask { id, requests, reply }) => {
-                    let count = requests.len();
-                    match session.ask_input_to(now(), id, requests) {
-                        Ok(Asked::Answered(answers)) => {
-                            let _ = reply.send(Ok(answers));
-                        }
-                        Ok(Asked::Sent) => {
-                            waiting.insert(id, Waiting { missing: count, answers: InputResponses::new(), reply });
-                        }
-                        // The request was answered with input_required; the client's retry
-                        // runs the handler again, so this run stops here.
-                        Ok(_) => {
-                            if let Some(handle) = running.remove(&id) {
-                                handle.abort();
-                            }
-                        }
-                        Err(e) => {
-                            let _ = reply.send(Err(AskFailure::Ask(e)));
-                        }
-                    }
-                }
-                None => {}
-            },
+            }
             () = sleep_until(deadline) => session.handle_timeout(now()),
         }
     }
-    for (_, handle) in running {
-        handle.abort();
-    }
+    peer.abort_all();
     let _ = writer.shutdown().await;
 }
 
-async fn sleep_until(deadline: Option<Instant>) {
+pub(crate) async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,

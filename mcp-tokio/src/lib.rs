@@ -14,9 +14,12 @@
 
 pub mod client;
 mod driver;
+mod http_client;
+mod http_server;
 pub mod server;
 
 pub use client::{Client, ClientError, ConnectError};
 pub use driver::{AskFailure, ClientOptions, InputHandler};
+pub use http_server::HttpServerHandle;
 pub use mcp_core;
 pub use server::{Context, Server, ServerBuilder};

@@ -6,9 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use mcp_core::http::HttpConfig;
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::schema::method::{
     CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, Method,
@@ -33,7 +36,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::driver::{self, AskFailure, Dispatch, HandlerMsg};
+use crate::driver::{self, AskFailure, Dispatch, HandlerMsg, Handlers};
+use crate::http_server::HttpServerHandle;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn = Arc<
@@ -60,7 +64,7 @@ pub struct Context {
     /// A modern request's own log level (from its `_meta`); legacy uses the connection's
     log_filter: Option<LogFilter>,
     task_offered: bool,
-    messages: mpsc::UnboundedSender<HandlerMsg>,
+    messages: Handlers,
 }
 
 impl Context {
@@ -90,6 +94,7 @@ impl Context {
     pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
         let params = LoggingMessageNotificationParams::new(level, data);
         let _ = self.messages.send(HandlerMsg::Log {
+            id: self.id,
             filter: self.log_filter,
             params,
         });
@@ -294,6 +299,33 @@ impl Server {
         .await;
     }
 
+    /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
+    /// requests) with the default [`HttpConfig`](mcp_core::http::HttpConfig): only
+    /// `localhost`, `127.0.0.1` and `[::1]` may be named by `Host` and `Origin`
+    ///
+    /// Returns once the socket is bound; the server runs in the background until
+    /// [`HttpServerHandle::shutdown`] (or the handle is dropped).
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    pub async fn serve_http(&self, addr: SocketAddr) -> io::Result<HttpServerHandle> {
+        self.serve_http_with(addr, HttpConfig::default()).await
+    }
+
+    /// [`serve_http`](Self::serve_http) with the HTTP rules' limits and host policy
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    pub async fn serve_http_with(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+    ) -> io::Result<HttpServerHandle> {
+        let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
+        let tools = self.dispatch.catalog.tools().cloned().collect();
+        crate::http_server::serve(addr, config, Arc::clone(&self.config), dispatch, tools).await
+    }
+
     /// Serves one connection over this process's stdin and stdout
     pub async fn serve_stdio(&self) {
         self.serve(tokio::io::stdin(), tokio::io::stdout()).await;
@@ -329,7 +361,7 @@ impl Dispatcher {
     /// Runs a handler in its own task; its result goes back to the actor
     fn spawn<T>(
         request: InboundRequest,
-        messages: &mpsc::UnboundedSender<HandlerMsg>,
+        messages: &Handlers,
         work: impl FnOnce(Context) -> BoxFuture<Result<T, ErrorObject>>,
     ) -> AbortHandle
     where
@@ -366,7 +398,7 @@ impl Dispatch for Dispatcher {
         &self,
         session: &mut Session,
         request: InboundRequest,
-        messages: &mpsc::UnboundedSender<HandlerMsg>,
+        messages: &Handlers,
     ) -> Option<AbortHandle> {
         match request.method.as_str() {
             ListTools::NAME => {
