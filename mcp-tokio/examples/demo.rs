@@ -4,7 +4,8 @@
 //!
 //! `cargo run -p mcp-tokio --example demo` runs it against this crate's `everything-server`
 //! example (built next to it); `cargo run -p mcp-tokio --example demo -- <command> [args...]`
-//! against any stdio MCP server. Set `MCP_ERA=legacy` to use the `initialize` handshake.
+//! against any stdio MCP server, or `-- http://127.0.0.1:PORT/mcp` against a Streamable
+//! HTTP server (such as `everything-server -- --http 127.0.0.1:PORT`). Set `MCP_ERA=legacy` to use the `initialize` handshake.
 
 use std::io::Write;
 use std::time::Duration;
@@ -65,7 +66,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "▶ starting the server and connecting ({:?} era selection)",
         config.era
     );
-    let client = Client::spawn(server_command(), config).await?;
+    let client = match std::env::args().nth(1).filter(|a| a.starts_with("http://")) {
+        Some(url) => Client::connect_http(&url, config, Default::default()).await?,
+        None => Client::spawn(server_command(), config).await?,
+    };
     let peer = client.peer();
     let name = peer.info.as_ref().map_or("?", |i| i.name.as_str());
     println!("  connected to {name} on protocol {}", peer.version);

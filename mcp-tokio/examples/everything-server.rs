@@ -2,7 +2,9 @@
 //! a resource template and a prompt
 //!
 //! `cargo run -p mcp-tokio --example everything-server` and speak MCP on stdin/stdout, or
-//! let a client start it as a child process (see the `demo` example).
+//! let a client start it as a child process (see the `demo` example). With
+//! `-- --http 127.0.0.1:PORT` it serves Streamable HTTP at `http://127.0.0.1:PORT/mcp`
+//! instead (any path works) until Ctrl-C.
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
@@ -101,5 +103,23 @@ async fn main() {
         })
         .expect("the catalog accepts these entries")
         .build();
-    server.serve_stdio().await;
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (Some("--http"), addr) => {
+            let addr: std::net::SocketAddr = addr
+                .as_deref()
+                .unwrap_or("127.0.0.1:3000")
+                .parse()
+                .expect("--http takes an address such as 127.0.0.1:3000");
+            let handle = server.serve_http(addr).await.expect("the address binds");
+            eprintln!("serving MCP at http://{}/mcp", handle.local_addr());
+            let _ = tokio::signal::ctrl_c().await;
+            handle.shutdown().await;
+        }
+        (None, _) => server.serve_stdio().await,
+        (Some(other), _) => {
+            eprintln!("usage: everything-server [--http 127.0.0.1:PORT]  (unknown: {other})");
+            std::process::exit(2);
+        }
+    }
 }
