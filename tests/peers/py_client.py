@@ -1,6 +1,8 @@
 """The official Python SDK's client against a stdio server (ours), printing what it saw.
 
     python py_client.py MODE SERVER [ARGS...]
+    python py_client.py MODE http://HOST:PORT/PATH
+
 
 MODE is `legacy` (ClientSession.initialize), `modern` (ClientSession.discover) or `auto`
 (mcp.Client(mode="auto"): discover, falling back to initialize). The scenario: list tools,
@@ -18,6 +20,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.client import Client
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 DEADLINE_SECONDS = 45
@@ -88,7 +91,8 @@ async def run(mode, params, summary):
             summary["server_name"] = client.server_info.name if client.server_info else None
             await scenario(client, summary)
         return
-    async with stdio_client(params) as (read, write):
+    transport = streamable_http_client(params) if isinstance(params, str) else stdio_client(params)
+    async with transport as (read, write):
         async with ClientSession(read, write) as session:
             if mode == "legacy":
                 init = await session.initialize()
@@ -110,7 +114,11 @@ async def main():
     code = 0
     try:
         with anyio.fail_after(DEADLINE_SECONDS):
-            await run(mode, StdioServerParameters(command=command, args=args), summary)
+            if command.startswith("http://"):
+                # Streamable HTTP: the URL is the server (Client(url) uses the same transport).
+                await run(mode, command, summary)
+            else:
+                await run(mode, StdioServerParameters(command=command, args=args), summary)
     except BaseException as e:  # report, then fail
         summary["fatal"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()

@@ -218,6 +218,98 @@ pub fn run_peer(mut command: Command, deadline: Duration) -> PeerOutput {
     output
 }
 
+/// A server process listening on a port, in a process group of its own; the whole group is
+/// killed (and the child reaped) when this is dropped
+pub struct ServerProcess {
+    child: std::process::Child,
+    _group: GroupGuard,
+    lines: mpsc::Receiver<String>,
+}
+
+impl std::fmt::Debug for ServerProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerProcess")
+            .field("pid", &self.child.id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerProcess {
+    /// Starts `command` with stdin closed, stdout discarded and stderr read line by line
+    ///
+    /// # Panics
+    /// When the process does not start.
+    pub fn start(mut command: Command) -> Self {
+        use std::io::BufRead;
+        use std::os::unix::process::CommandExt;
+
+        command
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start {command:?}: {e}"));
+        let group = GroupGuard(i32::try_from(child.id()).ok().and_then(Pid::from_raw));
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            _group: group,
+            lines,
+        }
+    }
+
+    /// The first stderr line containing `needle`, waiting up to `timeout`
+    ///
+    /// # Panics
+    /// When no such line comes in time.
+    pub fn wait_for_line(&self, needle: &str, timeout: Duration) -> String {
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        while let Some(left) = timeout.checked_sub(started.elapsed()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(line) => seen.push(line),
+                Err(_) => break,
+            }
+        }
+        panic!(
+            "the server printed no line with `{needle}` within {timeout:?}; stderr so far:\n{}",
+            seen.join("\n")
+        );
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Some(pid) = self._group.0 {
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// A port that was free a moment ago on 127.0.0.1, for a server that cannot bind port 0
+///
+/// # Panics
+/// When no port can be bound.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("binding 127.0.0.1:0")
+        .port()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

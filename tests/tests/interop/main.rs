@@ -1,4 +1,4 @@
-//! Interop over real stdio pipes with the official MCP SDKs
+//! Interop over real stdio pipes and Streamable HTTP with the official MCP SDKs
 //!
 //! Every test here is `#[ignore]`d: it needs the pinned peers that `scripts/interop-setup`
 //! installs (`MCP_INTEROP_PYTHON`, `MCP_INTEROP_NODE_MODULES`) and our everything-server
@@ -9,5 +9,7 @@
 mod common;
 mod our_client_python_server;
 mod our_client_server_everything;
+mod our_client_server_everything_http;
 mod python_client;
+mod python_client_http;
 mod ts_client;

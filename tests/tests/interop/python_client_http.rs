@@ -1,0 +1,55 @@
+//! The official Python SDK's client → our everything-server over Streamable HTTP
+
+use std::process::Command;
+use std::time::Duration;
+
+use mcp_interop::{ServerProcess, TEST_DEADLINE, everything_server, peer_script, python, run_peer};
+
+use crate::python_client::assert_everything_scenario;
+
+/// Starts our everything-server on a port the OS picks; returns it and its URL
+fn our_http_server() -> (ServerProcess, String) {
+    let mut command = Command::new(everything_server());
+    command.args(["--http", "127.0.0.1:0"]);
+    let server = ServerProcess::start(command);
+    let line = server.wait_for_line("serving MCP at ", Duration::from_secs(20));
+    let url = line
+        .split("serving MCP at ")
+        .nth(1)
+        .expect("the URL follows")
+        .trim()
+        .to_owned();
+    (server, url)
+}
+
+fn python_http_client(mode: &str, version: &str) {
+    let (_server, url) = our_http_server();
+    let mut command = Command::new(python());
+    command.arg(peer_script("py_client.py")).arg(mode).arg(&url);
+    let output = run_peer(command, TEST_DEADLINE);
+    let summary = output.summary();
+    assert!(
+        output.status.success() && summary.get("fatal").is_none(),
+        "the Python client failed over HTTP: {}\n{output}",
+        summary["fatal"]
+    );
+    assert_everything_scenario(&summary, version, &output);
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_legacy_to_our_http_server() {
+    python_http_client("legacy", "2025-11-25");
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_modern_to_our_http_server() {
+    python_http_client("modern", "2026-07-28");
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_auto_to_our_http_server() {
+    python_http_client("auto", "2026-07-28");
+}
