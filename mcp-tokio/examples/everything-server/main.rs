@@ -5,6 +5,12 @@
 //! let a client start it as a child process (see the `demo` example). With
 //! `-- --http 127.0.0.1:PORT` it serves Streamable HTTP at `http://127.0.0.1:PORT/mcp`
 //! instead (any path works) until Ctrl-C.
+//!
+//! `--conformance` adds the fixtures of the official conformance suite (see
+//! `conformance.rs`): `--conformance --http 127.0.0.1:PORT` is the server its server legs
+//! run against. Without it the catalog is the small demo one the interop tests assert on.
+
+mod conformance;
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
@@ -16,10 +22,10 @@ use mcp_core::schema::{
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use mcp_core::{Implementation, Progress, ServerConfig};
-use mcp_tokio::Server;
+use mcp_tokio::{Server, ServerBuilder};
 use serde_json::{Map, Value, json};
 
-fn object(v: Value) -> Map<String, Value> {
+pub(crate) fn object(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
         _ => Map::new(),
@@ -43,6 +49,12 @@ fn state_key() -> [u8; 32] {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let fixtures = args
+        .iter()
+        .position(|a| a == "--conformance")
+        .map(|i| args.remove(i))
+        .is_some();
     let mut config = ServerConfig::new(Implementation::new(
         "mcp-tokio-everything",
         env!("CARGO_PKG_VERSION"),
@@ -50,8 +62,58 @@ async fn main() {
     config.instructions = Some("A demonstration server: echo, add, slow (with progress).".into());
     config.state_key = Some(state_key());
     config.task_id_seed = random_u64();
-    let server = Server::builder(config)
-        .tool(
+    if fixtures {
+        // The tasks extension (SEP-2663), which the `tasks-*` scenarios drive
+        config.capabilities["extensions"] = json!({ (mcp_core::TASKS_EXTENSION): {} });
+    }
+    let builder = Server::builder(config)
+        // Listed first: the conformance suite reads `resources[0]`
+        .resource(
+            Resource::new("test://static-text", "static-text")
+                .with_description("A fixed text")
+                .with_mime_type("text/plain"),
+            |_cx, uri, _vars| async move {
+                Ok(ReadResourceResult::new(vec![
+                    ResourceContents::text(uri, "Hello from a static resource")
+                        .with_mime_type("text/plain"),
+                ]))
+            },
+        );
+    let builder = if fixtures {
+        builder.and_then(|b| conformance::register(b.logging()))
+    } else {
+        builder
+    };
+    let server = builder
+        .and_then(demo)
+        .expect("the catalog accepts these entries")
+        .build();
+    let mut args = args.into_iter();
+    match (args.next().as_deref(), args.next()) {
+        (Some("--http"), addr) => {
+            let addr: std::net::SocketAddr = addr
+                .as_deref()
+                .unwrap_or("127.0.0.1:3000")
+                .parse()
+                .expect("--http takes an address such as 127.0.0.1:3000");
+            let handle = server.serve_http(addr).await.expect("the address binds");
+            eprintln!("serving MCP at http://{}/mcp", handle.local_addr());
+            let _ = tokio::signal::ctrl_c().await;
+            handle.shutdown().await;
+        }
+        (None, _) => server.serve_stdio().await,
+        (Some(other), _) => {
+            eprintln!(
+                "usage: everything-server [--conformance] [--http 127.0.0.1:PORT]  (unknown: {other})"
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The demo catalog: tools `echo`, `add`, `slow`, a template and the `greeting` prompt
+fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogError> {
+    b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
             |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
@@ -82,11 +144,6 @@ async fn main() {
             )
         })
         .and_then(|b| {
-            b.resource(Resource::new("test://static-text", "static-text").with_mime_type("text/plain"), |_cx, uri, _vars| async move {
-                Ok(ReadResourceResult::new(vec![ResourceContents::text(uri, "Hello from a static resource")]))
-            })
-        })
-        .and_then(|b| {
             b.resource_template(ResourceTemplate::new("test://template/{id}/data", "template-data"), |_cx, uri, vars| async move {
                 let id = vars.get_str("id").unwrap_or_default().to_owned();
                 Ok(ReadResourceResult::new(vec![ResourceContents::text(uri, format!("Data for {id}"))]))
@@ -94,32 +151,11 @@ async fn main() {
         })
         .and_then(|b| {
             b.prompt(
-                Prompt::new("greeting").with_arguments(vec![PromptArgument::new("name").required(true)]),
+                Prompt::new("greeting").with_description("Asks to greet `name`").with_arguments(vec![PromptArgument::new("name").with_description("Who to greet").required(true)]),
                 |_cx, args: BTreeMap<String, String>| async move {
                     let name = args.get("name").cloned().unwrap_or_default();
                     Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::user(format!("Say hello to {name}."))]))
                 },
             )
         })
-        .expect("the catalog accepts these entries")
-        .build();
-    let mut args = std::env::args().skip(1);
-    match (args.next().as_deref(), args.next()) {
-        (Some("--http"), addr) => {
-            let addr: std::net::SocketAddr = addr
-                .as_deref()
-                .unwrap_or("127.0.0.1:3000")
-                .parse()
-                .expect("--http takes an address such as 127.0.0.1:3000");
-            let handle = server.serve_http(addr).await.expect("the address binds");
-            eprintln!("serving MCP at http://{}/mcp", handle.local_addr());
-            let _ = tokio::signal::ctrl_c().await;
-            handle.shutdown().await;
-        }
-        (None, _) => server.serve_stdio().await,
-        (Some(other), _) => {
-            eprintln!("usage: everything-server [--http 127.0.0.1:PORT]  (unknown: {other})");
-            std::process::exit(2);
-        }
-    }
 }
