@@ -177,6 +177,13 @@ pub(crate) trait Dispatch: Send + Sync + 'static {
     ) -> Option<AbortHandle>;
 }
 
+/// Milliseconds since the Unix epoch, for the core's wall-clock anchor (task timestamps)
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// The core's clock as tokio sees it, so paused-time tests drive protocol timeouts
 pub(crate) fn now() -> std::time::Instant {
     Instant::now().into_std()
@@ -550,6 +557,7 @@ pub(crate) async fn run<R, W>(
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send,
 {
+    session.anchor_wall_clock(now(), unix_ms());
     let mut peer = Peer::new(ready);
     let (handlers, mut handler_rx) = Handlers::channel();
     let mut buf = vec![0u8; 64 * 1024];

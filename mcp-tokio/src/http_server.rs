@@ -87,6 +87,7 @@ pub(crate) async fn serve(
     let addr = listener.local_addr()?;
     let limit = http_config.max_body_size;
     let mut http = HttpServer::new(Arc::new(http_config), server_config, driver::now());
+    http.anchor_wall_clock(driver::now(), driver::unix_ms());
     for tool in &tools {
         http.set_tool(tool);
     }

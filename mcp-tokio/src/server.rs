@@ -300,7 +300,7 @@ impl Server {
     }
 
     /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
-    /// requests) with the default [`HttpConfig`](mcp_core::http::HttpConfig): only
+    /// requests) with the default [`HttpConfig`]: only
     /// `localhost`, `127.0.0.1` and `[::1]` may be named by `Host` and `Origin`
     ///
     /// Returns once the socket is bound; the server runs in the background until

@@ -158,6 +158,8 @@ pub struct HttpServer {
     tool_params: HashMap<String, Vec<HeaderParam>>,
     now: Instant,
     buf: Vec<u8>,
+    /// The wall-clock anchor given to every session (task timestamps, sealed-state expiry)
+    wall_anchor: Option<(Instant, u64)>,
 }
 
 impl HttpServer {
@@ -190,6 +192,17 @@ impl HttpServer {
             tool_params: HashMap::new(),
             now,
             buf: Vec::new(),
+            wall_anchor: None,
+        }
+    }
+
+    /// Anchors the wall clock of every session, present and future: `now` is `unix_ms`
+    /// milliseconds after the Unix epoch (see
+    /// [`Session::anchor_wall_clock`](crate::Session::anchor_wall_clock))
+    pub fn anchor_wall_clock(&mut self, now: Instant, unix_ms: u64) {
+        self.wall_anchor = Some((now, unix_ms));
+        for conn in self.conns.values_mut() {
+            conn.session.anchor_wall_clock(now, unix_ms);
         }
     }
 
@@ -604,7 +617,10 @@ impl HttpServer {
         };
         let key = SessionKey(self.next_key);
         self.next_key += 1;
-        let session = Session::server(Arc::clone(&self.server_config), self.now);
+        let mut session = Session::server(Arc::clone(&self.server_config), self.now);
+        if let Some((at, unix_ms)) = self.wall_anchor {
+            session.anchor_wall_clock(at, unix_ms);
+        }
         self.by_session_id.insert(sid.clone(), key);
         self.conns
             .insert(key, Conn::new(session, Wire::Stateful, Some(sid), self.now));

@@ -134,10 +134,12 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogErro
                     .with_description("Works for `steps` tenths of a second, reporting progress"),
                 |cx, args| async move {
                     let steps = args.get("steps").and_then(Value::as_u64).unwrap_or(5);
+                    // Report each step as it starts, then work: the last report is well ahead
+                    // of the result (some clients drop progress that arrives with the result).
                     for step in 1..=steps {
-                        tokio::time::sleep(Duration::from_millis(100)).await;
                         #[allow(clippy::cast_precision_loss)]
                         cx.progress(Progress::new(step as f64).total(steps as f64).message(format!("step {step} of {steps}")));
+                        tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                     Ok(CallToolResult::text(format!("done after {steps} steps")))
                 },
