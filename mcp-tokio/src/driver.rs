@@ -108,6 +108,9 @@ pub enum AskFailure {
     /// The connection closed
     #[error("the connection closed")]
     Closed,
+    /// The request runs as a task and the task could not ask (it ended, or cannot ask)
+    #[error(transparent)]
+    Task(#[from] TaskError),
 }
 
 /// A handler waiting for live (legacy) answers
@@ -245,6 +248,8 @@ pub(crate) struct Peer {
     waiting: HashMap<InboundId, Waiting>,
     /// Requests whose handler turned them into tasks: the result completes the task
     tasks: HashMap<InboundId, TaskId>,
+    /// Task handlers waiting for the input their task asked for
+    task_asks: HashMap<TaskId, oneshot::Sender<Result<InputResponses, AskFailure>>>,
     /// `notifications/message` for legacy connections, set by `logging/setLevel`
     log_filter: LogFilter,
     ready: Option<Ready>,
@@ -258,6 +263,7 @@ impl Peer {
             running: HashMap::new(),
             waiting: HashMap::new(),
             tasks: HashMap::new(),
+            task_asks: HashMap::new(),
             log_filter: LogFilter::legacy(),
             ready,
         }
@@ -318,7 +324,13 @@ impl Peer {
                     }
                 }
             }
+            Event::TaskInput { task, responses } => {
+                if let Some(reply) = self.task_asks.remove(&task) {
+                    let _ = reply.send(Ok(responses));
+                }
+            }
             Event::TaskCancelled { task } => {
+                self.task_asks.remove(&task);
                 let inbound = self
                     .tasks
                     .iter()
@@ -498,6 +510,23 @@ impl Peer {
                     Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),
                     Err(error) => session.refuse_input(now(), id, &error),
                 };
+            }
+            // A task asks through its status: `input_required` with the requests (2026:
+            // `tasks/get` shows them and `tasks/update` answers; 2025-11-25: live requests).
+            HandlerMsg::Ask {
+                id,
+                requests,
+                reply,
+            } if self.tasks.contains_key(&id) => {
+                let task = self.tasks[&id];
+                match session.update_task(now(), task, TaskUpdate::InputRequired(requests)) {
+                    Ok(()) => {
+                        self.task_asks.insert(task, reply);
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(AskFailure::Task(e)));
+                    }
+                }
             }
             HandlerMsg::Ask {
                 id,

@@ -14,11 +14,12 @@ use std::sync::Arc;
 use mcp_core::http::HttpConfig;
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::schema::method::{
-    CallTool, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools, Method,
-    ReadResource,
+    CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
+    Method, ReadResource,
 };
 use mcp_core::schema::{
-    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, Tool,
 };
 use mcp_core::schema::{
     InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParams,
@@ -49,6 +50,9 @@ type ResourceFn = Arc<
     dyn Fn(Context, String, Variables) -> BoxFuture<Result<ReadResourceResult, ErrorObject>>
         + Send
         + Sync,
+>;
+type CompleteFn = Arc<
+    dyn Fn(Context, CompleteParams) -> BoxFuture<Result<CompleteResult, ErrorObject>> + Send + Sync,
 >;
 type PromptFn = Arc<
     dyn Fn(Context, BTreeMap<String, String>) -> BoxFuture<Result<GetPromptResult, ErrorObject>>
@@ -143,6 +147,7 @@ pub struct ServerBuilder {
     tools: BTreeMap<String, ToolFn>,
     resources: Vec<(String, ResourceFn)>,
     prompts: BTreeMap<String, PromptFn>,
+    completion: Option<CompleteFn>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -157,7 +162,27 @@ impl ServerBuilder {
     /// Declares the `logging` capability, so handlers' [`Context::log`] messages reach
     /// legacy clients (2026 clients opt in per request)
     pub fn logging(mut self) -> Self {
-        self.config.capabilities["logging"] = Value::Object(Map::new());
+        declare(&mut self.config.capabilities, "logging");
+        self
+    }
+
+    /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
+    /// `resources/unsubscribe` and keeps each connection's subscriptions (publish changes
+    /// with the session's `notify_resource_updated`)
+    pub fn resource_subscriptions(mut self) -> Self {
+        declare(&mut self.config.capabilities, "resources");
+        self.config.capabilities["resources"]["subscribe"] = Value::Bool(true);
+        self
+    }
+
+    /// Sets the `completion/complete` handler and declares `completions`
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Context, CompleteParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResult, ErrorObject>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(move |cx, params| Box::pin(handler(cx, params))));
+        declare(&mut self.config.capabilities, "completions");
         self
     }
 
@@ -174,7 +199,7 @@ impl ServerBuilder {
         self.catalog.add_tool(tool)?;
         self.tools
             .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
-        self.config.capabilities["tools"] = Value::Object(Map::new());
+        declare(&mut self.config.capabilities, "tools");
         Ok(self)
     }
 
@@ -193,7 +218,7 @@ impl ServerBuilder {
             uri,
             Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
         ));
-        self.config.capabilities["resources"] = Value::Object(Map::new());
+        declare(&mut self.config.capabilities, "resources");
         Ok(self)
     }
 
@@ -216,7 +241,7 @@ impl ServerBuilder {
             key,
             Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
         ));
-        self.config.capabilities["resources"] = Value::Object(Map::new());
+        declare(&mut self.config.capabilities, "resources");
         Ok(self)
     }
 
@@ -233,7 +258,7 @@ impl ServerBuilder {
         self.catalog.add_prompt(prompt)?;
         self.prompts
             .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
-        self.config.capabilities["prompts"] = Value::Object(Map::new());
+        declare(&mut self.config.capabilities, "prompts");
         Ok(self)
     }
 
@@ -246,6 +271,7 @@ impl ServerBuilder {
                 tools: self.tools,
                 resources: self.resources,
                 prompts: self.prompts,
+                completion: self.completion,
             }),
         }
     }
@@ -275,6 +301,7 @@ impl Server {
             tools: BTreeMap::new(),
             resources: Vec::new(),
             prompts: BTreeMap::new(),
+            completion: None,
         }
     }
 
@@ -337,6 +364,16 @@ struct Dispatcher {
     tools: BTreeMap<String, ToolFn>,
     resources: Vec<(String, ResourceFn)>,
     prompts: BTreeMap<String, PromptFn>,
+    completion: Option<CompleteFn>,
+}
+
+/// Declares a capability as `{}` unless the configuration already declares it (so flags such
+/// as `listChanged` or `subscribe` set by the user survive)
+fn declare(capabilities: &mut Value, name: &str) {
+    if let Value::Object(caps) = capabilities {
+        caps.entry(name)
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
 }
 
 fn to_raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
@@ -484,6 +521,19 @@ impl Dispatch for Dispatcher {
                         None
                     }
                 }
+            }
+            Complete::NAME if self.completion.is_some() => {
+                let params = match request.params::<Complete>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<CompleteResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                let handler = Arc::clone(self.completion.as_ref().expect("checked"));
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, params)
+                }))
             }
             GetPrompt::NAME => {
                 let params = match request.params::<GetPrompt>() {

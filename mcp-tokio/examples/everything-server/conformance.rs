@@ -101,6 +101,18 @@ fn elicitation_summary(answer: &Value) -> String {
 
 /// Registers every fixture the conformance server scenarios need
 pub(crate) fn register(b: ServerBuilder) -> Built {
+    // `completion/complete`: values for prompt arguments starting with what was typed
+    let b = b
+        .resource_subscriptions()
+        .completion(|_cx, params| async move {
+            let typed = params.argument.value.clone();
+            let values = ["test", "testing", "tested", "other"]
+                .into_iter()
+                .filter(|v| v.starts_with(typed.as_str()))
+                .map(str::to_owned)
+                .collect();
+            Ok(mcp_core::schema::CompleteResult::new(values))
+        });
     let b = content_tools(b)?;
     let b = legacy_tools(b)?;
     let b = modern_tools(b)?;
