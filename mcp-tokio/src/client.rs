@@ -136,17 +136,7 @@ impl Client {
             options,
             Some(ready_tx),
         ));
-        let peer = match ready_rx.await {
-            Ok(Ok(peer)) => peer,
-            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
-            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
-        };
-        Ok(Self {
-            commands: tx,
-            peer: Arc::new(peer),
-            tokens: Arc::new(AtomicU64::new(1)),
-            _child: None,
-        })
+        Self::when_ready(tx, ready_rx).await
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
@@ -172,17 +162,7 @@ impl Client {
         let (tx, rx) = mpsc::channel(256);
         let (ready_tx, ready_rx) = oneshot::channel();
         tokio::spawn(crate::http_client::run(uri, session, rx, options, ready_tx));
-        let peer = match ready_rx.await {
-            Ok(Ok(peer)) => peer,
-            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
-            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
-        };
-        Ok(Self {
-            commands: tx,
-            peer: Arc::new(peer),
-            tokens: Arc::new(AtomicU64::new(1)),
-            _child: None,
-        })
+        Self::when_ready(tx, ready_rx).await
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -219,6 +199,24 @@ impl Client {
         let mut client = Self::connect_with(stdout, stdin, config, options).await?;
         client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
         Ok(client)
+    }
+
+    /// A handle once the actor reports the handshake or discovery done
+    async fn when_ready(
+        commands: mpsc::Sender<Command>,
+        ready: oneshot::Receiver<Result<PeerInfo, String>>,
+    ) -> Result<Self, ConnectError> {
+        let peer = match ready.await {
+            Ok(Ok(peer)) => peer,
+            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
+            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
+        };
+        Ok(Self {
+            commands,
+            peer: Arc::new(peer),
+            tokens: Arc::new(AtomicU64::new(1)),
+            _child: None,
+        })
     }
 
     /// What the server declared about itself
