@@ -1,6 +1,7 @@
 // The official TypeScript SDK's client against a stdio server (ours), printing what it saw.
 //
-//     node ts_client.mjs SERVER [ARGS...]
+//     node ts_client.mjs SERVER [ARGS...]     (stdio: starts SERVER as a child process)
+//     node ts_client.mjs http://HOST:PORT/mcp (Streamable HTTP)
 //
 // The SDK comes from $MCP_INTEROP_NODE_MODULES (default: ./node_modules next to this file).
 // Connects (the 2025-11-25 initialize handshake), lists tools, calls echo and add, calls slow
@@ -18,6 +19,7 @@ const sdk = (sub) =>
 
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
+const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
 
 const DEADLINE_MS = 45_000;
 const summary = {};
@@ -33,11 +35,15 @@ async function step(key, fn) {
 
 async function run() {
   const [command, ...args] = process.argv.slice(2);
-  const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
-  // The client hands the negotiated version to transports that take it (HTTP); stdio does
-  // not, so this one records it.
+  const transport = command.startsWith("http://")
+    ? new StreamableHTTPClientTransport(new URL(command))
+    : new StdioClientTransport({ command, args, stderr: "inherit" });
+  // The client hands the negotiated version to the transport; record it (and keep the HTTP
+  // transport's own use of it).
+  const setVersion = transport.setProtocolVersion?.bind(transport);
   transport.setProtocolVersion = (version) => {
     summary.protocol_version = version;
+    setVersion?.(version);
   };
   const client = new Client({ name: "ts-interop-client", version: "1.0.0" });
   await client.connect(transport);

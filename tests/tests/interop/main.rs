@@ -13,3 +13,4 @@ mod our_client_server_everything_http;
 mod python_client;
 mod python_client_http;
 mod ts_client;
+mod ts_client_http;

@@ -8,7 +8,7 @@ use mcp_interop::{ServerProcess, TEST_DEADLINE, everything_server, peer_script, 
 use crate::python_client::assert_everything_scenario;
 
 /// Starts our everything-server on a port the OS picks; returns it and its URL
-fn our_http_server() -> (ServerProcess, String) {
+pub(crate) fn our_http_server() -> (ServerProcess, String) {
     let mut command = Command::new(everything_server());
     command.args(["--http", "127.0.0.1:0"]);
     let server = ServerProcess::start(command);
