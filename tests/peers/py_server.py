@@ -40,4 +40,10 @@ def greeting(name: str) -> str:
 
 
 if __name__ == "__main__":
-    mcp.run()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        # Streamable HTTP on 127.0.0.1 at the given port, path /mcp
+        mcp.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        mcp.run()

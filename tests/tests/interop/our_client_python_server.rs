@@ -16,7 +16,36 @@ async fn scenario(era: EraMode, version: ProtocolVersion) {
     let mut command = Command::new(python());
     command.arg(peer_script("py_server.py"));
     let client = connect(command, era).await;
+    checks(client, version).await;
+}
 
+/// The same scenario over Streamable HTTP: the Python server listens on a free loopback port
+async fn http_scenario(era: EraMode, version: ProtocolVersion) {
+    let port = mcp_interop::free_port();
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(peer_script("py_server.py"))
+        .args(["--http", &port.to_string()]);
+    let _server = mcp_interop::ServerProcess::start(command);
+    // Wait until it accepts connections.
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let client =
+        mcp_tokio::Client::connect_http(&url, crate::common::config(era), Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"));
+    checks(client, version).await;
+}
+
+async fn checks(client: mcp_tokio::Client, version: ProtocolVersion) {
     let peer = client.peer();
     assert_eq!(peer.version, version, "negotiated version");
     assert_eq!(
@@ -93,4 +122,16 @@ async fn our_client_auto_to_python_server() {
 #[ignore = "needs the interop peers: run scripts/test-all"]
 async fn our_client_legacy_to_python_server() {
     within_deadline(scenario(LEGACY, ProtocolVersion::V2025_11_25)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+async fn our_http_client_auto_to_python_server() {
+    within_deadline(http_scenario(EraMode::Auto, ProtocolVersion::V2026_07_28)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+async fn our_http_client_legacy_to_python_server() {
+    within_deadline(http_scenario(LEGACY, ProtocolVersion::V2025_11_25)).await;
 }
