@@ -302,11 +302,20 @@ impl Client {
 
     /// Every tool, following pagination
     ///
+    /// On 2026-07-28 connections, tools whose `x-mcp-header` annotations are invalid are left
+    /// out, as the spec requires (they are neither surfaced nor called).
+    ///
     /// # Errors
     /// [`ClientError`].
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.paginate::<ListTools, _>(|page| (page.tools, page.next_cursor))
-            .await
+        let modern = self.peer.version.era() == mcp_core::Era::Modern;
+        self.paginate::<ListTools, _>(|mut page| {
+            if modern {
+                let _dropped = mcp_core::client::filter_tools_list(&mut page);
+            }
+            (page.tools, page.next_cursor)
+        })
+        .await
     }
 
     /// Every resource, following pagination
