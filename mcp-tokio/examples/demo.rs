@@ -62,13 +62,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var("MCP_ERA").is_ok_and(|e| e == "legacy") {
         config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
     }
+    // The demo can answer elicitation and lets 2026 servers run calls as tasks.
+    config.capabilities = json!({
+        "elicitation": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}}
+    });
+    // A "user" who answers every question the server asks
+    let answer_user: mcp_tokio::InputHandler = std::sync::Arc::new(|requests| {
+        Box::pin(async move {
+            let mut responses = mcp_core::schema::InputResponses::new();
+            for (key, request) in requests {
+                println!(
+                    "  ? the server asks ({}): answering \"Ada\"",
+                    request.method()
+                );
+                let answer =
+                    serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                        .expect("a valid elicitation result");
+                responses.insert(key, answer);
+            }
+            Ok(responses)
+        })
+    });
+    let options = mcp_tokio::ClientOptions::default().input(answer_user);
     println!(
         "▶ starting the server and connecting ({:?} era selection)",
         config.era
     );
     let client = match std::env::args().nth(1).filter(|a| a.starts_with("http://")) {
-        Some(url) => Client::connect_http(&url, config, Default::default()).await?,
-        None => Client::spawn(server_command(), config).await?,
+        Some(url) => Client::connect_http(&url, config, options).await?,
+        None => Client::spawn_with(server_command(), config, options).await?,
     };
     let peer = client.peer();
     let name = peer.info.as_ref().map_or("?", |i| i.name.as_str());
@@ -160,6 +183,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "  → {}",
             serde_json::to_value(&prompt.messages[0])?["content"]["text"]
+        );
+    }
+
+    if has("ask_name") {
+        println!("\n▶ tools/call ask_name: the tool needs input from the user");
+        let result = client.call_tool("ask_name", Map::new()).await?;
+        println!(
+            "  → {}",
+            result.content[0].as_text().unwrap_or("(not text)")
+        );
+    }
+
+    if has("long_job") {
+        println!("\n▶ tools/call long_job {{\"ms\": 500}}: the server may run it as a task");
+        let started = std::time::Instant::now();
+        let result = client
+            .call_tool("long_job", args(json!({"ms": 500})))
+            .await?;
+        println!(
+            "  → {} (one call from here, {} ms; on 2026 the client polled tasks/get meanwhile)",
+            result.content[0].as_text().unwrap_or("(not text)"),
+            started.elapsed().as_millis()
         );
     }
 

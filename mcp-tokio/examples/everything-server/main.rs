@@ -62,10 +62,9 @@ async fn main() {
     config.instructions = Some("A demonstration server: echo, add, slow (with progress).".into());
     config.state_key = Some(state_key());
     config.task_id_seed = random_u64();
-    if fixtures {
-        // The tasks extension (SEP-2663), which the `tasks-*` scenarios drive
-        config.capabilities["extensions"] = json!({ (mcp_core::TASKS_EXTENSION): {} });
-    }
+    // The tasks extension (SEP-2663): `long_job` runs as a task for 2026 clients that allow it
+    // (and the conformance `tasks-*` scenarios drive it)
+    config.capabilities["extensions"] = json!({ (mcp_core::TASKS_EXTENSION): {} });
     let builder = Server::builder(config)
         // Listed first: the conformance suite reads `resources[0]`
         .resource(
@@ -111,7 +110,8 @@ async fn main() {
     }
 }
 
-/// The demo catalog: tools `echo`, `add`, `slow`, a template and the `greeting` prompt
+/// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task), a
+/// template and the `greeting` prompt
 fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogError> {
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
@@ -142,6 +142,44 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogErro
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                     Ok(CallToolResult::text(format!("done after {steps} steps")))
+                },
+            )
+        })
+        .and_then(|b| {
+            b.tool(
+                Tool::new("ask_name", object(json!({"type": "object"})))
+                    .with_description("Asks the user for their name (elicitation), then greets them"),
+                |cx, _args| async move {
+                    let request: mcp_core::schema::InputRequest = serde_json::from_value(json!({
+                        "method": "elicitation/create",
+                        "params": {"message": "What is your name?", "requestedSchema": {
+                            "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
+                    }))
+                    .expect("a valid elicitation");
+                    let answers = cx.ask([("name".to_owned(), request)].into()).await.map_err(|e| e.to_error())?;
+                    let name = answers
+                        .get("name")
+                        .and_then(|a| serde_json::to_value(a).ok())
+                        .and_then(|v| v["content"]["name"].as_str().map(str::to_owned));
+                    Ok(match name {
+                        Some(name) => CallToolResult::text(format!("Hello, {name}!")),
+                        None => CallToolResult::text("No name given."),
+                    })
+                },
+            )
+        })
+        .and_then(|b| {
+            b.tool(
+                Tool::new("long_job", object(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 60000}}})))
+                    .with_description("Runs as a task when the client allows it, for `ms` milliseconds"),
+                |cx, args| async move {
+                    if cx.task_offered() {
+                        let options = mcp_core::TaskOptions::default().poll_interval(Duration::from_millis(100));
+                        cx.run_as_task(options).await.map_err(|e| e.to_error())?;
+                    }
+                    let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(300);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(CallToolResult::text(format!("finished after {ms} ms")))
                 },
             )
         })

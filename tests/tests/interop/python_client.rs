@@ -29,7 +29,7 @@ pub(crate) fn assert_everything_scenario(s: &Value, version: &str, output: &Peer
     assert_eq!(s["server_name"], "mcp-tokio-everything", "server name{ctx}");
     assert_eq!(
         s["tools"],
-        json!(["add", "echo", "slow"]),
+        json!(["add", "ask_name", "echo", "long_job", "slow"]),
         "tools/list{ctx}"
     );
 
