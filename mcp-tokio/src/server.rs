@@ -203,6 +203,45 @@ impl ServerBuilder {
         Ok(self)
     }
 
+    /// Adds a tool whose arguments are a Rust type: its `inputSchema` is derived with
+    /// `schemars`, and the handler gets the decoded value (the catalog has already checked
+    /// the arguments against the schema; a value that still does not decode is -32602)
+    ///
+    /// # Errors
+    /// [`CatalogError`] as [`tool`](Self::tool).
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool<A, F, Fut>(
+        self,
+        name: &str,
+        description: &str,
+        handler: F,
+    ) -> Result<Self, CatalogError>
+    where
+        A: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
+        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
+    {
+        let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
+        let Value::Object(mut schema) = schema else {
+            return Err(CatalogError::InputSchemaNotObject {
+                tool: name.to_owned(),
+            });
+        };
+        schema
+            .entry("type")
+            .or_insert_with(|| Value::from("object"));
+        let handler = Arc::new(handler);
+        let tool = Tool::new(name, schema).with_description(description);
+        self.tool(tool, move |cx, args| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let typed: A = serde_json::from_value(Value::Object(args))
+                    .map_err(|e| ErrorObject::invalid_params(format!("invalid arguments: {e}")))?;
+                handler(cx, typed).await
+            }
+        })
+    }
+
     /// Adds a resource and its reader
     ///
     /// # Errors
