@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command as ProcessCommand};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::driver::{self, ClientOptions, Command};
+use crate::driver::{self, ClientOptions, Command, TaskStatusUpdate};
 
 /// Why a call failed
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +61,34 @@ pub struct Client {
     peer: Arc<PeerInfo>,
     tokens: Arc<AtomicU64>,
     _child: Option<Arc<ChildGuard>>,
+}
+
+/// Cancels one request from anywhere (dropping the request's future does the same)
+#[derive(Clone, Debug)]
+pub struct CancelHandle {
+    commands: mpsc::Sender<Command>,
+    token: u64,
+}
+
+impl CancelHandle {
+    /// Cancels the request (`notifications/cancelled`, or `tasks/cancel` for a task-backed
+    /// call); its future then ends with [`CallError::Cancelled`] or the connection's close.
+    /// A no-op once the request has ended.
+    pub fn cancel(&self) {
+        let _ = self
+            .commands
+            .try_send(Command::Cancel { token: self.token });
+    }
+}
+
+/// What a started request reports while it runs
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct CallWatch {
+    /// Progress reports (ask for them with [`RequestOptions::with_progress`])
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Status changes of the task behind a task-backed call
+    pub task_status: Option<mpsc::UnboundedSender<TaskStatusUpdate>>,
 }
 
 /// Keeps a spawned server alive as long as a client handle exists; kills it on drop
@@ -235,28 +263,58 @@ impl Client {
         options: RequestOptions,
         progress: Option<mpsc::UnboundedSender<Progress>>,
     ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
-        let token = self.tokens.fetch_add(1, Ordering::Relaxed);
-        let (reply, rx) = oneshot::channel();
-        let command = Command::Request {
-            method: method.to_owned(),
-            params,
-            options,
-            token,
-            reply,
+        let watch = CallWatch {
             progress,
+            task_status: None,
         };
-        self.commands
-            .send(command)
-            .await
-            .map_err(|_| ClientError::Closed)?;
-        let mut guard = CancelOnDrop {
-            commands: &self.commands,
+        self.start(method, params, options, watch).1.await
+    }
+
+    /// Starts a raw request and returns a handle that cancels it from anywhere, with the
+    /// future of its outcome; `watch` receives its progress and the status of the task
+    /// behind it, if the server runs it as one
+    pub fn start(
+        &self,
+        method: &str,
+        params: Option<Box<serde_json::value::RawValue>>,
+        options: RequestOptions,
+        watch: CallWatch,
+    ) -> (
+        CancelHandle,
+        impl Future<Output = Result<Box<serde_json::value::RawValue>, ClientError>> + Send + 'static,
+    ) {
+        let token = self.tokens.fetch_add(1, Ordering::Relaxed);
+        let handle = CancelHandle {
+            commands: self.commands.clone(),
             token,
-            armed: true,
         };
-        let outcome = rx.await.map_err(|_| ClientError::Closed)?;
-        guard.armed = false;
-        Ok(outcome??)
+        let commands = self.commands.clone();
+        let method = method.to_owned();
+        let future = async move {
+            let (reply, rx) = oneshot::channel();
+            let command = Command::Request {
+                method,
+                params,
+                options,
+                token,
+                reply,
+                progress: watch.progress,
+                task_status: watch.task_status,
+            };
+            commands
+                .send(command)
+                .await
+                .map_err(|_| ClientError::Closed)?;
+            let mut guard = CancelOnDrop {
+                commands: &commands,
+                token,
+                armed: true,
+            };
+            let outcome = rx.await.map_err(|_| ClientError::Closed)?;
+            guard.armed = false;
+            Ok(outcome??)
+        };
+        (handle, future)
     }
 
     /// Sends a typed request and decodes its result

@@ -33,6 +33,7 @@ pub(crate) enum Command {
         token: u64,
         reply: oneshot::Sender<Result<Outcome, SendError>>,
         progress: Option<mpsc::UnboundedSender<Progress>>,
+        task_status: Option<mpsc::UnboundedSender<TaskStatusUpdate>>,
     },
     /// The caller dropped its future: cancel the request if it is still in flight
     Cancel {
@@ -196,6 +197,17 @@ struct Pending {
     method: String,
     reply: oneshot::Sender<Result<Outcome, SendError>>,
     progress: Option<mpsc::UnboundedSender<Progress>>,
+    task_status: Option<mpsc::UnboundedSender<TaskStatusUpdate>>,
+}
+
+/// A change of the task behind a task-backed call
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskStatusUpdate {
+    /// The task's new status
+    pub status: mcp_core::schema::TaskStatus,
+    /// The server's status message, if any
+    pub message: Option<String>,
 }
 
 /// Where handler tasks send their messages: one channel for the actor, each message tagged
@@ -298,6 +310,15 @@ impl Peer {
             Event::Progress { id, progress } => {
                 if let Some(tx) = self.pending.get(&id).and_then(|p| p.progress.as_ref()) {
                     let _ = tx.send(progress);
+                }
+            }
+            Event::TaskStatus {
+                id,
+                status,
+                message,
+            } => {
+                if let Some(tx) = self.pending.get(&id).and_then(|p| p.task_status.as_ref()) {
+                    let _ = tx.send(TaskStatusUpdate { status, message });
                 }
             }
             Event::Request(request) if request.is::<SetLevel>() && dispatch.is_some() => {
@@ -427,6 +448,7 @@ impl Peer {
                 token,
                 reply,
                 progress,
+                task_status,
             } => match session.send_request(now(), &method, params, options) {
                 Ok(id) => {
                     self.tokens.insert(token, id);
@@ -436,6 +458,7 @@ impl Peer {
                             method,
                             reply,
                             progress,
+                            task_status,
                         },
                     );
                 }
@@ -445,8 +468,9 @@ impl Peer {
             },
             Command::Cancel { token } => {
                 if let Some(id) = self.tokens.remove(&token) {
-                    self.pending.remove(&id);
-                    let _ = session.cancel(now(), id, Some("the caller went away"));
+                    // The session answers the call with `Cancelled` (to nobody when the
+                    // caller dropped its future).
+                    let _ = session.cancel(now(), id, Some("cancelled by the caller"));
                 }
             }
             Command::Notify {

@@ -18,8 +18,8 @@ mod http_client;
 mod http_server;
 pub mod server;
 
-pub use client::{Client, ClientError, ConnectError};
-pub use driver::{AskFailure, ClientOptions, InputHandler};
+pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
+pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
 pub use mcp_core;
 pub use server::{Context, Server, ServerBuilder};

@@ -112,3 +112,46 @@ async fn dropping_a_task_backed_call_cancels_the_task_and_aborts_the_handler() {
         "tasks/cancel aborted the handler"
     );
 }
+
+#[tokio::test]
+async fn task_status_is_reported_and_an_explicit_handle_cancels() {
+    let aborted = Arc::new(AtomicBool::new(false));
+    let client = connect(EraMode::Modern, Arc::clone(&aborted)).await;
+    let (tx, mut statuses) = tokio::sync::mpsc::unbounded_channel();
+    let mut watch = mcp_tokio::CallWatch::default();
+    watch.task_status = Some(tx);
+    let (handle, call) = client.start(
+        "tools/call",
+        Some(call(60_000)),
+        RequestOptions::default(),
+        watch,
+    );
+    let call = tokio::spawn(call);
+    let first = tokio::time::timeout(Duration::from_secs(5), statuses.recv())
+        .await
+        .expect("a status in time")
+        .expect("a status");
+    assert_eq!(first.status, mcp_core::schema::TaskStatus::Working);
+    handle.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(
+            outcome,
+            Err(mcp_tokio::ClientError::Call(mcp_core::CallError::Cancelled))
+        ),
+        "{outcome:?}"
+    );
+    for _ in 0..100 {
+        if aborted.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        aborted.load(Ordering::SeqCst),
+        "tasks/cancel aborted the handler"
+    );
+}
