@@ -207,7 +207,9 @@ impl Client {
         Self::spawn_with(command, config, ClientOptions::default()).await
     }
 
-    /// [`spawn`](Self::spawn), with an input handler and a notification channel
+    /// [`spawn`](Self::spawn), with an input handler, a notification channel, and the
+    /// child's stderr captured line by line if [`ClientOptions::stderr`] is set (else it
+    /// passes through)
     ///
     /// # Errors
     /// As [`spawn`](Self::spawn).
@@ -216,14 +218,31 @@ impl Client {
         config: ClientConfig,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
+        let stderr = if options.stderr.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        };
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .kill_on_drop(true);
         let mut child = command.spawn()?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
+        if let (Some(lines), Some(err)) = (options.stderr.clone(), child.stderr.take()) {
+            // The server's log lines, one per message, until it closes stderr
+            tokio::spawn(async move {
+                use tokio::io::AsyncBufReadExt;
+                let mut reader = tokio::io::BufReader::new(err).lines();
+                while let Ok(Some(line)) = reader.next_line().await {
+                    if lines.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
         let mut client = Self::connect_with(stdout, stdin, config, options).await?;
         client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
         Ok(client)

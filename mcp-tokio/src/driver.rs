@@ -141,6 +141,9 @@ pub struct ClientOptions {
     /// Receives the server's notifications (log messages, list changes, resource updates,
     /// subscription traffic); without it they are dropped
     pub notifications: Option<mpsc::UnboundedSender<mcp_core::InboundNotification>>,
+    /// Child processes only: receives the server's stderr line by line instead of passing
+    /// it through
+    pub stderr: Option<mpsc::UnboundedSender<String>>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -148,6 +151,7 @@ impl std::fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("input", &self.input.is_some())
             .field("notifications", &self.notifications.is_some())
+            .field("stderr", &self.stderr.is_some())
             .finish()
     }
 }
@@ -156,6 +160,12 @@ impl ClientOptions {
     /// With an input handler
     pub fn input(mut self, handler: InputHandler) -> Self {
         self.input = Some(handler);
+        self
+    }
+
+    /// Captures a child server's stderr, line by line
+    pub fn stderr(mut self, sender: mpsc::UnboundedSender<String>) -> Self {
+        self.stderr = Some(sender);
         self
     }
 
