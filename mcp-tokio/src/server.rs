@@ -569,7 +569,7 @@ impl Dispatch for Dispatcher {
                         return None;
                     }
                 };
-                let handler = Arc::clone(self.completion.as_ref().expect("checked"));
+                let handler = self.completion.clone()?;
                 Some(Self::spawn(request, messages, move |cx| {
                     handler(cx, params)
                 }))

@@ -370,13 +370,12 @@ impl Core {
         }
         let Some(method) = entry.mrtr_method else {
             return Err(AskError::NotAllowed {
-                method: "this request".into(),
+                method: "a method other than tools/call, prompts/get or resources/read".into(),
             });
         };
         // Everything answered already?
         let answers = entry.answers.as_deref();
-        if answers.is_some_and(|a| requests.keys().all(|k| a.contains_key(k))) {
-            let answers = answers.expect("checked");
+        if let Some(answers) = answers.filter(|a| requests.keys().all(|k| a.contains_key(k))) {
             let mut typed = InputResponses::new();
             for key in requests.keys() {
                 let raw = &answers[key];
