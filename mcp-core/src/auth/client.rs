@@ -245,6 +245,19 @@ impl OAuthClient {
         }
     }
 
+    /// When [`OAuthClient::refresh_if_due`] will next have work: the access token's expiry
+    /// less the refresh margin, if a refresh token is held
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.flow.is_some() || self.context.is_none() {
+            return None;
+        }
+        let tokens = self.tokens()?;
+        tokens.refresh_token.as_ref()?;
+        let at = tokens.expires_at?;
+        Some(at.checked_sub(self.config.refresh_margin).unwrap_or(at))
+    }
+
     /// Starts a refresh when the access token expires within the configured margin and a
     /// refresh token is held; returns whether a flow now runs (wait for it before sending)
     pub fn refresh_if_due(&mut self, now: Instant) -> bool {

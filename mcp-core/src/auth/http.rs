@@ -46,7 +46,8 @@ pub struct AuthRequest {
 }
 
 impl AuthRequest {
-    pub(crate) fn get(url: impl Into<String>) -> Self {
+    /// A GET of `url` accepting JSON
+    pub fn get(url: impl Into<String>) -> Self {
         Self {
             method: AuthMethod::Get,
             url: url.into(),
