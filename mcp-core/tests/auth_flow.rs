@@ -447,6 +447,7 @@ fn refresh_before_expiry_and_on_401_always_with_resource() {
     assert_eq!(auth.authorization().as_deref(), Some("Bearer tok-1"));
 
     // Not yet due (100 s left, margin 60 s); then due at +50 s.
+    assert_eq!(auth.poll_timeout(), Some(t0 + Duration::from_secs(40)));
     assert!(!auth.refresh_if_due(t0 + Duration::from_secs(10)));
     let t1 = t0 + Duration::from_secs(50);
     assert!(auth.refresh_if_due(t1));

@@ -13,7 +13,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use mcp_core::auth::resource::ResourceServer;
 use mcp_core::auth::{
     AuthRequest, AuthResponse, ClientAssertion, OAuthClient, OAuthConfig, TokenStore,
 };
@@ -230,6 +231,133 @@ impl ClientAssertion for JwtSigner {
     fn algorithm(&self) -> &str {
         &self.name
     }
+}
+
+/// What a [`TokenVerifier`] learned from a valid token
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VerifiedToken {
+    /// The scopes the token grants
+    pub scopes: Vec<String>,
+    /// Who it was issued to (`sub` or the client id), if known
+    pub subject: Option<String>,
+}
+
+impl VerifiedToken {
+    /// A valid token granting `scopes`
+    pub fn new(scopes: Vec<String>) -> Self {
+        Self {
+            scopes,
+            subject: None,
+        }
+    }
+}
+
+/// Checks a bearer token (by introspection, JWT validation, a lookup): the valid token's
+/// grants, or why it is invalid (expired, wrong audience, unknown), which goes into the
+/// 401's `error_description`
+pub type TokenVerifier = Arc<
+    dyn Fn(String) -> Pin<Box<dyn Future<Output = Result<VerifiedToken, String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A protected HTTP server's authorization: the resource-server rules and the verifier
+/// ([`Server::serve_http_protected`](crate::Server::serve_http_protected))
+///
+/// GET on the metadata path answers the Protected Resource Metadata; every other request
+/// needs a bearer token the verifier accepts and that grants the required scopes, or is
+/// answered 401 (missing or invalid token) or 403 (`insufficient_scope`) with the
+/// `WWW-Authenticate` challenge that points clients at the metadata.
+#[derive(Clone)]
+pub struct Protection {
+    pub(crate) rules: Arc<ResourceServer>,
+    pub(crate) verifier: TokenVerifier,
+}
+
+impl std::fmt::Debug for Protection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Protection")
+            .field("rules", &self.rules)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Protection {
+    /// Protects with `rules` (resource, issuer, required scopes) and `verifier`
+    pub fn new(rules: ResourceServer, verifier: TokenVerifier) -> Self {
+        Self {
+            rules: Arc::new(rules),
+            verifier,
+        }
+    }
+
+    /// The answer to a request before the MCP server sees it: `None` lets it through
+    pub(crate) async fn check(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(String, String)],
+    ) -> Option<(u16, Vec<(String, String)>, Vec<u8>)> {
+        let json = ("Content-Type".to_owned(), "application/json".to_owned());
+        if method == "GET" && path == self.rules.metadata_path() {
+            return Some((200, vec![json], self.rules.metadata_document()));
+        }
+        let authorization = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.as_str());
+        let denial = match mcp_core::auth::resource::bearer_token(authorization) {
+            None => self.rules.missing_token(),
+            Some(token) => match (self.verifier)(token.to_owned()).await {
+                Err(why) => self.rules.invalid_token(&why),
+                Ok(granted) => self.rules.check_scopes(&granted.scopes, &[])?,
+            },
+        };
+        let headers = vec![
+            json,
+            ("WWW-Authenticate".to_owned(), denial.www_authenticate),
+        ];
+        Some((denial.status, headers, denial.body))
+    }
+}
+
+/// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
+/// audience (the resource identifier) and issuer per `validation`; scopes from the `scope`
+/// claim (space separated) or `scp` (an array)
+pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
+    let key = Arc::new(key);
+    let validation = Arc::new(validation);
+    Arc::new(move |token: String| {
+        let key = Arc::clone(&key);
+        let validation = Arc::clone(&validation);
+        Box::pin(async move {
+            let data = jsonwebtoken::decode::<serde_json::Value>(&token, &key, &validation)
+                .map_err(|e| match e.kind() {
+                    jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
+                        "the token has expired".to_owned()
+                    }
+                    jsonwebtoken::errors::ErrorKind::InvalidAudience => {
+                        "the token is not for this resource".to_owned()
+                    }
+                    _ => "the token is invalid".to_owned(),
+                })?;
+            let claims = data.claims;
+            let scopes = match (&claims["scope"], &claims["scp"]) {
+                (serde_json::Value::String(s), _) => {
+                    s.split_whitespace().map(str::to_owned).collect()
+                }
+                (_, serde_json::Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let mut verified = VerifiedToken::new(scopes);
+            verified.subject = claims["sub"].as_str().map(str::to_owned);
+            Ok(verified)
+        })
+    })
 }
 
 #[cfg(test)]

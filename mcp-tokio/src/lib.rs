@@ -19,7 +19,10 @@ mod http_client;
 mod http_server;
 pub mod server;
 
-pub use auth::{JwtSigner, OAuthOptions, UserAgent, headless_user_agent};
+pub use auth::{
+    JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
+    headless_user_agent, jwt_verifier,
+};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
