@@ -158,7 +158,7 @@ struct CancelParams {
 }
 
 /// The client side of Streamable HTTP for one client [`Session`]; see the
-/// [module docs](self)
+/// module docs in `http/transport.rs`
 #[derive(Debug)]
 pub struct ClientTransport {
     http: HttpClient,
@@ -211,7 +211,10 @@ impl ClientTransport {
         }
     }
 
-    /// Authorizes with `auth`: see the [module docs](self)
+    /// Authorizes with `auth`: every request carries its `Authorization`; a 401 (or a 403
+    /// `insufficient_scope`) parks the request while the flow runs (drive it with
+    /// [`poll_auth_action`](Self::poll_auth_action) and the `handle_auth_*` methods), then
+    /// resends it with the new token, or fails it with the authorization error
     pub fn with_auth(mut self, auth: OAuthClient) -> Self {
         self.auth = Some(auth);
         self
