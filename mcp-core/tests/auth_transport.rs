@@ -139,6 +139,9 @@ fn a_challenged_request_is_resent_with_the_token() {
     assert_eq!(header(&again, "authorization"), Some("Bearer tok"));
     assert!(transport.poll_request().is_none());
     assert!(transport.auth().unwrap().authorization().is_some());
+    // The token never shows in debug output.
+    let shown = format!("{again:?} {transport:?}");
+    assert!(!shown.contains("Bearer tok"), "{shown}");
 }
 
 #[test]

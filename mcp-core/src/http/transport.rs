@@ -49,7 +49,7 @@ use serde_json::value::RawValue;
 
 use super::client::{HttpClient, ResponseKind};
 use super::headers::{Headers, MCP_METHOD};
-use crate::auth::{AuthAction, AuthEvent, AuthResponse, OAuthClient, Verdict};
+use crate::auth::{AuthAction, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
 use crate::codec::sse::SseDecoder;
 use crate::schema::ListToolsResult;
 use crate::session::Session;
@@ -90,8 +90,9 @@ impl HttpMethod {
     }
 }
 
-/// One HTTP request to perform against the MCP endpoint
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One HTTP request to perform against the MCP endpoint (its `Debug` hides the value of
+/// `Authorization`)
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpRequest {
     /// Report the response under this id
@@ -102,6 +103,25 @@ pub struct HttpRequest {
     pub headers: Vec<(String, String)>,
     /// The body (empty for GET and DELETE)
     pub body: Vec<u8>,
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let secret = n.eq_ignore_ascii_case("authorization");
+                (n.as_str(), if secret { "***" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("stream", &self.stream)
+            .field("method", &self.method)
+            .field("headers", &headers)
+            .field("body", &String::from_utf8_lossy(&self.body))
+            .finish()
+    }
 }
 
 /// One request or response stream in flight
@@ -127,7 +147,8 @@ struct Replay {
     method: HttpMethod,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
-    sent: Option<String>,
+    /// The `Authorization` value it carried
+    sent: Option<Secret>,
 }
 
 /// A challenged request waiting for the authorization flow
@@ -306,7 +327,11 @@ impl ClientTransport {
         let (Some(auth), Some(entry)) = (self.auth.as_mut(), self.streams.get(&stream)) else {
             return false;
         };
-        let sent = entry.replay.as_ref().and_then(|r| r.sent.as_deref());
+        let sent = entry
+            .replay
+            .as_ref()
+            .and_then(|r| r.sent.as_ref())
+            .map(Secret::expose);
         let verdict =
             auth.handle_mcp_response(now, status, headers.values("www-authenticate"), sent);
         match verdict {
@@ -698,7 +723,7 @@ impl ClientTransport {
                 method,
                 headers: headers.clone(),
                 body: std::mem::take(&mut body),
-                sent: sent.clone(),
+                sent: sent.clone().map(Secret::new),
             };
             if let Some(value) = sent {
                 headers.push(("Authorization".into(), value));
