@@ -245,7 +245,7 @@ class Dispatcher:
                 handler = self.registry.prompts[event.name]
                 self._start(event.request_id, handler, dict(event.arguments), _prompt_result)
             elif kind is CompletionRequest:
-                handler = self.registry.completion
+                handler = self.registry.completion_handler
                 p = event.params
                 args = {
                     "ref": p.get("ref"),

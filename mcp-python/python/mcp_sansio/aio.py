@@ -70,7 +70,7 @@ class Server:
         self.tools: Dict[str, Handler] = {}
         self.resources: Dict[str, Any] = {}
         self.prompts: Dict[str, Handler] = {}
-        self.completion: Optional[Handler] = None
+        self.completion_handler: Optional[Handler] = None
         self._tool_defs: List[Dict[str, Any]] = []
         self._resource_defs: List[Dict[str, Any]] = []
         self._template_defs: List[Dict[str, Any]] = []
@@ -190,7 +190,7 @@ class Server:
         returns a list of values (or a ``CompleteResult`` dict)."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.completion = Handler(fn, _schema.context_param(fn, Context))
+            self.completion_handler = Handler(fn, _schema.context_param(fn, Context))
             self._config = None
             return fn
 
@@ -209,7 +209,7 @@ class Server:
                 resources=self._resource_defs,
                 resource_templates=self._template_defs,
                 prompts=self._prompt_defs,
-                completions=self.completion is not None,
+                completions=self.completion_handler is not None,
                 logging=self.logging,
                 request_timeout=self.request_timeout,
                 state_key=self.state_key,
