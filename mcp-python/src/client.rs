@@ -24,8 +24,8 @@ use crate::events::{self, classes};
 /// sent before `Ready` raise `LocalProtocolError`.
 #[pyclass(module = "mcp_sansio._core", name = "ClientSession")]
 pub(crate) struct PyClientSession {
-    session: Session,
-    clock: Clock,
+    pub(crate) session: Session,
+    pub(crate) clock: Clock,
     buf: Vec<u8>,
     outbound: HashMap<u64, OutboundId>,
     next_input: u64,

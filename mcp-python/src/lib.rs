@@ -12,6 +12,7 @@ mod config;
 mod convert;
 mod events;
 mod http;
+mod http_client;
 mod server;
 
 use pyo3::prelude::*;
@@ -23,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServerSession>()?;
     m.add_class::<client::PyClientSession>()?;
     m.add_class::<http::PyHttpServer>()?;
+    m.add_class::<http_client::PyHttpClientTransport>()?;
     m.add(
         "LATEST_PROTOCOL_VERSION",
         mcp_core::ProtocolVersion::LATEST.as_str(),

@@ -229,3 +229,26 @@ def test_sync_client():
     server, _ = make_server()
     with SyncClient.connect_in_process(server, era="legacy") as c:
         assert c.call_tool("add", {"a": 1, "b": 1})["content"][0]["text"] == "2"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_http_server_and_client(era):
+    async def main():
+        server, state = make_server()
+        async with await server.serve_http("127.0.0.1", 0) as handle:
+            async with Client.connect_http(handle.url, era=era) as c:
+                assert c.server_info["name"] == "test-server"
+                r = await c.call_tool("add", {"a": 2, "b": 3.5})
+                assert r["content"][0]["text"] == "5.5"
+                seen = []
+                await c.call_tool("steps", {"n": 2}, progress_callback=lambda p, t, m: seen.append(p))
+                assert seen == [1, 2]
+                r = await c.read_resource("mem://items/9")
+                assert r["contents"][0]["text"] == "mem://items/9 is item 9"
+                call = asyncio.ensure_future(c.call_tool("wait"))
+                await asyncio.sleep(0.1)
+                call.cancel()
+                await asyncio.wait_for(state["cancelled"].wait(), 5)
+                assert (await c.call_tool("add", {"a": 1, "b": 2}))["content"][0]["text"] == "3"
+
+    run(main())

@@ -347,8 +347,14 @@ class _Connection(asyncio.Protocol):
                 self._paused = True
                 transport.pause_reading()  # type: ignore[attr-defined]
 
+    def next_deadline(self) -> Optional[float]:
+        return self.session.next_deadline()
+
+    def on_timeout(self) -> None:
+        self.session.handle_timeout()
+
     def _arm(self) -> None:
-        deadline = self.session.next_deadline()
+        deadline = self.next_deadline()
         if deadline == self._deadline:
             return
         if self._timer is not None:
@@ -361,7 +367,7 @@ class _Connection(asyncio.Protocol):
     def _on_timer(self) -> None:
         self._timer = None
         self._deadline = None
-        self.session.handle_timeout()
+        self.on_timeout()
         self.pump()
 
     def stop_timer(self) -> None:
