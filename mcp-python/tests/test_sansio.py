@@ -332,3 +332,29 @@ def test_http_server_rules_are_in_the_extension():
     # DNS rebinding protection: a foreign Host is refused before anything else
     evil = [("Host", "evil.example")] + headers[1:]
     assert http.handle_request("POST", evil, body, T0)[1] in (403, 421)
+
+
+def test_a_call_run_as_a_task_is_followed_on_fake_time():
+    p = Pair("2025-11-25")
+    cfg = ms.ServerConfig(
+        "srv", "1.0",
+        tools=[{"name": "long", "inputSchema": {"type": "object"}}],
+        capabilities={"tasks": {"requests": {"tools": {"call": {}}}}},
+    )
+    p.server = ms.ServerSession(cfg, now=T0)
+    p.ready()
+    rid = p.client.call_tool("long", {}, as_task=True, now=T0)
+    p.step()
+    [call] = p.take(p.server_events, ms.ToolCall)
+    task = p.server.start_task(call.request_id, now=T0)
+    assert p.server.task_status(task) == "working"
+    p.step()
+    assert [(e.request_id, e.status) for e in p.take(p.client_events, ms.TaskStatus)] == [(rid, "working")]
+    assert p.server.respond(call.request_id, {"content": [{"type": "text", "text": "finally"}]}, now=T0)
+    assert p.server.task_status(task) == "completed"
+    for t in (T0 + 1, T0 + 5, T0 + 10):  # the client polls tasks/get on its timers
+        p.now = t
+        p.client.handle_timeout(t)
+        p.step()
+    [done] = p.take(p.client_events, ms.Response)
+    assert done.request_id == rid and done.result["content"][0]["text"] == "finally"
