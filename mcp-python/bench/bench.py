@@ -92,7 +92,7 @@ async def official_stdio(seconds, era):
 
 
 def _official_mode(era):
-    return "legacy" if era == "legacy" else "modern"
+    return "legacy" if era == "legacy" else "2026-07-28"
 
 
 def main():

@@ -10,6 +10,7 @@ import base64
 import functools
 import inspect
 import json
+import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
@@ -28,6 +29,7 @@ from .events import (
     ToolCall,
 )
 
+_EAGER = sys.version_info >= (3, 12)
 INTERNAL_ERROR = -32603
 METHOD_NOT_FOUND = -32601
 
@@ -301,7 +303,15 @@ class Dispatcher:
             kwargs[handler.context_param] = ctx
         if handler.meta == "uri" and "uri" in extra:
             kwargs["uri"] = extra["uri"]
-        task = self.loop.create_task(self._run(request_id, handler, kwargs, shape))
+        coro = self._run(request_id, handler, kwargs, shape)
+        if _EAGER:
+            # 3.12+: the handler runs at once, as a real task, until its first suspension;
+            # one that never suspends finishes without a trip through the event loop.
+            task = asyncio.Task(coro, loop=self.loop, eager_start=True)
+            if task.done():
+                return
+        else:
+            task = self.loop.create_task(coro)
         self.running[request_id] = task
 
     async def _run(self, request_id: int, handler: Handler, kwargs: Dict[str, Any], shape) -> None:

@@ -51,11 +51,12 @@ class _Endpoint:
         finally:
             self._pumping = False
         deadline = self.core.next_deadline()
-        if deadline != self._deadline:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._deadline = deadline
-            self._timer = None if deadline is None else self.loop.call_at(deadline, self._on_timer)
+        if deadline is None or (self._timer is not None and self._deadline is not None and self._deadline <= deadline):
+            return  # one timer, moved only earlier (firing early is harmless)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deadline = deadline
+        self._timer = self.loop.call_at(deadline, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None

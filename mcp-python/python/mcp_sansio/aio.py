@@ -354,15 +354,17 @@ class _Connection(asyncio.Protocol):
         self.session.handle_timeout()
 
     def _arm(self) -> None:
+        # One timer, moved only earlier: firing early is harmless (handle_timeout fires what
+        # is due and the timer is re-armed), and most requests only push the deadline later.
         deadline = self.next_deadline()
-        if deadline == self._deadline:
+        if deadline is None:
+            return
+        if self._timer is not None and self._deadline is not None and self._deadline <= deadline:
             return
         if self._timer is not None:
             self._timer.cancel()
-            self._timer = None
         self._deadline = deadline
-        if deadline is not None:
-            self._timer = self.loop.call_at(deadline, self._on_timer)
+        self._timer = self.loop.call_at(deadline, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
