@@ -17,7 +17,6 @@ pub struct CancellationToken {
 /// A handler's wait ended because its request was cancelled
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the request was cancelled")]
-#[non_exhaustive]
 pub struct Cancelled;
 
 impl From<Cancelled> for mcp_core::ErrorObject {
