@@ -200,6 +200,28 @@ impl Client {
         Self::when_ready(tx, &ready_rx, None)
     }
 
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
+    /// handshake (2025) or discovery (2026); the same API as the stdio client
+    ///
+    /// # Errors
+    /// [`ConnectError::Url`] for a URL that is not `http://`; [`ConnectError::Handshake`]
+    /// when the server refuses, is unreachable or speaks no common version.
+    pub fn connect_http(
+        url: &str,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
+        let session = Session::client(Arc::new(config), driver::now());
+        let (tx, inbox) = crossbeam_channel::unbounded();
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let net = tx.clone();
+        thread::Builder::new()
+            .name("mcp-http-client".into())
+            .spawn(move || crate::http_client::run(uri, session, inbox, net, options, ready_tx))?;
+        Self::when_ready(tx, &ready_rx, None)
+    }
+
     /// Starts a server as a child process and connects to it over its stdin and stdout
     ///
     /// The child's stderr passes through to ours. It is killed and reaped when the last

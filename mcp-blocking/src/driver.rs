@@ -96,6 +96,8 @@ pub(crate) enum Input {
     Handler(SessionKey, HandlerMsg),
     /// HTTP server: from the connection threads
     Http(crate::http_server::ToActor),
+    /// HTTP client: from the request threads
+    Net(crate::http_client::FromNet),
 }
 
 /// Why a handler's input request got no answers
@@ -243,7 +245,6 @@ pub(crate) fn recv_until(
 }
 
 struct Pending {
-    method: String,
     reply: Sender<Result<Outcome, SendError>>,
     progress: Option<mpsc::Sender<Progress>>,
     task_status: Option<mpsc::Sender<TaskStatusUpdate>>,
@@ -502,7 +503,6 @@ impl Peer {
                     self.pending.insert(
                         id,
                         Pending {
-                            method,
                             reply,
                             progress,
                             task_status,
@@ -529,12 +529,6 @@ impl Peer {
             Command::Close => return true,
         }
         false
-    }
-
-    /// The method of one of the application's requests in flight
-    #[allow(dead_code)] // the HTTP client's
-    pub(crate) fn method_of(&self, id: OutboundId) -> Option<&str> {
-        self.pending.get(&id).map(|p| p.method.as_str())
     }
 
     /// Handles one message of a handler thread (server) or input handler (client)
@@ -754,7 +748,7 @@ where
                 }
             }
             Some(Input::Handler(_, msg)) => peer.on_handler(&mut session, msg),
-            Some(Input::Http(_)) => {}
+            Some(Input::Http(_) | Input::Net(_)) => {}
         }
     }
     peer.abort_all();

@@ -73,9 +73,8 @@ impl HttpServerHandle {
         self.join();
     }
 
-    /// Blocks until the server stops (it runs until [`shutdown`](Self::shutdown), from
-    /// another thread through a dropped handle is not possible: use this only in a
-    /// `main` that serves until it is killed)
+    /// Blocks the calling thread while the server runs; nothing stops it then, so this is
+    /// for a `main` that serves until the process is interrupted or killed
     pub fn wait(mut self) {
         self.join();
     }

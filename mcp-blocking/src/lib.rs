@@ -5,7 +5,8 @@
 //! channel with the core's next deadline; a reader thread feeds it bytes. Every protocol
 //! decision is the core's.
 //!
-//! - [`Client`]: connect over any `Read`/`Write` pair or to a child process over stdio;
+//! - [`Client`]: connect over any `Read`/`Write` pair, to a child process over stdio, or to
+//!   a Streamable HTTP endpoint (`ureq`);
 //!   blocking typed calls (`call_tool(..) -> Result<..>`); a [`CancelHandle`] cancels a
 //!   call from another thread, and dropping a [`PendingCall`] cancels it too.
 //! - [`Server`]: register tools, resources, templates and prompts as plain functions; they
@@ -16,6 +17,7 @@
 mod cancel;
 pub mod client;
 mod driver;
+mod http_client;
 mod http_server;
 mod pool;
 pub mod server;
