@@ -204,7 +204,6 @@ pub(crate) fn now() -> std::time::Instant {
 }
 
 struct Pending {
-    method: String,
     reply: oneshot::Sender<Result<Outcome, SendError>>,
     progress: Option<mpsc::UnboundedSender<Progress>>,
     task_status: Option<mpsc::UnboundedSender<TaskStatusUpdate>>,
@@ -289,11 +288,6 @@ impl Peer {
             log_filter: LogFilter::legacy(),
             ready,
         }
-    }
-
-    /// The method of one of the application's requests in flight
-    pub(crate) fn method_of(&self, id: OutboundId) -> Option<&str> {
-        self.pending.get(&id).map(|p| p.method.as_str())
     }
 
     /// Handles one event of the session
@@ -465,7 +459,6 @@ impl Peer {
                     self.pending.insert(
                         id,
                         Pending {
-                            method,
                             reply,
                             progress,
                             task_status,
