@@ -168,6 +168,32 @@ impl Client {
         Self::when_ready(tx, ready_rx).await
     }
 
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
+    /// handshake (2025) or discovery (2026); the same API as the stdio client
+    ///
+    /// # Errors
+    /// [`ConnectError::Url`] for a URL that is not `http://`; [`ConnectError::Handshake`]
+    /// when the server refuses, is unreachable or speaks no common version.
+    pub async fn connect_http(
+        url: &str,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let uri: hyper::Uri = url
+            .parse()
+            .map_err(|e| ConnectError::Url(format!("{url}: {e}")))?;
+        if uri.scheme_str() != Some("http") || uri.host().is_none() {
+            return Err(ConnectError::Url(format!(
+                "{url}: only http:// URLs are supported"
+            )));
+        }
+        let session = Session::client(Arc::new(config), driver::now());
+        let (tx, rx) = async_channel::bounded(256);
+        let (ready_tx, ready_rx) = oneshot::channel();
+        smol::spawn(crate::http_client::run(uri, session, rx, options, ready_tx)).detach();
+        Self::when_ready(tx, ready_rx).await
+    }
+
     /// Starts a server as a child process and connects to it over its stdin and stdout
     ///
     /// The child's stderr passes through to ours. It is killed when the last clone of this

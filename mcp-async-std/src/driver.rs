@@ -204,7 +204,6 @@ pub(crate) fn now() -> Instant {
 }
 
 struct Pending {
-    method: String,
     reply: Sender<Result<Outcome, SendError>>,
     progress: Option<Sender<Progress>>,
     task_status: Option<Sender<TaskStatusUpdate>>,
@@ -289,11 +288,6 @@ impl Peer {
             log_filter: LogFilter::legacy(),
             ready,
         }
-    }
-
-    /// The method of one of the application's requests in flight
-    pub(crate) fn method_of(&self, id: OutboundId) -> Option<&str> {
-        self.pending.get(&id).map(|p| p.method.as_str())
     }
 
     /// Handles one event of the session
@@ -466,7 +460,6 @@ impl Peer {
                     self.pending.insert(
                         id,
                         Pending {
-                            method,
                             reply,
                             progress,
                             task_status,

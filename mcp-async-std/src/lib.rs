@@ -57,6 +57,7 @@
 
 pub mod client;
 mod driver;
+mod http_client;
 mod http_server;
 pub mod server;
 
