@@ -135,6 +135,10 @@ pub type InputHandler = Arc<
 >;
 
 /// What a client connection does with what the server sends besides responses
+///
+/// The channels are `async-channel`'s (`async_channel::unbounded()`, the same type as
+/// `smol::channel` and `async_std::channel`). The connection never waits on them: a message
+/// that does not fit a full bounded channel is dropped, so prefer unbounded ones.
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct ClientOptions {
@@ -182,7 +186,8 @@ impl ClientOptions {
 /// What the server side does with inbound requests: start a handler (spawned by the
 /// dispatcher), or answer at once
 pub(crate) trait Dispatch: Send + Sync + 'static {
-    /// Handles one request; returns the handler task's abort handle if it spawned one
+    /// Handles one request; returns the handler's task if it spawned one (dropping it
+    /// cancels the handler)
     fn dispatch(
         &self,
         session: &mut Session,

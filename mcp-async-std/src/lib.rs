@@ -16,8 +16,10 @@
 //!
 //! Actors and handlers run on smol's global executor (`smol::spawn`), which drives itself on
 //! its own threads: it works the same whether the application runs async-std, smol, or only
-//! `futures_lite::future::block_on`. Channels in this API are `async-channel`'s (the same
-//! type as `async_std::channel` and `smol::channel`).
+//! `futures_lite::future::block_on`. It has one thread unless `SMOL_THREADS` says more, so
+//! a handler that computes for long should hand that work to `blocking::unblock`. Channels
+//! in this API are `async-channel`'s (the same type as `async_std::channel` and
+//! `smol::channel`).
 //!
 //! **async-std is discontinued upstream** (its authors recommend smol); this crate depends
 //! on smol's crates, not on async-std, so it keeps working for both. A server on smol:

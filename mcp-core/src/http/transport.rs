@@ -129,7 +129,7 @@ struct CancelParams {
 }
 
 /// The client side of Streamable HTTP for one client [`Session`]; see the
-/// [module docs](self)
+/// [`http`](crate::http) module
 #[derive(Debug)]
 pub struct ClientTransport {
     http: HttpClient,
