@@ -1,35 +1,4 @@
-//! The whole client side of Streamable HTTP as one sans-IO machine: which HTTP requests to
-//! make, and what each response means for the client [`Session`]
-//!
-//! [`ClientTransport`] sits between a client `Session` and the binding's HTTP library. The
-//! binding's loop is:
-//!
-//! 1. after anything happened, [`pull`](ClientTransport::pull) what the session transmits;
-//! 2. perform every [`poll_request`](ClientTransport::poll_request) (each names a
-//!    [`StreamId`]) and abort every [`poll_abort`](ClientTransport::poll_abort);
-//! 3. report each response back by its `StreamId`:
-//!    [`handle_head`](ClientTransport::handle_head), then
-//!    [`handle_body`](ClientTransport::handle_body) for each chunk, then
-//!    [`handle_end`](ClientTransport::handle_end), or
-//!    [`handle_failed`](ClientTransport::handle_failed) when the request failed;
-//! 4. wake at [`poll_timeout`](ClientTransport::poll_timeout) and call
-//!    [`handle_timeout`](ClientTransport::handle_timeout);
-//! 5. to end, perform the DELETE [`close`](ClientTransport::close) returns (briefly), then
-//!    close the session.
-//!
-//! The decisions made here, so no binding makes them:
-//! - On the 2025 wire a POST waits until the one before it has its response head, so the
-//!   server sees messages in order (the `initialize` answer carries the session id the
-//!   next POST needs).
-//! - On the 2026 wire a request is cancelled by closing its response: the session's
-//!   `notifications/cancelled` becomes an abort of that request's stream.
-//! - A request whose answer cannot come (HTTP failure, an unexpected status, a JSON body or
-//!   event stream that ended without it and cannot be resumed) gets a JSON-RPC error answer
-//!   in its place (-32603), so it ends exactly once.
-//! - An event stream that ends early is resumed with `Last-Event-ID` after the server's
-//!   `retry:` delay; a 404 on a session means the server ended it, and so does the client.
-//! - Once the 2025 handshake is done, the standalone GET stream is opened (405 is fine).
-//! - The `Mcp-Param-*` mirrors of each tool are learned from `tools/list` answers.
+//! The client side of Streamable HTTP as one sans-IO machine: [`ClientTransport`]
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -128,8 +97,38 @@ struct CancelParams {
     request_id: Option<Value>,
 }
 
-/// The client side of Streamable HTTP for one client [`Session`]; see the
-/// [`http`](crate::http) module
+/// The whole client side of Streamable HTTP as one sans-IO machine: which HTTP requests to
+/// make, and what each response means for the client [`Session`]
+///
+/// [`ClientTransport`] sits between a client `Session` and the binding's HTTP library. The
+/// binding's loop is:
+///
+/// 1. after anything happened, [`pull`](Self::pull) what the session transmits;
+/// 2. perform every [`poll_request`](Self::poll_request) (each names a
+///    [`StreamId`]) and abort every [`poll_abort`](Self::poll_abort);
+/// 3. report each response back by its `StreamId`:
+///    [`handle_head`](Self::handle_head), then
+///    [`handle_body`](Self::handle_body) for each chunk, then
+///    [`handle_end`](Self::handle_end), or
+///    [`handle_failed`](Self::handle_failed) when the request failed;
+/// 4. wake at [`poll_timeout`](Self::poll_timeout) and call
+///    [`handle_timeout`](Self::handle_timeout);
+/// 5. to end, perform the DELETE [`close`](Self::close) returns (briefly), then
+///    close the session.
+///
+/// The decisions made here, so no binding makes them:
+/// - On the 2025 wire a POST waits until the one before it has its response head, so the
+///   server sees messages in order (the `initialize` answer carries the session id the
+///   next POST needs).
+/// - On the 2026 wire a request is cancelled by closing its response: the session's
+///   `notifications/cancelled` becomes an abort of that request's stream.
+/// - A request whose answer cannot come (HTTP failure, an unexpected status, a JSON body or
+///   event stream that ended without it and cannot be resumed) gets a JSON-RPC error answer
+///   in its place (-32603), so it ends exactly once.
+/// - An event stream that ends early is resumed with `Last-Event-ID` after the server's
+///   `retry:` delay; a 404 on a session means the server ended it, and so does the client.
+/// - Once the 2025 handshake is done, the standalone GET stream is opened (405 is fine).
+/// - The `Mcp-Param-*` mirrors of each tool are learned from `tools/list` answers.
 #[derive(Debug)]
 pub struct ClientTransport {
     http: HttpClient,
