@@ -778,6 +778,63 @@ fn auto_falls_back_after_the_discover_timeout_on_a_raw_session() {
 }
 
 #[test]
+fn auto_rediscovers_when_the_fallback_initialize_is_refused_as_unsupported() {
+    // A server slower than the discover timeout answers discover late and then, committed
+    // to the modern era, refuses the fallback initialize with -32022 (the Python SDK does).
+    let mut config = Pair::client_config(EraMode::Auto);
+    config.discover_timeout = Duration::from_millis(1500);
+    config.timeouts.request = Some(Duration::from_secs(30));
+    let mut c = Raw::client(config, origin());
+    let discover = c.one_out();
+    c.advance(Duration::from_millis(1500));
+    let init = c.one_out();
+    assert_eq!(init["method"], "initialize");
+    c.feed_json(&json!({"jsonrpc": "2.0", "id": discover["id"], "result": {
+        "resultType": "complete", "supportedVersions": [MODERN], "capabilities": {},
+    }}));
+    c.feed_json(&json!({"jsonrpc": "2.0", "id": init["id"], "error": {
+        "code": -32022, "message": "unsupported protocol version",
+        "data": {"supported": [MODERN], "requested": "2025-11-25"},
+    }}));
+    assert!(
+        c.events().is_empty(),
+        "not closed: it tries discovery again"
+    );
+    let again = c.one_out();
+    assert_eq!(again["method"], "server/discover");
+    assert_eq!(
+        again["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        MODERN
+    );
+    // Patient this time: the request timeout, not the discover timeout.
+    assert_eq!(c.s.poll_timeout(), Some(c.now + Duration::from_secs(30)));
+    c.feed_json(&json!({"jsonrpc": "2.0", "id": again["id"], "result": {
+        "resultType": "complete", "supportedVersions": [MODERN], "capabilities": {},
+    }}));
+    assert!(matches!(
+        c.events().as_slice(),
+        [Event::Ready {
+            version: ProtocolVersion::V2026_07_28
+        }]
+    ));
+}
+
+#[test]
+fn a_refused_initialize_without_a_prior_discover_still_closes() {
+    let mut c = Raw::client(
+        Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25)),
+        origin(),
+    );
+    let init = c.one_out();
+    c.feed_json(&json!({"jsonrpc": "2.0", "id": init["id"], "error": {
+        "code": -32022, "message": "unsupported protocol version",
+        "data": {"supported": [MODERN]},
+    }}));
+    assert!(c.out().is_empty(), "a Legacy client does not switch eras");
+    assert!(c.s.is_closed());
+}
+
+#[test]
 fn auto_falls_back_after_the_discover_timeout_in_a_pair() {
     let mut pair = Pair::new(
         origin(),

@@ -7,6 +7,7 @@
 //! Both end in `Closed`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -27,8 +28,9 @@ pub(crate) enum Phase {
         version: ProtocolVersion,
         attempt: u8,
     },
-    /// Client: waiting for the answer to `initialize`
-    Initializing,
+    /// Client: waiting for the answer to `initialize`; `fallback` when `Auto` sent it after
+    /// discovery failed (a -32022 answer then means the server is modern after all)
+    Initializing { fallback: bool },
     /// Server: no `initialize` yet; modern requests are served one by one
     Fresh,
     /// Server: answered `initialize`; waiting for `notifications/initialized`
@@ -88,7 +90,7 @@ impl Core {
         owner: Owner,
         method: &str,
         params: String,
-        timeout: Option<std::time::Duration>,
+        timeout: Option<Duration>,
     ) {
         let params = RawValue::from_string(params).expect("built from a Value");
         let mut entry = OutEntry::new(owner, method, None);
@@ -111,12 +113,24 @@ impl Core {
         })
         .to_string();
         let timeout = config.timeouts.request;
-        self.phase = Phase::Initializing;
+        self.phase = Phase::Initializing {
+            fallback: self.client_config().era == EraMode::Auto,
+        };
         self.send_lifecycle(Owner::Initialize, "initialize", params, timeout);
     }
 
     /// Client: sends `server/discover` in `version`
     pub(super) fn start_discover(&mut self, version: ProtocolVersion, attempt: u8) {
+        let config = self.client_config();
+        let timeout = match config.era {
+            EraMode::Auto => Some(config.discover_timeout),
+            _ => config.timeouts.request,
+        };
+        self.send_discover(version, attempt, timeout);
+    }
+
+    /// Client: sends `server/discover` in `version` with `timeout`
+    fn send_discover(&mut self, version: ProtocolVersion, attempt: u8, timeout: Option<Duration>) {
         let config = self.client_config();
         let params = serde_json::json!({
             "_meta": {
@@ -126,10 +140,6 @@ impl Core {
             }
         })
         .to_string();
-        let timeout = match config.era {
-            EraMode::Auto => Some(config.discover_timeout),
-            _ => config.timeouts.request,
-        };
         self.phase = Phase::Discovering { version, attempt };
         self.send_lifecycle(Owner::Discover, "server/discover", params, timeout);
     }
@@ -143,6 +153,20 @@ impl Core {
 
     /// Client: the answer to `initialize`
     pub(super) fn client_initialize_answered(&mut self, outcome: Result<Box<RawValue>, CallError>) {
+        if let Phase::Initializing { fallback: true } = self.phase
+            && let Err(CallError::Remote(error)) = &outcome
+            && error.code == jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION
+        {
+            // `Auto` gave up on a slow `server/discover`, but the server answered it late and
+            // now speaks the modern era only: discover again, patiently, once.
+            let supported = supported_versions(error);
+            let version = pick_modern(supported.iter().map(String::as_str))
+                .unwrap_or(ProtocolVersion::LATEST);
+            if version.era() == Era::Modern {
+                let timeout = self.client_config().timeouts.request;
+                return self.send_discover(version, MAX_DISCOVER_ATTEMPTS - 1, timeout);
+            }
+        }
         let result = match outcome {
             Ok(raw) => serde_json::from_str::<InitializeResult>(raw.get())
                 .map_err(|e| format!("the initialize result is invalid: {e}")),
@@ -204,15 +228,7 @@ impl Core {
                 if error.code == jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION
                     && attempt + 1 < MAX_DISCOVER_ATTEMPTS
                 {
-                    #[derive(serde::Deserialize)]
-                    struct Data {
-                        supported: Vec<String>,
-                    }
-                    let supported = error
-                        .data::<Data>()
-                        .and_then(Result::ok)
-                        .map(|d| d.supported)
-                        .unwrap_or_default();
+                    let supported = supported_versions(&error);
                     if let Some(version) = pick_modern(supported.iter().map(String::as_str)) {
                         return self.start_discover(version, attempt + 1);
                     }
@@ -338,4 +354,17 @@ fn pick_modern<'a>(offered: impl Iterator<Item = &'a str>) -> Option<ProtocolVer
         .filter_map(ProtocolVersion::parse)
         .filter(|v| v.era() == Era::Modern)
         .max()
+}
+
+/// The versions a -32022 error's `data.supported` lists (none when it lists none)
+fn supported_versions(error: &ErrorObject) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Data {
+        supported: Vec<String>,
+    }
+    error
+        .data::<Data>()
+        .and_then(Result::ok)
+        .map(|d| d.supported)
+        .unwrap_or_default()
 }

@@ -204,7 +204,7 @@ impl Core {
             Phase::Ready { version } => version,
             // Pings may cross the legacy handshake: a client's before the initialize result,
             // a server's before `notifications/initialized`.
-            Phase::Initializing | Phase::Initialized { .. } if method == "ping" => {
+            Phase::Initializing { .. } | Phase::Initialized { .. } if method == "ping" => {
                 return self.send_app_request(method, params, options);
             }
             _ => return Err(SendError::NotReady),
