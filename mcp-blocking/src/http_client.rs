@@ -3,8 +3,9 @@
 //! transport plans
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
-//! status or a broken stream means, resumption, the GET stream, DELETE on close) is the
-//! transport's; this file performs HTTP and reports what came back.
+//! status or a broken stream means, resumption, the GET stream, DELETE on close, and with
+//! OAuth every step of authorizing) is the transport's; this file performs HTTP (and the
+//! user agent step) and reports what came back.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use mcp_core::Session;
+use mcp_core::auth::{AuthAction, AuthResponse};
 use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
 use ureq::http::Uri;
 
@@ -41,6 +43,10 @@ pub(crate) enum FromNet {
         stream: StreamId,
         error: String,
     },
+    /// The response to an authorization request
+    Auth(AuthResponse),
+    /// Where the user agent ended up (or why it could not)
+    Redirect(Result<String, String>),
 }
 
 struct Actor {
@@ -54,6 +60,8 @@ struct Actor {
     /// The requests in flight; setting the flag aborts one
     streams: HashMap<StreamId, Arc<AtomicBool>>,
     inbox: Sender<Input>,
+    /// With OAuth: the agent for authorization requests, and the user agent
+    auth: Option<(ureq::Agent, crate::auth::UserAgent)>,
 }
 
 /// Runs a client connection over Streamable HTTP until it closes (on the calling thread)
@@ -74,9 +82,20 @@ pub(crate) fn run(
         // noticed at once instead of through a kept-alive connection nobody serves
         .max_idle_connections_per_host(0)
         .build();
+    let mut transport = ClientTransport::new();
+    let mut auth = None;
+    if let Some(options) = &options.auth {
+        match options.client(&uri.to_string()) {
+            Ok(client) => {
+                transport = transport.with_auth(client);
+                auth = Some((crate::auth::agent(), options.user_agent.clone()));
+            }
+            Err(e) => eprintln!("mcp-blocking: OAuth is off: {e}"),
+        }
+    }
     let actor = Actor {
         session,
-        transport: ClientTransport::new(),
+        transport,
         agent: config.into(),
         uri,
         peer: Peer::new(Some(ready)),
@@ -84,6 +103,7 @@ pub(crate) fn run(
         handlers: Handlers::new(tx.clone()),
         streams: HashMap::new(),
         inbox: tx,
+        auth,
     };
     actor.run(&inbox);
 }
@@ -160,6 +180,9 @@ impl Actor {
             while let Some(request) = self.transport.poll_request() {
                 self.start(request);
             }
+            while let Some(action) = self.transport.poll_auth_action() {
+                self.start_auth(action);
+            }
             let mut busy = false;
             while let Some(event) = self.session.poll_event() {
                 busy = true;
@@ -220,6 +243,32 @@ impl Actor {
         }
     }
 
+    /// Performs one step of the authorization flow on a thread of its own
+    fn start_auth(&mut self, action: AuthAction) {
+        let Some((agent, user_agent)) = self.auth.clone() else {
+            return;
+        };
+        let tx = self.inbox.clone();
+        let work: Box<dyn FnOnce() -> FromNet + Send> = match action {
+            AuthAction::Fetch(request) => {
+                Box::new(move || FromNet::Auth(crate::auth::perform(&agent, request)))
+            }
+            AuthAction::Authorize { url } => Box::new(move || FromNet::Redirect(user_agent(url))),
+            _ => return,
+        };
+        let spawned = thread::Builder::new()
+            .name("mcp-http-auth".into())
+            .spawn(move || {
+                let _ = tx.send(Input::Net(work()));
+            });
+        if let Err(e) = spawned {
+            let now = driver::now();
+            let why = format!("no thread for the authorization step: {e}");
+            self.transport
+                .handle_auth_error(now, &why, &mut self.session);
+        }
+    }
+
     fn on_net(&mut self, msg: FromNet) {
         let now = driver::now();
         let session = &mut self.session;
@@ -241,6 +290,11 @@ impl Actor {
             FromNet::Failed { stream, error } if self.streams.remove(&stream).is_some() => {
                 self.transport.handle_failed(now, stream, &error, session);
             }
+            FromNet::Auth(response) => {
+                self.transport.handle_auth_response(now, response, session);
+            }
+            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
+            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
             // From a request that was aborted meanwhile
             _ => {}
         }

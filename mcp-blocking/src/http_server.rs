@@ -10,6 +10,10 @@
 //! [`HttpServer::poll_timeout`]. An open exchange (an event stream) is written through the
 //! request's raw writer with chunked transfer coding, flushed after every piece, so each
 //! event reaches the client as soon as the core emits it.
+//!
+//! A protected server ([`crate::auth::Protection`]) checks each request on its own thread
+//! before the body is read: the Protected Resource Metadata, 401 and 403 are answered there
+//! (by [`mcp_core::auth::resource`]'s rules), and only admitted requests reach the actor.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -26,6 +30,7 @@ use mcp_core::http::{
 };
 use mcp_core::{Event, ServerConfig};
 
+use crate::auth::Protection;
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer};
 
 /// A running HTTP server: its address, and the way to stop it
@@ -104,6 +109,7 @@ pub(crate) fn serve(
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
     tools: Vec<mcp_core::schema::Tool>,
+    protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let http = tiny_http::Server::http(addr).map_err(io::Error::other)?;
     let addr = http
@@ -142,9 +148,12 @@ pub(crate) fn serve(
                     match http.recv() {
                         Ok(request) => {
                             let to_actor = to_actor.clone();
+                            let protection = protection.clone();
                             let _ = thread::Builder::new()
                                 .name("mcp-http-exchange".into())
-                                .spawn(move || exchange(request, &to_actor, limit));
+                                .spawn(move || {
+                                    exchange(request, &to_actor, limit, protection.as_ref());
+                                });
                         }
                         Err(_) if stopping.load(Ordering::SeqCst) => return,
                         // An accept error: the listener goes on
@@ -348,7 +357,12 @@ impl Actor {
 }
 
 /// One HTTP exchange, on a thread of its own
-fn exchange(mut request: tiny_http::Request, to_actor: &Sender<Input>, limit: usize) {
+fn exchange(
+    mut request: tiny_http::Request,
+    to_actor: &Sender<Input>,
+    limit: usize,
+    protection: Option<&Protection>,
+) {
     let method = request.method().as_str().to_owned();
     let headers: Vec<(String, String)> = request
         .headers()
@@ -360,6 +374,13 @@ fn exchange(mut request: tiny_http::Request, to_actor: &Sender<Input>, limit: us
             )
         })
         .collect();
+    if let Some(protection) = protection {
+        let path = request.url().split('?').next().unwrap_or_default();
+        if let Some((status, fields, body)) = protection.check(&method, path, &headers) {
+            let _ = request.respond(complete(status, &fields, body));
+            return;
+        }
+    }
     let mut body = Vec::new();
     let read = request
         .as_reader()
@@ -390,21 +411,7 @@ fn exchange(mut request: tiny_http::Request, to_actor: &Sender<Input>, limit: us
     };
     match answer {
         Answer::Complete(response) => {
-            let length = response.body.len();
-            let headers = response
-                .headers
-                .iter()
-                .filter_map(|(name, value)| {
-                    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
-                })
-                .collect();
-            let response = tiny_http::Response::new(
-                tiny_http::StatusCode(response.status),
-                headers,
-                Cursor::new(response.body),
-                Some(length),
-                None,
-            );
+            let response = complete(response.status, &response.headers, response.body);
             let _ = request.respond(response);
         }
         Answer::Open { exchange, frames } => {
@@ -456,6 +463,28 @@ fn stream(
     // The encoder's drop writes the last chunk.
     drop(body);
     writer.flush()
+}
+
+/// A whole response with a known length
+fn complete<N: AsRef<str>>(
+    status: u16,
+    headers: &[(N, String)],
+    body: Vec<u8>,
+) -> tiny_http::Response<Cursor<Vec<u8>>> {
+    let length = body.len();
+    let headers = headers
+        .iter()
+        .filter_map(|(name, value)| {
+            tiny_http::Header::from_bytes(name.as_ref().as_bytes(), value.as_bytes()).ok()
+        })
+        .collect();
+    tiny_http::Response::new(
+        tiny_http::StatusCode(status),
+        headers,
+        Cursor::new(body),
+        Some(length),
+        None,
+    )
 }
 
 fn plain(status: u16) -> tiny_http::Response<io::Empty> {

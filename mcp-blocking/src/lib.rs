@@ -13,7 +13,12 @@
 //!   run on a bounded pool of worker threads; serve over stdio, any byte stream, or
 //!   Streamable HTTP (`tiny_http`). A cancelled request cancels its handler's
 //!   [`CancellationToken`] (see [`Context::is_cancelled`], [`Context::sleep`]).
+//! - [`auth`]: OAuth 2.1 on both sides of HTTP, with [`mcp_core::auth`] making every
+//!   decision: [`ClientOptions::auth`] authorizes a client connection when the server
+//!   challenges it; [`Server::serve_http_protected`] checks bearer tokens with a
+//!   [`TokenVerifier`] before the MCP server sees a request.
 
+pub mod auth;
 mod cancel;
 pub mod client;
 mod driver;
@@ -22,6 +27,10 @@ mod http_server;
 mod pool;
 pub mod server;
 
+pub use auth::{
+    JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
+    headless_user_agent, jwt_verifier,
+};
 pub use cancel::{CancellationToken, Cancelled};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError, PendingCall};
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};

@@ -411,9 +411,35 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
+        self.serve_http_inner(addr, config, None)
+    }
+
+    /// [`serve_http_with`](Self::serve_http_with) behind OAuth: serves the Protected
+    /// Resource Metadata, and lets only requests with a bearer token that `protection`'s
+    /// verifier accepts and that grants its required scopes reach the MCP server; the
+    /// others get 401 or 403 with the `WWW-Authenticate` challenge
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    pub fn serve_http_protected(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: crate::auth::Protection,
+    ) -> io::Result<HttpServerHandle> {
+        self.serve_http_inner(addr, config, Some(protection))
+    }
+
+    fn serve_http_inner(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: Option<crate::auth::Protection>,
+    ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let tools = self.dispatch.catalog.tools().cloned().collect();
-        crate::http_server::serve(addr, config, Arc::clone(&self.config), dispatch, tools)
+        let server_config = Arc::clone(&self.config);
+        crate::http_server::serve(addr, config, server_config, dispatch, tools, protection)
     }
 
     /// Serves one connection over this process's stdin and stdout
