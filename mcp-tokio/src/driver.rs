@@ -6,14 +6,11 @@ use std::sync::Arc;
 
 use mcp_core::http::SessionKey;
 use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::method::SetLevel;
-use mcp_core::schema::{
-    InputRequests, InputResponse, InputResponses, LoggingMessageNotificationParams,
-};
-use mcp_core::server::LogFilter;
+use mcp_core::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
+use mcp_core::server::{AskReply, Effects, LogFilter, Runs};
 use mcp_core::{
-    AskError, Asked, CallError, Event, InboundId, InputId, OutboundId, Progress, RequestOptions,
-    Responder, SendError, Session, TaskError, TaskId, TaskOptions, TaskUpdate,
+    CallError, Event, InboundId, InputId, OutboundId, Progress, RequestOptions, Responder,
+    SendError, Session, TaskError, TaskId, TaskOptions,
 };
 use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -82,44 +79,10 @@ pub(crate) enum HandlerMsg {
     },
 }
 
-/// Why a handler's input request got no answers
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AskFailure {
-    /// The core refused the ask (undeclared capability, wrong method, ...); answer the
-    /// request with [`AskError::to_error`]
-    #[error(transparent)]
-    Ask(#[from] AskError),
-    /// The client's answer to one input request was an error, or it timed out
-    #[error("input `{key}` failed: {error}")]
-    Failed {
-        /// The input key
-        key: String,
-        /// Why
-        error: CallError,
-    },
-    /// An answer did not decode as an input response
-    #[error("input `{key}` is not a valid response: {reason}")]
-    Invalid {
-        /// The input key
-        key: String,
-        /// Why
-        reason: String,
-    },
-    /// The connection closed
-    #[error("the connection closed")]
-    Closed,
-    /// The request runs as a task and the task could not ask (it ended, or cannot ask)
-    #[error(transparent)]
-    Task(#[from] TaskError),
-}
+pub use mcp_core::server::AskFailure;
 
-/// A handler waiting for live (legacy) answers
-struct Waiting {
-    missing: usize,
-    answers: InputResponses,
-    reply: oneshot::Sender<Result<InputResponses, AskFailure>>,
-}
+/// What a handler waiting in `ask` gets its answers through
+pub(crate) type AskWaiter = oneshot::Sender<AskReply>;
 
 /// The client application's answer to the server's input requests
 pub type InputHandler = Arc<
@@ -275,14 +238,9 @@ pub(crate) type Ready = oneshot::Sender<Result<mcp_core::PeerInfo, String>>;
 pub(crate) struct Peer {
     pending: HashMap<OutboundId, Pending>,
     tokens: HashMap<u64, OutboundId>,
-    running: HashMap<InboundId, AbortHandle>,
-    waiting: HashMap<InboundId, Waiting>,
-    /// Requests whose handler turned them into tasks: the result completes the task
-    tasks: HashMap<InboundId, TaskId>,
-    /// Task handlers waiting for the input their task asked for
-    task_asks: HashMap<TaskId, oneshot::Sender<Result<InputResponses, AskFailure>>>,
-    /// `notifications/message` for legacy connections, set by `logging/setLevel`
-    log_filter: LogFilter,
+    /// The server's handler runs: the core takes every decision around them, this only
+    /// spawns, delivers and stops
+    runs: Runs<AbortHandle, AskWaiter>,
     ready: Option<Ready>,
 }
 
@@ -291,12 +249,18 @@ impl Peer {
         Self {
             pending: HashMap::new(),
             tokens: HashMap::new(),
-            running: HashMap::new(),
-            waiting: HashMap::new(),
-            tasks: HashMap::new(),
-            task_asks: HashMap::new(),
-            log_filter: LogFilter::legacy(),
+            runs: Runs::new(),
             ready,
+        }
+    }
+
+    /// Does what the core decided: wakes the waiting handlers, stops the runs
+    fn apply(effects: Effects<AbortHandle, AskWaiter>) {
+        for (waiter, reply) in effects.replies {
+            let _ = waiter.send(reply);
+        }
+        for run in effects.stop {
+            run.abort();
         }
     }
 
@@ -335,56 +299,20 @@ impl Peer {
                     let _ = tx.send(TaskStatusUpdate { status, message });
                 }
             }
-            Event::Request(request) if request.is::<SetLevel>() && dispatch.is_some() => {
-                match request.params::<SetLevel>() {
-                    Ok(p) => {
-                        self.log_filter.set_level(p.level);
-                        let empty = RawValue::from_string("{}".into()).expect("valid");
-                        let _ = session.respond(request.responder, &empty);
-                    }
-                    Err(e) => session.respond_error(request.responder, &e),
-                }
-            }
-            Event::Request(request) => {
-                let id = request.responder.id();
-                match dispatch {
-                    Some(d) => {
-                        if let Some(handle) = d.dispatch(session, request, handlers) {
-                            self.running.insert(id, handle);
+            Event::Request(request) => match dispatch {
+                Some(d) => {
+                    if let Some(request) = self.runs.handle_request(session, request) {
+                        let id = request.responder.id();
+                        if let Some(run) = d.dispatch(session, request, handlers) {
+                            self.runs.started(id, run);
                         }
                     }
-                    None => {
-                        let error = ErrorObject::method_not_found(&request.method);
-                        session.respond_error(request.responder, &error);
-                    }
                 }
-            }
-            Event::TaskInput { task, responses } => {
-                if let Some(reply) = self.task_asks.remove(&task) {
-                    let _ = reply.send(Ok(responses));
+                None => {
+                    let error = ErrorObject::method_not_found(&request.method);
+                    session.respond_error(request.responder, &error);
                 }
-            }
-            Event::TaskCancelled { task } => {
-                self.task_asks.remove(&task);
-                let inbound = self
-                    .tasks
-                    .iter()
-                    .find(|(_, t)| **t == task)
-                    .map(|(i, _)| *i);
-                if let Some(id) = inbound {
-                    self.tasks.remove(&id);
-                    self.waiting.remove(&id);
-                    if let Some(handle) = self.running.remove(&id) {
-                        handle.abort();
-                    }
-                }
-            }
-            Event::Cancelled { id, .. } => {
-                self.waiting.remove(&id);
-                if let Some(handle) = self.running.remove(&id) {
-                    handle.abort();
-                }
-            }
+            },
             Event::Notification(n) => {
                 if let Some(tx) = &options.notifications {
                     let _ = tx.send(n);
@@ -405,50 +333,17 @@ impl Peer {
                     let _ = session.refuse_input(now(), id, &error);
                 }
             },
-            Event::InputAnswered {
-                request,
-                key,
-                outcome,
-            } => {
-                let Some(mut w) = self.waiting.remove(&request) else {
-                    return;
-                };
-                let parsed = outcome
-                    .map_err(|error| AskFailure::Failed {
-                        key: key.clone(),
-                        error,
-                    })
-                    .and_then(|raw| {
-                        serde_json::from_str::<InputResponse>(raw.get()).map_err(|e| {
-                            AskFailure::Invalid {
-                                key: key.clone(),
-                                reason: e.to_string(),
-                            }
-                        })
-                    });
-                match parsed {
-                    Ok(response) => {
-                        w.answers.insert(key, response);
-                        w.missing -= 1;
-                        if w.missing == 0 {
-                            let _ = w.reply.send(Ok(w.answers));
-                        } else {
-                            self.waiting.insert(request, w);
-                        }
-                    }
-                    Err(failure) => {
-                        let _ = w.reply.send(Err(failure));
-                    }
-                }
-            }
             Event::Closed { reason } => {
                 if let Some(tx) = self.ready.take() {
                     let _ = tx.send(Err(reason.to_string()));
                 }
             }
-            // Input, tasks and subscriptions are served through the core's own APIs by
-            // later versions of this binding; nothing else needs the actor.
-            _ => {}
+            // Cancellations and input answers concern the handler runs.
+            other => {
+                if let Ok(effects) = self.runs.handle_event(other) {
+                    Self::apply(effects);
+                }
+            }
         }
     }
 
@@ -502,45 +397,16 @@ impl Peer {
     pub(crate) fn on_handler(&mut self, session: &mut Session, msg: HandlerMsg) {
         match msg {
             HandlerMsg::Done { responder, result } => {
-                self.running.remove(&responder.id());
-                if let Some(task) = self.tasks.remove(&responder.id()) {
-                    let update = match result {
-                        Ok(raw) => TaskUpdate::Completed(raw),
-                        Err(error) => TaskUpdate::Failed(error),
-                    };
-                    let _ = session.update_task(now(), task, update);
-                    return;
-                }
-                match result {
-                    Ok(raw) => {
-                        let _ = session.respond(responder, &raw);
-                    }
-                    Err(error) => session.respond_error(responder, &error),
-                }
+                self.runs.finish(session, now(), responder, result);
             }
             HandlerMsg::Progress { id, progress } => {
                 let _ = session.report_progress_to(id, &progress);
             }
             HandlerMsg::Log { id, filter, params } => {
-                if filter.unwrap_or(self.log_filter).allows(params.level)
-                    && let Ok(raw) = serde_json::value::to_raw_value(&params)
-                {
-                    const METHOD: &str = "notifications/message";
-                    // Tied to the request (Streamable HTTP sends it on the request's own
-                    // stream) unless the request became a task and was answered already.
-                    let _ = if self.tasks.contains_key(&id) {
-                        session.send_notification(METHOD, Some(&raw))
-                    } else {
-                        session.send_notification_for(id, METHOD, Some(&raw))
-                    };
-                }
+                self.runs.log(session, id, filter, &params);
             }
             HandlerMsg::StartTask { id, options, reply } => {
-                let started = session.start_task_to(now(), id, options);
-                if let Ok(task) = started {
-                    self.tasks.insert(id, task);
-                }
-                let _ = reply.send(started);
+                let _ = reply.send(self.runs.start_task(session, now(), id, options));
             }
             HandlerMsg::Answered { id, result } => {
                 let _ = match result {
@@ -548,65 +414,17 @@ impl Peer {
                     Err(error) => session.refuse_input(now(), id, &error),
                 };
             }
-            // A task asks through its status: `input_required` with the requests (2026:
-            // `tasks/get` shows them and `tasks/update` answers; 2025-11-25: live requests).
             HandlerMsg::Ask {
                 id,
                 requests,
                 reply,
-            } if self.tasks.contains_key(&id) => {
-                let task = self.tasks[&id];
-                match session.update_task(now(), task, TaskUpdate::InputRequired(requests)) {
-                    Ok(()) => {
-                        self.task_asks.insert(task, reply);
-                    }
-                    Err(e) => {
-                        let _ = reply.send(Err(AskFailure::Task(e)));
-                    }
-                }
-            }
-            HandlerMsg::Ask {
-                id,
-                requests,
-                reply,
-            } => {
-                let count = requests.len();
-                match session.ask_input_to(now(), id, requests) {
-                    Ok(Asked::Answered(answers)) => {
-                        let _ = reply.send(Ok(answers));
-                    }
-                    Ok(Asked::Sent) => {
-                        self.waiting.insert(
-                            id,
-                            Waiting {
-                                missing: count,
-                                answers: InputResponses::new(),
-                                reply,
-                            },
-                        );
-                    }
-                    // The request was answered with input_required; the client's retry
-                    // runs the handler again, so this run stops here.
-                    Ok(_) => {
-                        if let Some(handle) = self.running.remove(&id) {
-                            handle.abort();
-                        }
-                    }
-                    Err(e) => {
-                        let _ = reply.send(Err(AskFailure::Ask(e)));
-                    }
-                }
-            }
+            } => Self::apply(self.runs.ask(session, now(), id, requests, reply)),
         }
     }
 
     /// Stops every handler still running (the session is gone)
     pub(crate) fn abort_all(&mut self) {
-        for (_, handle) in self.running.drain() {
-            handle.abort();
-        }
-        self.waiting.clear();
-        self.tasks.clear();
+        Self::apply(self.runs.close());
     }
 }
 
@@ -686,15 +504,5 @@ pub(crate) async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
-    }
-}
-
-impl AskFailure {
-    /// The JSON-RPC error to answer the request with
-    pub fn to_error(&self) -> ErrorObject {
-        match self {
-            Self::Ask(e) => e.to_error(),
-            other => ErrorObject::internal_error(other),
-        }
     }
 }

@@ -458,10 +458,7 @@ impl Dispatcher {
     where
         T: Serialize + mcp_core::schema::FitVersion + Send + 'static,
     {
-        let modern = request.version.era() == mcp_core::Era::Modern;
-        let log_filter = modern.then(|| {
-            LogFilter::from_params(request.params.as_deref()).unwrap_or_else(|_| LogFilter::off())
-        });
+        let log_filter = LogFilter::for_request(&request);
         let cx = Context {
             id: request.responder.id(),
             wants_progress: request.wants_progress,

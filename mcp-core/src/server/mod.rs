@@ -11,6 +11,10 @@
 //!   `completion/complete` ([`complete`]) and tracks list changes ([`ListChanges`]).
 //!   [`Catalog::route`] makes all of those decisions for one inbound request: the answer to
 //!   send now, or the handler (tool, resource reader, prompt, completion) to run.
+//! - [`Runs`]: the handler runs of one session and every decision around them
+//!   (`logging/setLevel` and which log filter applies, live input answers gathered for a
+//!   handler's `ask`, a task's input, which run a cancellation stops, whether a result
+//!   answers the request or completes its task). The binding spawns and stops; `Runs` decides.
 //! - Subscriptions (legacy `resources/subscribe` and modern `subscriptions/listen`) are kept
 //!   by the session itself: see [`Session::notify_resource_updated`](crate::Session::notify_resource_updated).
 //! - [`LogFilter`]: which `notifications/message` a client wants, per legacy connection
@@ -52,6 +56,7 @@ mod names;
 mod prompts;
 mod registry;
 mod route;
+mod runs;
 mod templates;
 mod validate;
 
@@ -64,5 +69,6 @@ pub use log_filter::LogFilter;
 pub use names::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use registry::Order;
 pub use route::{Answer, Route, respond};
+pub use runs::{AskFailure, AskReply, Effects, Runs};
 pub use templates::{ResourceMatch, resource_not_found};
 pub use validate::{SchemaError, SchemaLimits, SchemaValidator};
