@@ -11,7 +11,7 @@
 //!   stdio, or to a Streamable HTTP endpoint; typed calls; dropping a call's future cancels
 //!   the request.
 //! - [`Server`]: register tools, resources, templates and prompts as async functions; serve
-//!   over stdio, any byte stream, or Streamable HTTP (hyper); a cancelled request drops its
+//!   over stdio, any byte stream, or Streamable HTTP (HTTP/1.1 framed by the crate over `httparse`); a cancelled request drops its
 //!   handler.
 //!
 //! Actors and handlers run on smol's global executor (`smol::spawn`), which drives itself on
@@ -59,6 +59,7 @@
 
 pub mod client;
 mod driver;
+mod h1;
 mod http_client;
 mod http_server;
 pub mod server;
