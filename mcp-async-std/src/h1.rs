@@ -65,7 +65,6 @@ fn closed() -> io::Error {
 pub(crate) struct RequestHead {
     pub(crate) method: String,
     /// The request target as sent (origin form for our clients)
-    #[allow(dead_code, reason = "read by the protected server")]
     pub(crate) target: String,
     /// HTTP/1.0 (`false`) or HTTP/1.1 (`true`)
     pub(crate) http11: bool,
@@ -557,6 +556,11 @@ impl Target {
             authority: authority.to_owned(),
             path,
         })
+    }
+
+    /// The URL again, as `http://authority/path`
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}{}", self.authority, self.path)
     }
 
     /// A request head for this target, with `Host`, the fields and `Content-Length`

@@ -14,6 +14,7 @@ use async_channel::{Receiver, Sender};
 use async_net::TcpStream;
 use futures_lite::FutureExt;
 use mcp_core::Session;
+use mcp_core::auth::{AuthAction, AuthResponse};
 use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
 use smol::Task;
 
@@ -41,6 +42,10 @@ enum FromNet {
         stream: StreamId,
         error: String,
     },
+    /// The response to an authorization request
+    Auth(AuthResponse),
+    /// Where the user agent ended up (or why it could not)
+    Redirect(Result<String, String>),
 }
 
 /// How long connecting may take
@@ -240,7 +245,10 @@ struct Actor {
     handlers: Handlers,
     /// The task of each request in flight; dropping it closes its response
     tasks: HashMap<StreamId, Task<()>>,
+    /// Authorization steps in flight (dropped, and so cancelled, when the actor ends)
+    auth_tasks: Vec<Task<()>>,
     from_net: Sender<FromNet>,
+    user_agent: Option<crate::auth::UserAgent>,
 }
 
 /// Runs a client connection over Streamable HTTP until it closes
@@ -253,15 +261,28 @@ pub(crate) async fn run(
 ) {
     let (from_net, net_rx) = async_channel::unbounded();
     let (handlers, handler_rx) = Handlers::channel();
+    let mut transport = ClientTransport::new();
+    let mut user_agent = None;
+    if let Some(auth) = &options.auth {
+        match auth.client(&target.url()) {
+            Ok(client) => {
+                transport = transport.with_auth(client);
+                user_agent = Some(auth.user_agent.clone());
+            }
+            Err(e) => eprintln!("mcp-async-std: OAuth is off: {e}"),
+        }
+    }
     let actor = Actor {
         session,
-        transport: ClientTransport::new(),
+        transport,
         net: Net::new(target),
         peer: Peer::new(Some(ready)),
         options,
         handlers,
         tasks: HashMap::new(),
+        auth_tasks: Vec::new(),
         from_net,
+        user_agent,
     };
     actor.run(commands, net_rx, handler_rx).await;
 }
@@ -330,6 +351,7 @@ impl Actor {
         }
         // Dropping the tasks closes every response still open.
         self.tasks.clear();
+        self.auth_tasks.clear();
         self.peer.abort_all();
         driver::close_and_drain(&commands);
         driver::close_and_drain(&handler_rx);
@@ -362,6 +384,9 @@ impl Actor {
             while let Some(request) = self.transport.poll_request() {
                 self.start(request);
             }
+            while let Some(action) = self.transport.poll_auth_action() {
+                self.start_auth(action);
+            }
             let mut busy = false;
             while let Some(event) = self.session.poll_event() {
                 busy = true;
@@ -393,6 +418,30 @@ impl Actor {
         self.tasks.insert(stream, task);
     }
 
+    /// Performs one step of the authorization flow in its own task
+    fn start_auth(&mut self, action: AuthAction) {
+        let tx = self.from_net.clone();
+        self.auth_tasks.retain(|task| !task.is_finished());
+        let task = match action {
+            AuthAction::Fetch(request) => smol::spawn(async move {
+                let response = crate::auth::perform(request).await;
+                let _ = tx.try_send(FromNet::Auth(response));
+            }),
+            AuthAction::Authorize { url } => {
+                let agent = self.user_agent.clone();
+                smol::spawn(async move {
+                    let result = match agent {
+                        Some(agent) => agent(url).await,
+                        None => Err("no user agent".into()),
+                    };
+                    let _ = tx.try_send(FromNet::Redirect(result));
+                })
+            }
+            _ => return,
+        };
+        self.auth_tasks.push(task);
+    }
+
     fn on_net(&mut self, msg: FromNet) {
         let now = driver::now();
         let session = &mut self.session;
@@ -418,6 +467,11 @@ impl Actor {
                 self.tasks.remove(&stream);
                 self.transport.handle_failed(now, stream, &error, session);
             }
+            FromNet::Auth(response) => {
+                self.transport.handle_auth_response(now, response, session);
+            }
+            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
+            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
         }
     }
 }

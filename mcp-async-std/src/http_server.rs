@@ -27,6 +27,7 @@ use mcp_core::http::{
 use mcp_core::{Event, ServerConfig};
 use smol::Task;
 
+use crate::auth::Protection;
 use crate::driver::{
     self, ClientOptions, Dispatch, HandlerMsg, HandlerRx, Handlers, Peer, oneshot,
 };
@@ -40,6 +41,8 @@ const IDLE: Duration = Duration::from_secs(60);
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long writing one piece of a response may take (a client that stopped reading)
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a protected server's token verifier may take (then 503)
+const VERIFY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
@@ -95,6 +98,7 @@ pub(crate) async fn serve(
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
     tools: Vec<mcp_core::schema::Tool>,
+    protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
@@ -137,8 +141,9 @@ pub(crate) async fn serve(
             let to_actor = to_actor.clone();
             let draining = stopped.clone();
             let alive = alive.clone();
+            let protection = protection.clone();
             smol::spawn(async move {
-                connection(stream, to_actor, limit, draining).await;
+                connection(stream, to_actor, limit, draining, protection).await;
                 drop(alive);
             })
             .detach();
@@ -366,6 +371,8 @@ impl Actor {
 enum Received {
     Request {
         method: String,
+        /// The path of the request target (without the query)
+        path: String,
         headers: Vec<(String, String)>,
         body: Vec<u8>,
         keep_alive: bool,
@@ -406,6 +413,7 @@ async fn receive(conn: &mut Conn<TcpStream>, limit: usize) -> Received {
     match conn.body_to_end(&mut body, limit).await {
         Ok(Some(body)) => Received::Request {
             keep_alive: h1::keep_alive(head.http11, &head.headers),
+            path: head.target.split('?').next().unwrap_or_default().to_owned(),
             method: head.method,
             headers: head.headers,
             body,
@@ -428,6 +436,7 @@ async fn connection(
     to_actor: Sender<ToActor>,
     limit: usize,
     draining: Receiver<()>,
+    protection: Option<Protection>,
 ) {
     let mut conn = Conn::new(stream);
     loop {
@@ -455,10 +464,25 @@ async fn connection(
         let (msg, keep_alive) = match received {
             Received::Request {
                 method,
+                path,
                 headers,
                 body,
                 keep_alive,
             } => {
+                // A protected server answers the metadata and refuses bad tokens itself.
+                if let Some(protection) = &protection {
+                    let check = protection.check(&method, &path, &headers);
+                    let denial = match h1::within(VERIFY_TIMEOUT, check).await {
+                        Some(denial) => denial,
+                        None => Some(HttpResponse::empty(503)),
+                    };
+                    if let Some(response) = denial {
+                        if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
+                            return;
+                        }
+                        continue;
+                    }
+                }
                 let msg = ToActor::Request {
                     method,
                     headers,
@@ -515,6 +539,22 @@ async fn connection(
             return;
         }
     }
+}
+
+/// Writes a whole response; `true` when it went out
+async fn send_whole(conn: &mut Conn<TcpStream>, response: &HttpResponse, close: bool) -> bool {
+    let length = Some(response.body.len());
+    let bytes = match head(response.status, &response.headers, length, close) {
+        Ok(mut bytes) => {
+            bytes.extend_from_slice(&response.body);
+            bytes
+        }
+        Err(_) => simple(500),
+    };
+    matches!(
+        h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await,
+        Some(Ok(()))
+    )
 }
 
 /// What a streaming connection waits for
