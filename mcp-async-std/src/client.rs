@@ -179,18 +179,14 @@ impl Client {
         config: ClientConfig,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
-        let uri: hyper::Uri = url
-            .parse()
-            .map_err(|e| ConnectError::Url(format!("{url}: {e}")))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
-            return Err(ConnectError::Url(format!(
-                "{url}: only http:// URLs are supported"
-            )));
-        }
+        let target = crate::h1::Target::parse(url).map_err(ConnectError::Url)?;
         let session = Session::client(Arc::new(config), driver::now());
         let (tx, rx) = async_channel::bounded(256);
         let (ready_tx, ready_rx) = oneshot::channel();
-        smol::spawn(crate::http_client::run(uri, session, rx, options, ready_tx)).detach();
+        smol::spawn(crate::http_client::run(
+            target, session, rx, options, ready_tx,
+        ))
+        .detach();
         Self::when_ready(tx, ready_rx).await
     }
 

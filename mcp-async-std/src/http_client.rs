@@ -1,6 +1,6 @@
 //! The client over Streamable HTTP: one actor owns the client `Session` and its
-//! [`ClientTransport`]; a task per request carries what the transport plans over hyper's
-//! HTTP/1.1 client connection on `async-net`
+//! [`ClientTransport`]; a task per request carries what the transport plans over HTTP/1.1
+//! ([`crate::h1`]) on `async-net`, keeping idle connections for the next request
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
 //! status or a broken stream means, resumption, the GET stream, DELETE on close) is the
@@ -11,18 +11,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_channel::{Receiver, Sender};
-use bytes::Bytes;
+use async_net::TcpStream;
 use futures_lite::FutureExt;
-use http_body_util::{BodyExt, Full};
-use hyper::Request;
-use hyper::body::Incoming;
-use hyper::client::conn::http1::SendRequest;
 use mcp_core::Session;
+use mcp_core::auth::{AuthAction, AuthResponse};
 use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
 use smol::Task;
-use smol_hyper::rt::FuturesIo;
 
 use crate::driver::{self, ClientOptions, Command, HandlerMsg, Handlers, Peer, Ready};
+use crate::h1::{self, Body, Conn, Framing, ReadError, Target};
 
 /// How long closing waits for the server to answer DELETE
 const DELETE_WAIT: Duration = Duration::from_secs(2);
@@ -36,7 +33,7 @@ enum FromNet {
     },
     Chunk {
         stream: StreamId,
-        data: Bytes,
+        data: Vec<u8>,
     },
     End {
         stream: StreamId,
@@ -45,142 +42,190 @@ enum FromNet {
         stream: StreamId,
         error: String,
     },
+    /// The response to an authorization request
+    Auth(AuthResponse),
+    /// Where the user agent ended up (or why it could not)
+    Redirect(Result<String, String>),
+}
+
+/// How long connecting may take
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long writing a request may take
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a request failed, and whether it may be sent again on a fresh connection
+struct Failure {
+    error: String,
+    /// A reused connection failed before any of the response arrived (the server had
+    /// closed it while idle)
+    retry: bool,
 }
 
 /// HTTP/1.1 connections to one server: idle ones are kept for the next request
 #[derive(Clone)]
 struct Net {
-    uri: hyper::Uri,
-    idle: Arc<Mutex<Vec<SendRequest<Full<Bytes>>>>>,
+    target: Arc<Target>,
+    idle: Arc<Mutex<Vec<Conn<TcpStream>>>>,
 }
 
 impl Net {
-    fn new(uri: hyper::Uri) -> Self {
+    fn new(target: Target) -> Self {
         Self {
-            uri,
+            target: Arc::new(target),
             idle: Arc::default(),
         }
     }
 
-    /// An idle connection that is still open, or a new one
-    async fn connection(&self) -> Result<SendRequest<Full<Bytes>>, String> {
+    /// An idle connection the server has not closed, or `None`
+    async fn idle(&self) -> Option<Conn<TcpStream>> {
         loop {
-            let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
-            let Some(mut sender) = idle else { break };
-            if sender.ready().await.is_ok() {
-                return Ok(sender);
+            let mut conn = self.idle.lock().ok()?.pop()?;
+            // An idle connection has nothing to read: data or the end means it is done.
+            if futures_lite::future::poll_once(conn.fill()).await.is_none() {
+                return Some(conn);
             }
         }
-        let host = self.uri.host().unwrap_or("127.0.0.1");
-        let port = self.uri.port_u16().unwrap_or(80);
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let stream = async_net::TcpStream::connect((host, port))
-            .await
-            .map_err(|e| format!("connecting to {host}:{port}: {e}"))?;
-        let (sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(stream))
-            .await
-            .map_err(|e| e.to_string())?;
-        // The connection runs until both sides are done with it.
-        smol::spawn(async move {
-            let _ = conn.await;
-        })
-        .detach();
-        Ok(sender)
     }
 
     /// Keeps a connection whose exchange ended cleanly for the next request
-    fn release(&self, sender: SendRequest<Full<Bytes>>) {
-        if !sender.is_closed()
-            && let Ok(mut idle) = self.idle.lock()
-        {
-            idle.push(sender);
+    fn release(&self, conn: Conn<TcpStream>) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(conn);
         }
-    }
-
-    /// The hyper request for a planned one: origin-form target and a `Host` header
-    fn request(&self, planned: HttpRequest) -> Result<Request<Full<Bytes>>, String> {
-        let target = self
-            .uri
-            .path_and_query()
-            .map_or("/", hyper::http::uri::PathAndQuery::as_str);
-        let mut builder = Request::builder()
-            .method(planned.method.as_str())
-            .uri(target);
-        if let Some(authority) = self.uri.authority() {
-            builder = builder.header("host", authority.as_str());
-        }
-        for (name, value) in planned.headers {
-            builder = builder.header(name, value);
-        }
-        builder
-            .body(Full::new(Bytes::from(planned.body)))
-            .map_err(|e| e.to_string())
     }
 
     /// Performs one request; the head and the body pieces go to the actor as they come
     async fn perform(self, planned: HttpRequest, tx: Sender<FromNet>) {
         let stream = planned.stream;
-        let outcome = async {
-            let request = self.request(planned)?;
-            let mut sender = self.connection().await?;
-            let response = sender
-                .send_request(request)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((sender, response))
-        }
-        .await;
-        match outcome {
-            Ok((sender, response)) => {
-                if forward(stream, response, &tx).await {
-                    self.release(sender);
-                }
-            }
+        let method = planned.method.as_str();
+        let head = match self
+            .target
+            .head(method, &planned.headers, planned.body.len(), false)
+        {
+            Ok(head) => head,
             Err(error) => {
                 let _ = tx.try_send(FromNet::Failed { stream, error });
+                return;
+            }
+        };
+        let mut message = head.into_bytes();
+        message.extend_from_slice(&planned.body);
+        let mut reused = self.idle().await;
+        loop {
+            let fresh = reused.is_none();
+            let conn = match reused.take() {
+                Some(conn) => conn,
+                None => match connect(&self.target).await {
+                    Ok(conn) => conn,
+                    Err(error) => {
+                        let _ = tx.try_send(FromNet::Failed { stream, error });
+                        return;
+                    }
+                },
+            };
+            match exchange(conn, method, &message, stream, &tx).await {
+                Ok(Some(conn)) => {
+                    self.release(conn);
+                    return;
+                }
+                Ok(None) => return,
+                Err(failure) if failure.retry && !fresh => {}
+                Err(failure) => {
+                    let error = failure.error;
+                    let _ = tx.try_send(FromNet::Failed { stream, error });
+                    return;
+                }
             }
         }
     }
 }
 
-/// Sends a response's head and body pieces to the actor; `true` when the body was read to
-/// its end
-async fn forward(
+/// A new connection to `target`
+async fn connect(target: &Target) -> Result<Conn<TcpStream>, String> {
+    let host = target.host.as_str();
+    let port = target.port;
+    match h1::within(CONNECT_TIMEOUT, TcpStream::connect((host, port))).await {
+        Some(Ok(stream)) => Ok(Conn::new(stream)),
+        Some(Err(e)) => Err(format!("connecting to {host}:{port}: {e}")),
+        None => Err(format!("connecting to {host}:{port}: timed out")),
+    }
+}
+
+/// Sends `message` on `conn` and forwards the response to the actor; the connection back
+/// when it can carry another request
+async fn exchange(
+    mut conn: Conn<TcpStream>,
+    method: &str,
+    message: &[u8],
     stream: StreamId,
-    response: hyper::Response<Incoming>,
     tx: &Sender<FromNet>,
-) -> bool {
-    let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-        .collect();
+) -> Result<Option<Conn<TcpStream>>, Failure> {
+    match h1::within(WRITE_TIMEOUT, conn.send(message)).await {
+        Some(Ok(())) => {}
+        Some(Err(e)) => {
+            return Err(Failure {
+                error: e.to_string(),
+                retry: true,
+            });
+        }
+        None => {
+            return Err(Failure {
+                error: "sending the request timed out".into(),
+                retry: false,
+            });
+        }
+    }
+    // No time limit: the server may hold a response until the result is ready, and the
+    // transport cancels what it gives up on by dropping this task.
+    let head = match conn.read_response().await {
+        Ok(head) => head,
+        Err(e) => {
+            let retry = matches!(&e, ReadError::Io(_)) && !conn.has_buffered();
+            return Err(Failure {
+                error: e.to_string(),
+                retry,
+            });
+        }
+    };
+    let keep_alive = h1::keep_alive(head.http11, &head.headers);
+    let framing = match h1::response_framing(method, head.status, &head.headers) {
+        Ok(framing) => framing,
+        Err(e) => {
+            return Err(Failure {
+                error: e.to_string(),
+                retry: false,
+            });
+        }
+    };
+    let status = head.status;
     if tx
         .try_send(FromNet::Head {
             stream,
             status,
-            headers,
+            headers: head.headers,
         })
         .is_err()
     {
-        return false;
+        return Ok(None);
     }
-    let mut body = response.into_body();
-    while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else {
+    let mut body = Body::new(framing);
+    loop {
+        match conn.body_piece(&mut body).await {
+            Ok(Some(data)) => {
+                if tx.try_send(FromNet::Chunk { stream, data }).is_err() {
+                    return Ok(None);
+                }
+            }
+            Ok(None) => break,
             // A broken body is the end the transport must know about.
-            let _ = tx.try_send(FromNet::End { stream });
-            return false;
-        };
-        if let Ok(data) = frame.into_data()
-            && tx.try_send(FromNet::Chunk { stream, data }).is_err()
-        {
-            return false;
+            Err(_) => {
+                let _ = tx.try_send(FromNet::End { stream });
+                return Ok(None);
+            }
         }
     }
     let _ = tx.try_send(FromNet::End { stream });
-    true
+    Ok((keep_alive && body.is_done() && framing != Framing::UntilClose).then_some(conn))
 }
 
 /// What woke the actor
@@ -200,12 +245,15 @@ struct Actor {
     handlers: Handlers,
     /// The task of each request in flight; dropping it closes its response
     tasks: HashMap<StreamId, Task<()>>,
+    /// Authorization steps in flight (dropped, and so cancelled, when the actor ends)
+    auth_tasks: Vec<Task<()>>,
     from_net: Sender<FromNet>,
+    user_agent: Option<crate::auth::UserAgent>,
 }
 
 /// Runs a client connection over Streamable HTTP until it closes
 pub(crate) async fn run(
-    uri: hyper::Uri,
+    target: Target,
     session: Session,
     commands: Receiver<Command>,
     options: ClientOptions,
@@ -213,15 +261,28 @@ pub(crate) async fn run(
 ) {
     let (from_net, net_rx) = async_channel::unbounded();
     let (handlers, handler_rx) = Handlers::channel();
+    let mut transport = ClientTransport::new();
+    let mut user_agent = None;
+    if let Some(auth) = &options.auth {
+        match auth.client(&target.url()) {
+            Ok(client) => {
+                transport = transport.with_auth(client);
+                user_agent = Some(auth.user_agent.clone());
+            }
+            Err(e) => eprintln!("mcp-async-std: OAuth is off: {e}"),
+        }
+    }
     let actor = Actor {
         session,
-        transport: ClientTransport::new(),
-        net: Net::new(uri),
+        transport,
+        net: Net::new(target),
         peer: Peer::new(Some(ready)),
         options,
         handlers,
         tasks: HashMap::new(),
+        auth_tasks: Vec::new(),
         from_net,
+        user_agent,
     };
     actor.run(commands, net_rx, handler_rx).await;
 }
@@ -290,6 +351,7 @@ impl Actor {
         }
         // Dropping the tasks closes every response still open.
         self.tasks.clear();
+        self.auth_tasks.clear();
         self.peer.abort_all();
         driver::close_and_drain(&commands);
         driver::close_and_drain(&handler_rx);
@@ -322,6 +384,9 @@ impl Actor {
             while let Some(request) = self.transport.poll_request() {
                 self.start(request);
             }
+            while let Some(action) = self.transport.poll_auth_action() {
+                self.start_auth(action);
+            }
             let mut busy = false;
             while let Some(event) = self.session.poll_event() {
                 busy = true;
@@ -353,6 +418,30 @@ impl Actor {
         self.tasks.insert(stream, task);
     }
 
+    /// Performs one step of the authorization flow in its own task
+    fn start_auth(&mut self, action: AuthAction) {
+        let tx = self.from_net.clone();
+        self.auth_tasks.retain(|task| !task.is_finished());
+        let task = match action {
+            AuthAction::Fetch(request) => smol::spawn(async move {
+                let response = crate::auth::perform(request).await;
+                let _ = tx.try_send(FromNet::Auth(response));
+            }),
+            AuthAction::Authorize { url } => {
+                let agent = self.user_agent.clone();
+                smol::spawn(async move {
+                    let result = match agent {
+                        Some(agent) => agent(url).await,
+                        None => Err("no user agent".into()),
+                    };
+                    let _ = tx.try_send(FromNet::Redirect(result));
+                })
+            }
+            _ => return,
+        };
+        self.auth_tasks.push(task);
+    }
+
     fn on_net(&mut self, msg: FromNet) {
         let now = driver::now();
         let session = &mut self.session;
@@ -378,6 +467,11 @@ impl Actor {
                 self.tasks.remove(&stream);
                 self.transport.handle_failed(now, stream, &error, session);
             }
+            FromNet::Auth(response) => {
+                self.transport.handle_auth_response(now, response, session);
+            }
+            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
+            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
         }
     }
 }

@@ -1,7 +1,8 @@
-//! Streamable HTTP serving: hyper owns the sockets, one actor task owns the
-//! [`HttpServer`] rules and every session behind them (no lock around the core)
+//! Streamable HTTP serving: a task per connection frames HTTP/1.1 ([`crate::h1`]), one
+//! actor task owns the [`HttpServer`] rules and every session behind them (no lock around
+//! the core)
 //!
-//! Each hyper connection task reads a request (the body up to the core's
+//! Each connection task reads a request (the body up to the core's
 //! [`HttpConfig::max_body_size`]) and hands it to the actor with a channel for the answer.
 //! The actor feeds [`HttpServer::handle_request`], writes what
 //! [`HttpServer::poll_output`] yields to each exchange's channel, runs the application on
@@ -10,37 +11,38 @@
 //! sleeps until [`HttpServer::poll_timeout`].
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use async_channel::{Receiver, Sender};
-use async_net::TcpListener;
-use bytes::Bytes;
-use futures_lite::{FutureExt, StreamExt};
-use http_body_util::{BodyExt, Limited};
-use hyper::body::{Body, Frame, Incoming};
-use hyper::service::service_fn;
-use hyper::{Request, Response};
+use async_net::{TcpListener, TcpStream};
+use futures_lite::FutureExt;
 use mcp_core::http::{
     ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Reply, ResponseHead, SessionIdSource,
     SessionKey, session_id_from_bytes,
 };
 use mcp_core::{Event, ServerConfig};
 use smol::Task;
-use smol_hyper::rt::{FuturesIo, SmolTimer};
 
+use crate::auth::Protection;
 use crate::driver::{
     self, ClientOptions, Dispatch, HandlerMsg, HandlerRx, Handlers, Peer, oneshot,
 };
+use crate::h1::{self, Body, Conn, Framing, ReadError};
 
 /// How long shutdown waits for open connections to finish
 const GRACE: Duration = Duration::from_secs(5);
+/// How long a kept-alive connection may wait for its next request
+const IDLE: Duration = Duration::from_secs(60);
+/// How long a request's head and body may take to arrive once it starts
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long writing one piece of a response may take (a client that stopped reading)
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a protected server's token verifier may take (then 503)
+const VERIFY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
@@ -85,7 +87,7 @@ impl Drop for HttpServerHandle {
 
 /// What woke the accept loop
 enum Accepted {
-    Conn(io::Result<async_net::TcpStream>),
+    Conn(io::Result<TcpStream>),
     Stop,
 }
 
@@ -96,6 +98,7 @@ pub(crate) async fn serve(
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
     tools: Vec<mcp_core::schema::Tool>,
+    protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
@@ -136,27 +139,11 @@ pub(crate) async fn serve(
                 Accepted::Stop => break,
             };
             let to_actor = to_actor.clone();
-            let service = service_fn(move |req| exchange(req, to_actor.clone(), limit));
             let draining = stopped.clone();
             let alive = alive.clone();
+            let protection = protection.clone();
             smol::spawn(async move {
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .timer(SmolTimer::new())
-                    .serve_connection(FuturesIo::new(stream), service);
-                let mut conn = std::pin::pin!(conn);
-                let stopping = async {
-                    let _ = (&mut conn).await;
-                    false
-                }
-                .or(async {
-                    let _ = draining.recv().await;
-                    true
-                })
-                .await;
-                if stopping {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
+                connection(stream, to_actor, limit, draining, protection).await;
                 drop(alive);
             })
             .detach();
@@ -186,7 +173,7 @@ enum ToActor {
     Request {
         method: String,
         headers: Vec<(String, String)>,
-        body: Bytes,
+        body: Vec<u8>,
         reply: Sender<Answer>,
     },
     /// The body was larger than the limit
@@ -380,89 +367,282 @@ impl Actor {
     }
 }
 
-/// One HTTP exchange on a connection task
-async fn exchange(
-    req: Request<Incoming>,
+/// A request read off a connection
+enum Received {
+    Request {
+        method: String,
+        /// The path of the request target (without the query)
+        path: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        keep_alive: bool,
+    },
+    /// The body is larger than the limit (the connection closes after the answer)
+    Oversize,
+    /// Not a request we can read: answer this status and close
+    Bad(u16),
+    /// The client went away
+    Gone,
+}
+
+/// Reads one request: its head, and its body up to `limit`
+async fn receive(conn: &mut Conn<TcpStream>, limit: usize) -> Received {
+    let head = match conn.read_request().await {
+        Ok(Some(head)) => head,
+        Ok(None) | Err(ReadError::Io(_)) => return Received::Gone,
+        Err(ReadError::HeadTooLarge) => return Received::Bad(431),
+        Err(ReadError::Malformed(_)) => return Received::Bad(400),
+    };
+    let Ok(framing) = h1::request_framing(&head.headers) else {
+        return Received::Bad(400);
+    };
+    if let Framing::Length(n) = framing
+        && n > limit as u64
+    {
+        return Received::Oversize;
+    }
+    let continue_expected =
+        h1::header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
+    if continue_expected
+        && framing != Framing::Length(0)
+        && conn.send(b"HTTP/1.1 100 Continue\r\n\r\n").await.is_err()
+    {
+        return Received::Gone;
+    }
+    let mut body = Body::new(framing);
+    match conn.body_to_end(&mut body, limit).await {
+        Ok(Some(body)) => Received::Request {
+            keep_alive: h1::keep_alive(head.http11, &head.headers),
+            path: head.target.split('?').next().unwrap_or_default().to_owned(),
+            method: head.method,
+            headers: head.headers,
+            body,
+        },
+        Ok(None) => Received::Oversize,
+        Err(ReadError::Io(_)) => Received::Gone,
+        Err(_) => Received::Bad(400),
+    }
+}
+
+/// What woke a connection waiting for its next request
+enum Idle {
+    Read(io::Result<usize>),
+    Stop,
+}
+
+/// Serves the requests of one connection, one after the other, until it closes
+async fn connection(
+    stream: TcpStream,
     to_actor: Sender<ToActor>,
     limit: usize,
-) -> Result<Response<ResponseBody>, Infallible> {
-    let method = req.method().as_str().to_owned();
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-        .collect();
-    let (reply, answer) = oneshot::channel();
-    let msg = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(body) => ToActor::Request {
-            method,
-            headers,
-            body: body.to_bytes(),
-            reply,
-        },
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => ToActor::Oversize { reply },
-        // The client broke off the body: nobody reads the answer.
-        Err(_) => return Ok(plain(400)),
-    };
-    if to_actor.try_send(msg).is_err() {
-        return Ok(plain(503));
-    }
-    let Ok(answer) = answer.recv().await else {
-        return Ok(plain(503));
-    };
-    match answer {
-        Answer::Complete(response) => {
-            let mut builder = Response::builder().status(response.status);
-            for (name, value) in &response.headers {
-                builder = builder.header(*name, value.as_str());
+    draining: Receiver<()>,
+    protection: Option<Protection>,
+) {
+    let mut conn = Conn::new(stream);
+    loop {
+        if !conn.has_buffered() {
+            // Idle between requests: shutdown or the idle timeout close the connection.
+            let woke = async { Idle::Read(conn.fill().await) }
+                .or(async {
+                    let _ = draining.recv().await;
+                    Idle::Stop
+                })
+                .or(async {
+                    async_io::Timer::after(IDLE).await;
+                    Idle::Stop
+                })
+                .await;
+            if !matches!(woke, Idle::Read(Ok(n)) if n > 0) {
+                return;
             }
-            let body = ResponseBody::Full(Some(Bytes::from(response.body)));
-            Ok(builder.body(body).unwrap_or_else(|_| plain(500)))
         }
-        Answer::Open { exchange, frames } => {
-            let mut stream = Streaming {
-                frames: Box::pin(frames),
-                to_actor,
-                exchange,
-                ended: false,
-            };
-            let Ok(Piece::Head(head)) = stream.frames.recv().await else {
-                stream.ended = true;
-                return Ok(plain(503));
-            };
-            let mut builder = Response::builder().status(head.status);
-            for (name, value) in &head.headers {
-                builder = builder.header(*name, value.as_str());
+        let Some(received) = h1::within(READ_TIMEOUT, receive(&mut conn, limit)).await else {
+            let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(408))).await;
+            return;
+        };
+        let (reply, answer) = oneshot::channel();
+        let (msg, keep_alive) = match received {
+            Received::Request {
+                method,
+                path,
+                headers,
+                body,
+                keep_alive,
+            } => {
+                // A protected server answers the metadata and refuses bad tokens itself.
+                if let Some(protection) = &protection {
+                    let check = protection.check(&method, &path, &headers);
+                    let denial = match h1::within(VERIFY_TIMEOUT, check).await {
+                        Some(denial) => denial,
+                        None => Some(HttpResponse::empty(503)),
+                    };
+                    if let Some(response) = denial {
+                        if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+                let msg = ToActor::Request {
+                    method,
+                    headers,
+                    body,
+                    reply,
+                };
+                (msg, keep_alive)
             }
-            Ok(builder
-                .body(ResponseBody::Stream(stream))
-                .unwrap_or_else(|_| plain(500)))
+            Received::Oversize => (ToActor::Oversize { reply }, false),
+            Received::Bad(status) => {
+                let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(status))).await;
+                return;
+            }
+            Received::Gone => return,
+        };
+        if to_actor.try_send(msg).is_err() {
+            let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
+            return;
+        }
+        // The core answers every request at once: whole, or as an open exchange.
+        let Ok(answer) = answer.recv().await else {
+            let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
+            return;
+        };
+        let reusable = match answer {
+            Answer::Complete(response) => {
+                let bytes = match head(
+                    response.status,
+                    &response.headers,
+                    Some(response.body.len()),
+                    !keep_alive,
+                ) {
+                    Ok(mut bytes) => {
+                        bytes.extend_from_slice(&response.body);
+                        bytes
+                    }
+                    Err(_) => simple(500),
+                };
+                matches!(
+                    h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await,
+                    Some(Ok(()))
+                )
+            }
+            Answer::Open { exchange, frames } => {
+                let mut open = OpenExchange {
+                    to_actor: to_actor.clone(),
+                    exchange,
+                    ended: false,
+                };
+                open.stream(&mut conn, &frames, !keep_alive).await
+            }
+        };
+        if !reusable || !keep_alive {
+            return;
         }
     }
 }
 
-fn plain(status: u16) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::Full(None));
-    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
-    response
+/// Writes a whole response; `true` when it went out
+async fn send_whole(conn: &mut Conn<TcpStream>, response: &HttpResponse, close: bool) -> bool {
+    let length = Some(response.body.len());
+    let bytes = match head(response.status, &response.headers, length, close) {
+        Ok(mut bytes) => {
+            bytes.extend_from_slice(&response.body);
+            bytes
+        }
+        Err(_) => simple(500),
+    };
+    matches!(
+        h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await,
+        Some(Ok(()))
+    )
 }
 
-/// A response body: whole, or the pieces of an open exchange
-enum ResponseBody {
-    Full(Option<Bytes>),
-    Stream(Streaming),
+/// What a streaming connection waits for
+enum Next {
+    Piece(Piece),
+    /// The actor ended the response
+    End,
+    /// The client closed the connection
+    Gone,
 }
 
-/// The body of an open exchange; dropped before its end, it tells the actor the client went
-/// away
-struct Streaming {
-    frames: Pin<Box<Receiver<Piece>>>,
+/// The next piece of an open response, watching the connection for the client leaving
+async fn next(conn: &mut Conn<TcpStream>, frames: &Receiver<Piece>) -> Next {
+    async { frames.recv().await.map_or(Next::End, Next::Piece) }
+        .or(async {
+            loop {
+                if conn.buffered() >= h1::MAX_HEAD {
+                    // A client pipelining this much waits for the response first.
+                    std::future::pending::<()>().await;
+                }
+                match conn.fill().await {
+                    Ok(0) | Err(_) => return Next::Gone,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await
+}
+
+/// An open exchange on its connection; dropped before its end, it tells the actor the
+/// client went away
+struct OpenExchange {
     to_actor: Sender<ToActor>,
     exchange: ExchangeId,
     ended: bool,
 }
 
-impl Drop for Streaming {
+impl OpenExchange {
+    /// Writes the head and every piece (chunked, flushed per piece) until the actor ends
+    /// the response; `true` when it ended cleanly
+    async fn stream(
+        &mut self,
+        conn: &mut Conn<TcpStream>,
+        frames: &Receiver<Piece>,
+        close: bool,
+    ) -> bool {
+        let head = loop {
+            match next(conn, frames).await {
+                Next::Piece(Piece::Head(head)) => break head,
+                Next::Piece(Piece::Body(_)) => {}
+                Next::End => {
+                    self.ended = true;
+                    let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
+                    return false;
+                }
+                Next::Gone => return false,
+            }
+        };
+        let Ok(bytes) = self::head(head.status, &head.headers, None, close) else {
+            return false;
+        };
+        if !matches!(
+            h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await,
+            Some(Ok(()))
+        ) {
+            return false;
+        }
+        loop {
+            match next(conn, frames).await {
+                Next::Piece(Piece::Body(data)) => {
+                    let sent = h1::within(WRITE_TIMEOUT, conn.send_chunk(&data)).await;
+                    if !matches!(sent, Some(Ok(()))) {
+                        return false;
+                    }
+                }
+                Next::Piece(Piece::Head(_)) => {}
+                Next::End => {
+                    self.ended = true;
+                    let sent = h1::within(WRITE_TIMEOUT, conn.send_last_chunk()).await;
+                    return matches!(sent, Some(Ok(())));
+                }
+                Next::Gone => return false,
+            }
+        }
+    }
+}
+
+impl Drop for OpenExchange {
     fn drop(&mut self) {
         if !self.ended {
             let _ = self.to_actor.try_send(ToActor::Closed(self.exchange));
@@ -470,42 +650,37 @@ impl Drop for Streaming {
     }
 }
 
-impl Body for ResponseBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            Self::Full(body) => Poll::Ready(body.take().map(|b| Ok(Frame::data(b)))),
-            Self::Stream(stream) => loop {
-                match stream.frames.as_mut().poll_next(cx) {
-                    Poll::Ready(Some(Piece::Body(data))) => {
-                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from(data)))));
-                    }
-                    Poll::Ready(Some(Piece::Head(_))) => {}
-                    Poll::Ready(None) => {
-                        stream.ended = true;
-                        return Poll::Ready(None);
-                    }
-                    Poll::Pending => return Poll::Pending,
-                }
-            },
+/// A response head: the core's fields, then the framing (`Content-Length` for a whole
+/// body, chunked for an open one) and `Connection: close` when the connection ends
+fn head(
+    status: u16,
+    headers: &[(&'static str, String)],
+    length: Option<usize>,
+    close: bool,
+) -> Result<Vec<u8>, String> {
+    let mut head = format!("HTTP/1.1 {status} {}\r\n", h1::reason(status));
+    for (name, value) in headers {
+        let framing = ["content-length", "transfer-encoding", "connection"];
+        if !framing.iter().any(|f| name.eq_ignore_ascii_case(f)) {
+            h1::push_field(&mut head, name, value)?;
         }
     }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Self::Full(None))
+    match length {
+        Some(n) => h1::push_field(&mut head, "Content-Length", &n.to_string())?,
+        None => h1::push_field(&mut head, "Transfer-Encoding", "chunked")?,
     }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match self {
-            Self::Full(body) => {
-                hyper::body::SizeHint::with_exact(body.as_ref().map_or(0, |b| b.len() as u64))
-            }
-            Self::Stream(_) => hyper::body::SizeHint::default(),
-        }
+    if close {
+        h1::push_field(&mut head, "Connection", "close")?;
     }
+    head.push_str("\r\n");
+    Ok(head.into_bytes())
+}
+
+/// An empty response that closes the connection
+fn simple(status: u16) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status} {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        h1::reason(status)
+    )
+    .into_bytes()
 }

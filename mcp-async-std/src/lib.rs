@@ -11,8 +11,12 @@
 //!   stdio, or to a Streamable HTTP endpoint; typed calls; dropping a call's future cancels
 //!   the request.
 //! - [`Server`]: register tools, resources, templates and prompts as async functions; serve
-//!   over stdio, any byte stream, or Streamable HTTP (hyper); a cancelled request drops its
+//!   over stdio, any byte stream, or Streamable HTTP (HTTP/1.1 framed by the crate over `httparse`); a cancelled request drops its
 //!   handler.
+//! - OAuth ([`auth`]): an HTTP client authorizes when challenged
+//!   ([`ClientOptions::auth`], the flow is `mcp_core::auth`'s; this crate performs its HTTP
+//!   requests), and [`Server::serve_http_protected`] makes a resource server with an async
+//!   token verifier ([`jwt_verifier`] for JWTs).
 //!
 //! Actors and handlers run on smol's global executor (`smol::spawn`), which drives itself on
 //! its own threads: it works the same whether the application runs async-std, smol, or only
@@ -57,12 +61,18 @@
 //! .unwrap();
 //! ```
 
+pub mod auth;
 pub mod client;
 mod driver;
+mod h1;
 mod http_client;
 mod http_server;
 pub mod server;
 
+pub use auth::{
+    JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
+    headless_user_agent, jwt_verifier,
+};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;

@@ -10,8 +10,6 @@ use std::time::Duration;
 mod common;
 
 use async_io::Timer;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
 use mcp_async_std::{Client, ClientOptions, HttpServerHandle, InputHandler, Server};
 use mcp_core::http::HttpConfig;
 use mcp_core::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
@@ -205,60 +203,7 @@ fn list_call_progress_cancel_and_ask_in_both_eras() {
     });
 }
 
-/// A raw HTTP request: status, headers and body
-async fn raw(
-    url: &str,
-    method: &str,
-    headers: &[(&str, &str)],
-    body: impl Into<Bytes>,
-) -> (u16, hyper::HeaderMap, Bytes) {
-    let uri: hyper::Uri = url.parse().unwrap();
-    let authority = uri.authority().unwrap().as_str().to_owned();
-    let stream = async_net::TcpStream::connect(authority.as_str())
-        .await
-        .unwrap();
-    let (mut net, conn) =
-        hyper::client::conn::http1::handshake(smol_hyper::rt::FuturesIo::new(stream))
-            .await
-            .unwrap();
-    smol::spawn(async move {
-        let _ = conn.await;
-    })
-    .detach();
-    let mut request = hyper::Request::builder()
-        .method(method)
-        .uri(uri.path())
-        .header("host", authority);
-    for (n, v) in headers {
-        request = request.header(*n, *v);
-    }
-    let response = net
-        .send_request(request.body(Full::new(body.into())).unwrap())
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let headers = response.headers().clone();
-    let body = if headers
-        .get("content-type")
-        .is_some_and(|c| c.to_str().unwrap().starts_with("text/event-stream"))
-    {
-        // Read until the first message event, then stop.
-        let mut body = response.into_body();
-        let mut all = Vec::new();
-        while let Some(Ok(frame)) = body.frame().await {
-            if let Ok(data) = frame.into_data() {
-                all.extend_from_slice(&data);
-                if String::from_utf8_lossy(&all).contains("\"result\"") {
-                    break;
-                }
-            }
-        }
-        Bytes::from(all)
-    } else {
-        response.into_body().collect().await.unwrap().to_bytes()
-    };
-    (status, headers, body)
-}
+use common::raw;
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
@@ -327,7 +272,7 @@ fn malformed_requests_get_the_spec_status_and_the_server_keeps_serving() {
         "clientInfo": {"name": "raw", "version": "1"}}});
         let (status, headers, _) = raw(&url, "POST", &[JSON, ACCEPT], init.to_string()).await;
         assert_eq!(status, 200);
-        let sid = headers["mcp-session-id"].to_str().unwrap().to_owned();
+        let sid = headers["mcp-session-id"].clone();
         let session = [("Mcp-Session-Id", sid.as_str())];
         let (status, _, _) = raw(&url, "DELETE", &session, "").await;
         assert_eq!(status, 200);
