@@ -248,6 +248,20 @@ impl Session {
         self.core.out.len()
     }
 
+    /// Releases the spare capacity of the session's buffers and tables
+    ///
+    /// Buffers keep their largest size so a busy session does not allocate per message; a
+    /// binding holding many idle sessions (an HTTP server) may call this when one goes idle.
+    /// Changes nothing observable.
+    pub fn shrink_to_fit(&mut self) {
+        self.codec.shrink_to_fit();
+        self.core.out.shrink_to_fit();
+        self.core.events.shrink_to_fit();
+        self.core.outbound.shrink_to_fit();
+        self.core.inbound.shrink_to_fit();
+        self.core.followed.shrink_to_fit();
+    }
+
     // --- inputs --------------------------------------------------------------------------
 
     /// Feeds bytes read from a byte-stream transport (stdio): newline-delimited JSON
