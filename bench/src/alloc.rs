@@ -4,9 +4,18 @@
 #![allow(unsafe_code)] // a GlobalAlloc wrapper is unsafe by definition; it only counts
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::cell::Cell;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
+thread_local! {
+    /// Bytes allocated minus bytes freed by this thread (the measurements run on one thread,
+    /// so other threads' allocations do not blur them)
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+fn add(bytes: isize) {
+    // `try_with`: nothing to count while the thread is being torn down.
+    let _ = LIVE.try_with(|l| l.set(l.get() + bytes));
+}
 
 /// The system allocator, counting the bytes currently allocated
 pub(crate) struct Counting;
@@ -17,7 +26,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: the caller's contract is passed on to `System`.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+            add(layout.size() as isize);
         }
         p
     }
@@ -25,14 +34,14 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: the caller's contract is passed on to `System`.
         unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        add(-(layout.size() as isize));
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract is passed on to `System`.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+            add(layout.size() as isize);
         }
         p
     }
@@ -41,18 +50,15 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: the caller's contract is passed on to `System`.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            LIVE.fetch_add(
-                new_size as isize - layout.size() as isize,
-                Ordering::Relaxed,
-            );
+            add(new_size as isize - layout.size() as isize);
         }
         p
     }
 }
 
-/// Bytes allocated right now
+/// Bytes this thread allocated and has not freed
 pub(crate) fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
+    LIVE.with(Cell::get)
 }
 
 /// The process's peak resident set (VmHWM) in KiB, where /proc has it
