@@ -387,9 +387,34 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
+        self.serve_http_inner(addr, config, None).await
+    }
+
+    /// [`serve_http_with`](Self::serve_http_with) as an OAuth-protected resource: the
+    /// Protected Resource Metadata is served, and requests without a valid bearer token
+    /// (or without the required scopes) are answered 401 or 403 before any MCP processing
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    pub async fn serve_http_protected(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: crate::auth::Protection,
+    ) -> io::Result<HttpServerHandle> {
+        self.serve_http_inner(addr, config, Some(protection)).await
+    }
+
+    async fn serve_http_inner(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: Option<crate::auth::Protection>,
+    ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let tools = self.dispatch.catalog.tools().cloned().collect();
-        crate::http_server::serve(addr, config, Arc::clone(&self.config), dispatch, tools).await
+        let server_config = Arc::clone(&self.config);
+        crate::http_server::serve(addr, config, server_config, dispatch, tools, protection).await
     }
 
     /// Serves one connection over this process's stdin and stdout

@@ -90,6 +90,19 @@ pub fn everything_server() -> PathBuf {
     )
 }
 
+/// Our `everything-server-blocking` example binary, the mcp-blocking twin of
+/// [`everything_server`] (`MCP_INTEROP_SERVER_BLOCKING`; scripts/test-all builds it)
+///
+/// # Panics
+/// When the variable is unset or names nothing.
+pub fn everything_server_blocking() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_SERVER_BLOCKING",
+        "the mcp-blocking everything-server-blocking example binary \
+         (`cargo build -p mcp-blocking --example everything-server-blocking`)",
+    )
+}
+
 /// A helper script in `tests/peers/`
 ///
 /// # Panics

@@ -79,6 +79,11 @@ impl HttpClient {
         self.session_id.as_deref()
     }
 
+    /// The version set with [`set_version`](Self::set_version)
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        self.version
+    }
+
     /// Sets the negotiated version (2025 wire: after `initialize`, from
     /// [`Session::version`](crate::Session::version)); sent as `MCP-Protocol-Version` on every
     /// later request

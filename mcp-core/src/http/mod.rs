@@ -13,7 +13,8 @@
 //!   by closing it.
 //! - DNS-rebinding protection ([`HostPolicy`]) on both.
 //!
-//! Server side: [`HttpServer`]. Client side: [`client`] builds requests and reads answers.
+//! Server side: [`HttpServer`]. Client side: [`ClientTransport`] is the whole client as one machine (which requests to
+//! make, what each response means); [`client`] holds its header rules.
 //! Nothing here reads a clock (`now` comes in) or makes randomness (session ids come from
 //! a [`SessionIdSource`]).
 //!
@@ -31,6 +32,7 @@ mod response;
 mod server;
 mod session_id;
 mod stream;
+mod transport;
 
 pub use classify::Wire;
 pub use client::{HttpClient, ResponseKind};
@@ -42,6 +44,7 @@ pub use origin::HostPolicy;
 pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
 pub use session_id::{SessionIdSource, session_id_from_bytes};
+pub use transport::{ClientTransport, DEFAULT_MAX_MESSAGE, HttpMethod, HttpRequest, StreamId};
 
 use std::fmt;
 

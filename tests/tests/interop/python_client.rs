@@ -22,11 +22,18 @@ fn python_client(mode: &str) -> (Value, PeerOutput) {
     (summary, output)
 }
 
-/// Asserts the scenario of `py_client.py` and `ts_client.mjs` against our everything-server
+/// Asserts the scenario of `py_client.py` and `ts_client.mjs` against mcp-tokio's
+/// everything-server
 pub(crate) fn assert_everything_scenario(s: &Value, version: &str, output: &PeerOutput) {
+    assert_scenario_of(s, "mcp-tokio-everything", version, output);
+}
+
+/// Asserts the scenario against the everything-server named `server_name` (each binding
+/// has one, with the same catalog)
+pub(crate) fn assert_scenario_of(s: &Value, server_name: &str, version: &str, output: &PeerOutput) {
     let ctx = format!("\nsummary: {s:#}\n{output}");
     assert_eq!(s["protocol_version"], version, "negotiated version{ctx}");
-    assert_eq!(s["server_name"], "mcp-tokio-everything", "server name{ctx}");
+    assert_eq!(s["server_name"], server_name, "server name{ctx}");
     assert_eq!(
         s["tools"],
         json!(["add", "ask_name", "echo", "long_job", "slow"]),

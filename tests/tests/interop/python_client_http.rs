@@ -9,7 +9,12 @@ use crate::python_client::assert_everything_scenario;
 
 /// Starts our everything-server on a port the OS picks; returns it and its URL
 pub(crate) fn our_http_server() -> (ServerProcess, String) {
-    let mut command = Command::new(everything_server());
+    http_server_of(everything_server())
+}
+
+/// Starts an everything-server binary with `--http 127.0.0.1:0`; returns it and its URL
+pub(crate) fn http_server_of(binary: std::path::PathBuf) -> (ServerProcess, String) {
+    let mut command = Command::new(binary);
     command.args(["--http", "127.0.0.1:0"]);
     let server = ServerProcess::start(command);
     let line = server.wait_for_line("serving MCP at ", Duration::from_secs(20));

@@ -1,0 +1,785 @@
+//! The client side of Streamable HTTP as one sans-IO machine: [`ClientTransport`]
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::client::{HttpClient, ResponseKind};
+use super::headers::{Headers, MCP_METHOD};
+use crate::auth::{AuthAction, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
+use crate::codec::sse::SseDecoder;
+use crate::schema::ListToolsResult;
+use crate::session::Session;
+
+/// The default cap on one JSON body or SSE event from the server
+pub const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// Names one HTTP request the binding performs for a [`ClientTransport`]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StreamId(u64);
+
+impl fmt::Display for StreamId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stream#{}", self.0)
+    }
+}
+
+/// The HTTP method of a [`HttpRequest`]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpMethod {
+    /// The standalone stream, or a resumption with `Last-Event-ID`
+    Get,
+    /// One JSON-RPC message
+    Post,
+    /// The end of a 2025-wire session
+    Delete,
+}
+
+impl HttpMethod {
+    /// The method's name as HTTP spells it
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "GET",
+            Self::Post => "POST",
+            Self::Delete => "DELETE",
+        }
+    }
+}
+
+/// One HTTP request to perform against the MCP endpoint (its `Debug` hides the value of
+/// `Authorization`)
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpRequest {
+    /// Report the response under this id
+    pub stream: StreamId,
+    /// The method
+    pub method: HttpMethod,
+    /// The header fields, in order
+    pub headers: Vec<(String, String)>,
+    /// The body (empty for GET and DELETE)
+    pub body: Vec<u8>,
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let secret = n.eq_ignore_ascii_case("authorization");
+                (n.as_str(), if secret { "***" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("stream", &self.stream)
+            .field("method", &self.method)
+            .field("headers", &headers)
+            .field("body", &String::from_utf8_lossy(&self.body))
+            .finish()
+    }
+}
+
+/// One request or response stream in flight
+#[derive(Debug)]
+struct Stream {
+    /// The JSON-RPC id of the request whose answer this stream carries
+    awaits: Option<Value>,
+    kind: Option<ResponseKind>,
+    decoder: SseDecoder,
+    json: Vec<u8>,
+    /// The awaited answer arrived (or nothing is awaited)
+    complete: bool,
+    /// Later POSTs wait for this one's head (2025 wire)
+    blocking: bool,
+    /// With authorization: the request as planned (without `Authorization`) to resend
+    /// after a challenge, and the `Authorization` it carried
+    replay: Option<Replay>,
+}
+
+/// A request kept for resending under a fresh token
+#[derive(Debug)]
+struct Replay {
+    method: HttpMethod,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    /// The `Authorization` value it carried
+    sent: Option<Secret>,
+}
+
+/// A challenged request waiting for the authorization flow
+#[derive(Debug)]
+struct Parked {
+    replay: Replay,
+    awaits: Option<Value>,
+    blocking: bool,
+}
+
+/// The parts of a message the transport looks at
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow, default)]
+    method: Option<&'a str>,
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CancelParams {
+    #[serde(rename = "requestId")]
+    request_id: Option<Value>,
+}
+
+/// The whole client side of Streamable HTTP as one sans-IO machine: which HTTP requests to
+/// make, and what each response means for the client [`Session`]
+///
+/// [`ClientTransport`] sits between a client `Session` and the binding's HTTP library. The
+/// binding's loop is:
+///
+/// 1. after anything happened, [`pull`](Self::pull) what the session transmits;
+/// 2. perform every [`poll_request`](Self::poll_request) (each names a
+///    [`StreamId`]) and abort every [`poll_abort`](Self::poll_abort);
+/// 3. report each response back by its `StreamId`:
+///    [`handle_head`](Self::handle_head), then
+///    [`handle_body`](Self::handle_body) for each chunk, then
+///    [`handle_end`](Self::handle_end), or
+///    [`handle_failed`](Self::handle_failed) when the request failed;
+/// 4. wake at [`poll_timeout`](Self::poll_timeout) and call
+///    [`handle_timeout`](Self::handle_timeout);
+/// 5. to end, perform the DELETE [`close`](Self::close) returns (briefly), then
+///    close the session.
+///
+/// The decisions made here, so no binding makes them:
+/// - On the 2025 wire a POST waits until the one before it has its response head, so the
+///   server sees messages in order (the `initialize` answer carries the session id the
+///   next POST needs).
+/// - On the 2026 wire a request is cancelled by closing its response: the session's
+///   `notifications/cancelled` becomes an abort of that request's stream.
+/// - A request whose answer cannot come (HTTP failure, an unexpected status, a JSON body or
+///   event stream that ended without it and cannot be resumed) gets a JSON-RPC error answer
+///   in its place (-32603), so it ends exactly once.
+/// - An event stream that ends early is resumed with `Last-Event-ID` after the server's
+///   `retry:` delay; a 404 on a session means the server ended it, and so does the client.
+/// - Once the 2025 handshake is done, the standalone GET stream is opened (405 is fine).
+/// - The `Mcp-Param-*` mirrors of each tool are learned from `tools/list` answers.
+/// - With an [`OAuthClient`] ([`with_auth`](Self::with_auth)): every request carries its
+///   `Authorization`; a 401 or a 403 `insufficient_scope` parks the request while the
+///   client authorizes (its requests come from
+///   [`poll_auth_action`](Self::poll_auth_action); report them with
+///   [`handle_auth_response`](Self::handle_auth_response),
+///   [`handle_auth_redirect`](Self::handle_auth_redirect) or
+///   [`handle_auth_error`](Self::handle_auth_error)), then resends it with the new token,
+///   or fails it with the authorization error. Nothing else is sent meanwhile.
+#[derive(Debug)]
+pub struct ClientTransport {
+    http: HttpClient,
+    max_message: usize,
+    streams: HashMap<StreamId, Stream>,
+    next_stream: u64,
+    /// Messages the session wrote, not yet POSTed
+    outbox: VecDeque<Vec<u8>>,
+    requests: VecDeque<HttpRequest>,
+    aborts: VecDeque<StreamId>,
+    /// Reconnections armed: `Last-Event-ID` -> the request the stream still owes
+    resumes: HashMap<String, Option<Value>>,
+    /// Ids of `tools/list` requests in flight (their answers teach header mirrors)
+    tools_lists: HashSet<String>,
+    get_opened: bool,
+    closed: bool,
+    auth: Option<OAuthClient>,
+    parked: Vec<Parked>,
+}
+
+impl Default for ClientTransport {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientTransport {
+    /// A transport with nothing sent yet and the default message cap
+    pub fn new() -> Self {
+        Self::with_max_message(DEFAULT_MAX_MESSAGE)
+    }
+
+    /// A transport accepting JSON bodies and SSE events up to `max_message` bytes; larger
+    /// ones fail the request they answer
+    pub fn with_max_message(max_message: usize) -> Self {
+        Self {
+            http: HttpClient::new(),
+            max_message,
+            streams: HashMap::new(),
+            next_stream: 1,
+            outbox: VecDeque::new(),
+            requests: VecDeque::new(),
+            aborts: VecDeque::new(),
+            resumes: HashMap::new(),
+            tools_lists: HashSet::new(),
+            get_opened: false,
+            closed: false,
+            auth: None,
+            parked: Vec::new(),
+        }
+    }
+
+    /// Authorizes with `auth`: every request carries its `Authorization`; a 401 (or a 403
+    /// `insufficient_scope`) parks the request while the flow runs (drive it with
+    /// [`poll_auth_action`](Self::poll_auth_action) and the `handle_auth_*` methods), then
+    /// resends it with the new token, or fails it with the authorization error
+    pub fn with_auth(mut self, auth: OAuthClient) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The OAuth client, if any
+    pub fn auth(&self) -> Option<&OAuthClient> {
+        self.auth.as_ref()
+    }
+
+    /// The next step of a running authorization flow
+    #[must_use]
+    pub fn poll_auth_action(&mut self) -> Option<AuthAction> {
+        self.auth.as_mut()?.poll_action()
+    }
+
+    /// The response to an [`AuthAction::Fetch`]
+    pub fn handle_auth_response(
+        &mut self,
+        now: Instant,
+        response: AuthResponse,
+        session: &mut Session,
+    ) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.handle_response(now, response);
+        }
+        self.after_auth(now, session);
+    }
+
+    /// Where the user agent of an [`AuthAction::Authorize`] was redirected to
+    pub fn handle_auth_redirect(&mut self, now: Instant, url: &str, session: &mut Session) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.handle_redirect(now, url);
+        }
+        self.after_auth(now, session);
+    }
+
+    /// The user agent of an [`AuthAction::Authorize`] failed
+    pub fn handle_auth_error(&mut self, now: Instant, reason: &str, session: &mut Session) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.handle_user_agent_error(reason);
+        }
+        self.after_auth(now, session);
+    }
+
+    /// Resends the parked requests once no flow runs (or fails them if it failed)
+    fn after_auth(&mut self, now: Instant, session: &mut Session) {
+        let Some(auth) = self.auth.as_mut() else {
+            return;
+        };
+        let mut failed = None;
+        while let Some(event) = auth.poll_event() {
+            if let AuthEvent::Failed(error) = event {
+                failed = Some(error);
+            }
+        }
+        if !auth.is_busy() {
+            for parked in std::mem::take(&mut self.parked) {
+                match &failed {
+                    Some(error) => {
+                        let why = format!("authorization failed: {error}");
+                        self.fail(now, parked.awaits, &why, session);
+                    }
+                    None => {
+                        let Replay {
+                            method,
+                            headers,
+                            body,
+                            ..
+                        } = parked.replay;
+                        self.start(method, headers, body, parked.awaits, parked.blocking);
+                    }
+                }
+            }
+        }
+        self.pull(session);
+    }
+
+    /// Reads a response status for the authorization client: `true` when the request was
+    /// parked (or failed) and its response must be ignored
+    fn challenge(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        status: u16,
+        headers: &(impl Headers + ?Sized),
+        session: &mut Session,
+    ) -> bool {
+        let (Some(auth), Some(entry)) = (self.auth.as_mut(), self.streams.get(&stream)) else {
+            return false;
+        };
+        let sent = entry
+            .replay
+            .as_ref()
+            .and_then(|r| r.sent.as_ref())
+            .map(Secret::expose);
+        let verdict =
+            auth.handle_mcp_response(now, status, headers.values("www-authenticate"), sent);
+        match verdict {
+            Verdict::Retry => {
+                let entry = self.streams.remove(&stream).expect("looked up above");
+                self.aborts.push_back(stream);
+                if let Some(replay) = entry.replay {
+                    self.parked.push(Parked {
+                        replay,
+                        awaits: entry.awaits,
+                        blocking: entry.blocking,
+                    });
+                }
+                self.after_auth(now, session);
+                true
+            }
+            Verdict::Fail(error) => {
+                let entry = self.streams.remove(&stream).expect("looked up above");
+                self.aborts.push_back(stream);
+                let awaits = if entry.complete { None } else { entry.awaits };
+                self.fail(
+                    now,
+                    awaits,
+                    &format!("authorization failed: {error}"),
+                    session,
+                );
+                self.pull(session);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The header rules and what they learned (session id, version, tool mirrors)
+    pub fn http(&self) -> &HttpClient {
+        &self.http
+    }
+
+    /// How many HTTP requests are in flight
+    pub fn streams_in_flight(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Takes what the session transmits and plans the HTTP requests that carry it; call
+    /// after every change to the session (a command, or any `handle_*` here)
+    pub fn pull(&mut self, session: &mut Session) {
+        if self.closed {
+            return;
+        }
+        let mut buf = Vec::new();
+        while let Some(t) = session.poll_transmit(&mut buf) {
+            let start = buf.len() - t.len;
+            let mut message = buf.split_off(start);
+            if message.last() == Some(&b'\n') {
+                message.pop();
+            }
+            self.outbox.push_back(message);
+        }
+        let version = session.version();
+        if let Some(version) = version
+            && self.http.version() != Some(version)
+        {
+            // Sent as `MCP-Protocol-Version` from `notifications/initialized` on.
+            self.http.set_version(version);
+        }
+        self.send_outbox();
+        if version.is_some()
+            && !self.get_opened
+            && self.http.session_id().is_some()
+            && !session.is_closed()
+        {
+            // The 2025 handshake is done: the standalone stream for the server's own
+            // messages (405 is fine).
+            self.get_opened = true;
+            let headers = self.http.get_headers(None);
+            self.start(HttpMethod::Get, headers, Vec::new(), None, false);
+        }
+    }
+
+    /// The next HTTP request to perform
+    pub fn poll_request(&mut self) -> Option<HttpRequest> {
+        self.requests.pop_front()
+    }
+
+    /// The next request to abort (drop its connection; report nothing more for it)
+    pub fn poll_abort(&mut self) -> Option<StreamId> {
+        self.aborts.pop_front()
+    }
+
+    /// The next reconnection due, if any
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.closed {
+            return None;
+        }
+        let refresh = self.auth.as_ref().and_then(OAuthClient::poll_timeout);
+        [self.http.poll_timeout(), refresh]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Plans the reconnections due at `now`, and a token refresh when one is due
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.refresh_if_due(now);
+        }
+        while let Some(last) = self.http.poll_reconnect(now) {
+            let awaits = self.resumes.remove(&last).flatten();
+            let headers = self.http.get_headers(Some(&last));
+            self.start(HttpMethod::Get, headers, Vec::new(), awaits, false);
+        }
+    }
+
+    /// A response's status and header fields arrived
+    pub fn handle_head(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        status: u16,
+        headers: &(impl Headers + ?Sized),
+        session: &mut Session,
+    ) {
+        if self.challenge(now, stream, status, headers, session) {
+            return;
+        }
+        let kind = self.http.handle_response(status, headers);
+        let Some(entry) = self.streams.get_mut(&stream) else {
+            return;
+        };
+        entry.kind = Some(kind);
+        entry.blocking = false;
+        match kind {
+            ResponseKind::Json | ResponseKind::EventStream => {}
+            ResponseKind::SessionExpired => {
+                // The server ended the session: so does this client.
+                let awaits = entry.awaits.take();
+                self.fail(
+                    now,
+                    awaits,
+                    "the server ended the session (HTTP 404)",
+                    session,
+                );
+                self.shut(session, now);
+            }
+            ResponseKind::Failed { status } => {
+                let awaits = entry.awaits.take();
+                entry.complete = true;
+                self.fail(
+                    now,
+                    awaits,
+                    &format!("the server answered HTTP {status}"),
+                    session,
+                );
+            }
+            // Accepted, NotAllowed and whatever comes later: nothing to read
+            _ => entry.complete = true,
+        }
+        self.pull(session);
+    }
+
+    /// A piece of a response's body arrived
+    pub fn handle_body(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        data: &[u8],
+        session: &mut Session,
+    ) {
+        let Some(entry) = self.streams.get_mut(&stream) else {
+            return;
+        };
+        match entry.kind {
+            Some(ResponseKind::Json) => {
+                if entry.json.len() + data.len() > self.max_message {
+                    let awaits = entry.awaits.take();
+                    self.drop_stream(stream);
+                    self.fail(now, awaits, "the response body is too large", session);
+                } else {
+                    entry.json.extend_from_slice(data);
+                }
+            }
+            Some(ResponseKind::EventStream) => {
+                entry.decoder.push(data);
+                let mut messages = Vec::new();
+                let mut broken = false;
+                while let Some(event) = entry.decoder.next_event() {
+                    match event {
+                        Ok(event) if !event.data.is_empty() => messages.push(event.data),
+                        Ok(_) => {}
+                        Err(_) => broken = true,
+                    }
+                }
+                for message in messages {
+                    self.deliver(now, stream, message.as_bytes(), session);
+                }
+                if broken && let Some(entry) = self.streams.get_mut(&stream) {
+                    let awaits = if entry.complete {
+                        None
+                    } else {
+                        entry.awaits.take()
+                    };
+                    self.drop_stream(stream);
+                    self.fail(now, awaits, "the event stream broke its framing", session);
+                }
+            }
+            _ => {}
+        }
+        self.pull(session);
+    }
+
+    /// A response's body ended
+    pub fn handle_end(&mut self, now: Instant, stream: StreamId, session: &mut Session) {
+        let Some(mut entry) = self.streams.remove(&stream) else {
+            return;
+        };
+        match entry.kind {
+            Some(ResponseKind::Json) => {
+                let json = std::mem::take(&mut entry.json);
+                self.streams.insert(stream, entry);
+                self.deliver(now, stream, &json, session);
+                if let Some(entry) = self.streams.remove(&stream)
+                    && !entry.complete
+                {
+                    self.fail(now, entry.awaits, "the response held no answer", session);
+                }
+            }
+            Some(ResponseKind::EventStream) => {
+                entry.decoder.finish();
+                if !session.is_closed() {
+                    let resume = self.http.stream_ended(now, &entry.decoder, entry.complete);
+                    if resume.is_some() {
+                        if let Some(last) = entry.decoder.last_event_id() {
+                            self.resumes.insert(last.to_owned(), entry.awaits);
+                        }
+                    } else if !entry.complete {
+                        self.fail(
+                            now,
+                            entry.awaits,
+                            "the event stream ended without an answer",
+                            session,
+                        );
+                    }
+                }
+            }
+            _ => {
+                if !entry.complete {
+                    self.fail(now, entry.awaits, "the response held no answer", session);
+                }
+            }
+        }
+        self.pull(session);
+    }
+
+    /// The request failed before or while its response arrived (connection refused, reset,
+    /// timed out): the request it carried gets an error answer
+    pub fn handle_failed(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        error: &str,
+        session: &mut Session,
+    ) {
+        if let Some(entry) = self.streams.remove(&stream) {
+            let awaits = if entry.complete { None } else { entry.awaits };
+            self.fail(
+                now,
+                awaits,
+                &format!("the HTTP request failed: {error}"),
+                session,
+            );
+        }
+        self.pull(session);
+    }
+
+    /// Ends the transport: every request in flight is aborted (see
+    /// [`poll_abort`](Self::poll_abort)), and on the 2025 wire the DELETE that ends the
+    /// session is returned, to perform with a short time limit. Then close the session.
+    pub fn close(&mut self) -> Option<HttpRequest> {
+        if self.closed {
+            return None;
+        }
+        self.closed = true;
+        let mut ids: Vec<StreamId> = self.streams.keys().copied().collect();
+        ids.sort();
+        self.aborts.extend(ids);
+        self.streams.clear();
+        self.outbox.clear();
+        self.requests.clear();
+        let mut headers = self.http.delete_headers()?;
+        if let Some(value) = self.auth.as_ref().and_then(OAuthClient::authorization) {
+            headers.push(("Authorization".into(), value));
+        }
+        let stream = self.next_id();
+        Some(HttpRequest {
+            stream,
+            method: HttpMethod::Delete,
+            headers,
+            body: Vec::new(),
+        })
+    }
+
+    fn shut(&mut self, session: &mut Session, now: Instant) {
+        let mut ids: Vec<StreamId> = self.streams.keys().copied().collect();
+        ids.sort();
+        for id in ids {
+            if let Some(entry) = self.streams.remove(&id) {
+                self.aborts.push_back(id);
+                let awaits = if entry.complete { None } else { entry.awaits };
+                self.fail(
+                    now,
+                    awaits,
+                    "the server ended the session (HTTP 404)",
+                    session,
+                );
+            }
+        }
+        self.outbox.clear();
+        self.closed = true;
+        session.close(now);
+    }
+
+    fn next_id(&mut self) -> StreamId {
+        let id = StreamId(self.next_stream);
+        self.next_stream += 1;
+        id
+    }
+
+    fn drop_stream(&mut self, stream: StreamId) {
+        if self.streams.remove(&stream).is_some() {
+            self.aborts.push_back(stream);
+        }
+    }
+
+    /// POSTs the queued messages in order; on the 2025 wire each waits for the head of the
+    /// one before
+    fn send_outbox(&mut self) {
+        let authorizing =
+            !self.parked.is_empty() || self.auth.as_ref().is_some_and(OAuthClient::is_busy);
+        while !authorizing && !self.streams.values().any(|s| s.blocking) {
+            let Some(message) = self.outbox.pop_front() else {
+                return;
+            };
+            let Ok(peek) = serde_json::from_slice::<Peek<'_>>(&message) else {
+                continue;
+            };
+            if peek.method == Some("notifications/cancelled") && self.http.session_id().is_none() {
+                // The 2026 wire cancels by closing the request's response.
+                let target = peek
+                    .params
+                    .and_then(|p| serde_json::from_str::<CancelParams>(p.get()).ok())
+                    .and_then(|p| p.request_id);
+                let found = self
+                    .streams
+                    .iter()
+                    .find(|(_, s)| s.awaits.is_some() && s.awaits == target)
+                    .map(|(no, _)| *no);
+                if let Some(no) = found {
+                    self.drop_stream(no);
+                }
+                continue;
+            }
+            let awaits = peek.method.and(peek.id.clone());
+            if peek.method == Some("tools/list")
+                && let Some(id) = &peek.id
+            {
+                self.tools_lists.insert(id.to_string());
+            }
+            let headers = self.http.post_headers(&message);
+            let blocking = !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(MCP_METHOD));
+            self.start(HttpMethod::Post, headers, message, awaits, blocking);
+        }
+    }
+
+    fn start(
+        &mut self,
+        method: HttpMethod,
+        mut headers: Vec<(String, String)>,
+        mut body: Vec<u8>,
+        awaits: Option<Value>,
+        blocking: bool,
+    ) {
+        let stream = self.next_id();
+        let replay = self.auth.as_ref().map(|auth| {
+            let sent = auth.authorization();
+            let replay = Replay {
+                method,
+                headers: headers.clone(),
+                body: std::mem::take(&mut body),
+                sent: sent.clone().map(Secret::new),
+            };
+            if let Some(value) = sent {
+                headers.push(("Authorization".into(), value));
+            }
+            body.clone_from(&replay.body);
+            replay
+        });
+        self.streams.insert(
+            stream,
+            Stream {
+                complete: awaits.is_none() && method == HttpMethod::Post,
+                awaits,
+                kind: None,
+                decoder: SseDecoder::new(self.max_message),
+                json: Vec::new(),
+                blocking,
+                replay,
+            },
+        );
+        self.requests.push_back(HttpRequest {
+            stream,
+            method,
+            headers,
+            body,
+        });
+    }
+
+    /// Feeds one message to the session; notes the answer its stream was waiting for
+    fn deliver(&mut self, now: Instant, stream: StreamId, message: &[u8], session: &mut Session) {
+        if let Ok(peek) = serde_json::from_slice::<Peek<'_>>(message)
+            && peek.method.is_none()
+            && let Some(id) = &peek.id
+        {
+            if let Some(entry) = self.streams.get_mut(&stream)
+                && entry.awaits.as_ref() == Some(id)
+            {
+                entry.complete = true;
+            }
+            if self.tools_lists.remove(&id.to_string())
+                && let Some(result) = peek.result
+                && let Ok(mut list) = serde_json::from_str::<ListToolsResult>(result.get())
+            {
+                let _ = self.http.observe_tools(&mut list);
+            }
+        }
+        session.handle_message(now, message);
+    }
+
+    /// A request's answer will not come: the session gets an error answer in its place
+    fn fail(&mut self, now: Instant, awaits: Option<Value>, why: &str, session: &mut Session) {
+        let Some(id) = awaits else { return };
+        self.tools_lists.remove(&id.to_string());
+        let error = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32603, "message": why},
+        });
+        session.handle_message(now, error.to_string().as_bytes());
+    }
+}

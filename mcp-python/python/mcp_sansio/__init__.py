@@ -1,0 +1,89 @@
+"""Model Context Protocol in Python's sans-IO idiom, on a Rust core.
+
+``mcp_sansio`` is the protocol without the I/O, in the style of h11 and wsproto: session
+objects that take bytes in (``receive_data``) and give events (``next_event``) and bytes
+out (``data_to_send``), with time passed in as floats. The protocol itself (both eras,
+the legacy ``initialize`` handshake and the 2026-07-28 per-request metadata, timeouts,
+progress, cancellation, input requests, tasks, subscriptions, Streamable HTTP) runs in
+Rust (``mcp-core``); the drivers in :mod:`mcp_sansio.aio` and :mod:`mcp_sansio.sync`
+only move bytes and run your handlers.
+
+The import name is ``mcp_sansio`` (the distribution ``mcp-sansio``), so it installs side by
+side with the official SDK's ``mcp`` package.
+"""
+
+from ._core import (
+    LATEST_PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
+    ClientSession,
+    HttpServer,
+    ServerConfig,
+    ServerSession,
+)
+from .errors import (
+    ConnectionClosed,
+    InvalidResult,
+    LocalProtocolError,
+    McpError,
+    RemoteProtocolError,
+    RequestCancelled,
+    RequestTimeout,
+)
+from .events import (
+    Cancelled,
+    Closed,
+    CompletionRequest,
+    Event,
+    InputAnswered,
+    InputFailed,
+    InputRequired,
+    Notification,
+    Progress,
+    PromptGet,
+    Ready,
+    Request,
+    RequestFailed,
+    ResourceRead,
+    Response,
+    TaskCancelled,
+    TaskInput,
+    TaskStatus,
+    ToolCall,
+    Unblocked,
+)
+
+__all__ = [
+    "LATEST_PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
+    "ClientSession",
+    "HttpServer",
+    "ServerConfig",
+    "ServerSession",
+    "ConnectionClosed",
+    "InvalidResult",
+    "LocalProtocolError",
+    "McpError",
+    "RemoteProtocolError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "Cancelled",
+    "Closed",
+    "CompletionRequest",
+    "Event",
+    "InputAnswered",
+    "InputFailed",
+    "InputRequired",
+    "Notification",
+    "Progress",
+    "PromptGet",
+    "Ready",
+    "Request",
+    "RequestFailed",
+    "ResourceRead",
+    "Response",
+    "TaskCancelled",
+    "TaskInput",
+    "TaskStatus",
+    "ToolCall",
+    "Unblocked",
+]

@@ -1,0 +1,363 @@
+"""Runs a server's handlers against a session's events (shared by every transport).
+
+The session (a ``ServerSession`` for a byte stream, an ``HttpServer`` for the HTTP
+endpoint) makes every protocol decision; this module only starts handler tasks for the
+events that need the application, and hands their results back.
+"""
+
+import asyncio
+import base64
+import functools
+import inspect
+import json
+import sys
+import threading
+from typing import Any, Callable, Dict, List, Optional
+
+from .errors import LocalProtocolError, McpError
+from .events import (
+    Cancelled,
+    Closed,
+    CompletionRequest,
+    InputAnswered,
+    InputFailed,
+    PromptGet,
+    Request,
+    ResourceRead,
+    TaskCancelled,
+    TaskInput,
+    ToolCall,
+)
+
+_EAGER = sys.version_info >= (3, 12)
+INTERNAL_ERROR = -32603
+METHOD_NOT_FOUND = -32601
+
+
+class _Suspended(BaseException):
+    """The request was answered with ``input_required`` (2026-07-28); its handler stops and
+    runs again when the client retries with the answers."""
+
+
+class Context:
+    """What a handler can do besides returning its result.
+
+    A handler receives it when it declares a parameter annotated ``Context`` (or named
+    ``ctx``). Its methods may be called from sync handlers too (they run in a worker
+    thread); ``ask_input``/``elicit`` and ``run_as_task`` are coroutines for async handlers.
+    """
+
+    __slots__ = ("_dispatcher", "request_id", "_cancelled")
+
+    def __init__(self, dispatcher: "Dispatcher", request_id: int) -> None:
+        self._dispatcher = dispatcher
+        self.request_id = request_id
+        self._cancelled = False
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client cancelled the request (async handlers are also cancelled)."""
+        return self._cancelled
+
+    def report_progress(
+        self, progress: float, total: Optional[float] = None, message: Optional[str] = None
+    ) -> None:
+        """Reports progress, if the client asked for it (otherwise nothing is sent)."""
+        self._dispatcher.call(
+            lambda s: s.report_progress(self.request_id, float(progress), total, message)
+        )
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
+        """Logs to the client (``notifications/message``) if its log level lets ``level``
+        (``debug`` ... ``emergency``) through."""
+        self._dispatcher.call(lambda s: s.log(self.request_id, level, data, logger))
+
+    def debug(self, data: Any) -> None:
+        """``log("debug", data)``"""
+        self.log("debug", data)
+
+    def info(self, data: Any) -> None:
+        """``log("info", data)``"""
+        self.log("info", data)
+
+    def warning(self, data: Any) -> None:
+        """``log("warning", data)``"""
+        self.log("warning", data)
+
+    def error(self, data: Any) -> None:
+        """``log("error", data)``"""
+        self.log("error", data)
+
+    async def ask_input(self, requests: Dict[str, Any]) -> Dict[str, Any]:
+        """Asks the client for input, whatever the era; returns the responses by key.
+
+        ``requests`` maps keys of your choosing to ``{"method": "elicitation/create" |
+        "sampling/createMessage" | "roots/list", "params": {...}}``. On a legacy session the
+        client gets live requests and this waits for every answer. On a 2026-07-28 request
+        the request is answered with ``input_required`` and this handler run stops; the
+        client's retry runs the handler again, and then this returns at once. So ask before
+        doing work that must not run twice.
+
+        Raises :class:`McpError` when the client cannot answer (it lacks the capability).
+        """
+        d = self._dispatcher
+        status, responses = d.session.ask_input(self.request_id, requests)
+        d.flush()
+        if status == "answered":
+            return responses
+        if status == "suspended":
+            raise _Suspended()
+        future = asyncio.get_running_loop().create_future()
+        d.asks[self.request_id] = future
+        return await future
+
+    async def elicit(self, message: str, requested_schema: Dict[str, Any]) -> Dict[str, Any]:
+        """Asks the user a question (form elicitation); returns the client's
+        ``ElicitResult`` (``{"action": "accept" | "decline" | "cancel", "content": ...}``)."""
+        params = {"message": message, "requestedSchema": requested_schema}
+        answers = await self.ask_input({"elicit": {"method": "elicitation/create", "params": params}})
+        return answers["elicit"]
+
+    async def run_as_task(
+        self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
+    ) -> int:
+        """Answers the request with a task now and keeps working: the handler's result then
+        completes the task. Raises :class:`McpError` if the client did not offer a task."""
+        d = self._dispatcher
+        task_id = d.session.start_task(self.request_id, ttl, poll_interval)
+        d.tasks[task_id] = self.request_id
+        d.flush()
+        return task_id
+
+
+def _content_result(value: Any) -> Dict[str, Any]:
+    """A tool's return value as a ``CallToolResult``."""
+    if isinstance(value, dict) and isinstance(value.get("content"), list):
+        return value
+    if value is None:
+        return {"content": []}
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}]}
+    if isinstance(value, (list, tuple)) and value and all(
+        isinstance(v, dict) and "type" in v for v in value
+    ):
+        return {"content": list(value)}
+    text = json.dumps(value, ensure_ascii=False)
+    result: Dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if isinstance(value, dict):
+        result["structuredContent"] = value
+    return result
+
+
+def _resource_result(uri: str, mime_type: Optional[str], value: Any) -> Dict[str, Any]:
+    """A resource reader's return value as a ``ReadResourceResult``."""
+    if isinstance(value, dict) and isinstance(value.get("contents"), list):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        item: Dict[str, Any] = {"uri": uri, "blob": base64.b64encode(value).decode("ascii")}
+    elif isinstance(value, str):
+        item = {"uri": uri, "text": value}
+    else:
+        item = {"uri": uri, "text": json.dumps(value, ensure_ascii=False)}
+        mime_type = mime_type or "application/json"
+    if mime_type:
+        item["mimeType"] = mime_type
+    return {"contents": [item]}
+
+
+def _prompt_result(value: Any) -> Dict[str, Any]:
+    """A prompt handler's return value as a ``GetPromptResult``."""
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        return value
+    if isinstance(value, str):
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": value}}]}
+    return {"messages": list(value)}
+
+
+def _completion_result(value: Any) -> Dict[str, Any]:
+    """A completion handler's return value as a ``CompleteResult``."""
+    if isinstance(value, dict) and "completion" in value:
+        return value
+    values = [str(v) for v in (value or [])][:100]
+    return {"completion": {"values": values, "hasMore": False}}
+
+
+class Handler:
+    """A registered function and how to call it."""
+
+    __slots__ = ("fn", "is_async", "context_param", "meta")
+
+    def __init__(self, fn: Callable[..., Any], context_param: Optional[str], meta: Any = None):
+        self.fn = fn
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.context_param = context_param
+        self.meta = meta
+
+
+class Dispatcher:
+    """Routes one session's events to the handlers; ``flush`` writes what the session
+    queued (bytes to a pipe, or pieces of HTTP responses)."""
+
+    def __init__(self, registry: Any, session: Any, flush: Callable[[], None]) -> None:
+        self.registry = registry
+        self.session = session
+        self.flush = flush
+        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        self.running: Dict[int, "asyncio.Future[Any]"] = {}
+        self.contexts: Dict[int, Context] = {}
+        self.asks: Dict[int, "asyncio.Future[Any]"] = {}
+        self.tasks: Dict[int, int] = {}
+        self.closed = asyncio.Event()
+        self.close_reason: Optional[str] = None
+
+    def call(self, command: Callable[[Any], Any]) -> None:
+        """Runs a session command on the loop's thread, then writes its output."""
+        if threading.get_ident() == self.loop_thread:
+            try:
+                command(self.session)
+            except LocalProtocolError:
+                pass
+            self.flush()
+        else:
+            self.loop.call_soon_threadsafe(self.call, command)
+
+    def drain(self) -> None:
+        """Handles every queued event."""
+        session = self.session
+        while True:
+            event = session.next_event()
+            if event is None:
+                return
+            kind = type(event)
+            if kind is ToolCall:
+                handler = self.registry.tools[event.name]
+                self._start(event.request_id, handler, event.arguments, _content_result)
+            elif kind is ResourceRead:
+                handler, mime = self.registry.resources[event.key]
+                uri = event.uri
+                self._start(
+                    event.request_id,
+                    handler,
+                    dict(event.variables),
+                    lambda v, uri=uri, mime=mime: _resource_result(uri, mime, v),
+                    uri=uri,
+                )
+            elif kind is PromptGet:
+                handler = self.registry.prompts[event.name]
+                self._start(event.request_id, handler, dict(event.arguments), _prompt_result)
+            elif kind is CompletionRequest:
+                handler = self.registry.completion_handler
+                p = event.params
+                args = {
+                    "ref": p.get("ref"),
+                    "argument": p.get("argument"),
+                    "context": p.get("context"),
+                }
+                self._start(event.request_id, handler, args, _completion_result)
+            elif kind is Cancelled:
+                self._cancel(event.request_id)
+            elif kind is InputAnswered:
+                f = self.asks.pop(event.request_id, None)
+                if f is not None and not f.done():
+                    f.set_result(event.responses)
+            elif kind is InputFailed:
+                f = self.asks.pop(event.request_id, None)
+                if f is not None and not f.done():
+                    f.set_exception(event.error)
+            elif kind is TaskCancelled:
+                rid = self.tasks.pop(event.task_id, None)
+                if rid is not None:
+                    self._cancel(rid)
+            elif kind is TaskInput:
+                pass
+            elif kind is Request:
+                session.respond_error(
+                    event.request_id, METHOD_NOT_FOUND, f"Method not found: {event.method}"
+                )
+            elif kind is Closed:
+                self.close_reason = event.reason
+                if session.__class__.__name__ == "ServerSession":
+                    self.closed.set()
+                    for rid in list(self.running):
+                        self._cancel(rid)
+
+    def _cancel(self, request_id: int) -> None:
+        task = self.running.pop(request_id, None)
+        ctx = self.contexts.pop(request_id, None)
+        if ctx is not None:
+            ctx._cancelled = True
+        if task is not None:
+            task.cancel()
+        f = self.asks.pop(request_id, None)
+        if f is not None and not f.done():
+            f.cancel()
+
+    def _start(self, request_id: int, handler: Handler, kwargs: Dict[str, Any], shape, **extra) -> None:
+        if handler is None:
+            self.session.respond_error(request_id, METHOD_NOT_FOUND, "no handler")
+            return
+        if handler.context_param is not None:
+            ctx = Context(self, request_id)
+            self.contexts[request_id] = ctx
+            kwargs[handler.context_param] = ctx
+        if handler.meta == "uri" and "uri" in extra:
+            kwargs["uri"] = extra["uri"]
+        coro = self._run(request_id, handler, kwargs, shape)
+        if _EAGER:
+            # 3.12+: the handler runs at once, as a real task, until its first suspension;
+            # one that never suspends finishes without a trip through the event loop.
+            task = asyncio.Task(coro, loop=self.loop, eager_start=True)
+            if task.done():
+                return
+        else:
+            task = self.loop.create_task(coro)
+        self.running[request_id] = task
+
+    async def _run(self, request_id: int, handler: Handler, kwargs: Dict[str, Any], shape) -> None:
+        session = self.session
+        try:
+            if handler.is_async:
+                value = await handler.fn(**kwargs)
+            else:
+                value = await self.loop.run_in_executor(
+                    None, functools.partial(handler.fn, **kwargs)
+                )
+            result = shape(value)
+        except asyncio.CancelledError:
+            self.running.pop(request_id, None)
+            self.contexts.pop(request_id, None)
+            return
+        except _Suspended:
+            self.running.pop(request_id, None)
+            self.contexts.pop(request_id, None)
+            self.flush()
+            return
+        except McpError as e:
+            result = None
+            self.running.pop(request_id, None)
+            self.contexts.pop(request_id, None)
+            session.respond_error(request_id, e.code, e.message, e.data)
+            self.flush()
+            return
+        except Exception as e:  # a failing tool is a tool error, not a protocol error
+            if shape is _content_result:
+                result = {"content": [{"type": "text", "text": str(e) or type(e).__name__}], "isError": True}
+            else:
+                self.running.pop(request_id, None)
+                self.contexts.pop(request_id, None)
+                session.respond_error(request_id, INTERNAL_ERROR, str(e) or type(e).__name__)
+                self.flush()
+                return
+        self.running.pop(request_id, None)
+        self.contexts.pop(request_id, None)
+        try:
+            session.respond(request_id, result)
+        except (ValueError, TypeError) as e:
+            session.respond_error(request_id, INTERNAL_ERROR, f"invalid result: {e}")
+        self.flush()
+
+    def cancel_all(self) -> None:
+        """Stops every running handler (the transport is gone)."""
+        for rid in list(self.running):
+            self._cancel(rid)

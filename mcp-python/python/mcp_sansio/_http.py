@@ -1,0 +1,246 @@
+"""The Streamable HTTP front end of :class:`mcp_sansio.aio.Server`: HTTP/1.1 parsed by h11
+over asyncio streams; every MCP rule (both wires, sessions, SSE, resumption, host checks)
+is decided by the Rust ``HttpServer``."""
+
+import asyncio
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import h11
+
+from ._core import HttpServer
+from ._dispatch import Dispatcher
+
+MAX_HEAD = 64 * 1024
+
+
+class _Exchange:
+    """One open response: where its pieces go, and whether it ended."""
+
+    __slots__ = ("conn", "writer", "ended")
+
+    def __init__(self, conn: h11.Connection, writer: asyncio.StreamWriter) -> None:
+        self.conn = conn
+        self.writer = writer
+        self.ended = asyncio.get_running_loop().create_future()
+
+
+class _Endpoint:
+    def __init__(self, server: Any, path: str, allowed_hosts: Optional[Sequence[str]]) -> None:
+        self.path = path
+        self.core = HttpServer(server.config, allowed_hosts=list(allowed_hosts or []))
+        self.loop = asyncio.get_running_loop()
+        self.exchanges: Dict[int, _Exchange] = {}
+        self.dispatcher = Dispatcher(server, self.core, self.pump)
+        self._pumping = False
+        self._dirty = False
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._deadline: Optional[float] = None
+
+    def pump(self) -> None:
+        if self._pumping:
+            self._dirty = True
+            return
+        self._pumping = True
+        try:
+            while True:
+                self._dirty = False
+                self.dispatcher.drain()
+                self._route()
+                if not self._dirty:
+                    break
+        finally:
+            self._pumping = False
+        deadline = self.core.next_deadline()
+        if deadline is None or (self._timer is not None and self._deadline is not None and self._deadline <= deadline):
+            return  # one timer, moved only earlier (firing early is harmless)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deadline = deadline
+        self._timer = self.loop.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._deadline = None
+        self.core.handle_timeout()
+        self.pump()
+
+    def _route(self) -> None:
+        core = self.core
+        while True:
+            out = core.next_output()
+            if out is None:
+                return
+            ex = self.exchanges.get(out[1])
+            if ex is None:
+                continue
+            try:
+                if out[0] == "head":
+                    headers = [(k.encode(), v.encode()) for k, v in out[3]]
+                    ex.writer.write(ex.conn.send(h11.Response(status_code=out[2], headers=headers)))
+                elif out[0] == "body":
+                    ex.writer.write(ex.conn.send(h11.Data(data=out[2])))
+                else:
+                    ex.writer.write(ex.conn.send(h11.EndOfMessage()))
+                    del self.exchanges[out[1]]
+                    if not ex.ended.done():
+                        ex.ended.set_result(None)
+            except (h11.LocalProtocolError, ConnectionError, RuntimeError):
+                self.exchanges.pop(out[1], None)
+                if not ex.ended.done():
+                    ex.ended.set_result(None)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self.dispatcher.cancel_all()
+        for ex in self.exchanges.values():
+            if not ex.ended.done():
+                ex.ended.set_result(None)
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        try:
+            while True:
+                event = await self._next(conn, reader)
+                if isinstance(event, h11.Request):
+                    keep = await self._request(conn, reader, writer, event)
+                    if not keep:
+                        break
+                    if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+                        conn.start_next_cycle()
+                    else:
+                        break
+                else:
+                    break
+        except (h11.RemoteProtocolError, ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    async def _next(self, conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await reader.read(65536)
+                conn.receive_data(data)
+                continue
+            return event
+
+    async def _request(
+        self,
+        conn: h11.Connection,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        request: h11.Request,
+    ) -> bool:
+        target = request.target.decode("latin-1").split("?", 1)[0]
+        method = request.method.decode("ascii")
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers]
+        body = bytearray()
+        limit = self.core.max_body_size
+        oversize = False
+        while True:
+            event = await self._next(conn, reader)
+            if isinstance(event, h11.Data):
+                if len(body) + len(event.data) > limit:
+                    oversize = True
+                    break
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            else:
+                return False
+        if target != self.path:
+            self._write_complete(conn, writer, 404, [("Content-Type", "text/plain")], b"not found")
+            return not oversize
+        if oversize:
+            _, status, hdrs, payload = self.core.reject_oversize()
+            self._write_complete(conn, writer, status, hdrs, payload)
+            return False
+        reply = self.core.handle_request(method, headers, bytes(body))
+        if reply[0] == "complete":
+            self._write_complete(conn, writer, reply[1], reply[2], reply[3])
+            self.pump()
+            return True
+        exchange = reply[1]
+        ex = _Exchange(conn, writer)
+        self.exchanges[exchange] = ex
+        self.pump()
+        if not ex.ended.done():
+            gone = asyncio.ensure_future(reader.read(1))
+            await asyncio.wait({ex.ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not ex.ended.done():
+                # The client went away (or sent more on a busy connection): end the exchange.
+                self.exchanges.pop(exchange, None)
+                self.core.handle_closed(exchange)
+                self.pump()
+                return False
+            gone.cancel()
+        await writer.drain()
+        return True
+
+    @staticmethod
+    def _write_complete(
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        status: int,
+        headers: List[Tuple[str, str]],
+        body: bytes,
+    ) -> None:
+        hdrs = [(k.encode(), v.encode()) for k, v in headers]
+        hdrs.append((b"Content-Length", str(len(body)).encode()))
+        writer.write(conn.send(h11.Response(status_code=status, headers=hdrs)))
+        if body:
+            writer.write(conn.send(h11.Data(data=body)))
+        writer.write(conn.send(h11.EndOfMessage()))
+
+
+class HttpServerHandle:
+    """A running Streamable HTTP endpoint: ``url``, ``port``; stop it with :meth:`aclose`."""
+
+    def __init__(self, endpoint: _Endpoint, server: asyncio.AbstractServer, host: str, port: int, path: str) -> None:
+        self._endpoint = endpoint
+        self._server = server
+        self._connections: set = set()
+        self.host = host
+        self.port = port
+        self.url = f"http://{host}:{port}{path}"
+
+    async def aclose(self) -> None:
+        """Stops listening, ends open responses and cancels running handlers."""
+        self._server.close()
+        self._endpoint.close()
+        for t in list(self._connections):
+            t.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def __aenter__(self) -> "HttpServerHandle":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+async def serve_http(
+    server: Any, host: str, port: int, path: str, allowed_hosts: Optional[Sequence[str]]
+) -> HttpServerHandle:
+    endpoint = _Endpoint(server, path, allowed_hosts)
+    handle: Optional[HttpServerHandle] = None
+
+    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if handle is not None and task is not None:
+            handle._connections.add(task)
+        try:
+            await endpoint.serve(reader, writer)
+        except asyncio.CancelledError:
+            writer.close()
+        finally:
+            if handle is not None and task is not None:
+                handle._connections.discard(task)
+
+    listener = await asyncio.start_server(on_connection, host, port)
+    bound = listener.sockets[0].getsockname()[1]
+    handle = HttpServerHandle(endpoint, listener, host, bound, path)
+    return handle

@@ -1,0 +1,811 @@
+"""asyncio drivers: a decorator-based :class:`Server` (stdio, Streamable HTTP, in process)
+and a :class:`Client` (child process over stdio, Streamable HTTP, in process).
+
+No anyio, no task groups: each connection is a protocol object that feeds the Rust
+session from ``data_received`` and writes what it queued; handlers run as asyncio tasks
+(sync handlers in the default executor). When the peer goes away every handler still
+running is cancelled and every pending call fails with ``ConnectionClosed``.
+"""
+
+import asyncio
+import os
+import sys
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Union
+
+from . import _schema
+from ._core import ClientSession, ServerConfig, ServerSession
+from ._dispatch import Context, Dispatcher, Handler
+from .errors import ConnectionClosed, LocalProtocolError
+from .events import (
+    Closed,
+    InputRequired,
+    Notification,
+    Progress,
+    Ready,
+    RequestFailed,
+    Response,
+)
+
+__all__ = ["Server", "Context", "Client", "ServerConnection"]
+
+
+class Server:
+    """An MCP server: register tools, resources, prompts and a completion handler with
+    decorators, then serve over stdio (:meth:`serve_stdio`), Streamable HTTP
+    (:meth:`serve_http`) or in process (:meth:`Client.connect_in_process`).
+
+    ::
+
+        server = Server("demo", "1.0")
+
+        @server.tool(description="Adds two numbers")
+        def add(a: float, b: float) -> float:
+            return a + b
+
+        asyncio.run(server.serve_stdio())
+
+    Handlers may be ``async def`` (run as tasks, cancelled when the client cancels) or plain
+    functions (run in a worker thread). A parameter annotated :class:`Context` (or named
+    ``ctx``) receives the request's context: progress, logging, input, tasks.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: Optional[str] = None,
+        instructions: Optional[str] = None,
+        logging: bool = True,
+        request_timeout: Optional[float] = 60.0,
+        state_key: Optional[bytes] = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.logging = logging
+        self.request_timeout = request_timeout
+        self.state_key = state_key
+        self.tools: Dict[str, Handler] = {}
+        self.resources: Dict[str, Any] = {}
+        self.prompts: Dict[str, Handler] = {}
+        self.completion_handler: Optional[Handler] = None
+        self._tool_defs: List[Dict[str, Any]] = []
+        self._resource_defs: List[Dict[str, Any]] = []
+        self._template_defs: List[Dict[str, Any]] = []
+        self._prompt_defs: List[Dict[str, Any]] = []
+        self._config: Optional[ServerConfig] = None
+
+    # --- registration --------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: Optional[str] = None,
+        *,
+        description: Optional[str] = None,
+        title: Optional[str] = None,
+        input_schema: Optional[Dict[str, Any]] = None,
+        output_schema: Optional[Dict[str, Any]] = None,
+        annotations: Optional[Dict[str, Any]] = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Registers a tool. Its input schema comes from the signature unless given; the
+        description defaults to the docstring. The return value becomes the result: a str
+        is text, a dict is JSON text plus ``structuredContent``, a dict with ``content`` is
+        a ``CallToolResult`` as is. An exception becomes an ``isError`` result; raise
+        :class:`McpError` for a JSON-RPC error instead."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            schema, ctx = _schema.signature_schema(fn, Context)
+            tool: Dict[str, Any] = {"name": name or fn.__name__, "inputSchema": input_schema or schema}
+            desc = description or inspect_doc(fn)
+            if desc:
+                tool["description"] = desc
+            if title:
+                tool["title"] = title
+            if output_schema:
+                tool["outputSchema"] = output_schema
+            if annotations:
+                tool["annotations"] = annotations
+            self.tools[tool["name"]] = Handler(fn, ctx)
+            self._tool_defs.append(tool)
+            self._config = None
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        mime_type: Optional[str] = None,
+        title: Optional[str] = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Registers a resource, or a resource template when ``uri`` has ``{variables}``
+        (the reader then gets them as keyword arguments). The reader returns str (text),
+        bytes (a blob), or a ``ReadResourceResult`` dict; a parameter named ``uri`` receives
+        the URI read."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            ctx = _schema.context_param(fn, Context)
+            import inspect as _inspect
+
+            wants_uri = "uri" in _inspect.signature(fn).parameters
+            entry: Dict[str, Any] = {"name": name or fn.__name__}
+            desc = description or inspect_doc(fn)
+            if desc:
+                entry["description"] = desc
+            if mime_type:
+                entry["mimeType"] = mime_type
+            if title:
+                entry["title"] = title
+            if "{" in uri:
+                entry["uriTemplate"] = uri
+                self._template_defs.append(entry)
+            else:
+                entry["uri"] = uri
+                self._resource_defs.append(entry)
+            self.resources[uri] = (Handler(fn, ctx, "uri" if wants_uri else None), mime_type)
+            self._config = None
+            return fn
+
+        return register
+
+    def prompt(
+        self,
+        name: Optional[str] = None,
+        *,
+        description: Optional[str] = None,
+        title: Optional[str] = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Registers a prompt; its arguments come from the signature (parameters without a
+        default are required). It returns a str (one user message), a list of messages, or
+        a ``GetPromptResult`` dict."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            schema, ctx = _schema.signature_schema(fn, Context)
+            required = set(schema.get("required", []))
+            prompt: Dict[str, Any] = {
+                "name": name or fn.__name__,
+                "arguments": [
+                    {"name": arg, "required": arg in required} for arg in schema["properties"]
+                ],
+            }
+            desc = description or inspect_doc(fn)
+            if desc:
+                prompt["description"] = desc
+            if title:
+                prompt["title"] = title
+            self.prompts[prompt["name"]] = Handler(fn, ctx)
+            self._prompt_defs.append(prompt)
+            self._config = None
+            return fn
+
+        return register
+
+    def completion(self) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Registers the ``completion/complete`` handler: ``fn(ref, argument, context)``
+        returns a list of values (or a ``CompleteResult`` dict)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self.completion_handler = Handler(fn, _schema.context_param(fn, Context))
+            self._config = None
+            return fn
+
+        return register
+
+    @property
+    def config(self) -> ServerConfig:
+        """The compiled catalog and capabilities (rebuilt after a registration)."""
+        if self._config is None:
+            self._config = ServerConfig(
+                self.name,
+                self.version,
+                title=self.title,
+                instructions=self.instructions,
+                tools=self._tool_defs,
+                resources=self._resource_defs,
+                resource_templates=self._template_defs,
+                prompts=self._prompt_defs,
+                completions=self.completion_handler is not None,
+                logging=self.logging,
+                request_timeout=self.request_timeout,
+                state_key=self.state_key,
+            )
+        return self._config
+
+    # --- serving -------------------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        """Serves one client over this process's stdin and stdout until it closes them."""
+        loop = asyncio.get_running_loop()
+        conn = ServerConnection(self)
+        await loop.connect_read_pipe(lambda: conn, sys.stdin.buffer)
+        w_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+        conn.set_writer(w_transport.write)
+        await conn.wait_closed()
+        w_transport.close()
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = "/mcp",
+        *,
+        allowed_hosts: Optional[Sequence[str]] = None,
+    ) -> "HttpServerHandle":
+        """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
+        once listening. ``port=0`` picks a free port (see ``handle.port``)."""
+        from ._http import serve_http
+
+        return await serve_http(self, host, port, path, allowed_hosts)
+
+    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
+        """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of
+        :meth:`serve_http` until interrupted."""
+        if transport == "stdio":
+            asyncio.run(self.serve_stdio())
+        elif transport in ("http", "streamable-http"):
+
+            async def main() -> None:
+                handle = await self.serve_http(host, port, path)
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    await handle.aclose()
+
+            try:
+                asyncio.run(main())
+            except KeyboardInterrupt:
+                pass
+        else:
+            raise ValueError(f"unknown transport {transport!r}")
+
+
+def inspect_doc(fn: Callable[..., Any]) -> Optional[str]:
+    """The first paragraph of a function's docstring."""
+    doc = (fn.__doc__ or "").strip()
+    return doc.split("\n\n")[0].strip() or None if doc else None
+
+
+class _Connection(asyncio.Protocol):
+    """Feeds a session from a byte stream and writes what it queues; reentrancy-safe, so
+    two connections may be joined in memory."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.write: Optional[Callable[[bytes], Any]] = None
+        self.transport: Optional[asyncio.BaseTransport] = None
+        self._pumping = False
+        self._dirty = False
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._deadline: Optional[float] = None
+        self._paused = False
+        self._eof = False
+        self.loop = asyncio.get_running_loop()
+
+    def set_writer(self, write: Callable[[bytes], Any]) -> None:
+        self.write = write
+        self.pump()
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.session.receive_data(data)
+        self.pump()
+
+    def eof_received(self) -> Optional[bool]:
+        self.feed_eof()
+        return None
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self.feed_eof()
+
+    def feed_eof(self) -> None:
+        if not self._eof:
+            self._eof = True
+            self.session.receive_eof()
+            self.pump()
+
+    def flush(self) -> None:
+        if self.write is None:
+            return  # the bytes wait in the session until a writer is set
+        data = self.session.data_to_send()
+        if data:
+            self.write(data)
+
+    def handle_events(self) -> None:
+        raise NotImplementedError
+
+    def pump(self) -> None:
+        """Handles every event, writes every byte, and re-arms the timer."""
+        if self._pumping:
+            self._dirty = True
+            return
+        self._pumping = True
+        try:
+            while True:
+                self._dirty = False
+                self.handle_events()
+                self.flush()
+                if not self._dirty:
+                    break
+        finally:
+            self._pumping = False
+        self._arm()
+        transport = self.transport
+        if transport is not None and hasattr(transport, "pause_reading"):
+            wants = self.session.wants_read
+            if self._paused and wants:
+                self._paused = False
+                transport.resume_reading()  # type: ignore[attr-defined]
+            elif not self._paused and not wants and not self.session.is_closed:
+                self._paused = True
+                transport.pause_reading()  # type: ignore[attr-defined]
+
+    def next_deadline(self) -> Optional[float]:
+        return self.session.next_deadline()
+
+    def on_timeout(self) -> None:
+        self.session.handle_timeout()
+
+    def _arm(self) -> None:
+        # One timer, moved only earlier: firing early is harmless (handle_timeout fires what
+        # is due and the timer is re-armed), and most requests only push the deadline later.
+        deadline = self.next_deadline()
+        if deadline is None:
+            return
+        if self._timer is not None and self._deadline is not None and self._deadline <= deadline:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deadline = deadline
+        self._timer = self.loop.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._deadline = None
+        self.on_timeout()
+        self.pump()
+
+    def stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+class ServerConnection(_Connection):
+    """One client connection of a :class:`Server` over a byte stream."""
+
+    def __init__(self, server: Server) -> None:
+        super().__init__(ServerSession(server.config))
+        self.dispatcher = Dispatcher(server, self.session, self.pump)
+
+    def handle_events(self) -> None:
+        self.dispatcher.drain()
+
+    def feed_eof(self) -> None:
+        super().feed_eof()
+        if self.session.is_closed:
+            self.dispatcher.cancel_all()
+            self.dispatcher.closed.set()
+
+    async def wait_closed(self) -> None:
+        """Waits until the client closed the connection and every handler finished."""
+        await self.dispatcher.closed.wait()
+        self.stop_timer()
+
+
+# --- the client ------------------------------------------------------------------------------
+
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
+InputHandler = Callable[[Dict[str, Any]], Any]
+
+
+class _ClientConnection(_Connection):
+    def __init__(self, session: ClientSession, client: "Client") -> None:
+        super().__init__(session)
+        self.client = client
+
+    def handle_events(self) -> None:
+        self.client._drain()
+
+
+class Client:
+    """An MCP client on asyncio; make one with :meth:`connect_stdio`, :meth:`connect_http`
+    or :meth:`connect_in_process`, and use it as an async context manager::
+
+        async with Client.connect_stdio(sys.executable, ["server.py"]) as client:
+            print(await client.call_tool("add", {"a": 1, "b": 2}))
+
+    Results are plain dicts, as the protocol defines them. A JSON-RPC error answer raises
+    :class:`McpError`; a closed connection :class:`ConnectionClosed`.
+
+    Input the server asks for is answered by ``on_elicit(params) -> result``,
+    ``on_sample(params) -> result`` (sync or async) and ``roots`` (a list of root dicts);
+    declaring one declares the capability. ``on_notification(method, params)`` sees
+    notifications (``notifications/message`` log lines, list changes, ...).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "mcp-sansio-client",
+        version: str = "0.1.0",
+        era: str = "auto",
+        request_timeout: Optional[float] = 60.0,
+        on_elicit: Optional[InputHandler] = None,
+        on_sample: Optional[InputHandler] = None,
+        roots: Optional[List[Dict[str, Any]]] = None,
+        on_notification: Optional[Callable[[str, Any], Any]] = None,
+        capabilities: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        caps = dict(capabilities or {})
+        if on_elicit is not None:
+            caps.setdefault("elicitation", {"form": {}})
+        if on_sample is not None:
+            caps.setdefault("sampling", {})
+        if roots is not None:
+            caps.setdefault("roots", {})
+        self.session = ClientSession(
+            name, version, era=era, capabilities=caps, request_timeout=request_timeout
+        )
+        self.on_elicit = on_elicit
+        self.on_sample = on_sample
+        self.roots = roots
+        self.on_notification = on_notification
+        self._calls: Dict[int, "asyncio.Future[Any]"] = {}
+        self._progress: Dict[int, ProgressCallback] = {}
+        self._ready: "asyncio.Future[Ready]" = asyncio.get_running_loop().create_future()
+        self._closed_reason: Optional[str] = None
+        self._conn = _ClientConnection(self.session, self)
+        self._closer: Optional[Callable[[], Awaitable[None]]] = None
+        self._tasks: set = set()
+        self.server: Optional[Ready] = None
+
+    # --- connecting ----------------------------------------------------------------------
+
+    @classmethod
+    def connect_stdio(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Optional[Dict[str, str]] = None,
+        cwd: Optional[str] = None,
+        stderr: Any = None,
+        **options: Any,
+    ) -> "_Connect":
+        """Starts ``command args...`` as a child process and speaks MCP over its stdio.
+
+        On close, its stdin is closed; it is terminated if it has not exited within two
+        seconds, then killed."""
+
+        async def start() -> "Client":
+            client = cls(**options)
+            loop = asyncio.get_running_loop()
+            conn = client._conn
+
+            class _Proto(asyncio.SubprocessProtocol):
+                def pipe_data_received(self, fd: int, data: bytes) -> None:
+                    if fd == 1:
+                        conn.data_received(data)
+
+                def pipe_connection_lost(self, fd: int, exc: Optional[Exception]) -> None:
+                    if fd == 1:
+                        conn.feed_eof()
+
+                def process_exited(self) -> None:
+                    conn.feed_eof()
+
+            transport, _ = await loop.subprocess_exec(
+                _Proto,
+                command,
+                *args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                env=env,
+                cwd=cwd,
+            )
+            stdin = transport.get_pipe_transport(0)
+            conn.set_writer(stdin.write)
+
+            async def close() -> None:
+                if not stdin.is_closing():
+                    stdin.close()
+                for _ in range(200):
+                    if transport.get_returncode() is not None:
+                        break
+                    await asyncio.sleep(0.01)
+                else:
+                    transport.terminate()
+                    for _ in range(100):
+                        if transport.get_returncode() is not None:
+                            break
+                        await asyncio.sleep(0.01)
+                    else:
+                        transport.kill()
+                transport.close()
+
+            client._closer = close
+            return client
+
+        return _Connect(start)
+
+    @classmethod
+    def connect_in_process(cls, server: Server, **options: Any) -> "_Connect":
+        """Joins a client to ``server`` in memory (no pipes, no threads): for tests and
+        embedding."""
+
+        async def start() -> "Client":
+            client = cls(**options)
+            sconn = ServerConnection(server)
+            cconn = client._conn
+            cconn.set_writer(sconn.data_received)
+            sconn.set_writer(cconn.data_received)
+
+            async def close() -> None:
+                sconn.feed_eof()
+                cconn.feed_eof()
+
+            client._closer = close
+            return client
+
+        return _Connect(start)
+
+    @classmethod
+    def connect_http(cls, url: str, **options: Any) -> "_Connect":
+        """Speaks Streamable HTTP to ``url`` (both wires, as the era picks)."""
+        from ._http_client import connect_http
+
+        return _Connect(lambda: connect_http(cls, url, **options))
+
+    async def _wait_ready(self) -> None:
+        self._conn.pump()
+        self.server = await self._ready
+
+    # --- properties ----------------------------------------------------------------------
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The protocol version in use."""
+        return self.session.version
+
+    @property
+    def server_info(self) -> Optional[Dict[str, Any]]:
+        """The server's ``serverInfo``."""
+        return self.server.peer_info if self.server else None
+
+    @property
+    def server_capabilities(self) -> Dict[str, Any]:
+        """The server's capabilities."""
+        return self.server.capabilities if self.server else {}
+
+    @property
+    def instructions(self) -> Optional[str]:
+        """The server's instructions for the model."""
+        return self.server.instructions if self.server else None
+
+    # --- events --------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        session = self.session
+        calls = self._calls
+        while True:
+            event = session.next_event()
+            if event is None:
+                return
+            kind = type(event)
+            if kind is Response:
+                f = calls.pop(event.request_id, None)
+                self._progress.pop(event.request_id, None)
+                if f is not None and not f.done():
+                    f.set_result(event.result)
+            elif kind is RequestFailed:
+                f = calls.pop(event.request_id, None)
+                self._progress.pop(event.request_id, None)
+                if f is not None and not f.done():
+                    f.set_exception(event.error)
+            elif kind is Progress:
+                cb = self._progress.get(event.request_id)
+                if cb is not None:
+                    self._spawn(cb, event.progress, event.total, event.message)
+            elif kind is InputRequired:
+                t = asyncio.ensure_future(self._answer_input(event))
+                self._tasks.add(t)
+                t.add_done_callback(self._tasks.discard)
+            elif kind is Notification:
+                if self.on_notification is not None:
+                    self._spawn(self.on_notification, event.method, event.params)
+            elif kind is Ready:
+                if not self._ready.done():
+                    self._ready.set_result(event)
+            elif kind is Closed:
+                self._closed_reason = event.reason
+                if not self._ready.done():
+                    self._ready.set_exception(ConnectionClosed(event.reason))
+                for f in calls.values():
+                    if not f.done():
+                        f.set_exception(ConnectionClosed(event.reason))
+                calls.clear()
+
+    def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            r = fn(*args)
+        except Exception:
+            return
+        if asyncio.iscoroutine(r):
+            t = asyncio.ensure_future(r)
+            self._tasks.add(t)
+            t.add_done_callback(self._tasks.discard)
+
+    async def _answer_input(self, event: InputRequired) -> None:
+        responses: Dict[str, Any] = {}
+        try:
+            for key, request in event.requests.items():
+                method = request.get("method")
+                params = request.get("params") or {}
+                if method == "elicitation/create" and self.on_elicit is not None:
+                    r = self.on_elicit(params)
+                elif method == "sampling/createMessage" and self.on_sample is not None:
+                    r = self.on_sample(params)
+                elif method == "roots/list" and self.roots is not None:
+                    r = {"roots": list(self.roots)}
+                else:
+                    self.session.refuse_input(event.input_id, -32601, f"{method} is not supported")
+                    self._conn.pump()
+                    return
+                if asyncio.iscoroutine(r):
+                    r = await r
+                responses[key] = r
+            self.session.provide_input(event.input_id, responses)
+        except LocalProtocolError:
+            pass
+        except Exception as e:
+            try:
+                self.session.refuse_input(event.input_id, -32603, str(e))
+            except LocalProtocolError:
+                pass
+        self._conn.pump()
+
+    # --- requests ------------------------------------------------------------------------
+
+    async def _call(self, request_id: int, progress: Optional[ProgressCallback] = None) -> Any:
+        future = self._conn.loop.create_future()
+        self._calls[request_id] = future
+        if progress is not None:
+            self._progress[request_id] = progress
+        self._conn.pump()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            # Our caller gave up: tell the server.
+            if self.session.cancel(request_id, "cancelled by the caller"):
+                self._conn.pump()
+            raise
+
+    def _check_open(self) -> None:
+        if self._closed_reason is not None:
+            raise ConnectionClosed(self._closed_reason)
+
+    async def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Sends any request; returns its result."""
+        self._check_open()
+        return await self._call(self.session.send_request(method, params, timeout=timeout))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        progress_callback: Optional[ProgressCallback] = None,
+        timeout: Optional[float] = None,
+        as_task: bool = False,
+    ) -> Dict[str, Any]:
+        """``tools/call``: returns the ``CallToolResult`` (a tool's own failure is a result
+        with ``isError``; check it)."""
+        self._check_open()
+        rid = self.session.call_tool(
+            name, arguments, progress=progress_callback is not None, timeout=timeout, as_task=as_task
+        )
+        return await self._call(rid, progress_callback)
+
+    async def list_tools(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """``tools/list`` (one page; ``nextCursor`` names the next)."""
+        self._check_open()
+        return await self._call(self.session.list_tools(cursor))
+
+    async def list_resources(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """``resources/list``"""
+        self._check_open()
+        return await self._call(self.session.list_resources(cursor))
+
+    async def list_resource_templates(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """``resources/templates/list``"""
+        self._check_open()
+        return await self._call(self.session.list_resource_templates(cursor))
+
+    async def read_resource(self, uri: str) -> Dict[str, Any]:
+        """``resources/read``"""
+        self._check_open()
+        return await self._call(self.session.read_resource(uri))
+
+    async def list_prompts(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """``prompts/list``"""
+        self._check_open()
+        return await self._call(self.session.list_prompts(cursor))
+
+    async def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+        """``prompts/get``"""
+        self._check_open()
+        return await self._call(self.session.get_prompt(name, arguments))
+
+    async def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """``completion/complete``"""
+        self._check_open()
+        return await self._call(self.session.complete(ref, argument, context))
+
+    async def ping(self) -> None:
+        """``ping``"""
+        self._check_open()
+        await self._call(self.session.ping())
+
+    async def set_logging_level(self, level: str) -> None:
+        """``logging/setLevel`` (legacy era)"""
+        self._check_open()
+        await self._call(self.session.set_logging_level(level))
+
+    # --- closing -------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Closes the connection (and stops a child process); pending calls fail with
+        :class:`ConnectionClosed`."""
+        closer, self._closer = self._closer, None
+        if closer is not None:
+            await closer()
+        self._conn.feed_eof()
+        self._conn.stop_timer()
+        for t in list(self._tasks):
+            t.cancel()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+class _Connect:
+    """``await Client.connect_...(...)`` or ``async with Client.connect_...(...) as c``."""
+
+    def __init__(self, start: Callable[[], Awaitable[Client]]) -> None:
+        self._start = start
+        self._client: Optional[Client] = None
+
+    async def _open(self) -> Client:
+        client = await self._start()
+        try:
+            await client._wait_ready()
+        except BaseException:
+            await client.aclose()
+            raise
+        return client
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Client:
+        self._client = await self._open()
+        return self._client
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+from ._http import HttpServerHandle  # noqa: E402  (the HTTP front end imports this module)

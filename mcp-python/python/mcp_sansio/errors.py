@@ -1,0 +1,65 @@
+"""Exceptions of mcp_sansio.
+
+Two families, as in h11: :class:`LocalProtocolError` is *your* mistake (a command the
+protocol does not allow right now: a request before the session is ready, progress that
+does not increase, ...) and leaves the session unchanged; :class:`RemoteProtocolError` and
+its subclasses describe what the *peer* did (an error answer, no answer in time, a closed
+connection).
+"""
+
+from typing import Any, Optional
+
+__all__ = [
+    "LocalProtocolError",
+    "RemoteProtocolError",
+    "McpError",
+    "RequestTimeout",
+    "RequestCancelled",
+    "ConnectionClosed",
+    "InvalidResult",
+]
+
+
+class LocalProtocolError(Exception):
+    """A command was used in a way the protocol does not allow; nothing was sent."""
+
+
+class RemoteProtocolError(Exception):
+    """The peer did not give what a request needed (see the subclasses)."""
+
+
+class McpError(RemoteProtocolError):
+    """The peer answered with a JSON-RPC error (``code``, ``message``, optional ``data``).
+
+    Raise it from a server handler to answer the request with that error.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(code, message, data)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+
+class RequestTimeout(RemoteProtocolError):
+    """No answer came in time; the peer was sent ``notifications/cancelled``."""
+
+
+class RequestCancelled(RemoteProtocolError):
+    """The request was cancelled (by us, or by refusing the input it needed)."""
+
+
+class ConnectionClosed(RemoteProtocolError):
+    """The session closed before the request was answered."""
+
+    def __init__(self, reason: Optional[str] = None) -> None:
+        super().__init__(reason or "the session closed")
+        self.reason = reason
+
+
+class InvalidResult(RemoteProtocolError):
+    """The peer's answer does not have the shape the method needs (or asked for input
+    too many times)."""

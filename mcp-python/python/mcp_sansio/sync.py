@@ -1,0 +1,149 @@
+"""A blocking client: the asyncio :class:`mcp_sansio.aio.Client` on an event loop of its
+own, in a daemon thread, so plain synchronous code can use MCP::
+
+    from mcp_sansio.sync import Client
+
+    with Client.connect_stdio(sys.executable, ["server.py"]) as client:
+        print(client.call_tool("add", {"a": 1, "b": 2}))
+
+Every method blocks until the answer arrives and returns the same plain dicts (or raises
+the same exceptions) as its asyncio counterpart. ``timeout`` on each call bounds the wait;
+the request is then cancelled and ``RequestTimeout`` raised.
+"""
+
+import asyncio
+import concurrent.futures
+import threading
+from typing import Any, Callable, Dict, Optional, Sequence
+
+from . import aio
+from .errors import RequestTimeout
+
+__all__ = ["Client"]
+
+
+class _Loop:
+    """An event loop running in a daemon thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="mcp-sansio-sync", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Any, timeout: Optional[float] = None) -> Any:
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise RequestTimeout(f"no answer within {timeout} s") from None
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        if not self.loop.is_running():
+            self.loop.close()
+
+
+class Client:
+    """A blocking MCP client; make one with :meth:`connect_stdio`, :meth:`connect_http` or
+    :meth:`connect_in_process`, and close it (or use ``with``)."""
+
+    def __init__(self, loop: _Loop, client: aio.Client) -> None:
+        self._loop = loop
+        self._client = client
+
+    @classmethod
+    def _connect(cls, make: Callable[[], Any]) -> "Client":
+        loop = _Loop()
+        try:
+
+            async def start() -> aio.Client:
+                return await make()
+
+            client = loop.run(start())
+        except BaseException:
+            loop.stop()
+            raise
+        return cls(loop, client)
+
+    @classmethod
+    def connect_stdio(cls, command: str, args: Sequence[str] = (), **options: Any) -> "Client":
+        """Starts ``command args...`` and speaks MCP over its stdio (see
+        :meth:`mcp_sansio.aio.Client.connect_stdio` for the options)."""
+        return cls._connect(lambda: aio.Client.connect_stdio(command, args, **options))
+
+    @classmethod
+    def connect_http(cls, url: str, **options: Any) -> "Client":
+        """Speaks Streamable HTTP to ``url``."""
+        return cls._connect(lambda: aio.Client.connect_http(url, **options))
+
+    @classmethod
+    def connect_in_process(cls, server: "aio.Server", **options: Any) -> "Client":
+        """Serves ``server`` on the client's own loop thread, joined in memory."""
+        return cls._connect(lambda: aio.Client.connect_in_process(server, **options))
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The protocol version in use."""
+        return self._client.protocol_version
+
+    @property
+    def server_info(self) -> Optional[Dict[str, Any]]:
+        """The server's ``serverInfo``."""
+        return self._client.server_info
+
+    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None, progress_callback: Any = None) -> Dict[str, Any]:
+        """``tools/call``"""
+        return self._loop.run(self._client.call_tool(name, arguments, progress_callback=progress_callback), timeout)
+
+    def list_tools(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``tools/list``"""
+        return self._loop.run(self._client.list_tools(cursor), timeout)
+
+    def list_resources(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``resources/list``"""
+        return self._loop.run(self._client.list_resources(cursor), timeout)
+
+    def list_resource_templates(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``resources/templates/list``"""
+        return self._loop.run(self._client.list_resource_templates(cursor), timeout)
+
+    def read_resource(self, uri: str, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``resources/read``"""
+        return self._loop.run(self._client.read_resource(uri), timeout)
+
+    def list_prompts(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``prompts/list``"""
+        return self._loop.run(self._client.list_prompts(cursor), timeout)
+
+    def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``prompts/get``"""
+        return self._loop.run(self._client.get_prompt(name, arguments), timeout)
+
+    def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``completion/complete``"""
+        return self._loop.run(self._client.complete(ref, argument, context), timeout)
+
+    def ping(self, *, timeout: Optional[float] = None) -> None:
+        """``ping``"""
+        self._loop.run(self._client.ping(), timeout)
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """Any request."""
+        return self._loop.run(self._client.request(method, params), timeout)
+
+    def close(self) -> None:
+        """Closes the connection and stops the loop thread."""
+        if self._loop.loop.is_closed():
+            return
+        try:
+            self._loop.run(self._client.aclose(), 10)
+        finally:
+            self._loop.stop()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,706 @@
+//! The client side: the `ClientSession` class
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_core::{
+    ClientConfig, EraMode, Event, Implementation, InboundId, InputId, OutboundId, ProtocolVersion,
+    RequestOptions, Responder, Session,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use serde_json::{Value, json};
+
+use crate::clock::Clock;
+use crate::config::random_u64;
+use crate::convert;
+use crate::events::{self, classes};
+
+/// One MCP connection, client side, in the sans-IO style
+///
+/// The handshake (or discovery) is queued at once: write `data_to_send()` first. Requests
+/// sent before `Ready` raise `LocalProtocolError`.
+#[pyclass(module = "mcp_sansio._core", name = "ClientSession")]
+pub(crate) struct PyClientSession {
+    pub(crate) session: Session,
+    pub(crate) clock: Clock,
+    buf: Vec<u8>,
+    outbound: HashMap<u64, OutboundId>,
+    next_input: u64,
+    inputs: HashMap<u64, InputId>,
+    next_request: u64,
+    inbound: HashMap<u64, Responder>,
+    by_inbound: HashMap<InboundId, u64>,
+}
+
+fn era(era: &str) -> PyResult<EraMode> {
+    match era {
+        "auto" => Ok(EraMode::Auto),
+        "modern" => Ok(EraMode::Modern),
+        "legacy" => Ok(EraMode::Legacy(ProtocolVersion::LATEST_LEGACY)),
+        v => match ProtocolVersion::parse(v) {
+            Some(ProtocolVersion::V2026_07_28) => Ok(EraMode::Modern),
+            Some(v) => Ok(EraMode::Legacy(v)),
+            None => Err(PyValueError::new_err(format!(
+                "unknown era {v:?} (auto, modern, legacy or a protocol version)"
+            ))),
+        },
+    }
+}
+
+impl PyClientSession {
+    fn send(
+        &mut self,
+        py: Python<'_>,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let raw = params
+            .map(|p| serde_json::value::to_raw_value(&p))
+            .transpose()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let now = self.clock.instant(now);
+        let id = self
+            .session
+            .send_request(now, method, raw, options)
+            .map_err(|e| events::local_error(py, e))?;
+        self.outbound.insert(id.wire_id(), id);
+        Ok(id.wire_id())
+    }
+}
+
+/// Request options from the keyword arguments every request command takes
+fn options(
+    progress: bool,
+    timeout: Option<f64>,
+    as_task: bool,
+    task_ttl: Option<f64>,
+) -> RequestOptions {
+    let mut o = RequestOptions::default();
+    if progress {
+        o = o.with_progress();
+    }
+    match timeout {
+        Some(t) if t.is_infinite() && t > 0.0 => o = o.no_timeout(),
+        Some(t) if t.is_finite() && t >= 0.0 => o = o.timeout(Duration::from_secs_f64(t)),
+        _ => {}
+    }
+    if as_task {
+        o = o.as_task(
+            task_ttl
+                .filter(|t| t.is_finite() && *t >= 0.0)
+                .map(Duration::from_secs_f64),
+        );
+    }
+    o
+}
+
+fn json_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
+    match obj {
+        Some(o) if !o.is_none() => Ok(Some(convert::to_json(o)?)),
+        _ => Ok(None),
+    }
+}
+
+#[pymethods]
+impl PyClientSession {
+    #[new]
+    #[pyo3(signature = (name, version, *, era="auto", capabilities=None, request_timeout=60.0,
+        discover_timeout=3.0, now=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        name: &str,
+        version: &str,
+        era: &str,
+        capabilities: Option<&Bound<'_, PyAny>>,
+        request_timeout: Option<f64>,
+        discover_timeout: f64,
+        now: Option<f64>,
+    ) -> PyResult<Self> {
+        let clock = Clock::new(py, now)?;
+        let mut config = ClientConfig::new(Implementation::new(name, version));
+        config.era = self::era(era)?;
+        if let Some(caps) = json_of(capabilities)? {
+            if !caps.is_object() {
+                return Err(PyValueError::new_err("capabilities must be a dict"));
+            }
+            config.capabilities = caps;
+        }
+        config.timeouts.request = request_timeout
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .map(Duration::from_secs_f64);
+        if discover_timeout.is_finite() && discover_timeout >= 0.0 {
+            config.discover_timeout = Duration::from_secs_f64(discover_timeout);
+        }
+        config.task_id_seed = random_u64();
+        let session = Session::client(Arc::new(config), clock.instant(now));
+        Ok(Self {
+            session,
+            clock,
+            buf: Vec::new(),
+            outbound: HashMap::new(),
+            next_input: 1,
+            inputs: HashMap::new(),
+            next_request: 1,
+            inbound: HashMap::new(),
+            by_inbound: HashMap::new(),
+        })
+    }
+
+    /// Feeds bytes read from the transport (newline-delimited JSON; any chunking)
+    #[pyo3(signature = (data, now=None))]
+    fn receive_data(&mut self, data: &[u8], now: Option<f64>) {
+        self.session.handle_bytes(self.clock.instant(now), data);
+    }
+
+    /// Feeds one whole message (a message-framed transport: an HTTP body, an SSE event)
+    #[pyo3(signature = (message, now=None))]
+    fn receive_message(&mut self, message: &[u8], now: Option<f64>) {
+        self.session
+            .handle_message(self.clock.instant(now), message);
+    }
+
+    /// The peer closed its side of the transport
+    #[pyo3(signature = (now=None))]
+    fn receive_eof(&mut self, now: Option<f64>) {
+        self.session.handle_eof(self.clock.instant(now));
+    }
+
+    /// Fires the timers due at `now`
+    #[pyo3(signature = (now=None))]
+    fn handle_timeout(&mut self, now: Option<f64>) {
+        self.session.handle_timeout(self.clock.instant(now));
+    }
+
+    /// Every byte waiting to be written (empty when nothing is)
+    fn data_to_send<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        self.buf.clear();
+        while self.session.poll_transmit(&mut self.buf).is_some() {}
+        PyBytes::new(py, &self.buf)
+    }
+
+    /// When `handle_timeout` should next be called, or `None`
+    fn next_deadline(&self) -> Option<f64> {
+        self.session.poll_timeout().map(|i| self.clock.float(i))
+    }
+
+    /// The next event, or `None`
+    fn next_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let c = classes(py)?;
+        while let Some(event) = self.session.poll_event() {
+            let e = match event {
+                Event::Response { id, outcome } => {
+                    self.outbound.remove(&id.wire_id());
+                    match outcome {
+                        Ok(raw) => c
+                            .response
+                            .bind(py)
+                            .call1((id.wire_id(), convert::raw_to_py(py, &raw)?))?,
+                        Err(e) => c
+                            .failed
+                            .bind(py)
+                            .call1((id.wire_id(), events::call_error(py, &e)?))?,
+                    }
+                }
+                Event::Ready { version } => {
+                    let peer = self.session.peer();
+                    let info = match peer {
+                        Some(p) => convert::typed_to_py(py, &p.info)?,
+                        None => py.None().into_bound(py),
+                    };
+                    let caps = match peer {
+                        Some(p) => convert::to_py(py, &p.capabilities)?,
+                        None => PyDict::new(py).into_any(),
+                    };
+                    let instructions = peer.and_then(|p| p.instructions.clone());
+                    c.ready
+                        .bind(py)
+                        .call1((version.as_str(), info, caps, instructions))?
+                }
+                Event::Progress { id, progress } => c.progress.bind(py).call1((
+                    id.wire_id(),
+                    progress.progress,
+                    progress.total,
+                    progress.message,
+                ))?,
+                Event::Notification(n) => c.notification.bind(py).call1((
+                    n.method.as_str(),
+                    convert::opt_raw_to_py(py, n.params.as_deref())?,
+                ))?,
+                Event::InputRequired { id, requests } => {
+                    let input = self.next_input;
+                    self.next_input += 1;
+                    self.inputs.insert(input, id);
+                    c.input_required
+                        .bind(py)
+                        .call1((input, convert::typed_to_py(py, &requests)?))?
+                }
+                Event::TaskStatus {
+                    id,
+                    status,
+                    message,
+                } => {
+                    let status = serde_json::to_value(status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    c.task_status
+                        .bind(py)
+                        .call1((id.wire_id(), status, message))?
+                }
+                Event::Request(request) => {
+                    let rid = self.next_request;
+                    self.next_request += 1;
+                    let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
+                    let method = request.method.clone();
+                    self.by_inbound.insert(request.responder.id(), rid);
+                    self.inbound.insert(rid, request.responder);
+                    c.request.bind(py).call1((rid, method, params))?
+                }
+                Event::Cancelled { id, reason } => {
+                    let Some(rid) = self.by_inbound.remove(&id) else {
+                        continue;
+                    };
+                    self.inbound.remove(&rid);
+                    c.cancelled.bind(py).call1((rid, reason))?
+                }
+                Event::Unblocked => c.unblocked.bind(py).call0()?,
+                Event::Closed { reason } => {
+                    self.inputs.clear();
+                    self.inbound.clear();
+                    self.by_inbound.clear();
+                    c.closed.bind(py).call1((events::close_reason(&reason),))?
+                }
+                _ => continue,
+            };
+            return Ok(Some(e));
+        }
+        Ok(None)
+    }
+
+    /// Sends a request; returns its id (its outcome: one `Response` or `RequestFailed`)
+    ///
+    /// `timeout`: seconds (`math.inf` waits forever; `None` uses the session's default).
+    #[pyo3(signature = (method, params=None, *, progress=false, timeout=None, as_task=false,
+        task_ttl=None, now=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send_request(
+        &mut self,
+        py: Python<'_>,
+        method: &str,
+        params: Option<&Bound<'_, PyAny>>,
+        progress: bool,
+        timeout: Option<f64>,
+        as_task: bool,
+        task_ttl: Option<f64>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let params = json_of(params)?;
+        self.send(
+            py,
+            method,
+            params,
+            options(progress, timeout, as_task, task_ttl),
+            now,
+        )
+    }
+
+    /// `tools/call`
+    #[pyo3(signature = (name, arguments=None, *, progress=false, timeout=None, as_task=false,
+        task_ttl=None, now=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn call_tool(
+        &mut self,
+        py: Python<'_>,
+        name: &str,
+        arguments: Option<&Bound<'_, PyAny>>,
+        progress: bool,
+        timeout: Option<f64>,
+        as_task: bool,
+        task_ttl: Option<f64>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let mut params = json!({ "name": name });
+        if let Some(args) = json_of(arguments)? {
+            params["arguments"] = args;
+        }
+        self.send(
+            py,
+            "tools/call",
+            Some(params),
+            options(progress, timeout, as_task, task_ttl),
+            now,
+        )
+    }
+
+    /// `tools/list`
+    #[pyo3(signature = (cursor=None, *, now=None))]
+    fn list_tools(
+        &mut self,
+        py: Python<'_>,
+        cursor: Option<String>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        self.send(
+            py,
+            "tools/list",
+            Some(paged(cursor)),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `resources/list`
+    #[pyo3(signature = (cursor=None, *, now=None))]
+    fn list_resources(
+        &mut self,
+        py: Python<'_>,
+        cursor: Option<String>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        self.send(
+            py,
+            "resources/list",
+            Some(paged(cursor)),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `resources/templates/list`
+    #[pyo3(signature = (cursor=None, *, now=None))]
+    fn list_resource_templates(
+        &mut self,
+        py: Python<'_>,
+        cursor: Option<String>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        self.send(
+            py,
+            "resources/templates/list",
+            Some(paged(cursor)),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `resources/read`
+    #[pyo3(signature = (uri, *, now=None))]
+    fn read_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
+        self.send(
+            py,
+            "resources/read",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `prompts/list`
+    #[pyo3(signature = (cursor=None, *, now=None))]
+    fn list_prompts(
+        &mut self,
+        py: Python<'_>,
+        cursor: Option<String>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        self.send(
+            py,
+            "prompts/list",
+            Some(paged(cursor)),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `prompts/get`
+    #[pyo3(signature = (name, arguments=None, *, now=None))]
+    fn get_prompt(
+        &mut self,
+        py: Python<'_>,
+        name: &str,
+        arguments: Option<&Bound<'_, PyAny>>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let mut params = json!({ "name": name });
+        if let Some(args) = json_of(arguments)? {
+            params["arguments"] = args;
+        }
+        self.send(
+            py,
+            "prompts/get",
+            Some(params),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `completion/complete`: `ref` is `{"type": "ref/prompt", "name": ...}` or
+    /// `{"type": "ref/resource", "uri": ...}`, `argument` is `{"name": ..., "value": ...}`
+    #[pyo3(signature = (r#ref, argument, context=None, *, now=None))]
+    fn complete(
+        &mut self,
+        py: Python<'_>,
+        r#ref: &Bound<'_, PyAny>,
+        argument: &Bound<'_, PyAny>,
+        context: Option<&Bound<'_, PyAny>>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let mut params =
+            json!({ "ref": convert::to_json(r#ref)?, "argument": convert::to_json(argument)? });
+        if let Some(ctx) = json_of(context)? {
+            params["context"] = ctx;
+        }
+        self.send(
+            py,
+            "completion/complete",
+            Some(params),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `ping`
+    #[pyo3(signature = (*, now=None))]
+    fn ping(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<u64> {
+        self.send(py, "ping", None, RequestOptions::default(), now)
+    }
+
+    /// `logging/setLevel` (legacy era)
+    #[pyo3(signature = (level, *, now=None))]
+    fn set_logging_level(
+        &mut self,
+        py: Python<'_>,
+        level: &str,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        self.send(
+            py,
+            "logging/setLevel",
+            Some(json!({ "level": level })),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `resources/subscribe` (legacy era)
+    #[pyo3(signature = (uri, *, now=None))]
+    fn subscribe_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
+        self.send(
+            py,
+            "resources/subscribe",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `resources/unsubscribe` (legacy era)
+    #[pyo3(signature = (uri, *, now=None))]
+    fn unsubscribe_resource(
+        &mut self,
+        py: Python<'_>,
+        uri: &str,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        self.send(
+            py,
+            "resources/unsubscribe",
+            Some(json!({ "uri": uri })),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `subscriptions/listen` (modern era): `notifications` is the filter object, e.g.
+    /// `{"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]}`; the stream's
+    /// notifications arrive as `Notification` events until it is cancelled
+    #[pyo3(signature = (notifications, *, now=None))]
+    fn listen(
+        &mut self,
+        py: Python<'_>,
+        notifications: &Bound<'_, PyAny>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let params = json!({ "notifications": convert::to_json(notifications)? });
+        self.send(
+            py,
+            "subscriptions/listen",
+            Some(params),
+            RequestOptions::default().no_timeout(),
+            now,
+        )
+    }
+
+    /// `tasks/get`
+    #[pyo3(signature = (task_id, *, now=None))]
+    fn get_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
+        self.send(
+            py,
+            "tasks/get",
+            Some(json!({ "taskId": task_id })),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// `tasks/cancel`
+    #[pyo3(signature = (task_id, *, now=None))]
+    fn cancel_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
+        self.send(
+            py,
+            "tasks/cancel",
+            Some(json!({ "taskId": task_id })),
+            RequestOptions::default(),
+            now,
+        )
+    }
+
+    /// Sends a notification
+    #[pyo3(signature = (method, params=None))]
+    fn send_notification(
+        &mut self,
+        py: Python<'_>,
+        method: &str,
+        params: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let raw = params.map(convert::to_raw).transpose()?;
+        self.session
+            .send_notification(method, raw.as_deref())
+            .map_err(|e| events::local_error(py, e))
+    }
+
+    /// Cancels a request we sent: the peer gets `notifications/cancelled`, and the request
+    /// ends with `RequestFailed(error=RequestCancelled)`. `False` if it already ended.
+    #[pyo3(signature = (request_id, reason=None, now=None))]
+    fn cancel(&mut self, request_id: u64, reason: Option<&str>, now: Option<f64>) -> bool {
+        let Some(id) = self.outbound.get(&request_id).copied() else {
+            return false;
+        };
+        self.session
+            .cancel(self.clock.instant(now), id, reason)
+            .is_ok()
+    }
+
+    /// Answers an `InputRequired` event: `responses` maps each of its keys to the result
+    /// (an elicitation result, a sampling result, or a roots list)
+    #[pyo3(signature = (input_id, responses, now=None))]
+    fn provide_input(
+        &mut self,
+        py: Python<'_>,
+        input_id: u64,
+        responses: &Bound<'_, PyAny>,
+        now: Option<f64>,
+    ) -> PyResult<()> {
+        let Some(id) = self.inputs.get(&input_id).copied() else {
+            return Err(events::local_error(
+                py,
+                "no request waits for input under this id",
+            ));
+        };
+        let responses = convert::from_py(responses, "input responses")?;
+        self.session
+            .provide_input(self.clock.instant(now), id, responses)
+            .map_err(|e| events::local_error(py, e))?;
+        self.inputs.remove(&input_id);
+        Ok(())
+    }
+
+    /// Refuses an `InputRequired` event (the request fails, or the server's request gets
+    /// this error)
+    #[pyo3(signature = (input_id, code=-32603, message="input refused", now=None))]
+    fn refuse_input(
+        &mut self,
+        py: Python<'_>,
+        input_id: u64,
+        code: i64,
+        message: &str,
+        now: Option<f64>,
+    ) -> PyResult<()> {
+        let Some(id) = self.inputs.remove(&input_id) else {
+            return Err(events::local_error(
+                py,
+                "no request waits for input under this id",
+            ));
+        };
+        let error = mcp_core::ErrorObject::new(code, message);
+        self.session
+            .refuse_input(self.clock.instant(now), id, &error)
+            .map_err(|e| events::local_error(py, e))
+    }
+
+    /// Answers a request the server sent that the core did not turn into `InputRequired`
+    #[pyo3(signature = (request_id, result))]
+    fn respond(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        result: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let Some(responder) = self.inbound.remove(&request_id) else {
+            return Ok(false);
+        };
+        self.by_inbound.remove(&responder.id());
+        let raw = convert::to_raw(result)?;
+        self.session
+            .respond(responder, &raw)
+            .map_err(|e| events::local_error(py, e))?;
+        Ok(true)
+    }
+
+    /// Closes the session now: requests in flight fail with `ConnectionClosed`
+    #[pyo3(signature = (now=None))]
+    fn close(&mut self, now: Option<f64>) {
+        self.session.close(self.clock.instant(now));
+    }
+
+    /// Whether the driver should read more input
+    #[getter]
+    fn wants_read(&self) -> bool {
+        self.session.wants_read()
+    }
+
+    /// Whether `Closed` was emitted (or is queued)
+    #[getter]
+    fn is_closed(&self) -> bool {
+        self.session.is_closed()
+    }
+
+    /// The protocol version in use, once ready
+    #[getter]
+    fn version(&self) -> Option<&'static str> {
+        self.session.version().map(|v| v.as_str())
+    }
+
+    /// The server: `{"version", "info", "capabilities", "instructions"}`, once ready
+    #[getter]
+    fn peer<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(p) = self.session.peer() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("version", p.version.as_str())?;
+        d.set_item("info", convert::typed_to_py(py, &p.info)?)?;
+        d.set_item("capabilities", convert::to_py(py, &p.capabilities)?)?;
+        d.set_item("instructions", p.instructions.clone())?;
+        Ok(Some(d.into_any()))
+    }
+
+    /// Requests in flight
+    #[getter]
+    fn requests_in_flight(&self) -> usize {
+        self.session.outbound_in_flight()
+    }
+}
+
+fn paged(cursor: Option<String>) -> Value {
+    match cursor {
+        Some(c) => json!({ "cursor": c }),
+        None => json!({}),
+    }
+}

@@ -1,0 +1,196 @@
+//! `ServerConfig`: a server's identity, catalog and capabilities, built once and shared by
+//! every session (stdio connections, the HTTP endpoint)
+
+use std::hash::BuildHasher;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_core::schema::{Prompt, Resource, ResourceTemplate, Tool};
+use mcp_core::server::Catalog;
+use mcp_core::{Implementation, ProtocolVersion};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use serde_json::{Map, Value};
+
+use crate::convert;
+
+/// 8 random bytes from the standard library's per-process hasher keys
+pub(crate) fn random_u64() -> u64 {
+    std::collections::hash_map::RandomState::new().hash_one(0u8)
+}
+
+/// A server's identity, catalog (tools, resources, templates, prompts) and capabilities
+///
+/// Built once; every `ServerSession` and `HttpServer` made from it shares it.
+#[pyclass(module = "mcp_sansio._core", name = "ServerConfig", frozen)]
+pub(crate) struct PyServerConfig {
+    pub(crate) config: Arc<mcp_core::ServerConfig>,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) route: bool,
+    pub(crate) completions: bool,
+}
+
+fn declare(caps: &mut Map<String, Value>, name: &str) {
+    caps.entry(name)
+        .or_insert_with(|| Value::Object(Map::new()));
+}
+
+fn list<'py>(obj: Option<&Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    match obj {
+        None => Ok(Vec::new()),
+        Some(o) if o.is_none() => Ok(Vec::new()),
+        Some(o) => Ok(o.cast::<PyList>()?.iter().collect()),
+    }
+}
+
+#[pymethods]
+impl PyServerConfig {
+    /// See the stub (`_core.pyi`) for the documentation of every argument
+    #[new]
+    #[pyo3(signature = (name, version, *, title=None, instructions=None, tools=None,
+        resources=None, resource_templates=None, prompts=None, completions=false,
+        logging=false, resource_subscriptions=false, list_changed=false, capabilities=None,
+        versions=None, state_key=None, request_timeout=60.0, route=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        name: &str,
+        version: &str,
+        title: Option<&str>,
+        instructions: Option<String>,
+        tools: Option<&Bound<'_, PyAny>>,
+        resources: Option<&Bound<'_, PyAny>>,
+        resource_templates: Option<&Bound<'_, PyAny>>,
+        prompts: Option<&Bound<'_, PyAny>>,
+        completions: bool,
+        logging: bool,
+        resource_subscriptions: bool,
+        list_changed: bool,
+        capabilities: Option<&Bound<'_, PyAny>>,
+        versions: Option<Vec<String>>,
+        state_key: Option<Vec<u8>>,
+        request_timeout: Option<f64>,
+        route: bool,
+    ) -> PyResult<Self> {
+        let mut info = Implementation::new(name, version);
+        if let Some(t) = title {
+            info.title = Some(t.to_owned());
+        }
+        let mut config = mcp_core::ServerConfig::new(info);
+        let mut caps = match capabilities {
+            Some(c) if !c.is_none() => match convert::to_json(c)? {
+                Value::Object(m) => m,
+                _ => return Err(PyValueError::new_err("capabilities must be a dict")),
+            },
+            _ => Map::new(),
+        };
+        let mut catalog = Catalog::default();
+        let bad = |e: mcp_core::server::CatalogError| PyValueError::new_err(e.to_string());
+        let tools = list(tools)?;
+        for t in &tools {
+            catalog
+                .add_tool(convert::from_py::<Tool>(t, "tool")?)
+                .map_err(bad)?;
+        }
+        let resources = list(resources)?;
+        for r in &resources {
+            catalog
+                .add_resource(convert::from_py::<Resource>(r, "resource")?)
+                .map_err(bad)?;
+        }
+        let templates = list(resource_templates)?;
+        for t in &templates {
+            catalog
+                .add_template(convert::from_py::<ResourceTemplate>(
+                    t,
+                    "resource template",
+                )?)
+                .map_err(bad)?;
+        }
+        let prompts = list(prompts)?;
+        for p in &prompts {
+            catalog
+                .add_prompt(convert::from_py::<Prompt>(p, "prompt")?)
+                .map_err(bad)?;
+        }
+        if !tools.is_empty() {
+            declare(&mut caps, "tools");
+        }
+        if !resources.is_empty() || !templates.is_empty() || resource_subscriptions {
+            declare(&mut caps, "resources");
+        }
+        if !prompts.is_empty() {
+            declare(&mut caps, "prompts");
+        }
+        if completions {
+            declare(&mut caps, "completions");
+        }
+        if logging {
+            declare(&mut caps, "logging");
+        }
+        if resource_subscriptions {
+            caps["resources"]["subscribe"] = Value::Bool(true);
+        }
+        if list_changed {
+            for kind in ["tools", "resources", "prompts"] {
+                if let Some(Value::Object(c)) = caps.get_mut(kind) {
+                    c.insert("listChanged".into(), Value::Bool(true));
+                }
+            }
+        }
+        config.capabilities = Value::Object(caps);
+        config.instructions = instructions;
+        if let Some(versions) = versions {
+            config.versions = versions
+                .iter()
+                .map(|v| {
+                    ProtocolVersion::parse(v).ok_or_else(|| {
+                        PyValueError::new_err(format!("unknown protocol version {v}"))
+                    })
+                })
+                .collect::<PyResult<_>>()?;
+        }
+        config.state_key = Some(match state_key {
+            Some(k) => k
+                .try_into()
+                .map_err(|_| PyValueError::new_err("state_key must be 32 bytes"))?,
+            None => {
+                let mut key = [0u8; 32];
+                for chunk in key.chunks_mut(8) {
+                    chunk.copy_from_slice(&random_u64().to_le_bytes());
+                }
+                key
+            }
+        });
+        config.task_id_seed = random_u64();
+        config.timeouts.request = request_timeout
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .map(Duration::from_secs_f64);
+        Ok(Self {
+            config: Arc::new(config),
+            catalog: Arc::new(catalog),
+            route,
+            completions,
+        })
+    }
+
+    /// The capabilities the server declares
+    #[getter]
+    fn capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_py(py, &self.config.capabilities)
+    }
+
+    /// The tools of the catalog, as `tools/list` shows them
+    #[getter]
+    fn tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let tools: Vec<&Tool> = self.catalog.tools().collect();
+        convert::typed_to_py(py, &tools)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ServerConfig(name={:?}, version={:?})",
+            self.config.info.name, self.config.info.version
+        )
+    }
+}

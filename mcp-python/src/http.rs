@@ -1,0 +1,378 @@
+//! The `HttpServer` class: the Streamable HTTP rules of `mcp_core::http::HttpServer` (both
+//! wires, every session of one endpoint) for a Python HTTP front end to drive
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mcp_core::http::{
+    ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, SessionIdSource,
+    session_id_from_bytes,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use crate::clock::Clock;
+use crate::config::PyServerConfig;
+use crate::convert;
+use crate::events;
+use crate::server::{self, ServerCore};
+
+/// Session ids from the standard library's random hasher keys and a counter
+struct Ids {
+    keys: [RandomState; 2],
+    counter: u64,
+}
+
+impl SessionIdSource for Ids {
+    fn next_session_id(&mut self) -> String {
+        self.counter += 1;
+        let hi = self.keys[0].hash_one(self.counter);
+        let lo = self.keys[1].hash_one(self.counter);
+        session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
+    }
+}
+
+/// The Streamable HTTP rules and every session of one MCP endpoint, sans IO
+///
+/// The front end parses HTTP; for each request it calls `handle_request` and writes the
+/// complete response, or, for an open one, what `next_output()` yields. Application events
+/// and commands are those of `ServerSession`.
+#[pyclass(module = "mcp_sansio._core", name = "HttpServer")]
+pub(crate) struct PyHttpServer {
+    http: HttpServer,
+    core: ServerCore,
+    clock: Clock,
+    ids: Ids,
+    next_exchange: u64,
+    exchanges: HashMap<ExchangeId, u64>,
+    by_number: HashMap<u64, ExchangeId>,
+}
+
+type Headers = Vec<(&'static str, String)>;
+
+fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTuple>> {
+    let headers: Headers = r.headers;
+    PyTuple::new(
+        py,
+        [
+            "complete".into_pyobject(py)?.into_any(),
+            r.status.into_pyobject(py)?.into_any(),
+            headers.into_pyobject(py)?.into_any(),
+            PyBytes::new(py, &r.body).into_any(),
+        ],
+    )
+}
+
+impl PyHttpServer {
+    fn number(&mut self, exchange: ExchangeId) -> u64 {
+        if let Some(n) = self.exchanges.get(&exchange) {
+            return *n;
+        }
+        let n = self.next_exchange;
+        self.next_exchange += 1;
+        self.exchanges.insert(exchange, n);
+        self.by_number.insert(n, exchange);
+        n
+    }
+
+    fn retire(&mut self, number: u64) {
+        if let Some(ex) = self.by_number.remove(&number) {
+            self.exchanges.remove(&ex);
+        }
+    }
+}
+
+#[pymethods]
+impl PyHttpServer {
+    #[new]
+    #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,
+        max_body_size=None, idle_timeout=None))]
+    fn new(
+        py: Python<'_>,
+        config: &PyServerConfig,
+        now: Option<f64>,
+        allowed_hosts: Option<Vec<String>>,
+        allow_any_host: bool,
+        max_body_size: Option<usize>,
+        idle_timeout: Option<f64>,
+    ) -> PyResult<Self> {
+        let clock = Clock::new(py, now)?;
+        let mut http_config = HttpConfig::default();
+        if allow_any_host {
+            http_config.hosts = HostPolicy::allow_all();
+        }
+        for host in allowed_hosts.unwrap_or_default() {
+            http_config.hosts = http_config.hosts.allow_host(host);
+        }
+        if let Some(size) = max_body_size {
+            http_config.max_body_size = size;
+        }
+        if let Some(t) = idle_timeout.filter(|t| t.is_finite() && *t >= 0.0) {
+            http_config.idle_timeout = Duration::from_secs_f64(t);
+        }
+        let start = clock.instant(now);
+        let mut http = HttpServer::new(Arc::new(http_config), Arc::clone(&config.config), start);
+        let unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        http.anchor_wall_clock(start, unix_ms);
+        for tool in config.catalog.tools() {
+            http.set_tool(tool);
+        }
+        Ok(Self {
+            http,
+            core: ServerCore::new(config),
+            clock,
+            ids: Ids {
+                keys: [RandomState::new(), RandomState::new()],
+                counter: 0,
+            },
+            next_exchange: 1,
+            exchanges: HashMap::new(),
+            by_number: HashMap::new(),
+        })
+    }
+
+    /// The largest POST body to read; past it, answer with `reject_oversize()`
+    #[getter]
+    fn max_body_size(&self) -> usize {
+        self.http.config().max_body_size
+    }
+
+    /// The number of 2025-wire sessions
+    #[getter]
+    fn session_count(&self) -> usize {
+        self.http.session_count()
+    }
+
+    /// The response to a body longer than `max_body_size`: `("complete", status, headers,
+    /// body)`
+    fn reject_oversize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        complete(py, self.http.reject_oversize())
+    }
+
+    /// Serves one HTTP request (`method` such as `"POST"`, headers as `(name, value)`
+    /// pairs, the whole body): `("complete", status, headers, body)`, or `("open",
+    /// exchange)` whose pieces come from `next_output()`
+    #[pyo3(signature = (method, headers, body, now=None))]
+    fn handle_request<'py>(
+        &mut self,
+        py: Python<'py>,
+        method: &str,
+        headers: Vec<(String, String)>,
+        body: &[u8],
+        now: Option<f64>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let now = self.clock.instant(now);
+        match self
+            .http
+            .handle_request(now, method, headers.as_slice(), body, &mut self.ids)
+        {
+            Reply::Complete(r) => complete(py, r),
+            Reply::Open(ex) => {
+                let n = self.number(ex);
+                PyTuple::new(
+                    py,
+                    [
+                        "open".into_pyobject(py)?.into_any(),
+                        n.into_pyobject(py)?.into_any(),
+                    ],
+                )
+            }
+            _ => Err(events::local_error(py, "unknown reply from the HTTP rules")),
+        }
+    }
+
+    /// The client went away before an open response ended
+    #[pyo3(signature = (exchange, now=None))]
+    fn handle_closed(&mut self, exchange: u64, now: Option<f64>) {
+        if let Some(ex) = self.by_number.get(&exchange).copied() {
+            self.http.handle_closed(self.clock.instant(now), ex);
+            self.retire(exchange);
+        }
+    }
+
+    /// The next piece of an open response: `("head", exchange, status, headers)`,
+    /// `("body", exchange, bytes)`, `("end", exchange)`, or `None`
+    fn next_output<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Some(output) = self.http.poll_output() else {
+            return Ok(None);
+        };
+        let t = match output {
+            Output::Head { exchange, head } => {
+                let n = self.number(exchange);
+                let headers: Headers = head.headers;
+                PyTuple::new(
+                    py,
+                    [
+                        "head".into_pyobject(py)?.into_any(),
+                        n.into_pyobject(py)?.into_any(),
+                        head.status.into_pyobject(py)?.into_any(),
+                        headers.into_pyobject(py)?.into_any(),
+                    ],
+                )?
+            }
+            Output::Body { exchange, data } => {
+                let n = self.number(exchange);
+                PyTuple::new(
+                    py,
+                    [
+                        "body".into_pyobject(py)?.into_any(),
+                        n.into_pyobject(py)?.into_any(),
+                        PyBytes::new(py, &data).into_any(),
+                    ],
+                )?
+            }
+            Output::End { exchange } => {
+                let n = self.number(exchange);
+                self.retire(n);
+                PyTuple::new(
+                    py,
+                    [
+                        "end".into_pyobject(py)?.into_any(),
+                        n.into_pyobject(py)?.into_any(),
+                    ],
+                )?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(t))
+    }
+
+    /// The next application event of any session, or `None`
+    fn next_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        while let Some((key, event)) = self.http.poll_event() {
+            if let Some(e) = self.core.event(py, &mut self.http, key, event)? {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Fires session timers and closes idle sessions
+    #[pyo3(signature = (now=None))]
+    fn handle_timeout(&mut self, now: Option<f64>) {
+        self.http.handle_timeout(self.clock.instant(now));
+    }
+
+    /// When `handle_timeout` should next be called, or `None`
+    fn next_deadline(&self) -> Option<f64> {
+        self.http.poll_timeout().map(|i| self.clock.float(i))
+    }
+
+    /// As `ServerSession.respond`
+    #[pyo3(signature = (request_id, result, now=None))]
+    fn respond(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        result: &Bound<'_, PyAny>,
+        now: Option<f64>,
+    ) -> PyResult<bool> {
+        let now = self.clock.instant(now);
+        self.core
+            .respond(py, &mut self.http, now, request_id, result)
+    }
+
+    /// As `ServerSession.respond_error`
+    #[pyo3(signature = (request_id, code, message, data=None, now=None))]
+    fn respond_error(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        code: i64,
+        message: &str,
+        data: Option<&Bound<'_, PyAny>>,
+        now: Option<f64>,
+    ) -> PyResult<bool> {
+        let now = self.clock.instant(now);
+        let error = events::error_object(py, code, message, data)?;
+        self.core
+            .respond_error(py, &mut self.http, now, request_id, error)
+    }
+
+    /// As `ServerSession.report_progress`
+    #[pyo3(signature = (request_id, progress, total=None, message=None))]
+    fn report_progress(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> PyResult<bool> {
+        let p = server::progress(progress, total, message);
+        self.core.report_progress(py, &mut self.http, request_id, p)
+    }
+
+    /// As `ServerSession.log`
+    #[pyo3(signature = (request_id, level, data, logger=None))]
+    fn log(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        level: &str,
+        data: &Bound<'_, PyAny>,
+        logger: Option<String>,
+    ) -> PyResult<bool> {
+        let level = server::log_level(level)?;
+        let data = convert::to_json(data)?;
+        self.core
+            .log(py, &mut self.http, request_id, level, data, logger)
+    }
+
+    /// As `ServerSession.ask_input`
+    #[pyo3(signature = (request_id, requests, now=None))]
+    fn ask_input<'py>(
+        &mut self,
+        py: Python<'py>,
+        request_id: u64,
+        requests: &Bound<'py, PyAny>,
+        now: Option<f64>,
+    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+        let now = self.clock.instant(now);
+        self.core
+            .ask_input(py, &mut self.http, now, request_id, requests)
+    }
+
+    /// As `ServerSession.start_task`
+    #[pyo3(signature = (request_id, ttl=None, poll_interval=None, now=None))]
+    fn start_task(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        ttl: Option<f64>,
+        poll_interval: Option<f64>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let now = self.clock.instant(now);
+        let options = server::task_options(ttl, poll_interval);
+        self.core
+            .start_task(py, &mut self.http, now, request_id, options)
+    }
+
+    /// As `ServerSession.update_task`
+    #[pyo3(signature = (task_id, status, message=None, requests=None, now=None))]
+    fn update_task(
+        &mut self,
+        py: Python<'_>,
+        task_id: u64,
+        status: &str,
+        message: Option<String>,
+        requests: Option<&Bound<'_, PyAny>>,
+        now: Option<f64>,
+    ) -> PyResult<bool> {
+        let now = self.clock.instant(now);
+        let update = server::task_update(status, message, requests)?;
+        self.core
+            .update_task(py, &mut self.http, now, task_id, update)
+    }
+
+    /// Requests the application has not answered yet
+    #[getter]
+    fn pending_requests(&self) -> usize {
+        self.core.pending_count()
+    }
+}

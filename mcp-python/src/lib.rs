@@ -1,0 +1,40 @@
+//! The `mcp_sansio._core` extension module: mcp-core's sessions and Streamable HTTP rules
+//! as Python classes
+//!
+//! The Python package `mcp_sansio` (in `python/`) re-exports these classes and adds the
+//! event and exception classes, the asyncio drivers and the sync client. Everything the
+//! protocol decides happens here, in Rust; the Python drivers only move bytes and run
+//! handlers.
+
+mod client;
+mod clock;
+mod config;
+mod convert;
+mod events;
+mod http;
+mod http_client;
+mod server;
+
+use pyo3::prelude::*;
+
+/// The extension module
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<config::PyServerConfig>()?;
+    m.add_class::<server::PyServerSession>()?;
+    m.add_class::<client::PyClientSession>()?;
+    m.add_class::<http::PyHttpServer>()?;
+    m.add_class::<http_client::PyHttpClientTransport>()?;
+    m.add(
+        "LATEST_PROTOCOL_VERSION",
+        mcp_core::ProtocolVersion::LATEST.as_str(),
+    )?;
+    m.add(
+        "PROTOCOL_VERSIONS",
+        mcp_core::ProtocolVersion::ALL
+            .iter()
+            .map(|v| v.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,1030 @@
+//! The server side: routing of inbound requests through the catalog, the table of requests
+//! the application still has to answer, and the `ServerSession` class
+//!
+//! [`ServerCore`] is shared by `ServerSession` (one connection) and `HttpServer` (every
+//! session of an endpoint): it turns the core's events into Python events, answers what the
+//! catalog can answer itself (lists, unknown tools, bad arguments, `logging/setLevel`), and
+//! runs the application's commands against the right session.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_core::http::{HttpServer, SessionKey};
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::schema::method::{
+    CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
+    Method, ReadResource, SetLevel,
+};
+use mcp_core::schema::{
+    CallToolResult, CompleteResult, GetPromptResult, InputRequests, InputResponse, InputResponses,
+    LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
+};
+use mcp_core::server::{CallCheck, Catalog, LogFilter, ResourceMatch};
+use mcp_core::uri_template::TemplateValue;
+use mcp_core::{
+    AskError, Asked, Era, Event, InboundId, InboundRequest, ListKind, Progress, ProgressError,
+    Responder, Session, TaskId, TaskOptions, TaskUpdate,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::clock::Clock;
+use crate::config::PyServerConfig;
+use crate::convert;
+use crate::events::{self, classes};
+
+/// Where the sessions of a server live: one owned session, or an HTTP endpoint's table
+pub(crate) trait Sessions {
+    /// The session behind `key`, if it still exists
+    fn get(&mut self, key: SessionKey) -> Option<&mut Session>;
+}
+
+impl Sessions for Session {
+    fn get(&mut self, _key: SessionKey) -> Option<&mut Session> {
+        Some(self)
+    }
+}
+
+impl Sessions for HttpServer {
+    fn get(&mut self, key: SessionKey) -> Option<&mut Session> {
+        self.session_mut(key)
+    }
+}
+
+/// What a request's answer is, so `respond` can check and fit it
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Tool,
+    Resource,
+    Prompt,
+    Complete,
+    Other,
+}
+
+/// A request the application has not answered yet
+struct Pending {
+    key: SessionKey,
+    inbound: InboundId,
+    responder: Responder,
+    kind: Kind,
+    wants_progress: bool,
+    /// Modern requests carry their own log level; legacy ones use the connection's
+    log_filter: Option<LogFilter>,
+    /// The task this request became, if it did
+    task: Option<u64>,
+}
+
+/// Answers a legacy `ask_input` collects
+struct Waiting {
+    missing: usize,
+    answers: InputResponses,
+}
+
+/// The server-side bookkeeping shared by `ServerSession` and `HttpServer`
+pub(crate) struct ServerCore {
+    catalog: Arc<Catalog>,
+    route: bool,
+    completions: bool,
+    next_id: u64,
+    pending: HashMap<u64, Pending>,
+    by_inbound: HashMap<(SessionKey, InboundId), u64>,
+    asks: HashMap<u64, Waiting>,
+    next_task: u64,
+    tasks: HashMap<u64, (SessionKey, TaskId)>,
+    by_task: HashMap<(SessionKey, TaskId), u64>,
+    log_levels: HashMap<SessionKey, LogFilter>,
+}
+
+impl ServerCore {
+    pub(crate) fn new(config: &PyServerConfig) -> Self {
+        Self {
+            catalog: Arc::clone(&config.catalog),
+            route: config.route,
+            completions: config.completions,
+            next_id: 1,
+            pending: HashMap::new(),
+            by_inbound: HashMap::new(),
+            asks: HashMap::new(),
+            next_task: 1,
+            tasks: HashMap::new(),
+            by_task: HashMap::new(),
+            log_levels: HashMap::new(),
+        }
+    }
+
+    /// Requests waiting for the application's answer
+    pub(crate) fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Forgets every request and task of a session that ended
+    pub(crate) fn forget_session(&mut self, key: SessionKey) {
+        let gone: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.key == key)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            if let Some(p) = self.pending.remove(&id) {
+                self.by_inbound.remove(&(key, p.inbound));
+            }
+            self.asks.remove(&id);
+        }
+        self.tasks.retain(|_, (k, _)| *k != key);
+        self.by_task.retain(|(k, _), _| *k != key);
+        self.log_levels.remove(&key);
+    }
+
+    fn track(&mut self, key: SessionKey, request: InboundRequest, kind: Kind) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let inbound = request.responder.id();
+        let log_filter = (request.version.era() == Era::Modern).then(|| {
+            LogFilter::from_params(request.params.as_deref()).unwrap_or_else(|_| LogFilter::off())
+        });
+        self.by_inbound.insert((key, inbound), id);
+        self.pending.insert(
+            id,
+            Pending {
+                key,
+                inbound,
+                responder: request.responder,
+                kind,
+                wants_progress: request.wants_progress,
+                log_filter,
+                task: None,
+            },
+        );
+        id
+    }
+
+    fn untrack(&mut self, id: u64) -> Option<Pending> {
+        let p = self.pending.remove(&id)?;
+        self.by_inbound.remove(&(p.key, p.inbound));
+        self.asks.remove(&id);
+        Some(p)
+    }
+
+    /// The Python event for a core event; `None` when it was handled here
+    pub(crate) fn event<'py>(
+        &mut self,
+        py: Python<'py>,
+        sessions: &mut dyn Sessions,
+        key: SessionKey,
+        event: Event,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let c = classes(py)?;
+        Ok(Some(match event {
+            Event::Ready { version } => {
+                let peer = sessions.get(key).and_then(|s| s.peer().cloned());
+                let (info, caps) = match &peer {
+                    Some(p) => (
+                        convert::typed_to_py(py, &p.info)?,
+                        convert::to_py(py, &p.capabilities)?,
+                    ),
+                    None => (py.None().into_bound(py), PyDict::new(py).into_any()),
+                };
+                c.ready
+                    .bind(py)
+                    .call1((version.as_str(), info, caps, py.None()))?
+            }
+            Event::Request(request) => return self.request(py, sessions, key, request),
+            Event::Notification(n) => c.notification.bind(py).call1((
+                n.method.as_str(),
+                convert::opt_raw_to_py(py, n.params.as_deref())?,
+            ))?,
+            Event::Cancelled { id, reason } => {
+                let Some(rid) = self.by_inbound.get(&(key, id)).copied() else {
+                    return Ok(None);
+                };
+                let task = self.pending.get(&rid).and_then(|p| p.task);
+                if task.is_some() {
+                    // The request became a task: cancelling the request does not end it.
+                    return Ok(None);
+                }
+                self.untrack(rid);
+                c.cancelled.bind(py).call1((rid, reason))?
+            }
+            Event::InputAnswered {
+                request,
+                key: input_key,
+                outcome,
+            } => {
+                let Some(rid) = self.by_inbound.get(&(key, request)).copied() else {
+                    return Ok(None);
+                };
+                let Some(mut waiting) = self.asks.remove(&rid) else {
+                    return Ok(None);
+                };
+                let parsed = match outcome {
+                    Ok(raw) => serde_json::from_str::<InputResponse>(raw.get()).map_err(|e| {
+                        ErrorObject::invalid_params(format!(
+                            "the client's answer `{input_key}` is invalid: {e}"
+                        ))
+                    }),
+                    Err(mcp_core::CallError::Remote(e)) => Err(e),
+                    Err(other) => Err(ErrorObject::internal_error(format!(
+                        "no answer for input `{input_key}`: {other}"
+                    ))),
+                };
+                match parsed {
+                    Ok(response) => {
+                        waiting.answers.insert(input_key, response);
+                        waiting.missing = waiting.missing.saturating_sub(1);
+                        if waiting.missing > 0 {
+                            self.asks.insert(rid, waiting);
+                            return Ok(None);
+                        }
+                        let responses = convert::typed_to_py(py, &waiting.answers)?;
+                        c.input_answered.bind(py).call1((rid, responses))?
+                    }
+                    Err(error) => {
+                        let exc = events::mcp_error(py, &error)?;
+                        c.input_failed.bind(py).call1((rid, exc))?
+                    }
+                }
+            }
+            Event::TaskInput { task, responses } => {
+                let Some(tid) = self.by_task.get(&(key, task)).copied() else {
+                    return Ok(None);
+                };
+                c.task_input
+                    .bind(py)
+                    .call1((tid, convert::typed_to_py(py, &responses)?))?
+            }
+            Event::TaskCancelled { task } => {
+                let Some(tid) = self.by_task.get(&(key, task)).copied() else {
+                    return Ok(None);
+                };
+                c.task_cancelled.bind(py).call1((tid,))?
+            }
+            Event::Unblocked => c.unblocked.bind(py).call0()?,
+            Event::Closed { reason } => {
+                self.forget_session(key);
+                c.closed.bind(py).call1((events::close_reason(&reason),))?
+            }
+            // A server sends no application requests of its own through this class.
+            _ => return Ok(None),
+        }))
+    }
+
+    fn answer_now<T: serde::Serialize + mcp_core::schema::FitVersion>(
+        session: Option<&mut Session>,
+        request: InboundRequest,
+        result: Result<T, ErrorObject>,
+    ) {
+        let Some(session) = session else { return };
+        match result {
+            Ok(r) => {
+                let _ = session.respond_with(request.responder, r);
+            }
+            Err(e) => session.respond_error(request.responder, &e),
+        }
+    }
+
+    fn request<'py>(
+        &mut self,
+        py: Python<'py>,
+        sessions: &mut dyn Sessions,
+        key: SessionKey,
+        request: InboundRequest,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let c = classes(py)?;
+        if !self.route {
+            let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
+            let method = request.method.clone();
+            let id = self.track(key, request, Kind::Other);
+            return Ok(Some(c.request.bind(py).call1((id, method, params))?));
+        }
+        let catalog = Arc::clone(&self.catalog);
+        let session = sessions.get(key);
+        match request.method.as_str() {
+            m if m == ListTools::NAME => {
+                let r = request
+                    .params::<ListTools>()
+                    .and_then(|p| catalog.list_tools(&p));
+                Self::answer_now(session, request, r);
+                Ok(None)
+            }
+            m if m == ListResources::NAME => {
+                let r = request
+                    .params::<ListResources>()
+                    .and_then(|p| catalog.list_resources(&p));
+                Self::answer_now(session, request, r);
+                Ok(None)
+            }
+            m if m == ListResourceTemplates::NAME => {
+                let r = request
+                    .params::<ListResourceTemplates>()
+                    .and_then(|p| catalog.list_resource_templates(&p));
+                Self::answer_now(session, request, r);
+                Ok(None)
+            }
+            m if m == ListPrompts::NAME => {
+                let r = request
+                    .params::<ListPrompts>()
+                    .and_then(|p| catalog.list_prompts(&p));
+                Self::answer_now(session, request, r);
+                Ok(None)
+            }
+            m if m == SetLevel::NAME => {
+                match request.params::<SetLevel>() {
+                    Ok(p) => {
+                        self.log_levels
+                            .entry(key)
+                            .or_insert_with(LogFilter::legacy)
+                            .set_level(p.level);
+                        if let Some(s) = session {
+                            let empty = RawValue::from_string("{}".into()).expect("valid JSON");
+                            let _ = s.respond(request.responder, &empty);
+                        }
+                    }
+                    Err(e) => {
+                        if let Some(s) = session {
+                            s.respond_error(request.responder, &e);
+                        }
+                    }
+                }
+                Ok(None)
+            }
+            m if m == CallTool::NAME => {
+                let params = match request.params::<CallTool>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer_now::<CallToolResult>(session, request, Err(e));
+                        return Ok(None);
+                    }
+                };
+                match catalog.check_call(&params) {
+                    Ok(tool) => {
+                        let name = tool.name.clone();
+                        let args = Value::Object(params.arguments.unwrap_or_default());
+                        let args = convert::to_py(py, &args)?;
+                        let id = self.track(key, request, Kind::Tool);
+                        Ok(Some(c.tool_call.bind(py).call1((id, name, args))?))
+                    }
+                    Err(check) => {
+                        let r: Result<CallToolResult, ErrorObject> =
+                            CallCheck::into_response(check);
+                        Self::answer_now(session, request, r);
+                        Ok(None)
+                    }
+                }
+            }
+            m if m == ReadResource::NAME => {
+                let params = match request.params::<ReadResource>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer_now::<ReadResourceResult>(session, request, Err(e));
+                        return Ok(None);
+                    }
+                };
+                let uri = params.uri;
+                let found = match catalog.resolve(&uri) {
+                    Some(ResourceMatch::Resource(r)) => Some((r.uri.clone(), PyDict::new(py))),
+                    Some(ResourceMatch::Template {
+                        template,
+                        variables,
+                    }) => {
+                        let vars = PyDict::new(py);
+                        for (name, value) in variables.iter() {
+                            match value {
+                                TemplateValue::String(s) => vars.set_item(name, s)?,
+                                TemplateValue::List(l) => vars.set_item(name, l)?,
+                                TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
+                                _ => {}
+                            }
+                        }
+                        Some((template.uri_template.clone(), vars))
+                    }
+                    _ => None,
+                };
+                match found {
+                    Some((res_key, vars)) => {
+                        let id = self.track(key, request, Kind::Resource);
+                        Ok(Some(
+                            c.resource_read.bind(py).call1((id, uri, res_key, vars))?,
+                        ))
+                    }
+                    None => {
+                        let error = mcp_core::server::resource_not_found(&uri);
+                        Self::answer_now::<ReadResourceResult>(session, request, Err(error));
+                        Ok(None)
+                    }
+                }
+            }
+            m if m == GetPrompt::NAME => {
+                let params = match request.params::<GetPrompt>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer_now::<GetPromptResult>(session, request, Err(e));
+                        return Ok(None);
+                    }
+                };
+                match catalog.check_prompt_args(&params.name, params.arguments.as_ref()) {
+                    Ok(_) => {
+                        let args = params.arguments.unwrap_or_default();
+                        let id = self.track(key, request, Kind::Prompt);
+                        Ok(Some(c.prompt_get.bind(py).call1((
+                            id,
+                            params.name,
+                            args,
+                        ))?))
+                    }
+                    Err(e) => {
+                        Self::answer_now::<GetPromptResult>(session, request, Err(e));
+                        Ok(None)
+                    }
+                }
+            }
+            m if m == Complete::NAME && self.completions => {
+                if let Err(e) = request.params::<Complete>() {
+                    Self::answer_now::<CompleteResult>(session, request, Err(e));
+                    return Ok(None);
+                }
+                let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
+                let id = self.track(key, request, Kind::Complete);
+                Ok(Some(c.completion.bind(py).call1((id, params))?))
+            }
+            _ => {
+                let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
+                let method = request.method.clone();
+                let id = self.track(key, request, Kind::Other);
+                Ok(Some(c.request.bind(py).call1((id, method, params))?))
+            }
+        }
+    }
+
+    // --- commands ------------------------------------------------------------------------
+
+    /// Answers a request with a result (a no-op once it was answered or cancelled)
+    pub(crate) fn respond(
+        &mut self,
+        py: Python<'_>,
+        sessions: &mut dyn Sessions,
+        now: Instant,
+        request_id: u64,
+        result: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let Some(p) = self.untrack(request_id) else {
+            return Ok(false);
+        };
+        if let Some(task) = p.task {
+            let raw = convert::to_raw(result)?;
+            return self.finish_task(py, sessions, now, task, TaskUpdate::Completed(raw));
+        }
+        let Some(session) = sessions.get(p.key) else {
+            return Ok(false);
+        };
+        let outcome = match p.kind {
+            Kind::Tool => session.respond_with(
+                p.responder,
+                convert::from_py::<CallToolResult>(result, "tool result")?,
+            ),
+            Kind::Resource => {
+                let r = convert::from_py::<ReadResourceResult>(result, "resource contents")?;
+                session.respond_with(p.responder, self.catalog.with_read_cache(r))
+            }
+            Kind::Prompt => session.respond_with(
+                p.responder,
+                convert::from_py::<GetPromptResult>(result, "prompt result")?,
+            ),
+            Kind::Complete => session.respond_with(
+                p.responder,
+                convert::from_py::<CompleteResult>(result, "completion result")?,
+            ),
+            Kind::Other => session.respond(p.responder, &convert::to_raw(result)?),
+        };
+        outcome.map_err(|e| events::local_error(py, e))?;
+        Ok(true)
+    }
+
+    /// Answers a request with a JSON-RPC error (a no-op once answered or cancelled)
+    pub(crate) fn respond_error(
+        &mut self,
+        py: Python<'_>,
+        sessions: &mut dyn Sessions,
+        now: Instant,
+        request_id: u64,
+        error: ErrorObject,
+    ) -> PyResult<bool> {
+        let Some(p) = self.untrack(request_id) else {
+            return Ok(false);
+        };
+        if let Some(task) = p.task {
+            return self.finish_task(py, sessions, now, task, TaskUpdate::Failed(error));
+        }
+        let Some(session) = sessions.get(p.key) else {
+            return Ok(false);
+        };
+        session.respond_error(p.responder, &error);
+        Ok(true)
+    }
+
+    fn finish_task(
+        &mut self,
+        py: Python<'_>,
+        sessions: &mut dyn Sessions,
+        now: Instant,
+        task: u64,
+        update: TaskUpdate,
+    ) -> PyResult<bool> {
+        let Some((key, tid)) = self.tasks.get(&task).copied() else {
+            return Ok(false);
+        };
+        let Some(session) = sessions.get(key) else {
+            return Ok(false);
+        };
+        match session.update_task(now, tid, update) {
+            Ok(()) => Ok(true),
+            Err(mcp_core::TaskError::Terminal(_) | mcp_core::TaskError::UnknownTask) => Ok(false),
+            Err(e) => Err(events::local_error(py, e)),
+        }
+    }
+
+    /// Reports progress; `False` when the client did not ask for it or the request ended
+    pub(crate) fn report_progress(
+        &mut self,
+        py: Python<'_>,
+        sessions: &mut dyn Sessions,
+        request_id: u64,
+        progress: Progress,
+    ) -> PyResult<bool> {
+        let Some(p) = self.pending.get(&request_id) else {
+            return Ok(false);
+        };
+        if !p.wants_progress {
+            return Ok(false);
+        }
+        let Some(session) = sessions.get(p.key) else {
+            return Ok(false);
+        };
+        match session.report_progress_to(p.inbound, &progress) {
+            Ok(()) => Ok(true),
+            Err(ProgressError::NotRequested) => Ok(false),
+            Err(e) => Err(events::local_error(py, e)),
+        }
+    }
+
+    /// Sends a log message tied to a request if the client's level lets it through
+    pub(crate) fn log(
+        &mut self,
+        py: Python<'_>,
+        sessions: &mut dyn Sessions,
+        request_id: u64,
+        level: LoggingLevel,
+        data: Value,
+        logger: Option<String>,
+    ) -> PyResult<bool> {
+        let Some(p) = self.pending.get(&request_id) else {
+            return Ok(false);
+        };
+        let filter = p
+            .log_filter
+            .or_else(|| self.log_levels.get(&p.key).copied())
+            .unwrap_or_else(LogFilter::legacy);
+        if !filter.allows(level) {
+            return Ok(false);
+        }
+        let mut params = LoggingMessageNotificationParams::new(level, data);
+        params.logger = logger;
+        let raw = serde_json::value::to_raw_value(&params)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let (key, inbound, in_task) = (p.key, p.inbound, p.task.is_some());
+        let Some(session) = sessions.get(key) else {
+            return Ok(false);
+        };
+        const METHOD: &str = "notifications/message";
+        let sent = if in_task {
+            session.send_notification(METHOD, Some(&raw))
+        } else {
+            session.send_notification_for(inbound, METHOD, Some(&raw))
+        };
+        sent.map_err(|e| events::local_error(py, e))?;
+        Ok(true)
+    }
+
+    /// Asks the client for input on behalf of a request
+    pub(crate) fn ask_input<'py>(
+        &mut self,
+        py: Python<'py>,
+        sessions: &mut dyn Sessions,
+        now: Instant,
+        request_id: u64,
+        requests: &Bound<'py, PyAny>,
+    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+        let requests: InputRequests = convert::from_py(requests, "input requests")?;
+        let count = requests.len();
+        let Some(p) = self.pending.get(&request_id) else {
+            return Err(events::local_error(py, AskError::NotInFlight));
+        };
+        let Some(session) = sessions.get(p.key) else {
+            return Err(events::local_error(py, AskError::NotInFlight));
+        };
+        match session.ask_input_to(now, p.inbound, requests) {
+            Ok(Asked::Answered(answers)) => Ok(("answered", convert::typed_to_py(py, &answers)?)),
+            Ok(Asked::Sent) => {
+                self.asks.insert(
+                    request_id,
+                    Waiting {
+                        missing: count,
+                        answers: InputResponses::new(),
+                    },
+                );
+                Ok(("sent", py.None().into_bound(py)))
+            }
+            Ok(_) => {
+                // Modern: the request was answered with input_required; the retry comes as
+                // a new request.
+                self.untrack(request_id);
+                Ok(("suspended", py.None().into_bound(py)))
+            }
+            Err(e @ (AskError::NotDeclared { .. } | AskError::InvalidAnswer { .. })) => {
+                Err(PyErr::from_value(events::mcp_error(py, &e.to_error())?))
+            }
+            Err(e) => Err(events::local_error(py, e)),
+        }
+    }
+
+    /// Answers a request with a task and keeps it open for its result
+    pub(crate) fn start_task(
+        &mut self,
+        py: Python<'_>,
+        sessions: &mut dyn Sessions,
+        now: Instant,
+        request_id: u64,
+        options: TaskOptions,
+    ) -> PyResult<u64> {
+        let Some(p) = self.pending.get(&request_id) else {
+            return Err(events::local_error(
+                py,
+                "the request is no longer in flight",
+            ));
+        };
+        let key = p.key;
+        let Some(session) = sessions.get(key) else {
+            return Err(events::local_error(py, "the session is closed"));
+        };
+        match session.start_task_to(now, p.inbound, options) {
+            Ok(tid) => {
+                let id = self.next_task;
+                self.next_task += 1;
+                self.tasks.insert(id, (key, tid));
+                self.by_task.insert((key, tid), id);
+                if let Some(p) = self.pending.get_mut(&request_id) {
+                    p.task = Some(id);
+                }
+                Ok(id)
+            }
+            Err(e @ mcp_core::TaskError::NotOffered) => {
+                Err(PyErr::from_value(events::mcp_error(py, &e.to_error())?))
+            }
+            Err(e) => Err(events::local_error(py, e)),
+        }
+    }
+
+    /// Moves a task on (working, input_required); completing goes through `respond`
+    pub(crate) fn update_task(
+        &mut self,
+        py: Python<'_>,
+        sessions: &mut dyn Sessions,
+        now: Instant,
+        task: u64,
+        update: TaskUpdate,
+    ) -> PyResult<bool> {
+        self.finish_task(py, sessions, now, task, update)
+    }
+
+    /// The task status of a task id, as the spec names it
+    pub(crate) fn task_status(&self, sessions: &mut dyn Sessions, task: u64) -> Option<String> {
+        let (key, tid) = self.tasks.get(&task).copied()?;
+        let status = sessions.get(key)?.task_status(tid)?;
+        serde_json::to_value(status)
+            .ok()?
+            .as_str()
+            .map(str::to_owned)
+    }
+}
+
+/// A task update from its Python spelling
+pub(crate) fn task_update(
+    status: &str,
+    message: Option<String>,
+    requests: Option<&Bound<'_, PyAny>>,
+) -> PyResult<TaskUpdate> {
+    match status {
+        "working" => Ok(TaskUpdate::Working(message)),
+        "input_required" => {
+            let requests =
+                requests.ok_or_else(|| PyValueError::new_err("input_required needs requests"))?;
+            Ok(TaskUpdate::InputRequired(convert::from_py(
+                requests,
+                "input requests",
+            )?))
+        }
+        other => Err(PyValueError::new_err(format!(
+            "unknown task status {other:?} (use \"working\" or \"input_required\"; finish a \
+             task by answering its request)"
+        ))),
+    }
+}
+
+/// Task options from seconds
+pub(crate) fn task_options(ttl: Option<f64>, poll_interval: Option<f64>) -> TaskOptions {
+    let mut options = TaskOptions::default();
+    if let Some(t) = ttl.filter(|t| t.is_finite() && *t >= 0.0) {
+        options = options.ttl(Duration::from_secs_f64(t));
+    }
+    if let Some(t) = poll_interval.filter(|t| t.is_finite() && *t >= 0.0) {
+        options = options.poll_interval(Duration::from_secs_f64(t));
+    }
+    options
+}
+
+/// A log level from its name
+pub(crate) fn log_level(level: &str) -> PyResult<LoggingLevel> {
+    serde_json::from_value(Value::String(level.to_owned()))
+        .map_err(|_| PyValueError::new_err(format!("unknown log level {level:?}")))
+}
+
+/// A progress report from Python numbers
+pub(crate) fn progress(progress: f64, total: Option<f64>, message: Option<String>) -> Progress {
+    let mut p = Progress::new(progress);
+    if let Some(t) = total {
+        p = p.total(t);
+    }
+    if let Some(m) = message {
+        p = p.message(m);
+    }
+    p
+}
+
+/// A list kind from its name
+pub(crate) fn list_kind(kind: &str) -> PyResult<ListKind> {
+    match kind {
+        "tools" => Ok(ListKind::Tools),
+        "prompts" => Ok(ListKind::Prompts),
+        "resources" => Ok(ListKind::Resources),
+        other => Err(PyValueError::new_err(format!(
+            "unknown list {other:?} (tools, prompts or resources)"
+        ))),
+    }
+}
+
+/// One MCP connection, server side, in the sans-IO style
+///
+/// Feed it what the transport read (`receive_data`, `receive_eof`), call `handle_timeout`
+/// at `next_deadline()`, and after every call drain `next_event()` and write
+/// `data_to_send()`.
+#[pyclass(module = "mcp_sansio._core", name = "ServerSession")]
+pub(crate) struct PyServerSession {
+    session: Session,
+    core: ServerCore,
+    clock: Clock,
+    buf: Vec<u8>,
+}
+
+#[pymethods]
+impl PyServerSession {
+    #[new]
+    #[pyo3(signature = (config, *, now=None))]
+    fn new(py: Python<'_>, config: &PyServerConfig, now: Option<f64>) -> PyResult<Self> {
+        let clock = Clock::new(py, now)?;
+        let session = Session::server(Arc::clone(&config.config), clock.instant(now));
+        Ok(Self {
+            session,
+            core: ServerCore::new(config),
+            clock,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Feeds bytes read from the transport (newline-delimited JSON; any chunking)
+    #[pyo3(signature = (data, now=None))]
+    fn receive_data(&mut self, data: &[u8], now: Option<f64>) {
+        self.session.handle_bytes(self.clock.instant(now), data);
+    }
+
+    /// Feeds one whole message (a message-framed transport)
+    #[pyo3(signature = (message, now=None))]
+    fn receive_message(&mut self, message: &[u8], now: Option<f64>) {
+        self.session
+            .handle_message(self.clock.instant(now), message);
+    }
+
+    /// The peer closed its side of the transport
+    #[pyo3(signature = (now=None))]
+    fn receive_eof(&mut self, now: Option<f64>) {
+        self.session.handle_eof(self.clock.instant(now));
+    }
+
+    /// Fires the timers due at `now`
+    #[pyo3(signature = (now=None))]
+    fn handle_timeout(&mut self, now: Option<f64>) {
+        self.session.handle_timeout(self.clock.instant(now));
+    }
+
+    /// The next event, or `None`
+    fn next_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        while let Some(event) = self.session.poll_event() {
+            if let Some(e) = self
+                .core
+                .event(py, &mut self.session, SessionKey::STATELESS, event)?
+            {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every byte waiting to be written (empty when nothing is)
+    fn data_to_send<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        self.buf.clear();
+        while self.session.poll_transmit(&mut self.buf).is_some() {}
+        PyBytes::new(py, &self.buf)
+    }
+
+    /// When `handle_timeout` should next be called, or `None`
+    fn next_deadline(&self) -> Option<f64> {
+        self.session.poll_timeout().map(|i| self.clock.float(i))
+    }
+
+    /// Answers a request; a no-op returning `False` once it was answered or cancelled
+    #[pyo3(signature = (request_id, result, now=None))]
+    fn respond(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        result: &Bound<'_, PyAny>,
+        now: Option<f64>,
+    ) -> PyResult<bool> {
+        let now = self.clock.instant(now);
+        self.core
+            .respond(py, &mut self.session, now, request_id, result)
+    }
+
+    /// Answers a request with a JSON-RPC error
+    #[pyo3(signature = (request_id, code, message, data=None, now=None))]
+    fn respond_error(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        code: i64,
+        message: &str,
+        data: Option<&Bound<'_, PyAny>>,
+        now: Option<f64>,
+    ) -> PyResult<bool> {
+        let now = self.clock.instant(now);
+        let error = events::error_object(py, code, message, data)?;
+        self.core
+            .respond_error(py, &mut self.session, now, request_id, error)
+    }
+
+    /// Reports progress on a request whose client asked for it
+    #[pyo3(signature = (request_id, progress, total=None, message=None))]
+    fn report_progress(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> PyResult<bool> {
+        let p = self::progress(progress, total, message);
+        self.core
+            .report_progress(py, &mut self.session, request_id, p)
+    }
+
+    /// Logs to the client (`notifications/message`) if its level lets `level` through
+    #[pyo3(signature = (request_id, level, data, logger=None))]
+    fn log(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        level: &str,
+        data: &Bound<'_, PyAny>,
+        logger: Option<String>,
+    ) -> PyResult<bool> {
+        let level = log_level(level)?;
+        let data = convert::to_json(data)?;
+        self.core
+            .log(py, &mut self.session, request_id, level, data, logger)
+    }
+
+    /// Asks the client for input: `("answered", responses)`, `("sent", None)` (legacy: wait
+    /// for `InputAnswered`) or `("suspended", None)` (modern: the request was answered with
+    /// `input_required`; the client's retry arrives as a new request)
+    #[pyo3(signature = (request_id, requests, now=None))]
+    fn ask_input<'py>(
+        &mut self,
+        py: Python<'py>,
+        request_id: u64,
+        requests: &Bound<'py, PyAny>,
+        now: Option<f64>,
+    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
+        let now = self.clock.instant(now);
+        self.core
+            .ask_input(py, &mut self.session, now, request_id, requests)
+    }
+
+    /// Answers a request with a task handle; its later `respond` completes the task
+    #[pyo3(signature = (request_id, ttl=None, poll_interval=None, now=None))]
+    fn start_task(
+        &mut self,
+        py: Python<'_>,
+        request_id: u64,
+        ttl: Option<f64>,
+        poll_interval: Option<f64>,
+        now: Option<f64>,
+    ) -> PyResult<u64> {
+        let now = self.clock.instant(now);
+        let options = task_options(ttl, poll_interval);
+        self.core
+            .start_task(py, &mut self.session, now, request_id, options)
+    }
+
+    /// Moves a task to `"working"` (with a message) or `"input_required"` (with requests)
+    #[pyo3(signature = (task_id, status, message=None, requests=None, now=None))]
+    fn update_task(
+        &mut self,
+        py: Python<'_>,
+        task_id: u64,
+        status: &str,
+        message: Option<String>,
+        requests: Option<&Bound<'_, PyAny>>,
+        now: Option<f64>,
+    ) -> PyResult<bool> {
+        let now = self.clock.instant(now);
+        let update = task_update(status, message, requests)?;
+        self.core
+            .update_task(py, &mut self.session, now, task_id, update)
+    }
+
+    /// A task's status (`working`, `input_required`, `completed`, `failed`, `cancelled`)
+    fn task_status(&mut self, task_id: u64) -> Option<String> {
+        self.core.task_status(&mut self.session, task_id)
+    }
+
+    /// Tells subscribed clients a list changed (`"tools"`, `"prompts"`, `"resources"`)
+    fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
+        self.session
+            .notify_list_changed(list_kind(kind)?)
+            .map_err(|e| events::local_error(py, e))
+    }
+
+    /// Tells subscribers a resource changed; returns how many notifications were queued
+    fn notify_resource_updated(&mut self, py: Python<'_>, uri: &str) -> PyResult<usize> {
+        self.session
+            .notify_resource_updated(uri)
+            .map_err(|e| events::local_error(py, e))
+    }
+
+    /// Sends a notification
+    #[pyo3(signature = (method, params=None))]
+    fn send_notification(
+        &mut self,
+        py: Python<'_>,
+        method: &str,
+        params: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let raw = params.map(convert::to_raw).transpose()?;
+        self.session
+            .send_notification(method, raw.as_deref())
+            .map_err(|e| events::local_error(py, e))
+    }
+
+    /// Closes the session now
+    #[pyo3(signature = (now=None))]
+    fn close(&mut self, now: Option<f64>) {
+        self.session.close(self.clock.instant(now));
+    }
+
+    /// Whether the driver should read more input
+    #[getter]
+    fn wants_read(&self) -> bool {
+        self.session.wants_read()
+    }
+
+    /// Whether `Closed` was emitted (or is queued)
+    #[getter]
+    fn is_closed(&self) -> bool {
+        self.session.is_closed()
+    }
+
+    /// The negotiated version (legacy clients), else `None`
+    #[getter]
+    fn version(&self) -> Option<&'static str> {
+        self.session.version().map(|v| v.as_str())
+    }
+
+    /// Requests the application has not answered yet
+    #[getter]
+    fn pending_requests(&self) -> usize {
+        self.core.pending_count()
+    }
+}

@@ -1,0 +1,35 @@
+"""Shared helpers of the mcp_sansio tests."""
+
+import os
+import pathlib
+import socket
+
+import pytest
+
+HERE = pathlib.Path(__file__).parent
+REPO = HERE.parent.parent
+PEERS = REPO / "tests" / "peers"
+EVERYTHING = HERE / "everything_server.py"
+
+
+def interop_python():
+    """The Python of the official SDK's venv (scripts/interop-setup), or skip."""
+    python = os.environ.get("MCP_INTEROP_PYTHON")
+    if not python or not os.path.exists(python):
+        pytest.skip("MCP_INTEROP_PYTHON is not set: run scripts/interop-setup (scripts/test-python does)")
+    return python
+
+
+def free_port():
+    """A port in this worktree's range if MCP_PY_TEST_PORT_BASE is set, else any free one."""
+    base = int(os.environ.get("MCP_PY_TEST_PORT_BASE", "0"))
+    for offset in range(100) if base else [None]:
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", base + offset if base else 0))
+            return s.getsockname()[1]
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise RuntimeError("no free port")

@@ -1,0 +1,97 @@
+"""Our everything-server on mcp_sansio's asyncio driver, the peer of the official SDK's
+client in the interop tests (the same scenario as mcp-tokio's everything-server).
+
+    python everything_server.py            # stdio
+    python everything_server.py --http PORT
+"""
+
+import asyncio
+import sys
+
+from mcp_sansio.aio import Context, Server
+
+server = Server("mcp-sansio-everything", "1.0.0", instructions="The mcp_sansio interop server.")
+
+
+@server.tool(description="Echoes the text back")
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool(description="Adds two numbers")
+def add(a: float, b: float) -> str:
+    total = a + b
+    return str(int(total)) if total == int(total) else str(total)
+
+
+@server.tool(description="Works for `steps` twentieths of a second, reporting progress")
+async def slow(steps: int, ctx: Context) -> str:
+    for step in range(1, steps + 1):
+        await asyncio.sleep(0.05)
+        ctx.report_progress(step, steps, f"step {step} of {steps}")
+    return f"done after {steps} steps"
+
+
+@server.tool(description="Asks the user for their name")
+async def ask_name(ctx: Context) -> str:
+    answer = await ctx.elicit("What is your name?", {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    })
+    if answer.get("action") != "accept":
+        return f"no name ({answer.get('action')})"
+    return f"Hello, {answer['content']['name']}!"
+
+
+@server.tool(description="Logs at every level, then answers")
+async def chatty(ctx: Context) -> str:
+    ctx.info("starting")
+    ctx.warning({"careful": True})
+    return "said things"
+
+
+@server.tool(description="Runs until cancelled")
+async def forever(ctx: Context) -> str:
+    await asyncio.sleep(3600)
+    return "never"
+
+
+@server.resource("test://static-text", name="static-text", mime_type="text/plain")
+def static_text() -> str:
+    return "Hello from a static resource"
+
+
+@server.resource("test://template/{id}/data", name="template-data")
+def template_data(id: str) -> str:
+    return f"Data for {id}"
+
+
+@server.prompt(description="Greets someone")
+def greeting(name: str) -> str:
+    return f"Say hello to {name}."
+
+
+@server.completion()
+def complete(ref, argument, context):
+    names = ["Ada", "Alan", "Grace"]
+    return [n for n in names if n.lower().startswith(argument["value"].lower())]
+
+
+async def serve_http(port: int) -> None:
+    handle = await server.serve_http("127.0.0.1", port)
+    print(f"listening {handle.url}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await handle.aclose()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        try:
+            asyncio.run(serve_http(int(sys.argv[2])))
+        except KeyboardInterrupt:
+            pass
+    else:
+        asyncio.run(server.serve_stdio())
