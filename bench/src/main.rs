@@ -5,6 +5,8 @@
 //!           [--n N] [--runs R] [--era <legacy|modern>]
 //! ```
 //!
+//! (`async-std` reports "not built yet" until that crate is in the workspace.)
+//!
 //! Prints one JSON line: the workload, binding, era, `n`, `runs`, `calls_per_s` as
 //! `{"median", "min", "max"}` over the runs (`limit` adds `rt_per_s`, the same figure under
 //! its own name), and `peak_rss_kib` (this process's VmHWM after the runs). `mem` prints the
@@ -20,6 +22,7 @@
 //! Adding a binding is one arm in [`run`] (and in [`serve`] for W3).
 
 mod alloc;
+mod blocking_binding;
 mod core_binding;
 mod tokio_binding;
 
@@ -176,7 +179,10 @@ fn run(o: &Options) -> Result<Vec<f64>, String> {
             let multi = o.binding == Binding::TokioMt;
             tokio_binding::run(w == Workload::W1, w == Workload::W3, multi, era, runs, n)
         }
-        (_, Binding::AsyncStd | Binding::Blocking) => Err(format!(
+        (w, Binding::Blocking) => {
+            blocking_binding::run(w == Workload::W1, w == Workload::W3, o.era, runs, n)
+        }
+        (_, Binding::AsyncStd) => Err(format!(
             "the {} binding is not built yet: add its arm to mcp-bench's `run` once the crate is in the workspace",
             o.binding.name()
         )),
@@ -190,6 +196,10 @@ fn serve(o: &Options) -> Result<(), String> {
         Binding::Core => core_binding::serve_stdio(),
         Binding::TokioCt | Binding::TokioMt => {
             tokio_binding::serve_stdio(o.binding == Binding::TokioMt);
+            Ok(())
+        }
+        Binding::Blocking => {
+            blocking_binding::serve_stdio();
             Ok(())
         }
         other => Err(format!("the {} binding is not built yet", other.name())),
@@ -275,6 +285,8 @@ mod tests {
             "limit --n 200 --runs 1 --era modern",
             "w1 --binding tokio-ct --n 50 --runs 1",
             "w2 --binding tokio-mt --n 128 --runs 1",
+            "w1 --binding blocking --n 50 --runs 1",
+            "w2 --binding blocking --n 128 --runs 1",
         ] {
             let rates = run(&options(args)).unwrap_or_else(|e| panic!("{args}: {e}"));
             assert!(
