@@ -1,6 +1,7 @@
 //! The hostile-input table (`mcp_interop::hostile`) at every layer that serves HTTP: the
-//! sans-IO rules (`mcp_core::http::HttpServer`, in process) and mcp-tokio's HTTP server over
-//! real HTTP on 127.0.0.1, followed by floods while memory stays bounded
+//! sans-IO rules (`mcp_core::http::HttpServer`, in process), and mcp-tokio's and
+//! mcp-blocking's HTTP servers over real HTTP on 127.0.0.1, followed by floods (with an RSS
+//! bound on the tokio one)
 //!
 //! Other bindings' servers run the same table: `hostile::run_over_tcp(addr, "/mcp")`.
 
@@ -133,4 +134,31 @@ fn the_table_and_floods_at_mcp_tokio_over_http() {
         );
     }
     rt.block_on(handle.shutdown());
+}
+
+#[test]
+fn the_table_and_floods_at_mcp_blocking_over_http() {
+    let Value::Object(schema) =
+        json!({"type": "object", "properties": {"text": {"type": "string"}}})
+    else {
+        unreachable!()
+    };
+    let server =
+        mcp_blocking::Server::builder(ServerConfig::new(Implementation::new("hostile", "1.0")))
+            .tool(Tool::new(hostile::ECHO_TOOL, schema), |_cx, args| {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            })
+            .expect("a valid tool")
+            .build();
+    let handle = server
+        .serve_http_with("127.0.0.1:0".parse().unwrap(), http_config())
+        .expect("binds 127.0.0.1");
+    let addr = handle.local_addr();
+    let failures = hostile::run_over_tcp(addr, "/mcp");
+    assert!(failures.is_empty(), "{failures:#?}");
+    let failures = hostile::flood_over_tcp(addr, "/mcp", 300);
+    assert!(failures.is_empty(), "{failures:#?}");
+    handle.shutdown();
 }
