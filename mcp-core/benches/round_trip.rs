@@ -1,5 +1,6 @@
 //! W1: sequential `tools/call` round trips between a client and a server session, core only
-//! (no runtime, no I/O), beside the bare serde_json cost of the same bytes
+//! (no runtime, no I/O), beside the bare serde_json cost of the same bytes; W2: the same with
+//! 64 requests in flight
 //!
 //! `cargo bench -p mcp-core --bench round_trip`
 
@@ -100,5 +101,65 @@ fn w1(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, w1);
+/// 64 calls at once: every request out, delivered in one read, answered, every answer in
+fn w2_batch(
+    client: &mut Session,
+    server: &mut Session,
+    now: Instant,
+    buf: &mut Vec<u8>,
+    result: &RawValue,
+) {
+    for _ in 0..IN_FLIGHT {
+        let params = RawValue::from_string(PARAMS.to_owned()).expect("valid");
+        client
+            .send_request(now, "tools/call", Some(params), RequestOptions::default())
+            .expect("ready");
+    }
+    while client.poll_transmit(buf).is_some() {}
+    server.handle_bytes(now, buf);
+    buf.clear();
+    while let Some(event) = server.poll_event() {
+        let Event::Request(request) = event else {
+            panic!("expected a request")
+        };
+        server
+            .respond(request.responder, result)
+            .expect("an object");
+    }
+    while server.poll_transmit(buf).is_some() {}
+    client.handle_bytes(now, buf);
+    buf.clear();
+    let mut done = 0;
+    while let Some(event) = client.poll_event() {
+        assert!(matches!(event, Event::Response { outcome: Ok(_), .. }));
+        done += 1;
+    }
+    assert_eq!(done, IN_FLIGHT);
+}
+
+const IN_FLIGHT: usize = 64;
+
+fn w2(c: &mut Criterion) {
+    #[allow(clippy::disallowed_methods)] // the fake clock's origin
+    let now = Instant::now();
+    let result = RawValue::from_string(RESULT.to_owned()).expect("valid");
+    let mut group = c.benchmark_group("w2");
+    group.throughput(Throughput::Elements(IN_FLIGHT as u64));
+    for (name, era) in [
+        (
+            "core_legacy_2025_11_25",
+            EraMode::Legacy(ProtocolVersion::V2025_11_25),
+        ),
+        ("core_modern_2026_07_28", EraMode::Modern),
+    ] {
+        let (mut client, mut server) = ready(era, now);
+        let mut buf = Vec::with_capacity(64 * 1024);
+        group.bench_function(name, |b| {
+            b.iter(|| w2_batch(&mut client, &mut server, now, &mut buf, &result));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, w1, w2);
 criterion_main!(benches);

@@ -90,6 +90,7 @@ pub(crate) fn write_patched(out: &mut Vec<u8>, object: Option<&str>, patch: &Pat
     }
     let found = match object {
         None => 0,
+        Some(o) if absent_by_text(o, &keys[..=n]) => 0,
         Some(o) => match top_level_keys(o, &keys[..=n]) {
             Some(found) => found,
             None => {
@@ -103,6 +104,26 @@ pub(crate) fn write_patched(out: &mut Vec<u8>, object: Option<&str>, patch: &Pat
     } else {
         merge(out, object.unwrap_or("{}"), patch);
     }
+}
+
+/// Whether none of `keys` can be a key of the JSON object `object`, decided from its text
+/// alone: it is an object, has no escapes (a key could be spelled with them), and no key
+/// appears quoted anywhere in it. `false` means "parse to know".
+fn absent_by_text(object: &str, keys: &[&str]) -> bool {
+    let bytes = object.as_bytes();
+    if object.trim_start().as_bytes().first() != Some(&b'{')
+        || memchr::memchr(b'\\', bytes).is_some()
+    {
+        return false;
+    }
+    keys.iter().all(|key| {
+        let k = key.as_bytes();
+        memchr::memmem::find_iter(bytes, k).all(|at| {
+            let quoted_before = at > 0 && bytes[at - 1] == b'"';
+            let quoted_after = bytes.get(at + k.len()) == Some(&b'"');
+            !(quoted_before && quoted_after)
+        })
+    })
 }
 
 fn splice(out: &mut Vec<u8>, object: Option<&str>, patch: &Patch<'_>) {
@@ -261,5 +282,28 @@ mod tests {
         };
         let v: Value = serde_json::from_str(&patched(Some(r#"{"_meta":{"k":0}}"#), &p)).unwrap();
         assert_eq!(v, serde_json::json!({"_meta":{"k":"v"}}));
+    }
+
+    #[test]
+    fn decides_from_the_text_only_when_that_is_safe() {
+        let keys = ["_meta", "resultType"];
+        assert!(absent_by_text(r#"{"a":1,"b":"meta"}"#, &keys));
+        // A quoted key text anywhere, an escape, or not an object: parse to know.
+        assert!(!absent_by_text(r#"{"a":"_meta"}"#, &keys));
+        assert!(!absent_by_text(r#"{"_meta":{}}"#, &keys));
+        assert!(!absent_by_text(r#"{"\u005fmeta":1}"#, &keys));
+        assert!(!absent_by_text("[1]", &keys));
+        // The escaped key is still found (and merged) through the parse.
+        let p = Patch {
+            members: &[],
+            meta: &[("k", b"1")],
+            meta_wins: true,
+        };
+        let v: Value =
+            serde_json::from_str(&patched(Some(r#"{"\u005fmeta":{"a":2}}"#), &p)).unwrap();
+        assert_eq!(v, serde_json::json!({"_meta":{"a":2,"k":1}}));
+        // A value that merely contains the key's text is spliced correctly.
+        let v: Value = serde_json::from_str(&patched(Some(r#"{"t":"\"_meta\""}"#), &p)).unwrap();
+        assert_eq!(v, serde_json::json!({"_meta":{"k":1},"t":"\"_meta\""}));
     }
 }

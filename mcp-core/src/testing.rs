@@ -244,6 +244,23 @@ impl Pair {
         }
     }
 
+    /// Bytes held for `to` (written by the other side, not yet delivered)
+    pub fn held_len(&self, to: Side) -> usize {
+        match to {
+            Side::Client => self.to_client.len(),
+            Side::Server => self.to_server.len(),
+        }
+    }
+
+    /// Keeps only the first `len` bytes held for `to`: a writer that died in the middle of
+    /// a write
+    pub fn truncate_held(&mut self, to: Side, len: usize) {
+        match to {
+            Side::Client => self.to_client.truncate(len),
+            Side::Server => self.to_server.truncate(len),
+        }
+    }
+
     /// Feeds raw bytes to one session as if the other had sent them, then drives
     pub fn inject(&mut self, to: Side, bytes: &[u8]) {
         self.deliver(to, bytes);

@@ -536,3 +536,32 @@ fn a_listen_stream_carries_the_clients_id_and_ends_when_closed() {
         0
     );
 }
+
+/// Found by the simulation (http seed 9): a listen stream whose client id equals the
+/// server's internal id hung the server rewriting the subscription id for ever
+#[test]
+fn a_listen_stream_whose_client_id_equals_the_internal_id() {
+    use mcp_core::ListKind;
+    use mcp_core::http::SessionKey;
+    let mut kit = Kit::new();
+    // The first request gets internal id 1.
+    let body = modern(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let exchange = kit
+        .post(&headers("subscriptions/listen", &[]), &body)
+        .unwrap_err();
+    let session = kit.http.session_mut(SessionKey::STATELESS).unwrap();
+    session.notify_list_changed(ListKind::Tools).unwrap();
+    kit.pump();
+    let messages = kit.collected(exchange).messages();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    for m in &messages {
+        assert_eq!(
+            m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1,
+            "{m}"
+        );
+    }
+}

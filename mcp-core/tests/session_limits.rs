@@ -841,3 +841,68 @@ fn chunking_does_not_change_the_exchange() {
         }
     }
 }
+
+// --- floods while the caller neither reads events nor writes output (found by the simulation)
+
+/// Simulation finding: a flood of (valid, increasing) progress reports while the application
+/// does not drain its events grew the event queue without bound
+#[test]
+fn a_progress_flood_keeps_the_event_queue_bounded() {
+    let mut limits = Limits::default();
+    limits.max_queued_events = 8;
+    limits.max_message_size = 1024;
+    let mut pair = Pair::new(
+        origin(),
+        {
+            let mut c = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
+            c.limits = limits.clone();
+            c
+        },
+        Pair::server_config(),
+    );
+    pair.drive();
+    let _ = pair.client_events();
+    let id = pair
+        .client
+        .send_request(
+            pair.now,
+            "tools/call",
+            Some(raw(json!({"name": "t"}))),
+            RequestOptions::default().with_progress(),
+        )
+        .unwrap();
+    pair.drive();
+    let token = id.wire_id();
+    for i in 1..=5_000 {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{token},"progress":{i}}}}}"#
+        );
+        pair.client.handle_bytes(pair.now, line.as_bytes());
+        pair.client.handle_bytes(pair.now, b"\n");
+        assert!(
+            pair.client.queued_events() <= 2 * limits.max_queued_events,
+            "{} events queued",
+            pair.client.queued_events()
+        );
+    }
+    assert!(pair.client.stats().dropped_messages > 0);
+}
+
+/// Simulation finding: a flood of garbage lines while our output is not written (and the
+/// caller ignores `wants_read`) queued one error reply per line without bound
+#[test]
+fn a_flood_while_output_is_not_written_keeps_the_byte_queue_bounded() {
+    let mut limits = Limits::default();
+    limits.max_queued_bytes = 4096;
+    limits.max_message_size = 1024;
+    let mut s = server(limits.clone());
+    for _ in 0..20_000 {
+        s.s.handle_bytes(origin(), b"x\n");
+        assert!(
+            s.s.queued_bytes() <= limits.max_queued_bytes + limits.max_message_size,
+            "{} bytes queued",
+            s.s.queued_bytes()
+        );
+    }
+    assert!(s.s.stats().dropped_messages > 0);
+}

@@ -1,5 +1,6 @@
 //! W1 through mcp-tokio: sequential `tools/call echo` round trips over an in-memory duplex
-//! (current-thread and multi-thread runtimes) and over real stdio to a child process
+//! (current-thread and multi-thread runtimes) and over real stdio to a child process; W2:
+//! 64 calls in flight over the duplex
 //!
 //! `cargo bench -p mcp-tokio --bench round_trip`. The bench binary is its own stdio server:
 //! started with `MCP_BENCH_SERVE=1` it serves instead of benchmarking.
@@ -96,6 +97,50 @@ fn bench(c: &mut Criterion) {
             async move { black_box(client.call_tool("echo", args()).await.expect("echo")) }
         });
     });
+    group.finish();
+    w2(c);
+}
+
+/// W2: 64 calls in flight (64 tasks sharing one client), over the duplex
+fn w2(c: &mut Criterion) {
+    const IN_FLIGHT: usize = 64;
+    let mut group = c.benchmark_group("w2_tokio");
+    group.throughput(Throughput::Elements(IN_FLIGHT as u64));
+    group.measurement_time(Duration::from_secs(5));
+    for (name, rt) in [
+        (
+            "duplex_current_thread",
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build(),
+        ),
+        (
+            "duplex_multi_thread",
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build(),
+        ),
+    ] {
+        let rt = rt.expect("a runtime");
+        let client = rt.block_on(duplex_client());
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| {
+                let client = client.clone();
+                async move {
+                    let tasks: Vec<_> = (0..IN_FLIGHT)
+                        .map(|_| {
+                            let client = client.clone();
+                            tokio::spawn(async move { client.call_tool("echo", args()).await })
+                        })
+                        .collect();
+                    for t in tasks {
+                        black_box(t.await.expect("joined").expect("echo"));
+                    }
+                }
+            });
+        });
+    }
     group.finish();
 }
 

@@ -11,6 +11,8 @@
 //! [`node_modules`], [`everything_server`], [`peer_script`]) and running a peer process to the
 //! end under a deadline, killing its whole process group whatever happens ([`run_peer`]).
 
+pub mod hostile;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};

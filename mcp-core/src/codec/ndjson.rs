@@ -34,6 +34,13 @@ pub struct LineCodec {
 }
 
 impl LineCodec {
+    /// Releases the buffer's spare capacity (an idle connection keeps only what is unread)
+    pub fn shrink_to_fit(&mut self) {
+        self.compact();
+        self.buf.shrink_to_fit();
+        self.dropped_at.shrink_to_fit();
+    }
+
     /// Creates an empty codec that accepts frames of at most `max_frame_len` bytes.
     ///
     /// The limit excludes the line terminator. Memory use stays around `max_frame_len` plus
@@ -58,7 +65,7 @@ impl LineCodec {
     pub fn push(&mut self, data: &[u8]) {
         let mut data = data;
         if self.discarding {
-            match data.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', data) {
                 None => return,
                 Some(i) => {
                     self.discarding = false;
@@ -76,7 +83,7 @@ impl LineCodec {
         self.buf.extend_from_slice(data);
         // Scan backwards: only the new partial line is read here; the complete lines before
         // it are scanned once, forwards, by `next_frame`.
-        if let Some(i) = data.iter().rposition(|&b| b == b'\n') {
+        if let Some(i) = memchr::memrchr(b'\n', data) {
             self.tail = old_len + i + 1;
         }
         // One byte of slack: a line of exactly the limit may still be waiting for the `\n`
@@ -134,9 +141,7 @@ impl LineCodec {
             }
             let begin = self.start;
             let newline = begin
-                + self.buf[begin..self.tail]
-                    .iter()
-                    .position(|&b| b == b'\n')
+                + memchr::memchr(b'\n', &self.buf[begin..self.tail])
                     .expect("buf[..tail] ends with a newline");
             self.start = newline + 1;
             let end = if newline > begin && self.buf[newline - 1] == b'\r' {

@@ -1018,9 +1018,12 @@ fn restore_id(message: Vec<u8>, internal: &RequestId, client: &RequestId, answer
         )
     };
     let mut message = message;
-    // The subscription id may appear in the result's `_meta` as well as the params.
-    while let Some(at) = find(&message, from.as_bytes()) {
+    // The subscription id may appear in the result's `_meta` as well as the params. The
+    // search goes on after each replacement: the client's id may equal the internal one.
+    let mut start = 0;
+    while let Some(at) = find(&message[start..], from.as_bytes()).map(|at| at + start) {
         message.splice(at..at + from.len(), to.bytes());
+        start = at + to.len();
         if answer {
             break;
         }

@@ -55,6 +55,14 @@ pub(crate) struct InboundTable {
 }
 
 impl InboundTable {
+    /// Releases spare capacity (idle sessions); slots stay (their generations keep stale
+    /// responders stale)
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.slots.shrink_to_fit();
+        self.free.shrink_to_fit();
+        self.by_wire.shrink_to_fit();
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.by_wire.len()
     }

@@ -70,7 +70,9 @@ pub struct Stats {
     /// allows)
     pub invalid_messages: u64,
     /// Valid messages dropped: requests the era forbids, progress for unknown or finished
-    /// requests, non-increasing progress, notifications past the overload limit
+    /// requests, non-increasing progress, notifications and progress past the overload limit,
+    /// and (counted here too) frames read while the caller ignored
+    /// [`Session::wants_read`] and our own output was not being written
     pub dropped_messages: u64,
 }
 
@@ -232,6 +234,32 @@ impl Session {
     /// Requests from the peer that await our answer
     pub fn inbound_in_flight(&self) -> usize {
         self.core.inbound.len()
+    }
+
+    /// Events waiting in [`poll_event`](Self::poll_event) (for diagnostics and tests of the
+    /// limits)
+    pub fn queued_events(&self) -> usize {
+        self.core.events.len()
+    }
+
+    /// Bytes waiting in [`poll_transmit`](Self::poll_transmit) (for diagnostics and tests of
+    /// the limits)
+    pub fn queued_bytes(&self) -> usize {
+        self.core.out.len()
+    }
+
+    /// Releases the spare capacity of the session's buffers and tables
+    ///
+    /// Buffers keep their largest size so a busy session does not allocate per message; a
+    /// binding holding many idle sessions (an HTTP server) may call this when one goes idle.
+    /// Changes nothing observable.
+    pub fn shrink_to_fit(&mut self) {
+        self.codec.shrink_to_fit();
+        self.core.out.shrink_to_fit();
+        self.core.events.shrink_to_fit();
+        self.core.outbound.shrink_to_fit();
+        self.core.inbound.shrink_to_fit();
+        self.core.followed.shrink_to_fit();
     }
 
     // --- inputs --------------------------------------------------------------------------
@@ -488,7 +516,11 @@ impl Session {
             if self.is_closed() {
                 return;
             }
+            // Forced (the caller ignores `wants_read`) while our output is not being written
+            // either: every frame could add a reply, so frames are dropped unread instead.
+            let flooded = force && self.core.out.len() > self.core.limits.max_queued_bytes;
             match self.codec.next_frame() {
+                Some(_) if flooded => self.core.stats.dropped_messages += 1,
                 Some(Ok(text)) => self.core.handle_frame(text),
                 Some(Err(e)) => self.core.frame_error(&e),
                 None => {

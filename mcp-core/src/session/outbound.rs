@@ -112,6 +112,12 @@ impl Default for OutboundTable {
 }
 
 impl OutboundTable {
+    /// Releases spare capacity (idle sessions)
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.entries.shrink_to_fit();
+        self.reissued.shrink_to_fit();
+    }
+
     /// Requests of the application in flight
     pub(crate) fn app_len(&self) -> usize {
         self.app_count

@@ -500,7 +500,11 @@ impl Core {
         if let (Some(deadline), Ok(wire)) = (reset, wire) {
             self.outbound.set_deadline(wire, Some(deadline));
         }
-        if owner == Owner::App {
+        // Past the overload limit the report is dropped (the timeout was still reset): a
+        // later one supersedes it, and the event queue stays bounded.
+        if owner == Owner::App && self.overloaded() {
+            self.stats.dropped_messages += 1;
+        } else if owner == Owner::App {
             self.events.push_back(Event::Progress {
                 id: OutboundId(app_id),
                 progress: Progress {

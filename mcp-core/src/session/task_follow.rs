@@ -138,7 +138,8 @@ impl Core {
         if view.status.is_terminal() && !modern {
             task.result_asked = true;
         }
-        if announce && changed {
+        // Past the overload limit a status change is not announced (the call still ends once).
+        if announce && changed && !self.overloaded() {
             self.events.push_back(Event::TaskStatus {
                 id: OutboundId(app),
                 status: view.status,

@@ -49,6 +49,12 @@ pub(crate) struct TransmitQueue {
 }
 
 impl TransmitQueue {
+    /// Releases spare capacity (idle sessions)
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.buf.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     /// Bytes waiting
     pub(crate) fn len(&self) -> usize {
         self.buf.len() - self.head

@@ -1,0 +1,323 @@
+//! `mcp-bench`: the scriptable benchmark runner
+//!
+//! ```text
+//! mcp-bench <w1|w2|w3|limit|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
+//!           [--n N] [--runs R] [--era <legacy|modern>]
+//! ```
+//!
+//! (`async-std` reports "not built yet" until that crate is in the workspace.)
+//!
+//! Prints one JSON line: the workload, binding, era, `n`, `runs`, `calls_per_s` as
+//! `{"median", "min", "max"}` over the runs (`limit` adds `rt_per_s`, the same figure under
+//! its own name), and `peak_rss_kib` (this process's VmHWM after the runs). `mem` prints the
+//! bytes per idle session and per request in flight, from a counting allocator.
+//!
+//! - `w1`: sequential `tools/call` round trips, tool `echo`, arguments
+//!   `{"text":"hello world"}`, result one text content;
+//! - `w2`: the same with 64 requests in flight;
+//! - `w3`: W1 over real stdio to a child process (this binary, `serve --binding ..`);
+//! - `limit`: serde_json parsing and writing the very bytes a core W1 round trip moves (the
+//!   request and the response, each parsed once and written once), no protocol logic.
+//!
+//! Adding a binding is one arm in [`run`] (and in [`serve`] for W3).
+
+mod alloc;
+mod blocking_binding;
+mod core_binding;
+mod tokio_binding;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use mcp_core::{EraMode, ProtocolVersion};
+use serde_json::json;
+
+#[global_allocator]
+static ALLOC: alloc::Counting = alloc::Counting;
+
+/// The tool arguments of every workload
+pub(crate) const ARGS: &str = r#"{"text":"hello world"}"#;
+
+/// Requests in flight in W2
+pub(crate) const IN_FLIGHT: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    W1,
+    W2,
+    W3,
+    Limit,
+    Mem,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    Core,
+    TokioCt,
+    TokioMt,
+    AsyncStd,
+    Blocking,
+}
+
+impl Binding {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Core => "core",
+            Self::TokioCt => "tokio-ct",
+            Self::TokioMt => "tokio-mt",
+            Self::AsyncStd => "async-std",
+            Self::Blocking => "blocking",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Core,
+            Self::TokioCt,
+            Self::TokioMt,
+            Self::AsyncStd,
+            Self::Blocking,
+        ]
+        .into_iter()
+        .find(|b| b.name() == s)
+    }
+}
+
+struct Options {
+    workload: Workload,
+    binding: Binding,
+    n: usize,
+    runs: usize,
+    era: EraMode,
+}
+
+const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt> [--era ..]   (the W3 child)";
+
+fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
+    let mut it = args.iter();
+    let first = it.next().ok_or("missing the workload")?;
+    let workload = match first.as_str() {
+        "w1" => Some(Workload::W1),
+        "w2" => Some(Workload::W2),
+        "w3" => Some(Workload::W3),
+        "limit" => Some(Workload::Limit),
+        "mem" => Some(Workload::Mem),
+        "serve" => None,
+        other => return Err(format!("unknown workload `{other}`")),
+    };
+    let mut o = Options {
+        workload: workload.unwrap_or(Workload::W3),
+        binding: Binding::Core,
+        n: 0,
+        runs: 5,
+        era: EraMode::Legacy(ProtocolVersion::V2025_11_25),
+    };
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--binding" => {
+                o.binding = Binding::parse(value).ok_or(format!("unknown binding `{value}`"))?;
+            }
+            "--n" => o.n = value.parse().map_err(|_| format!("bad --n `{value}`"))?,
+            "--runs" => o.runs = value.parse().map_err(|_| format!("bad --runs `{value}`"))?,
+            "--era" => {
+                o.era = match value.as_str() {
+                    "legacy" => EraMode::Legacy(ProtocolVersion::V2025_11_25),
+                    "modern" => EraMode::Modern,
+                    _ => return Err(format!("unknown era `{value}`")),
+                }
+            }
+            _ => return Err(format!("unknown flag `{flag}`")),
+        }
+    }
+    if o.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    if o.n == 0 {
+        o.n = match (o.workload, o.binding) {
+            (Workload::Limit, _) => 500_000,
+            (Workload::W3, _) => 20_000,
+            (_, Binding::Core) => 200_000,
+            _ => 50_000,
+        };
+    }
+    Ok((workload, o))
+}
+
+/// Times `runs` runs of `n` calls each; returns calls per second of each run
+fn time_runs(runs: usize, n: usize, mut run: impl FnMut(usize)) -> Vec<f64> {
+    // One short warm-up run, not counted.
+    run((n / 10).max(1));
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            run(n);
+            n as f64 / start.elapsed().as_secs_f64()
+        })
+        .collect()
+}
+
+fn summary(mut rates: Vec<f64>) -> serde_json::Value {
+    rates.sort_by(f64::total_cmp);
+    let median = if rates.len() % 2 == 1 {
+        rates[rates.len() / 2]
+    } else {
+        (rates[rates.len() / 2 - 1] + rates[rates.len() / 2]) / 2.0
+    };
+    json!({"median": median.round(), "min": rates[0].round(), "max": rates[rates.len() - 1].round()})
+}
+
+/// Runs one workload on one binding; `Err` for a binding that is not built yet
+fn run(o: &Options) -> Result<Vec<f64>, String> {
+    let (n, runs, era) = (o.n, o.runs, o.era);
+    match (o.workload, o.binding) {
+        (Workload::Limit, _) => Ok(time_runs(runs, n, |n| core_binding::limit(era, n))),
+        (Workload::W1, Binding::Core) => Ok(core_binding::w1(era, runs, n)),
+        (Workload::W2, Binding::Core) => Ok(core_binding::w2(era, runs, n)),
+        (Workload::W3, Binding::Core) => core_binding::w3(era, runs, n),
+        (w, Binding::TokioCt | Binding::TokioMt) => {
+            let multi = o.binding == Binding::TokioMt;
+            tokio_binding::run(w == Workload::W1, w == Workload::W3, multi, era, runs, n)
+        }
+        (w, Binding::Blocking) => {
+            blocking_binding::run(w == Workload::W1, w == Workload::W3, o.era, runs, n)
+        }
+        (_, Binding::AsyncStd) => Err(format!(
+            "the {} binding is not built yet: add its arm to mcp-bench's `run` once the crate is in the workspace",
+            o.binding.name()
+        )),
+        (Workload::Mem, _) => unreachable!("handled before"),
+    }
+}
+
+/// The W3 child: serve stdio with the binding
+fn serve(o: &Options) -> Result<(), String> {
+    match o.binding {
+        Binding::Core => core_binding::serve_stdio(),
+        Binding::TokioCt | Binding::TokioMt => {
+            tokio_binding::serve_stdio(o.binding == Binding::TokioMt);
+            Ok(())
+        }
+        Binding::Blocking => {
+            blocking_binding::serve_stdio();
+            Ok(())
+        }
+        other => Err(format!("the {} binding is not built yet", other.name())),
+    }
+}
+
+fn era_name(era: EraMode) -> &'static str {
+    match era {
+        EraMode::Modern => "2026-07-28",
+        _ => "2025-11-25",
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (workload, o) = match parse(&args) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("mcp-bench: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(workload) = workload else {
+        return match serve(&o) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mcp-bench: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    };
+    if workload == Workload::Mem {
+        println!("{}", core_binding::memory(o.era));
+        return ExitCode::SUCCESS;
+    }
+    let rates = match run(&o) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcp-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let name = match workload {
+        Workload::W1 => "w1",
+        Workload::W2 => "w2",
+        Workload::W3 => "w3",
+        Workload::Limit => "limit",
+        Workload::Mem => "mem",
+    };
+    let rates = summary(rates);
+    let mut line = json!({
+        "workload": name,
+        "binding": o.binding.name(),
+        "era": era_name(o.era),
+        "n": o.n,
+        "runs": o.runs,
+        "calls_per_s": rates,
+        "peak_rss_kib": alloc::peak_rss_kib(),
+    });
+    if workload == Workload::Limit {
+        line["rt_per_s"] = line["calls_per_s"].clone();
+        line["binding"] = json!("serde_json");
+    }
+    println!("{line}");
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(args: &str) -> Options {
+        let args: Vec<String> = args.split_whitespace().map(str::to_owned).collect();
+        parse(&args).expect("valid arguments").1
+    }
+
+    #[test]
+    fn every_built_workload_runs_and_reports_positive_rates() {
+        for args in [
+            "w1 --binding core --n 200 --runs 2",
+            "w1 --binding core --n 200 --runs 1 --era modern",
+            "w2 --binding core --n 256 --runs 1",
+            "limit --n 200 --runs 1 --era modern",
+            "w1 --binding tokio-ct --n 50 --runs 1",
+            "w2 --binding tokio-mt --n 128 --runs 1",
+            "w1 --binding blocking --n 50 --runs 1",
+            "w2 --binding blocking --n 128 --runs 1",
+        ] {
+            let rates = run(&options(args)).unwrap_or_else(|e| panic!("{args}: {e}"));
+            assert!(
+                !rates.is_empty() && rates.iter().all(|r| *r > 0.0),
+                "{args}: {rates:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unbuilt_bindings_say_so() {
+        let e = run(&options("w1 --binding async-std")).unwrap_err();
+        assert!(e.contains("not built yet"), "{e}");
+    }
+
+    #[test]
+    fn the_summary_is_median_min_max() {
+        let s = summary(vec![3.0, 1.0, 2.0]);
+        assert_eq!(s, json!({"median": 2.0, "min": 1.0, "max": 3.0}));
+    }
+
+    #[test]
+    fn memory_figures_are_plausible() {
+        let m = core_binding::memory(EraMode::Modern);
+        for side in ["client", "server"] {
+            let idle = m["idle_session_bytes"][side].as_f64().expect("a number");
+            let req = m["in_flight_request_bytes"][side]
+                .as_f64()
+                .expect("a number");
+            assert!(idle > 100.0 && idle < 64_000.0, "{m}");
+            assert!(req > 0.0 && req < 16_000.0, "{m}");
+        }
+    }
+}
