@@ -5,7 +5,8 @@
 //! `@modelcontextprotocol/server-everything`. They are `#[ignore]`d, so a plain
 //! `cargo test --workspace` needs nothing but Rust; `scripts/test-all` installs the pinned
 //! peers (`scripts/interop-setup`) and runs them with `--include-ignored`, where a missing
-//! peer is a failure, not a skip.
+//! peer is a failure, not a skip. The matrix (`tests/matrix/`) runs each binding's client
+//! against each binding's everything-server, over stdio and Streamable HTTP, in both eras.
 //!
 //! This library holds what those tests share: where the peers are ([`python`],
 //! [`node_modules`], [`everything_server`], [`peer_script`]) and running a peer process to the
