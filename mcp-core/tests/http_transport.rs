@@ -80,6 +80,13 @@ fn initialize_result(id: &Value) -> Value {
 /// A legacy client through its handshake over the 2025 wire; returns the transport and the
 /// session after `notifications/initialized` was answered with 202
 fn legacy_ready(now: Instant) -> (ClientTransport, Session, HttpRequest) {
+    let (mut t, mut s, get) = legacy_handshake(now);
+    t.handle_head(now, get.stream, 200, &sse_head(), &mut s);
+    (t, s, get)
+}
+
+/// [`legacy_ready`] without answering the GET stream's head
+fn legacy_handshake(now: Instant) -> (ClientTransport, Session, HttpRequest) {
     let config = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
     let mut s = Session::client(Arc::new(config), now);
     let mut t = ClientTransport::new();
@@ -175,12 +182,38 @@ fn remote_message(result: Result<Value, CallError>) -> String {
 #[test]
 fn the_2025_wire_orders_posts_behind_the_handshake_and_opens_the_get_stream() {
     let now = start();
-    let (mut t, mut s, get) = legacy_ready(now);
+    let (mut t, mut s, get) = legacy_handshake(now);
+    // POSTs wait for the GET stream's head, so the server has the stream before anything
+    // it may send there.
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    assert!(requests(&mut t).is_empty());
     // The GET stream may be refused with 405: nothing is owed, nothing fails.
     t.handle_head(now, get.stream, 405, &[] as &[(&str, &str)], &mut s);
+    let sent = requests(&mut t);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(body(&sent[0])["method"], "tools/call");
     t.handle_end(now, get.stream, &mut s);
     assert!(events(&mut s).is_empty());
-    assert_eq!(t.streams_in_flight(), 0);
+    assert_eq!(t.streams_in_flight(), 1);
+}
+
+#[test]
+fn posts_stop_waiting_for_a_get_head_the_server_holds_back() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_handshake(now);
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    assert!(requests(&mut t).is_empty());
+    let deadline = t.poll_timeout().expect("a bounded wait");
+    assert_eq!(deadline, now + Duration::from_secs(2));
+    t.handle_timeout(deadline - Duration::from_millis(1));
+    assert!(requests(&mut t).is_empty());
+    t.handle_timeout(deadline);
+    let sent = requests(&mut t);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(body(&sent[0])["method"], "tools/call");
+    assert_eq!(t.poll_timeout(), None);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -14,6 +14,10 @@ use crate::auth::{AuthAction, AuthEvent, AuthResponse, OAuthClient, Secret, Verd
 use crate::codec::sse::SseDecoder;
 use crate::schema::ListToolsResult;
 use crate::session::Session;
+
+/// How long POSTs wait for the head of the standalone GET stream (2025 wire) before going out
+/// anyway
+const GET_HEAD_WAIT: Duration = Duration::from_secs(2);
 
 /// The default cap on one JSON body or SSE event from the server
 pub const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
@@ -194,6 +198,8 @@ pub struct ClientTransport {
     /// Ids of `tools/list` requests in flight (their answers teach header mirrors)
     tools_lists: HashSet<String>,
     get_opened: bool,
+    /// The standalone GET stream later POSTs wait for, and when they stop waiting
+    get_wait: Option<(StreamId, Option<Instant>)>,
     closed: bool,
     auth: Option<OAuthClient>,
     parked: Vec<Parked>,
@@ -225,6 +231,7 @@ impl ClientTransport {
             resumes: HashMap::new(),
             tools_lists: HashSet::new(),
             get_opened: false,
+            get_wait: None,
             closed: false,
             auth: None,
             parked: Vec::new(),
@@ -310,7 +317,7 @@ impl ClientTransport {
                 }
             }
         }
-        self.pull(session);
+        self.pull_at(now, session);
     }
 
     /// Reads a response status for the authorization client: `true` when the request was
@@ -357,7 +364,7 @@ impl ClientTransport {
                     &format!("authorization failed: {error}"),
                     session,
                 );
-                self.pull(session);
+                self.pull_at(now, session);
                 true
             }
             _ => false,
@@ -404,10 +411,28 @@ impl ClientTransport {
         {
             // The 2025 handshake is done: the standalone stream for the server's own
             // messages (405 is fine).
+            // Later POSTs wait for its head (at most GET_HEAD_WAIT), so the server has it
+            // before anything it may answer there.
             self.get_opened = true;
             let headers = self.http.get_headers(None);
-            self.start(HttpMethod::Get, headers, Vec::new(), None, false);
+            let stream = self.start(HttpMethod::Get, headers, Vec::new(), None, true);
+            self.get_wait = Some((stream, None));
         }
+    }
+
+    /// [`pull`](Self::pull), then starts the wait for the GET stream's head if it just opened
+    fn pull_at(&mut self, now: Instant, session: &mut Session) {
+        self.pull(session);
+        if let Some((_, deadline @ None)) = &mut self.get_wait {
+            *deadline = Some(now + GET_HEAD_WAIT);
+        }
+    }
+
+    /// When POSTs stop waiting for the standalone GET stream's head
+    fn get_deadline(&self) -> Option<Instant> {
+        let (stream, deadline) = self.get_wait?;
+        self.streams.get(&stream).filter(|s| s.blocking)?;
+        deadline
     }
 
     /// The next HTTP request to perform
@@ -427,7 +452,7 @@ impl ClientTransport {
             return None;
         }
         let refresh = self.auth.as_ref().and_then(OAuthClient::poll_timeout);
-        [self.http.poll_timeout(), refresh]
+        [self.http.poll_timeout(), refresh, self.get_deadline()]
             .into_iter()
             .flatten()
             .min()
@@ -437,6 +462,15 @@ impl ClientTransport {
     pub fn handle_timeout(&mut self, now: Instant) {
         if let Some(auth) = self.auth.as_mut() {
             auth.refresh_if_due(now);
+        }
+        if self.get_deadline().is_some_and(|d| d <= now)
+            && let Some((stream, _)) = self.get_wait.take()
+        {
+            // The server holds the GET stream's head back: stop waiting for it.
+            if let Some(entry) = self.streams.get_mut(&stream) {
+                entry.blocking = false;
+            }
+            self.send_outbox();
         }
         while let Some(last) = self.http.poll_reconnect(now) {
             let awaits = self.resumes.remove(&last).flatten();
@@ -489,7 +523,7 @@ impl ClientTransport {
             // Accepted, NotAllowed and whatever comes later: nothing to read
             _ => entry.complete = true,
         }
-        self.pull(session);
+        self.pull_at(now, session);
     }
 
     /// A piece of a response's body arrived
@@ -539,7 +573,7 @@ impl ClientTransport {
             }
             _ => {}
         }
-        self.pull(session);
+        self.pull_at(now, session);
     }
 
     /// A response's body ended
@@ -582,7 +616,7 @@ impl ClientTransport {
                 }
             }
         }
-        self.pull(session);
+        self.pull_at(now, session);
     }
 
     /// The request failed before or while its response arrived (connection refused, reset,
@@ -603,7 +637,7 @@ impl ClientTransport {
                 session,
             );
         }
-        self.pull(session);
+        self.pull_at(now, session);
     }
 
     /// Ends the transport: every request in flight is aborted (see
@@ -714,7 +748,7 @@ impl ClientTransport {
         mut body: Vec<u8>,
         awaits: Option<Value>,
         blocking: bool,
-    ) {
+    ) -> StreamId {
         let stream = self.next_id();
         let replay = self.auth.as_ref().map(|auth| {
             let sent = auth.authorization();
@@ -748,6 +782,7 @@ impl ClientTransport {
             headers,
             body,
         });
+        stream
     }
 
     /// Feeds one message to the session; notes the answer its stream was waiting for
