@@ -1062,12 +1062,15 @@ fn restore_id(message: Vec<u8>, internal: &RequestId, client: &RequestId, answer
         )
     };
     let mut message = message;
-    // The subscription id may appear in the result's `_meta` as well as the params.
-    while let Some(at) = find(&message, from.as_bytes()) {
+    // The subscription id may appear in the result's `_meta` as well as the params. The scan
+    // moves past each replacement: `to` may contain `from` (the same id, or `1` in `12`).
+    let mut start = 0;
+    while let Some(at) = find(&message[start..], from.as_bytes()).map(|at| start + at) {
         message.splice(at..at + from.len(), to.bytes());
         if answer {
             break;
         }
+        start = at + to.len();
     }
     if answer && find(&message, to.as_bytes()) != Some(0) {
         // Not in the expected shape: fall back to a full rewrite.
