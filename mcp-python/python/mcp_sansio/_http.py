@@ -3,12 +3,14 @@ over asyncio streams; every MCP rule (both wires, sessions, SSE, resumption, hos
 is decided by the Rust ``HttpServer``."""
 
 import asyncio
+import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import h11
 
 from ._core import HttpServer
 from ._dispatch import Dispatcher
+from .errors import LocalProtocolError
 
 MAX_HEAD = 64 * 1024
 
@@ -35,6 +37,24 @@ class _Endpoint:
         self._dirty = False
         self._timer: Optional[asyncio.TimerHandle] = None
         self._deadline: Optional[float] = None
+        self.server = server
+        self.thread = threading.get_ident()
+        server._live.add(self)
+
+    def publish(self, command: Any) -> None:
+        """Runs a notify command on every session of the endpoint, on its loop."""
+
+        def run() -> None:
+            try:
+                command(self.core)
+            except LocalProtocolError:
+                pass
+            self.pump()
+
+        if threading.get_ident() == self.thread:
+            run()
+        else:
+            self.loop.call_soon_threadsafe(run)
 
     def pump(self) -> None:
         if self._pumping:
@@ -90,6 +110,7 @@ class _Endpoint:
                     ex.ended.set_result(None)
 
     def close(self) -> None:
+        self.server._live.discard(self)
         if self._timer is not None:
             self._timer.cancel()
         self.dispatcher.cancel_all()
