@@ -252,3 +252,37 @@ def test_http_server_and_client(era):
                 assert (await c.call_tool("add", {"a": 1, "b": 2}))["content"][0]["text"] == "3"
 
     run(main())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_sync_handler_asks_the_user_from_its_thread(era):
+    async def main():
+        server = Server("asker")
+        runs = []
+
+        @server.tool()
+        def ask_sync(ctx: Context) -> str:
+            runs.append(threading.current_thread() is not threading.main_thread())
+            answer = ctx.elicit_blocking("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+            return f"hi {answer['content']['name']}" if answer["action"] == "accept" else answer["action"]
+
+        @server.tool()
+        async def wrong(ctx: Context) -> str:
+            return ctx.elicit_blocking("Name?", {"type": "object"})  # not from the loop thread
+
+        async def on_elicit(params):
+            return {"action": "accept", "content": {"name": "Ada"}}
+
+        async with Client.connect_in_process(server, era=era, on_elicit=on_elicit) as c:
+            r = await c.call_tool("ask_sync")
+            assert r["content"][0]["text"] == "hi Ada"
+            # legacy: one run that waited; 2026: the run stopped at the question, the retry ran again
+            assert runs == ([True] if era == "legacy" else [True, True])
+            r = await c.call_tool("wrong")
+            assert r["isError"] and "sync handlers" in r["content"][0]["text"]
+        async with Client.connect_in_process(server, era=era) as c:
+            with pytest.raises(ms.McpError) as e:
+                await c.call_tool("ask_sync")
+            assert e.value.code == -32021, "no elicitation capability"
+
+    run(main())
