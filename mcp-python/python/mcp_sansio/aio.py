@@ -290,12 +290,21 @@ class Server:
         path: str = "/mcp",
         *,
         allowed_hosts: Optional[Sequence[str]] = None,
+        retry: Optional[float] = None,
+        max_buffered: int = 4 * 1024 * 1024,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
-        once listening. ``port=0`` picks a free port (see ``handle.port``)."""
+        once listening. ``port=0`` picks a free port (see ``handle.port``).
+
+        ``retry`` is the reconnection delay (seconds) sent to 2025-wire clients with every
+        event stream (default 1 s): a client whose stream broke resumes it with
+        ``Last-Event-ID`` after it. ``max_buffered`` bounds the bytes written to one
+        connection but not yet taken by the client: responses wait for the client to read
+        (``drain``), and an event stream whose reader falls that far behind is cut (a
+        2025-wire client resumes it; the server keeps a bounded replay buffer)."""
         from ._http import serve_http
 
-        return await serve_http(self, host, port, path, allowed_hosts)
+        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered)
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
         """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of
