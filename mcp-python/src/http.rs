@@ -249,6 +249,9 @@ impl PyHttpServer {
 
     /// The next application event of any session, or `None`
     fn next_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(e) = self.core.queued(py) {
+            return Ok(Some(e));
+        }
         while let Some((key, event)) = self.http.poll_event() {
             if let Some(e) = self.core.event(py, &mut self.http, key, event)? {
                 return Ok(Some(e));

@@ -475,7 +475,15 @@ class ServerConnection(_Connection):
             self.loop.call_soon_threadsafe(run)
 
     def feed_eof(self) -> None:
+        if self._eof:
+            return
         super().feed_eof()
+        if not self.session.is_closed:
+            # The client closed its side with requests still running. A stdio client does
+            # that to end the server (and one that died can read nothing): stop the
+            # handlers (each is cancelled) and end the session now.
+            self.session.close()
+            self.pump()
         if self.session.is_closed:
             self.server._live.discard(self)
             self.dispatcher.cancel_all()
