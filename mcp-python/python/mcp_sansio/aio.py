@@ -278,7 +278,16 @@ class Server:
         loop = asyncio.get_running_loop()
         conn = ServerConnection(self)
         await loop.connect_read_pipe(lambda: conn, sys.stdin.buffer)
-        w_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+
+        class _Writer(asyncio.Protocol):
+            # flow control: a client that reads slowly pauses the session's output
+            def pause_writing(self) -> None:
+                conn.pause_writing()
+
+            def resume_writing(self) -> None:
+                conn.resume_writing()
+
+        w_transport, _ = await loop.connect_write_pipe(_Writer, sys.stdout.buffer)
         conn.set_writer(w_transport.write)
         await conn.wait_closed()
         w_transport.close()
@@ -347,6 +356,7 @@ class _Connection(asyncio.Protocol):
         self._timer: Optional[asyncio.TimerHandle] = None
         self._deadline: Optional[float] = None
         self._paused = False
+        self._write_paused = False
         self._eof = False
         self.loop = asyncio.get_running_loop()
         self.thread = threading.get_ident()
@@ -376,9 +386,18 @@ class _Connection(asyncio.Protocol):
             self.session.receive_eof()
             self.pump()
 
+    def pause_writing(self) -> None:
+        """The transport's buffer is full: leave further bytes in the session (whose queue
+        is bounded: past it, commands report the session blocked and reading pauses)."""
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self.pump()
+
     def flush(self) -> None:
-        if self.write is None:
-            return  # the bytes wait in the session until a writer is set
+        if self.write is None or self._write_paused:
+            return  # the bytes wait in the session until they can be written
         data = self.session.data_to_send()
         if data:
             self.write(data)
@@ -615,6 +634,12 @@ class Client:
 
                 def process_exited(self) -> None:
                     conn.feed_eof()
+
+                def pause_writing(self) -> None:
+                    conn.pause_writing()
+
+                def resume_writing(self) -> None:
+                    conn.resume_writing()
 
             transport, _ = await loop.subprocess_exec(
                 _Proto,
