@@ -73,6 +73,7 @@
 #![forbid(unsafe_code)]
 #![deny(clippy::disallowed_methods)]
 
+pub mod auth;
 pub mod client;
 pub mod codec;
 pub mod http;

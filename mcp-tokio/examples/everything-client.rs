@@ -5,15 +5,21 @@
 //! (`2026-07-28`: stateless, the modern era; anything else: the `initialize` handshake) and
 //! `MCP_CONFORMANCE_CONTEXT` carries scenario data (the tool calls of `http-custom-headers`).
 //! Exits 0 when the scenario's steps ran, non-zero for an unknown scenario or a failed step.
-//! `scripts/conformance-client` runs it under the pinned harness. Auth scenarios are not
-//! implemented.
+//! `scripts/conformance-client` runs it under the pinned harness.
+//!
+//! `auth/*` scenarios authorize with OAuth ([`OAuthOptions`]) and a headless user agent
+//! that reads the code from the authorization server's redirect; the context supplies
+//! pre-registered credentials, a signing key or assertions where the scenario has them.
 
 use std::sync::Arc;
 
+use mcp_core::auth::{Grant, IdentityAssertion, OAuthConfig, PreRegistered, Secret};
 use mcp_core::client::validate_tool_headers;
 use mcp_core::schema::{InputRequest, InputRequests, InputResponse, Tool};
 use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion};
-use mcp_tokio::{Client, ClientOptions, InputHandler};
+use mcp_tokio::{
+    Client, ClientOptions, InputHandler, JwtSigner, OAuthOptions, headless_user_agent,
+};
 use serde_json::{Map, Value, json};
 
 type Error = Box<dyn std::error::Error>;
@@ -79,6 +85,50 @@ fn sample_args(tool: &Tool) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
+/// Where the mock authorization servers redirect to (nothing listens there: the headless
+/// user agent stops at the redirect)
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The Client ID Metadata Document URL offered where servers support CIMD
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth for an `auth/*` scenario, from `MCP_CONFORMANCE_CONTEXT` where it has credentials
+fn oauth(scenario: &str) -> Result<OAuthOptions, Error> {
+    let context: Value = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str(&text)?,
+        Err(_) => Value::Null,
+    };
+    let text = |key: &str| context[key].as_str().map(str::to_owned);
+    let mut config = OAuthConfig::new(REDIRECT_URI);
+    config.client_name = "mcp-tokio-everything-client".into();
+    config.client_metadata_url = Some(CLIENT_METADATA_URL.into());
+    if let Some(id) = text("client_id") {
+        let mut client = PreRegistered::new(id, text("client_secret").map(Secret::new));
+        if let Some(issuer) = text("issuer") {
+            client = client.issuer(issuer);
+        }
+        config.pre_registered.push(client);
+    }
+    if let Some(pem) = text("private_key_pem") {
+        let alg = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+        config.assertion_signer = Some(Arc::new(JwtSigner::from_pem(&alg, pem.as_bytes())?));
+    }
+    config.grant = match scenario {
+        "auth/client-credentials-jwt" | "auth/client-credentials-basic" => Grant::ClientCredentials,
+        "auth/wif-jwt-bearer" => Grant::JwtBearer {
+            assertion: Secret::new(text("valid_jwt").ok_or("the context has no valid_jwt")?),
+        },
+        "auth/enterprise-managed-authorization" => {
+            Grant::IdentityAssertion(IdentityAssertion::new(
+                text("idp_token_endpoint").ok_or("the context has no idp_token_endpoint")?,
+                text("idp_client_id").ok_or("the context has no idp_client_id")?,
+                Secret::new(text("idp_id_token").ok_or("the context has no idp_id_token")?),
+            ))
+        }
+        _ => Grant::AuthorizationCode,
+    };
+    Ok(OAuthOptions::new(config, headless_user_agent(REDIRECT_URI)))
+}
+
 async fn run(scenario: &str, url: &str, modern: bool) -> Result<(), Error> {
     let mut config = ClientConfig::new(Implementation::new(
         "mcp-tokio-everything-client",
@@ -90,7 +140,10 @@ async fn run(scenario: &str, url: &str, modern: bool) -> Result<(), Error> {
         EraMode::Legacy(ProtocolVersion::V2025_11_25)
     };
     config.capabilities = json!({"elicitation": {}});
-    let options = ClientOptions::default().input(elicitation_handler());
+    let mut options = ClientOptions::default().input(elicitation_handler());
+    if scenario.starts_with("auth/") {
+        options = options.auth(oauth(scenario)?);
+    }
     let client = Client::connect_http(url, config, options).await?;
     eprintln!(
         "connected: protocol {}, server {:?}",
@@ -108,6 +161,14 @@ async fn run(scenario: &str, url: &str, modern: bool) -> Result<(), Error> {
         return Ok(());
     }
     match scenario {
+        auth if auth.starts_with("auth/") => {
+            // The protected mock offers `test-tool`: list, then call each tool (a step-up
+            // scenario challenges the call with 403 insufficient_scope).
+            for tool in client.list_tools().await? {
+                let result = client.call_tool(&tool.name, Map::new()).await?;
+                eprintln!("{}: {:?}", tool.name, result.content);
+            }
+        }
         "initialize" | "json-schema-ref-no-deref" => {
             let tools = client.list_tools().await?;
             eprintln!("tools/list: {} tools", tools.len());

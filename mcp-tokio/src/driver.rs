@@ -144,6 +144,9 @@ pub struct ClientOptions {
     /// Child processes only: receives the server's stderr line by line instead of passing
     /// it through
     pub stderr: Option<mpsc::UnboundedSender<String>>,
+    /// HTTP only: authorize with OAuth when the server challenges (401, or 403
+    /// `insufficient_scope`)
+    pub auth: Option<crate::auth::OAuthOptions>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -152,6 +155,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("input", &self.input.is_some())
             .field("notifications", &self.notifications.is_some())
             .field("stderr", &self.stderr.is_some())
+            .field("auth", &self.auth.is_some())
             .finish()
     }
 }
@@ -160,6 +164,12 @@ impl ClientOptions {
     /// With an input handler
     pub fn input(mut self, handler: InputHandler) -> Self {
         self.input = Some(handler);
+        self
+    }
+
+    /// Authorizes HTTP connections with OAuth
+    pub fn auth(mut self, auth: crate::auth::OAuthOptions) -> Self {
+        self.auth = Some(auth);
         self
     }
 

@@ -16,6 +16,7 @@ use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use mcp_core::Session;
+use mcp_core::auth::{AuthAction, AuthResponse};
 use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -43,6 +44,10 @@ enum FromNet {
         stream: StreamId,
         error: String,
     },
+    /// The response to an authorization request
+    Auth(AuthResponse),
+    /// Where the user agent ended up (or why it could not)
+    Redirect(Result<String, String>),
 }
 
 struct Actor {
@@ -55,6 +60,7 @@ struct Actor {
     handlers: Handlers,
     tasks: HashMap<StreamId, AbortHandle>,
     from_net: mpsc::UnboundedSender<FromNet>,
+    user_agent: Option<crate::auth::UserAgent>,
 }
 
 /// Runs a client connection over Streamable HTTP until it closes
@@ -67,9 +73,20 @@ pub(crate) async fn run(
 ) {
     let (from_net, net_rx) = mpsc::unbounded_channel();
     let (handlers, handler_rx) = Handlers::channel();
+    let mut transport = ClientTransport::new();
+    let mut user_agent = None;
+    if let Some(auth) = &options.auth {
+        match auth.client(&uri.to_string()) {
+            Ok(client) => {
+                transport = transport.with_auth(client);
+                user_agent = Some(auth.user_agent.clone());
+            }
+            Err(e) => eprintln!("mcp-tokio: OAuth is off: {e}"),
+        }
+    }
     let actor = Actor {
         session,
-        transport: ClientTransport::new(),
+        transport,
         net: Hyper::builder(TokioExecutor::new()).build_http(),
         uri,
         peer: Peer::new(Some(ready)),
@@ -77,6 +94,7 @@ pub(crate) async fn run(
         handlers,
         tasks: HashMap::new(),
         from_net,
+        user_agent,
     };
     actor.run(commands, net_rx, handler_rx).await;
 }
@@ -147,6 +165,9 @@ impl Actor {
             while let Some(request) = self.transport.poll_request() {
                 self.start(request);
             }
+            while let Some(action) = self.transport.poll_auth_action() {
+                self.start_auth(action);
+            }
             let mut busy = false;
             while let Some(event) = self.session.poll_event() {
                 busy = true;
@@ -204,6 +225,31 @@ impl Actor {
         self.tasks.insert(stream, task);
     }
 
+    /// Performs one step of the authorization flow in its own task
+    fn start_auth(&mut self, action: AuthAction) {
+        let tx = self.from_net.clone();
+        match action {
+            AuthAction::Fetch(request) => {
+                let net = self.net.clone();
+                tokio::spawn(async move {
+                    let response = crate::auth::perform(&net, request).await;
+                    let _ = tx.send(FromNet::Auth(response));
+                });
+            }
+            AuthAction::Authorize { url } => {
+                let agent = self.user_agent.clone();
+                tokio::spawn(async move {
+                    let result = match agent {
+                        Some(agent) => agent(url).await,
+                        None => Err("no user agent".into()),
+                    };
+                    let _ = tx.send(FromNet::Redirect(result));
+                });
+            }
+            _ => {}
+        }
+    }
+
     fn on_net(&mut self, msg: FromNet) {
         let now = driver::now();
         let session = &mut self.session;
@@ -226,6 +272,11 @@ impl Actor {
                 self.tasks.remove(&stream);
                 self.transport.handle_failed(now, stream, &error, session);
             }
+            FromNet::Auth(response) => {
+                self.transport.handle_auth_response(now, response, session);
+            }
+            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
+            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
         }
     }
 }

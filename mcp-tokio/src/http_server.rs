@@ -82,6 +82,7 @@ pub(crate) async fn serve(
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
     tools: Vec<mcp_core::schema::Tool>,
+    protection: Option<crate::auth::Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
@@ -112,7 +113,10 @@ pub(crate) async fn serve(
                 accepted = listener.accept() => {
                     let Ok((stream, _)) = accepted else { continue };
                     let to_actor = to_actor.clone();
-                    let service = service_fn(move |req| exchange(req, to_actor.clone(), limit));
+                    let protection = protection.clone();
+                    let service = service_fn(move |req| {
+                        exchange(req, to_actor.clone(), limit, protection.clone())
+                    });
                     let conn = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service);
                     let conn = graceful.watch(conn);
@@ -325,6 +329,7 @@ async fn exchange(
     req: Request<Incoming>,
     to_actor: mpsc::UnboundedSender<ToActor>,
     limit: usize,
+    protection: Option<crate::auth::Protection>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let method = req.method().as_str().to_owned();
     let headers: Vec<(String, String)> = req
@@ -332,6 +337,17 @@ async fn exchange(
         .iter()
         .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
         .collect();
+    if let Some(protection) = protection
+        && let Some((status, fields, body)) =
+            protection.check(&method, req.uri().path(), &headers).await
+    {
+        let mut builder = Response::builder().status(status);
+        for (name, value) in &fields {
+            builder = builder.header(name, value);
+        }
+        let body = ResponseBody::Full(Some(Bytes::from(body)));
+        return Ok(builder.body(body).unwrap_or_else(|_| plain(500)));
+    }
     let (reply, answer) = oneshot::channel();
     let msg = match Limited::new(req.into_body(), limit).collect().await {
         Ok(body) => ToActor::Request {

@@ -12,12 +12,17 @@
 //! Time comes from `tokio::time::Instant`, so `#[tokio::test(start_paused = true)]` drives
 //! the protocol's timeouts.
 
+pub mod auth;
 pub mod client;
 mod driver;
 mod http_client;
 mod http_server;
 pub mod server;
 
+pub use auth::{
+    JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
+    headless_user_agent, jwt_verifier,
+};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;

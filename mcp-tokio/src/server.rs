@@ -13,10 +13,6 @@ use std::sync::Arc;
 
 use mcp_core::http::HttpConfig;
 use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::method::{
-    CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
-    Method, ReadResource,
-};
 use mcp_core::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, Prompt, ReadResourceResult,
     Resource, ResourceTemplate, Tool,
@@ -25,7 +21,7 @@ use mcp_core::schema::{
     InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParams,
 };
 use mcp_core::server::LogFilter;
-use mcp_core::server::{CallCheck, Catalog, CatalogError, ResourceMatch};
+use mcp_core::server::{Catalog, CatalogError, Route};
 use mcp_core::uri_template::Variables;
 use mcp_core::{
     InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId, TaskOptions,
@@ -387,9 +383,34 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
+        self.serve_http_inner(addr, config, None).await
+    }
+
+    /// [`serve_http_with`](Self::serve_http_with) as an OAuth-protected resource: the
+    /// Protected Resource Metadata is served, and requests without a valid bearer token
+    /// (or without the required scopes) are answered 401 or 403 before any MCP processing
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    pub async fn serve_http_protected(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: crate::auth::Protection,
+    ) -> io::Result<HttpServerHandle> {
+        self.serve_http_inner(addr, config, Some(protection)).await
+    }
+
+    async fn serve_http_inner(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: Option<crate::auth::Protection>,
+    ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let tools = self.dispatch.catalog.tools().cloned().collect();
-        crate::http_server::serve(addr, config, Arc::clone(&self.config), dispatch, tools).await
+        let server_config = Arc::clone(&self.config);
+        crate::http_server::serve(addr, config, server_config, dispatch, tools, protection).await
     }
 
     /// Serves one connection over this process's stdin and stdout
@@ -420,18 +441,12 @@ fn to_raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
 }
 
 impl Dispatcher {
-    /// Answers at once with a typed result, fitted to the request's version
-    fn answer<T: Serialize + mcp_core::schema::FitVersion>(
-        session: &mut Session,
-        request: InboundRequest,
-        result: Result<T, ErrorObject>,
-    ) {
-        match result {
-            Ok(r) => {
-                let _ = session.respond_with(request.responder, r);
-            }
-            Err(e) => session.respond_error(request.responder, &e),
-        }
+    /// Answers a request routed to a handler this server does not hold (the catalog and the
+    /// handlers are built together, so this does not happen)
+    fn unregistered<T>(session: &mut Session, request: InboundRequest) -> Option<T> {
+        let error = ErrorObject::internal_error(format!("no handler for {}", request.method));
+        session.respond_error(request.responder, &error);
+        None
     }
 
     /// Runs a handler in its own task; its result goes back to the actor
@@ -476,126 +491,48 @@ impl Dispatch for Dispatcher {
         request: InboundRequest,
         messages: &Handlers,
     ) -> Option<AbortHandle> {
-        match request.method.as_str() {
-            ListTools::NAME => {
-                let result = request
-                    .params::<ListTools>()
-                    .and_then(|p| self.catalog.list_tools(&p));
-                Self::answer(session, request, result);
-                None
-            }
-            ListResources::NAME => {
-                let result = request
-                    .params::<ListResources>()
-                    .and_then(|p| self.catalog.list_resources(&p));
-                Self::answer(session, request, result);
-                None
-            }
-            ListResourceTemplates::NAME => {
-                let result = request
-                    .params::<ListResourceTemplates>()
-                    .and_then(|p| self.catalog.list_resource_templates(&p));
-                Self::answer(session, request, result);
-                None
-            }
-            ListPrompts::NAME => {
-                let result = request
-                    .params::<ListPrompts>()
-                    .and_then(|p| self.catalog.list_prompts(&p));
-                Self::answer(session, request, result);
-                None
-            }
-            CallTool::NAME => {
-                let params = match request.params::<CallTool>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer::<CallToolResult>(session, request, Err(e));
-                        return None;
-                    }
+        // The catalog decides; this only runs the handler the route names.
+        match self.catalog.route(&request, self.completion.is_some()) {
+            Route::Tool { name, arguments } => {
+                let Some(handler) = self.tools.get(&name).cloned() else {
+                    return Self::unregistered(session, request);
                 };
-                let checked = self.catalog.check_call(&params).map(|t| t.name.clone());
-                match checked {
-                    Ok(name) => {
-                        let handler = Arc::clone(&self.tools[&name]);
-                        let args = params.arguments.unwrap_or_default();
-                        Some(Self::spawn(request, messages, move |cx| handler(cx, args)))
-                    }
-                    Err(check) => {
-                        let response: Result<CallToolResult, ErrorObject> =
-                            CallCheck::into_response(check);
-                        Self::answer(session, request, response);
-                        None
-                    }
-                }
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, arguments)
+                }))
             }
-            ReadResource::NAME => {
-                let params = match request.params::<ReadResource>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer::<ReadResourceResult>(session, request, Err(e));
-                        return None;
-                    }
+            Route::Resource {
+                key,
+                uri,
+                variables,
+            } => {
+                let found = self.resources.iter().find(|(k, _)| *k == key);
+                let Some(handler) = found.map(|(_, h)| Arc::clone(h)) else {
+                    return Self::unregistered(session, request);
                 };
-                let uri = params.uri.clone();
-                let found = match self.catalog.resolve(&uri) {
-                    Some(ResourceMatch::Resource(r)) => Some((r.uri.clone(), Variables::new())),
-                    Some(ResourceMatch::Template {
-                        template,
-                        variables,
-                    }) => Some((template.uri_template.clone(), variables)),
-                    _ => None,
-                };
-                match found.and_then(|(key, vars)| {
-                    self.resources
-                        .iter()
-                        .find(|(k, _)| *k == key)
-                        .map(|(_, h)| (Arc::clone(h), vars))
-                }) {
-                    Some((handler, vars)) => Some(Self::spawn(request, messages, move |cx| {
-                        handler(cx, uri, vars)
-                    })),
-                    None => {
-                        let error = mcp_core::server::resource_not_found(&uri);
-                        Self::answer::<ReadResourceResult>(session, request, Err(error));
-                        None
-                    }
-                }
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, uri, variables)
+                }))
             }
-            Complete::NAME if self.completion.is_some() => {
-                let params = match request.params::<Complete>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer::<CompleteResult>(session, request, Err(e));
-                        return None;
-                    }
+            Route::Prompt { name, arguments } => {
+                let Some(handler) = self.prompts.get(&name).cloned() else {
+                    return Self::unregistered(session, request);
                 };
-                let handler = self.completion.clone()?;
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, arguments)
+                }))
+            }
+            Route::Complete(params) => {
+                let Some(handler) = self.completion.clone() else {
+                    return Self::unregistered(session, request);
+                };
                 Some(Self::spawn(request, messages, move |cx| {
                     handler(cx, params)
                 }))
             }
-            GetPrompt::NAME => {
-                let params = match request.params::<GetPrompt>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer::<GetPromptResult>(session, request, Err(e));
-                        return None;
-                    }
-                };
-                match self
-                    .catalog
-                    .check_prompt_args(&params.name, params.arguments.as_ref())
-                {
-                    Ok(_) => {
-                        let handler = Arc::clone(&self.prompts[&params.name]);
-                        let args = params.arguments.unwrap_or_default();
-                        Some(Self::spawn(request, messages, move |cx| handler(cx, args)))
-                    }
-                    Err(e) => {
-                        Self::answer::<GetPromptResult>(session, request, Err(e));
-                        None
-                    }
-                }
+            Route::Answer(answer) => {
+                mcp_core::server::respond(session, request.responder, &answer);
+                None
             }
             _ => {
                 let error = ErrorObject::method_not_found(&request.method);

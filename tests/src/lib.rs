@@ -88,6 +88,128 @@ pub fn everything_server() -> PathBuf {
     )
 }
 
+/// Our `everything-server-blocking` example binary, the mcp-blocking twin of
+/// [`everything_server`] (`MCP_INTEROP_SERVER_BLOCKING`; scripts/test-all builds it)
+///
+/// # Panics
+/// When the variable is unset or names nothing.
+pub fn everything_server_blocking() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_SERVER_BLOCKING",
+        "the mcp-blocking everything-server-blocking example binary \
+         (`cargo build -p mcp-blocking --example everything-server-blocking`)",
+    )
+}
+
+/// Our `everything-server-async-std` example binary (`MCP_INTEROP_SERVER_ASYNC_STD`;
+/// scripts/interop-setup builds it)
+///
+/// # Panics
+/// When the variable is unset or names nothing.
+pub fn everything_server_async_std() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_SERVER_ASYNC_STD",
+        "the mcp-async-std everything-server-async-std example binary \
+         (`cargo build -p mcp-async-std --example everything-server-async-std`)",
+    )
+}
+
+/// Starts one of our everything-servers (`binary`) over Streamable HTTP on a port the OS
+/// picks; returns the process and its URL
+///
+/// # Panics
+/// When it does not say where it serves within 20 seconds.
+pub fn everything_http_server(binary: &std::path::Path) -> (ServerProcess, String) {
+    let mut command = Command::new(binary);
+    command.args(["--http", "127.0.0.1:0"]);
+    let server = ServerProcess::start(command);
+    let line = server.wait_for_line("serving MCP at ", Duration::from_secs(20));
+    let url = line
+        .split("serving MCP at ")
+        .nth(1)
+        .expect("the URL follows")
+        .trim()
+        .to_owned();
+    (server, url)
+}
+
+/// Asserts the scenario of `py_client.py` and `ts_client.mjs` against one of our
+/// everything-servers, which calls itself `server_name`
+///
+/// # Panics
+/// When the summary differs from what the server does (showing the summary and the output).
+pub fn assert_everything_scenario(
+    s: &Value,
+    server_name: &str,
+    version: &str,
+    output: &PeerOutput,
+) {
+    let ctx = format!("\nsummary: {s:#}\n{output}");
+    assert_eq!(s["protocol_version"], version, "negotiated version{ctx}");
+    assert_eq!(s["server_name"], server_name, "server name{ctx}");
+    assert_eq!(
+        s["tools"],
+        serde_json::json!(["add", "ask_name", "echo", "long_job", "slow"]),
+        "tools/list{ctx}"
+    );
+
+    let echo = &s["echo"];
+    assert_eq!(echo["is_error"], false, "echo{ctx}");
+    let echoed = echo["texts"][0].as_str().unwrap_or_default();
+    assert!(echoed.starts_with("hello from "), "echo text{ctx}");
+
+    assert_eq!(
+        s["add"],
+        serde_json::json!({"texts": ["5.5"], "is_error": false}),
+        "add{ctx}"
+    );
+
+    let slow = &s["slow"];
+    assert_eq!(
+        slow["texts"],
+        serde_json::json!(["done after 3 steps"]),
+        "slow{ctx}"
+    );
+    let progress = slow["progress"].as_array().expect("progress list");
+    let values: Vec<f64> = progress
+        .iter()
+        .filter_map(|p| p["progress"].as_f64())
+        .collect();
+    assert_eq!(
+        values,
+        [1.0, 2.0, 3.0],
+        "every progress value, in order{ctx}"
+    );
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["total"].as_f64(), Some(3.0), "progress total{ctx}");
+        assert_eq!(
+            p["message"],
+            format!("step {} of 3", i + 1),
+            "progress message{ctx}"
+        );
+    }
+
+    assert_eq!(
+        s["static"],
+        serde_json::json!([{"uri": "test://static-text", "text": "Hello from a static resource"}]),
+        "resources/read static{ctx}"
+    );
+    assert_eq!(
+        s["template"],
+        serde_json::json!([{"uri": "test://template/42/data", "text": "Data for 42"}]),
+        "resources/read template{ctx}"
+    );
+    assert_eq!(
+        s["prompt"],
+        serde_json::json!([{"role": "user", "text": "Say hello to Ada."}]),
+        "prompts/get{ctx}"
+    );
+
+    let unknown = &s["unknown_tool"];
+    let failed = unknown["error"]["code"] == -32602 || unknown["is_error"] == true;
+    assert!(failed, "an unknown tool must fail (-32602 or isError){ctx}");
+}
+
 /// A helper script in `tests/peers/`
 ///
 /// # Panics

@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 
 use super::client::{HttpClient, ResponseKind};
 use super::headers::{Headers, MCP_METHOD};
+use crate::auth::{AuthAction, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
 use crate::codec::sse::SseDecoder;
 use crate::schema::ListToolsResult;
 use crate::session::Session;
@@ -50,8 +51,9 @@ impl HttpMethod {
     }
 }
 
-/// One HTTP request to perform against the MCP endpoint
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One HTTP request to perform against the MCP endpoint (its `Debug` hides the value of
+/// `Authorization`)
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpRequest {
     /// Report the response under this id
@@ -62,6 +64,25 @@ pub struct HttpRequest {
     pub headers: Vec<(String, String)>,
     /// The body (empty for GET and DELETE)
     pub body: Vec<u8>,
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let secret = n.eq_ignore_ascii_case("authorization");
+                (n.as_str(), if secret { "***" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("stream", &self.stream)
+            .field("method", &self.method)
+            .field("headers", &headers)
+            .field("body", &String::from_utf8_lossy(&self.body))
+            .finish()
+    }
 }
 
 /// One request or response stream in flight
@@ -75,6 +96,27 @@ struct Stream {
     /// The awaited answer arrived (or nothing is awaited)
     complete: bool,
     /// Later POSTs wait for this one's head (2025 wire)
+    blocking: bool,
+    /// With authorization: the request as planned (without `Authorization`) to resend
+    /// after a challenge, and the `Authorization` it carried
+    replay: Option<Replay>,
+}
+
+/// A request kept for resending under a fresh token
+#[derive(Debug)]
+struct Replay {
+    method: HttpMethod,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    /// The `Authorization` value it carried
+    sent: Option<Secret>,
+}
+
+/// A challenged request waiting for the authorization flow
+#[derive(Debug)]
+struct Parked {
+    replay: Replay,
+    awaits: Option<Value>,
     blocking: bool,
 }
 
@@ -129,6 +171,14 @@ struct CancelParams {
 ///   `retry:` delay; a 404 on a session means the server ended it, and so does the client.
 /// - Once the 2025 handshake is done, the standalone GET stream is opened (405 is fine).
 /// - The `Mcp-Param-*` mirrors of each tool are learned from `tools/list` answers.
+/// - With an [`OAuthClient`] ([`with_auth`](Self::with_auth)): every request carries its
+///   `Authorization`; a 401 or a 403 `insufficient_scope` parks the request while the
+///   client authorizes (its requests come from
+///   [`poll_auth_action`](Self::poll_auth_action); report them with
+///   [`handle_auth_response`](Self::handle_auth_response),
+///   [`handle_auth_redirect`](Self::handle_auth_redirect) or
+///   [`handle_auth_error`](Self::handle_auth_error)), then resends it with the new token,
+///   or fails it with the authorization error. Nothing else is sent meanwhile.
 #[derive(Debug)]
 pub struct ClientTransport {
     http: HttpClient,
@@ -145,6 +195,8 @@ pub struct ClientTransport {
     tools_lists: HashSet<String>,
     get_opened: bool,
     closed: bool,
+    auth: Option<OAuthClient>,
+    parked: Vec<Parked>,
 }
 
 impl Default for ClientTransport {
@@ -174,6 +226,141 @@ impl ClientTransport {
             tools_lists: HashSet::new(),
             get_opened: false,
             closed: false,
+            auth: None,
+            parked: Vec::new(),
+        }
+    }
+
+    /// Authorizes with `auth`: every request carries its `Authorization`; a 401 (or a 403
+    /// `insufficient_scope`) parks the request while the flow runs (drive it with
+    /// [`poll_auth_action`](Self::poll_auth_action) and the `handle_auth_*` methods), then
+    /// resends it with the new token, or fails it with the authorization error
+    pub fn with_auth(mut self, auth: OAuthClient) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The OAuth client, if any
+    pub fn auth(&self) -> Option<&OAuthClient> {
+        self.auth.as_ref()
+    }
+
+    /// The next step of a running authorization flow
+    #[must_use]
+    pub fn poll_auth_action(&mut self) -> Option<AuthAction> {
+        self.auth.as_mut()?.poll_action()
+    }
+
+    /// The response to an [`AuthAction::Fetch`]
+    pub fn handle_auth_response(
+        &mut self,
+        now: Instant,
+        response: AuthResponse,
+        session: &mut Session,
+    ) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.handle_response(now, response);
+        }
+        self.after_auth(now, session);
+    }
+
+    /// Where the user agent of an [`AuthAction::Authorize`] was redirected to
+    pub fn handle_auth_redirect(&mut self, now: Instant, url: &str, session: &mut Session) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.handle_redirect(now, url);
+        }
+        self.after_auth(now, session);
+    }
+
+    /// The user agent of an [`AuthAction::Authorize`] failed
+    pub fn handle_auth_error(&mut self, now: Instant, reason: &str, session: &mut Session) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.handle_user_agent_error(reason);
+        }
+        self.after_auth(now, session);
+    }
+
+    /// Resends the parked requests once no flow runs (or fails them if it failed)
+    fn after_auth(&mut self, now: Instant, session: &mut Session) {
+        let Some(auth) = self.auth.as_mut() else {
+            return;
+        };
+        let mut failed = None;
+        while let Some(event) = auth.poll_event() {
+            if let AuthEvent::Failed(error) = event {
+                failed = Some(error);
+            }
+        }
+        if !auth.is_busy() {
+            for parked in std::mem::take(&mut self.parked) {
+                match &failed {
+                    Some(error) => {
+                        let why = format!("authorization failed: {error}");
+                        self.fail(now, parked.awaits, &why, session);
+                    }
+                    None => {
+                        let Replay {
+                            method,
+                            headers,
+                            body,
+                            ..
+                        } = parked.replay;
+                        self.start(method, headers, body, parked.awaits, parked.blocking);
+                    }
+                }
+            }
+        }
+        self.pull(session);
+    }
+
+    /// Reads a response status for the authorization client: `true` when the request was
+    /// parked (or failed) and its response must be ignored
+    fn challenge(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        status: u16,
+        headers: &(impl Headers + ?Sized),
+        session: &mut Session,
+    ) -> bool {
+        let (Some(auth), Some(entry)) = (self.auth.as_mut(), self.streams.get(&stream)) else {
+            return false;
+        };
+        let sent = entry
+            .replay
+            .as_ref()
+            .and_then(|r| r.sent.as_ref())
+            .map(Secret::expose);
+        let verdict =
+            auth.handle_mcp_response(now, status, headers.values("www-authenticate"), sent);
+        match verdict {
+            Verdict::Retry => {
+                let entry = self.streams.remove(&stream).expect("looked up above");
+                self.aborts.push_back(stream);
+                if let Some(replay) = entry.replay {
+                    self.parked.push(Parked {
+                        replay,
+                        awaits: entry.awaits,
+                        blocking: entry.blocking,
+                    });
+                }
+                self.after_auth(now, session);
+                true
+            }
+            Verdict::Fail(error) => {
+                let entry = self.streams.remove(&stream).expect("looked up above");
+                self.aborts.push_back(stream);
+                let awaits = if entry.complete { None } else { entry.awaits };
+                self.fail(
+                    now,
+                    awaits,
+                    &format!("authorization failed: {error}"),
+                    session,
+                );
+                self.pull(session);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -239,11 +426,18 @@ impl ClientTransport {
         if self.closed {
             return None;
         }
-        self.http.poll_timeout()
+        let refresh = self.auth.as_ref().and_then(OAuthClient::poll_timeout);
+        [self.http.poll_timeout(), refresh]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    /// Plans the reconnections due at `now`
+    /// Plans the reconnections due at `now`, and a token refresh when one is due
     pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(auth) = self.auth.as_mut() {
+            auth.refresh_if_due(now);
+        }
         while let Some(last) = self.http.poll_reconnect(now) {
             let awaits = self.resumes.remove(&last).flatten();
             let headers = self.http.get_headers(Some(&last));
@@ -260,6 +454,9 @@ impl ClientTransport {
         headers: &(impl Headers + ?Sized),
         session: &mut Session,
     ) {
+        if self.challenge(now, stream, status, headers, session) {
+            return;
+        }
         let kind = self.http.handle_response(status, headers);
         let Some(entry) = self.streams.get_mut(&stream) else {
             return;
@@ -423,7 +620,10 @@ impl ClientTransport {
         self.streams.clear();
         self.outbox.clear();
         self.requests.clear();
-        let headers = self.http.delete_headers()?;
+        let mut headers = self.http.delete_headers()?;
+        if let Some(value) = self.auth.as_ref().and_then(OAuthClient::authorization) {
+            headers.push(("Authorization".into(), value));
+        }
         let stream = self.next_id();
         Some(HttpRequest {
             stream,
@@ -468,7 +668,9 @@ impl ClientTransport {
     /// POSTs the queued messages in order; on the 2025 wire each waits for the head of the
     /// one before
     fn send_outbox(&mut self) {
-        while !self.streams.values().any(|s| s.blocking) {
+        let authorizing =
+            !self.parked.is_empty() || self.auth.as_ref().is_some_and(OAuthClient::is_busy);
+        while !authorizing && !self.streams.values().any(|s| s.blocking) {
             let Some(message) = self.outbox.pop_front() else {
                 return;
             };
@@ -508,12 +710,26 @@ impl ClientTransport {
     fn start(
         &mut self,
         method: HttpMethod,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
+        mut headers: Vec<(String, String)>,
+        mut body: Vec<u8>,
         awaits: Option<Value>,
         blocking: bool,
     ) {
         let stream = self.next_id();
+        let replay = self.auth.as_ref().map(|auth| {
+            let sent = auth.authorization();
+            let replay = Replay {
+                method,
+                headers: headers.clone(),
+                body: std::mem::take(&mut body),
+                sent: sent.clone().map(Secret::new),
+            };
+            if let Some(value) = sent {
+                headers.push(("Authorization".into(), value));
+            }
+            body.clone_from(&replay.body);
+            replay
+        });
         self.streams.insert(
             stream,
             Stream {
@@ -523,6 +739,7 @@ impl ClientTransport {
                 decoder: SseDecoder::new(self.max_message),
                 json: Vec::new(),
                 blocking,
+                replay,
             },
         );
         self.requests.push_back(HttpRequest {

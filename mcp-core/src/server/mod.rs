@@ -9,6 +9,8 @@
 //!   tool's `inputSchema` ([`Catalog::check_call`]), finds what a `resources/read` URI names
 //!   ([`Catalog::resolve`]), checks `prompts/get` arguments, helps with
 //!   `completion/complete` ([`complete`]) and tracks list changes ([`ListChanges`]).
+//!   [`Catalog::route`] makes all of those decisions for one inbound request: the answer to
+//!   send now, or the handler (tool, resource reader, prompt, completion) to run.
 //! - Subscriptions (legacy `resources/subscribe` and modern `subscriptions/listen`) are kept
 //!   by the session itself: see [`Session::notify_resource_updated`](crate::Session::notify_resource_updated).
 //! - [`LogFilter`]: which `notifications/message` a client wants, per legacy connection
@@ -49,6 +51,7 @@ mod log_filter;
 mod names;
 mod prompts;
 mod registry;
+mod route;
 mod templates;
 mod validate;
 
@@ -60,5 +63,6 @@ pub use error::{CatalogError, EntryKind};
 pub use log_filter::LogFilter;
 pub use names::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use registry::Order;
+pub use route::{Answer, Route, respond};
 pub use templates::{ResourceMatch, resource_not_found};
 pub use validate::{SchemaError, SchemaLimits, SchemaValidator};

@@ -2,12 +2,16 @@
 //! the tools, resources and prompts its server scenarios call, with the exact names,
 //! arguments and outputs they check
 //!
+//! Shared by the everything-server of each async binding (mcp-tokio's and
+//! mcp-async-std's): each example's `rt` module names its binding's types and `sleep`.
+//!
 //! Registered before the demo entries, so `test_simple_text` is the first tool and the
 //! suite's "call `tools[0]` with `{}`" probes hit it.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::rt::{AskFailure, Context, ServerBuilder, sleep};
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::schema::{
     CallToolResult, ContentBlock, GetPromptResult, InputRequest, InputRequests, InputResponses,
@@ -16,7 +20,6 @@ use mcp_core::schema::{
 };
 use mcp_core::server::CatalogError;
 use mcp_core::{Progress, TaskOptions};
-use mcp_tokio::{AskFailure, Context, ServerBuilder};
 use serde_json::{Map, Value, json};
 
 use crate::object;
@@ -164,7 +167,7 @@ fn content_tools(b: ServerBuilder) -> Built {
         |cx, _args| async move {
             for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                 if i > 0 {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    sleep(Duration::from_millis(50)).await;
                 }
                 cx.progress(Progress::new(step).total(100.0));
             }
@@ -194,9 +197,9 @@ fn legacy_tools(b: ServerBuilder) -> Built {
         tool("test_tool_with_logging", "Logs three info messages while it runs"),
         |cx, _args| async move {
             cx.log(LoggingLevel::Info, "Tool execution started");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            sleep(Duration::from_millis(50)).await;
             cx.log(LoggingLevel::Info, "Tool processing data");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            sleep(Duration::from_millis(50)).await;
             cx.log(LoggingLevel::Info, "Tool execution completed");
             Ok(CallToolResult::text("Logging tool completed"))
         },
@@ -423,7 +426,7 @@ fn task_tools(b: ServerBuilder) -> Built {
             if cx.task_offered() {
                 cx.run_as_task(TaskOptions::default()).await.map_err(|e| e.to_error())?;
             }
-            tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            sleep(Duration::from_secs_f64(seconds)).await;
             Ok(CallToolResult::text(format!("{label} done after {seconds} s")))
         },
     )?
@@ -432,7 +435,7 @@ fn task_tools(b: ServerBuilder) -> Built {
             .with_task_support(TaskSupport::Required),
         |cx, _args| async move {
             cx.run_as_task(TaskOptions::default()).await.map_err(|e| e.to_error())?;
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            sleep(Duration::from_secs(1)).await;
             Ok(CallToolResult::error("failing_job failed, as it always does"))
         },
     )?
@@ -443,7 +446,7 @@ fn task_tools(b: ServerBuilder) -> Built {
             if cx.task_offered() {
                 cx.run_as_task(TaskOptions::default()).await.map_err(|e| e.to_error())?;
             }
-            tokio::time::sleep(Duration::from_millis(300)).await;
+            sleep(Duration::from_millis(300)).await;
             Err(ErrorObject::internal_error("protocol_error_job failed, as it always does"))
         },
     )?

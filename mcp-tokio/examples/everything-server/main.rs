@@ -12,6 +12,13 @@
 
 mod conformance;
 
+/// What the conformance fixtures (shared with mcp-async-std's everything-server) need of the
+/// binding
+mod rt {
+    pub(crate) use mcp_tokio::{AskFailure, Context, ServerBuilder};
+    pub(crate) use tokio::time::sleep;
+}
+
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;

@@ -26,6 +26,10 @@ pub(crate) fn config(era: EraMode) -> ClientConfig {
     config.era = era;
     // A silent peer fails its request with a clear error well before the test's deadline.
     config.timeouts.request = Some(Duration::from_secs(20));
+    // A Python peer takes over a second to start, longer on a loaded machine; the default
+    // 3 s probe of `Auto` would then fall back to `initialize`, which a server that has
+    // meanwhile answered `server/discover` refuses (-32022)
+    config.discover_timeout = Duration::from_secs(20);
     config
 }
 

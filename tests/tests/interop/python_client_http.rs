@@ -1,7 +1,6 @@
 //! The official Python SDK's client → our everything-server over Streamable HTTP
 
 use std::process::Command;
-use std::time::Duration;
 
 use mcp_interop::{ServerProcess, TEST_DEADLINE, everything_server, peer_script, python, run_peer};
 
@@ -9,17 +8,12 @@ use crate::python_client::assert_everything_scenario;
 
 /// Starts our everything-server on a port the OS picks; returns it and its URL
 pub(crate) fn our_http_server() -> (ServerProcess, String) {
-    let mut command = Command::new(everything_server());
-    command.args(["--http", "127.0.0.1:0"]);
-    let server = ServerProcess::start(command);
-    let line = server.wait_for_line("serving MCP at ", Duration::from_secs(20));
-    let url = line
-        .split("serving MCP at ")
-        .nth(1)
-        .expect("the URL follows")
-        .trim()
-        .to_owned();
-    (server, url)
+    mcp_interop::everything_http_server(&everything_server())
+}
+
+/// Starts an everything-server binary with `--http 127.0.0.1:0`; returns it and its URL
+pub(crate) fn http_server_of(binary: std::path::PathBuf) -> (ServerProcess, String) {
+    mcp_interop::everything_http_server(&binary)
 }
 
 fn python_http_client(mode: &str, version: &str) {

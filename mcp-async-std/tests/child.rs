@@ -1,0 +1,96 @@
+//! Child processes: a server's stderr can be captured line by line; a server that dies during
+//! the handshake is a clear error
+
+mod common;
+
+use mcp_async_std::{Client, ClientOptions, ConnectError};
+use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion};
+
+#[test]
+fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {
+    smol::block_on(async {
+        let mut command = async_process::Command::new("sh");
+        command.args(["-c", "echo 'starting up' >&2; echo 'giving up' >&2; exit 3"]);
+        let (tx, rx) = async_channel::unbounded();
+        let mut config = ClientConfig::new(Implementation::new("c", "1"));
+        config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
+        let outcome =
+            Client::spawn_with(command, config, ClientOptions::default().stderr(tx)).await;
+        assert!(
+            matches!(outcome, Err(ConnectError::Handshake(_))),
+            "{outcome:?}"
+        );
+        let mut lines = Vec::new();
+        while let Ok(line) = rx.recv().await {
+            lines.push(line);
+        }
+        assert_eq!(lines, ["starting up", "giving up"]);
+    });
+}
+
+/// The everything-server example beside this test binary (`cargo test` builds examples)
+fn everything_server() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("target/<profile>/deps");
+    let server = dir.join("examples/everything-server-async-std");
+    assert!(server.exists(), "{} is not built", server.display());
+    server
+}
+
+#[test]
+fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
+    smol::block_on(async {
+        let dir = std::env::temp_dir().join(format!("mcp-async-std-child-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("pid");
+        // `exec` keeps the shell's pid: the file names the server process itself.
+        let mut command = async_process::Command::new("sh");
+        command.arg("-c").arg(format!(
+            "echo $$ > '{}'; exec '{}'",
+            pid_file.display(),
+            everything_server().display()
+        ));
+        let client = Client::spawn(command, ClientConfig::new(Implementation::new("c", "1")))
+            .await
+            .unwrap();
+        let pid: u32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+        assert!(proc_dir.exists());
+        let tools = client.list_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"));
+        let clone = client.clone();
+        drop(client);
+        // A clone keeps the server alive.
+        assert_eq!(
+            clone
+                .call_tool(
+                    "add",
+                    serde_json::from_value(serde_json::json!({"a": 1, "b": 2})).unwrap()
+                )
+                .await
+                .unwrap()
+                .content[0]
+                .as_text(),
+            Some("3")
+        );
+        drop(clone);
+        // Killed and reaped: no process, not even a zombie, is left.
+        let mut gone = false;
+        for _ in 0..400 {
+            if !proc_dir.exists() {
+                gone = true;
+                break;
+            }
+            async_io::Timer::after(std::time::Duration::from_millis(5)).await;
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(gone, "the server process {pid} is still there");
+    });
+}

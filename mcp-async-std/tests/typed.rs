@@ -1,0 +1,46 @@
+//! A tool with typed arguments: the schema comes from `schemars`, the handler gets the value
+
+mod common;
+
+use mcp_async_std::{Client, Server};
+use mcp_core::schema::CallToolResult;
+use mcp_core::{ClientConfig, Implementation, ServerConfig};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    /// The first number
+    a: f64,
+    /// The second number
+    b: f64,
+}
+
+#[test]
+fn typed_tool_schema_and_arguments() {
+    smol::block_on(async {
+        let server = Server::builder(ServerConfig::new(Implementation::new("typed", "1.0")))
+            .typed_tool("add", "Adds two numbers", |_cx, args: AddArgs| async move {
+                Ok(CallToolResult::text((args.a + args.b).to_string()))
+            })
+            .unwrap()
+            .build();
+        let (r, w) = common::serve(server);
+        let client = Client::connect(r, w, ClientConfig::new(Implementation::new("c", "1")))
+            .await
+            .unwrap();
+        let tools = client.list_tools().await.unwrap();
+        let schema = Value::Object(tools[0].input_schema.clone());
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["properties"]["a"]["type"], "number");
+        assert_eq!(schema["required"], json!(["a", "b"]));
+        let Value::Object(args) = json!({"a": 2, "b": 3.5}) else {
+            unreachable!()
+        };
+        let result = client.call_tool("add", args).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("5.5"));
+        // Arguments that fail the derived schema are a tool error.
+        let result = client.call_tool("add", Map::new()).await.unwrap();
+        assert!(result.is_error());
+    });
+}

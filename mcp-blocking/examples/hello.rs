@@ -1,0 +1,46 @@
+//! The README's minimal server and client on plain threads (mcp-blocking), as one program:
+//! run without arguments, it starts itself with `serve` as a child process (the server, on
+//! stdio), calls its tool, and prints the answer
+//!
+//! `cargo run -p mcp-blocking --example hello`
+
+use mcp_blocking::{Client, Server};
+use mcp_core::schema::{CallToolResult, Tool};
+use mcp_core::{ClientConfig, Implementation, ServerConfig};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        // A server over stdio; handlers are plain functions run on a pool of worker threads
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}});
+        let server = Server::builder(ServerConfig::new(Implementation::new("echo-server", "1.0")))
+            .tool(
+                Tool::new("echo", schema.as_object().cloned().unwrap_or_default()),
+                |_cx, args| {
+                    Ok(CallToolResult::text(
+                        args["text"].as_str().unwrap_or_default(),
+                    ))
+                },
+            )?
+            .build();
+        server.serve_stdio();
+        return Ok(());
+    }
+    // A client that starts the server as a child process (killed and reaped on drop)
+    let mut command = std::process::Command::new(std::env::current_exe()?);
+    command.arg("serve");
+    let client = Client::spawn(
+        command,
+        ClientConfig::new(Implementation::new("my-client", "1.0")),
+    )?;
+    let tools = client.list_tools()?;
+    let mut args = serde_json::Map::new();
+    args.insert("text".into(), "hello from a thread".into());
+    let result = client.call_tool("echo", args)?;
+    println!(
+        "{} tool(s); echo says {:?}",
+        tools.len(),
+        result.content[0].as_text()
+    );
+    Ok(())
+}

@@ -1,0 +1,531 @@
+//! The client: connect over any byte stream or to a child process, then make blocking typed
+//! calls
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::process::{Child, Command as ProcessCommand, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::thread;
+
+use crossbeam_channel::{Receiver, Sender};
+use mcp_core::schema::method::{
+    CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
+};
+use mcp_core::schema::{
+    CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
+    GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
+    Tool,
+};
+use mcp_core::{CallError, ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::driver::{
+    self, ClientOptions, Command, Connection, Handlers, Input, Outcome, TaskStatusUpdate,
+};
+
+/// Why a call failed
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The request could not be sent (local misuse, or the session is closed)
+    #[error(transparent)]
+    Send(#[from] SendError),
+    /// The request was sent and ended without a result
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The connection's driver is gone
+    #[error("the connection is closed")]
+    Closed,
+}
+
+/// Why connecting failed
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// Starting the child process (or a thread) failed
+    #[error("could not start the server: {0}")]
+    Spawn(#[from] io::Error),
+    /// The URL is not an `http://` URL
+    #[error("invalid URL: {0}")]
+    Url(String),
+    /// The handshake or discovery failed
+    #[error("the handshake failed: {0}")]
+    Handshake(String),
+}
+
+/// A connected MCP client; cheap to clone, every clone talks to the same connection, and
+/// every method blocks the calling thread until its answer
+///
+/// The connection closes when the last clone is dropped (or [`close`](Self::close)d); a
+/// child server is then killed and reaped.
+#[derive(Clone, Debug)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+/// Shared by the clones of a [`Client`]; its drop closes the connection
+#[derive(Debug)]
+struct Inner {
+    inbox: Sender<Input>,
+    peer: PeerInfo,
+    tokens: AtomicU64,
+    _child: Option<ChildGuard>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let _ = self.inbox.send(Input::Command(Command::Close));
+    }
+}
+
+/// Cancels one request from any thread (dropping its [`PendingCall`] does the same)
+#[derive(Clone, Debug)]
+pub struct CancelHandle {
+    inbox: Sender<Input>,
+    token: u64,
+}
+
+impl CancelHandle {
+    /// Cancels the request (`notifications/cancelled`, or `tasks/cancel` for a task-backed
+    /// call); its [`PendingCall::wait`] then ends with [`CallError::Cancelled`] or the
+    /// connection's close. A no-op once the request has ended.
+    pub fn cancel(&self) {
+        let _ = self
+            .inbox
+            .send(Input::Command(Command::Cancel { token: self.token }));
+    }
+}
+
+/// What a started request reports while it runs
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct CallWatch {
+    /// Progress reports (ask for them with [`RequestOptions::with_progress`])
+    pub progress: Option<mpsc::Sender<Progress>>,
+    /// Status changes of the task behind a task-backed call
+    pub task_status: Option<mpsc::Sender<TaskStatusUpdate>>,
+}
+
+/// A request in flight, from [`Client::start`]; dropping it before [`wait`](Self::wait)
+/// returns cancels the request
+#[derive(Debug)]
+#[must_use = "wait for the outcome; dropping a pending call cancels it"]
+pub struct PendingCall {
+    outcome: Receiver<Result<Outcome, SendError>>,
+    cancel: CancelHandle,
+    done: bool,
+}
+
+impl PendingCall {
+    /// Blocks until the request's outcome
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn wait(mut self) -> Result<Box<RawValue>, ClientError> {
+        let outcome = self.outcome.recv();
+        self.done = true;
+        Ok(outcome.map_err(|_| ClientError::Closed)???)
+    }
+
+    /// A handle that cancels this request from another thread
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
+    }
+}
+
+impl Drop for PendingCall {
+    fn drop(&mut self) {
+        if !self.done {
+            self.cancel.cancel();
+        }
+    }
+}
+
+/// Keeps a spawned server alive as long as a client handle exists; kills and reaps it on drop
+#[derive(Debug)]
+pub(crate) struct ChildGuard(Mutex<Child>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let child = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Client {
+    /// Connects over a reader and a writer (a socket and its clone, a pipe pair, a child's
+    /// stdout and stdin) and waits for the handshake or discovery; a driver thread owns the
+    /// connection and a reader thread reads
+    ///
+    /// # Errors
+    /// [`ConnectError::Handshake`] when the server refuses or speaks no common version.
+    pub fn connect<R, W>(reader: R, writer: W, config: ClientConfig) -> Result<Self, ConnectError>
+    where
+        R: Read + Send + 'static,
+        W: Write + Send + 'static,
+    {
+        Self::connect_with(reader, writer, config, ClientOptions::default())
+    }
+
+    /// [`connect`](Self::connect), with an input handler and a notification channel
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect).
+    pub fn connect_with<R, W>(
+        reader: R,
+        writer: W,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError>
+    where
+        R: Read + Send + 'static,
+        W: Write + Send + 'static,
+    {
+        let session = Session::client(Arc::new(config), driver::now());
+        let (tx, inbox) = crossbeam_channel::unbounded();
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let conn = Connection {
+            session,
+            inbox,
+            handlers: Handlers::new(tx.clone()),
+            dispatch: None,
+            options,
+            ready: Some(ready_tx),
+        };
+        thread::Builder::new()
+            .name("mcp-client".into())
+            .spawn(move || driver::run(conn, reader, writer))?;
+        Self::when_ready(tx, &ready_rx, None)
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
+    /// handshake (2025) or discovery (2026); the same API as the stdio client
+    ///
+    /// # Errors
+    /// [`ConnectError::Url`] for a URL that is not `http://`; [`ConnectError::Handshake`]
+    /// when the server refuses, is unreachable or speaks no common version.
+    pub fn connect_http(
+        url: &str,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
+        let session = Session::client(Arc::new(config), driver::now());
+        let (tx, inbox) = crossbeam_channel::unbounded();
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let net = tx.clone();
+        thread::Builder::new()
+            .name("mcp-http-client".into())
+            .spawn(move || crate::http_client::run(uri, session, inbox, net, options, ready_tx))?;
+        Self::when_ready(tx, &ready_rx, None)
+    }
+
+    /// Starts a server as a child process and connects to it over its stdin and stdout
+    ///
+    /// The child's stderr passes through to ours. It is killed and reaped when the last
+    /// clone of this client is dropped.
+    ///
+    /// # Errors
+    /// [`ConnectError`] when the process does not start or the handshake fails.
+    pub fn spawn(command: ProcessCommand, config: ClientConfig) -> Result<Self, ConnectError> {
+        Self::spawn_with(command, config, ClientOptions::default())
+    }
+
+    /// [`spawn`](Self::spawn), with an input handler, a notification channel, and the
+    /// child's stderr captured line by line if [`ClientOptions::stderr`] is set (else it
+    /// passes through)
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_with(
+        mut command: ProcessCommand,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let stderr = if options.stderr.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        };
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr);
+        let mut child = command.spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(ConnectError::Spawn(io::Error::other("no stdio pipes")));
+        };
+        if let (Some(lines), Some(err)) = (options.stderr.clone(), child.stderr.take()) {
+            // The server's log lines, one per message, until it closes stderr
+            thread::Builder::new()
+                .name("mcp-stderr".into())
+                .spawn(move || {
+                    for line in BufReader::new(err).lines() {
+                        let Ok(line) = line else { break };
+                        if lines.send(line).is_err() {
+                            break;
+                        }
+                    }
+                })?;
+        }
+        let guard = ChildGuard(Mutex::new(child));
+        let session = Session::client(Arc::new(config), driver::now());
+        let (tx, inbox) = crossbeam_channel::unbounded();
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let conn = Connection {
+            session,
+            inbox,
+            handlers: Handlers::new(tx.clone()),
+            dispatch: None,
+            options,
+            ready: Some(ready_tx),
+        };
+        thread::Builder::new()
+            .name("mcp-client".into())
+            .spawn(move || driver::run(conn, stdout, stdin))?;
+        // On failure the guard drops here: the child is killed and reaped.
+        Self::when_ready(tx, &ready_rx, Some(guard))
+    }
+
+    /// A handle once the driver reports the handshake or discovery done
+    pub(crate) fn when_ready(
+        inbox: Sender<Input>,
+        ready: &Receiver<Result<PeerInfo, String>>,
+        child: Option<ChildGuard>,
+    ) -> Result<Self, ConnectError> {
+        let peer = match ready.recv() {
+            Ok(Ok(peer)) => peer,
+            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
+            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                inbox,
+                peer,
+                tokens: AtomicU64::new(1),
+                _child: child,
+            }),
+        })
+    }
+
+    /// What the server declared about itself
+    pub fn peer(&self) -> &PeerInfo {
+        &self.inner.peer
+    }
+
+    /// Sends a raw request and waits for its outcome
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+        progress: Option<mpsc::Sender<Progress>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let watch = CallWatch {
+            progress,
+            task_status: None,
+        };
+        self.start(method, params, options, watch).wait()
+    }
+
+    /// Starts a raw request without waiting: the returned call cancels it from any thread
+    /// ([`PendingCall::cancel_handle`]) and waits for its outcome ([`PendingCall::wait`]);
+    /// `watch` receives its progress and the status of the task behind it, if the server
+    /// runs it as one
+    pub fn start(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+        watch: CallWatch,
+    ) -> PendingCall {
+        let token = self.inner.tokens.fetch_add(1, Ordering::Relaxed);
+        let (reply, outcome) = crossbeam_channel::bounded(1);
+        let command = Command::Request {
+            method: method.to_owned(),
+            params,
+            options,
+            token,
+            reply,
+            progress: watch.progress,
+            task_status: watch.task_status,
+        };
+        // If the driver is gone, `reply` is dropped with the command and `wait` says Closed.
+        let _ = self.inner.inbox.send(Input::Command(command));
+        PendingCall {
+            outcome,
+            cancel: CancelHandle {
+                inbox: self.inner.inbox.clone(),
+                token,
+            },
+            done: false,
+        }
+    }
+
+    /// Sends a typed request and decodes its result
+    ///
+    /// # Errors
+    /// [`ClientError`]; a result of the wrong shape is [`CallError::InvalidResult`].
+    pub fn request<M: Method>(
+        &self,
+        params: M::Params,
+        options: RequestOptions,
+    ) -> Result<M::Result, ClientError> {
+        let raw =
+            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
+        let result = self.request_raw(M::NAME, Some(raw), options, None)?;
+        decode::<M::Result>(M::NAME, &result)
+    }
+
+    /// Every page of a paginated list, concatenated
+    fn paginate<M, T>(
+        &self,
+        page_items: impl Fn(M::Result) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>, ClientError>
+    where
+        M: Method<Params = PaginatedParams>,
+    {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = cursor
+                .take()
+                .map_or_else(PaginatedParams::new, PaginatedParams::at);
+            let (items, next) = page_items(self.request::<M>(params, RequestOptions::default())?);
+            all.extend(items);
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// Every tool, following pagination
+    ///
+    /// On 2026-07-28 connections, tools whose `x-mcp-header` annotations are invalid are left
+    /// out, as the spec requires (they are neither surfaced nor called).
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let modern = self.peer().version.era() == mcp_core::Era::Modern;
+        self.paginate::<ListTools, _>(|mut page| {
+            if modern {
+                let _dropped = mcp_core::client::filter_tools_list(&mut page);
+            }
+            (page.tools, page.next_cursor)
+        })
+    }
+
+    /// Every resource, following pagination
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        self.paginate::<ListResources, _>(|page| (page.resources, page.next_cursor))
+    }
+
+    /// Every prompt, following pagination
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        self.paginate::<ListPrompts, _>(|page| (page.prompts, page.next_cursor))
+    }
+
+    /// Calls a tool
+    ///
+    /// # Errors
+    /// [`ClientError`]. A tool that fails returns `Ok` with `isError: true`.
+    pub fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallToolResult, ClientError> {
+        let params = CallToolParams::new(name).with_arguments(arguments);
+        self.request::<CallTool>(params, RequestOptions::default())
+    }
+
+    /// Calls a tool with progress reports sent to `progress`, and request options
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        options: RequestOptions,
+        progress: mpsc::Sender<Progress>,
+    ) -> Result<CallToolResult, ClientError> {
+        let params = CallToolParams::new(name).with_arguments(arguments);
+        let raw =
+            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
+        let result = self.request_raw(
+            CallTool::NAME,
+            Some(raw),
+            options.with_progress(),
+            Some(progress),
+        )?;
+        decode(CallTool::NAME, &result)
+    }
+
+    /// Reads a resource
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        self.request::<ReadResource>(ReadResourceParams::new(uri), RequestOptions::default())
+    }
+
+    /// Gets a prompt
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn get_prompt(&self, params: GetPromptParams) -> Result<GetPromptResult, ClientError> {
+        self.request::<GetPrompt>(params, RequestOptions::default())
+    }
+
+    /// Asks for completions
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
+        self.request::<Complete>(params, RequestOptions::default())
+    }
+
+    /// Sends a notification
+    ///
+    /// # Errors
+    /// [`ClientError::Send`] for local misuse (for example a core-owned notification).
+    pub fn notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), ClientError> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        let command = Command::Notify {
+            method: method.to_owned(),
+            params,
+            reply,
+        };
+        self.inner
+            .inbox
+            .send(Input::Command(command))
+            .map_err(|_| ClientError::Closed)?;
+        Ok(rx.recv().map_err(|_| ClientError::Closed)??)
+    }
+
+    /// Closes the connection now, whatever other clones exist (a child process is killed
+    /// and reaped when the last clone goes)
+    pub fn close(self) {
+        let _ = self.inner.inbox.send(Input::Command(Command::Close));
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, ClientError> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| CallError::InvalidResult(format!("invalid {method} result: {e}")).into())
+}

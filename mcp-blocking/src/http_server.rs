@@ -1,0 +1,463 @@
+//! Streamable HTTP serving: `tiny_http` owns the sockets, one actor thread owns the
+//! [`HttpServer`] rules and every session behind them (no lock around the core)
+//!
+//! Each request gets a thread that reads its body (up to the core's
+//! [`HttpConfig::max_body_size`]) and hands it to the actor with a channel for the answer.
+//! The actor feeds [`HttpServer::handle_request`], writes what [`HttpServer::poll_output`]
+//! yields to each exchange's channel, runs the application on [`HttpServer::poll_event`]
+//! with the same dispatcher and [`Context`](crate::Context) as stdio, tells the core when a
+//! client goes away ([`HttpServer::handle_closed`]), and sleeps until
+//! [`HttpServer::poll_timeout`]. An open exchange (an event stream) is written through the
+//! request's raw writer with chunked transfer coding, flushed after every piece, so each
+//! event reaches the client as soon as the core emits it.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::io::{self, Cursor, Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, JoinHandle};
+
+use crossbeam_channel::{Receiver, Sender};
+use mcp_core::http::{
+    ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Reply, ResponseHead, SessionIdSource,
+    SessionKey, session_id_from_bytes,
+};
+use mcp_core::{Event, ServerConfig};
+
+use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer};
+
+/// A running HTTP server: its address, and the way to stop it
+#[derive(Debug)]
+pub struct HttpServerHandle {
+    addr: SocketAddr,
+    stop: Option<Stop>,
+    accept: Option<JoinHandle<()>>,
+    actor: Option<JoinHandle<()>>,
+}
+
+/// What stops the server's threads
+struct Stop {
+    http: Arc<tiny_http::Server>,
+    stopping: Arc<AtomicBool>,
+    inbox: Sender<Input>,
+}
+
+impl std::fmt::Debug for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stop").finish_non_exhaustive()
+    }
+}
+
+impl Stop {
+    fn signal(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.http.unblock();
+        let _ = self.inbox.send(Input::Http(ToActor::Stop));
+    }
+}
+
+impl HttpServerHandle {
+    /// The address the server listens on (with the port the OS chose for port 0)
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, ends every open response and session, and waits for the server's
+    /// threads to finish
+    pub fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop.signal();
+        }
+        self.join();
+    }
+
+    /// Blocks the calling thread while the server runs; nothing stops it then, so this is
+    /// for a `main` that serves until the process is interrupted or killed
+    pub fn wait(mut self) {
+        self.join();
+    }
+
+    fn join(&mut self) {
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.actor.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for HttpServerHandle {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop.signal();
+        }
+    }
+}
+
+/// Starts serving `config`'s sessions with `dispatch` at `addr`
+pub(crate) fn serve(
+    addr: SocketAddr,
+    http_config: HttpConfig,
+    server_config: Arc<ServerConfig>,
+    dispatch: Arc<dyn Dispatch>,
+    tools: Vec<mcp_core::schema::Tool>,
+) -> io::Result<HttpServerHandle> {
+    let http = tiny_http::Server::http(addr).map_err(io::Error::other)?;
+    let addr = http
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| io::Error::other("not an IP listener"))?;
+    let http = Arc::new(http);
+    let limit = http_config.max_body_size;
+    let mut rules = HttpServer::new(Arc::new(http_config), server_config, driver::now());
+    rules.anchor_wall_clock(driver::now(), driver::unix_ms());
+    for tool in &tools {
+        rules.set_tool(tool);
+    }
+    let (tx, inbox) = crossbeam_channel::unbounded();
+    let actor = Actor {
+        http: rules,
+        dispatch,
+        peers: HashMap::new(),
+        handlers: Handlers::new(tx.clone()),
+        exchanges: HashMap::new(),
+        ids: Ids::new(),
+        options: ClientOptions::default(),
+    };
+    let actor = thread::Builder::new()
+        .name("mcp-http-actor".into())
+        .spawn(move || actor.run(&inbox))?;
+    let stopping = Arc::new(AtomicBool::new(false));
+    let accept = {
+        let http = Arc::clone(&http);
+        let stopping = Arc::clone(&stopping);
+        let to_actor = tx.clone();
+        thread::Builder::new()
+            .name("mcp-http-accept".into())
+            .spawn(move || {
+                loop {
+                    match http.recv() {
+                        Ok(request) => {
+                            let to_actor = to_actor.clone();
+                            let _ = thread::Builder::new()
+                                .name("mcp-http-exchange".into())
+                                .spawn(move || exchange(request, &to_actor, limit));
+                        }
+                        Err(_) if stopping.load(Ordering::SeqCst) => return,
+                        // An accept error: the listener goes on
+                        Err(_) => {}
+                    }
+                }
+            })?
+    };
+    Ok(HttpServerHandle {
+        addr,
+        stop: Some(Stop {
+            http,
+            stopping,
+            inbox: tx,
+        }),
+        accept: Some(accept),
+        actor: Some(actor),
+    })
+}
+
+/// From the connection threads to the actor
+pub(crate) enum ToActor {
+    Request {
+        method: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        reply: Sender<Answer>,
+    },
+    /// The body was larger than the limit
+    Oversize { reply: Sender<Answer> },
+    /// The client went away before the response ended
+    Closed(ExchangeId),
+    /// The server is shutting down
+    Stop,
+}
+
+/// The actor's answer to a request
+pub(crate) enum Answer {
+    Complete(HttpResponse),
+    Open {
+        exchange: ExchangeId,
+        frames: Receiver<Piece>,
+    },
+}
+
+/// A piece of an open response; the channel closing is its end
+pub(crate) enum Piece {
+    Head(ResponseHead),
+    Body(Vec<u8>),
+}
+
+/// Session ids from the OS-seeded SipHash keys of a `RandomState`, over a counter
+struct Ids {
+    keys: [RandomState; 2],
+    counter: u64,
+}
+
+impl Ids {
+    fn new() -> Self {
+        Self {
+            keys: [RandomState::new(), RandomState::new()],
+            counter: 0,
+        }
+    }
+}
+
+impl SessionIdSource for Ids {
+    fn next_session_id(&mut self) -> String {
+        self.counter += 1;
+        let hi = self.keys[0].hash_one(self.counter);
+        let lo = self.keys[1].hash_one(self.counter);
+        session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
+    }
+}
+
+struct Actor {
+    http: HttpServer,
+    dispatch: Arc<dyn Dispatch>,
+    peers: HashMap<SessionKey, Peer>,
+    handlers: Handlers,
+    exchanges: HashMap<ExchangeId, Sender<Piece>>,
+    ids: Ids,
+    options: ClientOptions,
+}
+
+impl Actor {
+    fn run(mut self, inbox: &Receiver<Input>) {
+        loop {
+            self.pump();
+            let Ok(input) = driver::recv_until(inbox, self.http.poll_timeout()) else {
+                break;
+            };
+            match input {
+                None => self.http.handle_timeout(driver::now()),
+                Some(Input::Http(ToActor::Stop)) => break,
+                Some(Input::Http(msg)) => self.on_conn(msg),
+                Some(Input::Handler(key, msg)) => {
+                    if let Some(session) = self.http.session_mut(key) {
+                        let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
+                        peer.on_handler(session, msg);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        // Shutting down: every open response ends (its channel closes), handlers stop.
+        self.exchanges.clear();
+        for peer in self.peers.values_mut() {
+            peer.abort_all();
+        }
+    }
+
+    fn on_conn(&mut self, msg: ToActor) {
+        match msg {
+            ToActor::Request {
+                method,
+                headers,
+                body,
+                reply,
+            } => {
+                let reply_to = reply;
+                let reply = self.http.handle_request(
+                    driver::now(),
+                    &method,
+                    &headers,
+                    &body,
+                    &mut self.ids,
+                );
+                match reply {
+                    Reply::Complete(response) => {
+                        let _ = reply_to.send(Answer::Complete(response));
+                    }
+                    Reply::Open(exchange) => {
+                        let (tx, frames) = crossbeam_channel::unbounded();
+                        if reply_to.send(Answer::Open { exchange, frames }).is_ok() {
+                            self.exchanges.insert(exchange, tx);
+                        } else {
+                            self.http.handle_closed(driver::now(), exchange);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ToActor::Oversize { reply } => {
+                let _ = reply.send(Answer::Complete(self.http.reject_oversize()));
+            }
+            ToActor::Closed(exchange) => {
+                self.exchanges.remove(&exchange);
+                self.http.handle_closed(driver::now(), exchange);
+            }
+            ToActor::Stop => {}
+        }
+    }
+
+    /// Runs the application and writes the responses until both are quiet
+    fn pump(&mut self) {
+        loop {
+            let mut busy = false;
+            while let Some((key, event)) = self.http.poll_event() {
+                busy = true;
+                let closed = matches!(event, Event::Closed { .. });
+                if let Some(session) = self.http.session_mut(key) {
+                    let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
+                    let handlers = self.handlers.for_session(key);
+                    peer.on_event(
+                        session,
+                        event,
+                        Some(&self.dispatch),
+                        &self.options,
+                        &handlers,
+                    );
+                }
+                if closed && let Some(mut peer) = self.peers.remove(&key) {
+                    peer.abort_all();
+                }
+            }
+            while let Some(output) = self.http.poll_output() {
+                busy = true;
+                match output {
+                    Output::Head { exchange, head } => {
+                        if let Some(tx) = self.exchanges.get(&exchange) {
+                            let _ = tx.send(Piece::Head(head));
+                        }
+                    }
+                    Output::Body { exchange, data } => {
+                        if let Some(tx) = self.exchanges.get(&exchange) {
+                            let _ = tx.send(Piece::Body(data));
+                        }
+                    }
+                    Output::End { exchange } => {
+                        self.exchanges.remove(&exchange);
+                    }
+                    _ => {}
+                }
+            }
+            if !busy {
+                return;
+            }
+        }
+    }
+}
+
+/// One HTTP exchange, on a thread of its own
+fn exchange(mut request: tiny_http::Request, to_actor: &Sender<Input>, limit: usize) {
+    let method = request.method().as_str().to_owned();
+    let headers: Vec<(String, String)> = request
+        .headers()
+        .iter()
+        .map(|h| {
+            (
+                h.field.as_str().as_str().to_owned(),
+                h.value.as_str().to_owned(),
+            )
+        })
+        .collect();
+    let mut body = Vec::new();
+    let read = request
+        .as_reader()
+        .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
+        .read_to_end(&mut body);
+    let (reply, answer) = crossbeam_channel::bounded(1);
+    let msg = match read {
+        Ok(_) if body.len() > limit => ToActor::Oversize { reply },
+        Ok(_) => ToActor::Request {
+            method,
+            headers,
+            body,
+            reply,
+        },
+        // The client broke off the body: nobody reads the answer.
+        Err(_) => {
+            let _ = request.respond(plain(400));
+            return;
+        }
+    };
+    if to_actor.send(Input::Http(msg)).is_err() {
+        let _ = request.respond(plain(503));
+        return;
+    }
+    let Ok(answer) = answer.recv() else {
+        let _ = request.respond(plain(503));
+        return;
+    };
+    match answer {
+        Answer::Complete(response) => {
+            let length = response.body.len();
+            let headers = response
+                .headers
+                .iter()
+                .filter_map(|(name, value)| {
+                    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+                })
+                .collect();
+            let response = tiny_http::Response::new(
+                tiny_http::StatusCode(response.status),
+                headers,
+                Cursor::new(response.body),
+                Some(length),
+                None,
+            );
+            let _ = request.respond(response);
+        }
+        Answer::Open { exchange, frames } => {
+            let Ok(Piece::Head(head)) = frames.recv() else {
+                let _ = request.respond(plain(503));
+                return;
+            };
+            let head_only = request.method() == &tiny_http::Method::Head;
+            let writer = request.into_writer();
+            if stream(writer, &head, &frames, head_only).is_err() {
+                let _ = to_actor.send(Input::Http(ToActor::Closed(exchange)));
+            }
+        }
+    }
+}
+
+/// Writes an open exchange: the head, then every piece as one flushed chunk, until the
+/// actor ends it (closes the channel)
+fn stream(
+    mut writer: Box<dyn Write + Send>,
+    head: &ResponseHead,
+    frames: &Receiver<Piece>,
+    head_only: bool,
+) -> io::Result<()> {
+    let status = tiny_http::StatusCode(head.status);
+    let mut text = format!(
+        "HTTP/1.1 {} {}\r\n",
+        head.status,
+        status.default_reason_phrase()
+    );
+    for (name, value) in &head.headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
+    }
+    text.push_str("Transfer-Encoding: chunked\r\n\r\n");
+    writer.write_all(text.as_bytes())?;
+    writer.flush()?;
+    if head_only {
+        return Ok(());
+    }
+    let mut body = chunked_transfer::Encoder::with_flush_after_write(&mut writer);
+    while let Ok(piece) = frames.recv() {
+        if let Piece::Body(data) = piece
+            && !data.is_empty()
+        {
+            body.write_all(&data)?;
+            body.get_mut().flush()?;
+        }
+    }
+    // The encoder's drop writes the last chunk.
+    drop(body);
+    writer.flush()
+}
+
+fn plain(status: u16) -> tiny_http::Response<io::Empty> {
+    tiny_http::Response::new_empty(tiny_http::StatusCode(status))
+}

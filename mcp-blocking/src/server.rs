@@ -1,0 +1,636 @@
+//! The server: register tools, resources and prompts as plain functions, then serve over
+//! stdio, any byte stream, or Streamable HTTP
+//!
+//! The catalog, argument validation, pagination, caching hints and every protocol rule come
+//! from `mcp-core`; this module only runs the handlers, on a bounded pool of worker threads.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crossbeam_channel::Receiver;
+use mcp_core::http::HttpConfig;
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::schema::method::{
+    CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
+    Method, ReadResource,
+};
+use mcp_core::schema::{
+    CallToolResult, CompleteParams, CompleteResult, GetPromptResult, InputRequests, InputResponses,
+    LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
+};
+use mcp_core::server::{CallCheck, Catalog, CatalogError, LogFilter, ResourceMatch};
+use mcp_core::uri_template::Variables;
+use mcp_core::{
+    InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId, TaskOptions,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::cancel::{CancellationToken, Cancelled};
+use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers};
+use crate::http_server::HttpServerHandle;
+use crate::pool::Pool;
+
+type ToolFn =
+    Arc<dyn Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject> + Send + Sync>;
+type ResourceFn = Arc<
+    dyn Fn(Context, String, Variables) -> Result<ReadResourceResult, ErrorObject> + Send + Sync,
+>;
+type CompleteFn =
+    Arc<dyn Fn(Context, CompleteParams) -> Result<CompleteResult, ErrorObject> + Send + Sync>;
+type PromptFn = Arc<
+    dyn Fn(Context, BTreeMap<String, String>) -> Result<GetPromptResult, ErrorObject> + Send + Sync,
+>;
+
+/// How many handlers run at once unless [`ServerBuilder::workers`] says otherwise
+pub const DEFAULT_WORKERS: usize = 16;
+
+/// What a handler can do besides returning its result
+#[derive(Clone, Debug)]
+pub struct Context {
+    id: InboundId,
+    wants_progress: bool,
+    /// A modern request's own log level (from its `_meta`); legacy uses the connection's
+    log_filter: Option<LogFilter>,
+    task_offered: bool,
+    messages: Handlers,
+    cancel: CancellationToken,
+}
+
+/// Waits for a reply from the driver
+fn wait<T>(rx: &Receiver<T>) -> Option<T> {
+    rx.recv().ok()
+}
+
+impl Context {
+    /// Asks the client for input (elicitation, sampling, roots), whatever the era, and
+    /// blocks until the answers
+    ///
+    /// Legacy sessions send live requests and this waits for every answer. On a modern
+    /// (2026-07-28) request the core answers with `input_required` and this run ends: `ask`
+    /// returns [`AskFailure::Cancelled`] (return any error; it is dropped), and the client's
+    /// retry runs the handler again, when this returns the answers at once. So write
+    /// handlers to ask before doing work that must not run twice.
+    ///
+    /// # Errors
+    /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
+    pub fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        let msg = HandlerMsg::Ask {
+            id: self.id,
+            requests,
+            reply,
+        };
+        self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
+        wait(&rx).ok_or(AskFailure::Closed)?
+    }
+
+    /// Logs a message to the client (`notifications/message`) if its level passes the
+    /// client's filter: the connection's `logging/setLevel` (legacy, `info` until set) or the
+    /// request's `_meta` log level (2026, nothing unless it asked)
+    pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
+        let params = LoggingMessageNotificationParams::new(level, data);
+        let _ = self.messages.send(HandlerMsg::Log {
+            id: self.id,
+            filter: self.log_filter,
+            params,
+        });
+    }
+
+    /// Whether the client allows this request to run as a task (2025-11-25 `params.task`, or
+    /// the 2026 tasks extension in this request's capabilities)
+    pub fn task_offered(&self) -> bool {
+        self.task_offered
+    }
+
+    /// Answers the request with a task handle now and keeps working: the handler's result
+    /// (or error) then completes (or fails) the task; a client's `tasks/cancel` cancels the
+    /// handler's token
+    ///
+    /// # Errors
+    /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
+    /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
+    pub fn run_as_task(&self, options: TaskOptions) -> Result<TaskId, TaskError> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        self.messages
+            .send(HandlerMsg::StartTask {
+                id: self.id,
+                options,
+                reply,
+            })
+            .map_err(|_| TaskError::NotInFlight)?;
+        wait(&rx).ok_or(TaskError::NotInFlight)?
+    }
+
+    /// Reports progress, if the client asked for it (a no-op otherwise)
+    pub fn progress(&self, progress: Progress) {
+        if self.wants_progress {
+            let _ = self.messages.send(HandlerMsg::Progress {
+                id: self.id,
+                progress,
+            });
+        }
+    }
+
+    /// Whether the request was cancelled (by the client, `tasks/cancel`, or the connection's
+    /// close): stop working; whatever the handler returns is dropped
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Sleeps, waking up early if the request is cancelled
+    ///
+    /// # Errors
+    /// [`Cancelled`] (which converts to an `ErrorObject` with `?`) on cancellation.
+    pub fn sleep(&self, duration: std::time::Duration) -> Result<(), Cancelled> {
+        self.cancel.sleep(duration)
+    }
+
+    /// The request's cancellation token, to hand to other threads
+    pub fn cancellation(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+/// Builds a [`Server`]
+pub struct ServerBuilder {
+    config: ServerConfig,
+    catalog: Catalog,
+    tools: BTreeMap<String, ToolFn>,
+    resources: Vec<(String, ResourceFn)>,
+    prompts: BTreeMap<String, PromptFn>,
+    completion: Option<CompleteFn>,
+    workers: usize,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("config", &self.config)
+            .field("workers", &self.workers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// How many handlers may run at once, over every connection of the server
+    /// ([`DEFAULT_WORKERS`] unless set); more requests wait for a free worker
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// Declares the `logging` capability, so handlers' [`Context::log`] messages reach
+    /// legacy clients (2026 clients opt in per request)
+    pub fn logging(mut self) -> Self {
+        declare(&mut self.config.capabilities, "logging");
+        self
+    }
+
+    /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
+    /// `resources/unsubscribe` and keeps each connection's subscriptions
+    pub fn resource_subscriptions(mut self) -> Self {
+        declare(&mut self.config.capabilities, "resources");
+        self.config.capabilities["resources"]["subscribe"] = Value::Bool(true);
+        self
+    }
+
+    /// Sets the `completion/complete` handler and declares `completions`
+    pub fn completion<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(Context, CompleteParams) -> Result<CompleteResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.completion = Some(Arc::new(handler));
+        declare(&mut self.config.capabilities, "completions");
+        self
+    }
+
+    /// Adds a tool and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn tool<F>(mut self, tool: Tool, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let name = tool.name.clone();
+        self.catalog.add_tool(tool)?;
+        self.tools.insert(name, Arc::new(handler));
+        declare(&mut self.config.capabilities, "tools");
+        Ok(self)
+    }
+
+    /// Adds a tool whose arguments are a Rust type: its `inputSchema` is derived with
+    /// `schemars`, and the handler gets the decoded value (the catalog has already checked
+    /// the arguments against the schema; a value that still does not decode is -32602)
+    ///
+    /// # Errors
+    /// [`CatalogError`] as [`tool`](Self::tool).
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool<A, F>(
+        self,
+        name: &str,
+        description: &str,
+        handler: F,
+    ) -> Result<Self, CatalogError>
+    where
+        A: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
+        F: Fn(Context, A) -> Result<CallToolResult, ErrorObject> + Send + Sync + 'static,
+    {
+        let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
+        let Value::Object(mut schema) = schema else {
+            return Err(CatalogError::InputSchemaNotObject {
+                tool: name.to_owned(),
+            });
+        };
+        schema
+            .entry("type")
+            .or_insert_with(|| Value::from("object"));
+        let tool = Tool::new(name, schema).with_description(description);
+        self.tool(tool, move |cx, args| {
+            let typed: A = serde_json::from_value(Value::Object(args))
+                .map_err(|e| ErrorObject::invalid_params(format!("invalid arguments: {e}")))?;
+            handler(cx, typed)
+        })
+    }
+
+    /// Adds a resource and its reader
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn resource<F>(mut self, resource: Resource, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Result<ReadResourceResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let uri = resource.uri.clone();
+        self.catalog.add_resource(resource)?;
+        self.resources.push((uri, Arc::new(handler)));
+        declare(&mut self.config.capabilities, "resources");
+        Ok(self)
+    }
+
+    /// Adds a resource template and the reader for the URIs it matches
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn resource_template<F>(
+        mut self,
+        template: ResourceTemplate,
+        handler: F,
+    ) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Result<ReadResourceResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let key = template.uri_template.clone();
+        self.catalog.add_template(template)?;
+        self.resources.push((key, Arc::new(handler)));
+        declare(&mut self.config.capabilities, "resources");
+        Ok(self)
+    }
+
+    /// Adds a prompt and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn prompt<F>(mut self, prompt: Prompt, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context, BTreeMap<String, String>) -> Result<GetPromptResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let name = prompt.name.clone();
+        self.catalog.add_prompt(prompt)?;
+        self.prompts.insert(name, Arc::new(handler));
+        declare(&mut self.config.capabilities, "prompts");
+        Ok(self)
+    }
+
+    /// The server, ready to serve connections
+    pub fn build(self) -> Server {
+        Server {
+            config: Arc::new(self.config),
+            dispatch: Arc::new(Dispatcher {
+                catalog: self.catalog,
+                tools: self.tools,
+                resources: self.resources,
+                prompts: self.prompts,
+                completion: self.completion,
+                pool: Pool::new(self.workers),
+            }),
+        }
+    }
+}
+
+/// A built server; serve as many connections as you like (their handlers share one pool of
+/// worker threads)
+#[derive(Clone)]
+pub struct Server {
+    config: Arc<ServerConfig>,
+    dispatch: Arc<Dispatcher>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server
+    pub fn builder(config: ServerConfig) -> ServerBuilder {
+        ServerBuilder {
+            config,
+            catalog: Catalog::default(),
+            tools: BTreeMap::new(),
+            resources: Vec::new(),
+            prompts: BTreeMap::new(),
+            completion: None,
+            workers: DEFAULT_WORKERS,
+        }
+    }
+
+    /// Serves one connection on the calling thread until the client closes it (a reader
+    /// thread reads; handlers run on the worker pool)
+    pub fn serve<R, W>(&self, reader: R, writer: W)
+    where
+        R: Read + Send + 'static,
+        W: Write,
+    {
+        let session = Session::server(Arc::clone(&self.config), driver::now());
+        let (tx, inbox) = crossbeam_channel::unbounded();
+        let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
+        let conn = Connection {
+            session,
+            inbox,
+            handlers: Handlers::new(tx),
+            dispatch: Some(dispatch),
+            options: driver::ClientOptions::default(),
+            ready: None,
+        };
+        driver::run(conn, reader, writer);
+    }
+
+    /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
+    /// requests) with the default [`HttpConfig`]: only `localhost`, `127.0.0.1` and `[::1]`
+    /// may be named by `Host` and `Origin`
+    ///
+    /// Returns once the socket is bound; the server runs on threads of its own until
+    /// [`HttpServerHandle::shutdown`] (or the handle is dropped).
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    pub fn serve_http(&self, addr: SocketAddr) -> io::Result<HttpServerHandle> {
+        self.serve_http_with(addr, HttpConfig::default())
+    }
+
+    /// [`serve_http`](Self::serve_http) with the HTTP rules' limits and host policy
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    pub fn serve_http_with(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+    ) -> io::Result<HttpServerHandle> {
+        let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
+        let tools = self.dispatch.catalog.tools().cloned().collect();
+        crate::http_server::serve(addr, config, Arc::clone(&self.config), dispatch, tools)
+    }
+
+    /// Serves one connection over this process's stdin and stdout
+    pub fn serve_stdio(&self) {
+        self.serve(io::stdin(), io::stdout());
+    }
+}
+
+struct Dispatcher {
+    catalog: Catalog,
+    tools: BTreeMap<String, ToolFn>,
+    resources: Vec<(String, ResourceFn)>,
+    prompts: BTreeMap<String, PromptFn>,
+    completion: Option<CompleteFn>,
+    pool: Pool,
+}
+
+/// Declares a capability as `{}` unless the configuration already declares it (so flags such
+/// as `listChanged` or `subscribe` set by the user survive)
+fn declare(capabilities: &mut Value, name: &str) {
+    if let Value::Object(caps) = capabilities {
+        caps.entry(name)
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+}
+
+fn to_raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
+    serde_json::value::to_raw_value(value).map_err(ErrorObject::internal_error)
+}
+
+impl Dispatcher {
+    /// Answers at once with a typed result, fitted to the request's version
+    fn answer<T: Serialize + mcp_core::schema::FitVersion>(
+        session: &mut Session,
+        request: InboundRequest,
+        result: Result<T, ErrorObject>,
+    ) {
+        match result {
+            Ok(r) => {
+                let _ = session.respond_with(request.responder, r);
+            }
+            Err(e) => session.respond_error(request.responder, &e),
+        }
+    }
+
+    /// Runs a handler on the worker pool; its result goes back to the driver
+    fn spawn<T>(
+        &self,
+        request: InboundRequest,
+        messages: &Handlers,
+        work: impl FnOnce(Context) -> Result<T, ErrorObject> + Send + 'static,
+    ) -> CancellationToken
+    where
+        T: Serialize + mcp_core::schema::FitVersion + Send + 'static,
+    {
+        let modern = request.version.era() == mcp_core::Era::Modern;
+        let log_filter = modern.then(|| {
+            LogFilter::from_params(request.params.as_deref()).unwrap_or_else(|_| LogFilter::off())
+        });
+        let cancel = CancellationToken::new();
+        let cx = Context {
+            id: request.responder.id(),
+            wants_progress: request.wants_progress,
+            log_filter,
+            task_offered: request.task_offered,
+            messages: messages.clone(),
+            cancel: cancel.clone(),
+        };
+        let version = request.version;
+        let responder = request.responder;
+        let messages = messages.clone();
+        self.pool.execute(move || {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(cx)));
+            let result = match run {
+                Ok(result) => result.and_then(|mut r| {
+                    r.fit_to(version);
+                    to_raw(&r)
+                }),
+                Err(_) => Err(ErrorObject::internal_error("the handler panicked")),
+            };
+            let _ = messages.send(HandlerMsg::Done { responder, result });
+        });
+        cancel
+    }
+}
+
+impl Dispatch for Dispatcher {
+    fn dispatch(
+        &self,
+        session: &mut Session,
+        request: InboundRequest,
+        messages: &Handlers,
+    ) -> Option<CancellationToken> {
+        match request.method.as_str() {
+            ListTools::NAME => {
+                let result = request
+                    .params::<ListTools>()
+                    .and_then(|p| self.catalog.list_tools(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            ListResources::NAME => {
+                let result = request
+                    .params::<ListResources>()
+                    .and_then(|p| self.catalog.list_resources(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            ListResourceTemplates::NAME => {
+                let result = request
+                    .params::<ListResourceTemplates>()
+                    .and_then(|p| self.catalog.list_resource_templates(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            ListPrompts::NAME => {
+                let result = request
+                    .params::<ListPrompts>()
+                    .and_then(|p| self.catalog.list_prompts(&p));
+                Self::answer(session, request, result);
+                None
+            }
+            CallTool::NAME => {
+                let params = match request.params::<CallTool>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<CallToolResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                let checked = self.catalog.check_call(&params).map(|t| t.name.clone());
+                match checked {
+                    Ok(name) => {
+                        let handler = Arc::clone(&self.tools[&name]);
+                        let args = params.arguments.unwrap_or_default();
+                        Some(self.spawn(request, messages, move |cx| handler(cx, args)))
+                    }
+                    Err(check) => {
+                        let response: Result<CallToolResult, ErrorObject> =
+                            CallCheck::into_response(check);
+                        Self::answer(session, request, response);
+                        None
+                    }
+                }
+            }
+            ReadResource::NAME => {
+                let params = match request.params::<ReadResource>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<ReadResourceResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                let uri = params.uri.clone();
+                let found = match self.catalog.resolve(&uri) {
+                    Some(ResourceMatch::Resource(r)) => Some((r.uri.clone(), Variables::new())),
+                    Some(ResourceMatch::Template {
+                        template,
+                        variables,
+                    }) => Some((template.uri_template.clone(), variables)),
+                    _ => None,
+                };
+                match found.and_then(|(key, vars)| {
+                    self.resources
+                        .iter()
+                        .find(|(k, _)| *k == key)
+                        .map(|(_, h)| (Arc::clone(h), vars))
+                }) {
+                    Some((handler, vars)) => {
+                        Some(self.spawn(request, messages, move |cx| handler(cx, uri, vars)))
+                    }
+                    None => {
+                        let error = mcp_core::server::resource_not_found(&uri);
+                        Self::answer::<ReadResourceResult>(session, request, Err(error));
+                        None
+                    }
+                }
+            }
+            Complete::NAME if self.completion.is_some() => {
+                let params = match request.params::<Complete>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<CompleteResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                let handler = self.completion.clone()?;
+                Some(self.spawn(request, messages, move |cx| handler(cx, params)))
+            }
+            GetPrompt::NAME => {
+                let params = match request.params::<GetPrompt>() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        Self::answer::<GetPromptResult>(session, request, Err(e));
+                        return None;
+                    }
+                };
+                match self
+                    .catalog
+                    .check_prompt_args(&params.name, params.arguments.as_ref())
+                {
+                    Ok(_) => {
+                        let handler = Arc::clone(&self.prompts[&params.name]);
+                        let args = params.arguments.unwrap_or_default();
+                        Some(self.spawn(request, messages, move |cx| handler(cx, args)))
+                    }
+                    Err(e) => {
+                        Self::answer::<GetPromptResult>(session, request, Err(e));
+                        None
+                    }
+                }
+            }
+            _ => {
+                let error = ErrorObject::method_not_found(&request.method);
+                session.respond_error(request.responder, &error);
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Which handler an inbound request goes to, or the answer the catalog gives without one
+//!
+//! Every binding's server does the same with a request: list requests are answered from the
+//! catalog, `tools/call` arguments are checked against the tool's schema, a `resources/read`
+//! URI is resolved to a resource or template, `prompts/get` arguments are checked, and
+//! anything else is method-not-found. [`Catalog::route`] makes those decisions once; the
+//! binding only runs the handler a [`Route`] names, or responds with its [`Answer`]
+//! ([`respond`]).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{Catalog, ResourceMatch, resource_not_found};
+use crate::jsonrpc::ErrorObject;
+use crate::schema::method::{
+    CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
+    Method, ReadResource,
+};
+use crate::schema::{CompleteParams, FitVersion};
+use crate::uri_template::Variables;
+use crate::version::ProtocolVersion;
+use crate::{InboundRequest, Responder, Session};
+
+/// A response decided without a handler, already fitted to the request's version: respond
+/// with it ([`respond`])
+pub type Answer = Result<Box<RawValue>, ErrorObject>;
+
+/// Where a server sends one inbound request
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Route {
+    /// The catalog answered: a list page, an unknown tool, resource or prompt, arguments that
+    /// fail a tool's `inputSchema` (an `isError` result), invalid params, an unknown method
+    Answer(Answer),
+    /// Run this tool's handler; its arguments passed the tool's `inputSchema`
+    Tool {
+        /// The tool's name
+        name: String,
+        /// The call's arguments (`{}` when absent)
+        arguments: Map<String, Value>,
+    },
+    /// Run the reader registered under `key` for `uri`
+    Resource {
+        /// The resource's URI, or the URI template that matched
+        key: String,
+        /// The URI asked for
+        uri: String,
+        /// The template's variables (empty for a resource)
+        variables: Variables,
+    },
+    /// Run this prompt's handler; its required arguments are present
+    Prompt {
+        /// The prompt's name
+        name: String,
+        /// The arguments (empty when absent)
+        arguments: BTreeMap<String, String>,
+    },
+    /// Run the `completion/complete` handler
+    Complete(CompleteParams),
+}
+
+/// Responds to a request with an [`Answer`] (a no-op if the peer cancelled or the session
+/// closed)
+pub fn respond(session: &mut Session, responder: Responder, answer: &Answer) {
+    match answer {
+        Ok(raw) => {
+            let _ = session.respond(responder, raw);
+        }
+        Err(error) => session.respond_error(responder, error),
+    }
+}
+
+/// A typed result fitted to `version` and serialized
+fn fitted<T: Serialize + FitVersion>(
+    result: Result<T, ErrorObject>,
+    version: ProtocolVersion,
+) -> Answer {
+    let mut result = result?;
+    result.fit_to(version);
+    serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error)
+}
+
+impl Catalog {
+    /// Routes one inbound request of a server: to the answer the catalog gives, or to the
+    /// handler that must run
+    ///
+    /// `completion` says whether the server has a `completion/complete` handler; without
+    /// one that method is method-not-found, like any method the catalog does not serve.
+    pub fn route(&self, request: &InboundRequest, completion: bool) -> Route {
+        let version = request.version;
+        let answer = |answer| Route::Answer(answer);
+        match request.method.as_str() {
+            ListTools::NAME => answer(fitted(
+                request
+                    .params::<ListTools>()
+                    .and_then(|p| self.list_tools(&p)),
+                version,
+            )),
+            ListResources::NAME => answer(fitted(
+                request
+                    .params::<ListResources>()
+                    .and_then(|p| self.list_resources(&p)),
+                version,
+            )),
+            ListResourceTemplates::NAME => answer(fitted(
+                request
+                    .params::<ListResourceTemplates>()
+                    .and_then(|p| self.list_resource_templates(&p)),
+                version,
+            )),
+            ListPrompts::NAME => answer(fitted(
+                request
+                    .params::<ListPrompts>()
+                    .and_then(|p| self.list_prompts(&p)),
+                version,
+            )),
+            CallTool::NAME => match request.params::<CallTool>() {
+                Err(e) => Route::Answer(Err(e)),
+                Ok(params) => match self.check_call(&params) {
+                    Ok(tool) => Route::Tool {
+                        name: tool.name.clone(),
+                        arguments: params.arguments.unwrap_or_default(),
+                    },
+                    Err(refused) => answer(fitted(refused.into_response(), version)),
+                },
+            },
+            ReadResource::NAME => match request.params::<ReadResource>() {
+                Err(e) => Route::Answer(Err(e)),
+                Ok(params) => match self.resolve(&params.uri) {
+                    Some(ResourceMatch::Resource(r)) => Route::Resource {
+                        key: r.uri.clone(),
+                        uri: params.uri,
+                        variables: Variables::new(),
+                    },
+                    Some(ResourceMatch::Template {
+                        template,
+                        variables,
+                    }) => Route::Resource {
+                        key: template.uri_template.clone(),
+                        uri: params.uri,
+                        variables,
+                    },
+                    _ => Route::Answer(Err(resource_not_found(&params.uri))),
+                },
+            },
+            GetPrompt::NAME => match request.params::<GetPrompt>() {
+                Err(e) => Route::Answer(Err(e)),
+                Ok(params) => match self.check_prompt_args(&params.name, params.arguments.as_ref())
+                {
+                    Ok(_) => Route::Prompt {
+                        name: params.name,
+                        arguments: params.arguments.unwrap_or_default(),
+                    },
+                    Err(e) => Route::Answer(Err(e)),
+                },
+            },
+            Complete::NAME if completion => match request.params::<Complete>() {
+                Ok(params) => Route::Complete(params),
+                Err(e) => Route::Answer(Err(e)),
+            },
+            _ => Route::Answer(Err(ErrorObject::method_not_found(&request.method))),
+        }
+    }
+}

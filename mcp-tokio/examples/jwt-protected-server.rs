@@ -1,0 +1,109 @@
+//! An MCP server protected by OAuth bearer tokens, verified as JWTs
+//!
+//! ```text
+//! cargo run -p mcp-tokio --example jwt-protected-server -- serve 4100
+//! cargo run -p mcp-tokio --example jwt-protected-server -- mint 4100 "mcp:read" 3600
+//! ```
+//!
+//! `serve PORT` listens on `127.0.0.1:PORT/mcp` and publishes Protected Resource Metadata at
+//! `/.well-known/oauth-protected-resource/mcp` naming the authorization server
+//! `http://127.0.0.1:<PORT+1>` (an authorization server would issue the tokens; here `mint`
+//! stands in for it). Every request needs `Authorization: Bearer <JWT>` signed with HS256 and
+//! the shared secret (`MCP_JWT_SECRET`, default `example-secret`), issued by that
+//! authorization server, for this resource (`aud`), unexpired, with scope `mcp:read`.
+//! Missing or invalid tokens get 401, a token without `mcp:read` gets 403
+//! `insufficient_scope`, each with a `WWW-Authenticate` challenge.
+//!
+//! `mint PORT SCOPE SECONDS` prints a token for that server (negative seconds: expired).
+
+use std::net::SocketAddr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use mcp_core::auth::resource::ResourceServer;
+use mcp_core::http::HttpConfig;
+use mcp_core::schema::{CallToolResult, Tool};
+use mcp_core::{Implementation, ServerConfig};
+use mcp_tokio::{Protection, Server, jwt_verifier};
+use serde_json::{Map, json};
+
+type Error = Box<dyn std::error::Error>;
+
+fn secret() -> Vec<u8> {
+    std::env::var("MCP_JWT_SECRET")
+        .unwrap_or_else(|_| "example-secret".into())
+        .into_bytes()
+}
+
+fn resource(port: u16) -> String {
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+fn issuer(port: u16) -> String {
+    format!("http://127.0.0.1:{}", port.wrapping_add(1))
+}
+
+async fn serve(port: u16) -> Result<(), Error> {
+    let rules = ResourceServer::new(&resource(port), &issuer(port))
+        .ok_or("not an http URL")?
+        .required_scopes(&["mcp:read"]);
+    let mut validation = Validation::new(Algorithm::HS256);
+    validation.set_audience(&[resource(port)]);
+    validation.set_issuer(&[issuer(port)]);
+    validation.leeway = 0;
+    let verifier = jwt_verifier(DecodingKey::from_secret(&secret())?, validation);
+
+    let server = Server::builder(ServerConfig::new(Implementation::new(
+        "jwt-protected-server",
+        env!("CARGO_PKG_VERSION"),
+    )))
+    .tool(Tool::new("hello", Map::new()), |_cx, _args| async move {
+        Ok(CallToolResult::text("hello, authorized client"))
+    })?
+    .build();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let handle = server
+        .serve_http_protected(
+            addr,
+            HttpConfig::default(),
+            Protection::new(rules, verifier),
+        )
+        .await?;
+    eprintln!("serving {} (protected)", resource(port));
+    handle.wait().await;
+    Ok(())
+}
+
+fn mint(port: u16, scope: &str, seconds: i64) -> Result<String, Error> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
+    let claims = json!({
+        "iss": issuer(port),
+        "aud": resource(port),
+        "sub": "example-user",
+        "scope": scope,
+        "iat": now,
+        "exp": now + seconds,
+    });
+    Ok(jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(&secret())?,
+    )?)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let port =
+        |i: usize| -> Result<u16, Error> { Ok(args.get(i).map_or(Ok(4100), |p| p.parse())?) };
+    match args.first().map(String::as_str) {
+        Some("serve") => serve(port(1)?).await,
+        Some("mint") => {
+            let scope = args.get(2).map_or("mcp:read", String::as_str);
+            let seconds = args.get(3).map_or(Ok(3600), |s| s.parse())?;
+            println!("{}", mint(port(1)?, scope, seconds)?);
+            Ok(())
+        }
+        _ => Err("usage: jwt-protected-server serve PORT | mint PORT SCOPE SECONDS".into()),
+    }
+}
