@@ -124,6 +124,7 @@ class _Endpoint:
         ex.cut = True
         ex.writer.transport.abort()
         self.core.handle_closed(number)
+        self._dirty = True  # the rules may have events now (2026: the request is cancelled)
         if not ex.ended.done():
             ex.ended.set_result(None)
 
