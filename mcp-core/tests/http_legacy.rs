@@ -241,6 +241,48 @@ fn unrelated_messages_use_the_get_stream_and_wait_for_it() {
 }
 
 #[test]
+fn the_server_wide_notify_commands_reach_every_session() {
+    let mut kit = Kit::new();
+    let a = kit.initialize();
+    let b = kit.initialize();
+    let sub = json!({"jsonrpc": "2.0", "id": 7, "method": "resources/subscribe",
+        "params": {"uri": "file:///dir"}});
+    let exchange = kit.post(&on(&b), &sub).unwrap_err();
+    assert_eq!(kit.collected(exchange).messages()[0]["result"], json!({}));
+    let mut gets = Vec::new();
+    for sid in [&a, &b] {
+        let mut h = on(sid);
+        h.push(("Accept", "text/event-stream"));
+        gets.push(kit.request("GET", &h, "").unwrap_err());
+    }
+    kit.http.notify_list_changed(ListKind::Tools).unwrap();
+    assert_eq!(kit.http.notify_resource_updated("file:///dir/x"), 1);
+    assert!(
+        kit.http.notify_list_changed(ListKind::Prompts).is_err(),
+        "prompts do not declare listChanged"
+    );
+    kit.pump();
+    let methods = |kit: &Kit, get| -> Vec<Value> {
+        kit.collected(get)
+            .messages()
+            .iter()
+            .map(|m| m["method"].clone())
+            .collect()
+    };
+    assert_eq!(
+        methods(&kit, gets[0]),
+        [json!("notifications/tools/list_changed")]
+    );
+    assert_eq!(
+        methods(&kit, gets[1]),
+        [
+            json!("notifications/tools/list_changed"),
+            json!("notifications/resources/updated")
+        ]
+    );
+}
+
+#[test]
 fn resumption_replays_a_stream_after_last_event_id() {
     let mut kit = Kit::new();
     let sid = kit.initialize();

@@ -565,3 +565,33 @@ fn a_listen_stream_whose_client_id_equals_the_internal_id() {
         );
     }
 }
+
+#[test]
+fn a_listen_stream_whose_client_id_contains_the_internal_id_is_rewritten_once() {
+    use mcp_core::ListKind;
+    use mcp_core::http::SessionKey;
+    // The first request gets internal id 1: a client id of 1 (the same) or 12 (containing it)
+    // must not make the id rewrite loop.
+    for client_id in [1, 12] {
+        let mut kit = Kit::new();
+        let body = modern(
+            client_id,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        );
+        let exchange = kit
+            .post(&headers("subscriptions/listen", &[]), &body)
+            .unwrap_err();
+        let session = kit.http.session_mut(SessionKey::STATELESS).unwrap();
+        session.notify_list_changed(ListKind::Tools).unwrap();
+        kit.pump();
+        let messages = kit.collected(exchange).messages();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        for m in &messages {
+            assert_eq!(
+                m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], client_id,
+                "{m}"
+            );
+        }
+    }
+}

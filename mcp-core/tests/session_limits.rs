@@ -906,3 +906,33 @@ fn a_flood_while_output_is_not_written_keeps_the_byte_queue_bounded() {
     }
     assert!(s.s.stats().dropped_messages > 0);
 }
+
+#[test]
+fn progress_past_the_queue_limit_is_dropped_not_queued() {
+    let mut limits = Limits::default();
+    limits.max_queued_bytes = 64 * 1024;
+    let mut s = server(limits);
+    let mut call = modern_request(
+        json!(1),
+        "tools/call",
+        json!({"name": "t", "arguments": {}}),
+    );
+    call["params"]["_meta"]["progressToken"] = json!("p");
+    s.feed_json(&call);
+    let r = request_of(s.events().remove(0));
+    let message = "m".repeat(1000);
+    for i in 1..=1000 {
+        let p = Progress::new(f64::from(i)).message(message.clone());
+        s.s.report_progress(&r.responder, &p).unwrap();
+    }
+    assert!(s.s.stats().dropped_messages > 900);
+    let queued: usize = s.out_lines().iter().map(String::len).sum();
+    assert!(queued < 64 * 1024 + 2 * 1100, "{queued}");
+    // the answer still goes out, and later progress once the queue drained
+    s.s.report_progress(&r.responder, &Progress::new(2000.0))
+        .unwrap();
+    assert_eq!(s.one_out()["params"]["progress"], 2000.0);
+    s.s.respond(r.responder, &raw(json!({"content": []})))
+        .unwrap();
+    assert_eq!(s.one_out()["id"], 1);
+}

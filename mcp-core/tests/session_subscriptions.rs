@@ -358,3 +358,34 @@ fn modern_task_status_reaches_streams_that_name_the_task() {
         stream.wire_id()
     ))));
 }
+
+#[test]
+fn a_client_reads_which_listen_stream_a_notification_belongs_to() {
+    let mut pair = pair(EraMode::Modern);
+    let tools = listen(&mut pair, json!({"toolsListChanged": true}));
+    pair.client_events();
+    pair.server.notify_list_changed(ListKind::Tools).unwrap();
+    pair.server
+        .send_notification("notifications/custom", None)
+        .unwrap();
+    pair.drive();
+    let ids: Vec<(String, Option<mcp_core::RequestId>)> = pair
+        .client_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Notification(n) => Some((n.method.clone(), n.subscription_id())),
+            _ => None,
+        })
+        .collect();
+    let wire = i64::try_from(tools.wire_id()).unwrap();
+    assert_eq!(
+        ids,
+        [
+            (
+                "notifications/tools/list_changed".to_owned(),
+                Some(mcp_core::RequestId::Number(wire))
+            ),
+            ("notifications/custom".to_owned(), None),
+        ]
+    );
+}

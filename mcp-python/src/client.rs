@@ -228,10 +228,17 @@ impl PyClientSession {
                     progress.total,
                     progress.message,
                 ))?,
-                Event::Notification(n) => c.notification.bind(py).call1((
-                    n.method.as_str(),
-                    convert::opt_raw_to_py(py, n.params.as_deref())?,
-                ))?,
+                Event::Notification(n) => {
+                    let subscription = match n.subscription_id() {
+                        Some(mcp_core::RequestId::Number(id)) => u64::try_from(id).ok(),
+                        _ => None,
+                    };
+                    c.notification.bind(py).call1((
+                        n.method.as_str(),
+                        convert::opt_raw_to_py(py, n.params.as_deref())?,
+                        subscription,
+                    ))?
+                }
                 Event::InputRequired { id, requests } => {
                     let input = self.next_input;
                     self.next_input += 1;

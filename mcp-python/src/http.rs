@@ -88,7 +88,8 @@ impl PyHttpServer {
 impl PyHttpServer {
     #[new]
     #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,
-        max_body_size=None, idle_timeout=None))]
+        max_body_size=None, idle_timeout=None, retry=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         config: &PyServerConfig,
@@ -97,6 +98,7 @@ impl PyHttpServer {
         allow_any_host: bool,
         max_body_size: Option<usize>,
         idle_timeout: Option<f64>,
+        retry: Option<f64>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
@@ -111,6 +113,10 @@ impl PyHttpServer {
         }
         if let Some(t) = idle_timeout.filter(|t| t.is_finite() && *t >= 0.0) {
             http_config.idle_timeout = Duration::from_secs_f64(t);
+        }
+        if let Some(t) = retry.filter(|t| t.is_finite() && *t >= 0.0) {
+            http_config.retry_ms =
+                u64::try_from(Duration::from_secs_f64(t).as_millis()).unwrap_or(u64::MAX);
         }
         let start = clock.instant(now);
         let mut http = HttpServer::new(Arc::new(http_config), Arc::clone(&config.config), start);
@@ -243,6 +249,9 @@ impl PyHttpServer {
 
     /// The next application event of any session, or `None`
     fn next_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(e) = self.core.queued(py) {
+            return Ok(Some(e));
+        }
         while let Some((key, event)) = self.http.poll_event() {
             if let Some(e) = self.core.event(py, &mut self.http, key, event)? {
                 return Ok(Some(e));
@@ -374,5 +383,19 @@ impl PyHttpServer {
     #[getter]
     fn pending_requests(&self) -> usize {
         self.core.pending_count()
+    }
+
+    /// Tells every session that a list changed (`"tools"`, `"prompts"`, `"resources"`):
+    /// legacy sessions on their GET stream, 2026 listen streams that asked for it
+    fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
+        self.http
+            .notify_list_changed(server::list_kind(kind)?)
+            .map_err(|e| events::local_error(py, e))
+    }
+
+    /// Tells every session's subscribers a resource changed; returns how many
+    /// notifications were queued
+    fn notify_resource_updated(&mut self, uri: &str) -> usize {
+        self.http.notify_resource_updated(uri)
     }
 }

@@ -6,7 +6,7 @@
 //! catalog can answer itself (lists, unknown tools, bad arguments, `logging/setLevel`), and
 //! runs the application's commands against the right session.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -97,6 +97,9 @@ pub(crate) struct ServerCore {
     tasks: HashMap<u64, (SessionKey, TaskId)>,
     by_task: HashMap<(SessionKey, TaskId), u64>,
     log_levels: HashMap<SessionKey, LogFilter>,
+    /// Events to hand out before polling the session again (a closed session's abandoned
+    /// requests, then its `Closed`)
+    queued: VecDeque<Py<PyAny>>,
 }
 
 impl ServerCore {
@@ -113,7 +116,13 @@ impl ServerCore {
             tasks: HashMap::new(),
             by_task: HashMap::new(),
             log_levels: HashMap::new(),
+            queued: VecDeque::new(),
         }
+    }
+
+    /// An event queued by an earlier one, handed out first
+    pub(crate) fn queued<'py>(&mut self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        self.queued.pop_front().map(|e| e.into_bound(py))
     }
 
     /// Requests waiting for the application's answer
@@ -122,14 +131,16 @@ impl ServerCore {
     }
 
     /// Forgets every request and task of a session that ended
-    pub(crate) fn forget_session(&mut self, key: SessionKey) {
-        let gone: Vec<u64> = self
+    /// Drops what a closed session left; returns the requests it abandoned, in order
+    pub(crate) fn forget_session(&mut self, key: SessionKey) -> Vec<u64> {
+        let mut gone: Vec<u64> = self
             .pending
             .iter()
             .filter(|(_, p)| p.key == key)
             .map(|(id, _)| *id)
             .collect();
-        for id in gone {
+        gone.sort_unstable();
+        for &id in &gone {
             if let Some(p) = self.pending.remove(&id) {
                 self.by_inbound.remove(&(key, p.inbound));
             }
@@ -138,6 +149,7 @@ impl ServerCore {
         self.tasks.retain(|_, (k, _)| *k != key);
         self.by_task.retain(|(k, _), _| *k != key);
         self.log_levels.remove(&key);
+        gone
     }
 
     fn track(&mut self, key: SessionKey, request: InboundRequest, kind: Kind) -> u64 {
@@ -265,8 +277,15 @@ impl ServerCore {
             }
             Event::Unblocked => c.unblocked.bind(py).call0()?,
             Event::Closed { reason } => {
-                self.forget_session(key);
-                c.closed.bind(py).call1((events::close_reason(&reason),))?
+                // The handlers of the session's unanswered requests are told to stop (a
+                // `Cancelled` each), then the session's `Closed`.
+                let closed = c.closed.bind(py).call1((events::close_reason(&reason),))?;
+                for id in self.forget_session(key) {
+                    let cancelled = c.cancelled.bind(py).call1((id, "the session closed"))?;
+                    self.queued.push_back(cancelled.unbind());
+                }
+                self.queued.push_back(closed.unbind());
+                return Ok(self.queued(py));
             }
             // A server sends no application requests of its own through this class.
             _ => return Ok(None),
@@ -831,6 +850,9 @@ impl PyServerSession {
 
     /// The next event, or `None`
     fn next_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(e) = self.core.queued(py) {
+            return Ok(Some(e));
+        }
         while let Some(event) = self.session.poll_event() {
             if let Some(e) = self
                 .core

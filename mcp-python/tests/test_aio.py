@@ -252,3 +252,80 @@ def test_http_server_and_client(era):
                 assert (await c.call_tool("add", {"a": 1, "b": 2}))["content"][0]["text"] == "3"
 
     run(main())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_sync_handler_asks_the_user_from_its_thread(era):
+    async def main():
+        server = Server("asker")
+        runs = []
+
+        @server.tool()
+        def ask_sync(ctx: Context) -> str:
+            runs.append(threading.current_thread() is not threading.main_thread())
+            answer = ctx.elicit_blocking("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+            return f"hi {answer['content']['name']}" if answer["action"] == "accept" else answer["action"]
+
+        @server.tool()
+        async def wrong(ctx: Context) -> str:
+            return ctx.elicit_blocking("Name?", {"type": "object"})  # not from the loop thread
+
+        async def on_elicit(params):
+            return {"action": "accept", "content": {"name": "Ada"}}
+
+        async with Client.connect_in_process(server, era=era, on_elicit=on_elicit) as c:
+            r = await c.call_tool("ask_sync")
+            assert r["content"][0]["text"] == "hi Ada"
+            # legacy: one run that waited; 2026: the run stopped at the question, the retry ran again
+            assert runs == ([True] if era == "legacy" else [True, True])
+            r = await c.call_tool("wrong")
+            assert r["isError"] and "sync handlers" in r["content"][0]["text"]
+        async with Client.connect_in_process(server, era=era) as c:
+            with pytest.raises(ms.McpError) as e:
+                await c.call_tool("ask_sync")
+            assert e.value.code == -32021, "no elicitation capability"
+
+    run(main())
+
+
+def test_a_paused_transport_leaves_output_in_the_bounded_session():
+    async def main():
+        from mcp_sansio.aio import ServerConnection
+
+        server = Server("flood")
+        done = asyncio.Event()
+
+        @server.tool()
+        async def flood(ctx: Context) -> str:
+            for i in range(1, 30_001):  # 33 MB of progress
+                ctx.report_progress(i, None, "z" * 1000)  # past the session's queue limit: dropped
+                if i % 500 == 0:
+                    await asyncio.sleep(0)
+            done.set()
+            return "flooded"
+
+        conn = ServerConnection(server)
+        written = []
+        conn.set_writer(written.append)
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "flood", "arguments": {}, "_meta": {"progressToken": "p"}}}
+        import json as _json
+
+        conn.data_received((_json.dumps(init) + "\n").encode())
+        conn.data_received(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        written.clear()
+        conn.pause_writing()  # as the pipe transport does when the reader lags
+        conn.data_received((_json.dumps(call) + "\n").encode())
+        await asyncio.wait_for(done.wait(), 30)
+        await asyncio.sleep(0)
+        assert written == [], "nothing is written while the transport is paused"
+        conn.resume_writing()
+        out = b"".join(written)
+        assert b'"result"' in out and b"flooded" in out
+        # the session's queue is bounded (16 MiB by default): the rest was never queued
+        assert len(out) < 17 * 1024 * 1024, len(out)
+        conn.feed_eof()
+
+    run(main())

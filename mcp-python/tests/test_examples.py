@@ -10,7 +10,7 @@ from conftest import HERE, REPO
 EXAMPLES = HERE.parent / "examples"
 
 
-@pytest.mark.parametrize("name", ["server.py", "client.py", "sansio.py"])
+@pytest.mark.parametrize("name", ["server.py", "client.py", "sansio.py", "changes.py"])
 def test_readme_shows_the_example_verbatim(name):
     text = (EXAMPLES / name).read_text().rstrip("\n")
     assert f"```python\n{text}\n```" in (REPO / "README.md").read_text()
@@ -31,3 +31,11 @@ def test_sansio_example_runs():
     out = subprocess.run([sys.executable, "sansio.py"], cwd=EXAMPLES, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["ready: 2025-11-25", "result: hi"]
+
+
+def test_changes_example_runs():
+    out = subprocess.run([sys.executable, "changes.py"], cwd=EXAMPLES, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "task: working" and "task: completed" in lines
+    assert lines[-4:] == ["rewritten", "changed: notes://todo", "buy oat milk", "confirmed"]

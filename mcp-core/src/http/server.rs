@@ -17,7 +17,7 @@ use crate::client::{HeaderParam, validate_tool_headers};
 use crate::codec::sse::encode_event;
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
 use crate::schema::{Tool, meta};
-use crate::session::{Event, Relation, ServerConfig, Session};
+use crate::session::{Event, ListKind, Relation, SendError, ServerConfig, Session};
 use crate::version::{Era, ProtocolVersion};
 
 /// What [`HttpServer::handle_request`] decided
@@ -363,6 +363,50 @@ impl HttpServer {
             self.end_session(key);
         }
         self.flush();
+    }
+
+    /// Tells every session that a list changed (see
+    /// [`Session::notify_list_changed`]): legacy sessions get it on their standalone GET
+    /// stream, 2026 listen streams that asked for it on theirs
+    ///
+    /// # Errors
+    /// [`SendError::NotAllowed`] when the server did not declare `listChanged` for this list.
+    pub fn notify_list_changed(&mut self, kind: ListKind) -> Result<(), SendError> {
+        let keys: Vec<SessionKey> = self.conns.keys().copied().collect();
+        for key in keys {
+            let Some(conn) = self.conns.get_mut(&key) else {
+                continue;
+            };
+            match conn.session.notify_list_changed(kind) {
+                Ok(()) => {
+                    self.dirty.insert(key);
+                }
+                Err(SendError::Closed) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.flush();
+        Ok(())
+    }
+
+    /// Tells every session's subscribers that a resource changed (see
+    /// [`Session::notify_resource_updated`]); returns how many notifications were queued
+    pub fn notify_resource_updated(&mut self, uri: &str) -> usize {
+        let mut sent = 0;
+        let keys: Vec<SessionKey> = self.conns.keys().copied().collect();
+        for key in keys {
+            let Some(conn) = self.conns.get_mut(&key) else {
+                continue;
+            };
+            if let Ok(n) = conn.session.notify_resource_updated(uri)
+                && n > 0
+            {
+                sent += n;
+                self.dirty.insert(key);
+            }
+        }
+        self.flush();
+        sent
     }
 
     // --- outputs -------------------------------------------------------------------------
@@ -1018,15 +1062,15 @@ fn restore_id(message: Vec<u8>, internal: &RequestId, client: &RequestId, answer
         )
     };
     let mut message = message;
-    // The subscription id may appear in the result's `_meta` as well as the params. The
-    // search goes on after each replacement: the client's id may equal the internal one.
+    // The subscription id may appear in the result's `_meta` as well as the params. The scan
+    // moves past each replacement: `to` may contain `from` (the same id, or `1` in `12`).
     let mut start = 0;
-    while let Some(at) = find(&message[start..], from.as_bytes()).map(|at| at + start) {
+    while let Some(at) = find(&message[start..], from.as_bytes()).map(|at| start + at) {
         message.splice(at..at + from.len(), to.bytes());
-        start = at + to.len();
         if answer {
             break;
         }
+        start = at + to.len();
     }
     if answer && find(&message, to.as_bytes()) != Some(0) {
         // Not in the expected shape: fall back to a full rewrite.

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::ids::{InboundId, OutboundId, Responder};
 use super::input::InputId;
 use super::tasks::TaskId;
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::version::ProtocolVersion;
 
@@ -153,6 +153,29 @@ pub struct InboundNotification {
     pub method: String,
     /// The raw params, as sent
     pub params: Option<Box<RawValue>>,
+}
+
+impl InboundNotification {
+    /// The `subscriptions/listen` request this notification was delivered on (2026-07-28:
+    /// its `_meta["io.modelcontextprotocol/subscriptionId"]`), or `None` for one sent to the
+    /// whole connection
+    ///
+    /// A client routes a listen stream's notifications by it: the id is the listen
+    /// request's JSON-RPC id, as [`OutboundId::wire_id`] gives it.
+    pub fn subscription_id(&self) -> Option<RequestId> {
+        #[derive(serde::Deserialize)]
+        struct Meta {
+            #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+            id: Option<RequestId>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params {
+            #[serde(rename = "_meta")]
+            meta: Option<Meta>,
+        }
+        let params: Params = serde_json::from_str(self.params.as_deref()?.get()).ok()?;
+        params.meta?.id
+    }
 }
 
 /// A progress report

@@ -411,7 +411,10 @@ impl Session {
 
     /// Reports progress on an inbound request whose sender asked for it
     ///
-    /// A no-op returning `Ok` if the request already ended.
+    /// A no-op returning `Ok` if the request already ended. While more than
+    /// [`Limits::max_queued_bytes`] wait to be transmitted the report is dropped (counted in
+    /// [`Stats::dropped_messages`]): a later report supersedes it, and a peer that does not
+    /// read cannot grow the queue.
     ///
     /// # Errors
     /// [`ProgressError::NotRequested`] if the peer gave no progress token;

@@ -436,6 +436,12 @@ impl Core {
             });
         }
         entry.last_progress = Some(progress.progress);
+        if self.out.len() > self.limits.max_queued_bytes {
+            // Progress is advisory and the next report supersedes this one: rather than
+            // queue past the limit (a peer that does not read), drop it.
+            self.stats.dropped_messages += 1;
+            return Ok(());
+        }
         let relation = Relation::During(entry.wire_id.clone());
         let mut params =
             serde_json::json!({ "progressToken": token, "progress": progress.progress });

@@ -28,6 +28,7 @@ from .errors import (
     RemoteProtocolError,
     RequestCancelled,
     RequestTimeout,
+    SubscriptionLost,
 )
 from .events import (
     Cancelled,
@@ -66,6 +67,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestCancelled",
     "RequestTimeout",
+    "SubscriptionLost",
     "Cancelled",
     "Closed",
     "CompletionRequest",

@@ -128,7 +128,9 @@ class HttpServer(_ServerCommands):
         allow_any_host: bool = False,
         max_body_size: Optional[int] = None,
         idle_timeout: Optional[float] = None,
-    ) -> None: ...
+        retry: Optional[float] = None,
+    ) -> None:
+        """``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream."""
     @property
     def max_body_size(self) -> int: ...
     @property
@@ -141,6 +143,10 @@ class HttpServer(_ServerCommands):
         Tuple[Literal["open"], int],
     ]: ...
     def handle_closed(self, exchange: int, now: Optional[float] = None) -> None: ...
+    def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
+        """Tells every session a list changed (legacy: on its GET stream; 2026: listen streams)."""
+    def notify_resource_updated(self, uri: str) -> int:
+        """Tells every session's subscribers of ``uri`` (or a parent) that it changed."""
     def next_output(
         self,
     ) -> Optional[

@@ -44,15 +44,19 @@ class Context:
 
     A handler receives it when it declares a parameter annotated ``Context`` (or named
     ``ctx``). Its methods may be called from sync handlers too (they run in a worker
-    thread); ``ask_input``/``elicit`` and ``run_as_task`` are coroutines for async handlers.
+    thread); ``ask_input``/``elicit`` and ``run_as_task`` are coroutines for async handlers,
+    and ``ask_input_blocking``/``elicit_blocking``/``run_as_task_blocking`` their
+    counterparts for sync handlers.
     """
 
-    __slots__ = ("_dispatcher", "request_id", "_cancelled")
+    __slots__ = ("_dispatcher", "request_id", "_cancelled", "task_id")
 
     def __init__(self, dispatcher: "Dispatcher", request_id: int) -> None:
         self._dispatcher = dispatcher
         self.request_id = request_id
         self._cancelled = False
+        self.task_id: Optional[int] = None
+        """The task the request became (:meth:`run_as_task`), else ``None``."""
 
     @property
     def cancelled(self) -> bool:
@@ -122,12 +126,50 @@ class Context:
         self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
     ) -> int:
         """Answers the request with a task now and keeps working: the handler's result then
-        completes the task. Raises :class:`McpError` if the client did not offer a task."""
+        completes the task (an exception fails it; a client's ``tasks/cancel`` cancels the
+        handler). Raises :class:`McpError` if the client did not offer a task (it then
+        waits for the plain answer, so a handler may go on either way)."""
         d = self._dispatcher
         task_id = d.session.start_task(self.request_id, ttl, poll_interval)
         d.tasks[task_id] = self.request_id
+        self.task_id = task_id
         d.flush()
         return task_id
+
+    def report_status(self, message: str) -> None:
+        """Tells the client what the task is doing (status ``working`` with a message);
+        nothing happens when the request did not become a task."""
+        task_id = self.task_id
+        if task_id is not None:
+            self._dispatcher.call(lambda s: s.update_task(task_id, "working", message))
+
+    # --- for sync handlers (worker threads) ----------------------------------------------
+
+    def _blocking(self, coro: Any) -> Any:
+        d = self._dispatcher
+        if threading.get_ident() == d.loop_thread:
+            coro.close()
+            raise RuntimeError(
+                "the *_blocking methods are for sync handlers (worker threads); "
+                "an async handler awaits ask_input/elicit/run_as_task instead"
+            )
+        return asyncio.run_coroutine_threadsafe(coro, d.loop).result()
+
+    def ask_input_blocking(self, requests: Dict[str, Any]) -> Dict[str, Any]:
+        """:meth:`ask_input` for a sync handler: blocks its worker thread until the answers
+        arrive (legacy) or, on a 2026 request, stops the handler run the same way (the
+        client's retry runs it again, and then this returns at once)."""
+        return self._blocking(self.ask_input(requests))
+
+    def elicit_blocking(self, message: str, requested_schema: Dict[str, Any]) -> Dict[str, Any]:
+        """:meth:`elicit` for a sync handler (see :meth:`ask_input_blocking`)."""
+        return self._blocking(self.elicit(message, requested_schema))
+
+    def run_as_task_blocking(
+        self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
+    ) -> int:
+        """:meth:`run_as_task` for a sync handler."""
+        return self._blocking(self.run_as_task(ttl, poll_interval))
 
 
 def _content_result(value: Any) -> Dict[str, Any]:
@@ -287,6 +329,8 @@ class Dispatcher:
         ctx = self.contexts.pop(request_id, None)
         if ctx is not None:
             ctx._cancelled = True
+            if ctx.task_id is not None:
+                self.tasks.pop(ctx.task_id, None)
         if task is not None:
             task.cancel()
         f = self.asks.pop(request_id, None)
@@ -325,18 +369,14 @@ class Dispatcher:
                 )
             result = shape(value)
         except asyncio.CancelledError:
-            self.running.pop(request_id, None)
-            self.contexts.pop(request_id, None)
+            self._done(request_id)
             return
         except _Suspended:
-            self.running.pop(request_id, None)
-            self.contexts.pop(request_id, None)
+            self._done(request_id)
             self.flush()
             return
         except McpError as e:
-            result = None
-            self.running.pop(request_id, None)
-            self.contexts.pop(request_id, None)
+            self._done(request_id)
             session.respond_error(request_id, e.code, e.message, e.data)
             self.flush()
             return
@@ -344,18 +384,23 @@ class Dispatcher:
             if shape is _content_result:
                 result = {"content": [{"type": "text", "text": str(e) or type(e).__name__}], "isError": True}
             else:
-                self.running.pop(request_id, None)
-                self.contexts.pop(request_id, None)
+                self._done(request_id)
                 session.respond_error(request_id, INTERNAL_ERROR, str(e) or type(e).__name__)
                 self.flush()
                 return
-        self.running.pop(request_id, None)
-        self.contexts.pop(request_id, None)
+        self._done(request_id)
         try:
             session.respond(request_id, result)
         except (ValueError, TypeError) as e:
             session.respond_error(request_id, INTERNAL_ERROR, f"invalid result: {e}")
         self.flush()
+
+    def _done(self, request_id: int) -> None:
+        """Forgets a handler run that ended."""
+        self.running.pop(request_id, None)
+        ctx = self.contexts.pop(request_id, None)
+        if ctx is not None and ctx.task_id is not None:
+            self.tasks.pop(ctx.task_id, None)
 
     def cancel_all(self) -> None:
         """Stops every running handler (the transport is gone)."""

@@ -3,12 +3,14 @@ over asyncio streams; every MCP rule (both wires, sessions, SSE, resumption, hos
 is decided by the Rust ``HttpServer``."""
 
 import asyncio
+import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import h11
 
 from ._core import HttpServer
 from ._dispatch import Dispatcher
+from .errors import LocalProtocolError
 
 MAX_HEAD = 64 * 1024
 
@@ -16,18 +18,22 @@ MAX_HEAD = 64 * 1024
 class _Exchange:
     """One open response: where its pieces go, and whether it ended."""
 
-    __slots__ = ("conn", "writer", "ended")
+    __slots__ = ("conn", "writer", "ended", "cut")
 
     def __init__(self, conn: h11.Connection, writer: asyncio.StreamWriter) -> None:
         self.conn = conn
         self.writer = writer
         self.ended = asyncio.get_running_loop().create_future()
+        self.cut = False
 
 
 class _Endpoint:
-    def __init__(self, server: Any, path: str, allowed_hosts: Optional[Sequence[str]]) -> None:
+    def __init__(
+        self, server: Any, path: str, allowed_hosts: Optional[Sequence[str]], retry: Optional[float], max_buffered: int
+    ) -> None:
         self.path = path
-        self.core = HttpServer(server.config, allowed_hosts=list(allowed_hosts or []))
+        self.core = HttpServer(server.config, allowed_hosts=list(allowed_hosts or []), retry=retry)
+        self.max_buffered = max_buffered
         self.loop = asyncio.get_running_loop()
         self.exchanges: Dict[int, _Exchange] = {}
         self.dispatcher = Dispatcher(server, self.core, self.pump)
@@ -35,6 +41,24 @@ class _Endpoint:
         self._dirty = False
         self._timer: Optional[asyncio.TimerHandle] = None
         self._deadline: Optional[float] = None
+        self.server = server
+        self.thread = threading.get_ident()
+        server._live.add(self)
+
+    def publish(self, command: Any) -> None:
+        """Runs a notify command on every session of the endpoint, on its loop."""
+
+        def run() -> None:
+            try:
+                command(self.core)
+            except LocalProtocolError:
+                pass
+            self.pump()
+
+        if threading.get_ident() == self.thread:
+            run()
+        else:
+            self.loop.call_soon_threadsafe(run)
 
     def pump(self) -> None:
         if self._pumping:
@@ -70,7 +94,8 @@ class _Endpoint:
             out = core.next_output()
             if out is None:
                 return
-            ex = self.exchanges.get(out[1])
+            number = out[1]
+            ex = self.exchanges.get(number)
             if ex is None:
                 continue
             try:
@@ -81,15 +106,30 @@ class _Endpoint:
                     ex.writer.write(ex.conn.send(h11.Data(data=out[2])))
                 else:
                     ex.writer.write(ex.conn.send(h11.EndOfMessage()))
-                    del self.exchanges[out[1]]
+                    del self.exchanges[number]
                     if not ex.ended.done():
                         ex.ended.set_result(None)
+                    continue
             except (h11.LocalProtocolError, ConnectionError, RuntimeError):
-                self.exchanges.pop(out[1], None)
-                if not ex.ended.done():
-                    ex.ended.set_result(None)
+                self._cut(number, ex)
+                continue
+            if ex.writer.transport.get_write_buffer_size() > self.max_buffered:
+                # The client reads slower than the server writes: rather than buffer without
+                # bound, end this response (a 2025-wire client resumes the stream).
+                self._cut(number, ex)
+
+    def _cut(self, number: int, ex: _Exchange) -> None:
+        """Drops an open response's connection and tells the rules the client is gone."""
+        self.exchanges.pop(number, None)
+        ex.cut = True
+        ex.writer.transport.abort()
+        self.core.handle_closed(number)
+        self._dirty = True  # the rules may have events now (2026: the request is cancelled)
+        if not ex.ended.done():
+            ex.ended.set_result(None)
 
     def close(self) -> None:
+        self.server._live.discard(self)
         if self._timer is not None:
             self._timer.cancel()
         self.dispatcher.cancel_all()
@@ -152,15 +192,20 @@ class _Endpoint:
                 return False
         if target != self.path:
             self._write_complete(conn, writer, 404, [("Content-Type", "text/plain")], b"not found")
+            await writer.drain()
             return not oversize
         if oversize:
             _, status, hdrs, payload = self.core.reject_oversize()
             self._write_complete(conn, writer, status, hdrs, payload)
+            await writer.drain()
             return False
         reply = self.core.handle_request(method, headers, bytes(body))
         if reply[0] == "complete":
             self._write_complete(conn, writer, reply[1], reply[2], reply[3])
             self.pump()
+            # Flow control: the next request on this connection is read only once the client
+            # took this response (pipelined requests cannot pile up responses here).
+            await writer.drain()
             return True
         exchange = reply[1]
         ex = _Exchange(conn, writer)
@@ -168,14 +213,28 @@ class _Endpoint:
         self.pump()
         if not ex.ended.done():
             gone = asyncio.ensure_future(reader.read(1))
-            await asyncio.wait({ex.ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await asyncio.wait({ex.ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if gone.done():
+                    if not gone.cancelled():
+                        gone.exception()  # retrieved: a reset connection is just "gone"
+                else:
+                    gone.cancel()
+            more = gone.result() if gone.done() and not gone.cancelled() and gone.exception() is None else b""
+            if not ex.ended.done() and more:
+                # A pipelined request: keep its first byte for the parser and wait for this
+                # response to end (reading no further: the next request waits its turn).
+                conn.receive_data(more)
+                await ex.ended
             if not ex.ended.done():
-                # The client went away (or sent more on a busy connection): end the exchange.
-                self.exchanges.pop(exchange, None)
-                self.core.handle_closed(exchange)
-                self.pump()
+                # The client went away: end the exchange.
+                if self.exchanges.pop(exchange, None) is not None:
+                    self.core.handle_closed(exchange)
+                    self.pump()
                 return False
-            gone.cancel()
+        if ex.cut:
+            return False
         await writer.drain()
         return True
 
@@ -223,9 +282,15 @@ class HttpServerHandle:
 
 
 async def serve_http(
-    server: Any, host: str, port: int, path: str, allowed_hosts: Optional[Sequence[str]]
+    server: Any,
+    host: str,
+    port: int,
+    path: str,
+    allowed_hosts: Optional[Sequence[str]],
+    retry: Optional[float] = None,
+    max_buffered: int = 4 * 1024 * 1024,
 ) -> HttpServerHandle:
-    endpoint = _Endpoint(server, path, allowed_hosts)
+    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered)
     handle: Optional[HttpServerHandle] = None
 
     async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -60,6 +60,7 @@ class _HttpClientConnection(_ClientConnection):
     async def _perform(self, stream: int, method: str, headers: Any, body: bytes) -> None:
         writer = None
         rules, session = self.rules, self.session
+        head = False
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port)
             conn = h11.Connection(h11.CLIENT)
@@ -76,8 +77,9 @@ class _HttpClientConnection(_ClientConnection):
                     conn.receive_data(await reader.read(65536))
                     continue
                 if isinstance(event, h11.Response):
-                    head = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
-                    rules.handle_head(stream, event.status_code, head, session)
+                    head = True
+                    fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
+                    rules.handle_head(stream, event.status_code, fields, session)
                 elif isinstance(event, h11.Data):
                     rules.handle_body(stream, bytes(event.data), session)
                 elif isinstance(event, h11.EndOfMessage):
@@ -94,7 +96,13 @@ class _HttpClientConnection(_ClientConnection):
             return  # aborted: the rules already know
         except (OSError, h11.ProtocolError, ConnectionError) as e:
             self.streams.pop(stream, None)
-            rules.handle_failed(stream, str(e) or type(e).__name__, session)
+            if head:
+                # The body broke off: the end of what arrived. The rules decide: an event
+                # stream with an event id is resumed (GET with Last-Event-ID after the
+                # server's retry delay, at next_deadline), anything else fails its request.
+                rules.handle_end(stream, session)
+            else:
+                rules.handle_failed(stream, str(e) or type(e).__name__, session)
             self.pump()
         finally:
             if writer is not None:

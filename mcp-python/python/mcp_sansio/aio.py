@@ -8,14 +8,16 @@ running is cancelled and every pending call fails with ``ConnectionClosed``.
 """
 
 import asyncio
+import collections
 import os
 import sys
+import threading
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Union
 
 from . import _schema
 from ._core import ClientSession, ServerConfig, ServerSession
 from ._dispatch import Context, Dispatcher, Handler
-from .errors import ConnectionClosed, LocalProtocolError
+from .errors import ConnectionClosed, LocalProtocolError, McpError, SubscriptionLost
 from .events import (
     Closed,
     InputRequired,
@@ -24,9 +26,12 @@ from .events import (
     Ready,
     RequestFailed,
     Response,
+    TaskStatus,
 )
 
-__all__ = ["Server", "Context", "Client", "ServerConnection"]
+__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription"]
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 class Server:
@@ -47,6 +52,12 @@ class Server:
     Handlers may be ``async def`` (run as tasks, cancelled when the client cancels) or plain
     functions (run in a worker thread). A parameter annotated :class:`Context` (or named
     ``ctx``) receives the request's context: progress, logging, input, tasks.
+
+    ``tasks=True`` lets handlers answer with a task (:meth:`Context.run_as_task`; declares
+    2025-11-25 ``tasks`` and the 2026 tasks extension). ``resource_subscriptions=True``
+    declares ``resources.subscribe`` and ``list_changed=True`` declares ``listChanged``;
+    publish changes with :meth:`notify_resource_updated` and :meth:`notify_list_changed`.
+    ``capabilities`` adds to (or overrides) what is declared.
     """
 
     def __init__(
@@ -59,6 +70,10 @@ class Server:
         logging: bool = True,
         request_timeout: Optional[float] = 60.0,
         state_key: Optional[bytes] = None,
+        tasks: bool = False,
+        resource_subscriptions: bool = False,
+        list_changed: bool = False,
+        capabilities: Optional[Dict[str, Any]] = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -67,6 +82,11 @@ class Server:
         self.logging = logging
         self.request_timeout = request_timeout
         self.state_key = state_key
+        self.tasks = tasks
+        self.resource_subscriptions = resource_subscriptions
+        self.list_changed = list_changed
+        self.capabilities = capabilities
+        self._live: set = set()  # connections and HTTP endpoints, for the notify commands
         self.tools: Dict[str, Handler] = {}
         self.resources: Dict[str, Any] = {}
         self.prompts: Dict[str, Handler] = {}
@@ -213,8 +233,43 @@ class Server:
                 logging=self.logging,
                 request_timeout=self.request_timeout,
                 state_key=self.state_key,
+                resource_subscriptions=self.resource_subscriptions,
+                list_changed=self.list_changed,
+                capabilities=self._capabilities(),
             )
         return self._config
+
+    def _capabilities(self) -> Optional[Dict[str, Any]]:
+        caps: Dict[str, Any] = {}
+        if self.tasks:
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            caps["extensions"] = {TASKS_EXTENSION: {}}
+        for key, value in (self.capabilities or {}).items():
+            caps[key] = value
+        return caps or None
+
+    # --- publishing changes ----------------------------------------------------------------
+
+    def notify_list_changed(self, kind: str) -> None:
+        """Tells every connected client that a list changed (``"tools"``, ``"prompts"`` or
+        ``"resources"``): legacy clients directly, 2026 clients on the ``subscriptions/listen``
+        streams that asked for it. Needs ``list_changed=True`` (raises
+        :class:`LocalProtocolError` otherwise). Safe to call from any thread."""
+        if kind not in ("tools", "prompts", "resources"):
+            raise ValueError(f"unknown list {kind!r} (tools, prompts or resources)")
+        if not self.config.capabilities.get(kind, {}).get("listChanged"):
+            raise LocalProtocolError(f"the server does not declare {kind}.listChanged (list_changed=True)")
+        self._publish(lambda core: core.notify_list_changed(kind))
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tells the clients subscribed to ``uri`` (or to a parent of it) that it changed:
+        legacy ``resources/subscribe`` and 2026 listen streams naming it. Safe to call from
+        any thread."""
+        self._publish(lambda core: core.notify_resource_updated(uri))
+
+    def _publish(self, command: Callable[[Any], Any]) -> None:
+        for live in list(self._live):
+            live.publish(command)
 
     # --- serving -------------------------------------------------------------------------
 
@@ -223,7 +278,16 @@ class Server:
         loop = asyncio.get_running_loop()
         conn = ServerConnection(self)
         await loop.connect_read_pipe(lambda: conn, sys.stdin.buffer)
-        w_transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+
+        class _Writer(asyncio.Protocol):
+            # flow control: a client that reads slowly pauses the session's output
+            def pause_writing(self) -> None:
+                conn.pause_writing()
+
+            def resume_writing(self) -> None:
+                conn.resume_writing()
+
+        w_transport, _ = await loop.connect_write_pipe(_Writer, sys.stdout.buffer)
         conn.set_writer(w_transport.write)
         await conn.wait_closed()
         w_transport.close()
@@ -235,12 +299,21 @@ class Server:
         path: str = "/mcp",
         *,
         allowed_hosts: Optional[Sequence[str]] = None,
+        retry: Optional[float] = None,
+        max_buffered: int = 4 * 1024 * 1024,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
-        once listening. ``port=0`` picks a free port (see ``handle.port``)."""
+        once listening. ``port=0`` picks a free port (see ``handle.port``).
+
+        ``retry`` is the reconnection delay (seconds) sent to 2025-wire clients with every
+        event stream (default 1 s): a client whose stream broke resumes it with
+        ``Last-Event-ID`` after it. ``max_buffered`` bounds the bytes written to one
+        connection but not yet taken by the client: responses wait for the client to read
+        (``drain``), and an event stream whose reader falls that far behind is cut (a
+        2025-wire client resumes it; the server keeps a bounded replay buffer)."""
         from ._http import serve_http
 
-        return await serve_http(self, host, port, path, allowed_hosts)
+        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered)
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
         """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of
@@ -283,8 +356,10 @@ class _Connection(asyncio.Protocol):
         self._timer: Optional[asyncio.TimerHandle] = None
         self._deadline: Optional[float] = None
         self._paused = False
+        self._write_paused = False
         self._eof = False
         self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
 
     def set_writer(self, write: Callable[[bytes], Any]) -> None:
         self.write = write
@@ -311,9 +386,18 @@ class _Connection(asyncio.Protocol):
             self.session.receive_eof()
             self.pump()
 
+    def pause_writing(self) -> None:
+        """The transport's buffer is full: leave further bytes in the session (whose queue
+        is bounded: past it, commands report the session blocked and reading pauses)."""
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self.pump()
+
     def flush(self) -> None:
-        if self.write is None:
-            return  # the bytes wait in the session until a writer is set
+        if self.write is None or self._write_paused:
+            return  # the bytes wait in the session until they can be written
         data = self.session.data_to_send()
         if data:
             self.write(data)
@@ -383,14 +467,44 @@ class ServerConnection(_Connection):
 
     def __init__(self, server: Server) -> None:
         super().__init__(ServerSession(server.config))
+        self.server = server
         self.dispatcher = Dispatcher(server, self.session, self.pump)
+        server._live.add(self)
 
     def handle_events(self) -> None:
         self.dispatcher.drain()
+        if self.session.is_closed:
+            self.server._live.discard(self)
+
+    def publish(self, command: Callable[[Any], Any]) -> None:
+        """Runs a notify command on this connection's session, on its loop."""
+
+        def run() -> None:
+            if self.session.is_closed:
+                return
+            try:
+                command(self.session)
+            except LocalProtocolError:
+                pass  # closed meanwhile, or the transmit queue is full
+            self.pump()
+
+        if threading.get_ident() == self.thread:
+            run()
+        else:
+            self.loop.call_soon_threadsafe(run)
 
     def feed_eof(self) -> None:
+        if self._eof:
+            return
         super().feed_eof()
+        if not self.session.is_closed:
+            # The client closed its side with requests still running. A stdio client does
+            # that to end the server (and one that died can read nothing): stop the
+            # handlers (each is cancelled) and end the session now.
+            self.session.close()
+            self.pump()
         if self.session.is_closed:
+            self.server._live.discard(self)
             self.dispatcher.cancel_all()
             self.dispatcher.closed.set()
 
@@ -403,6 +517,14 @@ class ServerConnection(_Connection):
 # --- the client ------------------------------------------------------------------------------
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
+TaskStatusCallback = Callable[[str, Optional[str]], Any]
+
+
+def _forget(task: "asyncio.Future[Any]") -> None:
+    """Done callback of the client's helper tasks: retrieves their outcome, so nothing is
+    reported as "never retrieved" (callback errors are dropped, see ``Client._spawn``)."""
+    if not task.cancelled():
+        task.exception()
 InputHandler = Callable[[Dict[str, Any]], Any]
 
 
@@ -428,7 +550,10 @@ class Client:
     Input the server asks for is answered by ``on_elicit(params) -> result``,
     ``on_sample(params) -> result`` (sync or async) and ``roots`` (a list of root dicts);
     declaring one declares the capability. ``on_notification(method, params)`` sees
-    notifications (``notifications/message`` log lines, list changes, ...).
+    notifications (``notifications/message`` log lines, list changes, ...); to wait for
+    changes, :meth:`listen`. ``tasks=True`` declares the 2026 tasks extension, so the
+    server may run any call as a task (2025-11-25: ask per call with ``as_task=True``); a
+    call run as a task still ends in one result.
     """
 
     def __init__(
@@ -443,8 +568,11 @@ class Client:
         roots: Optional[List[Dict[str, Any]]] = None,
         on_notification: Optional[Callable[[str, Any], Any]] = None,
         capabilities: Optional[Dict[str, Any]] = None,
+        tasks: bool = False,
     ) -> None:
         caps = dict(capabilities or {})
+        if tasks:
+            caps["extensions"] = dict(caps.get("extensions") or {}, **{TASKS_EXTENSION: {}})
         if on_elicit is not None:
             caps.setdefault("elicitation", {"form": {}})
         if on_sample is not None:
@@ -460,6 +588,11 @@ class Client:
         self.on_notification = on_notification
         self._calls: Dict[int, "asyncio.Future[Any]"] = {}
         self._progress: Dict[int, ProgressCallback] = {}
+        self._task_status: Dict[int, TaskStatusCallback] = {}
+        self._listeners: Dict[int, "Subscription"] = {}
+        self._legacy_listeners: List["Subscription"] = []
+        self._legacy_uris: "collections.Counter[str]" = collections.Counter()
+        self._request_timeout = request_timeout
         self._ready: "asyncio.Future[Ready]" = asyncio.get_running_loop().create_future()
         self._closed_reason: Optional[str] = None
         self._conn = _ClientConnection(self.session, self)
@@ -501,6 +634,12 @@ class Client:
 
                 def process_exited(self) -> None:
                     conn.feed_eof()
+
+                def pause_writing(self) -> None:
+                    conn.pause_writing()
+
+                def resume_writing(self) -> None:
+                    conn.resume_writing()
 
             transport, _ = await loop.subprocess_exec(
                 _Proto,
@@ -603,14 +742,30 @@ class Client:
             kind = type(event)
             if kind is Response:
                 f = calls.pop(event.request_id, None)
-                self._progress.pop(event.request_id, None)
-                if f is not None and not f.done():
-                    f.set_result(event.result)
+                if f is not None:
+                    self._progress.pop(event.request_id, None)
+                    self._task_status.pop(event.request_id, None)
+                    if not f.done():
+                        f.set_result(event.result)
+                else:
+                    sub = self._listeners.pop(event.request_id, None)
+                    if sub is not None:
+                        sub._end(None)  # the server ended the subscription
             elif kind is RequestFailed:
                 f = calls.pop(event.request_id, None)
-                self._progress.pop(event.request_id, None)
-                if f is not None and not f.done():
-                    f.set_exception(event.error)
+                if f is not None:
+                    self._progress.pop(event.request_id, None)
+                    self._task_status.pop(event.request_id, None)
+                    if not f.done():
+                        f.set_exception(event.error)
+                else:
+                    sub = self._listeners.pop(event.request_id, None)
+                    if sub is not None:
+                        sub._end(event.error)
+            elif kind is TaskStatus:
+                cb = self._task_status.get(event.request_id)
+                if cb is not None:
+                    self._spawn(cb, event.status, event.message)
             elif kind is Progress:
                 cb = self._progress.get(event.request_id)
                 if cb is not None:
@@ -619,9 +774,17 @@ class Client:
                 t = asyncio.ensure_future(self._answer_input(event))
                 self._tasks.add(t)
                 t.add_done_callback(self._tasks.discard)
+                t.add_done_callback(_forget)
             elif kind is Notification:
                 if self.on_notification is not None:
                     self._spawn(self.on_notification, event.method, event.params)
+                if event.subscription_id is not None:
+                    sub = self._listeners.get(event.subscription_id)
+                    if sub is not None:
+                        sub._deliver(event)
+                else:
+                    for sub in list(self._legacy_listeners):
+                        sub._deliver(event)
             elif kind is Ready:
                 if not self._ready.done():
                     self._ready.set_result(event)
@@ -633,8 +796,15 @@ class Client:
                     if not f.done():
                         f.set_exception(ConnectionClosed(event.reason))
                 calls.clear()
+                subs = list(self._listeners.values()) + self._legacy_listeners
+                self._listeners.clear()
+                self._legacy_listeners.clear()
+                for sub in subs:
+                    sub._end(ConnectionClosed(event.reason))
 
     def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Runs a callback; a coroutine it returns runs as a task. What a callback raises is
+        dropped (it must not break the connection)."""
         try:
             r = fn(*args)
         except Exception:
@@ -643,6 +813,7 @@ class Client:
             t = asyncio.ensure_future(r)
             self._tasks.add(t)
             t.add_done_callback(self._tasks.discard)
+            t.add_done_callback(_forget)
 
     async def _answer_input(self, event: InputRequired) -> None:
         responses: Dict[str, Any] = {}
@@ -675,11 +846,18 @@ class Client:
 
     # --- requests ------------------------------------------------------------------------
 
-    async def _call(self, request_id: int, progress: Optional[ProgressCallback] = None) -> Any:
+    async def _call(
+        self,
+        request_id: int,
+        progress: Optional[ProgressCallback] = None,
+        task_status: Optional["TaskStatusCallback"] = None,
+    ) -> Any:
         future = self._conn.loop.create_future()
         self._calls[request_id] = future
         if progress is not None:
             self._progress[request_id] = progress
+        if task_status is not None:
+            self._task_status[request_id] = task_status
         self._conn.pump()
         try:
             return await future
@@ -706,14 +884,29 @@ class Client:
         progress_callback: Optional[ProgressCallback] = None,
         timeout: Optional[float] = None,
         as_task: bool = False,
+        task_ttl: Optional[float] = None,
+        on_task_status: Optional["TaskStatusCallback"] = None,
     ) -> Dict[str, Any]:
         """``tools/call``: returns the ``CallToolResult`` (a tool's own failure is a result
-        with ``isError``; check it)."""
+        with ``isError``; check it).
+
+        ``as_task=True`` asks a 2025-11-25 server to run the call as a task (a 2026 server
+        decides by itself, for a client made with ``tasks=True``). Either way the call ends
+        in one result: the session follows the task (status notifications, ``tasks/get``
+        polls, the result), calling ``on_task_status(status, message)`` on every change
+        (``"working"``, ``"input_required"``, ``"completed"``, ...). Cancelling the call
+        cancels the task. ``timeout`` bounds the wait for the first answer (the task handle).
+        """
         self._check_open()
         rid = self.session.call_tool(
-            name, arguments, progress=progress_callback is not None, timeout=timeout, as_task=as_task
+            name,
+            arguments,
+            progress=progress_callback is not None,
+            timeout=timeout,
+            as_task=as_task,
+            task_ttl=task_ttl,
         )
-        return await self._call(rid, progress_callback)
+        return await self._call(rid, progress_callback, on_task_status)
 
     async def list_tools(self, cursor: Optional[str] = None) -> Dict[str, Any]:
         """``tools/list`` (one page; ``nextCursor`` names the next)."""
@@ -760,6 +953,53 @@ class Client:
         self._check_open()
         await self._call(self.session.set_logging_level(level))
 
+    async def subscribe_resource(self, uri: str) -> None:
+        """``resources/subscribe`` (legacy era; :meth:`listen` works in both eras)"""
+        self._check_open()
+        await self._call(self.session.subscribe_resource(uri))
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """``resources/unsubscribe`` (legacy era)"""
+        self._check_open()
+        await self._call(self.session.unsubscribe_resource(uri))
+
+    def listen(
+        self,
+        *,
+        tools_changed: bool = False,
+        prompts_changed: bool = False,
+        resources_changed: bool = False,
+        resource_uris: Sequence[str] = (),
+        max_queued: int = 1024,
+    ) -> "Subscription":
+        """Subscribes to change notifications, in either era::
+
+            async with client.listen(resource_uris=["file:///notes.txt"]) as changes:
+                async for note in changes:          # Notification events
+                    print(note.method, note.params)
+
+        On a 2026-07-28 connection this is a ``subscriptions/listen`` stream (ended by
+        leaving the block); ``changes.granted`` is the part of the filter the server
+        accepted. On a legacy connection it is ``resources/subscribe`` for each URI
+        (``resources/unsubscribe`` on leaving), and the connection's list-change
+        notifications of the kinds asked for. Entering waits until the server confirmed.
+
+        Iteration ends when the server ends the subscription, raises
+        :class:`ConnectionClosed` when the connection closes, and raises
+        :class:`SubscriptionLost` when more than ``max_queued`` notifications were left
+        unread (the subscription is then ended; listen again).
+        """
+        return Subscription(
+            self,
+            {
+                "toolsListChanged": tools_changed,
+                "promptsListChanged": prompts_changed,
+                "resourcesListChanged": resources_changed,
+                "resourceSubscriptions": list(resource_uris),
+            },
+            max_queued,
+        )
+
     # --- closing -------------------------------------------------------------------------
 
     async def aclose(self) -> None:
@@ -770,14 +1010,179 @@ class Client:
             await closer()
         self._conn.feed_eof()
         self._conn.stop_timer()
-        for t in list(self._tasks):
+        tasks = [t for t in self._tasks if t is not asyncio.current_task()]
+        for t in tasks:
             t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def __aenter__(self) -> "Client":
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
+
+
+class Subscription:
+    """Change notifications from :meth:`Client.listen`: an async context manager and an
+    async iterator of :class:`~mcp_sansio.events.Notification` events."""
+
+    _END = object()
+
+    def __init__(self, client: Client, wanted: Dict[str, Any], max_queued: int) -> None:
+        self._client = client
+        self._wanted = wanted
+        self._max = max(1, max_queued)
+        self._queue: "collections.deque[Any]" = collections.deque()
+        self._waiter: Optional["asyncio.Future[None]"] = None
+        self._acked: Optional["asyncio.Future[Dict[str, Any]]"] = None
+        self._request_id: Optional[int] = None
+        self._uris: List[str] = []
+        self._ended = False
+        self._closed = False
+        self.granted: Dict[str, Any] = {}
+        """The filter the server accepted (2026), or what was subscribed (legacy)."""
+
+    # --- opening and closing -------------------------------------------------------------
+
+    async def _open(self) -> "Subscription":
+        client = self._client
+        client._check_open()
+        if client.protocol_version == "2026-07-28":
+            filt = {k: v for k, v in self._wanted.items() if v}
+            self._acked = client._conn.loop.create_future()
+            rid = client.session.listen(filt)
+            self._request_id = rid
+            client._listeners[rid] = self
+            client._conn.pump()
+            try:
+                self.granted = await asyncio.wait_for(asyncio.shield(self._acked), client._request_timeout)
+            except BaseException:
+                await self.aclose()
+                raise
+            return self
+        # Legacy: subscribe each URI; list changes reach every client that can hear them.
+        caps = client.server_capabilities
+        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
+            if self._wanted[flag] and (caps.get(kind) or {}).get("listChanged"):
+                self.granted[flag] = True
+        client._legacy_listeners.append(self)
+        try:
+            for uri in self._wanted["resourceSubscriptions"]:
+                if client._legacy_uris[uri] == 0:
+                    await client.subscribe_resource(uri)
+                client._legacy_uris[uri] += 1
+                self._uris.append(uri)
+        except BaseException:
+            await self.aclose()
+            raise
+        if self._uris:
+            self.granted["resourceSubscriptions"] = list(self._uris)
+        return self
+
+    async def aclose(self) -> None:
+        """Ends the subscription (2026: cancels the listen request; legacy: unsubscribes
+        the URIs no other subscription holds)."""
+        if self._closed:
+            return
+        self._closed = True
+        client = self._client
+        if self._request_id is not None:
+            if client._listeners.pop(self._request_id, None) is not None:
+                if client.session.cancel(self._request_id, "the client stopped listening"):
+                    client._conn.pump()
+        else:
+            if self in client._legacy_listeners:
+                client._legacy_listeners.remove(self)
+            uris, self._uris = self._uris, []
+            for uri in uris:
+                client._legacy_uris[uri] -= 1
+                if client._legacy_uris[uri] <= 0:
+                    del client._legacy_uris[uri]
+                    if client._closed_reason is None:
+                        try:
+                            await client.unsubscribe_resource(uri)
+                        except (ConnectionClosed, McpError):
+                            pass
+        self._end(None)
+
+    async def __aenter__(self) -> "Subscription":
+        return await self._open()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return self._open().__await__()
+
+    # --- the notifications ---------------------------------------------------------------
+
+    def _deliver(self, event: Notification) -> None:
+        if self._ended:
+            return
+        if event.method == "notifications/subscriptions/acknowledged":
+            if self._acked is not None and not self._acked.done():
+                self._acked.set_result(dict((event.params or {}).get("notifications") or {}))
+            return
+        if self._request_id is None and not self._wants(event):
+            return
+        if len(self._queue) >= self._max:
+            self._end(SubscriptionLost(f"more than {self._max} notifications were left unread"))
+            self._client._conn.loop.create_task(self.aclose()).add_done_callback(_forget)
+            return
+        self._queue.append(event)
+        self._wake()
+
+    def _wants(self, event: Notification) -> bool:
+        """Legacy: which of the connection's notifications this subscription asked for."""
+        method = event.method
+        if method == "notifications/resources/updated":
+            uri = str((event.params or {}).get("uri", ""))
+            return any(
+                uri == sub or uri.startswith(sub if sub.endswith("/") else sub + "/")
+                for sub in self._uris
+            )
+        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
+            if method == f"notifications/{kind}/list_changed":
+                return bool(self._wanted[flag])
+        return False
+
+    def _end(self, error: Optional[BaseException]) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        if self._acked is not None and not self._acked.done():
+            self._acked.set_exception(error or ConnectionClosed("the server ended the subscription"))
+            self._acked.exception()  # retrieved: the opener gets it through the shield
+        self._queue.append(error if error is not None else self._END)
+        self._wake()
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def next(self) -> Notification:
+        """The next notification; raises ``StopAsyncIteration`` once the subscription
+        ended (or the error that ended it)."""
+        while not self._queue:
+            self._waiter = self._client._conn.loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = self._queue[0]
+        if item is self._END:
+            raise StopAsyncIteration
+        if isinstance(item, BaseException):
+            raise item
+        return self._queue.popleft()
+
+    def __aiter__(self) -> "Subscription":
+        return self
+
+    async def __anext__(self) -> Notification:
+        return await self.next()
 
 
 class _Connect:

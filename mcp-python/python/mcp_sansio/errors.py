@@ -17,6 +17,7 @@ __all__ = [
     "RequestCancelled",
     "ConnectionClosed",
     "InvalidResult",
+    "SubscriptionLost",
 ]
 
 
@@ -63,3 +64,8 @@ class ConnectionClosed(RemoteProtocolError):
 class InvalidResult(RemoteProtocolError):
     """The peer's answer does not have the shape the method needs (or asked for input
     too many times)."""
+
+
+class SubscriptionLost(RemoteProtocolError):
+    """A subscription ended because its notifications were not read fast enough; some
+    were lost. Listen again (and re-read what you watch)."""

@@ -111,10 +111,15 @@ class CompletionRequest(Event):
 
 @dataclass(frozen=True)
 class Notification(Event):
-    """A notification the core does not consume itself."""
+    """A notification the core does not consume itself.
+
+    ``subscription_id`` is the request id of the ``subscriptions/listen`` request it was
+    delivered on (2026-07-28), or ``None`` for one sent to the whole connection.
+    """
 
     method: str
     params: Optional[Dict[str, Any]]
+    subscription_id: Optional[int] = None
 
 
 @dataclass(frozen=True)

@@ -93,9 +93,40 @@ class Client:
         """The server's ``serverInfo``."""
         return self._client.server_info
 
-    def call_tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None, progress_callback: Any = None) -> Dict[str, Any]:
-        """``tools/call``"""
-        return self._loop.run(self._client.call_tool(name, arguments, progress_callback=progress_callback), timeout)
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+        progress_callback: Any = None,
+        as_task: bool = False,
+        on_task_status: Any = None,
+    ) -> Dict[str, Any]:
+        """``tools/call`` (see :meth:`mcp_sansio.aio.Client.call_tool`; callbacks run on the
+        client's loop thread)"""
+        call = self._client.call_tool(
+            name, arguments, progress_callback=progress_callback, as_task=as_task, on_task_status=on_task_status
+        )
+        return self._loop.run(call, timeout)
+
+    def listen(self, **filters: Any) -> "Subscription":
+        """Subscribes to change notifications (the filters of
+        :meth:`mcp_sansio.aio.Client.listen`)::
+
+            with client.listen(resource_uris=["file:///a"]) as changes:
+                for note in changes:
+                    ...
+        """
+        return Subscription(self._loop, self._client.listen(**filters))
+
+    def subscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
+        """``resources/subscribe`` (legacy era)"""
+        self._loop.run(self._client.subscribe_resource(uri), timeout)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: Optional[float] = None) -> None:
+        """``resources/unsubscribe`` (legacy era)"""
+        self._loop.run(self._client.unsubscribe_resource(uri), timeout)
 
     def list_tools(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
         """``tools/list``"""
@@ -147,3 +178,42 @@ class Client:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class Subscription:
+    """A blocking view of :class:`mcp_sansio.aio.Subscription`: a context manager and an
+    iterator of notifications."""
+
+    def __init__(self, loop: _Loop, sub: aio.Subscription) -> None:
+        self._loop = loop
+        self._sub = sub
+
+    @property
+    def granted(self) -> Dict[str, Any]:
+        """What the server accepted (see the asyncio class)."""
+        return self._sub.granted
+
+    def next(self, timeout: Optional[float] = None) -> Any:
+        """The next notification; ``StopIteration`` once the subscription ended;
+        ``RequestTimeout`` when none came within ``timeout`` seconds."""
+        try:
+            return self._loop.run(self._sub.next(), timeout)
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def close(self) -> None:
+        """Ends the subscription."""
+        self._loop.run(self._sub.aclose(), 10)
+
+    def __enter__(self) -> "Subscription":
+        self._loop.run(self._sub._open())
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __iter__(self) -> "Subscription":
+        return self
+
+    def __next__(self) -> Any:
+        return self.next()
