@@ -1,7 +1,7 @@
 //! The hostile-input table (`mcp_interop::hostile`) at every layer that serves HTTP: the
-//! sans-IO rules (`mcp_core::http::HttpServer`, in process), and mcp-tokio's and
-//! mcp-blocking's HTTP servers over real HTTP on 127.0.0.1, followed by floods (with an RSS
-//! bound on the tokio one)
+//! sans-IO rules (`mcp_core::http::HttpServer`, in process), and mcp-tokio's, mcp-async-std's
+//! and mcp-blocking's HTTP servers over real HTTP on 127.0.0.1, followed by floods (with an
+//! RSS bound on the tokio and async-std ones)
 //!
 //! Other bindings' servers run the same table: `hostile::run_over_tcp(addr, "/mcp")`.
 
@@ -161,4 +161,46 @@ fn the_table_and_floods_at_mcp_blocking_over_http() {
     let failures = hostile::flood_over_tcp(addr, "/mcp", 300);
     assert!(failures.is_empty(), "{failures:#?}");
     handle.shutdown();
+}
+
+#[test]
+fn the_table_and_floods_at_mcp_async_std_over_http() {
+    let Value::Object(schema) =
+        json!({"type": "object", "properties": {"text": {"type": "string"}}})
+    else {
+        unreachable!()
+    };
+    let server =
+        mcp_async_std::Server::builder(ServerConfig::new(Implementation::new("hostile", "1.0")))
+            .tool(
+                Tool::new(hostile::ECHO_TOOL, schema),
+                |_cx, args| async move {
+                    Ok(CallToolResult::text(
+                        args["text"].as_str().unwrap_or_default(),
+                    ))
+                },
+            )
+            .expect("a valid tool")
+            .build();
+    // The server's tasks run on smol's global executor, so the blocking table below can
+    // drive it from this thread.
+    let handle =
+        smol::block_on(server.serve_http_with("127.0.0.1:0".parse().unwrap(), http_config()))
+            .expect("binds 127.0.0.1");
+    let addr = handle.local_addr();
+    let failures = hostile::run_over_tcp(addr, "/mcp");
+    assert!(failures.is_empty(), "{failures:#?}");
+    // Floods: a warm-up, then ten times as many; memory must not grow with the count.
+    let failures = hostile::flood_over_tcp(addr, "/mcp", 300);
+    assert!(failures.is_empty(), "{failures:#?}");
+    let before = hostile::rss_kib();
+    let failures = hostile::flood_over_tcp(addr, "/mcp", 3000);
+    assert!(failures.is_empty(), "{failures:#?}");
+    if let (Some(before), Some(after)) = (before, hostile::rss_kib()) {
+        assert!(
+            after < before + 32 * 1024,
+            "RSS grew from {before} KiB to {after} KiB over 3000 flood requests"
+        );
+    }
+    smol::block_on(handle.shutdown());
 }
