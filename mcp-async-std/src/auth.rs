@@ -8,15 +8,15 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_net::TcpStream;
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_core::auth::resource::ResourceServer;
-use mcp_core::auth::{
-    AuthRequest, AuthResponse, ClientAssertion, OAuthClient, OAuthConfig, TokenStore,
-};
+use jsonwebtoken::{DecodingKey, Validation};
+use mcp_core::auth::resource::{Gate, ResourceServer};
+use mcp_core::auth::{AuthRequest, AuthResponse, OAuthClient, OAuthConfig, TokenStore};
 use mcp_core::http::HttpResponse;
+use mcp_shared::auth::absolute;
+pub use mcp_shared::auth::{JwtSigner, VerifiedToken};
 
 use crate::h1::{self, Body, Conn, Target};
 
@@ -110,18 +110,6 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     })
 }
 
-/// `location` resolved against `base` (absolute URLs and absolute paths)
-fn absolute(base: &str, location: &str) -> String {
-    if location.contains("://") {
-        return location.to_owned();
-    }
-    let origin_end = base
-        .find("://")
-        .and_then(|i| base[i + 3..].find('/').map(|j| i + 3 + j))
-        .unwrap_or(base.len());
-    format!("{}{}", &base[..origin_end], location)
-}
-
 /// Performs one authorization request over plain HTTP, on its own connection; a transport
 /// failure, a malformed response or a timeout becomes [`AuthResponse::failed`]
 pub(crate) async fn perform(request: AuthRequest) -> AuthResponse {
@@ -151,97 +139,6 @@ async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
         .await
         .ok()??;
     Some(AuthResponse::new(head.status, head.headers, body))
-}
-
-/// Signs `private_key_jwt` client assertions (RFC 7523) with a PEM private key
-pub struct JwtSigner {
-    key: EncodingKey,
-    algorithm: Algorithm,
-    name: String,
-}
-
-impl std::fmt::Debug for JwtSigner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JwtSigner")
-            .field("algorithm", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl JwtSigner {
-    /// A signer for `algorithm` (`ES256`, `ES384`, `RS256`, `PS256`, `EdDSA`, ...) with a
-    /// PKCS#8 (or SEC1 / PKCS#1) PEM private key
-    ///
-    /// # Errors
-    /// An unknown algorithm, or a key that does not parse for it.
-    pub fn from_pem(algorithm: &str, pem: &[u8]) -> Result<Self, String> {
-        let alg: Algorithm = algorithm
-            .parse()
-            .map_err(|_| format!("unknown algorithm {algorithm:?}"))?;
-        let key = match alg {
-            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem),
-            Algorithm::EdDSA => EncodingKey::from_ed_pem(pem),
-            Algorithm::RS256
-            | Algorithm::RS384
-            | Algorithm::RS512
-            | Algorithm::PS256
-            | Algorithm::PS384
-            | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem),
-            _ => return Err(format!("{algorithm} is not an asymmetric algorithm")),
-        }
-        .map_err(|e| format!("the private key does not parse: {e}"))?;
-        Ok(Self {
-            key,
-            algorithm: alg,
-            name: algorithm.to_owned(),
-        })
-    }
-}
-
-impl ClientAssertion for JwtSigner {
-    fn assertion(&self, client_id: &str, audience: &str) -> Result<String, String> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_err(|e| e.to_string())?
-            .as_secs();
-        let mut jti = [0u8; 16];
-        getrandom::fill(&mut jti).map_err(|e| e.to_string())?;
-        let jti: String = jti.iter().map(|b| format!("{b:02x}")).collect();
-        let claims = serde_json::json!({
-            "iss": client_id,
-            "sub": client_id,
-            "aud": audience,
-            "iat": now,
-            "exp": now + 300,
-            "jti": jti,
-        });
-        jsonwebtoken::encode(&Header::new(self.algorithm), &claims, &self.key)
-            .map_err(|e| e.to_string())
-    }
-
-    fn algorithm(&self) -> &str {
-        &self.name
-    }
-}
-
-/// What a [`TokenVerifier`] learned from a valid token
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct VerifiedToken {
-    /// The scopes the token grants
-    pub scopes: Vec<String>,
-    /// Who it was issued to (`sub` or the client id), if known
-    pub subject: Option<String>,
-}
-
-impl VerifiedToken {
-    /// A valid token granting `scopes`
-    pub fn new(scopes: Vec<String>) -> Self {
-        Self {
-            scopes,
-            subject: None,
-        }
-    }
 }
 
 /// Checks a bearer token (by introspection, JWT validation, a lookup): the valid token's
@@ -290,28 +187,16 @@ impl Protection {
         path: &str,
         headers: &[(String, String)],
     ) -> Option<HttpResponse> {
-        let json = ("Content-Type", "application/json".to_owned());
-        if method == "GET" && path == self.rules.metadata_path() {
-            let mut response = HttpResponse::empty(200);
-            response.headers.push(json);
-            response.body = self.rules.metadata_document();
-            return Some(response);
-        }
-        let authorization = headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-            .map(|(_, v)| v.as_str());
-        let denial = match mcp_core::auth::resource::bearer_token(authorization) {
-            None => self.rules.missing_token(),
-            Some(token) => match (self.verifier)(token.to_owned()).await {
-                Err(why) => self.rules.invalid_token(&why),
-                Ok(granted) => self.rules.check_scopes(&granted.scopes, &[])?,
-            },
+        let token = match self.rules.gate(method, path, headers) {
+            Gate::Answer(answer) => return Some(answer),
+            Gate::Verify(token) => token,
         };
-        let mut response = HttpResponse::empty(denial.status);
-        response.headers = vec![json, ("WWW-Authenticate", denial.www_authenticate)];
-        response.body = denial.body;
-        Some(response)
+        let verified = (self.verifier)(token.to_owned()).await;
+        let granted = verified
+            .as_ref()
+            .map(|v| v.scopes.as_slice())
+            .map_err(String::as_str);
+        self.rules.verdict(granted)
     }
 }
 
@@ -351,19 +236,4 @@ pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
             Ok(verified)
         })
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_locations() {
-        assert_eq!(
-            absolute("http://a:1/x/y?q", "/cb?code=1"),
-            "http://a:1/cb?code=1"
-        );
-        assert_eq!(absolute("http://a:1", "/cb"), "http://a:1/cb");
-        assert_eq!(absolute("http://a:1/x", "http://b/cb"), "http://b/cb");
-    }
 }

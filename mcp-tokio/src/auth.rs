@@ -8,16 +8,17 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_core::auth::resource::ResourceServer;
-use mcp_core::auth::{
-    AuthRequest, AuthResponse, ClientAssertion, OAuthClient, OAuthConfig, TokenStore,
-};
+use jsonwebtoken::{DecodingKey, Validation};
+use mcp_core::auth::resource::{Gate, ResourceServer};
+use mcp_core::auth::{AuthRequest, AuthResponse, OAuthClient, OAuthConfig, TokenStore};
+use mcp_core::http::HttpResponse;
+use mcp_shared::auth::absolute;
+pub use mcp_shared::auth::{JwtSigner, VerifiedToken};
 
 type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
 
@@ -115,18 +116,6 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     })
 }
 
-/// `location` resolved against `base` (absolute URLs and absolute paths)
-fn absolute(base: &str, location: &str) -> String {
-    if location.contains("://") {
-        return location.to_owned();
-    }
-    let origin_end = base
-        .find("://")
-        .and_then(|i| base[i + 3..].find('/').map(|j| i + 3 + j))
-        .unwrap_or(base.len());
-    format!("{}{}", &base[..origin_end], location)
-}
-
 /// Performs one authorization request over plain HTTP; a transport failure or timeout
 /// becomes [`AuthResponse::failed`]
 pub(crate) async fn perform(net: &Net, request: AuthRequest) -> AuthResponse {
@@ -160,97 +149,6 @@ pub(crate) async fn perform(net: &Net, request: AuthRequest) -> AuthResponse {
         .ok()
         .flatten()
         .unwrap_or_else(AuthResponse::failed)
-}
-
-/// Signs `private_key_jwt` client assertions (RFC 7523) with a PEM private key
-pub struct JwtSigner {
-    key: EncodingKey,
-    algorithm: Algorithm,
-    name: String,
-}
-
-impl std::fmt::Debug for JwtSigner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JwtSigner")
-            .field("algorithm", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl JwtSigner {
-    /// A signer for `algorithm` (`ES256`, `ES384`, `RS256`, `PS256`, `EdDSA`, ...) with a
-    /// PKCS#8 (or SEC1 / PKCS#1) PEM private key
-    ///
-    /// # Errors
-    /// An unknown algorithm, or a key that does not parse for it.
-    pub fn from_pem(algorithm: &str, pem: &[u8]) -> Result<Self, String> {
-        let alg: Algorithm = algorithm
-            .parse()
-            .map_err(|_| format!("unknown algorithm {algorithm:?}"))?;
-        let key = match alg {
-            Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem),
-            Algorithm::EdDSA => EncodingKey::from_ed_pem(pem),
-            Algorithm::RS256
-            | Algorithm::RS384
-            | Algorithm::RS512
-            | Algorithm::PS256
-            | Algorithm::PS384
-            | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem),
-            _ => return Err(format!("{algorithm} is not an asymmetric algorithm")),
-        }
-        .map_err(|e| format!("the private key does not parse: {e}"))?;
-        Ok(Self {
-            key,
-            algorithm: alg,
-            name: algorithm.to_owned(),
-        })
-    }
-}
-
-impl ClientAssertion for JwtSigner {
-    fn assertion(&self, client_id: &str, audience: &str) -> Result<String, String> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_err(|e| e.to_string())?
-            .as_secs();
-        let mut jti = [0u8; 16];
-        getrandom::fill(&mut jti).map_err(|e| e.to_string())?;
-        let jti: String = jti.iter().map(|b| format!("{b:02x}")).collect();
-        let claims = serde_json::json!({
-            "iss": client_id,
-            "sub": client_id,
-            "aud": audience,
-            "iat": now,
-            "exp": now + 300,
-            "jti": jti,
-        });
-        jsonwebtoken::encode(&Header::new(self.algorithm), &claims, &self.key)
-            .map_err(|e| e.to_string())
-    }
-
-    fn algorithm(&self) -> &str {
-        &self.name
-    }
-}
-
-/// What a [`TokenVerifier`] learned from a valid token
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct VerifiedToken {
-    /// The scopes the token grants
-    pub scopes: Vec<String>,
-    /// Who it was issued to (`sub` or the client id), if known
-    pub subject: Option<String>,
-}
-
-impl VerifiedToken {
-    /// A valid token granting `scopes`
-    pub fn new(scopes: Vec<String>) -> Self {
-        Self {
-            scopes,
-            subject: None,
-        }
-    }
 }
 
 /// Checks a bearer token (by introspection, JWT validation, a lookup): the valid token's
@@ -299,26 +197,16 @@ impl Protection {
         path: &str,
         headers: &[(String, String)],
     ) -> Option<(u16, Vec<(String, String)>, Vec<u8>)> {
-        let json = ("Content-Type".to_owned(), "application/json".to_owned());
-        if method == "GET" && path == self.rules.metadata_path() {
-            return Some((200, vec![json], self.rules.metadata_document()));
-        }
-        let authorization = headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-            .map(|(_, v)| v.as_str());
-        let denial = match mcp_core::auth::resource::bearer_token(authorization) {
-            None => self.rules.missing_token(),
-            Some(token) => match (self.verifier)(token.to_owned()).await {
-                Err(why) => self.rules.invalid_token(&why),
-                Ok(granted) => self.rules.check_scopes(&granted.scopes, &[])?,
-            },
+        let token = match self.rules.gate(method, path, headers) {
+            Gate::Answer(answer) => return Some(parts(answer)),
+            Gate::Verify(token) => token,
         };
-        let headers = vec![
-            json,
-            ("WWW-Authenticate".to_owned(), denial.www_authenticate),
-        ];
-        Some((denial.status, headers, denial.body))
+        let verified = (self.verifier)(token.to_owned()).await;
+        let granted = verified
+            .as_ref()
+            .map(|v| v.scopes.as_slice())
+            .map_err(String::as_str);
+        self.rules.verdict(granted).map(parts)
     }
 }
 
@@ -331,46 +219,16 @@ pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
     Arc::new(move |token: String| {
         let key = Arc::clone(&key);
         let validation = Arc::clone(&validation);
-        Box::pin(async move {
-            let data = jsonwebtoken::decode::<serde_json::Value>(&token, &key, &validation)
-                .map_err(|e| match e.kind() {
-                    jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
-                        "the token has expired".to_owned()
-                    }
-                    jsonwebtoken::errors::ErrorKind::InvalidAudience => {
-                        "the token is not for this resource".to_owned()
-                    }
-                    _ => "the token is invalid".to_owned(),
-                })?;
-            let claims = data.claims;
-            let scopes = match (&claims["scope"], &claims["scp"]) {
-                (serde_json::Value::String(s), _) => {
-                    s.split_whitespace().map(str::to_owned).collect()
-                }
-                (_, serde_json::Value::Array(a)) => a
-                    .iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            let mut verified = VerifiedToken::new(scopes);
-            verified.subject = claims["sub"].as_str().map(str::to_owned);
-            Ok(verified)
-        })
+        Box::pin(async move { mcp_shared::auth::verify_jwt(&token, &key, &validation) })
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_locations() {
-        assert_eq!(
-            absolute("http://a:1/x/y?q", "/cb?code=1"),
-            "http://a:1/cb?code=1"
-        );
-        assert_eq!(absolute("http://a:1", "/cb"), "http://a:1/cb");
-        assert_eq!(absolute("http://a:1/x", "http://b/cb"), "http://b/cb");
-    }
+/// A gate's answer as the HTTP front end writes it
+fn parts(answer: HttpResponse) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let headers = answer
+        .headers
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect();
+    (answer.status, headers, answer.body)
 }

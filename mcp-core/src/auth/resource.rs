@@ -4,12 +4,24 @@
 //! where that document is served. A binding asks it for the document
 //! ([`ResourceServer::metadata_path`], [`ResourceServer::metadata_document`]), extracts the
 //! bearer token ([`bearer_token`]), lets the application verify it, and answers failures
-//! with the [`Denial`] built here: 401 with `WWW-Authenticate: Bearer ...,
+//! with the [`Denial`] built here ([`ResourceServer::gate`] and [`ResourceServer::verdict`]
+//! make those two steps for a binding): 401 with `WWW-Authenticate: Bearer ...,
 //! resource_metadata="..."` for a missing or invalid token, 403 `insufficient_scope` for a
 //! token without the scopes the request needs.
 
 use super::metadata::ProtectedResourceMetadata;
 use super::url;
+use crate::http::{Headers, HttpResponse};
+
+/// What a protected endpoint does with a request before the MCP server sees it, from
+/// [`ResourceServer::gate`]
+#[derive(Debug, Clone)]
+pub enum Gate<'a> {
+    /// Answer with this instead of running the request (the metadata document, or 401)
+    Answer(HttpResponse),
+    /// Verify this bearer token, then ask [`ResourceServer::verdict`]
+    Verify(&'a str),
+}
 
 /// A refusal to send instead of running the request
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +33,18 @@ pub struct Denial {
     pub www_authenticate: String,
     /// A JSON body `{"error": ..., "error_description": ...}`
     pub body: Vec<u8>,
+}
+
+impl From<Denial> for HttpResponse {
+    fn from(denial: Denial) -> Self {
+        let mut response = Self::empty(denial.status);
+        response.headers = vec![
+            ("Content-Type", "application/json".to_owned()),
+            ("WWW-Authenticate", denial.www_authenticate),
+        ];
+        response.body = denial.body;
+        response
+    }
 }
 
 /// The protection of one MCP endpoint
@@ -136,6 +160,38 @@ impl ResourceServer {
         (!ok).then(|| self.insufficient_scope(&all))
     }
 
+    /// The first step for every request at the protected endpoint: a GET of the metadata
+    /// path is answered with the document, a request without a bearer token with 401;
+    /// otherwise the token is to be verified (by the application)
+    pub fn gate<'a>(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &'a (impl Headers + ?Sized),
+    ) -> Gate<'a> {
+        if method == "GET" && path == self.metadata_path() {
+            let mut response = HttpResponse::empty(200);
+            response.headers = vec![("Content-Type", "application/json".to_owned())];
+            response.body = self.metadata_document();
+            return Gate::Answer(response);
+        }
+        match bearer_token(headers.get("Authorization")) {
+            Some(token) => Gate::Verify(token),
+            None => Gate::Answer(self.missing_token().into()),
+        }
+    }
+
+    /// The second step, after the application verified the token: `granted` is the
+    /// token's scopes, or why it is invalid. `None` lets the request through; otherwise
+    /// 401 `invalid_token` or 403 `insufficient_scope`
+    pub fn verdict(&self, granted: Result<&[String], &str>) -> Option<HttpResponse> {
+        let denial = match granted {
+            Err(why) => self.invalid_token(why),
+            Ok(scopes) => self.check_scopes(scopes, &[])?,
+        };
+        Some(denial.into())
+    }
+
     fn deny(
         &self,
         status: u16,
@@ -213,6 +269,58 @@ mod tests {
         let doc: serde_json::Value = serde_json::from_slice(&rs.metadata_document()).unwrap();
         assert_eq!(doc["resource"], "http://127.0.0.1:4100/mcp");
         assert_eq!(doc["authorization_servers"][0], "http://127.0.0.1:4101");
+    }
+
+    #[test]
+    fn the_gate_serves_metadata_refuses_and_admits() {
+        let rs = ResourceServer::new("http://127.0.0.1:4100/mcp", "http://127.0.0.1:4101")
+            .unwrap()
+            .required_scopes(&["mcp:read"]);
+        let none: &[(&str, &str)] = &[];
+        let Gate::Answer(doc) = rs.gate("GET", rs.metadata_path(), none) else {
+            panic!("the metadata document is public")
+        };
+        assert_eq!(doc.status, 200);
+        assert_eq!(doc.body, rs.metadata_document());
+        assert_eq!(doc.header("Content-Type"), Some("application/json"));
+        let Gate::Answer(missing) = rs.gate("POST", "/mcp", none) else {
+            panic!("no token: 401")
+        };
+        assert_eq!(missing.status, 401);
+        assert_eq!(
+            missing.header("WWW-Authenticate"),
+            Some(rs.missing_token().www_authenticate.as_str())
+        );
+        let basic = [("authorization", "Basic abc")];
+        assert!(matches!(rs.gate("POST", "/mcp", &basic[..]), Gate::Answer(a) if a.status == 401));
+        let bearer = [("Authorization", "Bearer tok")];
+        assert!(matches!(
+            rs.gate("POST", "/mcp", &bearer[..]),
+            Gate::Verify("tok")
+        ));
+        // A GET of another path needs a token like any request.
+        assert!(matches!(
+            rs.gate("GET", "/mcp", &bearer[..]),
+            Gate::Verify("tok")
+        ));
+
+        let invalid = rs.verdict(Err("expired")).unwrap();
+        assert_eq!(invalid.status, 401);
+        assert!(
+            invalid
+                .header("WWW-Authenticate")
+                .unwrap()
+                .contains("invalid_token")
+        );
+        let under = rs.verdict(Ok(&["other".to_owned()])).unwrap();
+        assert_eq!(under.status, 403);
+        assert!(
+            under
+                .header("WWW-Authenticate")
+                .unwrap()
+                .contains("insufficient_scope")
+        );
+        assert!(rs.verdict(Ok(&["mcp:read".to_owned()])).is_none());
     }
 
     #[test]

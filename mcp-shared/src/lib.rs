@@ -1,0 +1,7 @@
+//! Internal to this workspace: the pieces every binding (mcp-tokio, mcp-async-std,
+//! mcp-blocking) needs that are neither protocol logic (that is `mcp-core`'s) nor tied to a
+//! runtime. Each binding re-exports what its users see.
+
+#![forbid(unsafe_code)]
+
+pub mod auth;
