@@ -796,7 +796,8 @@ impl ClientTransport {
             {
                 entry.complete = true;
             }
-            if self.tools_lists.remove(&id.to_string())
+            if !self.tools_lists.is_empty()
+                && self.tools_lists.remove(&id.to_string())
                 && let Some(result) = peek.result
                 && let Ok(mut list) = serde_json::from_str::<ListToolsResult>(result.get())
             {
