@@ -425,7 +425,7 @@ impl Core {
             // The client sends nothing more: no answer could ever come.
             return Err(AskError::PeerClosed);
         }
-        if self.out.len() > self.limits.max_queued_bytes {
+        if self.out.len() > self.limits().max_queued_bytes {
             self.blocked = true;
             return Err(AskError::Blocked);
         }

@@ -107,7 +107,6 @@ struct Core {
     role: Role,
     phase: Phase,
     peer: Option<PeerInfo>,
-    limits: Limits,
     now: Instant,
     out: TransmitQueue,
     events: VecDeque<Event>,
@@ -121,8 +120,6 @@ struct Core {
     backlog: bool,
     /// The peer closed its side; we close once every inbound request is answered
     eof: bool,
-    /// Our capabilities, as sent
-    own_caps: Arc<Value>,
     /// Pre-serialized JSON reused on every message
     own_caps_json: Box<str>,
     own_info_json: Box<str>,
@@ -152,11 +149,10 @@ impl Session {
     /// `server/discover`) is already queued. [`Event::Ready`] follows once the server
     /// answered; application requests fail with [`SendError::NotReady`] before it.
     pub fn client(config: Arc<ClientConfig>, now: Instant) -> Self {
-        let limits = config.limits.clone();
-        let caps = config.capabilities.clone();
+        let caps = serde_json::to_string(&config.capabilities).expect("a Value serializes");
         let info = serde_json::to_string(&config.info).expect("Implementation serializes");
         let era = config.era;
-        let mut core = Core::new(Role::Client(config), limits, now, caps, info);
+        let mut core = Core::new(Role::Client(config), now, caps, info);
         match era {
             EraMode::Legacy(v) => core.start_initialize(v),
             EraMode::Auto | EraMode::Modern => core.start_discover(ProtocolVersion::LATEST, 0),
@@ -169,16 +165,15 @@ impl Session {
     /// One server session serves both eras: a legacy client's `initialize` and a modern
     /// client's per-request `_meta` both work.
     pub fn server(config: Arc<ServerConfig>, now: Instant) -> Self {
-        let limits = config.limits.clone();
-        let caps = config.capabilities.clone();
+        let caps = serde_json::to_string(&config.capabilities).expect("a Value serializes");
         let info = serde_json::to_string(&config.info).expect("Implementation serializes");
-        let core = Core::new(Role::Server(config), limits, now, caps, info);
+        let core = Core::new(Role::Server(config), now, caps, info);
         Self::with_core(core)
     }
 
     fn with_core(core: Core) -> Self {
         Self {
-            codec: LineCodec::new(core.limits.max_message_size),
+            codec: LineCodec::new(core.limits().max_message_size),
             core,
         }
     }
@@ -278,7 +273,7 @@ impl Session {
         // A caller that ignores `wants_read` cannot grow the buffer without bound: past one
         // maximum message of backlog, frames are processed anyway and the overload rules
         // (error replies, dropped notifications) keep the queues bounded.
-        let force = self.codec.buffered() > self.core.limits.max_message_size;
+        let force = self.codec.buffered() > self.core.limits().max_message_size;
         self.pump(force);
     }
 
@@ -289,8 +284,8 @@ impl Session {
         if self.core.eof || self.is_closed() {
             return;
         }
-        if message.len() > self.core.limits.max_message_size {
-            let limit = self.core.limits.max_message_size;
+        if message.len() > self.core.limits().max_message_size {
+            let limit = self.core.limits().max_message_size;
             self.core.frame_error(&FrameError::TooLong { limit });
             return;
         }
@@ -476,7 +471,7 @@ impl Session {
     #[must_use]
     pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit> {
         let t = self.core.out.pop_into(buf)?;
-        if self.core.blocked && self.core.out.len() <= self.core.limits.max_queued_bytes / 2 {
+        if self.core.blocked && self.core.out.len() <= self.core.limits().max_queued_bytes / 2 {
             self.core.blocked = false;
             self.core.events.push_back(Event::Unblocked);
         }
@@ -521,7 +516,7 @@ impl Session {
             }
             // Forced (the caller ignores `wants_read`) while our output is not being written
             // either: every frame could add a reply, so frames are dropped unread instead.
-            let flooded = force && self.core.out.len() > self.core.limits.max_queued_bytes;
+            let flooded = force && self.core.out.len() > self.core.limits().max_queued_bytes;
             match self.codec.next_frame() {
                 Some(_) if flooded => self.core.stats.dropped_messages += 1,
                 Some(Ok(text)) => self.core.handle_frame(text),
@@ -536,13 +531,11 @@ impl Session {
 }
 
 impl Core {
-    fn new(role: Role, limits: Limits, now: Instant, caps: Value, info_json: String) -> Self {
-        let caps_json = serde_json::to_string(&caps).expect("a Value serializes");
+    fn new(role: Role, now: Instant, caps_json: String, info_json: String) -> Self {
         Self {
             role,
             phase: Phase::Fresh,
             peer: None,
-            limits,
             now,
             out: TransmitQueue::default(),
             events: VecDeque::new(),
@@ -553,7 +546,6 @@ impl Core {
             blocked: false,
             backlog: false,
             eof: false,
-            own_caps: Arc::new(caps),
             own_caps_json: caps_json.into(),
             own_info_json: info_json.into(),
             last_modern_caps: None,
@@ -562,6 +554,23 @@ impl Core {
             server_tasks: tasks::ServerTasks::default(),
             followed: std::collections::HashMap::new(),
             subscriptions: subscriptions::Subscriptions::default(),
+        }
+    }
+
+    /// The limits of this session: the configuration's (shared, not copied per session)
+    #[inline]
+    fn limits(&self) -> &Limits {
+        match &self.role {
+            Role::Client(c) => &c.limits,
+            Role::Server(s) => &s.limits,
+        }
+    }
+
+    /// Our capabilities, as sent: the configuration's
+    fn own_caps(&self) -> &Value {
+        match &self.role {
+            Role::Client(c) => &c.capabilities,
+            Role::Server(s) => &s.capabilities,
         }
     }
 
@@ -591,15 +600,16 @@ impl Core {
     /// (a peer that floods us without reading our answers stops being read)
     fn accepts_input(&self) -> bool {
         !matches!(self.phase, Phase::Closed)
-            && self.events.len() < self.limits.max_queued_events
-            && self.inbound.len() < self.limits.max_in_flight_inbound
-            && self.out.len() <= self.limits.max_queued_bytes
+            && self.events.len() < self.limits().max_queued_events
+            && self.inbound.len() < self.limits().max_in_flight_inbound
+            && self.out.len() <= self.limits().max_queued_bytes
     }
 
     /// Past the soft limits, because the caller ignored `wants_read`
     fn overloaded(&self) -> bool {
-        self.events.len() >= self.limits.max_queued_events.saturating_mul(2)
-            || self.inbound.len() >= self.limits.max_in_flight_inbound + self.limits.max_batch_len
+        self.events.len() >= self.limits().max_queued_events.saturating_mul(2)
+            || self.inbound.len()
+                >= self.limits().max_in_flight_inbound + self.limits().max_batch_len
     }
 
     fn extra_methods(&self) -> &[String] {

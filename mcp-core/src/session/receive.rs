@@ -101,12 +101,12 @@ impl Core {
             self.answer(None, None, Answer::Error(&error));
             return;
         }
-        if items.len() > self.limits.max_batch_len {
+        if items.len() > self.limits().max_batch_len {
             self.stats.invalid_messages += 1;
             let error = ErrorObject::invalid_request(format!(
                 "the batch has {} messages; the limit is {}",
                 items.len(),
-                self.limits.max_batch_len
+                self.limits().max_batch_len
             ));
             self.answer(None, None, Answer::Error(&error));
             return;
@@ -324,7 +324,7 @@ impl Core {
         };
         let refusal = match gate {
             Gate::Known(Some(Capability { path, name }))
-                if !has_capability(&self.own_caps, path) =>
+                if !has_capability(self.own_caps(), path) =>
             {
                 Some(format!(
                     "Method not found: {} (the {} capability was not declared)",
@@ -354,7 +354,7 @@ impl Core {
         if self.overloaded() {
             let error = ErrorObject::internal_error(format!(
                 "too many requests in progress (limit {}); retry later",
-                self.limits.max_in_flight_inbound
+                self.limits().max_in_flight_inbound
             ));
             return self.answer(Some(&request.id), batch, Answer::Error(&error));
         }
@@ -367,7 +367,7 @@ impl Core {
         let task_offered = tasks::task_offered(
             &request.method,
             version,
-            &self.own_caps,
+            self.own_caps(),
             &peer_caps,
             task_param.as_ref(),
         );

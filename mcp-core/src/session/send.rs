@@ -186,7 +186,7 @@ impl Core {
         if matches!(self.phase, Phase::Closed) || self.eof {
             return Err(SendError::Closed);
         }
-        if self.out.len() > self.limits.max_queued_bytes {
+        if self.out.len() > self.limits().max_queued_bytes {
             self.blocked = true;
             return Err(SendError::Blocked);
         }
@@ -288,7 +288,7 @@ impl Core {
             }
             None => params,
         };
-        if self.outbound.app_len() >= self.limits.max_in_flight_outbound {
+        if self.outbound.app_len() >= self.limits().max_in_flight_outbound {
             return Err(SendError::TooManyRequests);
         }
         let defaults = self.role.timeouts();

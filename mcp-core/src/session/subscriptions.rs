@@ -193,10 +193,10 @@ impl Core {
                     self.answer(Some(id), batch, Answer::Error(&error));
                     return true;
                 }
-                if self.subscriptions.listeners.len() >= self.limits.max_subscriptions {
+                if self.subscriptions.listeners.len() >= self.limits().max_subscriptions {
                     let error = ErrorObject::internal_error(format!(
                         "too many subscriptions (limit {})",
-                        self.limits.max_subscriptions
+                        self.limits().max_subscriptions
                     ));
                     self.answer(Some(id), batch, Answer::Error(&error));
                     return true;
@@ -210,11 +210,11 @@ impl Core {
                     self.answer(Some(id), batch, Answer::Error(&error));
                     return true;
                 };
+                let limit = self.limits().max_subscriptions;
                 let set = &mut self.subscriptions.legacy_resources;
-                if set.len() >= self.limits.max_subscriptions && !set.contains(&p.uri) {
+                if set.len() >= limit && !set.contains(&p.uri) {
                     let error = ErrorObject::invalid_params(format!(
-                        "too many resource subscriptions (limit {})",
-                        self.limits.max_subscriptions
+                        "too many resource subscriptions (limit {limit})"
                     ));
                     self.answer(Some(id), batch, Answer::Error(&error));
                     return true;
@@ -236,14 +236,14 @@ impl Core {
 
     /// Registers a listen stream with the granted part of its filter and acknowledges it
     fn open_listener(&mut self, id: &RequestId, filter: Filter, request_caps: &Value) {
-        let caps = &self.own_caps;
+        let caps = self.own_caps();
         let offers = |list: &str| has_capability(caps, &[list, "listChanged"]);
         let lists = [
             filter.tools_list_changed && offers("tools"),
             filter.prompts_list_changed && offers("prompts"),
             filter.resources_list_changed && offers("resources"),
         ];
-        let limit = self.limits.max_subscriptions;
+        let limit = self.limits().max_subscriptions;
         let resources: BTreeSet<String> = if has_capability(caps, &["resources", "subscribe"]) {
             filter
                 .resource_subscriptions
@@ -296,7 +296,7 @@ impl Core {
         if matches!(self.phase, super::lifecycle::Phase::Closed) {
             return;
         }
-        if self.out.len() > self.limits.max_queued_bytes {
+        if self.out.len() > self.limits().max_queued_bytes {
             self.stats.dropped_messages += 1;
             if self.subscriptions.cancel(id) {
                 let error = ErrorObject::internal_error(
@@ -333,7 +333,7 @@ impl Core {
 
     pub(super) fn notify_list_changed(&mut self, kind: ListKind) -> Result<(), SendError> {
         self.check_open()?;
-        if !has_capability(&self.own_caps, &[kind.capability(), "listChanged"]) {
+        if !has_capability(self.own_caps(), &[kind.capability(), "listChanged"]) {
             return Err(SendError::NotAllowed {
                 method: kind.method().to_owned(),
                 reason: "the server did not declare listChanged for this list",

@@ -454,9 +454,9 @@ impl Core {
         };
         let modern = entry.version.era() == Era::Modern;
         let version = entry.version;
-        if self.server_tasks.tasks.len() >= self.limits.max_tasks {
+        if self.server_tasks.tasks.len() >= self.limits().max_tasks {
             self.evict_one_terminal_task();
-            if self.server_tasks.tasks.len() >= self.limits.max_tasks {
+            if self.server_tasks.tasks.len() >= self.limits().max_tasks {
                 return Err(TaskError::TableFull);
             }
         }
@@ -774,7 +774,7 @@ impl Core {
         let id = &request.id;
         let modern = version.era() == Era::Modern;
         let now_ms = self.clock_ms();
-        if modern && !has_capability(&self.own_caps, &["extensions", TASKS_EXTENSION]) {
+        if modern && !has_capability(self.own_caps(), &["extensions", TASKS_EXTENSION]) {
             let error = ErrorObject::method_not_found(method);
             self.answer(Some(id), batch, Answer::Error(&error));
             return true;
@@ -819,11 +819,11 @@ impl Core {
                 let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
                 if task.status.is_terminal() {
                     self.answer_task_result(seq, id, batch);
-                } else if self.server_tasks.waiting() >= self.limits.max_in_flight_inbound {
+                } else if self.server_tasks.waiting() >= self.limits().max_in_flight_inbound {
                     // Waiting requests are requests in progress: bounded like the others.
                     let error = ErrorObject::internal_error(format!(
                         "too many requests in progress (limit {}); retry later",
-                        self.limits.max_in_flight_inbound
+                        self.limits().max_in_flight_inbound
                     ));
                     self.answer(Some(id), batch, Answer::Error(&error));
                 } else {
