@@ -436,7 +436,7 @@ impl Core {
             });
         }
         entry.last_progress = Some(progress.progress);
-        if self.out.len() > self.limits.max_queued_bytes {
+        if self.out.len() > self.limits().max_queued_bytes {
             // Progress is advisory and the next report supersedes this one: rather than
             // queue past the limit (a peer that does not read), drop it.
             self.stats.dropped_messages += 1;
