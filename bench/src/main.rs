@@ -20,9 +20,12 @@
 //! Adding a binding is one arm in [`run`] (and in [`serve`] for W3).
 
 mod alloc;
+#[cfg(feature = "async-std")]
 mod async_std_binding;
+#[cfg(feature = "blocking")]
 mod blocking_binding;
 mod core_binding;
+#[cfg(feature = "tokio")]
 mod tokio_binding;
 
 use std::process::ExitCode;
@@ -174,17 +177,22 @@ fn run(o: &Options) -> Result<Vec<f64>, String> {
         (Workload::W1, Binding::Core) => Ok(core_binding::w1(era, runs, n)),
         (Workload::W2, Binding::Core) => Ok(core_binding::w2(era, runs, n)),
         (Workload::W3, Binding::Core) => core_binding::w3(era, runs, n),
+        #[cfg(feature = "tokio")]
         (w, Binding::TokioCt | Binding::TokioMt) => {
             let multi = o.binding == Binding::TokioMt;
             tokio_binding::run(w == Workload::W1, w == Workload::W3, multi, era, runs, n)
         }
+        #[cfg(feature = "blocking")]
         (w, Binding::Blocking) => {
             blocking_binding::run(w == Workload::W1, w == Workload::W3, o.era, runs, n)
         }
+        #[cfg(feature = "async-std")]
         (w, Binding::AsyncStd) => {
             async_std_binding::run(w == Workload::W1, w == Workload::W3, o.era, runs, n)
         }
         (Workload::Mem, _) => unreachable!("handled before"),
+        #[allow(unreachable_patterns)] // with every binding built, no binding reaches here
+        (_, b) => Err(not_built(b)),
     }
 }
 
@@ -192,19 +200,36 @@ fn run(o: &Options) -> Result<Vec<f64>, String> {
 fn serve(o: &Options) -> Result<(), String> {
     match o.binding {
         Binding::Core => core_binding::serve_stdio(),
+        #[cfg(feature = "tokio")]
         Binding::TokioCt | Binding::TokioMt => {
             tokio_binding::serve_stdio(o.binding == Binding::TokioMt);
             Ok(())
         }
+        #[cfg(feature = "blocking")]
         Binding::Blocking => {
             blocking_binding::serve_stdio();
             Ok(())
         }
+        #[cfg(feature = "async-std")]
         Binding::AsyncStd => {
             async_std_binding::serve_stdio();
             Ok(())
         }
+        #[allow(unreachable_patterns)] // with every binding built, no binding reaches here
+        b => Err(not_built(b)),
     }
+}
+
+/// The error for a binding this runner was built without (`--no-default-features`)
+#[cfg_attr(
+    all(feature = "tokio", feature = "async-std", feature = "blocking"),
+    allow(dead_code)
+)]
+fn not_built(b: Binding) -> String {
+    format!(
+        "this mcp-bench was built without the `{}` binding (build it with default features)",
+        b.name()
+    )
 }
 
 fn era_name(era: EraMode) -> &'static str {
@@ -291,7 +316,18 @@ mod tests {
             "w1 --binding async-std --n 50 --runs 1",
             "w2 --binding async-std --n 128 --runs 1",
         ] {
-            let rates = run(&options(args)).unwrap_or_else(|e| panic!("{args}: {e}"));
+            let o = options(args);
+            let built = match o.binding {
+                Binding::Core => true,
+                Binding::TokioCt | Binding::TokioMt => cfg!(feature = "tokio"),
+                Binding::AsyncStd => cfg!(feature = "async-std"),
+                Binding::Blocking => cfg!(feature = "blocking"),
+            };
+            if !built {
+                assert!(run(&o).is_err_and(|e| e.contains("built without")), "{args}");
+                continue;
+            }
+            let rates = run(&o).unwrap_or_else(|e| panic!("{args}: {e}"));
             assert!(
                 !rates.is_empty() && rates.iter().all(|r| *r > 0.0),
                 "{args}: {rates:?}"
