@@ -5,3 +5,6 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod client;
+pub mod peer;
+pub mod server;

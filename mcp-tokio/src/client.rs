@@ -1,95 +1,57 @@
 //! The client: connect over any byte stream or to a child process, then make typed calls
 
-use std::io;
+use std::ops::Deref;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_core::schema::method::{
-    CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
-};
-use mcp_core::schema::{
-    CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
-    GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
-    Tool,
-};
-use mcp_core::{CallError, ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
-use serde_json::{Map, Value};
+use mcp_core::{ClientConfig, PeerInfo, Session};
+use mcp_shared::client::Commands;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command as ProcessCommand};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::driver::{self, ClientOptions, Command, TaskStatusUpdate};
+pub use mcp_shared::client::{ClientError, ConnectError};
 
-/// Why a call failed
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// The request could not be sent (local misuse, or the session is closed)
-    #[error(transparent)]
-    Send(#[from] SendError),
-    /// The request was sent and ended without a result
-    #[error(transparent)]
-    Call(#[from] CallError),
-    /// The connection's actor is gone
-    #[error("the connection is closed")]
-    Closed,
-}
-
-/// Why connecting failed
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// Starting the child process failed
-    #[error("could not start the server: {0}")]
-    Spawn(#[from] io::Error),
-    /// The URL is not an `http://` URL
-    #[error("invalid URL: {0}")]
-    Url(String),
-    /// The handshake or discovery failed
-    #[error("the handshake failed: {0}")]
-    Handshake(String),
-}
+use crate::driver::{self, ClientOptions, Command, Tokio};
 
 /// A connected MCP client; cheap to clone, every clone talks to the same connection
 ///
 /// Dropping a call's future before it finishes cancels the request
 /// (`notifications/cancelled`, or `tasks/cancel` for a task-backed call).
+///
+/// The typed calls ([`call_tool`](mcp_shared::client::Client::call_tool),
+/// [`list_tools`](mcp_shared::client::Client::list_tools), [`start`](mcp_shared::client::Client::start), ...)
+/// are the async bindings' shared ones, reached through `Deref`.
 #[derive(Clone, Debug)]
 pub struct Client {
-    commands: mpsc::Sender<Command>,
-    peer: Arc<PeerInfo>,
-    tokens: Arc<AtomicU64>,
+    inner: mcp_shared::client::Client<Tokio>,
     _child: Option<Arc<ChildGuard>>,
 }
 
-/// Cancels one request from anywhere (dropping the request's future does the same)
-#[derive(Clone, Debug)]
-pub struct CancelHandle {
-    commands: mpsc::Sender<Command>,
-    token: u64,
-}
+impl Deref for Client {
+    type Target = mcp_shared::client::Client<Tokio>;
 
-impl CancelHandle {
-    /// Cancels the request (`notifications/cancelled`, or `tasks/cancel` for a task-backed
-    /// call); its future then ends with [`CallError::Cancelled`] or the connection's close.
-    /// A no-op once the request has ended.
-    pub fn cancel(&self) {
-        let _ = self
-            .commands
-            .try_send(Command::Cancel { token: self.token });
+    fn deref(&self) -> &Self::Target {
+        &self.inner
     }
 }
 
-/// What a started request reports while it runs
-#[derive(Debug, Default)]
-#[non_exhaustive]
-pub struct CallWatch {
-    /// Progress reports (ask for them with [`RequestOptions::with_progress`])
-    pub progress: Option<mpsc::UnboundedSender<Progress>>,
-    /// Status changes of the task behind a task-backed call
-    pub task_status: Option<mpsc::UnboundedSender<TaskStatusUpdate>>,
+impl Commands for Tokio {
+    type CommandTx = mpsc::Sender<Command>;
+
+    async fn send_command(tx: &mpsc::Sender<Command>, command: Command) -> bool {
+        tx.send(command).await.is_ok()
+    }
+    fn try_send_command(tx: &mpsc::Sender<Command>, command: Command) -> bool {
+        tx.try_send(command).is_ok()
+    }
 }
+
+/// Cancels one request from anywhere (dropping the request's future does the same)
+pub type CancelHandle = mcp_shared::client::CancelHandle<Tokio>;
+
+/// What a started request reports while it runs
+pub type CallWatch = mcp_shared::client::CallWatch<Tokio>;
 
 /// Keeps a spawned server alive as long as a client handle exists; kills it on drop
 #[derive(Debug)]
@@ -99,23 +61,6 @@ impl Drop for ChildGuard {
     fn drop(&mut self) {
         if let Ok(child) = self.0.get_mut() {
             let _ = child.start_kill();
-        }
-    }
-}
-
-/// Cancels a request if its future is dropped before it finishes
-struct CancelOnDrop<'a> {
-    commands: &'a mpsc::Sender<Command>,
-    token: u64,
-    armed: bool,
-}
-
-impl Drop for CancelOnDrop<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = self
-                .commands
-                .try_send(Command::Cancel { token: self.token });
         }
     }
 }
@@ -253,261 +198,16 @@ impl Client {
         commands: mpsc::Sender<Command>,
         ready: oneshot::Receiver<Result<PeerInfo, String>>,
     ) -> Result<Self, ConnectError> {
-        let peer = match ready.await {
-            Ok(Ok(peer)) => peer,
-            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
-            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
-        };
+        let inner = mcp_shared::client::Client::when_ready(commands, ready).await?;
         Ok(Self {
-            commands,
-            peer: Arc::new(peer),
-            tokens: Arc::new(AtomicU64::new(1)),
+            inner,
             _child: None,
         })
-    }
-
-    /// What the server declared about itself
-    pub fn peer(&self) -> &PeerInfo {
-        &self.peer
-    }
-
-    /// Sends a raw request and waits for its outcome
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn request_raw(
-        &self,
-        method: &str,
-        params: Option<Box<serde_json::value::RawValue>>,
-        options: RequestOptions,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
-    ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
-        let watch = CallWatch {
-            progress,
-            task_status: None,
-        };
-        self.start(method, params, options, watch).1.await
-    }
-
-    /// Starts a raw request and returns a handle that cancels it from anywhere, with the
-    /// future of its outcome; `watch` receives its progress and the status of the task
-    /// behind it, if the server runs it as one
-    pub fn start(
-        &self,
-        method: &str,
-        params: Option<Box<serde_json::value::RawValue>>,
-        options: RequestOptions,
-        watch: CallWatch,
-    ) -> (
-        CancelHandle,
-        impl Future<Output = Result<Box<serde_json::value::RawValue>, ClientError>> + Send + 'static,
-    ) {
-        let token = self.tokens.fetch_add(1, Ordering::Relaxed);
-        let handle = CancelHandle {
-            commands: self.commands.clone(),
-            token,
-        };
-        let commands = self.commands.clone();
-        let method = method.to_owned();
-        let future = async move {
-            let (reply, rx) = oneshot::channel();
-            let command = Command::Request {
-                method,
-                params,
-                options,
-                token,
-                reply,
-                progress: watch.progress,
-                task_status: watch.task_status,
-            };
-            commands
-                .send(command)
-                .await
-                .map_err(|_| ClientError::Closed)?;
-            let mut guard = CancelOnDrop {
-                commands: &commands,
-                token,
-                armed: true,
-            };
-            let outcome = rx.await.map_err(|_| ClientError::Closed)?;
-            guard.armed = false;
-            Ok(outcome??)
-        };
-        (handle, future)
-    }
-
-    /// Sends a typed request and decodes its result
-    ///
-    /// # Errors
-    /// [`ClientError`]; a result of the wrong shape is [`CallError::InvalidResult`].
-    pub async fn request<M: Method>(
-        &self,
-        params: M::Params,
-        options: RequestOptions,
-    ) -> Result<M::Result, ClientError> {
-        let raw =
-            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        let result = self.request_raw(M::NAME, Some(raw), options, None).await?;
-        serde_json::from_str(result.get()).map_err(|e| {
-            CallError::InvalidResult(format!("invalid {} result: {e}", M::NAME)).into()
-        })
-    }
-
-    /// Every page of a paginated list, concatenated
-    async fn paginate<M, T>(
-        &self,
-        page_items: impl Fn(M::Result) -> (Vec<T>, Option<String>),
-    ) -> Result<Vec<T>, ClientError>
-    where
-        M: Method<Params = PaginatedParams>,
-    {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = cursor
-                .take()
-                .map_or_else(PaginatedParams::new, PaginatedParams::at);
-            let (items, next) =
-                page_items(self.request::<M>(params, RequestOptions::default()).await?);
-            all.extend(items);
-            match next {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
-    }
-
-    /// Every tool, following pagination
-    ///
-    /// On 2026-07-28 connections, tools whose `x-mcp-header` annotations are invalid are left
-    /// out, as the spec requires (they are neither surfaced nor called).
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let modern = self.peer.version.era() == mcp_core::Era::Modern;
-        self.paginate::<ListTools, _>(|mut page| {
-            if modern {
-                let _dropped = mcp_core::client::filter_tools_list(&mut page);
-            }
-            (page.tools, page.next_cursor)
-        })
-        .await
-    }
-
-    /// Every resource, following pagination
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.paginate::<ListResources, _>(|page| (page.resources, page.next_cursor))
-            .await
-    }
-
-    /// Every prompt, following pagination
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.paginate::<ListPrompts, _>(|page| (page.prompts, page.next_cursor))
-            .await
-    }
-
-    /// Calls a tool
-    ///
-    /// # Errors
-    /// [`ClientError`]. A tool that fails returns `Ok` with `isError: true`.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-    ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolParams::new(name).with_arguments(arguments);
-        self.request::<CallTool>(params, RequestOptions::default())
-            .await
-    }
-
-    /// Calls a tool with progress reports sent to `progress`, and request options
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn call_tool_with(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-        options: RequestOptions,
-        progress: mpsc::UnboundedSender<Progress>,
-    ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolParams::new(name).with_arguments(arguments);
-        let raw =
-            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        let result = self
-            .request_raw(
-                CallTool::NAME,
-                Some(raw),
-                options.with_progress(),
-                Some(progress),
-            )
-            .await?;
-        serde_json::from_str(result.get())
-            .map_err(|e| CallError::InvalidResult(format!("invalid tools/call result: {e}")).into())
-    }
-
-    /// Reads a resource
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.request::<ReadResource>(ReadResourceParams::new(uri), RequestOptions::default())
-            .await
-    }
-
-    /// Gets a prompt
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn get_prompt(
-        &self,
-        params: GetPromptParams,
-    ) -> Result<GetPromptResult, ClientError> {
-        self.request::<GetPrompt>(params, RequestOptions::default())
-            .await
-    }
-
-    /// Asks for completions
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
-        self.request::<Complete>(params, RequestOptions::default())
-            .await
-    }
-
-    /// Sends a notification
-    ///
-    /// # Errors
-    /// [`ClientError::Send`] for local misuse (for example a core-owned notification).
-    pub async fn notify(
-        &self,
-        method: &str,
-        params: Option<Box<serde_json::value::RawValue>>,
-    ) -> Result<(), ClientError> {
-        let (reply, rx) = oneshot::channel();
-        let command = Command::Notify {
-            method: method.to_owned(),
-            params,
-            reply,
-        };
-        self.commands
-            .send(command)
-            .await
-            .map_err(|_| ClientError::Closed)?;
-        Ok(rx.await.map_err(|_| ClientError::Closed)??)
     }
 
     /// Closes the connection (the child process, if any, is killed when the last handle
     /// goes)
     pub async fn close(self) {
-        let _ = self.commands.send(Command::Close).await;
+        self.inner.close().await;
     }
 }

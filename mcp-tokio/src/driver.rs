@@ -1,88 +1,95 @@
 //! The actor that owns one `Session`: it reads, feeds the core, drains its outputs, writes,
 //! and sleeps until the core's next deadline. No lock around the core.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use mcp_core::InputId;
 use mcp_core::http::SessionKey;
 use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
-use mcp_core::server::{AskReply, Effects, LogFilter, Runs};
-use mcp_core::{
-    CallError, Event, InboundId, InputId, OutboundId, Progress, RequestOptions, Responder,
-    SendError, Session, TaskError, TaskId, TaskOptions,
-};
-use serde_json::value::RawValue;
+use mcp_core::schema::{InputRequests, InputResponses};
+use mcp_core::{InboundNotification, Session};
+use mcp_shared::peer;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-/// What an outbound request's caller waits for
-pub(crate) type Outcome = Result<Box<RawValue>, CallError>;
+pub use mcp_shared::peer::TaskStatusUpdate;
+pub(crate) use mcp_shared::peer::unix_ms;
+
+/// The tokio runtime as the shared glue (`mcp-shared`) sees it
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Tokio;
 
 /// Commands from the application's handles to the actor
-pub(crate) enum Command {
-    Request {
-        method: String,
-        params: Option<Box<RawValue>>,
-        options: RequestOptions,
-        token: u64,
-        reply: oneshot::Sender<Result<Outcome, SendError>>,
-        progress: Option<mpsc::UnboundedSender<Progress>>,
-        task_status: Option<mpsc::UnboundedSender<TaskStatusUpdate>>,
-    },
-    /// The caller dropped its future: cancel the request if it is still in flight
-    Cancel {
-        token: u64,
-    },
-    Notify {
-        method: String,
-        params: Option<Box<RawValue>>,
-        reply: oneshot::Sender<Result<(), SendError>>,
-    },
-    Close,
-}
+pub(crate) type Command = peer::Command<Tokio>;
+/// Messages from server handler tasks (and client input handlers) to the actor
+pub(crate) type HandlerMsg = peer::HandlerMsg<Tokio>;
+/// Where handler tasks send their messages
+pub(crate) type Handlers = peer::Handlers<Tokio>;
+/// The per-`Session` state of an actor
+pub(crate) type Peer = peer::Peer<Tokio>;
+/// Who waits for a client's handshake
+pub(crate) type Ready = peer::Ready<Tokio>;
+/// The actor's end of [`Handlers`]
+pub(crate) type HandlerRx = mpsc::UnboundedReceiver<(SessionKey, HandlerMsg)>;
 
-/// Messages from server handler tasks to the actor
-pub(crate) enum HandlerMsg {
-    Done {
-        responder: Responder,
-        result: Result<Box<RawValue>, ErrorObject>,
-    },
-    Progress {
-        id: InboundId,
-        progress: Progress,
-    },
-    /// A handler logs; `filter` is the request's own (2026), else the connection's applies
-    Log {
-        id: InboundId,
-        filter: Option<LogFilter>,
-        params: LoggingMessageNotificationParams,
-    },
-    /// A handler turns its request into a task and keeps working
-    StartTask {
-        id: InboundId,
-        options: TaskOptions,
-        reply: oneshot::Sender<Result<TaskId, TaskError>>,
-    },
-    /// The client application answered (or refused) an input request
-    Answered {
+/// What the server side does with inbound requests (the shared dispatcher, as an object);
+/// public only because the runtime's glue names it
+#[doc(hidden)]
+#[allow(unreachable_pub)]
+pub trait Dispatch: peer::Dispatch<Tokio> {}
+impl<T: peer::Dispatch<Tokio>> Dispatch for T {}
+
+impl peer::Runtime for Tokio {
+    type Run = AbortHandle;
+    type Reply<T: Send + 'static> = oneshot::Sender<T>;
+    type Stream<T: Send + 'static> = mpsc::UnboundedSender<T>;
+    type HandlerTx = mpsc::UnboundedSender<(SessionKey, HandlerMsg)>;
+    type Options = ClientOptions;
+    type Dispatch = dyn Dispatch;
+
+    fn now() -> std::time::Instant {
+        now()
+    }
+    fn reply<T: Send + 'static>(tx: oneshot::Sender<T>, value: T) {
+        let _ = tx.send(value);
+    }
+    fn report<T: Send + 'static>(tx: &mpsc::UnboundedSender<T>, value: T) {
+        let _ = tx.send(value);
+    }
+    fn stop(run: AbortHandle) {
+        run.abort();
+    }
+    fn send_handler(tx: &Self::HandlerTx, key: SessionKey, msg: HandlerMsg) -> bool {
+        tx.send((key, msg)).is_ok()
+    }
+    fn notification(options: &ClientOptions, notification: InboundNotification) {
+        if let Some(tx) = &options.notifications {
+            let _ = tx.send(notification);
+        }
+    }
+    fn input(
+        options: &ClientOptions,
         id: InputId,
-        result: Result<InputResponses, ErrorObject>,
-    },
-    /// A handler asks the client for input
-    Ask {
-        id: InboundId,
         requests: InputRequests,
-        reply: oneshot::Sender<Result<InputResponses, AskFailure>>,
-    },
+        handlers: &Handlers,
+    ) -> Result<(), ErrorObject> {
+        let Some(handler) = &options.input else {
+            return Err(peer::no_input_handler());
+        };
+        let future = handler(requests);
+        let messages = handlers.clone();
+        tokio::spawn(async move {
+            let result = future.await;
+            let _ = messages.send(HandlerMsg::Answered { id, result });
+        });
+        Ok(())
+    }
 }
 
 pub use mcp_core::server::AskFailure;
-
-/// What a handler waiting in `ask` gets its answers through
-pub(crate) type AskWaiter = oneshot::Sender<AskReply>;
 
 /// The client application's answer to the server's input requests
 pub type InputHandler = Arc<
@@ -103,7 +110,7 @@ pub struct ClientOptions {
     pub input: Option<InputHandler>,
     /// Receives the server's notifications (log messages, list changes, resource updates,
     /// subscription traffic); without it they are dropped
-    pub notifications: Option<mpsc::UnboundedSender<mcp_core::InboundNotification>>,
+    pub notifications: Option<mpsc::UnboundedSender<InboundNotification>>,
     /// Child processes only: receives the server's stderr line by line instead of passing
     /// it through
     pub stderr: Option<mpsc::UnboundedSender<String>>,
@@ -143,289 +150,15 @@ impl ClientOptions {
     }
 
     /// With a channel for the server's notifications
-    pub fn notifications(
-        mut self,
-        sender: mpsc::UnboundedSender<mcp_core::InboundNotification>,
-    ) -> Self {
+    pub fn notifications(mut self, sender: mpsc::UnboundedSender<InboundNotification>) -> Self {
         self.notifications = Some(sender);
         self
     }
 }
 
-/// What the server side does with inbound requests: start a handler (spawned by the
-/// dispatcher), or answer at once
-pub(crate) trait Dispatch: Send + Sync + 'static {
-    /// Handles one request; returns the handler task's abort handle if it spawned one
-    fn dispatch(
-        &self,
-        session: &mut Session,
-        request: mcp_core::InboundRequest,
-        handlers: &Handlers,
-    ) -> Option<AbortHandle>;
-}
-
-/// Milliseconds since the Unix epoch, for the core's wall-clock anchor (task timestamps)
-pub(crate) fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 /// The core's clock as tokio sees it, so paused-time tests drive protocol timeouts
 pub(crate) fn now() -> std::time::Instant {
     Instant::now().into_std()
-}
-
-struct Pending {
-    reply: oneshot::Sender<Result<Outcome, SendError>>,
-    progress: Option<mpsc::UnboundedSender<Progress>>,
-    task_status: Option<mpsc::UnboundedSender<TaskStatusUpdate>>,
-}
-
-/// A change of the task behind a task-backed call
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TaskStatusUpdate {
-    /// The task's new status
-    pub status: mcp_core::schema::TaskStatus,
-    /// The server's status message, if any
-    pub message: Option<String>,
-}
-
-/// Where handler tasks send their messages: one channel for the actor, each message tagged
-/// with the session it is for (stdio connections have one session,
-/// [`SessionKey::STATELESS`])
-#[derive(Clone, Debug)]
-pub(crate) struct Handlers {
-    tx: mpsc::UnboundedSender<(SessionKey, HandlerMsg)>,
-    key: SessionKey,
-}
-
-/// The actor's end of [`Handlers`]
-pub(crate) type HandlerRx = mpsc::UnboundedReceiver<(SessionKey, HandlerMsg)>;
-
-impl Handlers {
-    /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
-    pub(crate) fn channel() -> (Self, HandlerRx) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let this = Self {
-            tx,
-            key: SessionKey::STATELESS,
-        };
-        (this, rx)
-    }
-
-    /// The same channel, tagged with another session
-    pub(crate) fn for_session(&self, key: SessionKey) -> Self {
-        Self {
-            tx: self.tx.clone(),
-            key,
-        }
-    }
-
-    /// Sends a message to the actor; `Err` once it is gone
-    pub(crate) fn send(&self, msg: HandlerMsg) -> Result<(), ()> {
-        self.tx.send((self.key, msg)).map_err(|_| ())
-    }
-}
-
-/// Who waits for a client's handshake
-pub(crate) type Ready = oneshot::Sender<Result<mcp_core::PeerInfo, String>>;
-
-/// The per-`Session` state of an actor: the application's calls in flight, the handlers
-/// running, and what they wait for. Every transport's actor drives its sessions through
-/// this, so stdio and HTTP handle events alike.
-pub(crate) struct Peer {
-    pending: HashMap<OutboundId, Pending>,
-    tokens: HashMap<u64, OutboundId>,
-    /// The server's handler runs: the core takes every decision around them, this only
-    /// spawns, delivers and stops
-    runs: Runs<AbortHandle, AskWaiter>,
-    ready: Option<Ready>,
-}
-
-impl Peer {
-    pub(crate) fn new(ready: Option<Ready>) -> Self {
-        Self {
-            pending: HashMap::new(),
-            tokens: HashMap::new(),
-            runs: Runs::new(),
-            ready,
-        }
-    }
-
-    /// Does what the core decided: wakes the waiting handlers, stops the runs
-    fn apply(effects: Effects<AbortHandle, AskWaiter>) {
-        for (waiter, reply) in effects.replies {
-            let _ = waiter.send(reply);
-        }
-        for run in effects.stop {
-            run.abort();
-        }
-    }
-
-    /// Handles one event of the session
-    pub(crate) fn on_event(
-        &mut self,
-        session: &mut Session,
-        event: Event,
-        dispatch: Option<&Arc<dyn Dispatch>>,
-        options: &ClientOptions,
-        handlers: &Handlers,
-    ) {
-        match event {
-            Event::Ready { .. } => {
-                if let (Some(tx), Some(peer)) = (self.ready.take(), session.peer()) {
-                    let _ = tx.send(Ok(peer.clone()));
-                }
-            }
-            Event::Response { id, outcome } => {
-                if let Some(p) = self.pending.remove(&id) {
-                    let _ = p.reply.send(Ok(outcome));
-                }
-                self.tokens.retain(|_, v| *v != id);
-            }
-            Event::Progress { id, progress } => {
-                if let Some(tx) = self.pending.get(&id).and_then(|p| p.progress.as_ref()) {
-                    let _ = tx.send(progress);
-                }
-            }
-            Event::TaskStatus {
-                id,
-                status,
-                message,
-            } => {
-                if let Some(tx) = self.pending.get(&id).and_then(|p| p.task_status.as_ref()) {
-                    let _ = tx.send(TaskStatusUpdate { status, message });
-                }
-            }
-            Event::Request(request) => match dispatch {
-                Some(d) => {
-                    if let Some(request) = self.runs.handle_request(session, request) {
-                        let id = request.responder.id();
-                        if let Some(run) = d.dispatch(session, request, handlers) {
-                            self.runs.started(id, run);
-                        }
-                    }
-                }
-                None => {
-                    let error = ErrorObject::method_not_found(&request.method);
-                    session.respond_error(request.responder, &error);
-                }
-            },
-            Event::Notification(n) => {
-                if let Some(tx) = &options.notifications {
-                    let _ = tx.send(n);
-                }
-            }
-            Event::InputRequired { id, requests } => match &options.input {
-                Some(handler) => {
-                    let future = handler(requests);
-                    let messages = handlers.clone();
-                    tokio::spawn(async move {
-                        let result = future.await;
-                        let _ = messages.send(HandlerMsg::Answered { id, result });
-                    });
-                }
-                None => {
-                    let error =
-                        ErrorObject::method_not_found("input (this client has no input handler)");
-                    let _ = session.refuse_input(now(), id, &error);
-                }
-            },
-            Event::Closed { reason } => {
-                if let Some(tx) = self.ready.take() {
-                    let _ = tx.send(Err(reason.to_string()));
-                }
-            }
-            // Cancellations and input answers concern the handler runs.
-            other => {
-                if let Ok(effects) = self.runs.handle_event(other) {
-                    Self::apply(effects);
-                }
-            }
-        }
-    }
-
-    /// Handles one command of the application's handles; `true` when it asks to close
-    pub(crate) fn on_command(&mut self, session: &mut Session, command: Command) -> bool {
-        match command {
-            Command::Request {
-                method,
-                params,
-                options,
-                token,
-                reply,
-                progress,
-                task_status,
-            } => match session.send_request(now(), &method, params, options) {
-                Ok(id) => {
-                    self.tokens.insert(token, id);
-                    self.pending.insert(
-                        id,
-                        Pending {
-                            reply,
-                            progress,
-                            task_status,
-                        },
-                    );
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e));
-                }
-            },
-            Command::Cancel { token } => {
-                if let Some(id) = self.tokens.remove(&token) {
-                    // The session answers the call with `Cancelled` (to nobody when the
-                    // caller dropped its future).
-                    let _ = session.cancel(now(), id, Some("cancelled by the caller"));
-                }
-            }
-            Command::Notify {
-                method,
-                params,
-                reply,
-            } => {
-                let _ = reply.send(session.send_notification(&method, params.as_deref()));
-            }
-            Command::Close => return true,
-        }
-        false
-    }
-
-    /// Handles one message of a handler task (server) or input handler (client)
-    pub(crate) fn on_handler(&mut self, session: &mut Session, msg: HandlerMsg) {
-        match msg {
-            HandlerMsg::Done { responder, result } => {
-                self.runs.finish(session, now(), responder, result);
-            }
-            HandlerMsg::Progress { id, progress } => {
-                let _ = session.report_progress_to(id, &progress);
-            }
-            HandlerMsg::Log { id, filter, params } => {
-                self.runs.log(session, id, filter, &params);
-            }
-            HandlerMsg::StartTask { id, options, reply } => {
-                let _ = reply.send(self.runs.start_task(session, now(), id, options));
-            }
-            HandlerMsg::Answered { id, result } => {
-                let _ = match result {
-                    Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),
-                    Err(error) => session.refuse_input(now(), id, &error),
-                };
-            }
-            HandlerMsg::Ask {
-                id,
-                requests,
-                reply,
-            } => Self::apply(self.runs.ask(session, now(), id, requests, reply)),
-        }
-    }
-
-    /// Stops every handler still running (the session is gone)
-    pub(crate) fn abort_all(&mut self) {
-        Self::apply(self.runs.close());
-    }
 }
 
 /// Runs one connection until it closes

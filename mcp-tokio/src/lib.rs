@@ -24,6 +24,8 @@ pub use auth::{
     headless_user_agent, jwt_verifier,
 };
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
+#[doc(hidden)]
+pub use driver::Tokio;
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
 pub use mcp_core;

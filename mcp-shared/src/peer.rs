@@ -1,0 +1,435 @@
+//! The per-`Session` glue every binding's actor runs: the application's calls in flight, the
+//! server's handler runs, and the messages between them and the actor
+//!
+//! Generic over a [`Runtime`]: what really differs between tokio, async-std and plain threads
+//! is how a reply or a report is sent, how a handler run is stopped, and how a client's input
+//! handler is started. Every decision stays in `mcp-core`; this only maps commands, events and
+//! handler messages onto `Session` calls and reply channels.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_core::http::SessionKey;
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
+use mcp_core::server::{AskFailure, AskReply, Effects, LogFilter, Runs};
+use mcp_core::{
+    CallError, Event, InboundId, InboundNotification, InboundRequest, InputId, OutboundId,
+    PeerInfo, Progress, RequestOptions, Responder, SendError, Session, TaskError, TaskId,
+    TaskOptions,
+};
+use serde_json::value::RawValue;
+
+/// What an outbound request's caller waits for
+pub type Outcome = Result<Box<RawValue>, CallError>;
+
+/// What a binding's runtime brings to the shared glue: its reply and report channels, how a
+/// handler run stops, its clock, and how a client's input handler starts
+pub trait Runtime: Sized + Send + Sync + 'static {
+    /// A running server handler; [`stop`](Self::stop) ends it
+    type Run: Send + 'static;
+    /// The sending half of a one-reply channel
+    type Reply<T: Send + 'static>: Send + 'static;
+    /// The sending half of a stream of reports to the application (progress, task status)
+    type Stream<T: Send + 'static>: Send + 'static;
+    /// The sending half of the actor's channel for handler messages
+    type HandlerTx: Clone + Send + Sync + 'static;
+    /// What a client connection does with the server's notifications and input requests
+    type Options;
+    /// The server side's request dispatcher, as the actor holds it
+    type Dispatch: ?Sized + Dispatch<Self>;
+
+    /// The core's clock
+    fn now() -> Instant;
+    /// Sends a reply; a caller that went away is no error
+    fn reply<T: Send + 'static>(tx: Self::Reply<T>, value: T);
+    /// Sends a report without waiting; a receiver that went away is no error
+    fn report<T: Send + 'static>(tx: &Self::Stream<T>, value: T);
+    /// Stops a handler run
+    fn stop(run: Self::Run);
+    /// Sends a handler message to the actor; `false` once it is gone
+    fn send_handler(tx: &Self::HandlerTx, key: SessionKey, msg: HandlerMsg<Self>) -> bool;
+    /// Hands a notification of the server to the application (or drops it)
+    fn notification(options: &Self::Options, notification: InboundNotification);
+    /// Starts the application's input handler, whose answer comes back as
+    /// [`HandlerMsg::Answered`] through `handlers`
+    ///
+    /// # Errors
+    /// The error to refuse the input with at once (no input handler, say).
+    fn input(
+        options: &Self::Options,
+        id: InputId,
+        requests: InputRequests,
+        handlers: &Handlers<Self>,
+    ) -> Result<(), ErrorObject>;
+}
+
+/// What the server side does with inbound requests: start a handler, or answer at once
+pub trait Dispatch<R: Runtime>: Send + Sync + 'static {
+    /// Handles one request; returns the handler's run if it started one
+    fn dispatch(
+        &self,
+        session: &mut Session,
+        request: InboundRequest,
+        handlers: &Handlers<R>,
+    ) -> Option<R::Run>;
+}
+
+/// Commands from the application's handles to the actor
+pub enum Command<R: Runtime> {
+    /// Send a request
+    Request {
+        /// The method
+        method: String,
+        /// Its params
+        params: Option<Box<RawValue>>,
+        /// Its options
+        options: RequestOptions,
+        /// The caller's token, to cancel it by
+        token: u64,
+        /// Where the outcome goes
+        reply: R::Reply<Result<Outcome, SendError>>,
+        /// Where progress reports go
+        progress: Option<R::Stream<Progress>>,
+        /// Where the status of a task behind the call goes
+        task_status: Option<R::Stream<TaskStatusUpdate>>,
+    },
+    /// The caller gave up: cancel the request if it is still in flight
+    Cancel {
+        /// The caller's token
+        token: u64,
+    },
+    /// Send a notification
+    Notify {
+        /// The method
+        method: String,
+        /// Its params
+        params: Option<Box<RawValue>>,
+        /// Whether it went out
+        reply: R::Reply<Result<(), SendError>>,
+    },
+    /// Close the connection
+    Close,
+}
+
+/// Messages from server handlers (and client input handlers) to the actor
+pub enum HandlerMsg<R: Runtime> {
+    /// A handler finished
+    Done {
+        /// Its request's responder
+        responder: Responder,
+        /// Its result
+        result: Result<Box<RawValue>, ErrorObject>,
+    },
+    /// A handler reports progress
+    Progress {
+        /// Its request
+        id: InboundId,
+        /// The report
+        progress: Progress,
+    },
+    /// A handler logs; `filter` is the request's own (2026), else the connection's applies
+    Log {
+        /// Its request
+        id: InboundId,
+        /// The request's own log filter
+        filter: Option<LogFilter>,
+        /// The message
+        params: LoggingMessageNotificationParams,
+    },
+    /// A handler turns its request into a task and keeps working
+    StartTask {
+        /// Its request
+        id: InboundId,
+        /// The task's options
+        options: TaskOptions,
+        /// Where the task's id goes
+        reply: R::Reply<Result<TaskId, TaskError>>,
+    },
+    /// The client application answered (or refused) an input request
+    Answered {
+        /// The input request
+        id: InputId,
+        /// The answers, or the refusal
+        result: Result<InputResponses, ErrorObject>,
+    },
+    /// A handler asks the client for input
+    Ask {
+        /// Its request
+        id: InboundId,
+        /// What it asks
+        requests: InputRequests,
+        /// Where the answers go
+        reply: R::Reply<Result<InputResponses, AskFailure>>,
+    },
+}
+
+/// Who waits for a client's handshake
+pub type Ready<R> = <R as Runtime>::Reply<Result<PeerInfo, String>>;
+
+/// A change of the task behind a task-backed call
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskStatusUpdate {
+    /// The task's new status
+    pub status: mcp_core::schema::TaskStatus,
+    /// The server's status message, if any
+    pub message: Option<String>,
+}
+
+/// Where handlers send their messages: one channel for the actor, each message tagged with
+/// the session it is for (stdio connections have one session, [`SessionKey::STATELESS`])
+pub struct Handlers<R: Runtime> {
+    tx: R::HandlerTx,
+    key: SessionKey,
+}
+
+impl<R: Runtime> Clone for Handlers<R> {
+    fn clone(&self) -> Self {
+        Self {
+            tx: self.tx.clone(),
+            key: self.key,
+        }
+    }
+}
+
+impl<R: Runtime> std::fmt::Debug for Handlers<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handlers")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Runtime> Handlers<R> {
+    /// Senders into `tx` tagged with [`SessionKey::STATELESS`]
+    pub fn new(tx: R::HandlerTx) -> Self {
+        Self {
+            tx,
+            key: SessionKey::STATELESS,
+        }
+    }
+
+    /// The same channel, tagged with another session
+    #[must_use]
+    pub fn for_session(&self, key: SessionKey) -> Self {
+        Self {
+            tx: self.tx.clone(),
+            key,
+        }
+    }
+
+    /// Sends a message to the actor
+    ///
+    /// # Errors
+    /// `Err` once the actor is gone.
+    #[allow(clippy::result_unit_err)]
+    pub fn send(&self, msg: HandlerMsg<R>) -> Result<(), ()> {
+        if R::send_handler(&self.tx, self.key, msg) {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+}
+
+struct Pending<R: Runtime> {
+    reply: R::Reply<Result<Outcome, SendError>>,
+    progress: Option<R::Stream<Progress>>,
+    task_status: Option<R::Stream<TaskStatusUpdate>>,
+}
+
+/// What a handler waiting in `ask` gets its answers through
+type AskWaiter<R> = <R as Runtime>::Reply<AskReply>;
+
+/// The per-`Session` state of an actor: the application's calls in flight, the handlers
+/// running, and what they wait for. Every transport's actor drives its sessions through
+/// this, so stdio and HTTP handle events alike.
+pub struct Peer<R: Runtime> {
+    pending: HashMap<OutboundId, Pending<R>>,
+    tokens: HashMap<u64, OutboundId>,
+    /// The server's handler runs: the core takes every decision around them, this only
+    /// spawns, delivers and stops
+    runs: Runs<R::Run, AskWaiter<R>>,
+    ready: Option<Ready<R>>,
+}
+
+impl<R: Runtime> Peer<R> {
+    /// A peer; `ready` hears of the handshake (clients)
+    pub fn new(ready: Option<Ready<R>>) -> Self {
+        Self {
+            pending: HashMap::new(),
+            tokens: HashMap::new(),
+            runs: Runs::new(),
+            ready,
+        }
+    }
+
+    /// Does what the core decided: wakes the waiting handlers, stops the runs
+    fn apply(effects: Effects<R::Run, AskWaiter<R>>) {
+        for (waiter, reply) in effects.replies {
+            R::reply(waiter, reply);
+        }
+        for run in effects.stop {
+            R::stop(run);
+        }
+    }
+
+    /// Handles one event of the session
+    pub fn on_event(
+        &mut self,
+        session: &mut Session,
+        event: Event,
+        dispatch: Option<&Arc<R::Dispatch>>,
+        options: &R::Options,
+        handlers: &Handlers<R>,
+    ) {
+        match event {
+            Event::Ready { .. } => {
+                if let (Some(tx), Some(peer)) = (self.ready.take(), session.peer()) {
+                    R::reply(tx, Ok(peer.clone()));
+                }
+            }
+            Event::Response { id, outcome } => {
+                if let Some(p) = self.pending.remove(&id) {
+                    R::reply(p.reply, Ok(outcome));
+                }
+                self.tokens.retain(|_, v| *v != id);
+            }
+            Event::Progress { id, progress } => {
+                if let Some(tx) = self.pending.get(&id).and_then(|p| p.progress.as_ref()) {
+                    R::report(tx, progress);
+                }
+            }
+            Event::TaskStatus {
+                id,
+                status,
+                message,
+            } => {
+                if let Some(tx) = self.pending.get(&id).and_then(|p| p.task_status.as_ref()) {
+                    R::report(tx, TaskStatusUpdate { status, message });
+                }
+            }
+            Event::Request(request) => match dispatch {
+                Some(d) => {
+                    if let Some(request) = self.runs.handle_request(session, request) {
+                        let id = request.responder.id();
+                        if let Some(run) = d.dispatch(session, request, handlers) {
+                            self.runs.started(id, run);
+                        }
+                    }
+                }
+                None => {
+                    let error = ErrorObject::method_not_found(&request.method);
+                    session.respond_error(request.responder, &error);
+                }
+            },
+            Event::Notification(n) => R::notification(options, n),
+            Event::InputRequired { id, requests } => {
+                if let Err(error) = R::input(options, id, requests, handlers) {
+                    let _ = session.refuse_input(R::now(), id, &error);
+                }
+            }
+            Event::Closed { reason } => {
+                if let Some(tx) = self.ready.take() {
+                    R::reply(tx, Err(reason.to_string()));
+                }
+            }
+            // Cancellations and input answers concern the handler runs.
+            other => {
+                if let Ok(effects) = self.runs.handle_event(other) {
+                    Self::apply(effects);
+                }
+            }
+        }
+    }
+
+    /// Handles one command of the application's handles; `true` when it asks to close
+    pub fn on_command(&mut self, session: &mut Session, command: Command<R>) -> bool {
+        match command {
+            Command::Request {
+                method,
+                params,
+                options,
+                token,
+                reply,
+                progress,
+                task_status,
+            } => match session.send_request(R::now(), &method, params, options) {
+                Ok(id) => {
+                    self.tokens.insert(token, id);
+                    self.pending.insert(
+                        id,
+                        Pending {
+                            reply,
+                            progress,
+                            task_status,
+                        },
+                    );
+                }
+                Err(e) => R::reply(reply, Err(e)),
+            },
+            Command::Cancel { token } => {
+                if let Some(id) = self.tokens.remove(&token) {
+                    // The session answers the call with `Cancelled` (to nobody when the
+                    // caller gave up waiting).
+                    let _ = session.cancel(R::now(), id, Some("cancelled by the caller"));
+                }
+            }
+            Command::Notify {
+                method,
+                params,
+                reply,
+            } => R::reply(reply, session.send_notification(&method, params.as_deref())),
+            Command::Close => return true,
+        }
+        false
+    }
+
+    /// Handles one message of a handler (server) or input handler (client)
+    pub fn on_handler(&mut self, session: &mut Session, msg: HandlerMsg<R>) {
+        match msg {
+            HandlerMsg::Done { responder, result } => {
+                self.runs.finish(session, R::now(), responder, result);
+            }
+            HandlerMsg::Progress { id, progress } => {
+                let _ = session.report_progress_to(id, &progress);
+            }
+            HandlerMsg::Log { id, filter, params } => {
+                self.runs.log(session, id, filter, &params);
+            }
+            HandlerMsg::StartTask { id, options, reply } => {
+                R::reply(reply, self.runs.start_task(session, R::now(), id, options));
+            }
+            HandlerMsg::Answered { id, result } => {
+                let _ = match result {
+                    Ok(responses) => session.provide_input(R::now(), id, responses).map(|_| ()),
+                    Err(error) => session.refuse_input(R::now(), id, &error),
+                };
+            }
+            HandlerMsg::Ask {
+                id,
+                requests,
+                reply,
+            } => Self::apply(self.runs.ask(session, R::now(), id, requests, reply)),
+        }
+    }
+
+    /// Stops every handler still running (the session is gone)
+    pub fn abort_all(&mut self) {
+        Self::apply(self.runs.close());
+    }
+}
+
+/// The refusal of an input request when the client has no input handler
+pub fn no_input_handler() -> ErrorObject {
+    ErrorObject::method_not_found("input (this client has no input handler)")
+}
+
+/// Milliseconds since the Unix epoch, for the core's wall-clock anchor (task timestamps)
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

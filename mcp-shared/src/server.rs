@@ -1,0 +1,553 @@
+//! The async bindings' server: register tools, resources and prompts as async functions; the
+//! handlers' [`Context`], the builder, and the dispatcher that starts handler runs
+//!
+//! The catalog, argument validation, pagination, caching hints and every protocol rule come
+//! from `mcp-core`; this only runs the handlers, on the binding's [`AsyncRuntime`].
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mcp_core::TaskOptions;
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::schema::{
+    CallToolResult, CompleteParams, CompleteResult, GetPromptResult, InputRequests, InputResponses,
+    LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
+};
+use mcp_core::server::{AskFailure, Catalog, CatalogError, LogFilter, Route};
+use mcp_core::uri_template::Variables;
+use mcp_core::{InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::peer::{Dispatch, HandlerMsg, Handlers, Runtime};
+
+/// A runtime that runs handlers as futures: it spawns them, and its replies can be awaited
+pub trait AsyncRuntime: Runtime {
+    /// The receiving half of a one-reply channel
+    type ReplyRx<T: Send + 'static>: Send + 'static;
+    /// The actor's end of its channel for handler messages
+    type HandlerRx: Send + 'static;
+    /// The binding's server type, made from the built core
+    type Server: From<ServerCore<Self>>;
+
+    /// A channel for handler messages
+    fn handler_channel() -> (Self::HandlerTx, Self::HandlerRx);
+
+    /// A channel for one reply
+    fn oneshot<T: Send + 'static>() -> (Self::Reply<T>, Self::ReplyRx<T>);
+    /// Waits for the reply; `None` when the sender went away
+    fn recv<T: Send + 'static>(rx: Self::ReplyRx<T>) -> impl Future<Output = Option<T>> + Send;
+    /// Runs a handler in a task of its own; stopping the run cancels it
+    fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> Self::Run;
+}
+
+impl<R: AsyncRuntime> Handlers<R> {
+    /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
+    ///
+    /// [`SessionKey::STATELESS`]: mcp_core::http::SessionKey::STATELESS
+    pub fn channel() -> (Self, R::HandlerRx) {
+        let (tx, rx) = R::handler_channel();
+        (Self::new(tx), rx)
+    }
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+type ToolFn<R> = Arc<
+    dyn Fn(Context<R>, Map<String, Value>) -> BoxFuture<Result<CallToolResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+type ResourceFn<R> = Arc<
+    dyn Fn(Context<R>, String, Variables) -> BoxFuture<Result<ReadResourceResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+type CompleteFn<R> = Arc<
+    dyn Fn(Context<R>, CompleteParams) -> BoxFuture<Result<CompleteResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+type PromptFn<R> = Arc<
+    dyn Fn(Context<R>, BTreeMap<String, String>) -> BoxFuture<Result<GetPromptResult, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
+/// What a handler can do besides returning its result
+pub struct Context<R: Runtime> {
+    id: InboundId,
+    wants_progress: bool,
+    /// A modern request's own log level (from its `_meta`); legacy uses the connection's
+    log_filter: Option<LogFilter>,
+    task_offered: bool,
+    messages: Handlers<R>,
+}
+
+impl<R: Runtime> Clone for Context<R> {
+    fn clone(&self) -> Self {
+        Self {
+            id: self.id,
+            wants_progress: self.wants_progress,
+            log_filter: self.log_filter,
+            task_offered: self.task_offered,
+            messages: self.messages.clone(),
+        }
+    }
+}
+
+impl<R: Runtime> std::fmt::Debug for Context<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.id)
+            .field("wants_progress", &self.wants_progress)
+            .field("log_filter", &self.log_filter)
+            .field("task_offered", &self.task_offered)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Runtime> Context<R> {
+    /// The context of a handler run for `request`, whose messages go through `messages`
+    #[doc(hidden)]
+    pub fn new(request: &InboundRequest, messages: &Handlers<R>) -> Self {
+        Self {
+            id: request.responder.id(),
+            wants_progress: request.wants_progress,
+            log_filter: LogFilter::for_request(request),
+            task_offered: request.task_offered,
+            messages: messages.clone(),
+        }
+    }
+
+    /// Logs a message to the client (`notifications/message`) if its level passes the
+    /// client's filter: the connection's `logging/setLevel` (legacy, `info` until set) or the
+    /// request's `_meta` log level (2026, nothing unless it asked)
+    pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
+        let params = LoggingMessageNotificationParams::new(level, data);
+        let _ = self.messages.send(HandlerMsg::Log {
+            id: self.id,
+            filter: self.log_filter,
+            params,
+        });
+    }
+
+    /// Whether the client allows this request to run as a task (2025-11-25 `params.task`, or
+    /// the 2026 tasks extension in this request's capabilities)
+    pub fn task_offered(&self) -> bool {
+        self.task_offered
+    }
+
+    /// Reports progress, if the client asked for it (a no-op otherwise)
+    pub fn progress(&self, progress: Progress) {
+        if self.wants_progress {
+            let _ = self.messages.send(HandlerMsg::Progress {
+                id: self.id,
+                progress,
+            });
+        }
+    }
+}
+
+impl<R: AsyncRuntime> Context<R> {
+    /// Asks the client for input (elicitation, sampling, roots), whatever the era
+    ///
+    /// Legacy sessions send live requests and this waits for every answer. On a modern
+    /// (2026-07-28) request the core answers with `input_required` and this handler run is
+    /// stopped; the client's retry runs the handler again, and then this returns the answers
+    /// at once. So write handlers to ask before doing work that must not run twice.
+    ///
+    /// # Errors
+    /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
+    pub async fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
+        let (reply, rx) = R::oneshot();
+        let msg = HandlerMsg::Ask {
+            id: self.id,
+            requests,
+            reply,
+        };
+        self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
+        R::recv(rx).await.ok_or(AskFailure::Closed)?
+    }
+
+    /// Answers the request with a task handle now and keeps working: the handler's result
+    /// (or error) then completes (or fails) the task; a client's `tasks/cancel` aborts the
+    /// handler
+    ///
+    /// # Errors
+    /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
+    /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
+    pub async fn run_as_task(&self, options: TaskOptions) -> Result<TaskId, TaskError> {
+        let (reply, rx) = R::oneshot();
+        self.messages
+            .send(HandlerMsg::StartTask {
+                id: self.id,
+                options,
+                reply,
+            })
+            .map_err(|_| TaskError::NotInFlight)?;
+        R::recv(rx).await.ok_or(TaskError::NotInFlight)?
+    }
+}
+
+/// Builds a server
+pub struct ServerBuilder<R: AsyncRuntime> {
+    config: ServerConfig,
+    catalog: Catalog,
+    tools: BTreeMap<String, ToolFn<R>>,
+    resources: Vec<(String, ResourceFn<R>)>,
+    prompts: BTreeMap<String, PromptFn<R>>,
+    completion: Option<CompleteFn<R>>,
+}
+
+impl<R: AsyncRuntime> std::fmt::Debug for ServerBuilder<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: AsyncRuntime> ServerBuilder<R> {
+    /// Starts building a server (the bindings' `Server::builder`)
+    #[doc(hidden)]
+    pub fn new(config: ServerConfig) -> Self {
+        Self {
+            config,
+            catalog: Catalog::default(),
+            tools: BTreeMap::new(),
+            resources: Vec::new(),
+            prompts: BTreeMap::new(),
+            completion: None,
+        }
+    }
+
+    /// Declares the `logging` capability, so handlers' [`Context::log`] messages reach
+    /// legacy clients (2026 clients opt in per request)
+    #[must_use]
+    pub fn logging(mut self) -> Self {
+        declare(&mut self.config.capabilities, "logging");
+        self
+    }
+
+    /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
+    /// `resources/unsubscribe` and keeps each connection's subscriptions (publish changes
+    /// with the session's `notify_resource_updated`)
+    #[must_use]
+    pub fn resource_subscriptions(mut self) -> Self {
+        declare(&mut self.config.capabilities, "resources");
+        self.config.capabilities["resources"]["subscribe"] = Value::Bool(true);
+        self
+    }
+
+    /// Sets the `completion/complete` handler and declares `completions`
+    #[must_use]
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Context<R>, CompleteParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResult, ErrorObject>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(move |cx, params| Box::pin(handler(cx, params))));
+        declare(&mut self.config.capabilities, "completions");
+        self
+    }
+
+    /// Adds a tool and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn tool<F, Fut>(mut self, tool: Tool, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context<R>, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
+    {
+        let name = tool.name.clone();
+        self.catalog.add_tool(tool)?;
+        self.tools
+            .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
+        declare(&mut self.config.capabilities, "tools");
+        Ok(self)
+    }
+
+    /// Adds a tool whose arguments are a Rust type: its `inputSchema` is derived with
+    /// `schemars`, and the handler gets the decoded value (the catalog has already checked
+    /// the arguments against the schema; a value that still does not decode is -32602)
+    ///
+    /// # Errors
+    /// [`CatalogError`] as [`tool`](Self::tool).
+    #[cfg(feature = "schemars")]
+    pub fn typed_tool<A, F, Fut>(
+        self,
+        name: &str,
+        description: &str,
+        handler: F,
+    ) -> Result<Self, CatalogError>
+    where
+        A: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
+        F: Fn(Context<R>, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
+    {
+        let tool = typed_tool::<A>(name, description)?;
+        let handler = Arc::new(handler);
+        self.tool(tool, move |cx, args| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let typed: A = decode_arguments(args)?;
+                handler(cx, typed).await
+            }
+        })
+    }
+
+    /// Adds a resource and its reader
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        let uri = resource.uri.clone();
+        self.catalog.add_resource(resource)?;
+        self.resources.push((
+            uri,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        ));
+        declare(&mut self.config.capabilities, "resources");
+        Ok(self)
+    }
+
+    /// Adds a resource template and the reader for the URIs it matches
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn resource_template<F, Fut>(
+        mut self,
+        template: ResourceTemplate,
+        handler: F,
+    ) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        let key = template.uri_template.clone();
+        self.catalog.add_template(template)?;
+        self.resources.push((
+            key,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        ));
+        declare(&mut self.config.capabilities, "resources");
+        Ok(self)
+    }
+
+    /// Adds a prompt and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Result<Self, CatalogError>
+    where
+        F: Fn(Context<R>, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
+    {
+        let name = prompt.name.clone();
+        self.catalog.add_prompt(prompt)?;
+        self.prompts
+            .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
+        declare(&mut self.config.capabilities, "prompts");
+        Ok(self)
+    }
+
+    /// The server, ready to serve connections
+    pub fn build(self) -> R::Server {
+        R::Server::from(ServerCore {
+            config: Arc::new(self.config),
+            dispatch: Arc::new(Dispatcher {
+                catalog: self.catalog,
+                tools: self.tools,
+                resources: self.resources,
+                prompts: self.prompts,
+                completion: self.completion,
+            }),
+        })
+    }
+}
+
+/// What a built server holds: its configuration and its dispatcher
+#[doc(hidden)]
+pub struct ServerCore<R: AsyncRuntime> {
+    /// The sessions' configuration
+    pub config: Arc<ServerConfig>,
+    /// The catalog and the handlers
+    pub dispatch: Arc<Dispatcher<R>>,
+}
+
+impl<R: AsyncRuntime> Clone for ServerCore<R> {
+    fn clone(&self) -> Self {
+        Self {
+            config: Arc::clone(&self.config),
+            dispatch: Arc::clone(&self.dispatch),
+        }
+    }
+}
+
+/// The catalog and the handlers of a built server
+#[doc(hidden)]
+pub struct Dispatcher<R: AsyncRuntime> {
+    catalog: Catalog,
+    tools: BTreeMap<String, ToolFn<R>>,
+    resources: Vec<(String, ResourceFn<R>)>,
+    prompts: BTreeMap<String, PromptFn<R>>,
+    completion: Option<CompleteFn<R>>,
+}
+
+/// Declares a capability as `{}` unless the configuration already declares it (so flags such
+/// as `listChanged` or `subscribe` set by the user survive)
+pub fn declare(capabilities: &mut Value, name: &str) {
+    if let Value::Object(caps) = capabilities {
+        caps.entry(name)
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+}
+
+/// A handler's result for the wire: fitted to the request's version, then serialized
+pub fn finish<T>(
+    result: Result<T, ErrorObject>,
+    version: mcp_core::ProtocolVersion,
+) -> Result<Box<RawValue>, ErrorObject>
+where
+    T: Serialize + mcp_core::schema::FitVersion,
+{
+    result.and_then(|mut r| {
+        r.fit_to(version);
+        serde_json::value::to_raw_value(&r).map_err(ErrorObject::internal_error)
+    })
+}
+
+/// A tool whose `inputSchema` is derived from `A` with `schemars`
+///
+/// # Errors
+/// [`CatalogError::InputSchemaNotObject`] when the schema is no object.
+#[cfg(feature = "schemars")]
+pub fn typed_tool<A: schemars::JsonSchema>(
+    name: &str,
+    description: &str,
+) -> Result<Tool, CatalogError> {
+    let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
+    let Value::Object(mut schema) = schema else {
+        return Err(CatalogError::InputSchemaNotObject {
+            tool: name.to_owned(),
+        });
+    };
+    schema
+        .entry("type")
+        .or_insert_with(|| Value::from("object"));
+    Ok(Tool::new(name, schema).with_description(description))
+}
+
+/// A typed tool's arguments, decoded (-32602 when they do not decode)
+///
+/// # Errors
+/// Invalid params.
+pub fn decode_arguments<A: serde::de::DeserializeOwned>(
+    args: Map<String, Value>,
+) -> Result<A, ErrorObject> {
+    serde_json::from_value(Value::Object(args))
+        .map_err(|e| ErrorObject::invalid_params(format!("invalid arguments: {e}")))
+}
+
+/// Answers a request routed to a handler a server does not hold (the catalog and the
+/// handlers are built together, so this does not happen)
+pub fn unregistered<T>(session: &mut Session, request: InboundRequest) -> Option<T> {
+    let error = ErrorObject::internal_error(format!("no handler for {}", request.method));
+    session.respond_error(request.responder, &error);
+    None
+}
+
+impl<R: AsyncRuntime> Dispatcher<R> {
+    /// The server's catalog
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Runs a handler in its own task; its result goes back to the actor
+    fn spawn<T>(
+        request: InboundRequest,
+        messages: &Handlers<R>,
+        work: impl FnOnce(Context<R>) -> BoxFuture<Result<T, ErrorObject>>,
+    ) -> R::Run
+    where
+        T: Serialize + mcp_core::schema::FitVersion + Send + 'static,
+    {
+        let cx = Context::new(&request, messages);
+        let version = request.version;
+        let responder = request.responder;
+        let messages = messages.clone();
+        let future = work(cx);
+        R::spawn_run(async move {
+            let result = finish(future.await, version);
+            let _ = messages.send(HandlerMsg::Done { responder, result });
+        })
+    }
+}
+
+impl<R: AsyncRuntime> Dispatch<R> for Dispatcher<R> {
+    fn dispatch(
+        &self,
+        session: &mut Session,
+        request: InboundRequest,
+        messages: &Handlers<R>,
+    ) -> Option<R::Run> {
+        // The catalog decides; this only runs the handler the route names.
+        match self.catalog.route(&request, self.completion.is_some()) {
+            Route::Tool { name, arguments } => {
+                let Some(handler) = self.tools.get(&name).cloned() else {
+                    return unregistered(session, request);
+                };
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, arguments)
+                }))
+            }
+            Route::Resource {
+                key,
+                uri,
+                variables,
+            } => {
+                let found = self.resources.iter().find(|(k, _)| *k == key);
+                let Some(handler) = found.map(|(_, h)| Arc::clone(h)) else {
+                    return unregistered(session, request);
+                };
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, uri, variables)
+                }))
+            }
+            Route::Prompt { name, arguments } => {
+                let Some(handler) = self.prompts.get(&name).cloned() else {
+                    return unregistered(session, request);
+                };
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, arguments)
+                }))
+            }
+            Route::Complete(params) => {
+                let Some(handler) = self.completion.clone() else {
+                    return unregistered(session, request);
+                };
+                Some(Self::spawn(request, messages, move |cx| {
+                    handler(cx, params)
+                }))
+            }
+            Route::Answer(answer) => {
+                mcp_core::server::respond(session, request.responder, &answer);
+                None
+            }
+            _ => {
+                let error = ErrorObject::method_not_found(&request.method);
+                session.respond_error(request.responder, &error);
+                None
+            }
+        }
+    }
+}
