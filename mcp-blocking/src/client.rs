@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use mcp_core::schema::method::{
     CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
 };
@@ -21,7 +21,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::driver::{
-    self, ClientOptions, Command, Connection, Handlers, Input, Outcome, TaskStatusUpdate,
+    self, ClientOptions, Command, Connection, Handlers, Outcome, TaskStatusUpdate,
 };
 
 /// Why a call failed
@@ -67,7 +67,7 @@ pub struct Client {
 /// Shared by the clones of a [`Client`]; its drop closes the connection
 #[derive(Debug)]
 struct Inner {
-    inbox: Sender<Input>,
+    link: Handlers,
     peer: PeerInfo,
     tokens: AtomicU64,
     _child: Option<ChildGuard>,
@@ -75,14 +75,14 @@ struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        let _ = self.inbox.send(Input::Command(Command::Close));
+        let _ = self.link.command(Command::Close);
     }
 }
 
 /// Cancels one request from any thread (dropping its [`PendingCall`] does the same)
 #[derive(Clone, Debug)]
 pub struct CancelHandle {
-    inbox: Sender<Input>,
+    link: Handlers,
     token: u64,
 }
 
@@ -91,9 +91,7 @@ impl CancelHandle {
     /// call); its [`PendingCall::wait`] then ends with [`CallError::Cancelled`] or the
     /// connection's close. A no-op once the request has ended.
     pub fn cancel(&self) {
-        let _ = self
-            .inbox
-            .send(Input::Command(Command::Cancel { token: self.token }));
+        let _ = self.link.command(Command::Cancel { token: self.token });
     }
 }
 
@@ -184,20 +182,18 @@ impl Client {
         W: Write + Send + 'static,
     {
         let session = Session::client(Arc::new(config), driver::now());
-        let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
         let conn = Connection {
             session,
-            inbox,
-            handlers: Handlers::new(tx.clone()),
             dispatch: None,
             options,
             ready: Some(ready_tx),
         };
+        let (link, driver) = driver::open(conn, reader, writer);
         thread::Builder::new()
             .name("mcp-client".into())
-            .spawn(move || driver::run(conn, reader, writer))?;
-        Self::when_ready(tx, &ready_rx, None)
+            .spawn(move || driver.run())?;
+        Self::when_ready(link, &ready_rx, None)
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
@@ -219,7 +215,7 @@ impl Client {
         thread::Builder::new()
             .name("mcp-http-client".into())
             .spawn(move || crate::http_client::run(uri, session, inbox, net, options, ready_tx))?;
-        Self::when_ready(tx, &ready_rx, None)
+        Self::when_ready(Handlers::new(tx), &ready_rx, None)
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -274,26 +270,24 @@ impl Client {
         }
         let guard = ChildGuard(Mutex::new(child));
         let session = Session::client(Arc::new(config), driver::now());
-        let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
         let conn = Connection {
             session,
-            inbox,
-            handlers: Handlers::new(tx.clone()),
             dispatch: None,
             options,
             ready: Some(ready_tx),
         };
+        let (link, driver) = driver::open(conn, stdout, stdin);
         thread::Builder::new()
             .name("mcp-client".into())
-            .spawn(move || driver::run(conn, stdout, stdin))?;
+            .spawn(move || driver.run())?;
         // On failure the guard drops here: the child is killed and reaped.
-        Self::when_ready(tx, &ready_rx, Some(guard))
+        Self::when_ready(link, &ready_rx, Some(guard))
     }
 
     /// A handle once the driver reports the handshake or discovery done
     pub(crate) fn when_ready(
-        inbox: Sender<Input>,
+        link: Handlers,
         ready: &Receiver<Result<PeerInfo, String>>,
         child: Option<ChildGuard>,
     ) -> Result<Self, ConnectError> {
@@ -304,7 +298,7 @@ impl Client {
         };
         Ok(Self {
             inner: Arc::new(Inner {
-                inbox,
+                link,
                 peer,
                 tokens: AtomicU64::new(1),
                 _child: child,
@@ -358,11 +352,11 @@ impl Client {
             task_status: watch.task_status,
         };
         // If the driver is gone, `reply` is dropped with the command and `wait` says Closed.
-        let _ = self.inner.inbox.send(Input::Command(command));
+        let _ = self.inner.link.command(command);
         PendingCall {
             outcome,
             cancel: CancelHandle {
-                inbox: self.inner.inbox.clone(),
+                link: self.inner.link.clone(),
                 token,
             },
             done: false,
@@ -512,16 +506,16 @@ impl Client {
             reply,
         };
         self.inner
-            .inbox
-            .send(Input::Command(command))
-            .map_err(|_| ClientError::Closed)?;
+            .link
+            .command(command)
+            .map_err(|()| ClientError::Closed)?;
         Ok(rx.recv().map_err(|_| ClientError::Closed)??)
     }
 
     /// Closes the connection now, whatever other clones exist (a child process is killed
     /// and reaped when the last clone goes)
     pub fn close(self) {
-        let _ = self.inner.inbox.send(Input::Command(Command::Close));
+        let _ = self.inner.link.command(Command::Close);
     }
 }
 

@@ -1,11 +1,12 @@
-//! The driver thread that owns one `Session`: it waits on one channel (bytes from the reader
-//! thread, the application's commands, the handlers' messages) with the core's next deadline,
-//! feeds the core, drains its outputs and writes. No lock around the core.
+//! What drives a `Session` on threads: the per-session [`Peer`] (what the application and
+//! the handlers asked for, mapped onto the core's calls), byte-stream connections (the
+//! session behind a lock, fed on whichever thread has input: see [`open`]), and the channel
+//! an HTTP actor waits on ([`Input`], [`recv_until`]).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::sync::Arc;
 use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread;
 use std::time::Instant;
 
@@ -83,12 +84,8 @@ pub(crate) enum HandlerMsg {
     },
 }
 
-/// Everything a driver thread waits for, on one channel
+/// Everything an HTTP actor waits for, on one channel
 pub(crate) enum Input {
-    /// Bytes from the reader thread
-    Bytes(Vec<u8>),
-    /// The reader reached the end of its stream (or failed)
-    Eof,
     Command(Command),
     Handler(SessionKey, HandlerMsg),
     /// HTTP server: from the connection threads
@@ -218,19 +215,44 @@ pub struct TaskStatusUpdate {
     pub message: Option<String>,
 }
 
-/// Where handler threads send their messages: the driver's inbox, each message tagged with
-/// the session it is for (stdio connections have one session, [`SessionKey::STATELESS`])
-#[derive(Clone, Debug)]
+/// Where handler threads (and a client's handles) send their messages: an HTTP actor's
+/// inbox, each message tagged with the session it is for, or a byte-stream connection
+/// itself, which takes them at once on the sending thread (no hand-off; stdio connections
+/// have one session, [`SessionKey::STATELESS`])
+#[derive(Clone)]
 pub(crate) struct Handlers {
-    tx: Sender<Input>,
+    to: Route,
     key: SessionKey,
+}
+
+#[derive(Clone)]
+enum Route {
+    Inbox(Sender<Input>),
+    /// Gone once the connection's driver has ended
+    Direct(Weak<dyn Sink>),
+}
+
+impl std::fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handlers")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What takes messages directly on the sending thread: a byte-stream connection
+pub(crate) trait Sink: Send + Sync {
+    /// A handler's message; `Err` once the connection is gone
+    fn handler(&self, msg: HandlerMsg) -> Result<(), ()>;
+    /// An application's command; `Err` (and the command dropped) once the connection is gone
+    fn command(&self, command: Command) -> Result<(), ()>;
 }
 
 impl Handlers {
     /// Senders into `tx` tagged with [`SessionKey::STATELESS`]
     pub(crate) fn new(tx: Sender<Input>) -> Self {
         Self {
-            tx,
+            to: Route::Inbox(tx),
             key: SessionKey::STATELESS,
         }
     }
@@ -238,14 +260,25 @@ impl Handlers {
     /// The same inbox, tagged with another session
     pub(crate) fn for_session(&self, key: SessionKey) -> Self {
         Self {
-            tx: self.tx.clone(),
+            to: self.to.clone(),
             key,
         }
     }
 
     /// Sends a message to the driver; `Err` once it is gone
     pub(crate) fn send(&self, msg: HandlerMsg) -> Result<(), ()> {
-        self.tx.send(Input::Handler(self.key, msg)).map_err(|_| ())
+        match &self.to {
+            Route::Inbox(tx) => tx.send(Input::Handler(self.key, msg)).map_err(|_| ()),
+            Route::Direct(sink) => sink.upgrade().ok_or(())?.handler(msg),
+        }
+    }
+
+    /// Sends an application's command to the driver; `Err` once it is gone
+    pub(crate) fn command(&self, command: Command) -> Result<(), ()> {
+        match &self.to {
+            Route::Inbox(tx) => tx.send(Input::Command(command)).map_err(|_| ()),
+            Route::Direct(sink) => sink.upgrade().ok_or(())?.command(command),
+        }
     }
 }
 
@@ -454,106 +487,261 @@ impl Peer {
     }
 }
 
-/// Reads `reader` on a thread of its own, one chunk per credit: the driver hands out a
-/// credit only while the session [`wants_read`](Session::wants_read), so a peer that sends
-/// faster than the session takes is held back by the transport
-pub(crate) fn spawn_reader<R: Read + Send + 'static>(
-    mut reader: R,
-    inbox: Sender<Input>,
-) -> Sender<()> {
-    let (credit, credits) = crossbeam_channel::bounded::<()>(1);
-    let _ = thread::Builder::new()
-        .name("mcp-reader".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            while credits.recv().is_ok() {
-                let input = match reader.read(&mut buf) {
-                    Ok(0) | Err(_) => Input::Eof,
-                    Ok(n) => Input::Bytes(buf[..n].to_vec()),
-                };
-                let eof = matches!(input, Input::Eof);
-                if inbox.send(input).is_err() || eof {
-                    return;
-                }
-            }
-        });
-    credit
-}
-
-/// The pieces one connection's driver runs with
+/// The pieces one byte-stream connection runs with
 pub(crate) struct Connection {
     pub(crate) session: Session,
-    pub(crate) inbox: Receiver<Input>,
-    pub(crate) handlers: Handlers,
     pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
     pub(crate) options: ClientOptions,
     pub(crate) ready: Option<Ready>,
 }
 
-/// Runs one connection until it closes (on the calling thread)
-pub(crate) fn run<R, W>(conn: Connection, reader: R, mut writer: W)
+/// A byte-stream connection (stdio, a child's pipes, a socket): no thread of its own sits
+/// between the bytes and the session. Whoever has something for the session takes the lock
+/// and feeds it on its own thread: the reader thread its bytes, a caller its request, a
+/// handler its result. The same thread then drains what the core decided (writes the
+/// output, delivers the events: a response to its caller, a request to the worker pool)
+/// before it lets go. A W1 round trip so crosses threads only where it must: to the peer
+/// (the transport), to a worker (handlers run on the pool), and back to the caller.
+///
+/// The driver thread ([`Driver::run`]) only keeps the core's timers and notices the close.
+struct Stream<W> {
+    state: Mutex<State<W>>,
+    /// The reader waits here while the session does not want bytes (backpressure)
+    readable: Condvar,
+    /// Wakes the driver thread: an earlier deadline, or the session closed
+    wake: Sender<()>,
+}
+
+struct State<W> {
+    session: Session,
+    peer: Peer,
+    /// `None` once the driver ended (dropping the writer lets the peer see the end)
+    writer: Option<W>,
+    out: Vec<u8>,
+    dispatch: Option<Arc<dyn Dispatch>>,
+    options: ClientOptions,
+    handlers: Handlers,
+    /// The deadline the driver thread sleeps until (`None`: no deadline)
+    sleeps_until: Option<Instant>,
+    /// The reader waits on `readable`
+    reader_waits: bool,
+    /// The driver ended: nothing reaches the session any more
+    done: bool,
+}
+
+impl<W: Write> State<W> {
+    /// Writes everything the session has to send and delivers every event; wakes the reader
+    /// if the session wants bytes again, the driver if its deadline moved closer or the
+    /// session closed
+    fn drain(&mut self, stream: &Stream<W>) {
+        loop {
+            while self.session.poll_transmit(&mut self.out).is_some() {}
+            if !self.out.is_empty() {
+                let written = self
+                    .writer
+                    .as_mut()
+                    .is_some_and(|w| w.write_all(&self.out).is_ok() && w.flush().is_ok());
+                if !written {
+                    self.session.close(now());
+                }
+                self.out.clear();
+            }
+            let Some(event) = self.session.poll_event() else {
+                break;
+            };
+            self.peer.on_event(
+                &mut self.session,
+                event,
+                self.dispatch.as_ref(),
+                &self.options,
+                &self.handlers,
+            );
+        }
+        let closed = self.session.is_closed();
+        if self.reader_waits && (closed || self.session.wants_read()) {
+            stream.readable.notify_one();
+        }
+        let deadline = self.session.poll_timeout();
+        let sooner = match (deadline, self.sleeps_until) {
+            (Some(d), Some(s)) => d < s,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if closed || sooner {
+            // The driver re-reads the deadline when it wakes; one pending wake is enough.
+            self.sleeps_until = deadline;
+            let _ = stream.wake.try_send(());
+        }
+    }
+}
+
+impl<W> Stream<W> {
+    fn lock(&self) -> MutexGuard<'_, State<W>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<W: Write + Send> Sink for Stream<W> {
+    fn handler(&self, msg: HandlerMsg) -> Result<(), ()> {
+        let mut st = self.lock();
+        if st.done {
+            return Err(());
+        }
+        let State { session, peer, .. } = &mut *st;
+        peer.on_handler(session, msg);
+        st.drain(self);
+        Ok(())
+    }
+
+    fn command(&self, command: Command) -> Result<(), ()> {
+        let mut st = self.lock();
+        if st.done {
+            return Err(());
+        }
+        let State { session, peer, .. } = &mut *st;
+        let close = peer.on_command(session, command);
+        if close && st.dispatch.is_none() {
+            st.session.close(now());
+        }
+        st.drain(self);
+        Ok(())
+    }
+}
+
+/// Runs a byte-stream connection's timers until it closes; see [`open`]
+pub(crate) struct Driver<W> {
+    stream: Arc<Stream<W>>,
+    woken: Receiver<()>,
+}
+
+/// Opens a byte-stream connection: a reader thread starts reading `reader`; the returned
+/// [`Handlers`] reach the session from any thread; [`Driver::run`] must run (on a thread of
+/// its own) for the core's timers to fire and the connection to end
+pub(crate) fn open<R, W>(conn: Connection, reader: R, writer: W) -> (Handlers, Driver<W>)
 where
     R: Read + Send + 'static,
-    W: Write,
+    W: Write + Send + 'static,
 {
     let Connection {
         mut session,
-        inbox,
-        handlers,
         dispatch,
         options,
         ready,
     } = conn;
     session.anchor_wall_clock(now(), unix_ms());
-    let mut peer = Peer::new(ready);
-    let credit = spawn_reader(reader, handlers.tx.clone());
-    // The reader may read once: it has a credit and is not reading
-    let mut credit_out = credit.send(()).is_ok();
-    let mut reading = true;
-    let mut out = Vec::with_capacity(64 * 1024);
+    let (wake, woken) = crossbeam_channel::bounded(1);
+    let stream = Arc::new_cyclic(|me: &Weak<Stream<W>>| {
+        let sink: Weak<dyn Sink> = me.clone();
+        Stream {
+            state: Mutex::new(State {
+                session,
+                peer: Peer::new(ready),
+                writer: Some(writer),
+                out: Vec::with_capacity(64 * 1024),
+                dispatch,
+                options,
+                handlers: Handlers {
+                    to: Route::Direct(sink),
+                    key: SessionKey::STATELESS,
+                },
+                sleeps_until: None,
+                reader_waits: false,
+                done: false,
+            }),
+            readable: Condvar::new(),
+            wake,
+        }
+    });
+    let handlers = stream.lock().handlers.clone();
+    // The client's first bytes (its handshake) go out now.
+    {
+        let mut st = stream.lock();
+        st.drain(&stream);
+    }
+    let weak = Arc::downgrade(&stream);
+    let _ = thread::Builder::new()
+        .name("mcp-reader".into())
+        .spawn(move || read(reader, &weak));
+    (handlers, Driver { stream, woken })
+}
+
+/// The reader thread: reads a chunk while the session wants bytes, and feeds it to the
+/// session itself; a peer that sends faster than the session takes is held back by the
+/// transport
+fn read<R: Read, W: Write + Send>(mut reader: R, stream: &Weak<Stream<W>>) {
+    let mut buf = vec![0u8; 64 * 1024];
     loop {
-        // Drain: write everything, then deliver every event.
-        loop {
-            while session.poll_transmit(&mut out).is_some() {}
-            if !out.is_empty() {
-                if writer.write_all(&out).is_err() || writer.flush().is_err() {
-                    session.close(now());
-                }
-                out.clear();
-            }
-            let Some(event) = session.poll_event() else {
-                break;
+        {
+            let Some(stream) = stream.upgrade() else {
+                return;
             };
-            peer.on_event(&mut session, event, dispatch.as_ref(), &options, &handlers);
+            let mut st = stream.lock();
+            while !st.done && !st.session.is_closed() && !st.session.wants_read() {
+                st.reader_waits = true;
+                st = stream
+                    .readable
+                    .wait(st)
+                    .unwrap_or_else(PoisonError::into_inner);
+                st.reader_waits = false;
+            }
+            if st.done || st.session.is_closed() {
+                return;
+            }
         }
-        if session.is_closed() {
-            break;
-        }
-        if reading && !credit_out && session.wants_read() {
-            credit_out = credit.send(()).is_ok();
-        }
-        let Ok(input) = recv_until(&inbox, session.poll_timeout()) else {
-            break;
+        let read = reader.read(&mut buf);
+        let Some(stream) = stream.upgrade() else {
+            return;
         };
-        match input {
-            None => session.handle_timeout(now()),
-            Some(Input::Bytes(bytes)) => {
-                credit_out = false;
-                session.handle_bytes(now(), &bytes);
-            }
-            Some(Input::Eof) => {
-                reading = false;
-                session.handle_eof(now());
-            }
-            Some(Input::Command(command)) => {
-                if peer.on_command(&mut session, command) && dispatch.is_none() {
-                    session.close(now());
-                }
-            }
-            Some(Input::Handler(_, msg)) => peer.on_handler(&mut session, msg),
-            Some(Input::Http(_) | Input::Net(_)) => {}
+        let mut st = stream.lock();
+        if st.done {
+            return;
+        }
+        match read {
+            Ok(n) if n > 0 => st.session.handle_bytes(now(), &buf[..n]),
+            _ => st.session.handle_eof(now()),
+        }
+        st.drain(&stream);
+        if !matches!(read, Ok(n) if n > 0) {
+            return;
         }
     }
-    peer.abort_all();
-    let _ = writer.flush();
+}
+
+impl<W: Write + Send> Driver<W> {
+    /// Fires the core's timers until the session closes, then stops every handler still
+    /// running, drops what waits for the session and closes the writer
+    pub(crate) fn run(self) {
+        let Self { stream, woken } = self;
+        loop {
+            let deadline = {
+                let mut st = stream.lock();
+                if st.session.is_closed() {
+                    break;
+                }
+                let deadline = st.session.poll_timeout();
+                st.sleeps_until = deadline;
+                deadline
+            };
+            let timed_out = match deadline {
+                Some(d) => woken.recv_deadline(d).is_err(),
+                None => woken.recv().is_err(),
+            };
+            if timed_out {
+                let mut st = stream.lock();
+                if st.session.poll_timeout().is_some_and(|d| d <= now()) {
+                    st.session.handle_timeout(now());
+                    st.drain(&stream);
+                }
+            }
+        }
+        let mut st = stream.lock();
+        st.done = true;
+        st.peer.abort_all();
+        // Callers still waiting learn that the connection is closed.
+        st.peer = Peer::new(None);
+        if let Some(mut writer) = st.writer.take() {
+            let _ = writer.flush();
+        }
+        stream.readable.notify_all();
+    }
 }

@@ -1,8 +1,11 @@
 //! Model Context Protocol on plain threads
 //!
-//! A thin binding over the sans-IO [`mcp_core`], with no async runtime anywhere: a driver
-//! thread owns each connection's `Session` (no lock around the core) and waits on one
-//! channel with the core's next deadline; a reader thread feeds it bytes. Every protocol
+//! A thin binding over the sans-IO [`mcp_core`], with no async runtime anywhere. On a byte
+//! stream (stdio, a child's pipes, a socket) each connection's `Session` sits behind one
+//! lock, and whoever has something for it feeds it on its own thread and writes what it
+//! answers: the reader thread its bytes, a caller its request, a handler its result; a
+//! driver thread only fires the core's timers. Streamable HTTP runs one actor thread per
+//! server or client that owns the sessions and waits on one channel. Every protocol
 //! decision is the core's.
 //!
 //! - [`Client`]: connect over any `Read`/`Write` pair, to a child process over stdio, or to

@@ -369,20 +369,18 @@ impl Server {
     pub fn serve<R, W>(&self, reader: R, writer: W)
     where
         R: Read + Send + 'static,
-        W: Write,
+        W: Write + Send + 'static,
     {
         let session = Session::server(Arc::clone(&self.config), driver::now());
-        let (tx, inbox) = crossbeam_channel::unbounded();
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let conn = Connection {
             session,
-            inbox,
-            handlers: Handlers::new(tx),
             dispatch: Some(dispatch),
             options: driver::ClientOptions::default(),
             ready: None,
         };
-        driver::run(conn, reader, writer);
+        let (_handlers, driver) = driver::open(conn, reader, writer);
+        driver.run();
     }
 
     /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless

@@ -349,3 +349,44 @@ fn a_panicking_handler_is_an_internal_error_and_the_server_goes_on() {
     let result = client.call_tool("ok", Map::new()).unwrap();
     assert_eq!(result.content[0].as_text(), Some("ok"));
 }
+
+#[test]
+fn a_server_that_stops_reading_resumes_and_answers_every_pipelined_call() {
+    // Two requests in flight at most: the server's session stops wanting bytes after two,
+    // so its reader waits, and must be woken as handlers finish, or the calls never end.
+    let mut config = ServerConfig::new(Implementation::new("test-server", "1.0"));
+    config.limits.max_in_flight_inbound = 2;
+    let server = Server::builder(config)
+        .workers(1)
+        .tool(
+            Tool::new("echo", object(json!({"type": "object"}))),
+            |_cx, args| {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            },
+        )
+        .unwrap()
+        .build();
+    let client = connect(server, config_legacy(), ClientOptions::default());
+    let calls: Vec<_> = (0..200)
+        .map(|i| {
+            let params = json!({"name": "echo", "arguments": {"text": format!("call {i}")}});
+            let params = serde_json::value::to_raw_value(&params).unwrap();
+            client.start(
+                "tools/call",
+                Some(params),
+                RequestOptions::default(),
+                CallWatch::default(),
+            )
+        })
+        .collect();
+    for (i, call) in calls.into_iter().enumerate() {
+        let result: CallToolResult = serde_json::from_str(call.wait().unwrap().get()).unwrap();
+        assert_eq!(result, CallToolResult::text(format!("call {i}")));
+    }
+}
+
+fn config_legacy() -> mcp_core::ClientConfig {
+    config(LEGACY)
+}
