@@ -495,29 +495,50 @@ pub(crate) struct Connection {
     pub(crate) ready: Option<Ready>,
 }
 
+/// Most bytes a writer takes out of the session's queue for one `write`: all that ever sits
+/// outside the core's own limit ([`mcp_core::Limits::max_queued_bytes`]), besides one message
+const WRITE_CHUNK: usize = 256 * 1024;
+
 /// A byte-stream connection (stdio, a child's pipes, a socket): no thread of its own sits
 /// between the bytes and the session. Whoever has something for the session takes the lock
 /// and feeds it on its own thread: the reader thread its bytes, a caller its request, a
-/// handler its result. The same thread then drains what the core decided (writes the
-/// output, delivers the events: a response to its caller, a request to the worker pool)
-/// before it lets go. A W1 round trip so crosses threads only where it must: to the peer
-/// (the transport), to a worker (handlers run on the pool), and back to the caller.
+/// handler its result. The same thread then delivers what the core decided (a response to
+/// its caller, a request to the worker pool) before it lets go. A W1 round trip so crosses
+/// threads only where it must: to the peer (the transport), to a worker (handlers run on
+/// the pool), and back to the caller.
+///
+/// Nobody writes under the session's lock: a peer slow to read (or one that is itself
+/// blocked writing to us) must never keep our reader from feeding the session, or two such
+/// peers wait for each other forever. The session's own output queue is the write queue
+/// (bounded by the core: `SendError::Blocked`, `wants_read`). One thread at a time holds the
+/// writer token ([`State::writing`]): it takes a chunk of the output under the lock, writes
+/// it outside, and comes back for what was queued meanwhile until nothing is left; a thread
+/// that finds the token taken leaves its output to the holder. A caller or a handler takes
+/// the token itself (no hand-off on the fast path); the reader thread and the timers never
+/// block in `write`: they leave their output to the writer thread.
 ///
 /// The driver thread ([`Driver::run`]) only keeps the core's timers and notices the close.
 struct Stream<W> {
-    state: Mutex<State<W>>,
+    state: Mutex<State>,
     /// The reader waits here while the session does not want bytes (backpressure)
     readable: Condvar,
     /// Wakes the driver thread: an earlier deadline, or the session closed
     wake: Sender<()>,
+    /// The transport's writing half: only the holder of the writer token locks it, never
+    /// while it holds the session's lock; `None` once the connection ended
+    writer: Mutex<Option<W>>,
+    /// Wakes the writer thread: output the reader thread or a timer left
+    write_wake: Sender<()>,
 }
 
-struct State<W> {
+struct State {
     session: Session,
     peer: Peer,
-    /// `None` once the driver ended (dropping the writer lets the peer see the end)
-    writer: Option<W>,
+    /// The writer token's buffer, kept here between writes so it is not allocated per write
     out: Vec<u8>,
+    /// A thread holds the writer token: it writes outside the lock and comes back for
+    /// whatever was queued meanwhile
+    writing: bool,
     dispatch: Option<Arc<dyn Dispatch>>,
     options: ClientOptions,
     handlers: Handlers,
@@ -529,26 +550,19 @@ struct State<W> {
     done: bool,
 }
 
-impl<W: Write> State<W> {
-    /// Writes everything the session has to send and delivers every event; wakes the reader
-    /// if the session wants bytes again, the driver if its deadline moved closer or the
-    /// session closed
-    fn drain(&mut self, stream: &Stream<W>) {
-        loop {
-            while self.session.poll_transmit(&mut self.out).is_some() {}
-            if !self.out.is_empty() {
-                let written = self
-                    .writer
-                    .as_mut()
-                    .is_some_and(|w| w.write_all(&self.out).is_ok() && w.flush().is_ok());
-                if !written {
-                    self.session.close(now());
-                }
-                self.out.clear();
-            }
-            let Some(event) = self.session.poll_event() else {
-                break;
-            };
+/// Whether the thread that settles the session may block in `write`
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Writes {
+    /// A caller, a handler, the writer thread: takes the writer token if it is free
+    Itself,
+    /// The reader thread, a timer: leaves the output to the writer thread
+    Leave,
+}
+
+impl State {
+    /// Delivers every event of the session
+    fn deliver(&mut self) {
+        while let Some(event) = self.session.poll_event() {
             self.peer.on_event(
                 &mut self.session,
                 event,
@@ -557,6 +571,11 @@ impl<W: Write> State<W> {
                 &self.handlers,
             );
         }
+    }
+
+    /// Wakes the reader if the session wants bytes again, the driver if its deadline moved
+    /// closer or the session closed
+    fn signal<W>(&mut self, stream: &Stream<W>) {
         let closed = self.session.is_closed();
         if self.reader_waits && (closed || self.session.wants_read()) {
             stream.readable.notify_one();
@@ -575,8 +594,61 @@ impl<W: Write> State<W> {
     }
 }
 
+/// Settles the session after an input or a command, then lets go of the lock: delivers
+/// every event, and writes the output if `writes` allows and no other thread holds the
+/// writer token (outside the lock, in order, coming back for what was queued meanwhile);
+/// else the output waits in the session's queue for the token's holder or the writer thread
+fn settle<'a, W: Write>(stream: &'a Stream<W>, mut st: MutexGuard<'a, State>, writes: Writes) {
+    loop {
+        st.deliver();
+        st.signal(stream);
+        if st.writing || st.session.queued_bytes() == 0 {
+            break;
+        }
+        if writes == Writes::Leave {
+            // One pending wake is enough: the writer thread drains until nothing is left.
+            let _ = stream.write_wake.try_send(());
+            break;
+        }
+        st.writing = true;
+        let mut out = std::mem::take(&mut st.out);
+        while out.len() < WRITE_CHUNK && st.session.poll_transmit(&mut out).is_some() {}
+        drop(st);
+        let written = {
+            let mut writer = stream.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            let written = writer
+                .as_mut()
+                .is_some_and(|w| w.write_all(&out).is_ok() && w.flush().is_ok());
+            if !written {
+                // Later output has nowhere to go either.
+                *writer = None;
+            }
+            written
+        };
+        out.clear();
+        st = stream.lock();
+        st.out = out;
+        st.writing = false;
+        if !written {
+            st.session.close(now());
+        }
+    }
+    if st.done && !st.writing && st.session.queued_bytes() == 0 {
+        // The connection ended and its last bytes are out: the peer sees the end. No token
+        // holder has the writer locked now.
+        let writer = stream
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut writer) = writer {
+            let _ = writer.flush();
+        }
+    }
+}
+
 impl<W> Stream<W> {
-    fn lock(&self) -> MutexGuard<'_, State<W>> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -589,7 +661,7 @@ impl<W: Write + Send> Sink for Stream<W> {
         }
         let State { session, peer, .. } = &mut *st;
         peer.on_handler(session, msg);
-        st.drain(self);
+        settle(self, st, Writes::Itself);
         Ok(())
     }
 
@@ -603,7 +675,7 @@ impl<W: Write + Send> Sink for Stream<W> {
         if close && st.dispatch.is_none() {
             st.session.close(now());
         }
-        st.drain(self);
+        settle(self, st, Writes::Itself);
         Ok(())
     }
 }
@@ -614,9 +686,10 @@ pub(crate) struct Driver<W> {
     woken: Receiver<()>,
 }
 
-/// Opens a byte-stream connection: a reader thread starts reading `reader`; the returned
-/// [`Handlers`] reach the session from any thread; [`Driver::run`] must run (on a thread of
-/// its own) for the core's timers to fire and the connection to end
+/// Opens a byte-stream connection: a reader thread starts reading `reader`, a writer thread
+/// waits to write what the reader and the timers leave; the returned [`Handlers`] reach the
+/// session from any thread; [`Driver::run`] must run (on a thread of its own) for the core's
+/// timers to fire and the connection to end
 pub(crate) fn open<R, W>(conn: Connection, reader: R, writer: W) -> (Handlers, Driver<W>)
 where
     R: Read + Send + 'static,
@@ -630,14 +703,15 @@ where
     } = conn;
     session.anchor_wall_clock(now(), unix_ms());
     let (wake, woken) = crossbeam_channel::bounded(1);
+    let (write_wake, write_woken) = crossbeam_channel::bounded(1);
     let stream = Arc::new_cyclic(|me: &Weak<Stream<W>>| {
         let sink: Weak<dyn Sink> = me.clone();
         Stream {
             state: Mutex::new(State {
                 session,
                 peer: Peer::new(ready),
-                writer: Some(writer),
                 out: Vec::with_capacity(64 * 1024),
+                writing: false,
                 dispatch,
                 options,
                 handlers: Handlers {
@@ -650,14 +724,17 @@ where
             }),
             readable: Condvar::new(),
             wake,
+            writer: Mutex::new(Some(writer)),
+            write_wake,
         }
     });
     let handlers = stream.lock().handlers.clone();
+    let weak = Arc::downgrade(&stream);
+    let _ = thread::Builder::new()
+        .name("mcp-writer".into())
+        .spawn(move || write(&write_woken, &weak));
     // The client's first bytes (its handshake) go out now.
-    {
-        let mut st = stream.lock();
-        st.drain(&stream);
-    }
+    settle(&stream, stream.lock(), Writes::Itself);
     let weak = Arc::downgrade(&stream);
     let _ = thread::Builder::new()
         .name("mcp-reader".into())
@@ -665,9 +742,21 @@ where
     (handlers, Driver { stream, woken })
 }
 
+/// The writer thread: writes what the reader thread and the timers left, until the
+/// connection is gone
+fn write<W: Write + Send>(woken: &Receiver<()>, stream: &Weak<Stream<W>>) {
+    // The sender lives in the stream: the wait ends when the stream does.
+    while woken.recv().is_ok() {
+        let Some(stream) = stream.upgrade() else {
+            return;
+        };
+        settle(&stream, stream.lock(), Writes::Itself);
+    }
+}
+
 /// The reader thread: reads a chunk while the session wants bytes, and feeds it to the
 /// session itself; a peer that sends faster than the session takes is held back by the
-/// transport
+/// transport. It never writes, so it never waits for the peer to read.
 fn read<R: Read, W: Write + Send>(mut reader: R, stream: &Weak<Stream<W>>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -700,7 +789,7 @@ fn read<R: Read, W: Write + Send>(mut reader: R, stream: &Weak<Stream<W>>) {
             Ok(n) if n > 0 => st.session.handle_bytes(now(), &buf[..n]),
             _ => st.session.handle_eof(now()),
         }
-        st.drain(&stream);
+        settle(&stream, st, Writes::Leave);
         if !matches!(read, Ok(n) if n > 0) {
             return;
         }
@@ -709,7 +798,8 @@ fn read<R: Read, W: Write + Send>(mut reader: R, stream: &Weak<Stream<W>>) {
 
 impl<W: Write + Send> Driver<W> {
     /// Fires the core's timers until the session closes, then stops every handler still
-    /// running, drops what waits for the session and closes the writer
+    /// running, drops what waits for the session, writes what the session still had to
+    /// send (unless a writer is at it, which then does) and closes the writer
     pub(crate) fn run(self) {
         let Self { stream, woken } = self;
         loop {
@@ -730,7 +820,8 @@ impl<W: Write + Send> Driver<W> {
                 let mut st = stream.lock();
                 if st.session.poll_timeout().is_some_and(|d| d <= now()) {
                     st.session.handle_timeout(now());
-                    st.drain(&stream);
+                    // A peer that does not read must not keep the timers from firing.
+                    settle(&stream, st, Writes::Leave);
                 }
             }
         }
@@ -739,9 +830,7 @@ impl<W: Write + Send> Driver<W> {
         st.peer.abort_all();
         // Callers still waiting learn that the connection is closed.
         st.peer = Peer::new(None);
-        if let Some(mut writer) = st.writer.take() {
-            let _ = writer.flush();
-        }
         stream.readable.notify_all();
+        settle(&stream, st, Writes::Itself);
     }
 }

@@ -2,9 +2,11 @@
 //!
 //! A thin binding over the sans-IO [`mcp_core`], with no async runtime anywhere. On a byte
 //! stream (stdio, a child's pipes, a socket) each connection's `Session` sits behind one
-//! lock, and whoever has something for it feeds it on its own thread and writes what it
-//! answers: the reader thread its bytes, a caller its request, a handler its result; a
-//! driver thread only fires the core's timers. Streamable HTTP runs one actor thread per
+//! lock, and whoever has something for it feeds it on its own thread: the reader thread its
+//! bytes, a caller its request, a handler its result. Nobody writes under that lock: one
+//! thread at a time writes the session's output outside it (a caller or a handler itself,
+//! else a writer thread), so a peer slow to read never stops our reader; a driver thread
+//! only fires the core's timers. Streamable HTTP runs one actor thread per
 //! server or client that owns the sessions and waits on one channel. Every protocol
 //! decision is the core's.
 //!
