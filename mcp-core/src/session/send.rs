@@ -418,6 +418,7 @@ impl Core {
         id: InboundId,
         progress: &Progress,
     ) -> Result<(), ProgressError> {
+        let over_limit = self.out.len() > self.limits().max_queued_bytes;
         let Some(entry) = self.inbound.get_mut(id) else {
             return Ok(());
         };
@@ -436,7 +437,7 @@ impl Core {
             });
         }
         entry.last_progress = Some(progress.progress);
-        if self.out.len() > self.limits.max_queued_bytes {
+        if over_limit {
             // Progress is advisory and the next report supersedes this one: rather than
             // queue past the limit (a peer that does not read), drop it.
             self.stats.dropped_messages += 1;
