@@ -1,0 +1,556 @@
+//! The Streamable HTTP front ends' glue: the actor state around the core's sans-IO
+//! [`HttpServer`] ([`ServerFront`]) and [`ClientTransport`] ([`ClientFront`]), and the
+//! conversions between the core's requests and responses and the `http` crate's types
+//!
+//! A binding keeps what is its runtime's: sockets, tasks or threads, channels, and the
+//! select loop that waits for the next input. Everything it does with an input once it has
+//! one lives here, once.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_core::auth::{AuthAction, AuthResponse};
+use mcp_core::http::{
+    ClientTransport, ExchangeId, HttpConfig, HttpRequest, HttpResponse, HttpServer, Output, Reply,
+    ResponseHead, SessionIdSource, SessionKey, StreamId, session_id_from_bytes,
+};
+use mcp_core::schema::Tool;
+use mcp_core::{Event, ServerConfig, Session};
+
+use crate::auth::OAuthOptions;
+
+// ---------------------------------------------------------------------------------------
+// Server
+// ---------------------------------------------------------------------------------------
+
+/// A piece of an open response; the channel closing is its end
+#[derive(Debug)]
+pub enum Piece {
+    /// The status and header fields (first)
+    Head(ResponseHead),
+    /// A piece of the body, to write (and flush) as it comes
+    Body(Vec<u8>),
+}
+
+/// The runtime's channels between the connections and the server actor
+pub trait Channels: Sized + 'static {
+    /// A request body as the HTTP stack collected it
+    type Body: AsRef<[u8]>;
+    /// Carries the answer to one request back to its connection
+    type Reply;
+    /// Sends the pieces of an open response to its connection
+    type Frames;
+    /// Receives the pieces of an open response on its connection
+    type FramesRx;
+
+    /// Hands `answer` to the connection; `false` when it went away
+    fn reply(reply: Self::Reply, answer: Answer<Self>) -> bool;
+    /// A fresh channel for an open response's pieces
+    fn frames() -> (Self::Frames, Self::FramesRx);
+    /// Sends a piece (a connection that went away tells the actor on its own)
+    fn send(frames: &Self::Frames, piece: Piece);
+}
+
+/// The actor's answer to a request: every request is answered at once, whole or open
+pub enum Answer<C: Channels> {
+    /// The whole response
+    Complete(HttpResponse),
+    /// A response whose head and body come as [`Piece`]s
+    Open {
+        /// Which exchange (to report the client leaving)
+        exchange: ExchangeId,
+        /// Where its pieces come
+        frames: C::FramesRx,
+    },
+}
+
+/// From the connections to the server actor
+pub enum ToActor<C: Channels> {
+    /// A request, read whole
+    Request {
+        /// The method
+        method: String,
+        /// The header fields, in order
+        headers: Vec<(String, String)>,
+        /// The body
+        body: C::Body,
+        /// Where the answer goes
+        reply: C::Reply,
+    },
+    /// The body was larger than the limit
+    Oversize {
+        /// Where the answer goes
+        reply: C::Reply,
+    },
+    /// The client went away before the response ended
+    Closed(ExchangeId),
+    /// The server is shutting down (for a binding with one inbox for everything)
+    Stop,
+}
+
+/// What runs the application behind the sessions of an HTTP server
+pub trait Sessions {
+    /// `event` happened on the session `key`
+    fn on_event(&mut self, session: &mut Session, key: SessionKey, event: Event);
+    /// The session `key` is gone (after its [`Event::Closed`]): stop its handlers
+    fn on_closed(&mut self, key: SessionKey);
+}
+
+/// The state of an HTTP server actor: the core's rules, the open exchanges' channels and
+/// the session id source
+pub struct ServerFront<C: Channels> {
+    http: HttpServer,
+    exchanges: HashMap<ExchangeId, C::Frames>,
+    ids: SessionIds,
+}
+
+impl<C: Channels> std::fmt::Debug for ServerFront<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerFront")
+            .field("open", &self.exchanges.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Channels> ServerFront<C> {
+    /// The rules for `http_config` and `server_config`, with `tools` declared, at `now`
+    /// (`unix_ms` anchors the wall clock)
+    pub fn new(
+        http_config: HttpConfig,
+        server_config: Arc<ServerConfig>,
+        tools: &[Tool],
+        now: Instant,
+        unix_ms: u64,
+    ) -> Self {
+        let mut http = HttpServer::new(Arc::new(http_config), server_config, now);
+        http.anchor_wall_clock(now, unix_ms);
+        for tool in tools {
+            http.set_tool(tool);
+        }
+        Self {
+            http,
+            exchanges: HashMap::new(),
+            ids: SessionIds::new(),
+        }
+    }
+
+    /// The core's rules
+    pub fn http(&mut self) -> &mut HttpServer {
+        &mut self.http
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.http.poll_timeout()
+    }
+
+    /// A deadline passed
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.http.handle_timeout(now);
+    }
+
+    /// Feeds a message from a connection to the rules
+    pub fn on_conn(&mut self, now: Instant, msg: ToActor<C>) {
+        match msg {
+            ToActor::Request {
+                method,
+                headers,
+                body,
+                reply,
+            } => {
+                let answer =
+                    self.http
+                        .handle_request(now, &method, &headers, body.as_ref(), &mut self.ids);
+                match answer {
+                    Reply::Complete(response) => {
+                        C::reply(reply, Answer::Complete(response));
+                    }
+                    Reply::Open(exchange) => {
+                        let (tx, frames) = C::frames();
+                        if C::reply(reply, Answer::Open { exchange, frames }) {
+                            self.exchanges.insert(exchange, tx);
+                        } else {
+                            self.http.handle_closed(now, exchange);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ToActor::Oversize { reply } => {
+                C::reply(reply, Answer::Complete(self.http.reject_oversize()));
+            }
+            ToActor::Closed(exchange) => {
+                self.exchanges.remove(&exchange);
+                self.http.handle_closed(now, exchange);
+            }
+            ToActor::Stop => {}
+        }
+    }
+
+    /// Runs the application (`sessions`) and writes the responses until both are quiet
+    pub fn pump(&mut self, sessions: &mut impl Sessions) {
+        loop {
+            let mut busy = false;
+            while let Some((key, event)) = self.http.poll_event() {
+                busy = true;
+                let closed = matches!(event, Event::Closed { .. });
+                if let Some(session) = self.http.session_mut(key) {
+                    sessions.on_event(session, key, event);
+                }
+                if closed {
+                    sessions.on_closed(key);
+                }
+            }
+            while let Some(output) = self.http.poll_output() {
+                busy = true;
+                match output {
+                    Output::Head { exchange, head } => {
+                        if let Some(tx) = self.exchanges.get(&exchange) {
+                            C::send(tx, Piece::Head(head));
+                        }
+                    }
+                    Output::Body { exchange, data } => {
+                        if let Some(tx) = self.exchanges.get(&exchange) {
+                            C::send(tx, Piece::Body(data));
+                        }
+                    }
+                    Output::End { exchange } => {
+                        self.exchanges.remove(&exchange);
+                    }
+                    _ => {}
+                }
+            }
+            if !busy {
+                return;
+            }
+        }
+    }
+
+    /// Shutting down: every open response ends (its channel closes)
+    pub fn end_all(&mut self) {
+        self.exchanges.clear();
+    }
+}
+
+/// Session ids from the OS-seeded SipHash keys of a `RandomState`, over a counter
+struct SessionIds {
+    keys: [RandomState; 2],
+    counter: u64,
+}
+
+impl SessionIds {
+    fn new() -> Self {
+        Self {
+            keys: [RandomState::new(), RandomState::new()],
+            counter: 0,
+        }
+    }
+}
+
+impl SessionIdSource for SessionIds {
+    fn next_session_id(&mut self) -> String {
+        self.counter += 1;
+        let hi = self.keys[0].hash_one(self.counter);
+        let lo = self.keys[1].hash_one(self.counter);
+        session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------------------
+
+/// From the request tasks (or threads) to the client actor
+#[derive(Debug)]
+pub enum FromNet<D> {
+    /// A response's status and header fields
+    Head {
+        /// Whose
+        stream: StreamId,
+        /// The status
+        status: u16,
+        /// The header fields, in order
+        headers: Vec<(String, String)>,
+    },
+    /// A piece of a response body
+    Chunk {
+        /// Whose
+        stream: StreamId,
+        /// The bytes
+        data: D,
+    },
+    /// A response body ended
+    End {
+        /// Whose
+        stream: StreamId,
+    },
+    /// A request failed before or while its response came
+    Failed {
+        /// Whose
+        stream: StreamId,
+        /// Why
+        error: String,
+    },
+    /// The response to an authorization request
+    Auth(AuthResponse),
+    /// Where the user agent ended up (or why it could not)
+    Redirect(Result<String, String>),
+}
+
+/// How a binding performs the HTTP requests a [`ClientTransport`] plans
+pub trait Requests {
+    /// One request in flight
+    type Task;
+    /// Starts `planned`; its response comes back as [`FromNet`] messages
+    ///
+    /// # Errors
+    /// Why it could not start (reported to the transport as a failure).
+    fn start(&mut self, planned: HttpRequest) -> Result<Self::Task, String>;
+    /// Starts one step of the authorization flow; its outcome comes back as
+    /// [`FromNet::Auth`] or [`FromNet::Redirect`]
+    ///
+    /// # Errors
+    /// Why it could not start (reported to the flow as a user agent error).
+    fn start_auth(&mut self, action: AuthAction) -> Result<(), String>;
+    /// The transport gave up on the request: close its response
+    fn abort(&mut self, task: Self::Task);
+    /// The request reported its end or failure (it may still be winding down)
+    fn finished(&mut self, task: Self::Task) {
+        drop(task);
+    }
+}
+
+/// The state of an HTTP client actor: the session, its transport, and the requests in
+/// flight
+pub struct ClientFront<R: Requests> {
+    /// The client session
+    pub session: Session,
+    /// The core's plan for carrying it over HTTP
+    pub transport: ClientTransport,
+    /// How requests are performed
+    pub requests: R,
+    tasks: HashMap<StreamId, R::Task>,
+    clock: fn() -> Instant,
+}
+
+impl<R: Requests> std::fmt::Debug for ClientFront<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientFront")
+            .field("in_flight", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The transport for the server at `url`, with OAuth when `auth` asks for it, and the user
+/// agent to follow the authorization step with; a client that cannot be set up runs
+/// without OAuth (and says so on stderr, naming `binding`)
+pub fn client_transport<U: Clone>(
+    auth: Option<&OAuthOptions<U>>,
+    url: &str,
+    binding: &str,
+) -> (ClientTransport, Option<U>) {
+    let transport = ClientTransport::new();
+    let Some(auth) = auth else {
+        return (transport, None);
+    };
+    match auth.client(url) {
+        Ok(client) => (transport.with_auth(client), Some(auth.user_agent.clone())),
+        Err(e) => {
+            eprintln!("{binding}: OAuth is off: {e}");
+            (transport, None)
+        }
+    }
+}
+
+impl<R: Requests> ClientFront<R> {
+    /// Carries `session` over `transport` with `requests`; `clock` is the binding's now
+    pub fn new(
+        session: Session,
+        transport: ClientTransport,
+        requests: R,
+        clock: fn() -> Instant,
+    ) -> Self {
+        Self {
+            session,
+            transport,
+            requests,
+            tasks: HashMap::new(),
+            clock,
+        }
+    }
+
+    /// The earliest deadline of the session and the transport
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [self.session.poll_timeout(), self.transport.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// A deadline passed
+    pub fn handle_timeout(&mut self) {
+        let now = (self.clock)();
+        if self.session.poll_timeout().is_some_and(|t| t <= now) {
+            self.session.handle_timeout(now);
+        }
+        self.transport.handle_timeout(now);
+    }
+
+    /// Moves what the session transmits into HTTP requests and delivers its events to
+    /// `on_event` until both are quiet
+    pub fn pump(&mut self, mut on_event: impl FnMut(&mut Session, Event)) {
+        loop {
+            self.transport.pull(&mut self.session);
+            self.perform_aborts();
+            while let Some(request) = self.transport.poll_request() {
+                let stream = request.stream;
+                match self.requests.start(request) {
+                    Ok(task) => {
+                        self.tasks.insert(stream, task);
+                    }
+                    Err(error) => {
+                        let now = (self.clock)();
+                        self.transport
+                            .handle_failed(now, stream, &error, &mut self.session);
+                    }
+                }
+            }
+            while let Some(action) = self.transport.poll_auth_action() {
+                if let Err(why) = self.requests.start_auth(action) {
+                    let now = (self.clock)();
+                    self.transport
+                        .handle_auth_error(now, &why, &mut self.session);
+                }
+            }
+            let mut busy = false;
+            while let Some(event) = self.session.poll_event() {
+                busy = true;
+                on_event(&mut self.session, event);
+            }
+            if !busy {
+                return;
+            }
+        }
+    }
+
+    /// Closes the responses the transport gave up on
+    fn perform_aborts(&mut self) {
+        while let Some(stream) = self.transport.poll_abort() {
+            if let Some(task) = self.tasks.remove(&stream) {
+                self.requests.abort(task);
+            }
+        }
+    }
+
+    /// Reports what came back; messages of requests no longer in flight (aborted
+    /// meanwhile) are dropped
+    pub fn on_net<D: AsRef<[u8]>>(&mut self, msg: FromNet<D>) {
+        let now = (self.clock)();
+        let session = &mut self.session;
+        match msg {
+            FromNet::Head {
+                stream,
+                status,
+                headers,
+            } if self.tasks.contains_key(&stream) => {
+                self.transport
+                    .handle_head(now, stream, status, &headers, session);
+            }
+            FromNet::Chunk { stream, data } if self.tasks.contains_key(&stream) => {
+                self.transport
+                    .handle_body(now, stream, data.as_ref(), session);
+            }
+            FromNet::End { stream } => {
+                if let Some(task) = self.tasks.remove(&stream) {
+                    self.requests.finished(task);
+                    self.transport.handle_end(now, stream, session);
+                }
+            }
+            FromNet::Failed { stream, error } => {
+                if let Some(task) = self.tasks.remove(&stream) {
+                    self.requests.finished(task);
+                    self.transport.handle_failed(now, stream, &error, session);
+                }
+            }
+            FromNet::Auth(response) => {
+                self.transport.handle_auth_response(now, response, session);
+            }
+            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
+            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
+            // From a request that was aborted meanwhile
+            _ => {}
+        }
+    }
+
+    /// Starts ending the session: the DELETE to send (2025 wire) before
+    /// [`closed`](Self::closed), if any
+    pub fn close(&mut self) -> Option<HttpRequest> {
+        let delete = self.transport.close();
+        self.perform_aborts();
+        delete
+    }
+
+    /// Ends the session (after [`close`](Self::close) and its DELETE)
+    pub fn closed(&mut self) {
+        let now = (self.clock)();
+        self.session.close(now);
+    }
+
+    /// The actor ends: every request still in flight is aborted
+    pub fn abort_all(&mut self) {
+        for (_, task) in self.tasks.drain() {
+            self.requests.abort(task);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The `http` crate's types
+// ---------------------------------------------------------------------------------------
+
+/// The header fields whose values are text, as the core takes them
+pub fn header_list(headers: &::http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect()
+}
+
+/// A request to `uri` with `method`, `headers` (moved into it, not copied) and `body`
+///
+/// # Errors
+/// A method, URI or header field the `http` crate does not accept.
+pub fn request<U, B>(
+    method: &str,
+    uri: U,
+    headers: Vec<(String, String)>,
+    body: B,
+) -> Result<::http::Request<B>, ::http::Error>
+where
+    ::http::Uri: TryFrom<U>,
+    <::http::Uri as TryFrom<U>>::Error: Into<::http::Error>,
+{
+    let mut builder = ::http::Request::builder().method(method).uri(uri);
+    for (name, value) in headers {
+        builder = builder.header(name, value);
+    }
+    builder.body(body)
+}
+
+/// A response head with `status` and `headers` (the core's, or a gate's)
+///
+/// # Errors
+/// A status or header field the `http` crate does not accept.
+pub fn response<B>(
+    status: u16,
+    headers: &[(&'static str, String)],
+    body: B,
+) -> Result<::http::Response<B>, ::http::Error> {
+    let mut builder = ::http::Response::builder().status(status);
+    for (name, value) in headers {
+        builder = builder.header(*name, value.as_str());
+    }
+    builder.body(body)
+}
