@@ -6,43 +6,23 @@
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), and the HTTP requests themselves.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use async_net::TcpStream;
-use jsonwebtoken::{DecodingKey, Validation};
 use mcp_core::auth::{AuthRequest, AuthResponse};
-use mcp_shared::auth::Headless;
+pub use mcp_shared::auth::StoreFactory;
+pub use mcp_shared::auth::asynchronous::{
+    OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
+};
 pub use mcp_shared::auth::{JwtSigner, VerifiedToken};
+use mcp_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
 
 use crate::h1::{self, Body, Conn, Target};
-
-/// The largest response body accepted from an authorization endpoint
-const MAX_BODY: usize = 1024 * 1024;
-/// How long one authorization request may take
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Takes the user to an authorization URL and returns the URL the authorization server
-/// finally redirected to (the redirect URI with `code`, `state`, `iss`), or why not
-pub type UserAgent = mcp_shared::auth::AsyncUserAgent;
-
-pub use mcp_shared::auth::StoreFactory;
-
-/// OAuth for an HTTP client connection ([`crate::ClientOptions::auth`]): the flow's
-/// configuration, the [`UserAgent`] that follows the authorization step, and where tokens
-/// are kept (default: in memory)
-pub type OAuthOptions = mcp_shared::auth::OAuthOptions<UserAgent>;
 
 /// A user agent without a browser: GETs the authorization URL and follows redirects (up
 /// to 10, without sending anything but the GET) until one points at `redirect_uri`, then
 /// returns that URL. For tests, the conformance suite, and authorization servers that
 /// approve without a login page.
 pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
-    let redirect_uri: String = redirect_uri.into();
-    Arc::new(move |url: String| {
-        let redirect_uri = redirect_uri.clone();
-        Box::pin(async move { Headless::follow(&redirect_uri, url, perform).await })
-    })
+    asynchronous::headless(redirect_uri.into(), perform)
 }
 
 /// Performs one authorization request over plain HTTP, on its own connection; a transport
@@ -70,30 +50,8 @@ async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
     let head = conn.read_response().await.ok()?;
     let framing = h1::response_framing(method, head.status, &head.headers).ok()?;
     let body = conn
-        .body_to_end(&mut Body::new(framing), MAX_BODY)
+        .body_to_end(&mut Body::new(framing), MAX_RESPONSE_BODY)
         .await
         .ok()??;
     Some(AuthResponse::new(head.status, head.headers, body))
-}
-
-/// Checks a bearer token (by introspection, JWT validation, a lookup): the valid token's
-/// grants, or why it is invalid (expired, wrong audience, unknown), which goes into the
-/// 401's `error_description`
-pub type TokenVerifier = mcp_shared::auth::AsyncTokenVerifier;
-
-/// A protected HTTP server's authorization: the resource-server rules and the
-/// [`TokenVerifier`]
-/// ([`Server::serve_http_protected`](crate::Server::serve_http_protected))
-///
-/// GET on the metadata path answers the Protected Resource Metadata; every other request
-/// needs a bearer token the verifier accepts and that grants the required scopes, or is
-/// answered 401 (missing or invalid token) or 403 (`insufficient_scope`) with the
-/// `WWW-Authenticate` challenge that points clients at the metadata.
-pub type Protection = mcp_shared::auth::Protection<TokenVerifier>;
-
-/// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
-/// audience (the resource identifier) and issuer per `validation`; scopes from the `scope`
-/// claim (space separated) or `scp` (an array)
-pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
-    mcp_shared::auth::async_jwt_verifier(key, validation)
 }

@@ -10,7 +10,6 @@
 //! stdio, tells the core when a client goes away ([`HttpServer::handle_closed`]), and
 //! sleeps until [`HttpServer::poll_timeout`].
 
-use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -21,7 +20,7 @@ use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
 use mcp_core::http::{ExchangeId, HttpConfig, HttpResponse, SessionKey};
 use mcp_core::{Event, ServerConfig, Session};
-use mcp_shared::http::{Channels, Piece, ServerFront, Sessions};
+use mcp_shared::http::{Channels, Piece, ServerFront, SessionPeer};
 use smol::Task;
 
 use crate::auth::Protection;
@@ -100,19 +99,17 @@ pub(crate) async fn serve(
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let limit = http_config.max_body_size;
-    let now = driver::now();
-    let front = ServerFront::new(http_config, server_config, &tools, now, driver::unix_ms());
     let (to_actor, from_conns) = async_channel::unbounded();
     let (handlers, handler_rx) = Handlers::channel();
     let (stop_actor, actor_stop) = oneshot::channel();
+    let app = App {
+        dispatch,
+        handlers,
+        options: ClientOptions::default(),
+    };
+    let clock = (driver::now(), driver::unix_ms());
     let actor = Actor {
-        front,
-        app: App {
-            dispatch,
-            peers: HashMap::new(),
-            handlers,
-            options: ClientOptions::default(),
-        },
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
     };
     let actor = smol::spawn(actor.run(from_conns, handler_rx, actor_stop));
     // `stop` closing (the handle's sender dropped) stops the accept loop and, through
@@ -195,43 +192,39 @@ enum Wake {
     Stop,
 }
 
-/// The application behind the sessions: a [`Peer`] each
-struct App {
+/// What every session's [`Peer`] runs the application with
+pub(crate) struct App {
     dispatch: Arc<dyn Dispatch>,
-    peers: HashMap<SessionKey, Peer>,
     handlers: Handlers,
     options: ClientOptions,
 }
 
-impl Sessions for App {
-    fn on_event(&mut self, session: &mut Session, key: SessionKey, event: Event) {
-        let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
-        let handlers = self.handlers.for_session(key);
-        peer.on_event(
-            session,
-            event,
-            Some(&self.dispatch),
-            &self.options,
-            &handlers,
-        );
+impl SessionPeer for Peer {
+    type App = App;
+
+    fn fresh() -> Self {
+        Self::new(None)
     }
 
-    fn on_closed(&mut self, key: SessionKey) {
-        if let Some(mut peer) = self.peers.remove(&key) {
-            peer.abort_all();
-        }
+    fn on_event(&mut self, app: &App, session: &mut Session, key: SessionKey, event: Event) {
+        let handlers = app.handlers.for_session(key);
+        let dispatch = Some(&app.dispatch);
+        Self::on_event(self, session, event, dispatch, &app.options, &handlers);
+    }
+
+    fn abort_all(&mut self) {
+        Self::abort_all(self);
     }
 }
 
 struct Actor {
-    front: ServerFront<Chans>,
-    app: App,
+    front: ServerFront<Chans, Peer>,
 }
 
 impl Actor {
     async fn run(mut self, conns: Receiver<ToActor>, handler_rx: HandlerRx, stop: Receiver<()>) {
         loop {
-            self.front.pump(&mut self.app);
+            self.front.pump();
             let deadline = self.front.poll_timeout();
             let wake = async { Wake::Conn(conns.recv().await.ok()) }
                 .race(async { Wake::Handler(handler_rx.recv().await.ok()) })
@@ -248,8 +241,7 @@ impl Actor {
                 Wake::Conn(Some(msg)) => self.front.on_conn(driver::now(), msg),
                 Wake::Conn(None) | Wake::Stop => break,
                 Wake::Handler(Some((key, msg))) => {
-                    if let Some(session) = self.front.http().session_mut(key) {
-                        let peer = self.app.peers.entry(key).or_insert_with(|| Peer::new(None));
+                    if let Some((peer, session)) = self.front.peer(key) {
                         peer.on_handler(session, msg);
                     }
                 }
@@ -262,9 +254,6 @@ impl Actor {
         driver::close_and_drain(&conns);
         driver::close_and_drain(&handler_rx);
         self.front.end_all();
-        for peer in self.app.peers.values_mut() {
-            peer.abort_all();
-        }
     }
 }
 

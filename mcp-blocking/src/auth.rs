@@ -8,31 +8,14 @@
 //! plain `http://`). On the server side, [`Protection`] applies
 //! [`mcp_core::auth::resource`]'s rules with a [`TokenVerifier`] that is a plain function.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use jsonwebtoken::{DecodingKey, Validation};
 use mcp_core::auth::{AuthRequest, AuthResponse};
-use mcp_shared::auth::Headless;
-pub use mcp_shared::auth::{JwtSigner, VerifiedToken};
-use mcp_shared::http::header_list;
-
-/// The largest response body accepted from an authorization endpoint
-const MAX_BODY: u64 = 1024 * 1024;
-/// How long one authorization request may take
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Takes the user to an authorization URL and returns the URL the authorization server
-/// finally redirected to (the redirect URI with `code`, `state`, `iss`), or why not; it
-/// runs on a thread of its own and may block
-pub type UserAgent = Arc<dyn Fn(String) -> Result<String, String> + Send + Sync>;
-
 pub use mcp_shared::auth::StoreFactory;
-
-/// OAuth for an HTTP client connection ([`crate::ClientOptions::auth`]): the flow's
-/// configuration, the [`UserAgent`] that follows the authorization step, and where tokens
-/// are kept (default: in memory)
-pub type OAuthOptions = mcp_shared::auth::OAuthOptions<UserAgent>;
+pub use mcp_shared::auth::blocking::{
+    OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
+};
+pub use mcp_shared::auth::{JwtSigner, VerifiedToken};
+use mcp_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, blocking};
+use mcp_shared::http::header_list;
 
 /// The agent for authorization requests: every status is the flow's to judge, redirects
 /// are never followed, and each request has a deadline
@@ -51,11 +34,8 @@ pub(crate) fn agent() -> ureq::Agent {
 /// tests, the conformance suite, and authorization servers that approve without a login
 /// page.
 pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
-    let redirect_uri: String = redirect_uri.into();
     let agent = agent();
-    Arc::new(move |url: String| {
-        Headless::follow_blocking(&redirect_uri, url, |request| perform(&agent, request))
-    })
+    blocking::headless(redirect_uri.into(), move |request| perform(&agent, request))
 }
 
 /// Performs one authorization request over plain HTTP (blocking); a transport failure, a
@@ -75,34 +55,10 @@ pub(crate) fn perform(agent: &ureq::Agent, request: AuthRequest) -> AuthResponse
     match response
         .into_body()
         .with_config()
-        .limit(MAX_BODY)
+        .limit(MAX_RESPONSE_BODY as u64)
         .read_to_vec()
     {
         Ok(body) => AuthResponse::new(status, headers, body),
         Err(_) => AuthResponse::failed(),
     }
-}
-
-/// Checks a bearer token (by introspection, JWT validation, a lookup): the valid token's
-/// grants, or why it is invalid (expired, wrong audience, unknown), which goes into the
-/// 401's `error_description`
-///
-/// It runs on the request's own thread, so it may block (an introspection call).
-pub type TokenVerifier = Arc<dyn Fn(&str) -> Result<VerifiedToken, String> + Send + Sync>;
-
-/// A protected HTTP server's authorization: the resource-server rules and the
-/// [`TokenVerifier`]
-/// ([`Server::serve_http_protected`](crate::Server::serve_http_protected))
-///
-/// GET on the metadata path answers the Protected Resource Metadata; every other request
-/// needs a bearer token the verifier accepts and that grants the required scopes, or is
-/// answered 401 (missing or invalid token) or 403 (`insufficient_scope`) with the
-/// `WWW-Authenticate` challenge that points clients at the metadata.
-pub type Protection = mcp_shared::auth::Protection<TokenVerifier>;
-
-/// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
-/// audience (the resource identifier) and issuer per `validation`; scopes from the `scope`
-/// claim (space separated) or `scp` (an array)
-pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
-    Arc::new(move |token: &str| mcp_shared::auth::verify_jwt(token, &key, &validation))
 }

@@ -15,7 +15,6 @@
 //! before the body is read: the Protected Resource Metadata, 401 and 403 are answered there
 //! (by [`mcp_core::auth::resource`]'s rules), and only admitted requests reach the actor.
 
-use std::collections::HashMap;
 use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,7 +24,7 @@ use std::thread::{self, JoinHandle};
 use crossbeam_channel::{Receiver, Sender};
 use mcp_core::http::{HttpConfig, ResponseHead, SessionKey};
 use mcp_core::{Event, ServerConfig, Session};
-use mcp_shared::http::{Channels, Piece, ServerFront, Sessions};
+use mcp_shared::http::{Channels, Piece, ServerFront, SessionPeer};
 
 use crate::auth::Protection;
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer};
@@ -115,17 +114,15 @@ pub(crate) fn serve(
         .ok_or_else(|| io::Error::other("not an IP listener"))?;
     let http = Arc::new(http);
     let limit = http_config.max_body_size;
-    let now = driver::now();
-    let front = ServerFront::new(http_config, server_config, &tools, now, driver::unix_ms());
     let (tx, inbox) = crossbeam_channel::unbounded();
+    let app = App {
+        dispatch,
+        handlers: Handlers::new(tx.clone()),
+        options: ClientOptions::default(),
+    };
+    let clock = (driver::now(), driver::unix_ms());
     let actor = Actor {
-        front,
-        app: App {
-            dispatch,
-            peers: HashMap::new(),
-            handlers: Handlers::new(tx.clone()),
-            options: ClientOptions::default(),
-        },
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
     };
     let actor = thread::Builder::new()
         .name("mcp-http-actor".into())
@@ -194,43 +191,39 @@ impl Channels for Chans {
 pub(crate) type ToActor = mcp_shared::http::ToActor<Chans>;
 type Answer = mcp_shared::http::Answer<Chans>;
 
-/// The application behind the sessions: a [`Peer`] each
-struct App {
+/// What every session's [`Peer`] runs the application with
+pub(crate) struct App {
     dispatch: Arc<dyn Dispatch>,
-    peers: HashMap<SessionKey, Peer>,
     handlers: Handlers,
     options: ClientOptions,
 }
 
-impl Sessions for App {
-    fn on_event(&mut self, session: &mut Session, key: SessionKey, event: Event) {
-        let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
-        let handlers = self.handlers.for_session(key);
-        peer.on_event(
-            session,
-            event,
-            Some(&self.dispatch),
-            &self.options,
-            &handlers,
-        );
+impl SessionPeer for Peer {
+    type App = App;
+
+    fn fresh() -> Self {
+        Self::new(None)
     }
 
-    fn on_closed(&mut self, key: SessionKey) {
-        if let Some(mut peer) = self.peers.remove(&key) {
-            peer.abort_all();
-        }
+    fn on_event(&mut self, app: &App, session: &mut Session, key: SessionKey, event: Event) {
+        let handlers = app.handlers.for_session(key);
+        let dispatch = Some(&app.dispatch);
+        Self::on_event(self, session, event, dispatch, &app.options, &handlers);
+    }
+
+    fn abort_all(&mut self) {
+        Self::abort_all(self);
     }
 }
 
 struct Actor {
-    front: ServerFront<Chans>,
-    app: App,
+    front: ServerFront<Chans, Peer>,
 }
 
 impl Actor {
     fn run(mut self, inbox: &Receiver<Input>) {
         loop {
-            self.front.pump(&mut self.app);
+            self.front.pump();
             let Ok(input) = driver::recv_until(inbox, self.front.poll_timeout()) else {
                 break;
             };
@@ -239,8 +232,7 @@ impl Actor {
                 Some(Input::Http(ToActor::Stop)) => break,
                 Some(Input::Http(msg)) => self.front.on_conn(driver::now(), msg),
                 Some(Input::Handler(key, msg)) => {
-                    if let Some(session) = self.front.http().session_mut(key) {
-                        let peer = self.app.peers.entry(key).or_insert_with(|| Peer::new(None));
+                    if let Some((peer, session)) = self.front.peer(key) {
                         peer.on_handler(session, msg);
                     }
                 }
@@ -249,9 +241,6 @@ impl Actor {
         }
         // Shutting down: every open response ends (its channel closes), handlers stop.
         self.front.end_all();
-        for peer in self.app.peers.values_mut() {
-            peer.abort_all();
-        }
     }
 }
 

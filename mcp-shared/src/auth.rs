@@ -8,9 +8,8 @@
 
 use std::future::Future;
 use std::ops::Deref;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use mcp_core::auth::resource::{Gate, ResourceServer};
@@ -19,27 +18,127 @@ use mcp_core::auth::{
 };
 use mcp_core::http::HttpResponse;
 
-/// A boxed future that may move between threads
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// The largest response body accepted from an authorization endpoint
+pub const MAX_RESPONSE_BODY: usize = 1024 * 1024;
+/// How long one authorization request may take
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// An async binding's user agent: takes the user to an authorization URL and returns the
-/// URL the authorization server finally redirected to (the redirect URI with `code`,
-/// `state`, `iss`), or why not
-pub type AsyncUserAgent = Arc<dyn Fn(String) -> BoxFuture<Result<String, String>> + Send + Sync>;
+/// The OAuth types of the async bindings (mcp-tokio, mcp-async-std), which run user agents
+/// and token verifiers as futures
+pub mod asynchronous {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
 
-/// An async binding's token verifier: the valid token's grants, or why it is invalid
-pub type AsyncTokenVerifier =
-    Arc<dyn Fn(String) -> BoxFuture<Result<VerifiedToken, String>> + Send + Sync>;
+    use jsonwebtoken::{DecodingKey, Validation};
+    use mcp_core::auth::{AuthRequest, AuthResponse};
 
-/// An [`AsyncTokenVerifier`] for JWT access tokens ([`verify_jwt`])
-pub fn async_jwt_verifier(key: DecodingKey, validation: Validation) -> AsyncTokenVerifier {
-    let key = Arc::new(key);
-    let validation = Arc::new(validation);
-    Arc::new(move |token: String| {
-        let key = Arc::clone(&key);
-        let validation = Arc::clone(&validation);
-        Box::pin(async move { verify_jwt(&token, &key, &validation) })
-    })
+    use super::{Headless, VerifiedToken, verify_jwt};
+
+    /// A boxed future that may move between threads
+    pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+    /// Takes the user to an authorization URL and returns the URL the authorization server
+    /// finally redirected to (the redirect URI with `code`, `state`, `iss`), or why not
+    pub type UserAgent = Arc<dyn Fn(String) -> BoxFuture<Result<String, String>> + Send + Sync>;
+
+    /// OAuth for an HTTP client connection (`ClientOptions::auth`): the flow's
+    /// configuration, the [`UserAgent`] that follows the authorization step, and where
+    /// tokens are kept (default: in memory)
+    pub type OAuthOptions = super::OAuthOptions<UserAgent>;
+
+    /// Checks a bearer token (by introspection, JWT validation, a lookup): the valid
+    /// token's grants, or why it is invalid (expired, wrong audience, unknown), which goes
+    /// into the 401's `error_description`
+    pub type TokenVerifier =
+        Arc<dyn Fn(String) -> BoxFuture<Result<VerifiedToken, String>> + Send + Sync>;
+
+    /// A protected HTTP server's authorization (`Server::serve_http_protected`): the
+    /// resource-server rules and the [`TokenVerifier`]
+    ///
+    /// GET on the metadata path answers the Protected Resource Metadata; every other
+    /// request needs a bearer token the verifier accepts and that grants the required
+    /// scopes, or is answered 401 (missing or invalid token) or 403 (`insufficient_scope`)
+    /// with the `WWW-Authenticate` challenge that points clients at the metadata.
+    pub type Protection = super::Protection<TokenVerifier>;
+
+    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
+    /// audience (the resource identifier) and issuer per `validation`; scopes from the
+    /// `scope` claim (space separated) or `scp` (an array)
+    pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
+        let key = Arc::new(key);
+        let validation = Arc::new(validation);
+        Arc::new(move |token: String| {
+            let key = Arc::clone(&key);
+            let validation = Arc::clone(&validation);
+            Box::pin(async move { verify_jwt(&token, &key, &validation) })
+        })
+    }
+
+    /// A headless [`UserAgent`] ([`Headless`]) that performs its GETs with `perform`
+    pub fn headless<P, Fut>(redirect_uri: String, perform: P) -> UserAgent
+    where
+        P: Fn(AuthRequest) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = AuthResponse> + Send + 'static,
+    {
+        Arc::new(move |url: String| {
+            let redirect_uri = redirect_uri.clone();
+            let perform = perform.clone();
+            Box::pin(async move { Headless::follow(&redirect_uri, url, perform).await })
+        })
+    }
+}
+
+/// The OAuth types of the blocking binding (mcp-blocking), which calls user agents and
+/// token verifiers as plain functions on threads of their own
+pub mod blocking {
+    use std::sync::Arc;
+
+    use jsonwebtoken::{DecodingKey, Validation};
+    use mcp_core::auth::{AuthRequest, AuthResponse};
+
+    use super::{Headless, VerifiedToken, verify_jwt};
+
+    /// Takes the user to an authorization URL and returns the URL the authorization server
+    /// finally redirected to (the redirect URI with `code`, `state`, `iss`), or why not; it
+    /// runs on a thread of its own and may block
+    pub type UserAgent = Arc<dyn Fn(String) -> Result<String, String> + Send + Sync>;
+
+    /// OAuth for an HTTP client connection (`ClientOptions::auth`): the flow's
+    /// configuration, the [`UserAgent`] that follows the authorization step, and where
+    /// tokens are kept (default: in memory)
+    pub type OAuthOptions = super::OAuthOptions<UserAgent>;
+
+    /// Checks a bearer token (by introspection, JWT validation, a lookup): the valid
+    /// token's grants, or why it is invalid (expired, wrong audience, unknown), which goes
+    /// into the 401's `error_description`
+    ///
+    /// It runs on the request's own thread, so it may block (an introspection call).
+    pub type TokenVerifier = Arc<dyn Fn(&str) -> Result<VerifiedToken, String> + Send + Sync>;
+
+    /// A protected HTTP server's authorization (`Server::serve_http_protected`): the
+    /// resource-server rules and the [`TokenVerifier`]
+    ///
+    /// GET on the metadata path answers the Protected Resource Metadata; every other
+    /// request needs a bearer token the verifier accepts and that grants the required
+    /// scopes, or is answered 401 (missing or invalid token) or 403 (`insufficient_scope`)
+    /// with the `WWW-Authenticate` challenge that points clients at the metadata.
+    pub type Protection = super::Protection<TokenVerifier>;
+
+    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
+    /// audience (the resource identifier) and issuer per `validation`; scopes from the
+    /// `scope` claim (space separated) or `scp` (an array)
+    pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
+        Arc::new(move |token: &str| verify_jwt(token, &key, &validation))
+    }
+
+    /// A headless [`UserAgent`] ([`Headless`]) that performs its GETs with `perform`
+    pub fn headless(
+        redirect_uri: String,
+        perform: impl Fn(AuthRequest) -> AuthResponse + Send + Sync + 'static,
+    ) -> UserAgent {
+        Arc::new(move |url: String| Headless::follow_blocking(&redirect_uri, url, &perform))
+    }
 }
 
 /// Makes a fresh token store for each connection

@@ -90,23 +90,30 @@ pub enum ToActor<C: Channels> {
     Stop,
 }
 
-/// What runs the application behind the sessions of an HTTP server
-pub trait Sessions {
-    /// `event` happened on the session `key`
-    fn on_event(&mut self, session: &mut Session, key: SessionKey, event: Event);
-    /// The session `key` is gone (after its [`Event::Closed`]): stop its handlers
-    fn on_closed(&mut self, key: SessionKey);
+/// What runs the application for one session of an HTTP server (the binding's peer: its
+/// request handlers in flight)
+pub trait SessionPeer: Sized {
+    /// What every peer runs the application with (the dispatcher, handlers, options)
+    type App;
+    /// A peer for a session that just appeared
+    fn fresh() -> Self;
+    /// `event` happened on its session `key`
+    fn on_event(&mut self, app: &Self::App, session: &mut Session, key: SessionKey, event: Event);
+    /// Its session is gone, or the server stops: stop its handlers
+    fn abort_all(&mut self);
 }
 
-/// The state of an HTTP server actor: the core's rules, the open exchanges' channels and
-/// the session id source
-pub struct ServerFront<C: Channels> {
+/// The state of an HTTP server actor: the core's rules, the open exchanges' channels, a
+/// peer per session and the session id source
+pub struct ServerFront<C: Channels, P: SessionPeer> {
     http: HttpServer,
     exchanges: HashMap<ExchangeId, C::Frames>,
+    peers: HashMap<SessionKey, P>,
+    app: P::App,
     ids: SessionIds,
 }
 
-impl<C: Channels> std::fmt::Debug for ServerFront<C> {
+impl<C: Channels, P: SessionPeer> std::fmt::Debug for ServerFront<C, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerFront")
             .field("open", &self.exchanges.len())
@@ -114,15 +121,15 @@ impl<C: Channels> std::fmt::Debug for ServerFront<C> {
     }
 }
 
-impl<C: Channels> ServerFront<C> {
+impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
     /// The rules for `http_config` and `server_config`, with `tools` declared, at `now`
-    /// (`unix_ms` anchors the wall clock)
+    /// (`unix_ms` anchors the wall clock), running the application with `app`
     pub fn new(
         http_config: HttpConfig,
         server_config: Arc<ServerConfig>,
         tools: &[Tool],
-        now: Instant,
-        unix_ms: u64,
+        app: P::App,
+        (now, unix_ms): (Instant, u64),
     ) -> Self {
         let mut http = HttpServer::new(Arc::new(http_config), server_config, now);
         http.anchor_wall_clock(now, unix_ms);
@@ -132,13 +139,16 @@ impl<C: Channels> ServerFront<C> {
         Self {
             http,
             exchanges: HashMap::new(),
+            peers: HashMap::new(),
+            app,
             ids: SessionIds::new(),
         }
     }
 
-    /// The core's rules
-    pub fn http(&mut self) -> &mut HttpServer {
-        &mut self.http
+    /// The session `key` and its peer (made now if it had none), if the session is open
+    pub fn peer(&mut self, key: SessionKey) -> Option<(&mut P, &mut Session)> {
+        let session = self.http.session_mut(key)?;
+        Some((self.peers.entry(key).or_insert_with(P::fresh), session))
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is due
@@ -189,18 +199,19 @@ impl<C: Channels> ServerFront<C> {
         }
     }
 
-    /// Runs the application (`sessions`) and writes the responses until both are quiet
-    pub fn pump(&mut self, sessions: &mut impl Sessions) {
+    /// Runs the application and writes the responses until both are quiet
+    pub fn pump(&mut self) {
         loop {
             let mut busy = false;
             while let Some((key, event)) = self.http.poll_event() {
                 busy = true;
                 let closed = matches!(event, Event::Closed { .. });
                 if let Some(session) = self.http.session_mut(key) {
-                    sessions.on_event(session, key, event);
+                    let peer = self.peers.entry(key).or_insert_with(P::fresh);
+                    peer.on_event(&self.app, session, key, event);
                 }
-                if closed {
-                    sessions.on_closed(key);
+                if closed && let Some(mut peer) = self.peers.remove(&key) {
+                    peer.abort_all();
                 }
             }
             while let Some(output) = self.http.poll_output() {
@@ -228,9 +239,12 @@ impl<C: Channels> ServerFront<C> {
         }
     }
 
-    /// Shutting down: every open response ends (its channel closes)
+    /// Shutting down: every open response ends (its channel closes), handlers stop
     pub fn end_all(&mut self) {
         self.exchanges.clear();
+        for peer in self.peers.values_mut() {
+            peer.abort_all();
+        }
     }
 }
 

@@ -182,13 +182,10 @@ impl Actor {
     /// Moves what the session transmits into HTTP requests and delivers its events until
     /// both are quiet
     fn pump(&mut self) {
-        let Self {
-            front,
-            peer,
-            options,
-            handlers,
-        } = self;
-        front.pump(|session, event| peer.on_event(session, event, None, options, handlers));
+        let (peer, options) = (&mut self.peer, &self.options);
+        let handlers = &self.handlers;
+        self.front
+            .pump(|session, event| peer.on_event(session, event, None, options, handlers));
     }
 }
 

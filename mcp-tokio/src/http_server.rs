@@ -9,7 +9,6 @@
 //! stdio, tells the core when a client goes away ([`HttpServer::handle_closed`]), and
 //! sleeps until [`HttpServer::poll_timeout`].
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
@@ -27,7 +26,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use mcp_core::http::{ExchangeId, HttpConfig, HttpResponse, SessionKey};
 use mcp_core::{Event, ServerConfig, Session};
-use mcp_shared::http::{Channels, Piece, ServerFront, Sessions, header_list, response};
+use mcp_shared::http::{Channels, Piece, ServerFront, SessionPeer, header_list, response};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -84,19 +83,17 @@ pub(crate) async fn serve(
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let limit = http_config.max_body_size;
-    let now = driver::now();
-    let front = ServerFront::new(http_config, server_config, &tools, now, driver::unix_ms());
     let (to_actor, from_conns) = mpsc::unbounded_channel();
     let (handlers, handler_rx) = Handlers::channel();
     let (stop_actor, actor_stop) = oneshot::channel();
+    let app = App {
+        dispatch,
+        handlers,
+        options: ClientOptions::default(),
+    };
+    let clock = (driver::now(), driver::unix_ms());
     let actor = Actor {
-        front,
-        app: App {
-            dispatch,
-            peers: HashMap::new(),
-            handlers,
-            options: ClientOptions::default(),
-        },
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
     };
     let actor = tokio::spawn(actor.run(from_conns, handler_rx, actor_stop));
     let (stop, mut stopped) = oneshot::channel::<()>();
@@ -159,37 +156,33 @@ impl Channels for Chans {
 type ToActor = mcp_shared::http::ToActor<Chans>;
 type Answer = mcp_shared::http::Answer<Chans>;
 
-/// The application behind the sessions: a [`Peer`] each
-struct App {
+/// What every session's [`Peer`] runs the application with
+pub(crate) struct App {
     dispatch: Arc<dyn Dispatch>,
-    peers: HashMap<SessionKey, Peer>,
     handlers: Handlers,
     options: ClientOptions,
 }
 
-impl Sessions for App {
-    fn on_event(&mut self, session: &mut Session, key: SessionKey, event: Event) {
-        let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
-        let handlers = self.handlers.for_session(key);
-        peer.on_event(
-            session,
-            event,
-            Some(&self.dispatch),
-            &self.options,
-            &handlers,
-        );
+impl SessionPeer for Peer {
+    type App = App;
+
+    fn fresh() -> Self {
+        Self::new(None)
     }
 
-    fn on_closed(&mut self, key: SessionKey) {
-        if let Some(mut peer) = self.peers.remove(&key) {
-            peer.abort_all();
-        }
+    fn on_event(&mut self, app: &App, session: &mut Session, key: SessionKey, event: Event) {
+        let handlers = app.handlers.for_session(key);
+        let dispatch = Some(&app.dispatch);
+        Self::on_event(self, session, event, dispatch, &app.options, &handlers);
+    }
+
+    fn abort_all(&mut self) {
+        Self::abort_all(self);
     }
 }
 
 struct Actor {
-    front: ServerFront<Chans>,
-    app: App,
+    front: ServerFront<Chans, Peer>,
 }
 
 impl Actor {
@@ -200,7 +193,7 @@ impl Actor {
         mut stop: oneshot::Receiver<()>,
     ) {
         loop {
-            self.front.pump(&mut self.app);
+            self.front.pump();
             let deadline = self.front.poll_timeout().map(Instant::from_std);
             tokio::select! {
                 msg = conns.recv() => match msg {
@@ -208,8 +201,7 @@ impl Actor {
                     None => break,
                 },
                 Some((key, msg)) = handler_rx.recv() => {
-                    if let Some(session) = self.front.http().session_mut(key) {
-                        let peer = self.app.peers.entry(key).or_insert_with(|| Peer::new(None));
+                    if let Some((peer, session)) = self.front.peer(key) {
                         peer.on_handler(session, msg);
                     }
                 }
@@ -219,9 +211,6 @@ impl Actor {
         }
         // Shutting down: every open response ends (its channel closes), handlers stop.
         self.front.end_all();
-        for peer in self.app.peers.values_mut() {
-            peer.abort_all();
-        }
     }
 }
 
