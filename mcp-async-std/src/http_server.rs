@@ -398,24 +398,7 @@ async fn connection(
             return;
         };
         let reusable = match answer {
-            Answer::Complete(response) => {
-                let bytes = match head(
-                    response.status,
-                    &response.headers,
-                    Some(response.body.len()),
-                    !keep_alive,
-                ) {
-                    Ok(mut bytes) => {
-                        bytes.extend_from_slice(&response.body);
-                        bytes
-                    }
-                    Err(_) => simple(500),
-                };
-                matches!(
-                    h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await,
-                    Some(Ok(()))
-                )
-            }
+            Answer::Complete(response) => send_whole(&mut conn, &response, !keep_alive).await,
             Answer::Open { exchange, frames } => {
                 let mut open = OpenExchange {
                     to_actor: to_actor.clone(),
