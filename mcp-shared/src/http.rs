@@ -568,3 +568,238 @@ pub fn response<B>(
     }
     builder.body(body)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::sync::mpsc;
+
+    use mcp_core::Implementation;
+    use serde_json::Value;
+
+    use super::*;
+
+    /// std's channels
+    struct Std;
+
+    impl Channels for Std {
+        type Body = Vec<u8>;
+        type Reply = mpsc::Sender<Answer<Self>>;
+        type Frames = mpsc::Sender<Piece>;
+        type FramesRx = mpsc::Receiver<Piece>;
+
+        fn reply(reply: Self::Reply, answer: Answer<Self>) -> bool {
+            reply.send(answer).is_ok()
+        }
+
+        fn frames() -> (Self::Frames, Self::FramesRx) {
+            mpsc::channel()
+        }
+
+        fn send(frames: &Self::Frames, piece: Piece) {
+            let _ = frames.send(piece);
+        }
+    }
+
+    thread_local! {
+        static ABORTED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Counts what it sees; the app is the number of events
+    struct Counter;
+
+    impl SessionPeer for Counter {
+        type App = Cell<usize>;
+
+        fn fresh() -> Self {
+            Self
+        }
+
+        fn on_event(&mut self, app: &Cell<usize>, _: &mut Session, _: SessionKey, _: Event) {
+            app.set(app.get() + 1);
+        }
+
+        fn abort_all(&mut self) {
+            ABORTED.with(|a| a.set(a.get() + 1));
+        }
+    }
+
+    fn front() -> ServerFront<Std, Counter> {
+        let config = Arc::new(ServerConfig::new(Implementation::new("t", "1")));
+        #[allow(clippy::disallowed_methods)] // any instant will do
+        let now = Instant::now();
+        ServerFront::new(HttpConfig::default(), config, &[], Cell::new(0), (now, 0))
+    }
+
+    fn request(
+        method: &str,
+        sid: Option<&str>,
+        body: &str,
+    ) -> (ToActor<Std>, mpsc::Receiver<Answer<Std>>) {
+        let mut headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            (
+                "Accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+            ("Host".to_owned(), "127.0.0.1:3000".to_owned()),
+        ];
+        if let Some(sid) = sid {
+            headers.push(("Mcp-Session-Id".to_owned(), sid.to_owned()));
+            headers.push(("MCP-Protocol-Version".to_owned(), "2025-11-25".to_owned()));
+        }
+        let (reply, answer) = mpsc::channel();
+        let msg = ToActor::Request {
+            method: method.to_owned(),
+            headers,
+            body: body.as_bytes().to_vec(),
+            reply,
+        };
+        (msg, answer)
+    }
+
+    #[test]
+    fn answers_streams_and_ends_exchanges_and_peers() {
+        let mut front = front();
+        #[allow(clippy::disallowed_methods)]
+        let now = Instant::now();
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+        let (msg, answer) = request("POST", None, init);
+        front.on_conn(now, msg);
+        front.pump();
+        let Ok(Answer::Open { frames, .. }) = answer.try_recv() else {
+            panic!("initialize opens an exchange");
+        };
+        // The head, the body, and the end (the channel closes)
+        let pieces: Vec<Piece> = frames.try_iter().collect();
+        assert!(matches!(
+            frames.try_recv(),
+            Err(mpsc::TryRecvError::Disconnected)
+        ));
+        let Some(Piece::Head(head)) = pieces.first() else {
+            panic!("the head first: {pieces:?}");
+        };
+        assert_eq!(head.status, 200);
+        let sid = head
+            .header("Mcp-Session-Id")
+            .expect("a session id")
+            .to_owned();
+        assert!(pieces[1..].iter().all(|p| matches!(p, Piece::Body(_))) && pieces.len() > 1);
+
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (msg, answer) = request("POST", Some(&sid), note);
+        front.on_conn(now, msg);
+        front.pump();
+        assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 202));
+        assert!(front.app.get() > 0, "the session's events reached its peer");
+
+        let (reply, answer) = mpsc::channel();
+        front.on_conn(now, ToActor::Oversize { reply });
+        assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 413));
+
+        // DELETE ends the session: its peer is aborted
+        let before = ABORTED.with(Cell::get);
+        let (msg, answer) = request("DELETE", Some(&sid), "");
+        front.on_conn(now, msg);
+        front.pump();
+        assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 200));
+        assert_eq!(ABORTED.with(Cell::get), before + 1);
+        assert!(front.peers.is_empty());
+    }
+
+    #[test]
+    fn session_ids_are_distinct_tokens() {
+        let mut ids = SessionIds::new();
+        let a = ids.next_session_id();
+        let b = ids.next_session_id();
+        assert_ne!(a, b);
+        assert!(a.bytes().all(|c| (0x21..=0x7E).contains(&c)) && a.len() >= 16);
+    }
+
+    /// Records what the client front asks of it
+    #[derive(Default)]
+    struct Fake {
+        started: Vec<HttpRequest>,
+        aborted: Vec<u32>,
+        finished: Vec<u32>,
+        next: u32,
+    }
+
+    impl Requests for Fake {
+        type Task = u32;
+
+        fn start(&mut self, planned: HttpRequest) -> Result<u32, String> {
+            self.started.push(planned);
+            self.next += 1;
+            Ok(self.next)
+        }
+
+        fn start_auth(&mut self, _: AuthAction) -> Result<(), String> {
+            Ok(())
+        }
+
+        fn abort(&mut self, task: u32) {
+            self.aborted.push(task);
+        }
+
+        fn finished(&mut self, task: u32) {
+            self.finished.push(task);
+        }
+    }
+
+    #[test]
+    fn the_client_front_starts_reports_and_drops_stale_messages() {
+        use mcp_core::{ClientConfig, EraMode, ProtocolVersion};
+        #[allow(clippy::disallowed_methods)] // any instant will do
+        fn now() -> Instant {
+            Instant::now()
+        }
+        let mut config = ClientConfig::new(Implementation::new("c", "1"));
+        config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
+        let session = Session::client(Arc::new(config), now());
+        let mut front = ClientFront::new(session, ClientTransport::new(), Fake::default(), now);
+        front.pump(|_, _| {});
+        assert_eq!(front.requests.started.len(), 1, "initialize goes out first");
+        let init = front.requests.started[0].clone();
+        let body: Value = serde_json::from_slice(&init.body).unwrap();
+        assert_eq!(body["method"], "initialize");
+        let result = serde_json::json!({"jsonrpc": "2.0", "id": body["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"}}});
+        let headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            ("Mcp-Session-Id".to_owned(), "sid-1".to_owned()),
+        ];
+        let stream = init.stream;
+        front.on_net(FromNet::<Vec<u8>>::Head {
+            stream,
+            status: 200,
+            headers,
+        });
+        front.on_net(FromNet::Chunk {
+            stream,
+            data: result.to_string().into_bytes(),
+        });
+        front.on_net(FromNet::<Vec<u8>>::End { stream });
+        assert_eq!(front.requests.finished, [1]);
+        let mut events = 0;
+        front.pump(|_, _| events += 1);
+        assert!(events > 0, "the session reports its handshake");
+        let started = front.requests.started.len();
+        assert!(started > 1, "notifications/initialized goes out");
+        // Late messages for a request no longer in flight change nothing
+        front.on_net(FromNet::Chunk {
+            stream,
+            data: b"garbage".to_vec(),
+        });
+        front.on_net(FromNet::<Vec<u8>>::End { stream });
+        front.on_net(FromNet::<Vec<u8>>::Failed {
+            stream,
+            error: "late".into(),
+        });
+        assert_eq!(front.requests.finished, [1]);
+        // The end: what is still in flight is aborted
+        front.abort_all();
+        assert_eq!(front.requests.aborted.len(), started - 1);
+    }
+}
