@@ -6,5 +6,6 @@
 
 pub mod auth;
 pub mod client;
+pub mod http;
 pub mod peer;
 pub mod server;
