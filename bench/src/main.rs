@@ -324,7 +324,10 @@ mod tests {
                 Binding::Blocking => cfg!(feature = "blocking"),
             };
             if !built {
-                assert!(run(&o).is_err_and(|e| e.contains("built without")), "{args}");
+                assert!(
+                    run(&o).is_err_and(|e| e.contains("built without")),
+                    "{args}"
+                );
                 continue;
             }
             let rates = run(&o).unwrap_or_else(|e| panic!("{args}: {e}"));

@@ -20,9 +20,7 @@ use mcp_core::{CallError, ClientConfig, PeerInfo, Progress, RequestOptions, Send
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::driver::{
-    self, ClientOptions, Command, Connection, Handlers, Outcome, TaskStatusUpdate,
-};
+use crate::driver::{self, ClientOptions, Command, Connection, Outcome, Route, TaskStatusUpdate};
 
 /// Why a call failed
 #[derive(Debug, thiserror::Error)]
@@ -67,7 +65,7 @@ pub struct Client {
 /// Shared by the clones of a [`Client`]; its drop closes the connection
 #[derive(Debug)]
 struct Inner {
-    link: Handlers,
+    link: Route,
     peer: PeerInfo,
     tokens: AtomicU64,
     _child: Option<ChildGuard>,
@@ -82,7 +80,7 @@ impl Drop for Inner {
 /// Cancels one request from any thread (dropping its [`PendingCall`] does the same)
 #[derive(Clone, Debug)]
 pub struct CancelHandle {
-    link: Handlers,
+    link: Route,
     token: u64,
 }
 
@@ -215,7 +213,7 @@ impl Client {
         thread::Builder::new()
             .name("mcp-http-client".into())
             .spawn(move || crate::http_client::run(uri, session, inbox, net, options, ready_tx))?;
-        Self::when_ready(Handlers::new(tx), &ready_rx, None)
+        Self::when_ready(Route::inbox(tx), &ready_rx, None)
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -287,7 +285,7 @@ impl Client {
 
     /// A handle once the driver reports the handshake or discovery done
     pub(crate) fn when_ready(
-        link: Handlers,
+        link: Route,
         ready: &Receiver<Result<PeerInfo, String>>,
         child: Option<ChildGuard>,
     ) -> Result<Self, ConnectError> {

@@ -20,7 +20,7 @@ use mcp_core::auth::{AuthAction, AuthResponse};
 use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
 use ureq::http::Uri;
 
-use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready};
+use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
 
 /// How long closing waits for the DELETE that ends a 2025-wire session
 const DELETE_WAIT: Duration = Duration::from_secs(2);
@@ -100,7 +100,7 @@ pub(crate) fn run(
         uri,
         peer: Peer::new(Some(ready)),
         options,
-        handlers: Handlers::new(tx.clone()),
+        handlers: Handlers::new(Route::inbox(tx.clone())),
         streams: HashMap::new(),
         inbox: tx,
         auth,

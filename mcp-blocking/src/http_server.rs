@@ -31,7 +31,7 @@ use mcp_core::http::{
 use mcp_core::{Event, ServerConfig};
 
 use crate::auth::Protection;
-use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer};
+use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
@@ -128,7 +128,7 @@ pub(crate) fn serve(
         http: rules,
         dispatch,
         peers: HashMap::new(),
-        handlers: Handlers::new(tx.clone()),
+        handlers: Handlers::new(Route::inbox(tx.clone())),
         exchanges: HashMap::new(),
         ids: Ids::new(),
         options: ClientOptions::default(),

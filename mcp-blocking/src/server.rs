@@ -511,7 +511,7 @@ impl Dispatcher {
     }
 }
 
-impl Dispatch for Dispatcher {
+impl mcp_shared::peer::Dispatch<driver::Blocking> for Dispatcher {
     fn dispatch(
         &self,
         session: &mut Session,
