@@ -465,7 +465,7 @@ impl mcp_shared::peer::Dispatch<driver::Blocking> for Dispatcher {
                 self.spawn(request, messages, move |cx| handler(cx, arguments))
             }
             Job::Complete(handler, params) => {
-                self.spawn(request, messages, move |cx| handler(cx, params))
+                self.spawn(request, messages, move |cx| handler(cx, *params))
             }
         })
     }

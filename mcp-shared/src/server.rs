@@ -506,7 +506,7 @@ pub enum Job<T, S, P, C> {
     /// A prompt's handler, with the arguments
     Prompt(P, BTreeMap<String, String>),
     /// The completion handler, with the params
-    Complete(C, CompleteParams),
+    Complete(C, Box<CompleteParams>),
 }
 
 impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
@@ -541,7 +541,7 @@ impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
                 None => return unregistered(session, request),
             },
             Route::Complete(params) => match &self.completion {
-                Some(handler) => Job::Complete(handler.clone(), params),
+                Some(handler) => Job::Complete(handler.clone(), Box::new(params)),
                 None => return unregistered(session, request),
             },
             Route::Answer(answer) => {
@@ -667,7 +667,7 @@ impl<R: AsyncRuntime> Dispatch<R> for Dispatcher<R> {
                 Self::spawn(request, messages, move |cx| handler(cx, arguments))
             }
             Job::Complete(handler, params) => {
-                Self::spawn(request, messages, move |cx| handler(cx, params))
+                Self::spawn(request, messages, move |cx| handler(cx, *params))
             }
         })
     }
