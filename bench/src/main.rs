@@ -1,13 +1,14 @@
 //! `mcp-bench`: the scriptable benchmark runner
 //!
 //! ```text
-//! mcp-bench <w1|w2|w3|limit|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
+//! mcp-bench <w1|w2|w3|limit|threads|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
 //!           [--n N] [--runs R] [--era <legacy|modern>]
 //! ```
 //!
 //! Prints one JSON line: the workload, binding, era, `n`, `runs`, `calls_per_s` as
 //! `{"median", "min", "max"}` over the runs (`limit` adds `rt_per_s`, the same figure under
-//! its own name), and `peak_rss_kib` (this process's VmHWM after the runs). `mem` prints the
+//! its own name), `peak_rss_kib` (this process's VmHWM after the runs) and `runner` (`all`, or
+//! `core-only` when built with `--no-default-features`). `mem` prints the
 //! bytes per idle session and per request in flight, from a counting allocator.
 //!
 //! - `w1`: sequential `tools/call` round trips, tool `echo`, arguments
@@ -16,6 +17,8 @@
 //! - `w3`: W1 over real stdio to a child process (this binary, `serve --binding ..`);
 //! - `limit`: serde_json parsing and writing the very bytes a core W1 round trip moves (the
 //!   request and the response, each parsed once and written once), no protocol logic.
+//! - `threads`: the floor of a thread-per-connection binding: a line through the four thread
+//!   hand-offs of an mcp-blocking W1 call (caller, server reader, worker, client reader), no MCP.
 //!
 //! Adding a binding is one arm in [`run`] (and in [`serve`] for W3).
 
@@ -25,6 +28,7 @@ mod async_std_binding;
 #[cfg(feature = "blocking")]
 mod blocking_binding;
 mod core_binding;
+mod threads_limit;
 #[cfg(feature = "tokio")]
 mod tokio_binding;
 
@@ -49,6 +53,7 @@ enum Workload {
     W2,
     W3,
     Limit,
+    Threads,
     Mem,
 }
 
@@ -93,7 +98,7 @@ struct Options {
     era: EraMode,
 }
 
-const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
+const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|threads|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
 
 fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     let mut it = args.iter();
@@ -103,6 +108,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
         "w2" => Some(Workload::W2),
         "w3" => Some(Workload::W3),
         "limit" => Some(Workload::Limit),
+        "threads" => Some(Workload::Threads),
         "mem" => Some(Workload::Mem),
         "serve" => None,
         other => return Err(format!("unknown workload `{other}`")),
@@ -138,6 +144,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     if o.n == 0 {
         o.n = match (o.workload, o.binding) {
             (Workload::Limit, _) => 500_000,
+            (Workload::Threads, _) => 50_000,
             (Workload::W3, _) => 20_000,
             (_, Binding::Core) => 200_000,
             _ => 50_000,
@@ -174,6 +181,7 @@ fn run(o: &Options) -> Result<Vec<f64>, String> {
     let (n, runs, era) = (o.n, o.runs, o.era);
     match (o.workload, o.binding) {
         (Workload::Limit, _) => Ok(time_runs(runs, n, |n| core_binding::limit(era, n))),
+        (Workload::Threads, _) => Ok(time_runs(runs, n, threads_limit::round_trips)),
         (Workload::W1, Binding::Core) => Ok(core_binding::w1(era, runs, n)),
         (Workload::W2, Binding::Core) => Ok(core_binding::w2(era, runs, n)),
         (Workload::W3, Binding::Core) => core_binding::w3(era, runs, n),
@@ -219,6 +227,26 @@ fn serve(o: &Options) -> Result<(), String> {
         b => Err(not_built(b)),
     }
 }
+
+/// Which bindings this runner links: `all`, or `core-only` (`--no-default-features`), whose
+/// process RSS carries no other binding's code
+const RUNNER: &str = if cfg!(any(
+    feature = "tokio",
+    feature = "async-std",
+    feature = "blocking"
+)) {
+    if cfg!(all(
+        feature = "tokio",
+        feature = "async-std",
+        feature = "blocking"
+    )) {
+        "all"
+    } else {
+        "some"
+    }
+} else {
+    "core-only"
+};
 
 /// The error for a binding this runner was built without (`--no-default-features`)
 #[cfg_attr(
@@ -273,6 +301,7 @@ fn main() -> ExitCode {
         Workload::W2 => "w2",
         Workload::W3 => "w3",
         Workload::Limit => "limit",
+        Workload::Threads => "threads",
         Workload::Mem => "mem",
     };
     let rates = summary(rates);
@@ -284,10 +313,15 @@ fn main() -> ExitCode {
         "runs": o.runs,
         "calls_per_s": rates,
         "peak_rss_kib": alloc::peak_rss_kib(),
+        "runner": RUNNER,
     });
     if workload == Workload::Limit {
         line["rt_per_s"] = line["calls_per_s"].clone();
         line["binding"] = json!("serde_json");
+    }
+    if workload == Workload::Threads {
+        line["rt_per_s"] = line["calls_per_s"].clone();
+        line["binding"] = json!("bare-threads");
     }
     println!("{line}");
     ExitCode::SUCCESS
@@ -309,6 +343,7 @@ mod tests {
             "w1 --binding core --n 200 --runs 1 --era modern",
             "w2 --binding core --n 256 --runs 1",
             "limit --n 200 --runs 1 --era modern",
+            "threads --n 200 --runs 1",
             "w1 --binding tokio-ct --n 50 --runs 1",
             "w2 --binding tokio-mt --n 128 --runs 1",
             "w1 --binding blocking --n 50 --runs 1",

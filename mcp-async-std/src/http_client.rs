@@ -1,12 +1,11 @@
 //! The client over Streamable HTTP: one actor owns the client `Session` and its
-//! [`ClientTransport`]; a task per request carries what the transport plans over HTTP/1.1
+//! [`ClientTransport`](mcp_core::http::ClientTransport) (in a [`ClientFront`]); a task per request carries what the transport plans over HTTP/1.1
 //! ([`crate::h1`]) on `async-net`, keeping idle connections for the next request
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
 //! status or a broken stream means, resumption, the GET stream, DELETE on close) is the
 //! transport's; this file performs HTTP and reports what came back.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,8 +13,9 @@ use async_channel::{Receiver, Sender};
 use async_net::TcpStream;
 use futures_lite::FutureExt;
 use mcp_core::Session;
-use mcp_core::auth::{AuthAction, AuthResponse};
-use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
+use mcp_core::auth::AuthAction;
+use mcp_core::http::{HttpRequest, StreamId};
+use mcp_shared::http::{ClientFront, Requests, client_transport};
 use smol::Task;
 
 use crate::driver::{self, ClientOptions, Command, HandlerMsg, Handlers, Peer, Ready};
@@ -25,28 +25,7 @@ use crate::h1::{self, Body, Conn, Framing, ReadError, Target};
 const DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// From the request tasks to the actor
-enum FromNet {
-    Head {
-        stream: StreamId,
-        status: u16,
-        headers: Vec<(String, String)>,
-    },
-    Chunk {
-        stream: StreamId,
-        data: Vec<u8>,
-    },
-    End {
-        stream: StreamId,
-    },
-    Failed {
-        stream: StreamId,
-        error: String,
-    },
-    /// The response to an authorization request
-    Auth(AuthResponse),
-    /// Where the user agent ended up (or why it could not)
-    Redirect(Result<String, String>),
-}
+type FromNet = mcp_shared::http::FromNet<Vec<u8>>;
 
 /// How long connecting may take
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -236,19 +215,64 @@ enum Wake {
     Timeout,
 }
 
-struct Actor {
-    session: Session,
-    transport: ClientTransport,
+/// Performs requests on tasks of their own
+struct Tasks {
     net: Net,
-    peer: Peer,
-    options: ClientOptions,
-    handlers: Handlers,
-    /// The task of each request in flight; dropping it closes its response
-    tasks: HashMap<StreamId, Task<()>>,
     /// Authorization steps in flight (dropped, and so cancelled, when the actor ends)
     auth_tasks: Vec<Task<()>>,
     from_net: Sender<FromNet>,
     user_agent: Option<crate::auth::UserAgent>,
+}
+
+impl Requests for Tasks {
+    /// Dropping it closes its response
+    type Task = Task<()>;
+
+    fn start(&mut self, planned: HttpRequest) -> Result<Task<()>, String> {
+        Ok(smol::spawn(
+            self.net.clone().perform(planned, self.from_net.clone()),
+        ))
+    }
+
+    fn start_auth(&mut self, action: AuthAction) -> Result<(), String> {
+        let tx = self.from_net.clone();
+        self.auth_tasks.retain(|task| !task.is_finished());
+        let task = match action {
+            AuthAction::Fetch(request) => smol::spawn(async move {
+                let response = crate::auth::perform(request).await;
+                let _ = tx.try_send(FromNet::Auth(response));
+            }),
+            AuthAction::Authorize { url } => {
+                let agent = self.user_agent.clone();
+                smol::spawn(async move {
+                    let result = match agent {
+                        Some(agent) => agent(url).await,
+                        None => Err("no user agent".into()),
+                    };
+                    let _ = tx.try_send(FromNet::Redirect(result));
+                })
+            }
+            _ => return Ok(()),
+        };
+        self.auth_tasks.push(task);
+        Ok(())
+    }
+
+    fn abort(&mut self, task: Task<()>) {
+        drop(task);
+    }
+
+    fn finished(&mut self, task: Task<()>) {
+        // The task is past its last message: let it hand its connection back.
+        task.detach();
+    }
+}
+
+struct Actor {
+    front: ClientFront<Tasks>,
+    peer: Peer,
+    options: ClientOptions,
+    handlers: Handlers,
 }
 
 /// Runs a client connection over Streamable HTTP until it closes
@@ -261,28 +285,19 @@ pub(crate) async fn run(
 ) {
     let (from_net, net_rx) = async_channel::unbounded();
     let (handlers, handler_rx) = Handlers::channel();
-    let mut transport = ClientTransport::new();
-    let mut user_agent = None;
-    if let Some(auth) = &options.auth {
-        match auth.client(&target.url()) {
-            Ok(client) => {
-                transport = transport.with_auth(client);
-                user_agent = Some(auth.user_agent.clone());
-            }
-            Err(e) => eprintln!("mcp-async-std: OAuth is off: {e}"),
-        }
-    }
-    let actor = Actor {
-        session,
-        transport,
+    let (transport, user_agent) =
+        client_transport(options.auth.as_ref(), &target.url(), "mcp-async-std");
+    let tasks = Tasks {
         net: Net::new(target),
-        peer: Peer::new(Some(ready)),
-        options,
-        handlers,
-        tasks: HashMap::new(),
         auth_tasks: Vec::new(),
         from_net,
         user_agent,
+    };
+    let actor = Actor {
+        front: ClientFront::new(session, transport, tasks, driver::now),
+        peer: Peer::new(Some(ready)),
+        options,
+        handlers,
     };
     actor.run(commands, net_rx, handler_rx).await;
 }
@@ -297,13 +312,10 @@ impl Actor {
         let mut closing = false;
         loop {
             self.pump();
-            if self.session.is_closed() {
+            if self.front.session.is_closed() {
                 break;
             }
-            let deadline = [self.session.poll_timeout(), self.transport.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
+            let deadline = self.front.poll_timeout();
             let command = async {
                 if closing {
                     std::future::pending().await
@@ -331,27 +343,21 @@ impl Actor {
             match command.race(net).race(handler).race(timeout).await {
                 Wake::Command(command) => {
                     closing = match command {
-                        Some(command) => self.peer.on_command(&mut self.session, command),
+                        Some(command) => self.peer.on_command(&mut self.front.session, command),
                         None => true,
                     };
                     if closing {
                         self.close().await;
                     }
                 }
-                Wake::Net(msg) => self.on_net(msg),
-                Wake::Handler(msg) => self.peer.on_handler(&mut self.session, msg),
-                Wake::Timeout => {
-                    let now = driver::now();
-                    if self.session.poll_timeout().is_some_and(|t| t <= now) {
-                        self.session.handle_timeout(now);
-                    }
-                    self.transport.handle_timeout(now);
-                }
+                Wake::Net(msg) => self.front.on_net(msg),
+                Wake::Handler(msg) => self.peer.on_handler(&mut self.front.session, msg),
+                Wake::Timeout => self.front.handle_timeout(),
             }
         }
         // Dropping the tasks closes every response still open.
-        self.tasks.clear();
-        self.auth_tasks.clear();
+        self.front.abort_all();
+        self.front.requests.auth_tasks.clear();
         self.peer.abort_all();
         driver::close_and_drain(&commands);
         driver::close_and_drain(&handler_rx);
@@ -359,11 +365,11 @@ impl Actor {
 
     /// Ends the session: DELETE (2025 wire), then close
     async fn close(&mut self) {
-        let delete = self.transport.close();
-        self.perform_aborts();
-        if let Some(delete) = delete {
+        if let Some(delete) = self.front.close() {
             let (tx, _rx) = async_channel::unbounded();
             let _ = self
+                .front
+                .requests
                 .net
                 .clone()
                 .perform(delete, tx)
@@ -372,106 +378,15 @@ impl Actor {
                 })
                 .await;
         }
-        self.session.close(driver::now());
+        self.front.closed();
     }
 
     /// Moves what the session transmits into HTTP requests and delivers its events until
     /// both are quiet
     fn pump(&mut self) {
-        loop {
-            self.transport.pull(&mut self.session);
-            self.perform_aborts();
-            while let Some(request) = self.transport.poll_request() {
-                self.start(request);
-            }
-            while let Some(action) = self.transport.poll_auth_action() {
-                self.start_auth(action);
-            }
-            let mut busy = false;
-            while let Some(event) = self.session.poll_event() {
-                busy = true;
-                self.peer.on_event(
-                    &mut self.session,
-                    event,
-                    None,
-                    &self.options,
-                    &self.handlers,
-                );
-            }
-            if !busy {
-                return;
-            }
-        }
-    }
-
-    /// Closes the responses the transport gave up on (dropping a task cancels it)
-    fn perform_aborts(&mut self) {
-        while let Some(stream) = self.transport.poll_abort() {
-            self.tasks.remove(&stream);
-        }
-    }
-
-    /// Starts one HTTP request whose response comes back as [`FromNet`] messages
-    fn start(&mut self, planned: HttpRequest) {
-        let stream = planned.stream;
-        let task = smol::spawn(self.net.clone().perform(planned, self.from_net.clone()));
-        self.tasks.insert(stream, task);
-    }
-
-    /// Performs one step of the authorization flow in its own task
-    fn start_auth(&mut self, action: AuthAction) {
-        let tx = self.from_net.clone();
-        self.auth_tasks.retain(|task| !task.is_finished());
-        let task = match action {
-            AuthAction::Fetch(request) => smol::spawn(async move {
-                let response = crate::auth::perform(request).await;
-                let _ = tx.try_send(FromNet::Auth(response));
-            }),
-            AuthAction::Authorize { url } => {
-                let agent = self.user_agent.clone();
-                smol::spawn(async move {
-                    let result = match agent {
-                        Some(agent) => agent(url).await,
-                        None => Err("no user agent".into()),
-                    };
-                    let _ = tx.try_send(FromNet::Redirect(result));
-                })
-            }
-            _ => return,
-        };
-        self.auth_tasks.push(task);
-    }
-
-    fn on_net(&mut self, msg: FromNet) {
-        let now = driver::now();
-        let session = &mut self.session;
-        match msg {
-            FromNet::Head {
-                stream,
-                status,
-                headers,
-            } => self
-                .transport
-                .handle_head(now, stream, status, &headers, session),
-            FromNet::Chunk { stream, data } => {
-                self.transport.handle_body(now, stream, &data, session);
-            }
-            FromNet::End { stream } => {
-                if let Some(task) = self.tasks.remove(&stream) {
-                    // The task is past its last message: let it hand its connection back.
-                    task.detach();
-                }
-                self.transport.handle_end(now, stream, session);
-            }
-            FromNet::Failed { stream, error } => {
-                self.tasks.remove(&stream);
-                self.transport.handle_failed(now, stream, &error, session);
-            }
-            FromNet::Auth(response) => {
-                self.transport.handle_auth_response(now, response, session);
-            }
-            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
-            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
-        }
+        let (peer, options) = (&mut self.peer, &self.options);
+        let handlers = &self.handlers;
+        self.front
+            .pump(|session, event| peer.on_event(session, event, None, options, handlers));
     }
 }

@@ -10,8 +10,6 @@
 //! stdio, tells the core when a client goes away ([`HttpServer::handle_closed`]), and
 //! sleeps until [`HttpServer::poll_timeout`].
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,11 +18,9 @@ use std::time::Duration;
 use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
-use mcp_core::http::{
-    ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Reply, ResponseHead, SessionIdSource,
-    SessionKey, session_id_from_bytes,
-};
-use mcp_core::{Event, ServerConfig};
+use mcp_core::ServerConfig;
+use mcp_core::http::{ExchangeId, HttpConfig, HttpResponse, SessionKey};
+use mcp_shared::http::{Channels, Piece, ServerFront};
 use smol::Task;
 
 use crate::auth::Protection;
@@ -103,22 +99,17 @@ pub(crate) async fn serve(
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let limit = http_config.max_body_size;
-    let mut http = HttpServer::new(Arc::new(http_config), server_config, driver::now());
-    http.anchor_wall_clock(driver::now(), driver::unix_ms());
-    for tool in &tools {
-        http.set_tool(tool);
-    }
     let (to_actor, from_conns) = async_channel::unbounded();
     let (handlers, handler_rx) = Handlers::channel();
     let (stop_actor, actor_stop) = oneshot::channel();
-    let actor = Actor {
-        http,
+    let app = App {
         dispatch,
-        peers: HashMap::new(),
         handlers,
-        exchanges: HashMap::new(),
-        ids: Ids::new(),
         options: ClientOptions::default(),
+    };
+    let clock = (driver::now(), driver::unix_ms());
+    let actor = Actor {
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
     };
     let actor = smol::spawn(actor.run(from_conns, handler_rx, actor_stop));
     // `stop` closing (the handle's sender dropped) stops the accept loop and, through
@@ -168,58 +159,30 @@ pub(crate) async fn serve(
     })
 }
 
-/// From the connection tasks to the actor
-enum ToActor {
-    Request {
-        method: String,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-        reply: Sender<Answer>,
-    },
-    /// The body was larger than the limit
-    Oversize { reply: Sender<Answer> },
-    /// The client went away before the response ended
-    Closed(ExchangeId),
-}
+/// The actor's channels: `async-channel`'s
+struct Chans;
 
-/// The actor's answer to a request
-enum Answer {
-    Complete(HttpResponse),
-    Open {
-        exchange: ExchangeId,
-        frames: Receiver<Piece>,
-    },
-}
+impl Channels for Chans {
+    type Body = Vec<u8>;
+    type Reply = Sender<Answer>;
+    type Frames = Sender<Piece>;
+    type FramesRx = Receiver<Piece>;
 
-/// A piece of an open response; the channel closing is its end
-enum Piece {
-    Head(ResponseHead),
-    Body(Vec<u8>),
-}
+    fn reply(reply: Self::Reply, answer: Answer) -> bool {
+        reply.try_send(answer).is_ok()
+    }
 
-/// Session ids from the OS-seeded SipHash keys of a `RandomState`, over a counter
-struct Ids {
-    keys: [RandomState; 2],
-    counter: u64,
-}
+    fn frames() -> (Self::Frames, Self::FramesRx) {
+        async_channel::unbounded()
+    }
 
-impl Ids {
-    fn new() -> Self {
-        Self {
-            keys: [RandomState::new(), RandomState::new()],
-            counter: 0,
-        }
+    fn send(frames: &Self::Frames, piece: Piece) {
+        let _ = frames.try_send(piece);
     }
 }
 
-impl SessionIdSource for Ids {
-    fn next_session_id(&mut self) -> String {
-        self.counter += 1;
-        let hi = self.keys[0].hash_one(self.counter);
-        let lo = self.keys[1].hash_one(self.counter);
-        session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
-    }
-}
+type ToActor = mcp_shared::http::ToActor<Chans>;
+type Answer = mcp_shared::http::Answer<Chans>;
 
 /// What woke the actor
 enum Wake {
@@ -229,21 +192,17 @@ enum Wake {
     Stop,
 }
 
+type App = mcp_shared::http::PeerApp<driver::AsyncStd>;
+
 struct Actor {
-    http: HttpServer,
-    dispatch: Arc<dyn Dispatch>,
-    peers: HashMap<SessionKey, Peer>,
-    handlers: Handlers,
-    exchanges: HashMap<ExchangeId, Sender<Piece>>,
-    ids: Ids,
-    options: ClientOptions,
+    front: ServerFront<Chans, Peer>,
 }
 
 impl Actor {
     async fn run(mut self, conns: Receiver<ToActor>, handler_rx: HandlerRx, stop: Receiver<()>) {
         loop {
-            self.pump();
-            let deadline = self.http.poll_timeout();
+            self.front.pump();
+            let deadline = self.front.poll_timeout();
             let wake = async { Wake::Conn(conns.recv().await.ok()) }
                 .race(async { Wake::Handler(handler_rx.recv().await.ok()) })
                 .race(async {
@@ -256,114 +215,22 @@ impl Actor {
                 })
                 .await;
             match wake {
-                Wake::Conn(Some(msg)) => self.on_conn(msg),
+                Wake::Conn(Some(msg)) => self.front.on_conn(driver::now(), msg),
                 Wake::Conn(None) | Wake::Stop => break,
                 Wake::Handler(Some((key, msg))) => {
-                    if let Some(session) = self.http.session_mut(key) {
-                        let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
+                    if let Some((peer, session)) = self.front.peer(key) {
                         peer.on_handler(session, msg);
                     }
                 }
                 Wake::Handler(None) => {}
-                Wake::Timeout => self.http.handle_timeout(driver::now()),
+                Wake::Timeout => self.front.handle_timeout(driver::now()),
             }
         }
         // Shutting down: every open response ends (its channel closes), handlers stop, and
         // requests still queued get their answer channel closed (503).
         driver::close_and_drain(&conns);
         driver::close_and_drain(&handler_rx);
-        self.exchanges.clear();
-        for peer in self.peers.values_mut() {
-            peer.abort_all();
-        }
-    }
-
-    fn on_conn(&mut self, msg: ToActor) {
-        match msg {
-            ToActor::Request {
-                method,
-                headers,
-                body,
-                reply,
-            } => {
-                let reply_to = reply;
-                let reply = self.http.handle_request(
-                    driver::now(),
-                    &method,
-                    &headers,
-                    &body,
-                    &mut self.ids,
-                );
-                match reply {
-                    Reply::Complete(response) => {
-                        let _ = reply_to.try_send(Answer::Complete(response));
-                    }
-                    Reply::Open(exchange) => {
-                        let (tx, frames) = async_channel::unbounded();
-                        if reply_to.try_send(Answer::Open { exchange, frames }).is_ok() {
-                            self.exchanges.insert(exchange, tx);
-                        } else {
-                            self.http.handle_closed(driver::now(), exchange);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            ToActor::Oversize { reply } => {
-                let _ = reply.try_send(Answer::Complete(self.http.reject_oversize()));
-            }
-            ToActor::Closed(exchange) => {
-                self.exchanges.remove(&exchange);
-                self.http.handle_closed(driver::now(), exchange);
-            }
-        }
-    }
-
-    /// Runs the application and writes the responses until both are quiet
-    fn pump(&mut self) {
-        loop {
-            let mut busy = false;
-            while let Some((key, event)) = self.http.poll_event() {
-                busy = true;
-                let closed = matches!(event, Event::Closed { .. });
-                if let Some(session) = self.http.session_mut(key) {
-                    let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
-                    let handlers = self.handlers.for_session(key);
-                    peer.on_event(
-                        session,
-                        event,
-                        Some(&self.dispatch),
-                        &self.options,
-                        &handlers,
-                    );
-                }
-                if closed && let Some(mut peer) = self.peers.remove(&key) {
-                    peer.abort_all();
-                }
-            }
-            while let Some(output) = self.http.poll_output() {
-                busy = true;
-                match output {
-                    Output::Head { exchange, head } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
-                            let _ = tx.try_send(Piece::Head(head));
-                        }
-                    }
-                    Output::Body { exchange, data } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
-                            let _ = tx.try_send(Piece::Body(data));
-                        }
-                    }
-                    Output::End { exchange } => {
-                        self.exchanges.remove(&exchange);
-                    }
-                    _ => {}
-                }
-            }
-            if !busy {
-                return;
-            }
-        }
+        self.front.end_all();
     }
 }
 
@@ -471,7 +338,7 @@ async fn connection(
             } => {
                 // A protected server answers the metadata and refuses bad tokens itself.
                 if let Some(protection) = &protection {
-                    let check = protection.check(&method, &path, &headers);
+                    let check = protection.admit(&method, &path, &headers);
                     let denial = match h1::within(VERIFY_TIMEOUT, check).await {
                         Some(denial) => denial,
                         None => Some(HttpResponse::empty(503)),
@@ -508,24 +375,7 @@ async fn connection(
             return;
         };
         let reusable = match answer {
-            Answer::Complete(response) => {
-                let bytes = match head(
-                    response.status,
-                    &response.headers,
-                    Some(response.body.len()),
-                    !keep_alive,
-                ) {
-                    Ok(mut bytes) => {
-                        bytes.extend_from_slice(&response.body);
-                        bytes
-                    }
-                    Err(_) => simple(500),
-                };
-                matches!(
-                    h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await,
-                    Some(Ok(()))
-                )
-            }
+            Answer::Complete(response) => send_whole(&mut conn, &response, !keep_alive).await,
             Answer::Open { exchange, frames } => {
                 let mut open = OpenExchange {
                     to_actor: to_actor.clone(),

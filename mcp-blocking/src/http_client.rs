@@ -1,5 +1,5 @@
 //! The client over Streamable HTTP: one driver thread owns the client `Session` and its
-//! [`ClientTransport`]; a `ureq` call on a thread of its own carries each request the
+//! [`ClientTransport`](mcp_core::http::ClientTransport) (in a [`ClientFront`]); a `ureq` call on a thread of its own carries each request the
 //! transport plans
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
@@ -7,7 +7,6 @@
 //! OAuth every step of authorizing) is the transport's; this file performs HTTP (and the
 //! user agent step) and reports what came back.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,8 +15,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use mcp_core::Session;
-use mcp_core::auth::{AuthAction, AuthResponse};
-use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
+use mcp_core::auth::AuthAction;
+use mcp_core::http::{HttpRequest, StreamId};
+use mcp_shared::http::{ClientFront, Requests, client_transport, header_list};
 use ureq::http::Uri;
 
 use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
@@ -26,42 +26,76 @@ use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
 const DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// From the request threads to the driver
-pub(crate) enum FromNet {
-    Head {
-        stream: StreamId,
-        status: u16,
-        headers: Vec<(String, String)>,
-    },
-    Chunk {
-        stream: StreamId,
-        data: Vec<u8>,
-    },
-    End {
-        stream: StreamId,
-    },
-    Failed {
-        stream: StreamId,
-        error: String,
-    },
-    /// The response to an authorization request
-    Auth(AuthResponse),
-    /// Where the user agent ended up (or why it could not)
-    Redirect(Result<String, String>),
-}
+pub(crate) type FromNet = mcp_shared::http::FromNet<Vec<u8>>;
 
-struct Actor {
-    session: Session,
-    transport: ClientTransport,
+/// Performs requests on threads of their own
+struct Threads {
     agent: ureq::Agent,
     uri: Uri,
-    peer: Peer,
-    options: ClientOptions,
-    handlers: Handlers,
-    /// The requests in flight; setting the flag aborts one
-    streams: HashMap<StreamId, Arc<AtomicBool>>,
     inbox: Sender<Input>,
     /// With OAuth: the agent for authorization requests, and the user agent
     auth: Option<(ureq::Agent, crate::auth::UserAgent)>,
+}
+
+impl Requests for Threads {
+    /// Setting the flag aborts the request: it stops reporting, and its thread drops the
+    /// response (closing its connection) as soon as its read returns
+    type Task = Arc<AtomicBool>;
+
+    fn start(&mut self, planned: HttpRequest) -> Result<Arc<AtomicBool>, String> {
+        let stream = planned.stream;
+        let abort = Arc::new(AtomicBool::new(false));
+        let agent = self.agent.clone();
+        let uri = self.uri.clone();
+        let tx = self.inbox.clone();
+        let aborted = Arc::clone(&abort);
+        thread::Builder::new()
+            .name("mcp-http-request".into())
+            .spawn(move || {
+                let send =
+                    |msg| tx.send(Input::Net(msg)).is_ok() && !aborted.load(Ordering::SeqCst);
+                match perform(&agent, &uri, planned) {
+                    Ok(response) => forward(stream, response, &send),
+                    Err(error) => {
+                        let _ = send(FromNet::Failed { stream, error });
+                    }
+                }
+            })
+            .map_err(|e| format!("no thread for the request: {e}"))?;
+        Ok(abort)
+    }
+
+    fn start_auth(&mut self, action: AuthAction) -> Result<(), String> {
+        let Some((agent, user_agent)) = self.auth.clone() else {
+            return Ok(());
+        };
+        let tx = self.inbox.clone();
+        let work: Box<dyn FnOnce() -> FromNet + Send> = match action {
+            AuthAction::Fetch(request) => {
+                Box::new(move || FromNet::Auth(crate::auth::perform(&agent, request)))
+            }
+            AuthAction::Authorize { url } => Box::new(move || FromNet::Redirect(user_agent(url))),
+            _ => return Ok(()),
+        };
+        thread::Builder::new()
+            .name("mcp-http-auth".into())
+            .spawn(move || {
+                let _ = tx.send(Input::Net(work()));
+            })
+            .map_err(|e| format!("no thread for the authorization step: {e}"))?;
+        Ok(())
+    }
+
+    fn abort(&mut self, task: Arc<AtomicBool>) {
+        task.store(true, Ordering::SeqCst);
+    }
+}
+
+struct Actor {
+    front: ClientFront<Threads>,
+    peer: Peer,
+    options: ClientOptions,
+    handlers: Handlers,
 }
 
 /// Runs a client connection over Streamable HTTP until it closes (on the calling thread)
@@ -82,82 +116,60 @@ pub(crate) fn run(
         // noticed at once instead of through a kept-alive connection nobody serves
         .max_idle_connections_per_host(0)
         .build();
-    let mut transport = ClientTransport::new();
-    let mut auth = None;
-    if let Some(options) = &options.auth {
-        match options.client(&uri.to_string()) {
-            Ok(client) => {
-                transport = transport.with_auth(client);
-                auth = Some((crate::auth::agent(), options.user_agent.clone()));
-            }
-            Err(e) => eprintln!("mcp-blocking: OAuth is off: {e}"),
-        }
-    }
-    let actor = Actor {
-        session,
-        transport,
+    let (transport, user_agent) =
+        client_transport(options.auth.as_ref(), &uri.to_string(), "mcp-blocking");
+    let threads = Threads {
         agent: config.into(),
         uri,
+        inbox: tx.clone(),
+        auth: user_agent.map(|user_agent| (crate::auth::agent(), user_agent)),
+    };
+    let actor = Actor {
+        front: ClientFront::new(session, transport, threads, driver::now),
         peer: Peer::new(Some(ready)),
         options,
-        handlers: Handlers::new(Route::inbox(tx.clone())),
-        streams: HashMap::new(),
-        inbox: tx,
-        auth,
+        handlers: Handlers::new(Route::inbox(tx)),
     };
     actor.run(&inbox);
 }
 
 impl Actor {
     fn run(mut self, inbox: &Receiver<Input>) {
-        self.session
+        self.front
+            .session
             .anchor_wall_clock(driver::now(), driver::unix_ms());
         let mut closing = false;
         loop {
             self.pump();
-            if self.session.is_closed() {
+            if self.front.session.is_closed() {
                 break;
             }
-            let deadline = [self.session.poll_timeout(), self.transport.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
-            let Ok(input) = driver::recv_until(inbox, deadline) else {
+            let Ok(input) = driver::recv_until(inbox, self.front.poll_timeout()) else {
                 break;
             };
             match input {
-                None => {
-                    let now = driver::now();
-                    if self.session.poll_timeout().is_some_and(|t| t <= now) {
-                        self.session.handle_timeout(now);
-                    }
-                    self.transport.handle_timeout(now);
-                }
+                None => self.front.handle_timeout(),
                 Some(Input::Command(command)) if !closing => {
-                    closing = self.peer.on_command(&mut self.session, command);
+                    closing = self.peer.on_command(&mut self.front.session, command);
                     if closing {
                         self.close();
                     }
                 }
-                Some(Input::Net(msg)) => self.on_net(msg),
-                Some(Input::Handler(_, msg)) => self.peer.on_handler(&mut self.session, msg),
+                Some(Input::Net(msg)) => self.front.on_net(msg),
+                Some(Input::Handler(_, msg)) => self.peer.on_handler(&mut self.front.session, msg),
                 Some(_) => {}
             }
         }
-        for abort in self.streams.values() {
-            abort.store(true, Ordering::SeqCst);
-        }
+        self.front.abort_all();
         self.peer.abort_all();
     }
 
     /// Ends the session: DELETE (2025 wire, waited for briefly), then close
     fn close(&mut self) {
-        let delete = self.transport.close();
-        self.perform_aborts();
-        if let Some(delete) = delete {
+        if let Some(delete) = self.front.close() {
             let (done, finished) = crossbeam_channel::bounded::<()>(1);
-            let agent = self.agent.clone();
-            let uri = self.uri.clone();
+            let agent = self.front.requests.agent.clone();
+            let uri = self.front.requests.uri.clone();
             let spawned = thread::Builder::new()
                 .name("mcp-http-delete".into())
                 .spawn(move || {
@@ -168,136 +180,16 @@ impl Actor {
                 let _ = finished.recv_timeout(DELETE_WAIT);
             }
         }
-        self.session.close(driver::now());
+        self.front.closed();
     }
 
     /// Moves what the session transmits into HTTP requests and delivers its events until
     /// both are quiet
     fn pump(&mut self) {
-        loop {
-            self.transport.pull(&mut self.session);
-            self.perform_aborts();
-            while let Some(request) = self.transport.poll_request() {
-                self.start(request);
-            }
-            while let Some(action) = self.transport.poll_auth_action() {
-                self.start_auth(action);
-            }
-            let mut busy = false;
-            while let Some(event) = self.session.poll_event() {
-                busy = true;
-                self.peer.on_event(
-                    &mut self.session,
-                    event,
-                    None,
-                    &self.options,
-                    &self.handlers,
-                );
-            }
-            if !busy {
-                return;
-            }
-        }
-    }
-
-    /// Aborted requests stop reporting; their thread drops the response (closing its
-    /// connection) as soon as its read returns
-    fn perform_aborts(&mut self) {
-        while let Some(stream) = self.transport.poll_abort() {
-            if let Some(abort) = self.streams.remove(&stream) {
-                abort.store(true, Ordering::SeqCst);
-            }
-        }
-    }
-
-    /// Starts one HTTP request whose response comes back as [`FromNet`] messages
-    fn start(&mut self, planned: HttpRequest) {
-        let stream = planned.stream;
-        let abort = Arc::new(AtomicBool::new(false));
-        let agent = self.agent.clone();
-        let uri = self.uri.clone();
-        let tx = self.inbox.clone();
-        let aborted = Arc::clone(&abort);
-        let spawned = thread::Builder::new()
-            .name("mcp-http-request".into())
-            .spawn(move || {
-                let send =
-                    |msg| tx.send(Input::Net(msg)).is_ok() && !aborted.load(Ordering::SeqCst);
-                match perform(&agent, &uri, planned) {
-                    Ok(response) => forward(stream, response, &send),
-                    Err(error) => {
-                        let _ = send(FromNet::Failed { stream, error });
-                    }
-                }
-            });
-        match spawned {
-            Ok(_) => {
-                self.streams.insert(stream, abort);
-            }
-            Err(e) => {
-                let now = driver::now();
-                let error = format!("no thread for the request: {e}");
-                self.transport
-                    .handle_failed(now, stream, &error, &mut self.session);
-            }
-        }
-    }
-
-    /// Performs one step of the authorization flow on a thread of its own
-    fn start_auth(&mut self, action: AuthAction) {
-        let Some((agent, user_agent)) = self.auth.clone() else {
-            return;
-        };
-        let tx = self.inbox.clone();
-        let work: Box<dyn FnOnce() -> FromNet + Send> = match action {
-            AuthAction::Fetch(request) => {
-                Box::new(move || FromNet::Auth(crate::auth::perform(&agent, request)))
-            }
-            AuthAction::Authorize { url } => Box::new(move || FromNet::Redirect(user_agent(url))),
-            _ => return,
-        };
-        let spawned = thread::Builder::new()
-            .name("mcp-http-auth".into())
-            .spawn(move || {
-                let _ = tx.send(Input::Net(work()));
-            });
-        if let Err(e) = spawned {
-            let now = driver::now();
-            let why = format!("no thread for the authorization step: {e}");
-            self.transport
-                .handle_auth_error(now, &why, &mut self.session);
-        }
-    }
-
-    fn on_net(&mut self, msg: FromNet) {
-        let now = driver::now();
-        let session = &mut self.session;
-        match msg {
-            FromNet::Head {
-                stream,
-                status,
-                headers,
-            } if self.streams.contains_key(&stream) => {
-                self.transport
-                    .handle_head(now, stream, status, &headers, session);
-            }
-            FromNet::Chunk { stream, data } if self.streams.contains_key(&stream) => {
-                self.transport.handle_body(now, stream, &data, session);
-            }
-            FromNet::End { stream } if self.streams.remove(&stream).is_some() => {
-                self.transport.handle_end(now, stream, session);
-            }
-            FromNet::Failed { stream, error } if self.streams.remove(&stream).is_some() => {
-                self.transport.handle_failed(now, stream, &error, session);
-            }
-            FromNet::Auth(response) => {
-                self.transport.handle_auth_response(now, response, session);
-            }
-            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
-            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
-            // From a request that was aborted meanwhile
-            _ => {}
-        }
+        let (peer, options) = (&mut self.peer, &self.options);
+        let handlers = &self.handlers;
+        self.front
+            .pump(|session, event| peer.on_event(session, event, None, options, handlers));
     }
 }
 
@@ -307,13 +199,9 @@ fn perform(
     uri: &Uri,
     planned: HttpRequest,
 ) -> Result<ureq::http::Response<ureq::Body>, String> {
-    let mut builder = ureq::http::Request::builder()
-        .method(planned.method.as_str())
-        .uri(uri.clone());
-    for (name, value) in planned.headers {
-        builder = builder.header(name, value);
-    }
-    let request = builder.body(planned.body).map_err(|e| e.to_string())?;
+    let method = planned.method.as_str();
+    let request = mcp_shared::http::request(method, uri.clone(), planned.headers, planned.body)
+        .map_err(|e| e.to_string())?;
     agent.run(request).map_err(|e| e.to_string())
 }
 
@@ -324,11 +212,7 @@ fn forward(
     send: &dyn Fn(FromNet) -> bool,
 ) {
     let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-        .collect();
+    let headers = header_list(response.headers());
     if !send(FromNet::Head {
         stream,
         status,

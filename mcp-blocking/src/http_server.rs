@@ -15,8 +15,6 @@
 //! before the body is read: the Protected Resource Metadata, 401 and 403 are answered there
 //! (by [`mcp_core::auth::resource`]'s rules), and only admitted requests reach the actor.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,11 +22,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{Receiver, Sender};
-use mcp_core::http::{
-    ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Reply, ResponseHead, SessionIdSource,
-    SessionKey, session_id_from_bytes,
-};
-use mcp_core::{Event, ServerConfig};
+use mcp_core::ServerConfig;
+use mcp_core::http::{HttpConfig, ResponseHead};
+use mcp_shared::http::{Channels, Piece, ServerFront};
 
 use crate::auth::Protection;
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
@@ -118,20 +114,15 @@ pub(crate) fn serve(
         .ok_or_else(|| io::Error::other("not an IP listener"))?;
     let http = Arc::new(http);
     let limit = http_config.max_body_size;
-    let mut rules = HttpServer::new(Arc::new(http_config), server_config, driver::now());
-    rules.anchor_wall_clock(driver::now(), driver::unix_ms());
-    for tool in &tools {
-        rules.set_tool(tool);
-    }
     let (tx, inbox) = crossbeam_channel::unbounded();
-    let actor = Actor {
-        http: rules,
+    let app = App {
         dispatch,
-        peers: HashMap::new(),
         handlers: Handlers::new(Route::inbox(tx.clone())),
-        exchanges: HashMap::new(),
-        ids: Ids::new(),
         options: ClientOptions::default(),
+    };
+    let clock = (driver::now(), driver::unix_ms());
+    let actor = Actor {
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
     };
     let actor = thread::Builder::new()
         .name("mcp-http-actor".into())
@@ -174,85 +165,52 @@ pub(crate) fn serve(
     })
 }
 
+/// The actor's channels: crossbeam's
+pub(crate) struct Chans;
+
+impl Channels for Chans {
+    type Body = Vec<u8>;
+    type Reply = Sender<Answer>;
+    type Frames = Sender<Piece>;
+    type FramesRx = Receiver<Piece>;
+
+    fn reply(reply: Self::Reply, answer: Answer) -> bool {
+        reply.send(answer).is_ok()
+    }
+
+    fn frames() -> (Self::Frames, Self::FramesRx) {
+        crossbeam_channel::unbounded()
+    }
+
+    fn send(frames: &Self::Frames, piece: Piece) {
+        let _ = frames.send(piece);
+    }
+}
+
 /// From the connection threads to the actor
-pub(crate) enum ToActor {
-    Request {
-        method: String,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-        reply: Sender<Answer>,
-    },
-    /// The body was larger than the limit
-    Oversize { reply: Sender<Answer> },
-    /// The client went away before the response ended
-    Closed(ExchangeId),
-    /// The server is shutting down
-    Stop,
-}
+pub(crate) type ToActor = mcp_shared::http::ToActor<Chans>;
+type Answer = mcp_shared::http::Answer<Chans>;
 
-/// The actor's answer to a request
-pub(crate) enum Answer {
-    Complete(HttpResponse),
-    Open {
-        exchange: ExchangeId,
-        frames: Receiver<Piece>,
-    },
-}
-
-/// A piece of an open response; the channel closing is its end
-pub(crate) enum Piece {
-    Head(ResponseHead),
-    Body(Vec<u8>),
-}
-
-/// Session ids from the OS-seeded SipHash keys of a `RandomState`, over a counter
-struct Ids {
-    keys: [RandomState; 2],
-    counter: u64,
-}
-
-impl Ids {
-    fn new() -> Self {
-        Self {
-            keys: [RandomState::new(), RandomState::new()],
-            counter: 0,
-        }
-    }
-}
-
-impl SessionIdSource for Ids {
-    fn next_session_id(&mut self) -> String {
-        self.counter += 1;
-        let hi = self.keys[0].hash_one(self.counter);
-        let lo = self.keys[1].hash_one(self.counter);
-        session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
-    }
-}
+/// What every session's [`Peer`] runs the application with
+type App = mcp_shared::http::PeerApp<driver::Blocking>;
 
 struct Actor {
-    http: HttpServer,
-    dispatch: Arc<dyn Dispatch>,
-    peers: HashMap<SessionKey, Peer>,
-    handlers: Handlers,
-    exchanges: HashMap<ExchangeId, Sender<Piece>>,
-    ids: Ids,
-    options: ClientOptions,
+    front: ServerFront<Chans, Peer>,
 }
 
 impl Actor {
     fn run(mut self, inbox: &Receiver<Input>) {
         loop {
-            self.pump();
-            let Ok(input) = driver::recv_until(inbox, self.http.poll_timeout()) else {
+            self.front.pump();
+            let Ok(input) = driver::recv_until(inbox, self.front.poll_timeout()) else {
                 break;
             };
             match input {
-                None => self.http.handle_timeout(driver::now()),
+                None => self.front.handle_timeout(driver::now()),
                 Some(Input::Http(ToActor::Stop)) => break,
-                Some(Input::Http(msg)) => self.on_conn(msg),
+                Some(Input::Http(msg)) => self.front.on_conn(driver::now(), msg),
                 Some(Input::Handler(key, msg)) => {
-                    if let Some(session) = self.http.session_mut(key) {
-                        let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
+                    if let Some((peer, session)) = self.front.peer(key) {
                         peer.on_handler(session, msg);
                     }
                 }
@@ -260,99 +218,7 @@ impl Actor {
             }
         }
         // Shutting down: every open response ends (its channel closes), handlers stop.
-        self.exchanges.clear();
-        for peer in self.peers.values_mut() {
-            peer.abort_all();
-        }
-    }
-
-    fn on_conn(&mut self, msg: ToActor) {
-        match msg {
-            ToActor::Request {
-                method,
-                headers,
-                body,
-                reply,
-            } => {
-                let reply_to = reply;
-                let reply = self.http.handle_request(
-                    driver::now(),
-                    &method,
-                    &headers,
-                    &body,
-                    &mut self.ids,
-                );
-                match reply {
-                    Reply::Complete(response) => {
-                        let _ = reply_to.send(Answer::Complete(response));
-                    }
-                    Reply::Open(exchange) => {
-                        let (tx, frames) = crossbeam_channel::unbounded();
-                        if reply_to.send(Answer::Open { exchange, frames }).is_ok() {
-                            self.exchanges.insert(exchange, tx);
-                        } else {
-                            self.http.handle_closed(driver::now(), exchange);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            ToActor::Oversize { reply } => {
-                let _ = reply.send(Answer::Complete(self.http.reject_oversize()));
-            }
-            ToActor::Closed(exchange) => {
-                self.exchanges.remove(&exchange);
-                self.http.handle_closed(driver::now(), exchange);
-            }
-            ToActor::Stop => {}
-        }
-    }
-
-    /// Runs the application and writes the responses until both are quiet
-    fn pump(&mut self) {
-        loop {
-            let mut busy = false;
-            while let Some((key, event)) = self.http.poll_event() {
-                busy = true;
-                let closed = matches!(event, Event::Closed { .. });
-                if let Some(session) = self.http.session_mut(key) {
-                    let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
-                    let handlers = self.handlers.for_session(key);
-                    peer.on_event(
-                        session,
-                        event,
-                        Some(&self.dispatch),
-                        &self.options,
-                        &handlers,
-                    );
-                }
-                if closed && let Some(mut peer) = self.peers.remove(&key) {
-                    peer.abort_all();
-                }
-            }
-            while let Some(output) = self.http.poll_output() {
-                busy = true;
-                match output {
-                    Output::Head { exchange, head } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
-                            let _ = tx.send(Piece::Head(head));
-                        }
-                    }
-                    Output::Body { exchange, data } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
-                            let _ = tx.send(Piece::Body(data));
-                        }
-                    }
-                    Output::End { exchange } => {
-                        self.exchanges.remove(&exchange);
-                    }
-                    _ => {}
-                }
-            }
-            if !busy {
-                return;
-            }
-        }
+        self.front.end_all();
     }
 }
 
@@ -376,8 +242,8 @@ fn exchange(
         .collect();
     if let Some(protection) = protection {
         let path = request.url().split('?').next().unwrap_or_default();
-        if let Some((status, fields, body)) = protection.check(&method, path, &headers) {
-            let _ = request.respond(complete(status, &fields, body));
+        if let Some(denial) = protection.admit_blocking(&method, path, &headers) {
+            let _ = request.respond(complete(denial.status, &denial.headers, denial.body));
             return;
         }
     }

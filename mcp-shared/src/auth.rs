@@ -1,10 +1,394 @@
-//! OAuth glue: the `private_key_jwt` signer, JWT access-token verification, and redirect
-//! resolution for headless user agents
+//! OAuth glue: the client's options, the `private_key_jwt` signer, a headless user agent's
+//! redirect following, and on the server side JWT access-token verification and the
+//! protected server's gate
+//!
+//! What differs between the bindings is how an HTTP request is performed and how a user
+//! agent or token verifier is called (a future or a plain function); those stay generic
+//! here.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::future::Future;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_core::auth::ClientAssertion;
+use mcp_core::auth::resource::{Gate, ResourceServer};
+use mcp_core::auth::{
+    AuthRequest, AuthResponse, ClientAssertion, OAuthClient, OAuthConfig, TokenStore,
+};
+use mcp_core::http::HttpResponse;
+
+/// The largest response body accepted from an authorization endpoint
+pub const MAX_RESPONSE_BODY: usize = 1024 * 1024;
+/// How long one authorization request may take
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The OAuth types of the async bindings (mcp-tokio, mcp-async-std), which run user agents
+/// and token verifiers as futures
+pub mod asynchronous {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+
+    use jsonwebtoken::{DecodingKey, Validation};
+    use mcp_core::auth::{AuthRequest, AuthResponse};
+
+    use super::{Headless, VerifiedToken, verify_jwt};
+
+    /// A boxed future that may move between threads
+    pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+    /// Takes the user to an authorization URL and returns the URL the authorization server
+    /// finally redirected to (the redirect URI with `code`, `state`, `iss`), or why not
+    pub type UserAgent = Arc<dyn Fn(String) -> BoxFuture<Result<String, String>> + Send + Sync>;
+
+    /// OAuth for an HTTP client connection (`ClientOptions::auth`): the flow's
+    /// configuration, the [`UserAgent`] that follows the authorization step, and where
+    /// tokens are kept (default: in memory)
+    pub type OAuthOptions = super::OAuthOptions<UserAgent>;
+
+    /// Checks a bearer token (by introspection, JWT validation, a lookup): the valid
+    /// token's grants, or why it is invalid (expired, wrong audience, unknown), which goes
+    /// into the 401's `error_description`
+    pub type TokenVerifier =
+        Arc<dyn Fn(String) -> BoxFuture<Result<VerifiedToken, String>> + Send + Sync>;
+
+    /// A protected HTTP server's authorization (`Server::serve_http_protected`): the
+    /// resource-server rules and the [`TokenVerifier`]
+    ///
+    /// GET on the metadata path answers the Protected Resource Metadata; every other
+    /// request needs a bearer token the verifier accepts and that grants the required
+    /// scopes, or is answered 401 (missing or invalid token) or 403 (`insufficient_scope`)
+    /// with the `WWW-Authenticate` challenge that points clients at the metadata.
+    pub type Protection = super::Protection<TokenVerifier>;
+
+    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
+    /// audience (the resource identifier) and issuer per `validation`; scopes from the
+    /// `scope` claim (space separated) or `scp` (an array)
+    pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
+        let key = Arc::new(key);
+        let validation = Arc::new(validation);
+        Arc::new(move |token: String| {
+            let key = Arc::clone(&key);
+            let validation = Arc::clone(&validation);
+            Box::pin(async move { verify_jwt(&token, &key, &validation) })
+        })
+    }
+
+    /// A headless [`UserAgent`] ([`Headless`]) that performs its GETs with `perform`
+    pub fn headless<P, Fut>(redirect_uri: String, perform: P) -> UserAgent
+    where
+        P: Fn(AuthRequest) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = AuthResponse> + Send + 'static,
+    {
+        Arc::new(move |url: String| {
+            let redirect_uri = redirect_uri.clone();
+            let perform = perform.clone();
+            Box::pin(async move { Headless::follow(&redirect_uri, url, perform).await })
+        })
+    }
+}
+
+/// The OAuth types of the blocking binding (mcp-blocking), which calls user agents and
+/// token verifiers as plain functions on threads of their own
+pub mod blocking {
+    use std::sync::Arc;
+
+    use jsonwebtoken::{DecodingKey, Validation};
+    use mcp_core::auth::{AuthRequest, AuthResponse};
+
+    use super::{Headless, VerifiedToken, verify_jwt};
+
+    /// Takes the user to an authorization URL and returns the URL the authorization server
+    /// finally redirected to (the redirect URI with `code`, `state`, `iss`), or why not; it
+    /// runs on a thread of its own and may block
+    pub type UserAgent = Arc<dyn Fn(String) -> Result<String, String> + Send + Sync>;
+
+    /// OAuth for an HTTP client connection (`ClientOptions::auth`): the flow's
+    /// configuration, the [`UserAgent`] that follows the authorization step, and where
+    /// tokens are kept (default: in memory)
+    pub type OAuthOptions = super::OAuthOptions<UserAgent>;
+
+    /// Checks a bearer token (by introspection, JWT validation, a lookup): the valid
+    /// token's grants, or why it is invalid (expired, wrong audience, unknown), which goes
+    /// into the 401's `error_description`
+    ///
+    /// It runs on the request's own thread, so it may block (an introspection call).
+    pub type TokenVerifier = Arc<dyn Fn(&str) -> Result<VerifiedToken, String> + Send + Sync>;
+
+    /// A protected HTTP server's authorization (`Server::serve_http_protected`): the
+    /// resource-server rules and the [`TokenVerifier`]
+    ///
+    /// GET on the metadata path answers the Protected Resource Metadata; every other
+    /// request needs a bearer token the verifier accepts and that grants the required
+    /// scopes, or is answered 401 (missing or invalid token) or 403 (`insufficient_scope`)
+    /// with the `WWW-Authenticate` challenge that points clients at the metadata.
+    pub type Protection = super::Protection<TokenVerifier>;
+
+    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
+    /// audience (the resource identifier) and issuer per `validation`; scopes from the
+    /// `scope` claim (space separated) or `scp` (an array)
+    pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
+        Arc::new(move |token: &str| verify_jwt(token, &key, &validation))
+    }
+
+    /// A headless [`UserAgent`] ([`Headless`]) that performs its GETs with `perform`
+    pub fn headless(
+        redirect_uri: String,
+        perform: impl Fn(AuthRequest) -> AuthResponse + Send + Sync + 'static,
+    ) -> UserAgent {
+        Arc::new(move |url: String| Headless::follow_blocking(&redirect_uri, url, &perform))
+    }
+}
+
+/// Makes a fresh token store for each connection
+pub type StoreFactory = Arc<dyn Fn() -> Box<dyn TokenStore> + Send + Sync>;
+
+/// OAuth for an HTTP client connection, with the binding's user agent `U` (a function that
+/// takes the user to an authorization URL and returns where the authorization server
+/// finally redirected to)
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct OAuthOptions<U> {
+    /// The flow's configuration
+    pub config: OAuthConfig,
+    /// Follows the authorization step
+    pub user_agent: U,
+    /// Where tokens are kept (default: in memory)
+    pub store: Option<StoreFactory>,
+}
+
+impl<U> std::fmt::Debug for OAuthOptions<U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<U> OAuthOptions<U> {
+    /// Authorize with `config`, sending the user through `user_agent`
+    pub fn new(config: OAuthConfig, user_agent: U) -> Self {
+        Self {
+            config,
+            user_agent,
+            store: None,
+        }
+    }
+
+    /// The OAuth client for the server at `url`, seeded with OS randomness
+    ///
+    /// # Errors
+    /// No OS randomness.
+    pub fn client(&self, url: &str) -> Result<OAuthClient, String> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| format!("no OS randomness: {e}"))?;
+        let store = self.store.as_ref().map(|f| f());
+        Ok(match store {
+            Some(store) => OAuthClient::with_store(self.config.clone(), url, seed, store),
+            None => OAuthClient::new(self.config.clone(), url, seed),
+        })
+    }
+}
+
+/// How many redirects a headless user agent follows before giving up
+const MAX_REDIRECTS: usize = 10;
+
+/// A user agent without a browser, sans IO: GETs the authorization URL and follows
+/// redirects (up to 10, sending nothing but the GET) until one points at the redirect URI,
+/// and ends with that URL (whose query holds `code`, `state` and `iss`) without fetching it
+#[derive(Debug, Clone)]
+pub struct Headless {
+    redirect_uri: String,
+    url: String,
+    hops: usize,
+}
+
+/// What a [`Headless`] user agent does next
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Perform this request and pass its response to [`Headless::step`]
+    Fetch(AuthRequest),
+    /// The end: the redirect URL reached, or why not
+    Done(Result<String, String>),
+}
+
+impl Headless {
+    /// Starts at the authorization `url`, looking for `redirect_uri`
+    pub fn new(redirect_uri: &str, url: String) -> Self {
+        Self {
+            redirect_uri: redirect_uri.to_owned(),
+            url,
+            hops: 0,
+        }
+    }
+
+    /// The next step, given the response to the last [`Step::Fetch`] (`None` at first)
+    pub fn step(&mut self, response: Option<&AuthResponse>) -> Step {
+        if let Some(response) = response {
+            let location = response.header("location");
+            match (response.status, location) {
+                (300..=399, Some(location)) => self.url = absolute(&self.url, location),
+                (0, _) => return Step::Done(Err("the authorization server did not answer".into())),
+                (status, _) => {
+                    return Step::Done(Err(format!(
+                        "the authorization URL answered HTTP {status}"
+                    )));
+                }
+            }
+        }
+        if self.url.starts_with(&self.redirect_uri) {
+            return Step::Done(Ok(std::mem::take(&mut self.url)));
+        }
+        if self.hops == MAX_REDIRECTS {
+            return Step::Done(Err("too many redirects".into()));
+        }
+        self.hops += 1;
+        Step::Fetch(AuthRequest::get(self.url.as_str()))
+    }
+
+    /// Follows the redirects from `url` with `perform` (which turns a transport failure into
+    /// [`AuthResponse::failed`])
+    ///
+    /// # Errors
+    /// The authorization server did not answer, answered without a redirect, or redirected
+    /// too often.
+    pub async fn follow<F, Fut>(
+        redirect_uri: &str,
+        url: String,
+        mut perform: F,
+    ) -> Result<String, String>
+    where
+        F: FnMut(AuthRequest) -> Fut,
+        Fut: Future<Output = AuthResponse>,
+    {
+        let mut agent = Self::new(redirect_uri, url);
+        let mut response = None;
+        loop {
+            match agent.step(response.as_ref()) {
+                Step::Fetch(request) => response = Some(perform(request).await),
+                Step::Done(result) => return result,
+            }
+        }
+    }
+
+    /// [`follow`](Self::follow) with a blocking `perform`
+    ///
+    /// # Errors
+    /// As [`follow`](Self::follow).
+    pub fn follow_blocking(
+        redirect_uri: &str,
+        url: String,
+        mut perform: impl FnMut(AuthRequest) -> AuthResponse,
+    ) -> Result<String, String> {
+        let mut agent = Self::new(redirect_uri, url);
+        let mut response = None;
+        loop {
+            match agent.step(response.as_ref()) {
+                Step::Fetch(request) => response = Some(perform(request)),
+                Step::Done(result) => return result,
+            }
+        }
+    }
+}
+
+/// A protected HTTP server's authorization: the resource-server rules and the binding's
+/// token verifier `V`
+///
+/// GET on the metadata path answers the Protected Resource Metadata; every other request
+/// needs a bearer token the verifier accepts and that grants the required scopes, or is
+/// answered 401 (missing or invalid token) or 403 (`insufficient_scope`) with the
+/// `WWW-Authenticate` challenge that points clients at the metadata.
+#[derive(Clone)]
+pub struct Protection<V> {
+    rules: Arc<ResourceServer>,
+    verifier: V,
+}
+
+impl<V> std::fmt::Debug for Protection<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Protection")
+            .field("rules", &self.rules)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a protected server does with a request before the MCP server sees it
+#[derive(Debug)]
+pub enum Check<'a, V> {
+    /// Answer this instead (the metadata document, or 401)
+    Answer(HttpResponse),
+    /// Verify this bearer token with the verifier, then ask [`Protection::verdict`]
+    Verify(&'a V, &'a str),
+}
+
+impl<V> Protection<V> {
+    /// Protects with `rules` (resource, issuer, required scopes) and `verifier`
+    pub fn new(rules: ResourceServer, verifier: V) -> Self {
+        Self {
+            rules: Arc::new(rules),
+            verifier,
+        }
+    }
+
+    /// The first look at a request for `path`
+    pub fn check<'a>(
+        &'a self,
+        method: &str,
+        path: &str,
+        headers: &'a [(String, String)],
+    ) -> Check<'a, V> {
+        match self.rules.gate(method, path, headers) {
+            Gate::Answer(answer) => Check::Answer(answer),
+            Gate::Verify(token) => Check::Verify(&self.verifier, token),
+        }
+    }
+
+    /// The answer to a request before the MCP server sees it, with an async verifier:
+    /// `None` lets it through
+    pub async fn admit<F, Fut>(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(String, String)],
+    ) -> Option<HttpResponse>
+    where
+        V: Deref<Target = F>,
+        F: Fn(String) -> Fut + ?Sized,
+        Fut: Future<Output = Result<VerifiedToken, String>>,
+    {
+        match self.check(method, path, headers) {
+            Check::Answer(answer) => Some(answer),
+            Check::Verify(verifier, token) => self.verdict(&verifier(token.to_owned()).await),
+        }
+    }
+
+    /// [`admit`](Self::admit) with a blocking verifier
+    pub fn admit_blocking<F>(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(String, String)],
+    ) -> Option<HttpResponse>
+    where
+        V: Deref<Target = F>,
+        F: Fn(&str) -> Result<VerifiedToken, String> + ?Sized,
+    {
+        match self.check(method, path, headers) {
+            Check::Answer(answer) => Some(answer),
+            Check::Verify(verifier, token) => self.verdict(&verifier(token)),
+        }
+    }
+
+    /// The answer after the verifier judged the token: `None` lets the request through
+    pub fn verdict(&self, verified: &Result<VerifiedToken, String>) -> Option<HttpResponse> {
+        let granted = verified
+            .as_ref()
+            .map(|v| v.scopes.as_slice())
+            .map_err(String::as_str);
+        self.rules.verdict(granted)
+    }
+}
 
 /// Signs `private_key_jwt` client assertions (RFC 7523) with a PEM private key
 pub struct JwtSigner {
@@ -155,5 +539,58 @@ mod tests {
         );
         assert_eq!(absolute("http://a:1", "/cb"), "http://a:1/cb");
         assert_eq!(absolute("http://a:1/x", "http://b/cb"), "http://b/cb");
+    }
+
+    fn redirect(to: &str) -> AuthResponse {
+        AuthResponse::new(302, vec![("location".into(), to.into())], Vec::new())
+    }
+
+    #[test]
+    fn headless_follows_redirects_to_the_redirect_uri() {
+        let mut agent = Headless::new("http://app/cb", "http://as/authorize?x".into());
+        assert_eq!(
+            agent.step(None),
+            Step::Fetch(AuthRequest::get("http://as/authorize?x"))
+        );
+        assert_eq!(
+            agent.step(Some(&redirect("/login"))),
+            Step::Fetch(AuthRequest::get("http://as/login"))
+        );
+        assert_eq!(
+            agent.step(Some(&redirect("http://app/cb?code=1&state=s"))),
+            Step::Done(Ok("http://app/cb?code=1&state=s".into()))
+        );
+    }
+
+    #[test]
+    fn headless_stops_on_errors_and_loops() {
+        let mut agent = Headless::new("http://app/cb", "http://as/a".into());
+        agent.step(None);
+        let ok = AuthResponse::new(200, Vec::new(), Vec::new());
+        assert_eq!(
+            agent.step(Some(&ok)),
+            Step::Done(Err("the authorization URL answered HTTP 200".into()))
+        );
+        let mut agent = Headless::new("http://app/cb", "http://as/a".into());
+        agent.step(None);
+        assert_eq!(
+            agent.step(Some(&AuthResponse::failed())),
+            Step::Done(Err("the authorization server did not answer".into()))
+        );
+        let mut agent = Headless::new("http://app/cb", "http://as/a".into());
+        let mut step = agent.step(None);
+        let mut fetches = 0;
+        while let Step::Fetch(_) = step {
+            fetches += 1;
+            step = agent.step(Some(&redirect("/a")));
+        }
+        assert_eq!(fetches, MAX_REDIRECTS);
+        assert_eq!(step, Step::Done(Err("too many redirects".into())));
+        // Already at the redirect URI: nothing to fetch
+        let mut agent = Headless::new("http://app/cb", "http://app/cb?code=2".into());
+        assert_eq!(
+            agent.step(None),
+            Step::Done(Ok("http://app/cb?code=2".into()))
+        );
     }
 }

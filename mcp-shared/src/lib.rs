@@ -7,5 +7,6 @@
 pub mod auth;
 pub mod calls;
 pub mod client;
+pub mod http;
 pub mod peer;
 pub mod server;

@@ -9,9 +9,7 @@
 //! stdio, tells the core when a client goes away ([`HttpServer::handle_closed`]), and
 //! sleeps until [`HttpServer::poll_timeout`].
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::hash::{BuildHasher, RandomState};
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -26,11 +24,9 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_core::http::{
-    ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Reply, ResponseHead, SessionIdSource,
-    SessionKey, session_id_from_bytes,
-};
-use mcp_core::{Event, ServerConfig};
+use mcp_core::ServerConfig;
+use mcp_core::http::{ExchangeId, HttpConfig, HttpResponse};
+use mcp_shared::http::{Channels, Piece, ServerFront, header_list, response};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -87,22 +83,17 @@ pub(crate) async fn serve(
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let limit = http_config.max_body_size;
-    let mut http = HttpServer::new(Arc::new(http_config), server_config, driver::now());
-    http.anchor_wall_clock(driver::now(), driver::unix_ms());
-    for tool in &tools {
-        http.set_tool(tool);
-    }
     let (to_actor, from_conns) = mpsc::unbounded_channel();
     let (handlers, handler_rx) = Handlers::channel();
     let (stop_actor, actor_stop) = oneshot::channel();
-    let actor = Actor {
-        http,
+    let app = App {
         dispatch,
-        peers: HashMap::new(),
         handlers,
-        exchanges: HashMap::new(),
-        ids: Ids::new(),
         options: ClientOptions::default(),
+    };
+    let clock = (driver::now(), driver::unix_ms());
+    let actor = Actor {
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
     };
     let actor = tokio::spawn(actor.run(from_conns, handler_rx, actor_stop));
     let (stop, mut stopped) = oneshot::channel::<()>();
@@ -140,67 +131,35 @@ pub(crate) async fn serve(
     })
 }
 
-/// From the connection tasks to the actor
-enum ToActor {
-    Request {
-        method: String,
-        headers: Vec<(String, String)>,
-        body: Bytes,
-        reply: oneshot::Sender<Answer>,
-    },
-    /// The body was larger than the limit
-    Oversize { reply: oneshot::Sender<Answer> },
-    /// The client went away before the response ended
-    Closed(ExchangeId),
-}
+/// The actor's channels: tokio's
+struct Chans;
 
-/// The actor's answer to a request
-enum Answer {
-    Complete(HttpResponse),
-    Open {
-        exchange: ExchangeId,
-        frames: mpsc::UnboundedReceiver<Piece>,
-    },
-}
+impl Channels for Chans {
+    type Body = Bytes;
+    type Reply = oneshot::Sender<Answer>;
+    type Frames = mpsc::UnboundedSender<Piece>;
+    type FramesRx = mpsc::UnboundedReceiver<Piece>;
 
-/// A piece of an open response; the channel closing is its end
-enum Piece {
-    Head(ResponseHead),
-    Body(Vec<u8>),
-}
+    fn reply(reply: Self::Reply, answer: Answer) -> bool {
+        reply.send(answer).is_ok()
+    }
 
-/// Session ids from the OS-seeded SipHash keys of a `RandomState`, over a counter
-struct Ids {
-    keys: [RandomState; 2],
-    counter: u64,
-}
+    fn frames() -> (Self::Frames, Self::FramesRx) {
+        mpsc::unbounded_channel()
+    }
 
-impl Ids {
-    fn new() -> Self {
-        Self {
-            keys: [RandomState::new(), RandomState::new()],
-            counter: 0,
-        }
+    fn send(frames: &Self::Frames, piece: Piece) {
+        let _ = frames.send(piece);
     }
 }
 
-impl SessionIdSource for Ids {
-    fn next_session_id(&mut self) -> String {
-        self.counter += 1;
-        let hi = self.keys[0].hash_one(self.counter);
-        let lo = self.keys[1].hash_one(self.counter);
-        session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
-    }
-}
+type ToActor = mcp_shared::http::ToActor<Chans>;
+type Answer = mcp_shared::http::Answer<Chans>;
+
+type App = mcp_shared::http::PeerApp<driver::Tokio>;
 
 struct Actor {
-    http: HttpServer,
-    dispatch: Arc<dyn Dispatch>,
-    peers: HashMap<SessionKey, Peer>,
-    handlers: Handlers,
-    exchanges: HashMap<ExchangeId, mpsc::UnboundedSender<Piece>>,
-    ids: Ids,
-    options: ClientOptions,
+    front: ServerFront<Chans, Peer>,
 }
 
 impl Actor {
@@ -211,116 +170,24 @@ impl Actor {
         mut stop: oneshot::Receiver<()>,
     ) {
         loop {
-            self.pump();
-            let deadline = self.http.poll_timeout().map(Instant::from_std);
+            self.front.pump();
+            let deadline = self.front.poll_timeout().map(Instant::from_std);
             tokio::select! {
                 msg = conns.recv() => match msg {
-                    Some(msg) => self.on_conn(msg),
+                    Some(msg) => self.front.on_conn(driver::now(), msg),
                     None => break,
                 },
                 Some((key, msg)) = handler_rx.recv() => {
-                    if let Some(session) = self.http.session_mut(key) {
-                        let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
+                    if let Some((peer, session)) = self.front.peer(key) {
                         peer.on_handler(session, msg);
                     }
                 }
-                () = driver::sleep_until(deadline) => self.http.handle_timeout(driver::now()),
+                () = driver::sleep_until(deadline) => self.front.handle_timeout(driver::now()),
                 _ = &mut stop => break,
             }
         }
         // Shutting down: every open response ends (its channel closes), handlers stop.
-        self.exchanges.clear();
-        for peer in self.peers.values_mut() {
-            peer.abort_all();
-        }
-    }
-
-    fn on_conn(&mut self, msg: ToActor) {
-        match msg {
-            ToActor::Request {
-                method,
-                headers,
-                body,
-                reply,
-            } => {
-                let reply_to = reply;
-                let reply = self.http.handle_request(
-                    driver::now(),
-                    &method,
-                    &headers,
-                    &body,
-                    &mut self.ids,
-                );
-                match reply {
-                    Reply::Complete(response) => {
-                        let _ = reply_to.send(Answer::Complete(response));
-                    }
-                    Reply::Open(exchange) => {
-                        let (tx, frames) = mpsc::unbounded_channel();
-                        if reply_to.send(Answer::Open { exchange, frames }).is_ok() {
-                            self.exchanges.insert(exchange, tx);
-                        } else {
-                            self.http.handle_closed(driver::now(), exchange);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            ToActor::Oversize { reply } => {
-                let _ = reply.send(Answer::Complete(self.http.reject_oversize()));
-            }
-            ToActor::Closed(exchange) => {
-                self.exchanges.remove(&exchange);
-                self.http.handle_closed(driver::now(), exchange);
-            }
-        }
-    }
-
-    /// Runs the application and writes the responses until both are quiet
-    fn pump(&mut self) {
-        loop {
-            let mut busy = false;
-            while let Some((key, event)) = self.http.poll_event() {
-                busy = true;
-                let closed = matches!(event, Event::Closed { .. });
-                if let Some(session) = self.http.session_mut(key) {
-                    let peer = self.peers.entry(key).or_insert_with(|| Peer::new(None));
-                    let handlers = self.handlers.for_session(key);
-                    peer.on_event(
-                        session,
-                        event,
-                        Some(&self.dispatch),
-                        &self.options,
-                        &handlers,
-                    );
-                }
-                if closed && let Some(mut peer) = self.peers.remove(&key) {
-                    peer.abort_all();
-                }
-            }
-            while let Some(output) = self.http.poll_output() {
-                busy = true;
-                match output {
-                    Output::Head { exchange, head } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
-                            let _ = tx.send(Piece::Head(head));
-                        }
-                    }
-                    Output::Body { exchange, data } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
-                            let _ = tx.send(Piece::Body(data));
-                        }
-                    }
-                    Output::End { exchange } => {
-                        self.exchanges.remove(&exchange);
-                    }
-                    _ => {}
-                }
-            }
-            if !busy {
-                return;
-            }
-        }
+        self.front.end_all();
     }
 }
 
@@ -332,21 +199,11 @@ async fn exchange(
     protection: Option<crate::auth::Protection>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let method = req.method().as_str().to_owned();
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-        .collect();
+    let headers = header_list(req.headers());
     if let Some(protection) = protection
-        && let Some((status, fields, body)) =
-            protection.check(&method, req.uri().path(), &headers).await
+        && let Some(denial) = protection.admit(&method, req.uri().path(), &headers).await
     {
-        let mut builder = Response::builder().status(status);
-        for (name, value) in &fields {
-            builder = builder.header(name, value);
-        }
-        let body = ResponseBody::Full(Some(Bytes::from(body)));
-        return Ok(builder.body(body).unwrap_or_else(|_| plain(500)));
+        return Ok(whole(denial));
     }
     let (reply, answer) = oneshot::channel();
     let msg = match Limited::new(req.into_body(), limit).collect().await {
@@ -367,14 +224,7 @@ async fn exchange(
         return Ok(plain(503));
     };
     match answer {
-        Answer::Complete(response) => {
-            let mut builder = Response::builder().status(response.status);
-            for (name, value) in &response.headers {
-                builder = builder.header(*name, value.as_str());
-            }
-            let body = ResponseBody::Full(Some(Bytes::from(response.body)));
-            Ok(builder.body(body).unwrap_or_else(|_| plain(500)))
-        }
+        Answer::Complete(response) => Ok(whole(response)),
         Answer::Open { exchange, frames } => {
             let mut stream = Streaming {
                 frames,
@@ -386,15 +236,16 @@ async fn exchange(
                 stream.ended = true;
                 return Ok(plain(503));
             };
-            let mut builder = Response::builder().status(head.status);
-            for (name, value) in &head.headers {
-                builder = builder.header(*name, value.as_str());
-            }
-            Ok(builder
-                .body(ResponseBody::Stream(stream))
-                .unwrap_or_else(|_| plain(500)))
+            let body = ResponseBody::Stream(stream);
+            Ok(response(head.status, &head.headers, body).unwrap_or_else(|_| plain(500)))
         }
     }
+}
+
+/// A whole response
+fn whole(answer: HttpResponse) -> Response<ResponseBody> {
+    let body = ResponseBody::Full(Some(Bytes::from(answer.body)));
+    response(answer.status, &answer.headers, body).unwrap_or_else(|_| plain(500))
 }
 
 fn plain(status: u16) -> Response<ResponseBody> {

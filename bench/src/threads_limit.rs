@@ -1,0 +1,67 @@
+//! `threads`: the floor of any thread-per-connection binding, with no MCP at all
+//!
+//! One line goes through the same hand-offs a W1 call makes in mcp-blocking: the caller writes
+//! it to a Unix socket; the server's reader thread reads it and hands it to a worker thread
+//! over a channel; the worker writes the answer back; the client's reader thread reads it and
+//! hands it to the waiting caller over a channel. Four thread wake-ups per round trip and no
+//! work beyond moving ~200 bytes, so a threaded binding's W1 cannot beat this figure.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc;
+
+/// The bytes of one round trip (about the size of a W1 request and answer)
+const LINE: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world"}}}
+"#;
+
+/// `n` round trips through the four hand-offs
+pub(crate) fn round_trips(n: usize) {
+    let (client, server) = UnixStream::pair().expect("a socket pair");
+    let (to_worker, worker_rx) = mpsc::channel::<Vec<u8>>();
+    let (to_caller, caller_rx) = mpsc::channel::<Vec<u8>>();
+    let mut server_write = server.try_clone().expect("a clone");
+    let server_reader = std::thread::spawn(move || {
+        let mut reader = BufReader::new(server);
+        let mut line = Vec::new();
+        while reader
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|read| read > 0)
+        {
+            if to_worker.send(std::mem::take(&mut line)).is_err() {
+                break;
+            }
+        }
+    });
+    let worker = std::thread::spawn(move || {
+        for line in worker_rx {
+            if server_write.write_all(&line).is_err() {
+                break;
+            }
+        }
+    });
+    let client_read = client.try_clone().expect("a clone");
+    let client_reader = std::thread::spawn(move || {
+        let mut reader = BufReader::new(client_read);
+        let mut line = Vec::new();
+        while reader
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|read| read > 0)
+        {
+            if to_caller.send(std::mem::take(&mut line)).is_err() {
+                break;
+            }
+        }
+    });
+    let mut client = client;
+    for _ in 0..n {
+        client.write_all(LINE).expect("the socket is open");
+        let answer = caller_rx.recv().expect("an answer");
+        std::hint::black_box(answer);
+    }
+    client
+        .shutdown(std::net::Shutdown::Both)
+        .expect("a shutdown");
+    for t in [server_reader, worker, client_reader] {
+        t.join().expect("no panic");
+    }
+}

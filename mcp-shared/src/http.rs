@@ -1,0 +1,840 @@
+//! The Streamable HTTP front ends' glue: the actor state around the core's sans-IO
+//! [`HttpServer`] ([`ServerFront`]) and [`ClientTransport`] ([`ClientFront`]), and the
+//! conversions between the core's requests and responses and the `http` crate's types
+//!
+//! A binding keeps what is its runtime's: sockets, tasks or threads, channels, and the
+//! select loop that waits for the next input. Everything it does with an input once it has
+//! one lives here, once.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_core::auth::{AuthAction, AuthResponse};
+use mcp_core::http::{
+    ClientTransport, ExchangeId, HttpConfig, HttpRequest, HttpResponse, HttpServer, Output, Reply,
+    ResponseHead, SessionIdSource, SessionKey, StreamId, session_id_from_bytes,
+};
+use mcp_core::schema::Tool;
+use mcp_core::{Event, ServerConfig, Session};
+
+use crate::auth::OAuthOptions;
+
+// ---------------------------------------------------------------------------------------
+// Server
+// ---------------------------------------------------------------------------------------
+
+/// A piece of an open response; the channel closing is its end
+#[derive(Debug)]
+pub enum Piece {
+    /// The status and header fields (first)
+    Head(ResponseHead),
+    /// A piece of the body, to write (and flush) as it comes
+    Body(Vec<u8>),
+}
+
+/// The runtime's channels between the connections and the server actor
+pub trait Channels: Sized + 'static {
+    /// A request body as the HTTP stack collected it
+    type Body: AsRef<[u8]>;
+    /// Carries the answer to one request back to its connection
+    type Reply;
+    /// Sends the pieces of an open response to its connection
+    type Frames;
+    /// Receives the pieces of an open response on its connection
+    type FramesRx;
+
+    /// Hands `answer` to the connection; `false` when it went away
+    fn reply(reply: Self::Reply, answer: Answer<Self>) -> bool;
+    /// A fresh channel for an open response's pieces
+    fn frames() -> (Self::Frames, Self::FramesRx);
+    /// Sends a piece (a connection that went away tells the actor on its own)
+    fn send(frames: &Self::Frames, piece: Piece);
+}
+
+/// The actor's answer to a request: every request is answered at once, whole or open
+pub enum Answer<C: Channels> {
+    /// The whole response
+    Complete(HttpResponse),
+    /// A response whose head and body come as [`Piece`]s
+    Open {
+        /// Which exchange (to report the client leaving)
+        exchange: ExchangeId,
+        /// Where its pieces come
+        frames: C::FramesRx,
+    },
+}
+
+/// From the connections to the server actor
+pub enum ToActor<C: Channels> {
+    /// A request, read whole
+    Request {
+        /// The method
+        method: String,
+        /// The header fields, in order
+        headers: Vec<(String, String)>,
+        /// The body
+        body: C::Body,
+        /// Where the answer goes
+        reply: C::Reply,
+    },
+    /// The body was larger than the limit
+    Oversize {
+        /// Where the answer goes
+        reply: C::Reply,
+    },
+    /// The client went away before the response ended
+    Closed(ExchangeId),
+    /// The server is shutting down (for a binding with one inbox for everything)
+    Stop,
+}
+
+/// What runs the application for one session of an HTTP server (the binding's peer: its
+/// request handlers in flight)
+pub trait SessionPeer: Sized {
+    /// What every peer runs the application with (the dispatcher, handlers, options)
+    type App;
+    /// A peer for a session that just appeared
+    fn fresh() -> Self;
+    /// `event` happened on its session `key`
+    fn on_event(&mut self, app: &Self::App, session: &mut Session, key: SessionKey, event: Event);
+    /// Its session is gone, or the server stops: stop its handlers
+    fn abort_all(&mut self);
+}
+
+/// The state of an HTTP server actor: the core's rules, the open exchanges' channels, a
+/// peer per session and the session id source
+pub struct ServerFront<C: Channels, P: SessionPeer> {
+    http: HttpServer,
+    exchanges: HashMap<ExchangeId, C::Frames>,
+    peers: HashMap<SessionKey, P>,
+    app: P::App,
+    ids: SessionIds,
+}
+
+impl<C: Channels, P: SessionPeer> std::fmt::Debug for ServerFront<C, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerFront")
+            .field("open", &self.exchanges.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
+    /// The rules for `http_config` and `server_config`, with `tools` declared, at `now`
+    /// (`unix_ms` anchors the wall clock), running the application with `app`
+    pub fn new(
+        http_config: HttpConfig,
+        server_config: Arc<ServerConfig>,
+        tools: &[Tool],
+        app: P::App,
+        (now, unix_ms): (Instant, u64),
+    ) -> Self {
+        let mut http = HttpServer::new(Arc::new(http_config), server_config, now);
+        http.anchor_wall_clock(now, unix_ms);
+        for tool in tools {
+            http.set_tool(tool);
+        }
+        Self {
+            http,
+            exchanges: HashMap::new(),
+            peers: HashMap::new(),
+            app,
+            ids: SessionIds::new(),
+        }
+    }
+
+    /// The session `key` and its peer (made now if it had none), if the session is open
+    pub fn peer(&mut self, key: SessionKey) -> Option<(&mut P, &mut Session)> {
+        let session = self.http.session_mut(key)?;
+        Some((self.peers.entry(key).or_insert_with(P::fresh), session))
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.http.poll_timeout()
+    }
+
+    /// A deadline passed
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.http.handle_timeout(now);
+    }
+
+    /// Feeds a message from a connection to the rules
+    pub fn on_conn(&mut self, now: Instant, msg: ToActor<C>) {
+        match msg {
+            ToActor::Request {
+                method,
+                headers,
+                body,
+                reply,
+            } => {
+                let answer =
+                    self.http
+                        .handle_request(now, &method, &headers, body.as_ref(), &mut self.ids);
+                match answer {
+                    Reply::Complete(response) => {
+                        C::reply(reply, Answer::Complete(response));
+                    }
+                    Reply::Open(exchange) => {
+                        let (tx, frames) = C::frames();
+                        if C::reply(reply, Answer::Open { exchange, frames }) {
+                            self.exchanges.insert(exchange, tx);
+                        } else {
+                            self.http.handle_closed(now, exchange);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            ToActor::Oversize { reply } => {
+                C::reply(reply, Answer::Complete(self.http.reject_oversize()));
+            }
+            ToActor::Closed(exchange) => {
+                self.exchanges.remove(&exchange);
+                self.http.handle_closed(now, exchange);
+            }
+            ToActor::Stop => {}
+        }
+    }
+
+    /// Runs the application and writes the responses until both are quiet
+    pub fn pump(&mut self) {
+        loop {
+            let mut busy = false;
+            while let Some((key, event)) = self.http.poll_event() {
+                busy = true;
+                let closed = matches!(event, Event::Closed { .. });
+                if let Some(session) = self.http.session_mut(key) {
+                    let peer = self.peers.entry(key).or_insert_with(P::fresh);
+                    peer.on_event(&self.app, session, key, event);
+                }
+                if closed && let Some(mut peer) = self.peers.remove(&key) {
+                    peer.abort_all();
+                }
+            }
+            while let Some(output) = self.http.poll_output() {
+                busy = true;
+                match output {
+                    Output::Head { exchange, head } => {
+                        if let Some(tx) = self.exchanges.get(&exchange) {
+                            C::send(tx, Piece::Head(head));
+                        }
+                    }
+                    Output::Body { exchange, data } => {
+                        if let Some(tx) = self.exchanges.get(&exchange) {
+                            C::send(tx, Piece::Body(data));
+                        }
+                    }
+                    Output::End { exchange } => {
+                        self.exchanges.remove(&exchange);
+                    }
+                    _ => {}
+                }
+            }
+            if !busy {
+                return;
+            }
+        }
+    }
+
+    /// Shutting down: every open response ends (its channel closes), handlers stop
+    pub fn end_all(&mut self) {
+        self.exchanges.clear();
+        for peer in self.peers.values_mut() {
+            peer.abort_all();
+        }
+    }
+}
+
+/// Session ids from the OS-seeded SipHash keys of a `RandomState`, over a counter
+struct SessionIds {
+    keys: [RandomState; 2],
+    counter: u64,
+}
+
+impl SessionIds {
+    fn new() -> Self {
+        Self {
+            keys: [RandomState::new(), RandomState::new()],
+            counter: 0,
+        }
+    }
+}
+
+impl SessionIdSource for SessionIds {
+    fn next_session_id(&mut self) -> String {
+        self.counter += 1;
+        let hi = self.keys[0].hash_one(self.counter);
+        let lo = self.keys[1].hash_one(self.counter);
+        session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------------------
+
+/// From the request tasks (or threads) to the client actor
+#[derive(Debug)]
+pub enum FromNet<D> {
+    /// A response's status and header fields
+    Head {
+        /// Whose
+        stream: StreamId,
+        /// The status
+        status: u16,
+        /// The header fields, in order
+        headers: Vec<(String, String)>,
+    },
+    /// A piece of a response body
+    Chunk {
+        /// Whose
+        stream: StreamId,
+        /// The bytes
+        data: D,
+    },
+    /// A response body ended
+    End {
+        /// Whose
+        stream: StreamId,
+    },
+    /// A request failed before or while its response came
+    Failed {
+        /// Whose
+        stream: StreamId,
+        /// Why
+        error: String,
+    },
+    /// The response to an authorization request
+    Auth(AuthResponse),
+    /// Where the user agent ended up (or why it could not)
+    Redirect(Result<String, String>),
+}
+
+/// How a binding performs the HTTP requests a [`ClientTransport`] plans
+pub trait Requests {
+    /// One request in flight
+    type Task;
+    /// Starts `planned`; its response comes back as [`FromNet`] messages
+    ///
+    /// # Errors
+    /// Why it could not start (reported to the transport as a failure).
+    fn start(&mut self, planned: HttpRequest) -> Result<Self::Task, String>;
+    /// Starts one step of the authorization flow; its outcome comes back as
+    /// [`FromNet::Auth`] or [`FromNet::Redirect`]
+    ///
+    /// # Errors
+    /// Why it could not start (reported to the flow as a user agent error).
+    fn start_auth(&mut self, action: AuthAction) -> Result<(), String>;
+    /// The transport gave up on the request: close its response
+    fn abort(&mut self, task: Self::Task);
+    /// The request reported its end or failure (it may still be winding down)
+    fn finished(&mut self, task: Self::Task) {
+        drop(task);
+    }
+}
+
+/// The state of an HTTP client actor: the session, its transport, and the requests in
+/// flight
+pub struct ClientFront<R: Requests> {
+    /// The client session
+    pub session: Session,
+    /// The core's plan for carrying it over HTTP
+    pub transport: ClientTransport,
+    /// How requests are performed
+    pub requests: R,
+    tasks: HashMap<StreamId, R::Task>,
+    clock: fn() -> Instant,
+}
+
+impl<R: Requests> std::fmt::Debug for ClientFront<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientFront")
+            .field("in_flight", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The transport for the server at `url`, with OAuth when `auth` asks for it, and the user
+/// agent to follow the authorization step with; a client that cannot be set up runs
+/// without OAuth (and says so on stderr, naming `binding`)
+pub fn client_transport<U: Clone>(
+    auth: Option<&OAuthOptions<U>>,
+    url: &str,
+    binding: &str,
+) -> (ClientTransport, Option<U>) {
+    let transport = ClientTransport::new();
+    let Some(auth) = auth else {
+        return (transport, None);
+    };
+    match auth.client(url) {
+        Ok(client) => (transport.with_auth(client), Some(auth.user_agent.clone())),
+        Err(e) => {
+            eprintln!("{binding}: OAuth is off: {e}");
+            (transport, None)
+        }
+    }
+}
+
+impl<R: Requests> ClientFront<R> {
+    /// Carries `session` over `transport` with `requests`; `clock` is the binding's now
+    pub fn new(
+        session: Session,
+        transport: ClientTransport,
+        requests: R,
+        clock: fn() -> Instant,
+    ) -> Self {
+        Self {
+            session,
+            transport,
+            requests,
+            tasks: HashMap::new(),
+            clock,
+        }
+    }
+
+    /// The earliest deadline of the session and the transport
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [self.session.poll_timeout(), self.transport.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// A deadline passed
+    pub fn handle_timeout(&mut self) {
+        let now = (self.clock)();
+        if self.session.poll_timeout().is_some_and(|t| t <= now) {
+            self.session.handle_timeout(now);
+        }
+        self.transport.handle_timeout(now);
+    }
+
+    /// Moves what the session transmits into HTTP requests and delivers its events to
+    /// `on_event` until both are quiet
+    pub fn pump(&mut self, mut on_event: impl FnMut(&mut Session, Event)) {
+        loop {
+            self.transport.pull(&mut self.session);
+            self.perform_aborts();
+            while let Some(request) = self.transport.poll_request() {
+                let stream = request.stream;
+                match self.requests.start(request) {
+                    Ok(task) => {
+                        self.tasks.insert(stream, task);
+                    }
+                    Err(error) => {
+                        let now = (self.clock)();
+                        self.transport
+                            .handle_failed(now, stream, &error, &mut self.session);
+                    }
+                }
+            }
+            while let Some(action) = self.transport.poll_auth_action() {
+                if let Err(why) = self.requests.start_auth(action) {
+                    let now = (self.clock)();
+                    self.transport
+                        .handle_auth_error(now, &why, &mut self.session);
+                }
+            }
+            let mut busy = false;
+            while let Some(event) = self.session.poll_event() {
+                busy = true;
+                on_event(&mut self.session, event);
+            }
+            if !busy {
+                return;
+            }
+        }
+    }
+
+    /// Closes the responses the transport gave up on
+    fn perform_aborts(&mut self) {
+        while let Some(stream) = self.transport.poll_abort() {
+            if let Some(task) = self.tasks.remove(&stream) {
+                self.requests.abort(task);
+            }
+        }
+    }
+
+    /// Reports what came back; messages of requests no longer in flight (aborted
+    /// meanwhile) are dropped
+    pub fn on_net<D: AsRef<[u8]>>(&mut self, msg: FromNet<D>) {
+        let now = (self.clock)();
+        let session = &mut self.session;
+        match msg {
+            FromNet::Head {
+                stream,
+                status,
+                headers,
+            } if self.tasks.contains_key(&stream) => {
+                self.transport
+                    .handle_head(now, stream, status, &headers, session);
+            }
+            FromNet::Chunk { stream, data } if self.tasks.contains_key(&stream) => {
+                self.transport
+                    .handle_body(now, stream, data.as_ref(), session);
+            }
+            FromNet::End { stream } => {
+                if let Some(task) = self.tasks.remove(&stream) {
+                    self.requests.finished(task);
+                    self.transport.handle_end(now, stream, session);
+                }
+            }
+            FromNet::Failed { stream, error } => {
+                if let Some(task) = self.tasks.remove(&stream) {
+                    self.requests.finished(task);
+                    self.transport.handle_failed(now, stream, &error, session);
+                }
+            }
+            FromNet::Auth(response) => {
+                self.transport.handle_auth_response(now, response, session);
+            }
+            FromNet::Redirect(Ok(url)) => self.transport.handle_auth_redirect(now, &url, session),
+            FromNet::Redirect(Err(e)) => self.transport.handle_auth_error(now, &e, session),
+            // From a request that was aborted meanwhile
+            _ => {}
+        }
+    }
+
+    /// Starts ending the session: the DELETE to send (2025 wire) before
+    /// [`closed`](Self::closed), if any
+    pub fn close(&mut self) -> Option<HttpRequest> {
+        let delete = self.transport.close();
+        self.perform_aborts();
+        delete
+    }
+
+    /// Ends the session (after [`close`](Self::close) and its DELETE)
+    pub fn closed(&mut self) {
+        let now = (self.clock)();
+        self.session.close(now);
+    }
+
+    /// The actor ends: every request still in flight is aborted
+    pub fn abort_all(&mut self) {
+        for (_, task) in self.tasks.drain() {
+            self.requests.abort(task);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The `http` crate's types
+// ---------------------------------------------------------------------------------------
+
+/// The header fields whose values are text, as the core takes them
+pub fn header_list(headers: &::http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect()
+}
+
+/// A request to `uri` with `method`, `headers` (moved into it, not copied) and `body`
+///
+/// # Errors
+/// A method, URI or header field the `http` crate does not accept.
+pub fn request<U, B>(
+    method: &str,
+    uri: U,
+    headers: Vec<(String, String)>,
+    body: B,
+) -> Result<::http::Request<B>, ::http::Error>
+where
+    ::http::Uri: TryFrom<U>,
+    <::http::Uri as TryFrom<U>>::Error: Into<::http::Error>,
+{
+    let mut builder = ::http::Request::builder().method(method).uri(uri);
+    for (name, value) in headers {
+        builder = builder.header(name, value);
+    }
+    builder.body(body)
+}
+
+/// A response head with `status` and `headers` (the core's, or a gate's)
+///
+/// # Errors
+/// A status or header field the `http` crate does not accept.
+pub fn response<B>(
+    status: u16,
+    headers: &[(&'static str, String)],
+    body: B,
+) -> Result<::http::Response<B>, ::http::Error> {
+    let mut builder = ::http::Response::builder().status(status);
+    for (name, value) in headers {
+        builder = builder.header(*name, value.as_str());
+    }
+    builder.body(body)
+}
+
+/// What every session's [`Peer`](crate::peer::Peer) of an HTTP server runs the application
+/// with
+pub struct PeerApp<R: crate::peer::Runtime> {
+    /// The server's request dispatcher
+    pub dispatch: Arc<R::Dispatch>,
+    /// The actor's handler channel (each session's peer tags it with its key)
+    pub handlers: crate::peer::Handlers<R>,
+    /// What the peer does with the client's notifications and input requests
+    pub options: R::Options,
+}
+
+impl<R: crate::peer::Runtime> SessionPeer for crate::peer::Peer<R> {
+    type App = PeerApp<R>;
+
+    fn fresh() -> Self {
+        Self::new(None)
+    }
+
+    fn on_event(&mut self, app: &PeerApp<R>, session: &mut Session, key: SessionKey, event: Event) {
+        let handlers = app.handlers.for_session(key);
+        Self::on_event(
+            self,
+            session,
+            event,
+            Some(&app.dispatch),
+            &app.options,
+            &handlers,
+        );
+    }
+
+    fn abort_all(&mut self) {
+        Self::abort_all(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::sync::mpsc;
+
+    use mcp_core::Implementation;
+    use serde_json::Value;
+
+    use super::*;
+
+    /// std's channels
+    struct Std;
+
+    impl Channels for Std {
+        type Body = Vec<u8>;
+        type Reply = mpsc::Sender<Answer<Self>>;
+        type Frames = mpsc::Sender<Piece>;
+        type FramesRx = mpsc::Receiver<Piece>;
+
+        fn reply(reply: Self::Reply, answer: Answer<Self>) -> bool {
+            reply.send(answer).is_ok()
+        }
+
+        fn frames() -> (Self::Frames, Self::FramesRx) {
+            mpsc::channel()
+        }
+
+        fn send(frames: &Self::Frames, piece: Piece) {
+            let _ = frames.send(piece);
+        }
+    }
+
+    thread_local! {
+        static ABORTED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Counts what it sees; the app is the number of events
+    struct Counter;
+
+    impl SessionPeer for Counter {
+        type App = Cell<usize>;
+
+        fn fresh() -> Self {
+            Self
+        }
+
+        fn on_event(&mut self, app: &Cell<usize>, _: &mut Session, _: SessionKey, _: Event) {
+            app.set(app.get() + 1);
+        }
+
+        fn abort_all(&mut self) {
+            ABORTED.with(|a| a.set(a.get() + 1));
+        }
+    }
+
+    fn front() -> ServerFront<Std, Counter> {
+        let config = Arc::new(ServerConfig::new(Implementation::new("t", "1")));
+        #[allow(clippy::disallowed_methods)] // any instant will do
+        let now = Instant::now();
+        ServerFront::new(HttpConfig::default(), config, &[], Cell::new(0), (now, 0))
+    }
+
+    fn request(
+        method: &str,
+        sid: Option<&str>,
+        body: &str,
+    ) -> (ToActor<Std>, mpsc::Receiver<Answer<Std>>) {
+        let mut headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            (
+                "Accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+            ("Host".to_owned(), "127.0.0.1:3000".to_owned()),
+        ];
+        if let Some(sid) = sid {
+            headers.push(("Mcp-Session-Id".to_owned(), sid.to_owned()));
+            headers.push(("MCP-Protocol-Version".to_owned(), "2025-11-25".to_owned()));
+        }
+        let (reply, answer) = mpsc::channel();
+        let msg = ToActor::Request {
+            method: method.to_owned(),
+            headers,
+            body: body.as_bytes().to_vec(),
+            reply,
+        };
+        (msg, answer)
+    }
+
+    #[test]
+    fn answers_streams_and_ends_exchanges_and_peers() {
+        let mut front = front();
+        #[allow(clippy::disallowed_methods)]
+        let now = Instant::now();
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+        let (msg, answer) = request("POST", None, init);
+        front.on_conn(now, msg);
+        front.pump();
+        let Ok(Answer::Open { frames, .. }) = answer.try_recv() else {
+            panic!("initialize opens an exchange");
+        };
+        // The head, the body, and the end (the channel closes)
+        let pieces: Vec<Piece> = frames.try_iter().collect();
+        assert!(matches!(
+            frames.try_recv(),
+            Err(mpsc::TryRecvError::Disconnected)
+        ));
+        let Some(Piece::Head(head)) = pieces.first() else {
+            panic!("the head first: {pieces:?}");
+        };
+        assert_eq!(head.status, 200);
+        let sid = head
+            .header("Mcp-Session-Id")
+            .expect("a session id")
+            .to_owned();
+        assert!(pieces[1..].iter().all(|p| matches!(p, Piece::Body(_))) && pieces.len() > 1);
+
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (msg, answer) = request("POST", Some(&sid), note);
+        front.on_conn(now, msg);
+        front.pump();
+        assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 202));
+        assert!(front.app.get() > 0, "the session's events reached its peer");
+
+        let (reply, answer) = mpsc::channel();
+        front.on_conn(now, ToActor::Oversize { reply });
+        assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 413));
+
+        // DELETE ends the session: its peer is aborted
+        let before = ABORTED.with(Cell::get);
+        let (msg, answer) = request("DELETE", Some(&sid), "");
+        front.on_conn(now, msg);
+        front.pump();
+        assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 200));
+        assert_eq!(ABORTED.with(Cell::get), before + 1);
+        assert!(front.peers.is_empty());
+    }
+
+    #[test]
+    fn session_ids_are_distinct_tokens() {
+        let mut ids = SessionIds::new();
+        let a = ids.next_session_id();
+        let b = ids.next_session_id();
+        assert_ne!(a, b);
+        assert!(a.bytes().all(|c| (0x21..=0x7E).contains(&c)) && a.len() >= 16);
+    }
+
+    /// Records what the client front asks of it
+    #[derive(Default)]
+    struct Fake {
+        started: Vec<HttpRequest>,
+        aborted: Vec<u32>,
+        finished: Vec<u32>,
+        next: u32,
+    }
+
+    impl Requests for Fake {
+        type Task = u32;
+
+        fn start(&mut self, planned: HttpRequest) -> Result<u32, String> {
+            self.started.push(planned);
+            self.next += 1;
+            Ok(self.next)
+        }
+
+        fn start_auth(&mut self, _: AuthAction) -> Result<(), String> {
+            Ok(())
+        }
+
+        fn abort(&mut self, task: u32) {
+            self.aborted.push(task);
+        }
+
+        fn finished(&mut self, task: u32) {
+            self.finished.push(task);
+        }
+    }
+
+    #[test]
+    fn the_client_front_starts_reports_and_drops_stale_messages() {
+        use mcp_core::{ClientConfig, EraMode, ProtocolVersion};
+        #[allow(clippy::disallowed_methods)] // any instant will do
+        fn now() -> Instant {
+            Instant::now()
+        }
+        let mut config = ClientConfig::new(Implementation::new("c", "1"));
+        config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
+        let session = Session::client(Arc::new(config), now());
+        let mut front = ClientFront::new(session, ClientTransport::new(), Fake::default(), now);
+        front.pump(|_, _| {});
+        assert_eq!(front.requests.started.len(), 1, "initialize goes out first");
+        let init = front.requests.started[0].clone();
+        let body: Value = serde_json::from_slice(&init.body).unwrap();
+        assert_eq!(body["method"], "initialize");
+        let result = serde_json::json!({"jsonrpc": "2.0", "id": body["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"}}});
+        let headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            ("Mcp-Session-Id".to_owned(), "sid-1".to_owned()),
+        ];
+        let stream = init.stream;
+        front.on_net(FromNet::<Vec<u8>>::Head {
+            stream,
+            status: 200,
+            headers,
+        });
+        front.on_net(FromNet::Chunk {
+            stream,
+            data: result.to_string().into_bytes(),
+        });
+        front.on_net(FromNet::<Vec<u8>>::End { stream });
+        assert_eq!(front.requests.finished, [1]);
+        let mut events = 0;
+        front.pump(|_, _| events += 1);
+        assert!(events > 0, "the session reports its handshake");
+        let started = front.requests.started.len();
+        assert!(started > 1, "notifications/initialized goes out");
+        // Late messages for a request no longer in flight change nothing
+        front.on_net(FromNet::Chunk {
+            stream,
+            data: b"garbage".to_vec(),
+        });
+        front.on_net(FromNet::<Vec<u8>>::End { stream });
+        front.on_net(FromNet::<Vec<u8>>::Failed {
+            stream,
+            error: "late".into(),
+        });
+        assert_eq!(front.requests.finished, [1]);
+        // The end: what is still in flight is aborted
+        front.abort_all();
+        assert_eq!(front.requests.aborted.len(), started - 1);
+    }
+}
