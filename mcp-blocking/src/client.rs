@@ -8,51 +8,21 @@ use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 
 use crossbeam_channel::Receiver;
-use mcp_core::schema::method::{
-    CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
-};
+#[cfg(doc)]
+use mcp_core::CallError;
+use mcp_core::schema::method::Method;
 use mcp_core::schema::{
-    CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
-    GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
-    Tool,
+    CallToolResult, CompleteParams, CompleteResult, GetPromptParams, GetPromptResult, Prompt,
+    ReadResourceResult, Resource, Tool,
 };
-use mcp_core::{CallError, ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
+use mcp_core::{ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
+use mcp_shared::calls::{self, Exchange, Next};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::driver::{
-    self, ClientOptions, Command, Connection, Handlers, Outcome, TaskStatusUpdate,
-};
+use crate::driver::{self, ClientOptions, Command, Connection, Outcome, Route, TaskStatusUpdate};
 
-/// Why a call failed
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// The request could not be sent (local misuse, or the session is closed)
-    #[error(transparent)]
-    Send(#[from] SendError),
-    /// The request was sent and ended without a result
-    #[error(transparent)]
-    Call(#[from] CallError),
-    /// The connection's driver is gone
-    #[error("the connection is closed")]
-    Closed,
-}
-
-/// Why connecting failed
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// Starting the child process (or a thread) failed
-    #[error("could not start the server: {0}")]
-    Spawn(#[from] io::Error),
-    /// The URL is not an `http://` URL
-    #[error("invalid URL: {0}")]
-    Url(String),
-    /// The handshake or discovery failed
-    #[error("the handshake failed: {0}")]
-    Handshake(String),
-}
+pub use mcp_shared::client::{ClientError, ConnectError};
 
 /// A connected MCP client; cheap to clone, every clone talks to the same connection, and
 /// every method blocks the calling thread until its answer
@@ -67,7 +37,7 @@ pub struct Client {
 /// Shared by the clones of a [`Client`]; its drop closes the connection
 #[derive(Debug)]
 struct Inner {
-    link: Handlers,
+    link: Route,
     peer: PeerInfo,
     tokens: AtomicU64,
     _child: Option<ChildGuard>,
@@ -82,7 +52,7 @@ impl Drop for Inner {
 /// Cancels one request from any thread (dropping its [`PendingCall`] does the same)
 #[derive(Clone, Debug)]
 pub struct CancelHandle {
-    link: Handlers,
+    link: Route,
     token: u64,
 }
 
@@ -215,7 +185,7 @@ impl Client {
         thread::Builder::new()
             .name("mcp-http-client".into())
             .spawn(move || crate::http_client::run(uri, session, inbox, net, options, ready_tx))?;
-        Self::when_ready(Handlers::new(tx), &ready_rx, None)
+        Self::when_ready(Route::inbox(tx), &ready_rx, None)
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -287,7 +257,7 @@ impl Client {
 
     /// A handle once the driver reports the handshake or discovery done
     pub(crate) fn when_ready(
-        link: Handlers,
+        link: Route,
         ready: &Receiver<Result<PeerInfo, String>>,
         child: Option<ChildGuard>,
     ) -> Result<Self, ConnectError> {
@@ -363,6 +333,28 @@ impl Client {
         }
     }
 
+    /// Runs a typed call: sends each of its requests and feeds the results back; the
+    /// first request reports progress to `progress`
+    fn exchange<E: Exchange>(
+        &self,
+        mut call: E,
+        mut progress: Option<mpsc::Sender<Progress>>,
+    ) -> Result<E::Output, ClientError> {
+        let mut answer = None;
+        loop {
+            match call.step(answer.take())? {
+                Next::Done(value) => return Ok(value),
+                Next::Send(request) => {
+                    let (method, params, options) =
+                        (request.method, request.params, request.options);
+                    let result =
+                        self.request_raw(method, Some(params), options, progress.take())?;
+                    answer = Some(result);
+                }
+            }
+        }
+    }
+
     /// Sends a typed request and decodes its result
     ///
     /// # Errors
@@ -372,33 +364,7 @@ impl Client {
         params: M::Params,
         options: RequestOptions,
     ) -> Result<M::Result, ClientError> {
-        let raw =
-            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        let result = self.request_raw(M::NAME, Some(raw), options, None)?;
-        decode::<M::Result>(M::NAME, &result)
-    }
-
-    /// Every page of a paginated list, concatenated
-    fn paginate<M, T>(
-        &self,
-        page_items: impl Fn(M::Result) -> (Vec<T>, Option<String>),
-    ) -> Result<Vec<T>, ClientError>
-    where
-        M: Method<Params = PaginatedParams>,
-    {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = cursor
-                .take()
-                .map_or_else(PaginatedParams::new, PaginatedParams::at);
-            let (items, next) = page_items(self.request::<M>(params, RequestOptions::default())?);
-            all.extend(items);
-            match next {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.exchange(calls::request::<M>(&params, options), None)
     }
 
     /// Every tool, following pagination
@@ -409,13 +375,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let modern = self.peer().version.era() == mcp_core::Era::Modern;
-        self.paginate::<ListTools, _>(|mut page| {
-            if modern {
-                let _dropped = mcp_core::client::filter_tools_list(&mut page);
-            }
-            (page.tools, page.next_cursor)
-        })
+        self.exchange(calls::list_tools(self.peer()), None)
     }
 
     /// Every resource, following pagination
@@ -423,7 +383,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.paginate::<ListResources, _>(|page| (page.resources, page.next_cursor))
+        self.exchange(calls::list_resources(), None)
     }
 
     /// Every prompt, following pagination
@@ -431,7 +391,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.paginate::<ListPrompts, _>(|page| (page.prompts, page.next_cursor))
+        self.exchange(calls::list_prompts(), None)
     }
 
     /// Calls a tool
@@ -443,8 +403,8 @@ impl Client {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolParams::new(name).with_arguments(arguments);
-        self.request::<CallTool>(params, RequestOptions::default())
+        let call = calls::call_tool(name, arguments, RequestOptions::default());
+        self.exchange(call, None)
     }
 
     /// Calls a tool with progress reports sent to `progress`, and request options
@@ -458,16 +418,8 @@ impl Client {
         options: RequestOptions,
         progress: mpsc::Sender<Progress>,
     ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolParams::new(name).with_arguments(arguments);
-        let raw =
-            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        let result = self.request_raw(
-            CallTool::NAME,
-            Some(raw),
-            options.with_progress(),
-            Some(progress),
-        )?;
-        decode(CallTool::NAME, &result)
+        let call = calls::call_tool(name, arguments, options.with_progress());
+        self.exchange(call, Some(progress))
     }
 
     /// Reads a resource
@@ -475,7 +427,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.request::<ReadResource>(ReadResourceParams::new(uri), RequestOptions::default())
+        self.exchange(calls::read_resource(uri), None)
     }
 
     /// Gets a prompt
@@ -483,7 +435,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub fn get_prompt(&self, params: GetPromptParams) -> Result<GetPromptResult, ClientError> {
-        self.request::<GetPrompt>(params, RequestOptions::default())
+        self.exchange(calls::get_prompt(&params), None)
     }
 
     /// Asks for completions
@@ -491,7 +443,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`].
     pub fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
-        self.request::<Complete>(params, RequestOptions::default())
+        self.exchange(calls::complete(&params), None)
     }
 
     /// Sends a notification
@@ -517,9 +469,4 @@ impl Client {
     pub fn close(self) {
         let _ = self.inner.link.command(Command::Close);
     }
-}
-
-fn decode<T: serde::de::DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, ClientError> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| CallError::InvalidResult(format!("invalid {method} result: {e}")).into())
 }

@@ -1,9 +1,9 @@
-//! What drives a `Session` on threads: the per-session [`Peer`] (what the application and
-//! the handlers asked for, mapped onto the core's calls), byte-stream connections (the
-//! session behind a lock, fed on whichever thread has input: see [`open`]), and the channel
-//! an HTTP actor waits on ([`Input`], [`recv_until`]).
+//! What drives a `Session` on threads: the shared per-session [`Peer`] (what the application
+//! and the handlers asked for, mapped onto the core's calls, in `mcp-shared`) on plain
+//! threads ([`Blocking`]), byte-stream connections (the session behind a lock, fed on
+//! whichever thread has input: see [`open`]), and the channel an HTTP actor waits on
+//! ([`Input`], [`recv_until`]).
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
@@ -13,75 +13,89 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use mcp_core::http::SessionKey;
 use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
-use mcp_core::server::{AskReply, Effects, LogFilter, Runs};
-use mcp_core::{
-    CallError, Event, InboundId, InputId, OutboundId, Progress, RequestOptions, Responder,
-    SendError, Session, TaskError, TaskId, TaskOptions,
-};
-use serde_json::value::RawValue;
+use mcp_core::schema::{InputRequests, InputResponses};
+use mcp_core::{InboundNotification, InputId, Session};
+use mcp_shared::peer;
 
 use crate::cancel::CancellationToken;
 
-/// What an outbound request's caller waits for
-pub(crate) type Outcome = Result<Box<RawValue>, CallError>;
+pub use mcp_shared::peer::TaskStatusUpdate;
+pub(crate) use mcp_shared::peer::{Outcome, unix_ms};
+
+/// Plain threads as the shared glue (`mcp-shared`) sees them: a handler run is its
+/// cancellation token, replies go through crossbeam channels, reports through `std` ones,
+/// handler messages take a [`Route`], and a client's input handler runs on a thread
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Blocking;
 
 /// Commands from the application's handles to the driver
-pub(crate) enum Command {
-    Request {
-        method: String,
-        params: Option<Box<RawValue>>,
-        options: RequestOptions,
-        token: u64,
-        reply: Sender<Result<Outcome, SendError>>,
-        progress: Option<mpsc::Sender<Progress>>,
-        task_status: Option<mpsc::Sender<TaskStatusUpdate>>,
-    },
-    /// Cancel the request if it is still in flight
-    Cancel {
-        token: u64,
-    },
-    Notify {
-        method: String,
-        params: Option<Box<RawValue>>,
-        reply: Sender<Result<(), SendError>>,
-    },
-    Close,
-}
-
+pub(crate) type Command = peer::Command<Blocking>;
 /// Messages from server handler threads (and client input handlers) to the driver
-pub(crate) enum HandlerMsg {
-    Done {
-        responder: Responder,
-        result: Result<Box<RawValue>, ErrorObject>,
-    },
-    Progress {
-        id: InboundId,
-        progress: Progress,
-    },
-    /// A handler logs; `filter` is the request's own (2026), else the connection's applies
-    Log {
-        id: InboundId,
-        filter: Option<LogFilter>,
-        params: LoggingMessageNotificationParams,
-    },
-    /// A handler turns its request into a task and keeps working
-    StartTask {
-        id: InboundId,
-        options: TaskOptions,
-        reply: Sender<Result<TaskId, TaskError>>,
-    },
-    /// The client application answered (or refused) an input request
-    Answered {
+pub(crate) type HandlerMsg = peer::HandlerMsg<Blocking>;
+/// Where handler threads send their messages, tagged with their session
+pub(crate) type Handlers = peer::Handlers<Blocking>;
+/// The per-`Session` state of a driver: stdio and HTTP drivers handle events alike through it
+pub(crate) type Peer = peer::Peer<Blocking>;
+/// Who waits for a client's handshake
+pub(crate) type Ready = peer::Ready<Blocking>;
+
+/// What the server side does with inbound requests (the server's dispatcher, as an object)
+pub(crate) trait Dispatch: peer::Dispatch<Blocking> {}
+impl<T: peer::Dispatch<Blocking>> Dispatch for T {}
+
+impl peer::Runtime for Blocking {
+    type Run = CancellationToken;
+    type Reply<T: Send + 'static> = Sender<T>;
+    type Stream<T: Send + 'static> = mpsc::Sender<T>;
+    type HandlerTx = Route;
+    type Options = ClientOptions;
+    type Dispatch = dyn Dispatch;
+
+    fn now() -> Instant {
+        now()
+    }
+    fn reply<T: Send + 'static>(tx: Sender<T>, value: T) {
+        let _ = tx.send(value);
+    }
+    fn report<T: Send + 'static>(tx: &mpsc::Sender<T>, value: T) {
+        let _ = tx.send(value);
+    }
+    fn stop(run: CancellationToken) {
+        run.cancel();
+    }
+    fn send_handler(tx: &Route, key: SessionKey, msg: HandlerMsg) -> bool {
+        match &tx.0 {
+            To::Inbox(tx) => tx.send(Input::Handler(key, msg)).is_ok(),
+            // A byte-stream connection has one session
+            To::Direct(sink) => sink.upgrade().is_some_and(|sink| sink.handler(msg).is_ok()),
+        }
+    }
+    fn notification(options: &ClientOptions, notification: InboundNotification) {
+        if let Some(tx) = &options.notifications {
+            let _ = tx.send(notification);
+        }
+    }
+    fn input(
+        options: &ClientOptions,
         id: InputId,
-        result: Result<InputResponses, ErrorObject>,
-    },
-    /// A handler asks the client for input
-    Ask {
-        id: InboundId,
         requests: InputRequests,
-        reply: Sender<Result<InputResponses, AskFailure>>,
-    },
+        handlers: &Handlers,
+    ) -> Result<(), ErrorObject> {
+        let Some(handler) = &options.input else {
+            return Err(peer::no_input_handler());
+        };
+        // The application may take its time (a user answering): its own thread
+        let handler = Arc::clone(handler);
+        let messages = handlers.clone();
+        thread::Builder::new()
+            .name("mcp-input".into())
+            .spawn(move || {
+                let result = handler(requests);
+                let _ = messages.send(HandlerMsg::Answered { id, result });
+            })
+            .map(|_| ())
+            .map_err(|_| ErrorObject::internal_error("no thread for the input handler"))
+    }
 }
 
 /// Everything an HTTP actor waits for, on one channel
@@ -95,9 +109,6 @@ pub(crate) enum Input {
 }
 
 pub use mcp_core::server::AskFailure;
-
-/// What a handler waiting in `ask` gets its answers through
-pub(crate) type AskWaiter = Sender<AskReply>;
 
 /// The client application's answer to the server's input requests (elicitation, sampling,
 /// roots); it runs on a thread of its own, so it may block (on a user, say)
@@ -113,7 +124,7 @@ pub struct ClientOptions {
     pub input: Option<InputHandler>,
     /// Receives the server's notifications (log messages, list changes, resource updates,
     /// subscription traffic); without it they are dropped
-    pub notifications: Option<mpsc::Sender<mcp_core::InboundNotification>>,
+    pub notifications: Option<mpsc::Sender<InboundNotification>>,
     /// Child processes only: receives the server's stderr line by line instead of passing
     /// it through
     pub stderr: Option<mpsc::Sender<String>>,
@@ -153,29 +164,10 @@ impl ClientOptions {
     }
 
     /// With a channel for the server's notifications
-    pub fn notifications(mut self, sender: mpsc::Sender<mcp_core::InboundNotification>) -> Self {
+    pub fn notifications(mut self, sender: mpsc::Sender<InboundNotification>) -> Self {
         self.notifications = Some(sender);
         self
     }
-}
-
-/// What the server side does with inbound requests: start a handler on the worker pool, or
-/// answer at once
-pub(crate) trait Dispatch: Send + Sync + 'static {
-    /// Handles one request; returns the handler's cancellation token if it started one
-    fn dispatch(
-        &self,
-        session: &mut Session,
-        request: mcp_core::InboundRequest,
-        handlers: &Handlers,
-    ) -> Option<CancellationToken>;
-}
-
-/// Milliseconds since the Unix epoch, for the core's wall-clock anchor (task timestamps)
-pub(crate) fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The core's clock
@@ -199,292 +191,47 @@ pub(crate) fn recv_until(
     }
 }
 
-struct Pending {
-    reply: Sender<Result<Outcome, SendError>>,
-    progress: Option<mpsc::Sender<Progress>>,
-    task_status: Option<mpsc::Sender<TaskStatusUpdate>>,
-}
-
-/// A change of the task behind a task-backed call
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TaskStatusUpdate {
-    /// The task's new status
-    pub status: mcp_core::schema::TaskStatus,
-    /// The server's status message, if any
-    pub message: Option<String>,
-}
-
 /// Where handler threads (and a client's handles) send their messages: an HTTP actor's
-/// inbox, each message tagged with the session it is for, or a byte-stream connection
-/// itself, which takes them at once on the sending thread (no hand-off; stdio connections
-/// have one session, [`SessionKey::STATELESS`])
+/// inbox, or a byte-stream connection itself, which takes them at once on the sending
+/// thread (no hand-off)
 #[derive(Clone)]
-pub(crate) struct Handlers {
-    to: Route,
-    key: SessionKey,
-}
+pub(crate) struct Route(To);
 
 #[derive(Clone)]
-enum Route {
+enum To {
     Inbox(Sender<Input>),
     /// Gone once the connection's driver has ended
     Direct(Weak<dyn Sink>),
 }
 
-impl std::fmt::Debug for Handlers {
+impl std::fmt::Debug for Route {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handlers")
-            .field("key", &self.key)
-            .finish_non_exhaustive()
+        f.debug_struct("Route").finish_non_exhaustive()
+    }
+}
+
+impl Route {
+    /// To an HTTP actor's inbox
+    pub(crate) fn inbox(tx: Sender<Input>) -> Self {
+        Self(To::Inbox(tx))
+    }
+
+    /// Sends an application's command to the driver; `Err` (and the command dropped) once
+    /// it is gone
+    pub(crate) fn command(&self, command: Command) -> Result<(), ()> {
+        match &self.0 {
+            To::Inbox(tx) => tx.send(Input::Command(command)).map_err(|_| ()),
+            To::Direct(sink) => sink.upgrade().ok_or(())?.command(command),
+        }
     }
 }
 
 /// What takes messages directly on the sending thread: a byte-stream connection
-pub(crate) trait Sink: Send + Sync {
+trait Sink: Send + Sync {
     /// A handler's message; `Err` once the connection is gone
     fn handler(&self, msg: HandlerMsg) -> Result<(), ()>;
     /// An application's command; `Err` (and the command dropped) once the connection is gone
     fn command(&self, command: Command) -> Result<(), ()>;
-}
-
-impl Handlers {
-    /// Senders into `tx` tagged with [`SessionKey::STATELESS`]
-    pub(crate) fn new(tx: Sender<Input>) -> Self {
-        Self {
-            to: Route::Inbox(tx),
-            key: SessionKey::STATELESS,
-        }
-    }
-
-    /// The same inbox, tagged with another session
-    pub(crate) fn for_session(&self, key: SessionKey) -> Self {
-        Self {
-            to: self.to.clone(),
-            key,
-        }
-    }
-
-    /// Sends a message to the driver; `Err` once it is gone
-    pub(crate) fn send(&self, msg: HandlerMsg) -> Result<(), ()> {
-        match &self.to {
-            Route::Inbox(tx) => tx.send(Input::Handler(self.key, msg)).map_err(|_| ()),
-            Route::Direct(sink) => sink.upgrade().ok_or(())?.handler(msg),
-        }
-    }
-
-    /// Sends an application's command to the driver; `Err` once it is gone
-    pub(crate) fn command(&self, command: Command) -> Result<(), ()> {
-        match &self.to {
-            Route::Inbox(tx) => tx.send(Input::Command(command)).map_err(|_| ()),
-            Route::Direct(sink) => sink.upgrade().ok_or(())?.command(command),
-        }
-    }
-}
-
-/// Who waits for a client's handshake
-pub(crate) type Ready = Sender<Result<mcp_core::PeerInfo, String>>;
-
-/// The per-`Session` state of a driver: the application's calls in flight, the handlers
-/// running, and what they wait for. Stdio and HTTP drivers handle events alike through it.
-pub(crate) struct Peer {
-    pending: HashMap<OutboundId, Pending>,
-    tokens: HashMap<u64, OutboundId>,
-    /// The server's handler runs: the core takes every decision around them, this only
-    /// spawns, delivers and stops
-    runs: Runs<CancellationToken, AskWaiter>,
-    ready: Option<Ready>,
-}
-
-impl Peer {
-    pub(crate) fn new(ready: Option<Ready>) -> Self {
-        Self {
-            pending: HashMap::new(),
-            tokens: HashMap::new(),
-            runs: Runs::new(),
-            ready,
-        }
-    }
-
-    /// Does what the core decided: wakes the waiting handlers, stops the runs
-    fn apply(effects: Effects<CancellationToken, AskWaiter>) {
-        for (waiter, reply) in effects.replies {
-            let _ = waiter.send(reply);
-        }
-        for run in effects.stop {
-            run.cancel();
-        }
-    }
-
-    /// Handles one event of the session
-    pub(crate) fn on_event(
-        &mut self,
-        session: &mut Session,
-        event: Event,
-        dispatch: Option<&Arc<dyn Dispatch>>,
-        options: &ClientOptions,
-        handlers: &Handlers,
-    ) {
-        match event {
-            Event::Ready { .. } => {
-                if let (Some(tx), Some(peer)) = (self.ready.take(), session.peer()) {
-                    let _ = tx.send(Ok(peer.clone()));
-                }
-            }
-            Event::Response { id, outcome } => {
-                if let Some(p) = self.pending.remove(&id) {
-                    let _ = p.reply.send(Ok(outcome));
-                }
-                self.tokens.retain(|_, v| *v != id);
-            }
-            Event::Progress { id, progress } => {
-                if let Some(tx) = self.pending.get(&id).and_then(|p| p.progress.as_ref()) {
-                    let _ = tx.send(progress);
-                }
-            }
-            Event::TaskStatus {
-                id,
-                status,
-                message,
-            } => {
-                if let Some(tx) = self.pending.get(&id).and_then(|p| p.task_status.as_ref()) {
-                    let _ = tx.send(TaskStatusUpdate { status, message });
-                }
-            }
-            Event::Request(request) => match dispatch {
-                Some(d) => {
-                    if let Some(request) = self.runs.handle_request(session, request) {
-                        let id = request.responder.id();
-                        if let Some(run) = d.dispatch(session, request, handlers) {
-                            self.runs.started(id, run);
-                        }
-                    }
-                }
-                None => {
-                    let error = ErrorObject::method_not_found(&request.method);
-                    session.respond_error(request.responder, &error);
-                }
-            },
-            Event::Notification(n) => {
-                if let Some(tx) = &options.notifications {
-                    let _ = tx.send(n);
-                }
-            }
-            Event::InputRequired { id, requests } => match &options.input {
-                Some(handler) => {
-                    // The application may take its time (a user answering): its own thread
-                    let handler = Arc::clone(handler);
-                    let messages = handlers.clone();
-                    let spawned =
-                        thread::Builder::new()
-                            .name("mcp-input".into())
-                            .spawn(move || {
-                                let result = handler(requests);
-                                let _ = messages.send(HandlerMsg::Answered { id, result });
-                            });
-                    if spawned.is_err() {
-                        let error = ErrorObject::internal_error("no thread for the input handler");
-                        let _ = session.refuse_input(now(), id, &error);
-                    }
-                }
-                None => {
-                    let error =
-                        ErrorObject::method_not_found("input (this client has no input handler)");
-                    let _ = session.refuse_input(now(), id, &error);
-                }
-            },
-            Event::Closed { reason } => {
-                if let Some(tx) = self.ready.take() {
-                    let _ = tx.send(Err(reason.to_string()));
-                }
-            }
-            // Cancellations and input answers concern the handler runs.
-            other => {
-                if let Ok(effects) = self.runs.handle_event(other) {
-                    Self::apply(effects);
-                }
-            }
-        }
-    }
-
-    /// Handles one command of the application's handles; `true` when it asks to close
-    pub(crate) fn on_command(&mut self, session: &mut Session, command: Command) -> bool {
-        match command {
-            Command::Request {
-                method,
-                params,
-                options,
-                token,
-                reply,
-                progress,
-                task_status,
-            } => match session.send_request(now(), &method, params, options) {
-                Ok(id) => {
-                    self.tokens.insert(token, id);
-                    self.pending.insert(
-                        id,
-                        Pending {
-                            reply,
-                            progress,
-                            task_status,
-                        },
-                    );
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e));
-                }
-            },
-            Command::Cancel { token } => {
-                if let Some(id) = self.tokens.remove(&token) {
-                    // The session answers the call with `Cancelled`.
-                    let _ = session.cancel(now(), id, Some("cancelled by the caller"));
-                }
-            }
-            Command::Notify {
-                method,
-                params,
-                reply,
-            } => {
-                let _ = reply.send(session.send_notification(&method, params.as_deref()));
-            }
-            Command::Close => return true,
-        }
-        false
-    }
-
-    /// Handles one message of a handler thread (server) or input handler (client)
-    pub(crate) fn on_handler(&mut self, session: &mut Session, msg: HandlerMsg) {
-        match msg {
-            HandlerMsg::Done { responder, result } => {
-                self.runs.finish(session, now(), responder, result);
-            }
-            HandlerMsg::Progress { id, progress } => {
-                let _ = session.report_progress_to(id, &progress);
-            }
-            HandlerMsg::Log { id, filter, params } => {
-                self.runs.log(session, id, filter, &params);
-            }
-            HandlerMsg::StartTask { id, options, reply } => {
-                let _ = reply.send(self.runs.start_task(session, now(), id, options));
-            }
-            HandlerMsg::Answered { id, result } => {
-                let _ = match result {
-                    Ok(responses) => session.provide_input(now(), id, responses).map(|_| ()),
-                    Err(error) => session.refuse_input(now(), id, &error),
-                };
-            }
-            HandlerMsg::Ask {
-                id,
-                requests,
-                reply,
-            } => Self::apply(self.runs.ask(session, now(), id, requests, reply)),
-        }
-    }
-
-    /// Stops every handler still running (the session is gone)
-    pub(crate) fn abort_all(&mut self) {
-        Self::apply(self.runs.close());
-    }
 }
 
 /// The pieces one byte-stream connection runs with
@@ -687,10 +434,10 @@ pub(crate) struct Driver<W> {
 }
 
 /// Opens a byte-stream connection: a reader thread starts reading `reader`, a writer thread
-/// waits to write what the reader and the timers leave; the returned [`Handlers`] reach the
-/// session from any thread; [`Driver::run`] must run (on a thread of its own) for the core's
-/// timers to fire and the connection to end
-pub(crate) fn open<R, W>(conn: Connection, reader: R, writer: W) -> (Handlers, Driver<W>)
+/// waits to write what the reader and the timers leave; the returned [`Route`] takes the
+/// application's commands to the session from any thread; [`Driver::run`] must run (on a
+/// thread of its own) for the core's timers to fire and the connection to end
+pub(crate) fn open<R, W>(conn: Connection, reader: R, writer: W) -> (Route, Driver<W>)
 where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
@@ -714,10 +461,7 @@ where
                 writing: false,
                 dispatch,
                 options,
-                handlers: Handlers {
-                    to: Route::Direct(sink),
-                    key: SessionKey::STATELESS,
-                },
+                handlers: Handlers::new(Route(To::Direct(sink))),
                 sleeps_until: None,
                 reader_waits: false,
                 done: false,
@@ -728,18 +472,20 @@ where
             write_wake,
         }
     });
-    let handlers = stream.lock().handlers.clone();
     let weak = Arc::downgrade(&stream);
     let _ = thread::Builder::new()
         .name("mcp-writer".into())
         .spawn(move || write(&write_woken, &weak));
+    let me: Weak<Stream<W>> = Arc::downgrade(&stream);
+    let sink: Weak<dyn Sink> = me;
+    let route = Route(To::Direct(sink));
     // The client's first bytes (its handshake) go out now.
     settle(&stream, stream.lock(), Writes::Itself);
     let weak = Arc::downgrade(&stream);
     let _ = thread::Builder::new()
         .name("mcp-reader".into())
         .spawn(move || read(reader, &weak));
-    (handlers, Driver { stream, woken })
+    (route, Driver { stream, woken })
 }
 
 /// The writer thread: writes what the reader thread and the timers left, until the

@@ -20,7 +20,7 @@ use mcp_core::http::{HttpRequest, StreamId};
 use mcp_shared::http::{ClientFront, Requests, client_transport, header_list};
 use ureq::http::Uri;
 
-use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready};
+use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
 
 /// How long closing waits for the DELETE that ends a 2025-wire session
 const DELETE_WAIT: Duration = Duration::from_secs(2);
@@ -128,7 +128,7 @@ pub(crate) fn run(
         front: ClientFront::new(session, transport, threads, driver::now),
         peer: Peer::new(Some(ready)),
         options,
-        handlers: Handlers::new(tx),
+        handlers: Handlers::new(Route::inbox(tx)),
     };
     actor.run(&inbox);
 }

@@ -22,12 +22,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{Receiver, Sender};
-use mcp_core::http::{HttpConfig, ResponseHead, SessionKey};
-use mcp_core::{Event, ServerConfig, Session};
-use mcp_shared::http::{Channels, Piece, ServerFront, SessionPeer};
+use mcp_core::ServerConfig;
+use mcp_core::http::{HttpConfig, ResponseHead};
+use mcp_shared::http::{Channels, Piece, ServerFront};
 
 use crate::auth::Protection;
-use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer};
+use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
@@ -117,7 +117,7 @@ pub(crate) fn serve(
     let (tx, inbox) = crossbeam_channel::unbounded();
     let app = App {
         dispatch,
-        handlers: Handlers::new(tx.clone()),
+        handlers: Handlers::new(Route::inbox(tx.clone())),
         options: ClientOptions::default(),
     };
     let clock = (driver::now(), driver::unix_ms());
@@ -192,29 +192,7 @@ pub(crate) type ToActor = mcp_shared::http::ToActor<Chans>;
 type Answer = mcp_shared::http::Answer<Chans>;
 
 /// What every session's [`Peer`] runs the application with
-pub(crate) struct App {
-    dispatch: Arc<dyn Dispatch>,
-    handlers: Handlers,
-    options: ClientOptions,
-}
-
-impl SessionPeer for Peer {
-    type App = App;
-
-    fn fresh() -> Self {
-        Self::new(None)
-    }
-
-    fn on_event(&mut self, app: &App, session: &mut Session, key: SessionKey, event: Event) {
-        let handlers = app.handlers.for_session(key);
-        let dispatch = Some(&app.dispatch);
-        Self::on_event(self, session, event, dispatch, &app.options, &handlers);
-    }
-
-    fn abort_all(&mut self) {
-        Self::abort_all(self);
-    }
-}
+type App = mcp_shared::http::PeerApp<driver::Blocking>;
 
 struct Actor {
     front: ServerFront<Chans, Peer>,

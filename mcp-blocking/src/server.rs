@@ -17,13 +17,13 @@ use mcp_core::schema::{
     LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
 };
-use mcp_core::server::{Catalog, CatalogError, LogFilter, Route};
+use mcp_core::server::{CatalogError, LogFilter};
 use mcp_core::uri_template::Variables;
 use mcp_core::{
     InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId, TaskOptions,
 };
+use mcp_shared::server::{Job, Registry, Table, finish};
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::cancel::{CancellationToken, Cancelled};
@@ -154,19 +154,14 @@ impl Context {
 
 /// Builds a [`Server`]
 pub struct ServerBuilder {
-    config: ServerConfig,
-    catalog: Catalog,
-    tools: BTreeMap<String, ToolFn>,
-    resources: Vec<(String, ResourceFn)>,
-    prompts: BTreeMap<String, PromptFn>,
-    completion: Option<CompleteFn>,
+    registry: Registry<ToolFn, ResourceFn, PromptFn, CompleteFn>,
     workers: usize,
 }
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
-            .field("config", &self.config)
+            .field("config", self.registry.config())
             .field("workers", &self.workers)
             .finish_non_exhaustive()
     }
@@ -183,15 +178,14 @@ impl ServerBuilder {
     /// Declares the `logging` capability, so handlers' [`Context::log`] messages reach
     /// legacy clients (2026 clients opt in per request)
     pub fn logging(mut self) -> Self {
-        declare(&mut self.config.capabilities, "logging");
+        self.registry.logging();
         self
     }
 
     /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
     /// `resources/unsubscribe` and keeps each connection's subscriptions
     pub fn resource_subscriptions(mut self) -> Self {
-        declare(&mut self.config.capabilities, "resources");
-        self.config.capabilities["resources"]["subscribe"] = Value::Bool(true);
+        self.registry.resource_subscriptions();
         self
     }
 
@@ -203,8 +197,7 @@ impl ServerBuilder {
             + Sync
             + 'static,
     {
-        self.completion = Some(Arc::new(handler));
-        declare(&mut self.config.capabilities, "completions");
+        self.registry.completion(Arc::new(handler));
         self
     }
 
@@ -219,10 +212,7 @@ impl ServerBuilder {
             + Sync
             + 'static,
     {
-        let name = tool.name.clone();
-        self.catalog.add_tool(tool)?;
-        self.tools.insert(name, Arc::new(handler));
-        declare(&mut self.config.capabilities, "tools");
+        self.registry.tool(tool, Arc::new(handler))?;
         Ok(self)
     }
 
@@ -243,20 +233,9 @@ impl ServerBuilder {
         A: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
         F: Fn(Context, A) -> Result<CallToolResult, ErrorObject> + Send + Sync + 'static,
     {
-        let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
-        let Value::Object(mut schema) = schema else {
-            return Err(CatalogError::InputSchemaNotObject {
-                tool: name.to_owned(),
-            });
-        };
-        schema
-            .entry("type")
-            .or_insert_with(|| Value::from("object"));
-        let tool = Tool::new(name, schema).with_description(description);
+        let tool = mcp_shared::server::typed_tool::<A>(name, description)?;
         self.tool(tool, move |cx, args| {
-            let typed: A = serde_json::from_value(Value::Object(args))
-                .map_err(|e| ErrorObject::invalid_params(format!("invalid arguments: {e}")))?;
-            handler(cx, typed)
+            handler(cx, mcp_shared::server::decode_arguments(args)?)
         })
     }
 
@@ -271,10 +250,7 @@ impl ServerBuilder {
             + Sync
             + 'static,
     {
-        let uri = resource.uri.clone();
-        self.catalog.add_resource(resource)?;
-        self.resources.push((uri, Arc::new(handler)));
-        declare(&mut self.config.capabilities, "resources");
+        self.registry.resource(resource, Arc::new(handler))?;
         Ok(self)
     }
 
@@ -293,10 +269,8 @@ impl ServerBuilder {
             + Sync
             + 'static,
     {
-        let key = template.uri_template.clone();
-        self.catalog.add_template(template)?;
-        self.resources.push((key, Arc::new(handler)));
-        declare(&mut self.config.capabilities, "resources");
+        self.registry
+            .resource_template(template, Arc::new(handler))?;
         Ok(self)
     }
 
@@ -311,23 +285,17 @@ impl ServerBuilder {
             + Sync
             + 'static,
     {
-        let name = prompt.name.clone();
-        self.catalog.add_prompt(prompt)?;
-        self.prompts.insert(name, Arc::new(handler));
-        declare(&mut self.config.capabilities, "prompts");
+        self.registry.prompt(prompt, Arc::new(handler))?;
         Ok(self)
     }
 
     /// The server, ready to serve connections
     pub fn build(self) -> Server {
+        let (config, table) = self.registry.build();
         Server {
-            config: Arc::new(self.config),
+            config: Arc::new(config),
             dispatch: Arc::new(Dispatcher {
-                catalog: self.catalog,
-                tools: self.tools,
-                resources: self.resources,
-                prompts: self.prompts,
-                completion: self.completion,
+                table,
                 pool: Pool::new(self.workers),
             }),
         }
@@ -354,12 +322,7 @@ impl Server {
     /// Starts building a server
     pub fn builder(config: ServerConfig) -> ServerBuilder {
         ServerBuilder {
-            config,
-            catalog: Catalog::default(),
-            tools: BTreeMap::new(),
-            resources: Vec::new(),
-            prompts: BTreeMap::new(),
-            completion: None,
+            registry: Registry::new(config),
             workers: DEFAULT_WORKERS,
         }
     }
@@ -431,7 +394,7 @@ impl Server {
         protection: Option<crate::auth::Protection>,
     ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
-        let tools = self.dispatch.catalog.tools().cloned().collect();
+        let tools = self.dispatch.table.catalog().tools().cloned().collect();
         let server_config = Arc::clone(&self.config);
         crate::http_server::serve(addr, config, server_config, dispatch, tools, protection)
     }
@@ -443,36 +406,11 @@ impl Server {
 }
 
 struct Dispatcher {
-    catalog: Catalog,
-    tools: BTreeMap<String, ToolFn>,
-    resources: Vec<(String, ResourceFn)>,
-    prompts: BTreeMap<String, PromptFn>,
-    completion: Option<CompleteFn>,
+    table: Table<ToolFn, ResourceFn, PromptFn, CompleteFn>,
     pool: Pool,
 }
 
-/// Declares a capability as `{}` unless the configuration already declares it (so flags such
-/// as `listChanged` or `subscribe` set by the user survive)
-fn declare(capabilities: &mut Value, name: &str) {
-    if let Value::Object(caps) = capabilities {
-        caps.entry(name)
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
-}
-
-fn to_raw<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
-    serde_json::value::to_raw_value(value).map_err(ErrorObject::internal_error)
-}
-
 impl Dispatcher {
-    /// Answers a request routed to a handler this server does not hold (the catalog and the
-    /// handlers are built together, so this does not happen)
-    fn unregistered<T>(session: &mut Session, request: InboundRequest) -> Option<T> {
-        let error = ErrorObject::internal_error(format!("no handler for {}", request.method));
-        session.respond_error(request.responder, &error);
-        None
-    }
-
     /// Runs a handler on the worker pool; its result goes back to the driver
     fn spawn<T>(
         &self,
@@ -499,10 +437,7 @@ impl Dispatcher {
         self.pool.execute(move || {
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(cx)));
             let result = match run {
-                Ok(result) => result.and_then(|mut r| {
-                    r.fit_to(version);
-                    to_raw(&r)
-                }),
+                Ok(result) => finish(result, version),
                 Err(_) => Err(ErrorObject::internal_error("the handler panicked")),
             };
             let _ = messages.send(HandlerMsg::Done { responder, result });
@@ -511,53 +446,27 @@ impl Dispatcher {
     }
 }
 
-impl Dispatch for Dispatcher {
+impl mcp_shared::peer::Dispatch<driver::Blocking> for Dispatcher {
     fn dispatch(
         &self,
         session: &mut Session,
         request: InboundRequest,
         messages: &Handlers,
     ) -> Option<CancellationToken> {
-        // The catalog decides; this only runs the handler the route names.
-        match self.catalog.route(&request, self.completion.is_some()) {
-            Route::Tool { name, arguments } => {
-                let Some(handler) = self.tools.get(&name).cloned() else {
-                    return Self::unregistered(session, request);
-                };
-                Some(self.spawn(request, messages, move |cx| handler(cx, arguments)))
+        let (request, job) = self.table.route(session, request)?;
+        Some(match job {
+            Job::Tool(handler, arguments) => {
+                self.spawn(request, messages, move |cx| handler(cx, arguments))
             }
-            Route::Resource {
-                key,
-                uri,
-                variables,
-            } => {
-                let found = self.resources.iter().find(|(k, _)| *k == key);
-                let Some(handler) = found.map(|(_, h)| Arc::clone(h)) else {
-                    return Self::unregistered(session, request);
-                };
-                Some(self.spawn(request, messages, move |cx| handler(cx, uri, variables)))
+            Job::Resource(handler, uri, variables) => {
+                self.spawn(request, messages, move |cx| handler(cx, uri, variables))
             }
-            Route::Prompt { name, arguments } => {
-                let Some(handler) = self.prompts.get(&name).cloned() else {
-                    return Self::unregistered(session, request);
-                };
-                Some(self.spawn(request, messages, move |cx| handler(cx, arguments)))
+            Job::Prompt(handler, arguments) => {
+                self.spawn(request, messages, move |cx| handler(cx, arguments))
             }
-            Route::Complete(params) => {
-                let Some(handler) = self.completion.clone() else {
-                    return Self::unregistered(session, request);
-                };
-                Some(self.spawn(request, messages, move |cx| handler(cx, params)))
+            Job::Complete(handler, params) => {
+                self.spawn(request, messages, move |cx| handler(cx, *params))
             }
-            Route::Answer(answer) => {
-                mcp_core::server::respond(session, request.responder, &answer);
-                None
-            }
-            _ => {
-                let error = ErrorObject::method_not_found(&request.method);
-                session.respond_error(request.responder, &error);
-                None
-            }
-        }
+        })
     }
 }

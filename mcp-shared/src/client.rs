@@ -6,18 +6,16 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_core::schema::method::{
-    CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
-};
+use mcp_core::schema::method::Method;
 use mcp_core::schema::{
-    CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
-    GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
-    Tool,
+    CallToolResult, CompleteParams, CompleteResult, GetPromptParams, GetPromptResult, Prompt,
+    ReadResourceResult, Resource, Tool,
 };
 use mcp_core::{CallError, PeerInfo, Progress, RequestOptions, SendError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::calls::{self, Exchange, Next};
 use crate::peer::{Command, TaskStatusUpdate};
 use crate::server::AsyncRuntime;
 
@@ -31,7 +29,7 @@ pub enum ClientError {
     /// The request was sent and ended without a result
     #[error(transparent)]
     Call(#[from] CallError),
-    /// The connection's actor is gone
+    /// The connection is gone (its actor or driver ended)
     #[error("the connection is closed")]
     Closed,
 }
@@ -254,6 +252,29 @@ impl<R: Commands> Client<R> {
         (handle, future)
     }
 
+    /// Runs a typed call: sends each of its requests and feeds the results back; the
+    /// first request reports progress to `progress`
+    async fn exchange<E: Exchange + Send>(
+        &self,
+        mut call: E,
+        mut progress: Option<R::Stream<Progress>>,
+    ) -> Result<E::Output, ClientError> {
+        let mut answer = None;
+        loop {
+            match call.step(answer.take())? {
+                Next::Done(value) => return Ok(value),
+                Next::Send(request) => {
+                    let (method, params, options) =
+                        (request.method, request.params, request.options);
+                    let result = self
+                        .request_raw(method, Some(params), options, progress.take())
+                        .await?;
+                    answer = Some(result);
+                }
+            }
+        }
+    }
+
     /// Sends a typed request and decodes its result
     ///
     /// # Errors
@@ -263,36 +284,8 @@ impl<R: Commands> Client<R> {
         params: M::Params,
         options: RequestOptions,
     ) -> Result<M::Result, ClientError> {
-        let raw =
-            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        let result = self.request_raw(M::NAME, Some(raw), options, None).await?;
-        serde_json::from_str(result.get()).map_err(|e| {
-            CallError::InvalidResult(format!("invalid {} result: {e}", M::NAME)).into()
-        })
-    }
-
-    /// Every page of a paginated list, concatenated
-    async fn paginate<M, T>(
-        &self,
-        page_items: impl Fn(M::Result) -> (Vec<T>, Option<String>),
-    ) -> Result<Vec<T>, ClientError>
-    where
-        M: Method<Params = PaginatedParams>,
-    {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = cursor
-                .take()
-                .map_or_else(PaginatedParams::new, PaginatedParams::at);
-            let (items, next) =
-                page_items(self.request::<M>(params, RequestOptions::default()).await?);
-            all.extend(items);
-            match next {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+        self.exchange(calls::request::<M>(&params, options), None)
+            .await
     }
 
     /// Every tool, following pagination
@@ -303,14 +296,7 @@ impl<R: Commands> Client<R> {
     /// # Errors
     /// [`ClientError`].
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let modern = self.peer.version.era() == mcp_core::Era::Modern;
-        self.paginate::<ListTools, _>(|mut page| {
-            if modern {
-                let _dropped = mcp_core::client::filter_tools_list(&mut page);
-            }
-            (page.tools, page.next_cursor)
-        })
-        .await
+        self.exchange(calls::list_tools(&self.peer), None).await
     }
 
     /// Every resource, following pagination
@@ -318,8 +304,7 @@ impl<R: Commands> Client<R> {
     /// # Errors
     /// [`ClientError`].
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.paginate::<ListResources, _>(|page| (page.resources, page.next_cursor))
-            .await
+        self.exchange(calls::list_resources(), None).await
     }
 
     /// Every prompt, following pagination
@@ -327,8 +312,7 @@ impl<R: Commands> Client<R> {
     /// # Errors
     /// [`ClientError`].
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.paginate::<ListPrompts, _>(|page| (page.prompts, page.next_cursor))
-            .await
+        self.exchange(calls::list_prompts(), None).await
     }
 
     /// Calls a tool
@@ -340,9 +324,8 @@ impl<R: Commands> Client<R> {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolParams::new(name).with_arguments(arguments);
-        self.request::<CallTool>(params, RequestOptions::default())
-            .await
+        let call = calls::call_tool(name, arguments, RequestOptions::default());
+        self.exchange(call, None).await
     }
 
     /// Calls a tool with progress reports sent to `progress`, and request options
@@ -356,19 +339,8 @@ impl<R: Commands> Client<R> {
         options: RequestOptions,
         progress: R::Stream<Progress>,
     ) -> Result<CallToolResult, ClientError> {
-        let params = CallToolParams::new(name).with_arguments(arguments);
-        let raw =
-            serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        let result = self
-            .request_raw(
-                CallTool::NAME,
-                Some(raw),
-                options.with_progress(),
-                Some(progress),
-            )
-            .await?;
-        serde_json::from_str(result.get())
-            .map_err(|e| CallError::InvalidResult(format!("invalid tools/call result: {e}")).into())
+        let call = calls::call_tool(name, arguments, options.with_progress());
+        self.exchange(call, Some(progress)).await
     }
 
     /// Reads a resource
@@ -376,8 +348,7 @@ impl<R: Commands> Client<R> {
     /// # Errors
     /// [`ClientError`].
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.request::<ReadResource>(ReadResourceParams::new(uri), RequestOptions::default())
-            .await
+        self.exchange(calls::read_resource(uri), None).await
     }
 
     /// Gets a prompt
@@ -388,8 +359,7 @@ impl<R: Commands> Client<R> {
         &self,
         params: GetPromptParams,
     ) -> Result<GetPromptResult, ClientError> {
-        self.request::<GetPrompt>(params, RequestOptions::default())
-            .await
+        self.exchange(calls::get_prompt(&params), None).await
     }
 
     /// Asks for completions
@@ -397,8 +367,7 @@ impl<R: Commands> Client<R> {
     /// # Errors
     /// [`ClientError`].
     pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
-        self.request::<Complete>(params, RequestOptions::default())
-            .await
+        self.exchange(calls::complete(&params), None).await
     }
 
     /// Sends a notification

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod calls;
 pub mod client;
 pub mod http;
 pub mod peer;

@@ -195,18 +195,16 @@ impl<R: AsyncRuntime> Context<R> {
 
 /// Builds a server
 pub struct ServerBuilder<R: AsyncRuntime> {
-    config: ServerConfig,
-    catalog: Catalog,
-    tools: BTreeMap<String, ToolFn<R>>,
-    resources: Vec<(String, ResourceFn<R>)>,
-    prompts: BTreeMap<String, PromptFn<R>>,
-    completion: Option<CompleteFn<R>>,
+    registry: AsyncRegistry<R>,
 }
+
+type AsyncRegistry<R> = Registry<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>;
+type AsyncTable<R> = Table<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>;
 
 impl<R: AsyncRuntime> std::fmt::Debug for ServerBuilder<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
-            .field("config", &self.config)
+            .field("config", self.registry.config())
             .finish_non_exhaustive()
     }
 }
@@ -216,12 +214,7 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
     #[doc(hidden)]
     pub fn new(config: ServerConfig) -> Self {
         Self {
-            config,
-            catalog: Catalog::default(),
-            tools: BTreeMap::new(),
-            resources: Vec::new(),
-            prompts: BTreeMap::new(),
-            completion: None,
+            registry: Registry::new(config),
         }
     }
 
@@ -229,7 +222,7 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
     /// legacy clients (2026 clients opt in per request)
     #[must_use]
     pub fn logging(mut self) -> Self {
-        declare(&mut self.config.capabilities, "logging");
+        self.registry.logging();
         self
     }
 
@@ -238,8 +231,7 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
     /// with the session's `notify_resource_updated`)
     #[must_use]
     pub fn resource_subscriptions(mut self) -> Self {
-        declare(&mut self.config.capabilities, "resources");
-        self.config.capabilities["resources"]["subscribe"] = Value::Bool(true);
+        self.registry.resource_subscriptions();
         self
     }
 
@@ -250,8 +242,8 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
         F: Fn(Context<R>, CompleteParams) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CompleteResult, ErrorObject>> + Send + 'static,
     {
-        self.completion = Some(Arc::new(move |cx, params| Box::pin(handler(cx, params))));
-        declare(&mut self.config.capabilities, "completions");
+        self.registry
+            .completion(Arc::new(move |cx, params| Box::pin(handler(cx, params))));
         self
     }
 
@@ -264,11 +256,8 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
         F: Fn(Context<R>, Map<String, Value>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
     {
-        let name = tool.name.clone();
-        self.catalog.add_tool(tool)?;
-        self.tools
-            .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
-        declare(&mut self.config.capabilities, "tools");
+        self.registry
+            .tool(tool, Arc::new(move |cx, args| Box::pin(handler(cx, args))))?;
         Ok(self)
     }
 
@@ -310,13 +299,10 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
         F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
     {
-        let uri = resource.uri.clone();
-        self.catalog.add_resource(resource)?;
-        self.resources.push((
-            uri,
+        self.registry.resource(
+            resource,
             Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
-        ));
-        declare(&mut self.config.capabilities, "resources");
+        )?;
         Ok(self)
     }
 
@@ -333,13 +319,10 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
         F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
     {
-        let key = template.uri_template.clone();
-        self.catalog.add_template(template)?;
-        self.resources.push((
-            key,
+        self.registry.resource_template(
+            template,
             Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
-        ));
-        declare(&mut self.config.capabilities, "resources");
+        )?;
         Ok(self)
     }
 
@@ -352,25 +335,19 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
         F: Fn(Context<R>, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
     {
-        let name = prompt.name.clone();
-        self.catalog.add_prompt(prompt)?;
-        self.prompts
-            .insert(name, Arc::new(move |cx, args| Box::pin(handler(cx, args))));
-        declare(&mut self.config.capabilities, "prompts");
+        self.registry.prompt(
+            prompt,
+            Arc::new(move |cx, args| Box::pin(handler(cx, args))),
+        )?;
         Ok(self)
     }
 
     /// The server, ready to serve connections
     pub fn build(self) -> R::Server {
+        let (config, table) = self.registry.build();
         R::Server::from(ServerCore {
-            config: Arc::new(self.config),
-            dispatch: Arc::new(Dispatcher {
-                catalog: self.catalog,
-                tools: self.tools,
-                resources: self.resources,
-                prompts: self.prompts,
-                completion: self.completion,
-            }),
+            config: Arc::new(config),
+            dispatch: Arc::new(Dispatcher { table }),
         })
     }
 }
@@ -396,11 +373,189 @@ impl<R: AsyncRuntime> Clone for ServerCore<R> {
 /// The catalog and the handlers of a built server
 #[doc(hidden)]
 pub struct Dispatcher<R: AsyncRuntime> {
+    table: AsyncTable<R>,
+}
+
+/// A server's catalog and handlers, whatever a handler is (an async binding's future maker,
+/// a blocking binding's plain function), with the configuration whose capabilities they
+/// declare: what every binding's `ServerBuilder` fills
+pub struct Registry<T, S, P, C> {
+    config: ServerConfig,
+    table: Table<T, S, P, C>,
+}
+
+impl<T, S, P, C> std::fmt::Debug for Registry<T, S, P, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T, S, P, C> Registry<T, S, P, C> {
+    /// Nothing registered yet
+    pub fn new(config: ServerConfig) -> Self {
+        Self {
+            config,
+            table: Table {
+                catalog: Catalog::default(),
+                tools: BTreeMap::new(),
+                resources: Vec::new(),
+                prompts: BTreeMap::new(),
+                completion: None,
+            },
+        }
+    }
+
+    /// The configuration so far
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Declares the `logging` capability
+    pub fn logging(&mut self) {
+        declare(&mut self.config.capabilities, "logging");
+    }
+
+    /// Declares `resources.subscribe`
+    pub fn resource_subscriptions(&mut self) {
+        declare(&mut self.config.capabilities, "resources");
+        self.config.capabilities["resources"]["subscribe"] = Value::Bool(true);
+    }
+
+    /// Sets the `completion/complete` handler and declares `completions`
+    pub fn completion(&mut self, handler: C) {
+        self.table.completion = Some(handler);
+        declare(&mut self.config.capabilities, "completions");
+    }
+
+    /// Adds a tool and its handler, and declares `tools`
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn tool(&mut self, tool: Tool, handler: T) -> Result<(), CatalogError> {
+        let name = tool.name.clone();
+        self.table.catalog.add_tool(tool)?;
+        self.table.tools.insert(name, handler);
+        declare(&mut self.config.capabilities, "tools");
+        Ok(())
+    }
+
+    /// Adds a resource and its reader, and declares `resources`
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn resource(&mut self, resource: Resource, handler: S) -> Result<(), CatalogError> {
+        let uri = resource.uri.clone();
+        self.table.catalog.add_resource(resource)?;
+        self.table.resources.push((uri, handler));
+        declare(&mut self.config.capabilities, "resources");
+        Ok(())
+    }
+
+    /// Adds a resource template and its reader, and declares `resources`
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn resource_template(
+        &mut self,
+        template: ResourceTemplate,
+        handler: S,
+    ) -> Result<(), CatalogError> {
+        let key = template.uri_template.clone();
+        self.table.catalog.add_template(template)?;
+        self.table.resources.push((key, handler));
+        declare(&mut self.config.capabilities, "resources");
+        Ok(())
+    }
+
+    /// Adds a prompt and its handler, and declares `prompts`
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn prompt(&mut self, prompt: Prompt, handler: P) -> Result<(), CatalogError> {
+        let name = prompt.name.clone();
+        self.table.catalog.add_prompt(prompt)?;
+        self.table.prompts.insert(name, handler);
+        declare(&mut self.config.capabilities, "prompts");
+        Ok(())
+    }
+
+    /// The configuration and the table, built
+    pub fn build(self) -> (ServerConfig, Table<T, S, P, C>) {
+        (self.config, self.table)
+    }
+}
+
+/// A built server's catalog and handlers
+pub struct Table<T, S, P, C> {
     catalog: Catalog,
-    tools: BTreeMap<String, ToolFn<R>>,
-    resources: Vec<(String, ResourceFn<R>)>,
-    prompts: BTreeMap<String, PromptFn<R>>,
-    completion: Option<CompleteFn<R>>,
+    tools: BTreeMap<String, T>,
+    resources: Vec<(String, S)>,
+    prompts: BTreeMap<String, P>,
+    completion: Option<C>,
+}
+
+/// The handler the catalog routed a request to, with what it gets
+#[derive(Debug)]
+pub enum Job<T, S, P, C> {
+    /// A tool's handler, with the arguments
+    Tool(T, Map<String, Value>),
+    /// A resource's (or template's) reader, with the URI and the template's variables
+    Resource(S, String, Variables),
+    /// A prompt's handler, with the arguments
+    Prompt(P, BTreeMap<String, String>),
+    /// The completion handler, with the params
+    Complete(C, Box<CompleteParams>),
+}
+
+impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
+    /// The server's catalog
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Routes a request with the catalog: the handler to run for it, or `None` when the
+    /// request has been answered already (the catalog's own answers, errors)
+    pub fn route(
+        &self,
+        session: &mut Session,
+        request: InboundRequest,
+    ) -> Option<(InboundRequest, Job<T, S, P, C>)> {
+        // The catalog decides; this only names the handler the route names.
+        let job = match self.catalog.route(&request, self.completion.is_some()) {
+            Route::Tool { name, arguments } => match self.tools.get(&name) {
+                Some(handler) => Job::Tool(handler.clone(), arguments),
+                None => return unregistered(session, request),
+            },
+            Route::Resource {
+                key,
+                uri,
+                variables,
+            } => match self.resources.iter().find(|(k, _)| *k == key) {
+                Some((_, handler)) => Job::Resource(handler.clone(), uri, variables),
+                None => return unregistered(session, request),
+            },
+            Route::Prompt { name, arguments } => match self.prompts.get(&name) {
+                Some(handler) => Job::Prompt(handler.clone(), arguments),
+                None => return unregistered(session, request),
+            },
+            Route::Complete(params) => match &self.completion {
+                Some(handler) => Job::Complete(handler.clone(), Box::new(params)),
+                None => return unregistered(session, request),
+            },
+            Route::Answer(answer) => {
+                mcp_core::server::respond(session, request.responder, &answer);
+                return None;
+            }
+            _ => {
+                let error = ErrorObject::method_not_found(&request.method);
+                session.respond_error(request.responder, &error);
+                return None;
+            }
+        };
+        Some((request, job))
+    }
 }
 
 /// Declares a capability as `{}` unless the configuration already declares it (so flags such
@@ -469,7 +624,7 @@ pub fn unregistered<T>(session: &mut Session, request: InboundRequest) -> Option
 impl<R: AsyncRuntime> Dispatcher<R> {
     /// The server's catalog
     pub fn catalog(&self) -> &Catalog {
-        &self.catalog
+        self.table.catalog()
     }
 
     /// Runs a handler in its own task; its result goes back to the actor
@@ -500,54 +655,20 @@ impl<R: AsyncRuntime> Dispatch<R> for Dispatcher<R> {
         request: InboundRequest,
         messages: &Handlers<R>,
     ) -> Option<R::Run> {
-        // The catalog decides; this only runs the handler the route names.
-        match self.catalog.route(&request, self.completion.is_some()) {
-            Route::Tool { name, arguments } => {
-                let Some(handler) = self.tools.get(&name).cloned() else {
-                    return unregistered(session, request);
-                };
-                Some(Self::spawn(request, messages, move |cx| {
-                    handler(cx, arguments)
-                }))
+        let (request, job) = self.table.route(session, request)?;
+        Some(match job {
+            Job::Tool(handler, arguments) => {
+                Self::spawn(request, messages, move |cx| handler(cx, arguments))
             }
-            Route::Resource {
-                key,
-                uri,
-                variables,
-            } => {
-                let found = self.resources.iter().find(|(k, _)| *k == key);
-                let Some(handler) = found.map(|(_, h)| Arc::clone(h)) else {
-                    return unregistered(session, request);
-                };
-                Some(Self::spawn(request, messages, move |cx| {
-                    handler(cx, uri, variables)
-                }))
+            Job::Resource(handler, uri, variables) => {
+                Self::spawn(request, messages, move |cx| handler(cx, uri, variables))
             }
-            Route::Prompt { name, arguments } => {
-                let Some(handler) = self.prompts.get(&name).cloned() else {
-                    return unregistered(session, request);
-                };
-                Some(Self::spawn(request, messages, move |cx| {
-                    handler(cx, arguments)
-                }))
+            Job::Prompt(handler, arguments) => {
+                Self::spawn(request, messages, move |cx| handler(cx, arguments))
             }
-            Route::Complete(params) => {
-                let Some(handler) = self.completion.clone() else {
-                    return unregistered(session, request);
-                };
-                Some(Self::spawn(request, messages, move |cx| {
-                    handler(cx, params)
-                }))
+            Job::Complete(handler, params) => {
+                Self::spawn(request, messages, move |cx| handler(cx, *params))
             }
-            Route::Answer(answer) => {
-                mcp_core::server::respond(session, request.responder, &answer);
-                None
-            }
-            _ => {
-                let error = ErrorObject::method_not_found(&request.method);
-                session.respond_error(request.responder, &error);
-                None
-            }
-        }
+        })
     }
 }

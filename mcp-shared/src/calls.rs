@@ -1,0 +1,274 @@
+//! The typed calls of every binding's client, sans-IO: what to send and how to read what
+//! comes back; each binding's `Client` only sends a [`Request`] and waits for its result
+//! (see [`Exchange`])
+
+use std::marker::PhantomData;
+
+use mcp_core::schema::method::{
+    CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
+};
+use mcp_core::schema::{
+    CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
+    GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
+    Tool,
+};
+use mcp_core::{CallError, PeerInfo, RequestOptions, SendError};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::client::ClientError;
+
+/// One request of a typed call, ready to send
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Request {
+    /// The method
+    pub method: &'static str,
+    /// Its params
+    pub params: Box<RawValue>,
+    /// Its options
+    pub options: RequestOptions,
+}
+
+/// What a typed call does next
+#[derive(Debug)]
+pub enum Next<T> {
+    /// Send this request and feed its result to the next [`Exchange::step`]
+    Send(Request),
+    /// The call's value
+    Done(T),
+}
+
+/// A typed call as a sequence of requests (one, or a page after another)
+///
+/// The binding calls [`step`](Self::step) with `None`, sends each [`Next::Send`] and feeds
+/// the result back, until [`Next::Done`]; a failed request ends the call with its error.
+pub trait Exchange {
+    /// The call's value
+    type Output;
+
+    /// The next request, or the value; `answer` is the result of the request the previous
+    /// step asked for (`None` on the first step)
+    ///
+    /// # Errors
+    /// A request that cannot be encoded, a result of the wrong shape
+    /// ([`CallError::InvalidResult`]).
+    fn step(&mut self, answer: Option<Box<RawValue>>) -> Result<Next<Self::Output>, ClientError>;
+}
+
+/// A result, decoded (a result of the wrong shape is [`CallError::InvalidResult`])
+///
+/// # Errors
+/// [`ClientError::Call`].
+pub fn decode_result<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, ClientError> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| CallError::InvalidResult(format!("invalid {method} result: {e}")).into())
+}
+
+/// Params, encoded (they must be a JSON object)
+///
+/// # Errors
+/// [`SendError::ParamsNotAnObject`].
+pub fn encode_params<P: Serialize>(params: &P) -> Result<Box<RawValue>, SendError> {
+    serde_json::value::to_raw_value(params).map_err(|_| SendError::ParamsNotAnObject)
+}
+
+/// One request, one typed result
+#[derive(Debug)]
+pub struct Single<T> {
+    method: &'static str,
+    request: Option<Result<Request, SendError>>,
+    result: PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> Exchange for Single<T> {
+    type Output = T;
+
+    fn step(&mut self, answer: Option<Box<RawValue>>) -> Result<Next<T>, ClientError> {
+        match answer {
+            Some(raw) => decode_result(self.method, &raw).map(Next::Done),
+            None => match self.request.take() {
+                Some(request) => Ok(Next::Send(request?)),
+                // Asked twice for its request: the call has been sent already
+                None => Err(SendError::Closed.into()),
+            },
+        }
+    }
+}
+
+/// Every page of a paginated list, concatenated
+#[derive(Debug)]
+pub struct Pages<M, T, F> {
+    all: Vec<T>,
+    page_items: F,
+    method: PhantomData<fn() -> M>,
+}
+
+impl<M, T, F> Exchange for Pages<M, T, F>
+where
+    M: Method<Params = PaginatedParams>,
+    F: FnMut(M::Result) -> (Vec<T>, Option<String>),
+{
+    type Output = Vec<T>;
+
+    fn step(&mut self, answer: Option<Box<RawValue>>) -> Result<Next<Vec<T>>, ClientError> {
+        let params = match answer {
+            None => PaginatedParams::new(),
+            Some(raw) => {
+                let (items, next) = (self.page_items)(decode_result(M::NAME, &raw)?);
+                self.all.extend(items);
+                match next {
+                    Some(cursor) => PaginatedParams::at(cursor),
+                    None => return Ok(Next::Done(std::mem::take(&mut self.all))),
+                }
+            }
+        };
+        Ok(Next::Send(Request {
+            method: M::NAME,
+            params: encode_params(&params)?,
+            options: RequestOptions::default(),
+        }))
+    }
+}
+
+fn pages<M, T, F>(page_items: F) -> Pages<M, T, F>
+where
+    M: Method<Params = PaginatedParams>,
+    F: FnMut(M::Result) -> (Vec<T>, Option<String>),
+{
+    Pages {
+        all: Vec::new(),
+        page_items,
+        method: PhantomData,
+    }
+}
+
+/// A typed request
+pub fn request<M: Method>(params: &M::Params, options: RequestOptions) -> Single<M::Result> {
+    Single {
+        method: M::NAME,
+        request: Some(encode_params(params).map(|params| Request {
+            method: M::NAME,
+            params,
+            options,
+        })),
+        result: PhantomData,
+    }
+}
+
+/// `tools/call`
+pub fn call_tool(
+    name: &str,
+    arguments: Map<String, Value>,
+    options: RequestOptions,
+) -> Single<CallToolResult> {
+    request::<CallTool>(
+        &CallToolParams::new(name).with_arguments(arguments),
+        options,
+    )
+}
+
+/// Every tool, following pagination; on 2026-07-28 connections (`peer`'s version), tools
+/// whose `x-mcp-header` annotations are invalid are left out, as the spec requires
+pub fn list_tools(peer: &PeerInfo) -> impl Exchange<Output = Vec<Tool>> + Send + 'static {
+    let modern = peer.version.era() == mcp_core::Era::Modern;
+    pages::<ListTools, _, _>(move |mut page| {
+        if modern {
+            let _dropped = mcp_core::client::filter_tools_list(&mut page);
+        }
+        (page.tools, page.next_cursor)
+    })
+}
+
+/// Every resource, following pagination
+pub fn list_resources() -> impl Exchange<Output = Vec<Resource>> + Send + 'static {
+    pages::<ListResources, _, _>(|page| (page.resources, page.next_cursor))
+}
+
+/// Every prompt, following pagination
+pub fn list_prompts() -> impl Exchange<Output = Vec<Prompt>> + Send + 'static {
+    pages::<ListPrompts, _, _>(|page| (page.prompts, page.next_cursor))
+}
+
+/// `resources/read`
+pub fn read_resource(uri: &str) -> Single<ReadResourceResult> {
+    request::<ReadResource>(&ReadResourceParams::new(uri), RequestOptions::default())
+}
+
+/// `prompts/get`
+pub fn get_prompt(params: &GetPromptParams) -> Single<GetPromptResult> {
+    request::<GetPrompt>(params, RequestOptions::default())
+}
+
+/// `completion/complete`
+pub fn complete(params: &CompleteParams) -> Single<CompleteResult> {
+    request::<Complete>(params, RequestOptions::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn a_single_call_sends_its_request_then_decodes_the_result() {
+        let mut call = call_tool("echo", Map::new(), RequestOptions::default());
+        let Next::Send(request) = call.step(None).unwrap() else {
+            panic!("the first step sends");
+        };
+        assert_eq!(request.method, "tools/call");
+        assert_eq!(
+            serde_json::from_str::<Value>(request.params.get()).unwrap()["name"],
+            "echo"
+        );
+        let answer = raw(r#"{"content":[{"type":"text","text":"hi"}]}"#);
+        let Next::Done(result) = call.step(Some(answer)).unwrap() else {
+            panic!("the answer ends the call");
+        };
+        assert_eq!(result.content.len(), 1);
+    }
+
+    #[test]
+    fn a_result_of_the_wrong_shape_is_invalid_result() {
+        let mut call = read_resource("file:///a");
+        assert!(matches!(call.step(None), Ok(Next::Send(_))));
+        let err = call.step(Some(raw(r#"{"contents":7}"#))).unwrap_err();
+        assert!(
+            matches!(err, ClientError::Call(CallError::InvalidResult(m)) if m.contains("resources/read"))
+        );
+    }
+
+    #[test]
+    fn pages_follow_the_cursor_and_concatenate() {
+        let mut call = list_prompts();
+        let Next::Send(first) = call.step(None).unwrap() else {
+            panic!("the first step sends");
+        };
+        assert_eq!(first.method, "prompts/list");
+        assert_eq!(
+            serde_json::from_str::<Value>(first.params.get())
+                .unwrap()
+                .get("cursor"),
+            None
+        );
+        let page = raw(r#"{"prompts":[{"name":"a"}],"nextCursor":"c2"}"#);
+        let Next::Send(second) = call.step(Some(page)).unwrap() else {
+            panic!("a cursor asks for the next page");
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(second.params.get()).unwrap()["cursor"],
+            "c2"
+        );
+        let last = raw(r#"{"prompts":[{"name":"b"}]}"#);
+        let Next::Done(all) = call.step(Some(last)).unwrap() else {
+            panic!("no cursor ends the list");
+        };
+        let names: Vec<_> = all.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+    }
+}
