@@ -3,27 +3,45 @@
 //! Threads start on demand, up to the bound, and stay for the server's lifetime; a job that
 //! finds every worker busy waits in the queue (the core bounds the requests in flight, so
 //! the queue is bounded too).
+//!
+//! The queue is a `VecDeque` behind a mutex with a condition variable, not a channel: an
+//! idle worker sleeps on a futex until a job comes. (A crossbeam channel's receiver spins
+//! and calls `sched_yield` a few times before it sleeps; with one hand-off per request
+//! that cost, on a busy machine with few cores, most of a W1 round trip.)
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
-
-use crossbeam_channel::{Receiver, Sender};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
-#[derive(Debug, Default)]
-struct Counts {
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
     live: usize,
-    /// Workers waiting for a job and not yet promised one
+    /// Workers waiting for a job
     idle: usize,
+    /// The pool is gone: workers end once the queue is empty
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Idle workers wait here for a job
+    job: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// A bounded set of worker threads fed from one queue
 pub(crate) struct Pool {
-    tx: Sender<Job>,
-    rx: Receiver<Job>,
+    shared: Arc<Shared>,
     max: usize,
-    counts: Arc<Mutex<Counts>>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -35,12 +53,9 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// A pool of at most `max` threads (at least one)
     pub(crate) fn new(max: usize) -> Self {
-        let (tx, rx) = crossbeam_channel::unbounded();
         Self {
-            tx,
-            rx,
+            shared: Arc::default(),
             max: max.max(1),
-            counts: Arc::default(),
         }
     }
 
@@ -48,40 +63,56 @@ impl Pool {
     /// one to finish
     pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) {
         let spawn = {
-            let mut c = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-            if c.idle > 0 {
-                c.idle -= 1;
+            let mut q = self.shared.lock();
+            q.jobs.push_back(Box::new(job));
+            if q.idle >= q.jobs.len() {
+                // An idle worker not yet woken for an earlier job takes it.
+                self.shared.job.notify_one();
                 false
-            } else if c.live < self.max {
-                c.live += 1;
+            } else if q.live < self.max {
+                q.live += 1;
                 true
             } else {
                 false
             }
         };
         if spawn {
-            let rx = self.rx.clone();
-            let counts = Arc::clone(&self.counts);
+            let shared = Arc::clone(&self.shared);
             let started = thread::Builder::new()
                 .name("mcp-handler".into())
-                .spawn(move || worker(&rx, &counts));
+                .spawn(move || worker(&shared));
             if started.is_err() {
-                self.counts
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .live -= 1;
+                // The job waits for a worker that is (or will be) running, if any.
+                self.shared.lock().live -= 1;
             }
         }
-        // The receiver lives in `self`, so the queue is open.
-        let _ = self.tx.send(Box::new(job));
     }
 }
 
-fn worker(rx: &Receiver<Job>, counts: &Mutex<Counts>) {
-    // The job that made this worker start is the first one it takes.
-    while let Ok(job) = rx.recv() {
-        // A panicking handler is answered by its own catch; the worker survives anyway.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        counts.lock().unwrap_or_else(PoisonError::into_inner).idle += 1;
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Workers end once the queue is empty.
+        self.shared.lock().closed = true;
+        self.shared.job.notify_all();
+    }
+}
+
+fn worker(shared: &Shared) {
+    let mut q = shared.lock();
+    loop {
+        if let Some(job) = q.jobs.pop_front() {
+            drop(q);
+            // A panicking handler is answered by its own catch; the worker survives anyway.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            q = shared.lock();
+            continue;
+        }
+        if q.closed {
+            q.live -= 1;
+            return;
+        }
+        q.idle += 1;
+        q = shared.job.wait(q).unwrap_or_else(PoisonError::into_inner);
+        q.idle -= 1;
     }
 }
