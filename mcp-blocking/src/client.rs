@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 
-use crossbeam_channel::Receiver;
 #[cfg(doc)]
 use mcp_core::CallError;
 use mcp_core::schema::method::Method;
@@ -80,7 +79,7 @@ pub struct CallWatch {
 #[derive(Debug)]
 #[must_use = "wait for the outcome; dropping a pending call cancels it"]
 pub struct PendingCall {
-    outcome: Receiver<Result<Outcome, SendError>>,
+    outcome: mpsc::Receiver<Result<Outcome, SendError>>,
     cancel: CancelHandle,
     done: bool,
 }
@@ -152,7 +151,7 @@ impl Client {
         W: Write + Send + 'static,
     {
         let session = Session::client(Arc::new(config), driver::now());
-        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
             session,
             dispatch: None,
@@ -180,7 +179,7 @@ impl Client {
         let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
         let session = Session::client(Arc::new(config), driver::now());
         let (tx, inbox) = crossbeam_channel::unbounded();
-        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let (ready_tx, ready_rx) = mpsc::channel();
         let net = tx.clone();
         thread::Builder::new()
             .name("mcp-http-client".into())
@@ -240,7 +239,7 @@ impl Client {
         }
         let guard = ChildGuard(Mutex::new(child));
         let session = Session::client(Arc::new(config), driver::now());
-        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
             session,
             dispatch: None,
@@ -258,7 +257,7 @@ impl Client {
     /// A handle once the driver reports the handshake or discovery done
     pub(crate) fn when_ready(
         link: Route,
-        ready: &Receiver<Result<PeerInfo, String>>,
+        ready: &mpsc::Receiver<Result<PeerInfo, String>>,
         child: Option<ChildGuard>,
     ) -> Result<Self, ConnectError> {
         let peer = match ready.recv() {
@@ -311,7 +310,7 @@ impl Client {
         watch: CallWatch,
     ) -> PendingCall {
         let token = self.inner.tokens.fetch_add(1, Ordering::Relaxed);
-        let (reply, outcome) = crossbeam_channel::bounded(1);
+        let (reply, outcome) = mpsc::channel();
         let command = Command::Request {
             method: method.to_owned(),
             params,
@@ -451,7 +450,7 @@ impl Client {
     /// # Errors
     /// [`ClientError::Send`] for local misuse (for example a core-owned notification).
     pub fn notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), ClientError> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
+        let (reply, rx) = mpsc::channel();
         let command = Command::Notify {
             method: method.to_owned(),
             params,

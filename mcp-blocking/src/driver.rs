@@ -45,7 +45,7 @@ impl<T: peer::Dispatch<Blocking>> Dispatch for T {}
 
 impl peer::Runtime for Blocking {
     type Run = CancellationToken;
-    type Reply<T: Send + 'static> = Sender<T>;
+    type Reply<T: Send + 'static> = mpsc::Sender<T>;
     type Stream<T: Send + 'static> = mpsc::Sender<T>;
     type HandlerTx = Route;
     type Options = ClientOptions;
@@ -54,7 +54,7 @@ impl peer::Runtime for Blocking {
     fn now() -> Instant {
         now()
     }
-    fn reply<T: Send + 'static>(tx: Sender<T>, value: T) {
+    fn reply<T: Send + 'static>(tx: mpsc::Sender<T>, value: T) {
         let _ = tx.send(value);
     }
     fn report<T: Send + 'static>(tx: &mpsc::Sender<T>, value: T) {

@@ -7,9 +7,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
-use crossbeam_channel::Receiver;
 use mcp_core::http::HttpConfig;
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::schema::{
@@ -58,7 +57,7 @@ pub struct Context {
 }
 
 /// Waits for a reply from the driver
-fn wait<T>(rx: &Receiver<T>) -> Option<T> {
+fn wait<T>(rx: &mpsc::Receiver<T>) -> Option<T> {
     rx.recv().ok()
 }
 
@@ -75,7 +74,7 @@ impl Context {
     /// # Errors
     /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
     pub fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
+        let (reply, rx) = mpsc::channel();
         let msg = HandlerMsg::Ask {
             id: self.id,
             requests,
@@ -111,7 +110,7 @@ impl Context {
     /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
     /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
     pub fn run_as_task(&self, options: TaskOptions) -> Result<TaskId, TaskError> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
+        let (reply, rx) = mpsc::channel();
         self.messages
             .send(HandlerMsg::StartTask {
                 id: self.id,
