@@ -109,10 +109,58 @@ fn worker(shared: &Shared) {
         }
         if q.closed {
             q.live -= 1;
+            // Whoever waits for the workers to end (a test) learns it.
+            shared.job.notify_all();
             return;
         }
         q.idle += 1;
         q = shared.job.wait(q).unwrap_or_else(PoisonError::into_inner);
         q.idle -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    #[test]
+    fn runs_every_job_on_at_most_max_threads_and_workers_end_with_the_pool() {
+        let pool = Pool::new(2);
+        let (started, starts) = mpsc::channel();
+        let (done, dones) = mpsc::channel();
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        for i in 0..5 {
+            let (started, done, gate) = (started.clone(), done.clone(), Arc::clone(&gate));
+            pool.execute(move || {
+                started.send(i).unwrap();
+                let (open, opened) = &*gate;
+                let mut open = open.lock().unwrap();
+                while !*open {
+                    open = opened.wait(open).unwrap();
+                }
+                done.send(thread::current().id()).unwrap();
+            });
+        }
+        // Two jobs start; the other three wait in the queue for a worker.
+        starts.recv().unwrap();
+        starts.recv().unwrap();
+        assert_eq!(pool.shared.lock().live, 2);
+        assert_eq!(pool.shared.lock().jobs.len(), 3);
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+        let mut threads: Vec<_> = (0..5).map(|_| dones.recv().unwrap()).collect();
+        threads.sort_by_key(|id| format!("{id:?}"));
+        threads.dedup();
+        assert!(threads.len() <= 2);
+        let shared = Arc::clone(&pool.shared);
+        drop(pool);
+        // The workers end once the pool is gone.
+        let mut q = shared.lock();
+        while q.live > 0 {
+            q = shared.job.wait(q).unwrap();
+        }
+        assert!(q.jobs.is_empty());
     }
 }
