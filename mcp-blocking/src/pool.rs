@@ -62,20 +62,23 @@ impl Pool {
     /// Runs `job` on a worker: an idle one, a new one while under the bound, else the next
     /// one to finish
     pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) {
-        let spawn = {
+        let (wake, spawn) = {
             let mut q = self.shared.lock();
             q.jobs.push_back(Box::new(job));
             if q.idle >= q.jobs.len() {
                 // An idle worker not yet woken for an earlier job takes it.
-                self.shared.job.notify_one();
-                false
+                (true, false)
             } else if q.live < self.max {
                 q.live += 1;
-                true
+                (false, true)
             } else {
-                false
+                (false, false)
             }
         };
+        if wake {
+            // Outside the lock: the woken worker does not find it taken.
+            self.shared.job.notify_one();
+        }
         if spawn {
             let shared = Arc::clone(&self.shared);
             let started = thread::Builder::new()
