@@ -527,13 +527,18 @@ impl Duo {
 
     fn advance(&mut self, by: Duration) {
         let target = self.now + by;
-        for _ in 0..10_000 {
+        // Timers may fire many times on the way to `target` (a task polled every 10 ms over
+        // a minute); what must not happen is a timer that fires again and again without the
+        // clock moving.
+        let mut same_instant = 0;
+        while same_instant < 10_000 {
             let next = [self.client.poll_timeout(), self.server.poll_timeout()]
                 .into_iter()
                 .flatten()
                 .min();
             match next {
                 Some(t) if t <= target => {
+                    same_instant = if t > self.now { 0 } else { same_instant + 1 };
                     self.now = self.now.max(t);
                     let now = self.now;
                     self.client.handle_timeout(now);

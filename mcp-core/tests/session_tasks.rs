@@ -486,3 +486,37 @@ fn a_task_backed_call_past_its_cap_times_out_and_cancels_the_task() {
         assert_eq!(pair.server.task_status(task), Some(TaskStatus::Cancelled));
     }
 }
+
+#[test]
+fn a_server_cannot_make_the_client_poll_faster_than_every_10_ms() {
+    for form in Form::BOTH {
+        let mut pair = pair(form);
+        let mut options = RequestOptions::default().max_total(Duration::from_millis(95));
+        if form == Form::Legacy {
+            options = options.as_task(None);
+        }
+        pair.client
+            .send_request(
+                pair.now,
+                "tools/call",
+                Some(raw(json!({"name": "slow"}))),
+                options,
+            )
+            .unwrap();
+        let request = offered_request(&mut pair);
+        pair.server
+            .start_task(
+                pair.now,
+                &request.responder,
+                TaskOptions::default().poll_interval(Duration::from_millis(1)),
+            )
+            .unwrap();
+        pair.drive();
+        pair.client_events();
+        pair.advance(Duration::from_secs(1));
+        // A 1 ms suggestion is raised to 10 ms: polls at 10, 20, .., 90 ms, then at 95 ms
+        // the call's cap ends it (not 94 polls).
+        let polls = count_method(pair.transcript(), Side::Client, "tasks/get");
+        assert_eq!(polls, 9, "{form:?}");
+    }
+}

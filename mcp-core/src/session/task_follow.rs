@@ -25,6 +25,9 @@ use crate::version::Era;
 
 /// Polling interval when the server suggests none
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
+/// The shortest interval a client polls a task at, whatever the server suggests: a server
+/// cannot make a client poll more than 100 times a second
+const MIN_POLL: Duration = Duration::from_millis(10);
 
 /// A task the client follows for one of its requests
 #[derive(Debug, Clone)]
@@ -70,7 +73,7 @@ impl TaskView {
         self.poll_interval_ms
             .or(self.poll_interval)
             .filter(|ms| *ms > 0)
-            .map_or(DEFAULT_POLL, Duration::from_millis)
+            .map_or(DEFAULT_POLL, |ms| Duration::from_millis(ms).max(MIN_POLL))
     }
 }
 
