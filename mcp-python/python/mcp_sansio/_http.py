@@ -216,17 +216,20 @@ class _Endpoint:
             try:
                 await asyncio.wait({ex.ended, gone}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                if gone.done():
-                    if not gone.cancelled():
-                        gone.exception()  # retrieved: a reset connection is just "gone"
-                else:
+                if not gone.done():
                     gone.cancel()
-            more = gone.result() if gone.done() and not gone.cancelled() and gone.exception() is None else b""
-            if not ex.ended.done() and more:
+                    # Let the read unwind before anything reads this connection again
+                    # (asyncio allows one waiting reader at a time).
+                    await asyncio.wait({gone})
+                if not gone.cancelled():
+                    gone.exception()  # retrieved: a reset connection is just "gone"
+            more = gone.result() if not gone.cancelled() and gone.exception() is None else b""
+            if more:
                 # A pipelined request: keep its first byte for the parser and wait for this
                 # response to end (reading no further: the next request waits its turn).
                 conn.receive_data(more)
-                await ex.ended
+                if not ex.ended.done():
+                    await ex.ended
             if not ex.ended.done():
                 # The client went away: end the exchange.
                 if self.exchanges.pop(exchange, None) is not None:
