@@ -184,10 +184,12 @@ mod stdio {
             .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
         let stdout = std::io::stdout();
         let shares_stderr = same_file(stdout.as_fd(), std::io::stderr().as_fd());
-        let output = (!shares_stderr)
-            .then(|| stdout.as_fd().try_clone_to_owned().ok())
-            .flatten()
-            .and_then(|fd| pipe::Sender::from_owned_fd(fd).ok());
+        let output = if shares_stderr {
+            None
+        } else {
+            let fd = stdout.as_fd().try_clone_to_owned().ok();
+            fd.and_then(|fd| pipe::Sender::from_owned_fd(fd).ok())
+        };
         (input, output)
     }
 
