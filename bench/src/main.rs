@@ -1,7 +1,7 @@
 //! `mcp-bench`: the scriptable benchmark runner
 //!
 //! ```text
-//! mcp-bench <w1|w2|w3|limit|threads|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
+//! mcp-bench <w1|w2|w3|limit|threads|pingpong|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
 //!           [--n N] [--runs R] [--era <legacy|modern>]
 //! ```
 //!
@@ -19,6 +19,8 @@
 //!   request and the response, each parsed once and written once), no protocol logic.
 //! - `threads`: the floor of a thread-per-connection binding: a line through the four thread
 //!   hand-offs of an mcp-blocking W1 call (caller, server reader, worker, client reader), no MCP.
+//! - `pingpong`: the floor of any client and server on two threads: a line written by the
+//!   caller, echoed by the server's one thread, read back by the caller (two hand-offs), no MCP.
 //!
 //! Adding a binding is one arm in [`run`] (and in [`serve`] for W3).
 
@@ -54,6 +56,7 @@ enum Workload {
     W3,
     Limit,
     Threads,
+    PingPong,
     Mem,
 }
 
@@ -98,7 +101,7 @@ struct Options {
     era: EraMode,
 }
 
-const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|threads|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
+const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|threads|pingpong|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
 
 fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     let mut it = args.iter();
@@ -109,6 +112,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
         "w3" => Some(Workload::W3),
         "limit" => Some(Workload::Limit),
         "threads" => Some(Workload::Threads),
+        "pingpong" => Some(Workload::PingPong),
         "mem" => Some(Workload::Mem),
         "serve" => None,
         other => return Err(format!("unknown workload `{other}`")),
@@ -144,7 +148,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     if o.n == 0 {
         o.n = match (o.workload, o.binding) {
             (Workload::Limit, _) => 500_000,
-            (Workload::Threads, _) => 50_000,
+            (Workload::Threads | Workload::PingPong, _) => 50_000,
             (Workload::W3, _) => 20_000,
             (_, Binding::Core) => 200_000,
             _ => 50_000,
@@ -182,6 +186,7 @@ fn run(o: &Options) -> Result<Vec<f64>, String> {
     match (o.workload, o.binding) {
         (Workload::Limit, _) => Ok(time_runs(runs, n, |n| core_binding::limit(era, n))),
         (Workload::Threads, _) => Ok(time_runs(runs, n, threads_limit::round_trips)),
+        (Workload::PingPong, _) => Ok(time_runs(runs, n, threads_limit::ping_pong)),
         (Workload::W1, Binding::Core) => Ok(core_binding::w1(era, runs, n)),
         (Workload::W2, Binding::Core) => Ok(core_binding::w2(era, runs, n)),
         (Workload::W3, Binding::Core) => core_binding::w3(era, runs, n),
@@ -302,6 +307,7 @@ fn main() -> ExitCode {
         Workload::W3 => "w3",
         Workload::Limit => "limit",
         Workload::Threads => "threads",
+        Workload::PingPong => "pingpong",
         Workload::Mem => "mem",
     };
     let rates = summary(rates);
@@ -319,7 +325,7 @@ fn main() -> ExitCode {
         line["rt_per_s"] = line["calls_per_s"].clone();
         line["binding"] = json!("serde_json");
     }
-    if workload == Workload::Threads {
+    if matches!(workload, Workload::Threads | Workload::PingPong) {
         line["rt_per_s"] = line["calls_per_s"].clone();
         line["binding"] = json!("bare-threads");
     }
@@ -344,6 +350,7 @@ mod tests {
             "w2 --binding core --n 256 --runs 1",
             "limit --n 200 --runs 1 --era modern",
             "threads --n 200 --runs 1",
+            "pingpong --n 200 --runs 1",
             "w1 --binding tokio-ct --n 50 --runs 1",
             "w2 --binding tokio-mt --n 128 --runs 1",
             "w1 --binding blocking --n 50 --runs 1",

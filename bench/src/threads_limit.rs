@@ -65,3 +65,37 @@ pub(crate) fn round_trips(n: usize) {
         t.join().expect("no panic");
     }
 }
+
+/// `n` round trips through two hand-offs, the fewest any client and server on two threads
+/// can make: the caller writes the line and reads the answer itself, the server's one thread
+/// reads the line and writes it back. No MCP, no channel, no worker.
+pub(crate) fn ping_pong(n: usize) {
+    let (client, server) = UnixStream::pair().expect("a socket pair");
+    let mut server_write = server.try_clone().expect("a clone");
+    let echo = std::thread::spawn(move || {
+        let mut reader = BufReader::new(server);
+        let mut line = Vec::new();
+        while reader
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|read| read > 0)
+        {
+            if server_write.write_all(&line).is_err() {
+                break;
+            }
+            line.clear();
+        }
+    });
+    let mut reader = BufReader::new(client.try_clone().expect("a clone"));
+    let mut client = client;
+    let mut answer = Vec::new();
+    for _ in 0..n {
+        client.write_all(LINE).expect("the socket is open");
+        answer.clear();
+        reader.read_until(b'\n', &mut answer).expect("an answer");
+        std::hint::black_box(&answer);
+    }
+    client
+        .shutdown(std::net::Shutdown::Both)
+        .expect("a shutdown");
+    echo.join().expect("no panic");
+}
