@@ -198,6 +198,9 @@ pub(crate) async fn run<R, W>(
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
     let mut reading = true;
+    // One timer for the connection's life, moved only when the core's deadline comes sooner
+    let mut alarm = mcp_shared::alarm::Alarm::default();
+    let mut timer = async_io::Timer::never();
     loop {
         // Drain: write everything, then deliver every event.
         loop {
@@ -217,6 +220,10 @@ pub(crate) async fn run<R, W>(
             break;
         }
         let deadline = session.poll_timeout();
+        if let Some(at) = alarm.rearm(deadline) {
+            timer.set_at(at);
+        }
+        let armed = alarm.is_armed();
         let want_read = reading && session.wants_read();
         // Whichever is ready first (a fair race); the others are dropped, and reading,
         // receiving and sleeping lose nothing when dropped.
@@ -237,8 +244,12 @@ pub(crate) async fn run<R, W>(
             };
             let handler = async { Wake::Handler(handler_rx.recv().await.ok()) };
             let timeout = async {
-                sleep_until(deadline).await;
-                Wake::Timeout
+                if armed {
+                    (&mut timer).await;
+                    Wake::Timeout
+                } else {
+                    std::future::pending().await
+                }
             };
             read.race(command).race(handler).race(timeout).await
         };
@@ -265,7 +276,11 @@ pub(crate) async fn run<R, W>(
                     peer.on_handler(&mut session, msg);
                 }
             }
-            Wake::Timeout => session.handle_timeout(now()),
+            Wake::Timeout => {
+                if alarm.fired(deadline, now()) {
+                    session.handle_timeout(now());
+                }
+            }
         }
     }
     peer.abort_all();

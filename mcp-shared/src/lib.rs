@@ -4,9 +4,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod alarm;
 pub mod auth;
 pub mod calls;
 pub mod client;
 pub mod http;
 pub mod peer;
 pub mod server;
+pub mod stdio;

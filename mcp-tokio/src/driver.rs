@@ -181,6 +181,10 @@ pub(crate) async fn run<R, W>(
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
     let mut reading = true;
+    // One timer for the connection's life, moved only when the core's deadline comes sooner
+    let mut alarm = mcp_shared::alarm::Alarm::default();
+    let timer = tokio::time::sleep_until(Instant::now());
+    tokio::pin!(timer);
     loop {
         // Drain: write everything, then deliver every event.
         loop {
@@ -199,7 +203,10 @@ pub(crate) async fn run<R, W>(
         if session.is_closed() {
             break;
         }
-        let deadline = session.poll_timeout().map(Instant::from_std);
+        let deadline = session.poll_timeout();
+        if let Some(at) = alarm.rearm(deadline) {
+            timer.as_mut().reset(Instant::from_std(at));
+        }
         let want_read = reading && session.wants_read();
         tokio::select! {
             read = reader.read(&mut buf), if want_read => match read {
@@ -226,7 +233,11 @@ pub(crate) async fn run<R, W>(
                     peer.on_handler(&mut session, msg);
                 }
             }
-            () = sleep_until(deadline) => session.handle_timeout(now()),
+            () = &mut timer, if alarm.is_armed() => {
+                if alarm.fired(deadline, now()) {
+                    session.handle_timeout(now());
+                }
+            }
         }
     }
     peer.abort_all();

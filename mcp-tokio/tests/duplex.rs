@@ -158,3 +158,66 @@ async fn a_request_times_out_on_the_paused_clock() {
         "{outcome:?}"
     );
 }
+
+/// The connection's one timer is armed lazily (moved only for a sooner deadline): a sooner
+/// deadline must still fire on time, and a later one must fire after the timer went off
+/// early for a deadline that went away
+#[tokio::test(start_paused = true)]
+async fn each_timeout_fires_at_its_own_deadline_whatever_the_timer_was_armed_for() {
+    let client = connect(
+        EraMode::Legacy(ProtocolVersion::V2025_11_25),
+        Arc::default(),
+    )
+    .await;
+    let slow = || serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap();
+    let timeout = |s| mcp_core::RequestOptions::default().timeout(Duration::from_secs(s));
+    let timed_out = |outcome: &Result<_, ClientError>| {
+        matches!(
+            outcome,
+            Err(ClientError::Call(mcp_core::CallError::TimedOut))
+        )
+    };
+
+    // An answered call arms the timer for 10 s; the next call's 30 s deadline comes later.
+    let start = tokio::time::Instant::now();
+    let echo = serde_json::value::RawValue::from_string(
+        r#"{"name":"echo","arguments":{"text":"hi"}}"#.into(),
+    )
+    .unwrap();
+    client
+        .request_raw("tools/call", Some(echo), timeout(10), None)
+        .await
+        .unwrap();
+    let outcome = client
+        .request_raw("tools/call", Some(slow()), timeout(30), None)
+        .await;
+    assert!(timed_out(&outcome), "{outcome:?}");
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(30) && waited < Duration::from_secs(31),
+        "{waited:?}"
+    );
+
+    // A call waiting an hour arms the timer for an hour; a second call's 5 s deadline moves it.
+    let long = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .request_raw("tools/call", Some(slow()), timeout(3600), None)
+                .await
+        })
+    };
+    tokio::task::yield_now().await;
+    let start = tokio::time::Instant::now();
+    let outcome = client
+        .request_raw("tools/call", Some(slow()), timeout(5), None)
+        .await;
+    assert!(timed_out(&outcome), "{outcome:?}");
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(5) && waited < Duration::from_secs(6),
+        "{waited:?}"
+    );
+    let outcome = long.await.unwrap();
+    assert!(timed_out(&outcome), "{outcome:?}");
+}

@@ -1,0 +1,72 @@
+//! One timer per connection, armed lazily
+//!
+//! The core's next deadline moves with nearly every message: each request sets its timeout,
+//! each answer clears it. Re-arming a runtime's timer that often costs a timer-wheel update
+//! and, when the new deadline is the runtime's earliest, a wake-up of its event loop (an
+//! `eventfd` write and another `epoll_wait`) per message. An [`Alarm`] moves the timer only
+//! when the core's deadline comes *earlier* than the armed one; a later deadline (or none)
+//! leaves the timer where it is: it fires early, the binding sees that nothing is due yet,
+//! and arms it again at the deadline of the moment.
+
+use std::time::Instant;
+
+/// When a binding's one timer must be (re)armed; see the module's docs
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Alarm {
+    armed: Option<Instant>,
+}
+
+impl Alarm {
+    /// The instant to arm the timer at, given the core's deadline, if the timer must move:
+    /// only when the deadline is earlier than the armed instant, or nothing is armed
+    pub fn rearm(&mut self, deadline: Option<Instant>) -> Option<Instant> {
+        let deadline = deadline?;
+        if self.armed.is_some_and(|armed| armed <= deadline) {
+            return None;
+        }
+        self.armed = Some(deadline);
+        Some(deadline)
+    }
+
+    /// The timer is armed (it may fire)
+    pub fn is_armed(&self) -> bool {
+        self.armed.is_some()
+    }
+
+    /// The timer fired: nothing is armed. `true` when the core's `deadline` is due at `now`
+    /// (else the timer fired early, for a deadline that moved later or went away)
+    pub fn fired(&mut self, deadline: Option<Instant>, now: Instant) -> bool {
+        self.armed = None;
+        deadline.is_some_and(|deadline| deadline <= now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn moves_only_for_an_earlier_deadline_and_fires_early_harmlessly() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs(1);
+        let mut alarm = Alarm::default();
+        assert_eq!(alarm.rearm(None), None);
+        assert!(!alarm.is_armed());
+        assert_eq!(alarm.rearm(Some(t0 + 60 * s)), Some(t0 + 60 * s));
+        // Later deadlines, and none, leave the timer armed where it is.
+        assert_eq!(alarm.rearm(Some(t0 + 61 * s)), None);
+        assert_eq!(alarm.rearm(None), None);
+        assert!(alarm.is_armed());
+        // An earlier one moves it.
+        assert_eq!(alarm.rearm(Some(t0 + 5 * s)), Some(t0 + 5 * s));
+        // It fires at 5 s while the deadline has moved to 61 s: nothing is due, and the next
+        // round arms it at 61 s.
+        assert!(!alarm.fired(Some(t0 + 61 * s), t0 + 5 * s));
+        assert!(!alarm.is_armed());
+        assert_eq!(alarm.rearm(Some(t0 + 61 * s)), Some(t0 + 61 * s));
+        assert!(alarm.fired(Some(t0 + 61 * s), t0 + 61 * s));
+        assert!(!alarm.fired(None, t0 + 62 * s));
+    }
+}
