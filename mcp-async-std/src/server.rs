@@ -145,7 +145,28 @@ impl Server {
     }
 
     /// Serves one connection over this process's stdin and stdout
+    ///
+    /// On Unix, when stdin and stdout are pipes (as when an MCP client starts this process),
+    /// they are read and written directly by the reactor; otherwise (a terminal, a file)
+    /// through a blocking thread.
     pub async fn serve_stdio(&self) {
+        #[cfg(unix)]
+        {
+            use async_io::Async;
+            use std::fs::File;
+            let input =
+                mcp_shared::stdio::stdin_pipe().and_then(|fd| Async::new(File::from(fd)).ok());
+            let output =
+                mcp_shared::stdio::stdout_pipe().and_then(|fd| Async::new(File::from(fd)).ok());
+            match (input, output) {
+                (Some(i), Some(o)) => return self.serve(i, o).await,
+                (Some(i), None) => {
+                    return self.serve(i, blocking::Unblock::new(io::stdout())).await;
+                }
+                (None, Some(o)) => return self.serve(blocking::Unblock::new(io::stdin()), o).await,
+                (None, None) => {}
+            }
+        }
         let stdin = blocking::Unblock::new(io::stdin());
         let stdout = blocking::Unblock::new(io::stdout());
         self.serve(stdin, stdout).await;

@@ -167,42 +167,15 @@ impl Server {
 /// stdin and stdout as pipes the event loop drives, where they are pipes
 #[cfg(unix)]
 mod stdio {
-    use std::os::fd::{AsFd, BorrowedFd};
-    use std::os::unix::fs::MetadataExt;
-
     use tokio::net::unix::pipe;
 
-    /// stdin as a pipe receiver and stdout as a pipe sender, each where it is a pipe of its
-    /// own. The runtime puts each in non-blocking mode; stdout is left alone when stderr
-    /// writes into the same pipe (`2>&1`), so that `eprintln!` never meets a full
-    /// non-blocking pipe.
+    /// stdin as a pipe receiver and stdout as a pipe sender, each where it is a pipe (see
+    /// `mcp_shared::stdio`); the runtime puts each in non-blocking mode
     pub(super) fn pipes() -> (Option<pipe::Receiver>, Option<pipe::Sender>) {
-        let input = std::io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .ok()
-            .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
-        let stdout = std::io::stdout();
-        let shares_stderr = same_file(stdout.as_fd(), std::io::stderr().as_fd());
-        let output = if shares_stderr {
-            None
-        } else {
-            let fd = stdout.as_fd().try_clone_to_owned().ok();
-            fd.and_then(|fd| pipe::Sender::from_owned_fd(fd).ok())
-        };
+        let input =
+            mcp_shared::stdio::stdin_pipe().and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
+        let output =
+            mcp_shared::stdio::stdout_pipe().and_then(|fd| pipe::Sender::from_owned_fd(fd).ok());
         (input, output)
-    }
-
-    /// Whether two descriptors name the same file (or pipe)
-    fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
-        let meta = |fd: BorrowedFd<'_>| {
-            let fd = fd.try_clone_to_owned().ok()?;
-            std::fs::File::from(fd).metadata().ok()
-        };
-        match (meta(a), meta(b)) {
-            (Some(a), Some(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            // Unknown: assume they may be shared.
-            _ => true,
-        }
     }
 }
