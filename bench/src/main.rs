@@ -1,7 +1,7 @@
 //! `mcp-bench`: the scriptable benchmark runner
 //!
 //! ```text
-//! mcp-bench <w1|w2|w3|limit|threads|pingpong|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
+//! mcp-bench <w1|w2|w3|limit|threads|pingpong|pipes|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
 //!           [--n N] [--runs R] [--era <legacy|modern>]
 //! ```
 //!
@@ -21,6 +21,8 @@
 //!   hand-offs of an mcp-blocking W1 call (caller, server reader, worker, client reader), no MCP.
 //! - `pingpong`: the floor of any client and server on two threads: a line written by the
 //!   caller, echoed by the server's one thread, read back by the caller (two hand-offs), no MCP.
+//! - `pipes`: the floor of W3: a line written to a child process's stdin, echoed to its
+//!   stdout by blocking reads and writes (this binary, `echo`), read back; no MCP.
 //!
 //! Adding a binding is one arm in [`run`] (and in [`serve`] for W3).
 
@@ -57,6 +59,7 @@ enum Workload {
     Limit,
     Threads,
     PingPong,
+    Pipes,
     Mem,
 }
 
@@ -101,7 +104,7 @@ struct Options {
     era: EraMode,
 }
 
-const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|threads|pingpong|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
+const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|threads|pingpong|pipes|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
 
 fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     let mut it = args.iter();
@@ -113,6 +116,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
         "limit" => Some(Workload::Limit),
         "threads" => Some(Workload::Threads),
         "pingpong" => Some(Workload::PingPong),
+        "pipes" => Some(Workload::Pipes),
         "mem" => Some(Workload::Mem),
         "serve" => None,
         other => return Err(format!("unknown workload `{other}`")),
@@ -149,7 +153,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
         o.n = match (o.workload, o.binding) {
             (Workload::Limit, _) => 500_000,
             (Workload::Threads | Workload::PingPong, _) => 50_000,
-            (Workload::W3, _) => 20_000,
+            (Workload::W3 | Workload::Pipes, _) => 20_000,
             (_, Binding::Core) => 200_000,
             _ => 50_000,
         };
@@ -187,6 +191,7 @@ fn run(o: &Options) -> Result<Vec<f64>, String> {
         (Workload::Limit, _) => Ok(time_runs(runs, n, |n| core_binding::limit(era, n))),
         (Workload::Threads, _) => Ok(time_runs(runs, n, threads_limit::round_trips)),
         (Workload::PingPong, _) => Ok(time_runs(runs, n, threads_limit::ping_pong)),
+        (Workload::Pipes, _) => threads_limit::pipes(runs, n),
         (Workload::W1, Binding::Core) => Ok(core_binding::w1(era, runs, n)),
         (Workload::W2, Binding::Core) => Ok(core_binding::w2(era, runs, n)),
         (Workload::W3, Binding::Core) => core_binding::w3(era, runs, n),
@@ -274,6 +279,10 @@ fn era_name(era: EraMode) -> &'static str {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("echo") {
+        threads_limit::echo();
+        return ExitCode::SUCCESS;
+    }
     let (workload, o) = match parse(&args) {
         Ok(p) => p,
         Err(e) => {
@@ -308,6 +317,7 @@ fn main() -> ExitCode {
         Workload::Limit => "limit",
         Workload::Threads => "threads",
         Workload::PingPong => "pingpong",
+        Workload::Pipes => "pipes",
         Workload::Mem => "mem",
     };
     let rates = summary(rates);
@@ -325,9 +335,17 @@ fn main() -> ExitCode {
         line["rt_per_s"] = line["calls_per_s"].clone();
         line["binding"] = json!("serde_json");
     }
-    if matches!(workload, Workload::Threads | Workload::PingPong) {
+    if matches!(
+        workload,
+        Workload::Threads | Workload::PingPong | Workload::Pipes
+    ) {
         line["rt_per_s"] = line["calls_per_s"].clone();
-        line["binding"] = json!("bare-threads");
+        let floor = if workload == Workload::Pipes {
+            "bare-processes"
+        } else {
+            "bare-threads"
+        };
+        line["binding"] = json!(floor);
     }
     println!("{line}");
     ExitCode::SUCCESS

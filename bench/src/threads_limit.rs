@@ -99,3 +99,61 @@ pub(crate) fn ping_pong(n: usize) {
         .expect("a shutdown");
     echo.join().expect("no panic");
 }
+
+/// `pipes`: the floor of W3: `runs` runs of `n` lines written to a child process's stdin
+/// and read back from its stdout (the child is this binary, `echo`: blocking reads and
+/// writes, no MCP, no event loop), two process wake-ups per round trip
+pub(crate) fn pipes(runs: usize, n: usize) -> Result<Vec<f64>, String> {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut child = Command::new(exe)
+        .arg("echo")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut to_child = child.stdin.take().ok_or("no stdin")?;
+    let mut from_child = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    let mut answer = Vec::new();
+    let mut failure = None;
+    let rates = crate::time_runs(runs, n, |n| {
+        for _ in 0..n {
+            answer.clear();
+            let echoed = to_child.write_all(LINE).is_ok()
+                && from_child
+                    .read_until(b'\n', &mut answer)
+                    .is_ok_and(|read| read > 0);
+            if !echoed {
+                failure = Some("the echo child stopped".to_owned());
+                return;
+            }
+        }
+    });
+    drop(to_child);
+    let _ = child.wait();
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(rates),
+    }
+}
+
+/// The `pipes` child: echoes stdin to stdout line by line until EOF
+pub(crate) fn echo() {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut output = std::io::stdout().lock();
+    let mut line = Vec::new();
+    while input
+        .read_until(b'\n', &mut line)
+        .is_ok_and(|read| read > 0)
+    {
+        if output
+            .write_all(&line)
+            .and_then(|()| output.flush())
+            .is_err()
+        {
+            return;
+        }
+        line.clear();
+    }
+}
