@@ -1,7 +1,7 @@
 //! `mcp-bench`: the scriptable benchmark runner
 //!
 //! ```text
-//! mcp-bench <w1|w2|w3|limit|threads|pingpong|pipes|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
+//! mcp-bench <w1|w2|w3|limit|threads|pingpong|fanout|pipes|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>]
 //!           [--n N] [--runs R] [--era <legacy|modern>]
 //! ```
 //!
@@ -21,6 +21,8 @@
 //!   hand-offs of an mcp-blocking W1 call (caller, server reader, worker, client reader), no MCP.
 //! - `pingpong`: the floor of any client and server on two threads: a line written by the
 //!   caller, echoed by the server's one thread, read back by the caller (two hand-offs), no MCP.
+//! - `fanout`: the floor of a threaded W2: 64 caller threads at once, each line echoed by the
+//!   server's one thread and handed back to its caller by the client's reader thread; no MCP.
 //! - `pipes`: the floor of W3: a line written to a child process's stdin, echoed to its
 //!   stdout by blocking reads and writes (this binary, `echo`), read back; no MCP.
 //!
@@ -59,6 +61,7 @@ enum Workload {
     Limit,
     Threads,
     PingPong,
+    Fanout,
     Pipes,
     Mem,
 }
@@ -104,7 +107,7 @@ struct Options {
     era: EraMode,
 }
 
-const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|threads|pingpong|pipes|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
+const USAGE: &str = "usage: mcp-bench <w1|w2|w3|limit|threads|pingpong|fanout|pipes|mem> [--binding <core|tokio-ct|tokio-mt|async-std|blocking>] [--n N] [--runs R] [--era <legacy|modern>]\n       mcp-bench serve --binding <core|tokio-ct|tokio-mt|async-std|blocking> [--era ..]   (the W3 child)";
 
 fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     let mut it = args.iter();
@@ -116,6 +119,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
         "limit" => Some(Workload::Limit),
         "threads" => Some(Workload::Threads),
         "pingpong" => Some(Workload::PingPong),
+        "fanout" => Some(Workload::Fanout),
         "pipes" => Some(Workload::Pipes),
         "mem" => Some(Workload::Mem),
         "serve" => None,
@@ -152,7 +156,7 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     if o.n == 0 {
         o.n = match (o.workload, o.binding) {
             (Workload::Limit, _) => 500_000,
-            (Workload::Threads | Workload::PingPong, _) => 50_000,
+            (Workload::Threads | Workload::PingPong | Workload::Fanout, _) => 50_000,
             (Workload::W3 | Workload::Pipes, _) => 20_000,
             (_, Binding::Core) => 200_000,
             _ => 50_000,
@@ -191,6 +195,7 @@ fn run(o: &Options) -> Result<Vec<f64>, String> {
         (Workload::Limit, _) => Ok(time_runs(runs, n, |n| core_binding::limit(era, n))),
         (Workload::Threads, _) => Ok(time_runs(runs, n, threads_limit::round_trips)),
         (Workload::PingPong, _) => Ok(time_runs(runs, n, threads_limit::ping_pong)),
+        (Workload::Fanout, _) => Ok(time_runs(runs, n, threads_limit::fanout)),
         (Workload::Pipes, _) => threads_limit::pipes(runs, n),
         (Workload::W1, Binding::Core) => Ok(core_binding::w1(era, runs, n)),
         (Workload::W2, Binding::Core) => Ok(core_binding::w2(era, runs, n)),
@@ -317,6 +322,7 @@ fn main() -> ExitCode {
         Workload::Limit => "limit",
         Workload::Threads => "threads",
         Workload::PingPong => "pingpong",
+        Workload::Fanout => "fanout",
         Workload::Pipes => "pipes",
         Workload::Mem => "mem",
     };
@@ -337,7 +343,7 @@ fn main() -> ExitCode {
     }
     if matches!(
         workload,
-        Workload::Threads | Workload::PingPong | Workload::Pipes
+        Workload::Threads | Workload::PingPong | Workload::Fanout | Workload::Pipes
     ) {
         line["rt_per_s"] = line["calls_per_s"].clone();
         let floor = if workload == Workload::Pipes {
@@ -369,6 +375,7 @@ mod tests {
             "limit --n 200 --runs 1 --era modern",
             "threads --n 200 --runs 1",
             "pingpong --n 200 --runs 1",
+            "fanout --n 256 --runs 1",
             "w1 --binding tokio-ct --n 50 --runs 1",
             "w2 --binding tokio-mt --n 128 --runs 1",
             "w1 --binding blocking --n 50 --runs 1",

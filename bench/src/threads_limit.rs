@@ -157,3 +157,87 @@ pub(crate) fn echo() {
         line.clear();
     }
 }
+
+/// `fanout`: the floor of a threaded W2: `n` round trips made by 64 caller threads at once,
+/// no MCP. Each caller writes its line (tagged with its number) to one Unix socket under a
+/// lock and waits on its own channel; the server's one thread echoes lines back in batches;
+/// the client's reader thread hands each answer to its caller. At least one thread wake-up
+/// per call (the caller's), and no worker pool.
+pub(crate) fn fanout(n: usize) {
+    use std::io::BufWriter;
+    use std::sync::{Arc, Mutex};
+    const CALLERS: usize = crate::IN_FLIGHT;
+    let (client, server) = UnixStream::pair().expect("a socket pair");
+    let server_write = server.try_clone().expect("a clone");
+    let echo = std::thread::spawn(move || {
+        let mut reader = BufReader::new(server);
+        let mut writer = BufWriter::new(server_write);
+        let mut line = Vec::new();
+        while reader
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|read| read > 0)
+        {
+            // Answers go out together when no more requests wait in the buffer.
+            let flushed = writer.write_all(&line).is_ok()
+                && (!reader.buffer().is_empty() || writer.flush().is_ok());
+            if !flushed {
+                break;
+            }
+            line.clear();
+        }
+    });
+    let mut to_callers = Vec::with_capacity(CALLERS);
+    let mut callers_rx = Vec::with_capacity(CALLERS);
+    for _ in 0..CALLERS {
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
+        to_callers.push(tx);
+        callers_rx.push(rx);
+    }
+    let client_read = client.try_clone().expect("a clone");
+    let client_reader = std::thread::spawn(move || {
+        let mut reader = BufReader::new(client_read);
+        let mut line = Vec::new();
+        while reader
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|read| read > 0)
+        {
+            let caller = line
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .fold(0usize, |k, b| k * 10 + usize::from(b - b'0'));
+            if to_callers[caller % CALLERS]
+                .send(std::mem::take(&mut line))
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    let writer = Arc::new(Mutex::new(client));
+    std::thread::scope(|s| {
+        for (i, rx) in callers_rx.into_iter().enumerate() {
+            let writer = Arc::clone(&writer);
+            let share = n / CALLERS + usize::from(i < n % CALLERS);
+            s.spawn(move || {
+                let mut request = format!("{i} ").into_bytes();
+                request.extend_from_slice(LINE);
+                for _ in 0..share {
+                    writer
+                        .lock()
+                        .expect("no panic")
+                        .write_all(&request)
+                        .expect("the socket is open");
+                    std::hint::black_box(rx.recv().expect("an answer"));
+                }
+            });
+        }
+    });
+    writer
+        .lock()
+        .expect("no panic")
+        .shutdown(std::net::Shutdown::Both)
+        .expect("a shutdown");
+    for t in [echo, client_reader] {
+        t.join().expect("no panic");
+    }
+}
