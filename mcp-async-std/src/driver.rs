@@ -175,7 +175,8 @@ enum Wake {
     Read(std::io::Result<usize>),
     Command(Option<Command>),
     Handler(Option<(SessionKey, HandlerMsg)>),
-    Timeout,
+    /// The timer fired: whether the core's deadline is due
+    Timeout(bool),
 }
 
 /// Runs one connection until it closes
@@ -198,9 +199,7 @@ pub(crate) async fn run<R, W>(
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
     let mut reading = true;
-    // One timer for the connection's life, moved only when the core's deadline comes sooner
-    let mut alarm = mcp_shared::alarm::Alarm::default();
-    let mut timer = async_io::Timer::never();
+    let mut timer = Timer::new();
     loop {
         // Drain: write everything, then deliver every event.
         loop {
@@ -220,10 +219,7 @@ pub(crate) async fn run<R, W>(
             break;
         }
         let deadline = session.poll_timeout();
-        if let Some(at) = alarm.rearm(deadline) {
-            timer.set_at(at);
-        }
-        let armed = alarm.is_armed();
+        let armed = timer.arm(deadline);
         let want_read = reading && session.wants_read();
         // Whichever is ready first (a fair race); the others are dropped, and reading,
         // receiving and sleeping lose nothing when dropped.
@@ -245,8 +241,7 @@ pub(crate) async fn run<R, W>(
             let handler = async { Wake::Handler(handler_rx.recv().await.ok()) };
             let timeout = async {
                 if armed {
-                    (&mut timer).await;
-                    Wake::Timeout
+                    Wake::Timeout(timer.wait(deadline).await)
                 } else {
                     std::future::pending().await
                 }
@@ -276,8 +271,8 @@ pub(crate) async fn run<R, W>(
                     peer.on_handler(&mut session, msg);
                 }
             }
-            Wake::Timeout => {
-                if alarm.fired(deadline, now()) {
+            Wake::Timeout(due) => {
+                if due {
                     session.handle_timeout(now());
                 }
             }
@@ -297,13 +292,34 @@ pub(crate) fn close_and_drain<T>(rx: &Receiver<T>) {
     while rx.try_recv().is_ok() {}
 }
 
-/// Sleeps until `deadline`; forever without one
-pub(crate) async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => {
-            async_io::Timer::at(d).await;
+/// One timer for a connection's (or an HTTP actor's) life, moved only when the core's
+/// deadline comes sooner (see `mcp_shared::alarm`)
+pub(crate) struct Timer {
+    timer: async_io::Timer,
+    alarm: mcp_shared::alarm::Alarm,
+}
+
+impl Timer {
+    pub(crate) fn new() -> Self {
+        Self {
+            timer: async_io::Timer::never(),
+            alarm: mcp_shared::alarm::Alarm::default(),
         }
-        None => std::future::pending().await,
+    }
+
+    /// Arms the timer for the core's `deadline` if it must move; `true` when it is armed
+    pub(crate) fn arm(&mut self, deadline: Option<Instant>) -> bool {
+        if let Some(at) = self.alarm.rearm(deadline) {
+            self.timer.set_at(at);
+        }
+        self.alarm.is_armed()
+    }
+
+    /// Waits for the armed timer (dropping the wait keeps the timer); `true` when the core's
+    /// `deadline` is due then
+    pub(crate) async fn wait(&mut self, deadline: Option<Instant>) -> bool {
+        (&mut self.timer).await;
+        self.alarm.fired(deadline, now())
     }
 }
 

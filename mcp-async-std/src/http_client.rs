@@ -212,7 +212,8 @@ enum Wake {
     Command(Option<Command>),
     Net(FromNet),
     Handler(HandlerMsg),
-    Timeout,
+    /// The timer fired: whether the core's deadline is due
+    Timeout(bool),
 }
 
 /// Performs requests on tasks of their own
@@ -310,6 +311,7 @@ impl Actor {
         handler_rx: driver::HandlerRx,
     ) {
         let mut closing = false;
+        let mut timer = driver::Timer::new();
         loop {
             self.pump();
             if self.front.session.is_closed() {
@@ -336,9 +338,13 @@ impl Actor {
                     Err(_) => std::future::pending().await,
                 }
             };
+            let armed = timer.arm(deadline);
             let timeout = async {
-                driver::sleep_until(deadline).await;
-                Wake::Timeout
+                if armed {
+                    Wake::Timeout(timer.wait(deadline).await)
+                } else {
+                    std::future::pending().await
+                }
             };
             match command.race(net).race(handler).race(timeout).await {
                 Wake::Command(command) => {
@@ -352,7 +358,11 @@ impl Actor {
                 }
                 Wake::Net(msg) => self.front.on_net(msg),
                 Wake::Handler(msg) => self.peer.on_handler(&mut self.front.session, msg),
-                Wake::Timeout => self.front.handle_timeout(),
+                Wake::Timeout(due) => {
+                    if due {
+                        self.front.handle_timeout();
+                    }
+                }
             }
         }
         // Dropping the tasks closes every response still open.

@@ -188,7 +188,8 @@ type Answer = mcp_shared::http::Answer<Chans>;
 enum Wake {
     Conn(Option<ToActor>),
     Handler(Option<(SessionKey, HandlerMsg)>),
-    Timeout,
+    /// The timer fired: whether the core's deadline is due
+    Timeout(bool),
     Stop,
 }
 
@@ -200,14 +201,19 @@ struct Actor {
 
 impl Actor {
     async fn run(mut self, conns: Receiver<ToActor>, handler_rx: HandlerRx, stop: Receiver<()>) {
+        let mut timer = driver::Timer::new();
         loop {
             self.front.pump();
             let deadline = self.front.poll_timeout();
+            let armed = timer.arm(deadline);
             let wake = async { Wake::Conn(conns.recv().await.ok()) }
                 .race(async { Wake::Handler(handler_rx.recv().await.ok()) })
                 .race(async {
-                    driver::sleep_until(deadline).await;
-                    Wake::Timeout
+                    if armed {
+                        Wake::Timeout(timer.wait(deadline).await)
+                    } else {
+                        std::future::pending().await
+                    }
                 })
                 .race(async {
                     let _ = stop.recv().await;
@@ -223,7 +229,11 @@ impl Actor {
                     }
                 }
                 Wake::Handler(None) => {}
-                Wake::Timeout => self.front.handle_timeout(driver::now()),
+                Wake::Timeout(due) => {
+                    if due {
+                        self.front.handle_timeout(driver::now());
+                    }
+                }
             }
         }
         // Shutting down: every open response ends (its channel closes), handlers stop, and

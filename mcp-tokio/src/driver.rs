@@ -181,10 +181,7 @@ pub(crate) async fn run<R, W>(
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
     let mut reading = true;
-    // One timer for the connection's life, moved only when the core's deadline comes sooner
-    let mut alarm = mcp_shared::alarm::Alarm::default();
-    let timer = tokio::time::sleep_until(Instant::now());
-    tokio::pin!(timer);
+    let mut timer = Timer::new();
     loop {
         // Drain: write everything, then deliver every event.
         loop {
@@ -204,9 +201,7 @@ pub(crate) async fn run<R, W>(
             break;
         }
         let deadline = session.poll_timeout();
-        if let Some(at) = alarm.rearm(deadline) {
-            timer.as_mut().reset(Instant::from_std(at));
-        }
+        let armed = timer.arm(deadline);
         let want_read = reading && session.wants_read();
         tokio::select! {
             read = reader.read(&mut buf), if want_read => match read {
@@ -233,8 +228,8 @@ pub(crate) async fn run<R, W>(
                     peer.on_handler(&mut session, msg);
                 }
             }
-            () = &mut timer, if alarm.is_armed() => {
-                if alarm.fired(deadline, now()) {
+            due = timer.wait(deadline), if armed => {
+                if due {
                     session.handle_timeout(now());
                 }
             }
@@ -244,9 +239,33 @@ pub(crate) async fn run<R, W>(
     let _ = writer.shutdown().await;
 }
 
-pub(crate) async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
+/// One timer for a connection's (or an HTTP actor's) life, moved only when the core's
+/// deadline comes sooner (see `mcp_shared::alarm`)
+pub(crate) struct Timer {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    alarm: mcp_shared::alarm::Alarm,
+}
+
+impl Timer {
+    pub(crate) fn new() -> Self {
+        Self {
+            sleep: Box::pin(tokio::time::sleep_until(Instant::now())),
+            alarm: mcp_shared::alarm::Alarm::default(),
+        }
+    }
+
+    /// Arms the timer for the core's `deadline` if it must move; `true` when it is armed
+    pub(crate) fn arm(&mut self, deadline: Option<std::time::Instant>) -> bool {
+        if let Some(at) = self.alarm.rearm(deadline) {
+            self.sleep.as_mut().reset(Instant::from_std(at));
+        }
+        self.alarm.is_armed()
+    }
+
+    /// Waits for the armed timer (cancel-safe: dropping the wait keeps the timer); `true`
+    /// when the core's `deadline` is due then
+    pub(crate) async fn wait(&mut self, deadline: Option<std::time::Instant>) -> bool {
+        self.sleep.as_mut().await;
+        self.alarm.fired(deadline, now())
     }
 }

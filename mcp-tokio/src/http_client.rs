@@ -21,7 +21,6 @@ use mcp_core::http::{HttpRequest, StreamId};
 use mcp_shared::http::{ClientFront, Requests, client_transport, header_list};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use tokio::time::Instant;
 
 use crate::driver::{self, ClientOptions, Command, Handlers, Peer, Ready};
 
@@ -141,12 +140,14 @@ impl Actor {
         mut handler_rx: driver::HandlerRx,
     ) {
         let mut closing = false;
+        let mut timer = driver::Timer::new();
         loop {
             self.pump();
             if self.front.session.is_closed() {
                 break;
             }
-            let deadline = self.front.poll_timeout().map(Instant::from_std);
+            let deadline = self.front.poll_timeout();
+            let armed = timer.arm(deadline);
             tokio::select! {
                 command = commands.recv(), if !closing => {
                     closing = match command {
@@ -161,7 +162,11 @@ impl Actor {
                 Some((_, msg)) = handler_rx.recv() => {
                     self.peer.on_handler(&mut self.front.session, msg);
                 }
-                () = driver::sleep_until(deadline) => self.front.handle_timeout(),
+                due = timer.wait(deadline), if armed => {
+                    if due {
+                        self.front.handle_timeout();
+                    }
+                }
             }
         }
         self.front.abort_all();

@@ -30,7 +30,6 @@ use mcp_shared::http::{Channels, Piece, ServerFront, header_list, response};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
 use crate::driver::{self, ClientOptions, Dispatch, HandlerRx, Handlers, Peer};
 
@@ -169,9 +168,11 @@ impl Actor {
         mut handler_rx: HandlerRx,
         mut stop: oneshot::Receiver<()>,
     ) {
+        let mut timer = driver::Timer::new();
         loop {
             self.front.pump();
-            let deadline = self.front.poll_timeout().map(Instant::from_std);
+            let deadline = self.front.poll_timeout();
+            let armed = timer.arm(deadline);
             tokio::select! {
                 msg = conns.recv() => match msg {
                     Some(msg) => self.front.on_conn(driver::now(), msg),
@@ -182,7 +183,11 @@ impl Actor {
                         peer.on_handler(session, msg);
                     }
                 }
-                () = driver::sleep_until(deadline) => self.front.handle_timeout(driver::now()),
+                due = timer.wait(deadline), if armed => {
+                    if due {
+                        self.front.handle_timeout(driver::now());
+                    }
+                }
                 _ = &mut stop => break,
             }
         }

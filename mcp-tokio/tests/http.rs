@@ -365,3 +365,50 @@ async fn closing_the_client_deletes_its_session_and_shutdown_ends_open_streams()
         .unwrap();
     assert!(outcome.is_err(), "{outcome:?}");
 }
+
+/// The HTTP client's one timer (armed lazily, for the earliest deadline): a call times out
+/// over HTTP, its handler on the server is cancelled, and the session goes on
+#[tokio::test]
+async fn a_call_times_out_over_http_and_the_session_goes_on() {
+    let aborted = Arc::new(AtomicBool::new(false));
+    let handle = start(Arc::clone(&aborted), Arc::default()).await;
+    for era in [LEGACY, EraMode::Modern] {
+        aborted.store(false, Ordering::SeqCst);
+        let client = connect(&url(&handle), era).await;
+        // A long deadline first, so the timer is armed later than the short one below.
+        let long = {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let raw = serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into());
+                let options = mcp_core::RequestOptions::default().timeout(Duration::from_secs(600));
+                client
+                    .request_raw("tools/call", Some(raw.unwrap()), options, None)
+                    .await
+            })
+        };
+        let raw = serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap();
+        let options = mcp_core::RequestOptions::default().timeout(Duration::from_millis(300));
+        let outcome = tokio::time::timeout(
+            Duration::from_secs(30),
+            client.request_raw("tools/call", Some(raw), options, None),
+        )
+        .await
+        .expect("the timeout fires");
+        assert!(
+            matches!(
+                outcome,
+                Err(mcp_tokio::ClientError::Call(mcp_core::CallError::TimedOut))
+            ),
+            "{outcome:?}"
+        );
+        assert!(
+            wait_for(&aborted).await,
+            "the timed-out handler is cancelled"
+        );
+        let echoed = client.call_tool("echo", text("still here")).await.unwrap();
+        assert_eq!(echoed.content[0].as_text(), Some("still here"));
+        long.abort();
+        client.close().await;
+    }
+    handle.shutdown().await;
+}
