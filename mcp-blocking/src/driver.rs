@@ -402,10 +402,11 @@ impl State {
 /// holder or the writer thread. Once it let go, it looks for what was left meanwhile.
 fn settle<'a, W: Write>(stream: &'a Stream<W>, mut st: MutexGuard<'a, State>, writes: Writes) {
     loop {
-        crate::pool::defer();
+        let deferring = crate::pool::defer();
         st = settle_locked(stream, st, writes);
         drop(st);
-        crate::pool::start_deferred();
+        // The workers of the jobs queued meanwhile start now that the lock is free.
+        drop(deferring);
         match stream.relock_for_delegated() {
             Some(again) => st = again,
             None => return,
@@ -458,7 +459,6 @@ fn settle_locked<'a, W: Write>(
         };
         out.clear();
         st = stream.lock();
-        crate::pool::defer();
         st.out = out;
         st.writing = false;
         if !written {

@@ -73,15 +73,28 @@ enum Start {
 }
 
 /// Holds back the wake-ups (and new workers) of jobs queued on this thread until
-/// [`start_deferred`]: a worker woken while the queuing thread still holds a session's lock
+/// [`start_deferred`] or the end of the returned guard: a worker woken while the queuing thread still holds a session's lock
 /// would find it taken (or, woken on the same core, preempt the holder)
-pub(crate) fn defer() {
+///
+/// Deferring lasts as long as the returned guard; dropping it (also while unwinding from a
+/// panic) starts the workers held back.
+pub(crate) fn defer() -> Deferring {
     DEFERRING.with(|d| d.set(true));
+    Deferring(())
 }
 
-/// Wakes (or starts) the workers of the jobs queued since [`defer`], and stops deferring
+/// Holds back workers' wake-ups on this thread while it lives; see [`defer`]
+pub(crate) struct Deferring(());
+
+impl Drop for Deferring {
+    fn drop(&mut self) {
+        DEFERRING.with(|d| d.set(false));
+        start_deferred();
+    }
+}
+
+/// Wakes (or starts) the workers of the jobs queued since [`defer`] (deferring goes on)
 pub(crate) fn start_deferred() {
-    DEFERRING.with(|d| d.set(false));
     let deferred = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
     for (shared, start) in deferred {
         start_worker(&shared, start);
@@ -265,5 +278,30 @@ mod tests {
             q = shared.job.wait(q).unwrap();
         }
         assert!(q.jobs.is_empty());
+    }
+
+    #[test]
+    fn jobs_queued_while_deferring_start_when_the_guard_ends_even_by_a_panic() {
+        let pool = Pool::new(2);
+        let (tx, rx) = mpsc::channel();
+        {
+            let _deferring = defer();
+            let tx = tx.clone();
+            pool.execute(move || tx.send("deferred").unwrap());
+            // No worker exists yet to run it: its start waits for the guard.
+            assert!(DEFERRED.with(|d| d.borrow().len()) == 1);
+            assert!(rx.try_recv().is_err());
+        }
+        assert_eq!(rx.recv().unwrap(), "deferred");
+        // A panic while deferring (a handler's dispatch, say) still starts what it queued.
+        let pool = std::panic::AssertUnwindSafe(&pool);
+        let unwound = std::panic::catch_unwind(|| {
+            let _deferring = defer();
+            pool.execute(move || tx.send("after a panic").unwrap());
+            panic!("while deferring");
+        });
+        assert!(unwound.is_err());
+        assert!(!DEFERRING.with(Cell::get));
+        assert_eq!(rx.recv().unwrap(), "after a panic");
     }
 }
