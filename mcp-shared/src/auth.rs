@@ -11,10 +11,13 @@ use std::ops::Deref;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use mcp_core::auth::resource::{Gate, ResourceServer};
 use mcp_core::auth::{
-    AuthRequest, AuthResponse, ClientAssertion, OAuthClient, OAuthConfig, TokenStore,
+    AuthRequest, AuthResponse, ClientAssertion, DpopClaims, DpopSigner, OAuthClient, OAuthConfig,
+    TokenStore,
 };
 use mcp_core::http::HttpResponse;
 
@@ -156,6 +159,9 @@ pub struct OAuthOptions<U> {
     pub user_agent: U,
     /// Where tokens are kept (default: in memory)
     pub store: Option<StoreFactory>,
+    /// DPoP (RFC 9449) where the servers offer it (default: on): each client gets a fresh
+    /// [`DpopKey`] unless `config.dpop_signer` already holds a signer
+    pub dpop: bool,
 }
 
 impl<U> std::fmt::Debug for OAuthOptions<U> {
@@ -173,10 +179,20 @@ impl<U> OAuthOptions<U> {
             config,
             user_agent,
             store: None,
+            dpop: true,
         }
     }
 
-    /// The OAuth client for the server at `url`, seeded with OS randomness
+    /// Bearer tokens only: no DPoP even where the servers offer it
+    #[must_use]
+    pub fn without_dpop(mut self) -> Self {
+        self.dpop = false;
+        self.config.dpop_signer = None;
+        self
+    }
+
+    /// The OAuth client for the server at `url`, seeded with OS randomness, with a fresh
+    /// [`DpopKey`] unless DPoP is off
     ///
     /// # Errors
     /// No OS randomness.
@@ -184,9 +200,13 @@ impl<U> OAuthOptions<U> {
         let mut seed = [0u8; 32];
         getrandom::fill(&mut seed).map_err(|e| format!("no OS randomness: {e}"))?;
         let store = self.store.as_ref().map(|f| f());
+        let mut config = self.config.clone();
+        if self.dpop && config.dpop_signer.is_none() {
+            config.dpop_signer = Some(Arc::new(DpopKey::generate()?));
+        }
         Ok(match store {
-            Some(store) => OAuthClient::with_store(self.config.clone(), url, seed, store),
-            None => OAuthClient::new(self.config.clone(), url, seed),
+            Some(store) => OAuthClient::with_store(config, url, seed, store),
+            None => OAuthClient::new(config, url, seed),
         })
     }
 }
@@ -458,6 +478,100 @@ impl ClientAssertion for JwtSigner {
 
     fn algorithm(&self) -> &str {
         &self.name
+    }
+}
+
+/// A DPoP key (RFC 9449): an ES256 (P-256) key pair made from OS randomness, kept in
+/// memory for its lifetime, that signs DPoP proofs with its public key as the `jwk` header
+///
+/// [`OAuthOptions::client`] makes one per client unless DPoP is turned off; tokens bound
+/// to it are useless with another key, so a persistent token store needs the same key.
+pub struct DpopKey {
+    key: p256::ecdsa::SigningKey,
+    /// The public JWK (`kty`, `crv`, `x`, `y`)
+    jwk: serde_json::Value,
+}
+
+impl std::fmt::Debug for DpopKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DpopKey")
+            .field("jwk", &self.jwk)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DpopKey {
+    /// A fresh key pair from OS randomness
+    ///
+    /// # Errors
+    /// No OS randomness.
+    pub fn generate() -> Result<Self, String> {
+        loop {
+            let mut secret = [0u8; 32];
+            getrandom::fill(&mut secret).map_err(|e| format!("no OS randomness: {e}"))?;
+            // Out of range (zero or beyond the group order) with probability ~2^-128.
+            if let Ok(key) = p256::ecdsa::SigningKey::from_slice(&secret) {
+                return Ok(Self::from_signing_key(key));
+            }
+        }
+    }
+
+    fn from_signing_key(key: p256::ecdsa::SigningKey) -> Self {
+        let point = key.verifying_key().to_sec1_point(false);
+        let coordinate = |c: Option<&[u8]>| URL_SAFE_NO_PAD.encode(c.unwrap_or_default());
+        let jwk = serde_json::json!({
+            "kty": "EC",
+            "crv": "P-256",
+            "x": coordinate(point.x().map(|x| x.as_slice())),
+            "y": coordinate(point.y().map(|y| y.as_slice())),
+        });
+        Self { key, jwk }
+    }
+
+    /// The public key as a JWK (`kty` `EC`, `crv` `P-256`, `x`, `y`)
+    pub fn public_jwk(&self) -> &serde_json::Value {
+        &self.jwk
+    }
+}
+
+impl DpopSigner for DpopKey {
+    fn proof(&self, claims: DpopClaims<'_>) -> Result<String, String> {
+        use p256::ecdsa::signature::Signer;
+
+        let iat = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_err(|e| e.to_string())?
+            .as_secs();
+        let mut jti = [0u8; 16];
+        getrandom::fill(&mut jti).map_err(|e| e.to_string())?;
+        let header = serde_json::json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": self.jwk});
+        let mut body = serde_json::json!({
+            "jti": URL_SAFE_NO_PAD.encode(jti),
+            "htm": claims.htm,
+            "htu": claims.htu,
+            "iat": iat,
+        });
+        if let Some(ath) = claims.ath {
+            body["ath"] = ath.into();
+        }
+        if let Some(nonce) = claims.nonce {
+            body["nonce"] = nonce.into();
+        }
+        let input = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(body.to_string())
+        );
+        // JWS ES256: the fixed-size r || s (RFC 7518 §3.4), not DER.
+        let signature: p256::ecdsa::Signature = self.key.sign(input.as_bytes());
+        Ok(format!(
+            "{input}.{}",
+            URL_SAFE_NO_PAD.encode(signature.to_bytes())
+        ))
+    }
+
+    fn algorithm(&self) -> &str {
+        "ES256"
     }
 }
 

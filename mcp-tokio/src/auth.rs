@@ -4,7 +4,7 @@
 //! The flow itself is [`mcp_core::auth`]'s; this module supplies its inputs: OS randomness,
 //! a [`UserAgent`] that takes the authorization URL to the redirect (a browser opener in a
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
-//! `private_key_jwt` signer ([`JwtSigner`]), and the HTTP requests themselves.
+//! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -14,7 +14,7 @@ pub use mcp_shared::auth::StoreFactory;
 pub use mcp_shared::auth::asynchronous::{
     OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
 };
-pub use mcp_shared::auth::{JwtSigner, VerifiedToken};
+pub use mcp_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
 use mcp_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
 use mcp_shared::http::header_list;
 

@@ -45,15 +45,42 @@ impl BearerChallenge {
             .into_iter()
             .flat_map(parse)
             .find(|c| c.scheme.eq_ignore_ascii_case("bearer"))
-            .map(|c| Self {
-                resource_metadata: c.param("resource_metadata").map(str::to_owned),
-                scope: c
-                    .param("scope")
-                    .filter(|s| !s.trim().is_empty())
-                    .map(str::to_owned),
-                error: c.param("error").map(str::to_owned),
-                error_description: c.param("error_description").map(str::to_owned),
-            })
+            .map(|c| Self::from_challenge(&c))
+    }
+
+    fn from_challenge(c: &Challenge) -> Self {
+        Self {
+            resource_metadata: c.param("resource_metadata").map(str::to_owned),
+            scope: c
+                .param("scope")
+                .filter(|s| !s.trim().is_empty())
+                .map(str::to_owned),
+            error: c.param("error").map(str::to_owned),
+            error_description: c.param("error_description").map(str::to_owned),
+        }
+    }
+}
+
+/// What a 401 or 403 asks for: the Bearer challenge's parameters, else the `DPoP`
+/// challenge's (RFC 9449 §7.1 shares them), and the `DPoP` challenge itself if offered
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OAuthChallenge {
+    pub(crate) params: BearerChallenge,
+    /// The `DPoP` challenge's parameters, when the server offered that scheme
+    pub(crate) dpop: Option<BearerChallenge>,
+}
+
+impl OAuthChallenge {
+    pub(crate) fn from_headers<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
+        let all: Vec<Challenge> = values.into_iter().flat_map(parse).collect();
+        let find = |scheme: &str| {
+            all.iter()
+                .find(|c| c.scheme.eq_ignore_ascii_case(scheme))
+                .map(BearerChallenge::from_challenge)
+        };
+        let dpop = find("dpop");
+        let params = find("bearer").or_else(|| dpop.clone()).unwrap_or_default();
+        Self { params, dpop }
     }
 }
 
@@ -222,6 +249,22 @@ mod tests {
         let c = BearerChallenge::from_headers(["Basic realm=x", "bearer"]).unwrap();
         assert_eq!(c, BearerChallenge::default());
         assert!(BearerChallenge::from_headers(["Basic realm=x"]).is_none());
+    }
+
+    #[test]
+    fn dpop_challenges() {
+        let c = OAuthChallenge::from_headers([
+            r#"DPoP algs="ES256", error="use_dpop_nonce", resource_metadata="http://rs/prm""#,
+        ]);
+        let dpop = c.dpop.expect("a DPoP challenge");
+        assert_eq!(dpop.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(c.params.resource_metadata.as_deref(), Some("http://rs/prm"));
+        // Bearer's parameters win where both are offered.
+        let c = OAuthChallenge::from_headers([r#"DPoP algs="ES256", Bearer scope="a b""#]);
+        assert!(c.dpop.is_some());
+        assert_eq!(c.params.scope.as_deref(), Some("a b"));
+        let c = OAuthChallenge::from_headers([r#"Bearer scope="a""#]);
+        assert!(c.dpop.is_none());
     }
 
     #[test]

@@ -29,11 +29,12 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
-use super::challenge::BearerChallenge;
-use super::config::{ApplicationType, Grant, OAuthConfig};
+use super::challenge::{BearerChallenge, OAuthChallenge};
+use super::config::{ApplicationType, DpopClaims, Grant, OAuthConfig};
 use super::error::AuthError;
 use super::http::{AuthRequest, AuthResponse};
 use super::metadata::{AuthServerMetadata, ProtectedResourceMetadata};
@@ -46,6 +47,7 @@ const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
 const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+const USE_DPOP_NONCE: &str = "use_dpop_nonce";
 
 /// The next thing the binding must do for the flow
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +86,11 @@ pub enum Verdict {
     Retry,
     /// Fail the request with this error
     Fail(AuthError),
+    /// The resource server wants a DPoP proof with the nonce it just supplied (RFC 9449
+    /// §9): resend the request at once with fresh [`OAuthClient::authorization`] and
+    /// [`OAuthClient::dpop_proof`]; a request answered so twice in a row fails with
+    /// [`AuthError::DpopNonce`]
+    RetryWithNonce,
 }
 
 /// A client identity at one authorization server
@@ -100,6 +107,8 @@ struct Context {
     meta: AuthServerMetadata,
     client: Option<ClientId>,
     resource: String,
+    /// Token requests carry DPoP proofs
+    dpop: bool,
 }
 
 /// What the running flow waits for
@@ -130,6 +139,13 @@ struct Flow {
     scope: Option<String>,
     verifier: String,
     state: String,
+    /// Token requests carry DPoP proofs
+    dpop: bool,
+    /// The last token request's form (before client authentication), to resend with a
+    /// DPoP nonce
+    token_form: Vec<(&'static str, String)>,
+    /// The last token request was already resent with a nonce
+    nonce_retried: bool,
 }
 
 /// A sans-IO OAuth 2.1 client for one MCP server
@@ -152,6 +168,14 @@ pub struct OAuthClient {
     attempts: u32,
     /// The scope of the last authorization request
     requested_scope: Option<String>,
+    /// The latest `DPoP-Nonce` of the authorization server
+    as_nonce: Option<String>,
+    /// The latest `DPoP-Nonce` of the resource server
+    rs_nonce: Option<String>,
+    /// The resource server challenged with the `DPoP` scheme
+    rs_dpop: bool,
+    /// Why the last DPoP proof for an MCP request could not be signed
+    proof_error: Option<String>,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -195,6 +219,10 @@ impl OAuthClient {
             events: VecDeque::new(),
             attempts: 0,
             requested_scope: None,
+            as_nonce: None,
+            rs_nonce: None,
+            rs_dpop: false,
+            proof_error: None,
         }
     }
 
@@ -212,11 +240,47 @@ impl OAuthClient {
         self.store.load(&self.store_key())
     }
 
-    /// The `Authorization` header value for MCP requests (`Bearer <token>`), if a token is
-    /// held; never log it
+    /// The `Authorization` header value for MCP requests (`Bearer <token>`, or `DPoP
+    /// <token>` for a DPoP-bound token), if a token is held; never log it
     pub fn authorization(&self) -> Option<String> {
-        self.tokens()
-            .map(|t| format!("Bearer {}", t.access_token.expose()))
+        self.tokens().map(|t| {
+            let scheme = if t.dpop { "DPoP" } else { "Bearer" };
+            format!("{scheme} {}", t.access_token.expose())
+        })
+    }
+
+    /// A fresh `DPoP` header value for an MCP request with HTTP `method` (`POST`, `GET`,
+    /// `DELETE`) when the held token is DPoP-bound (RFC 9449 §7): the proof covers the
+    /// server URL, the token (`ath`) and the resource server's latest nonce. `None` when
+    /// the token is a bearer token, or when the signer failed (the request then fails
+    /// with [`AuthError::DpopProof`] once the server refuses it).
+    pub fn dpop_proof(&mut self, method: &str) -> Option<String> {
+        let tokens = self.tokens().filter(|t| t.dpop)?;
+        let signer = self.config.dpop_signer.clone()?;
+        let ath = URL_SAFE_NO_PAD.encode(Sha256::digest(tokens.access_token.expose()));
+        let htu = url::without_query(&self.server_url);
+        let claims = DpopClaims {
+            htm: method,
+            htu: &htu,
+            ath: Some(&ath),
+            nonce: self.rs_nonce.as_deref(),
+        };
+        match signer.proof(claims) {
+            Ok(proof) => {
+                self.proof_error = None;
+                Some(proof)
+            }
+            Err(e) => {
+                self.proof_error = Some(e);
+                None
+            }
+        }
+    }
+
+    /// A `DPoP-Nonce` header of an MCP response (of any status): later proofs for the
+    /// resource server carry it (RFC 9449 §9)
+    pub fn handle_dpop_nonce(&mut self, nonce: &str) {
+        self.rs_nonce = Some(nonce.to_owned());
     }
 
     /// Whether a flow runs (requests should wait for its [`AuthEvent`])
@@ -296,7 +360,27 @@ impl OAuthClient {
         if status != 401 && status != 403 {
             return Verdict::Proceed;
         }
-        let challenge = BearerChallenge::from_headers(www_authenticate).unwrap_or_default();
+        let OAuthChallenge {
+            params: challenge,
+            dpop,
+        } = OAuthChallenge::from_headers(www_authenticate);
+        if status == 401
+            && let Some(error) = self.proof_error.take()
+        {
+            return Verdict::Fail(AuthError::DpopProof(error));
+        }
+        if let Some(dpop) = dpop {
+            if status == 401 && dpop.error.as_deref() == Some(USE_DPOP_NONCE) {
+                return if self.rs_nonce.is_some() && self.tokens().is_some_and(|t| t.dpop) {
+                    Verdict::RetryWithNonce
+                } else {
+                    Verdict::Fail(AuthError::DpopNonce(
+                        "the resource server asked for a DPoP nonce without supplying one",
+                    ))
+                };
+            }
+            self.rs_dpop = true;
+        }
         let step_up = status == 403;
         if step_up && challenge.error.as_deref() != Some("insufficient_scope") {
             return Verdict::Proceed;
@@ -428,6 +512,9 @@ impl OAuthClient {
             scope: None,
             verifier,
             state,
+            dpop: false,
+            token_form: Vec::new(),
+            nonce_retried: false,
         });
         if url::split(&self.server_url).is_none() {
             return self.fail(AuthError::Unusable("the server URL is not an http(s) URL"));
@@ -457,6 +544,9 @@ impl OAuthClient {
             scope: tokens.scope.clone(),
             verifier: String::new(),
             state: String::new(),
+            dpop: context.dpop,
+            token_form: Vec::new(),
+            nonce_retried: false,
         });
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
@@ -558,8 +648,16 @@ impl OAuthClient {
     fn after_metadata(&mut self) {
         let scope = self.select_scope();
         let grant = self.config.grant.clone();
+        let dpop = self.config.dpop_signer.as_ref().is_some_and(|signer| {
+            let meta = self.flow.as_ref().and_then(|f| f.meta.as_ref());
+            let offered = meta
+                .and_then(|m| m.dpop_signing_alg_values_supported.as_ref())
+                .is_some_and(|algs| algs.iter().any(|a| a == signer.algorithm()));
+            offered || self.rs_dpop
+        });
         let flow = self.flow.as_mut().expect("a flow runs");
         flow.scope = scope;
+        flow.dpop = dpop;
         let meta = flow.meta.clone().expect("metadata was just set");
         let issuer = flow.issuer.clone();
         if matches!(grant, Grant::AuthorizationCode) {
@@ -770,7 +868,8 @@ impl OAuthClient {
     }
 
     /// POSTs `form` to the token endpoint with this client's authentication
-    fn send_token_request(&mut self, mut form: Vec<(&str, String)>, waiting: Waiting) {
+    fn send_token_request(&mut self, mut form: Vec<(&'static str, String)>, waiting: Waiting) {
+        self.flow().token_form.clone_from(&form);
         let flow = self.flow.as_ref().expect("a flow runs");
         let meta = flow
             .meta
@@ -814,6 +913,24 @@ impl OAuthClient {
         if let Some(basic) = basic {
             request.headers.push(("Authorization".into(), basic));
         }
+        if flow.dpop {
+            let signer = self
+                .config
+                .dpop_signer
+                .clone()
+                .expect("DPoP is chosen only with a signer");
+            let htu = url::without_query(&meta.token_endpoint);
+            let claims = DpopClaims {
+                htm: "POST",
+                htu: &htu,
+                ath: None,
+                nonce: self.as_nonce.as_deref(),
+            };
+            match signer.proof(claims) {
+                Ok(proof) => request.headers.push(("DPoP".into(), proof)),
+                Err(e) => return self.fail(AuthError::DpopProof(e)),
+            }
+        }
         self.fetch(request, waiting);
     }
 
@@ -849,6 +966,27 @@ impl OAuthClient {
 
     fn on_token(&mut self, now: Instant, response: AuthResponse, waiting: Waiting) {
         let body: Option<Value> = serde_json::from_slice(&response.body).ok();
+        if let Some(nonce) = response.header("dpop-nonce") {
+            self.as_nonce = Some(nonce.to_owned());
+        }
+        let error = body.as_ref().and_then(|b| b["error"].as_str());
+        if !response.is_success() && error == Some(USE_DPOP_NONCE) && self.flow().dpop {
+            // RFC 9449 §8: resend once with the nonce the server just supplied.
+            if response.header("dpop-nonce").is_none() {
+                return self.fail(AuthError::DpopNonce(
+                    "the authorization server asked for a DPoP nonce without supplying one",
+                ));
+            }
+            if self.flow().nonce_retried {
+                return self.fail(AuthError::DpopNonce(
+                    "the authorization server refused the DPoP nonce it supplied",
+                ));
+            }
+            let flow = self.flow();
+            flow.nonce_retried = true;
+            let form = flow.token_form.clone();
+            return self.send_token_request(form, waiting);
+        }
         let access = body
             .as_ref()
             .and_then(|b| b["access_token"].as_str())
@@ -881,6 +1019,10 @@ impl OAuthClient {
             _ => None,
         };
         let mut tokens = Tokens::new(Secret::new(access), flow.issuer.clone());
+        tokens.dpop = flow.dpop
+            && body["token_type"]
+                .as_str()
+                .is_some_and(|t| t.eq_ignore_ascii_case("dpop"));
         tokens.expires_at = expires_in.map(|s| now + Duration::from_secs(s));
         tokens.refresh_token = body["refresh_token"].as_str().map(Secret::new).or_else(|| {
             (waiting == Waiting::Refresh)
@@ -897,6 +1039,7 @@ impl OAuthClient {
             meta: flow.meta.expect("metadata precedes tokens"),
             client: flow.client,
             resource: flow.resource,
+            dpop: flow.dpop,
         });
         self.events.push_back(AuthEvent::Authorized);
     }

@@ -107,6 +107,33 @@ pub trait ClientAssertion: Send + Sync {
     fn algorithm(&self) -> &str;
 }
 
+/// The claims of one DPoP proof (RFC 9449 §4.2) a [`DpopSigner`] signs, besides the `jti`
+/// and `iat` it adds itself
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DpopClaims<'a> {
+    /// `htm`: the HTTP method of the request (`POST`, `GET`, ...)
+    pub htm: &'a str,
+    /// `htu`: the request URL without query and fragment
+    pub htu: &'a str,
+    /// `ath`: base64url(SHA-256(access token)), on requests that present a token
+    pub ath: Option<&'a str>,
+    /// `nonce`: the latest `DPoP-Nonce` the server supplied, if any
+    pub nonce: Option<&'a str>,
+}
+
+/// Signs DPoP proofs (RFC 9449) with one key pair for the client's lifetime (tokens are
+/// bound to it); the binding supplies it, so mcp-core holds no private-key crypto, reads
+/// no clock and makes no randomness
+pub trait DpopSigner: Send + Sync {
+    /// A signed proof JWT: header `typ` = `dpop+jwt`, `alg`, and `jwk` = the public key;
+    /// claims `htm`, `htu`, `ath` and `nonce` as given, a fresh unique `jti`, and `iat` from
+    /// the signer's clock
+    fn proof(&self, claims: DpopClaims<'_>) -> Result<String, String>;
+    /// The JWS algorithm it signs with (`ES256`, ...)
+    fn algorithm(&self) -> &str;
+}
+
 /// DCR's `application_type` (OpenID Connect Registration, required on 2026-07-28)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -136,6 +163,10 @@ pub struct OAuthConfig {
     pub pre_registered: Vec<PreRegistered>,
     /// Signs `private_key_jwt` assertions, where the server supports that method
     pub assertion_signer: Option<Arc<dyn ClientAssertion>>,
+    /// Signs DPoP proofs: with one, tokens are DPoP-bound (RFC 9449) wherever the
+    /// authorization server lists its algorithm in `dpop_signing_alg_values_supported` or
+    /// the resource server challenges with the `DPoP` scheme; `None`: bearer tokens only
+    pub dpop_signer: Option<Arc<dyn DpopSigner>>,
     /// Scopes to request when neither the challenge nor the metadata name any
     pub default_scopes: Vec<String>,
     /// Ask for `offline_access` (a refresh token) when the server lists it
@@ -158,6 +189,7 @@ impl OAuthConfig {
             client_metadata_url: None,
             pre_registered: Vec::new(),
             assertion_signer: None,
+            dpop_signer: None,
             default_scopes: Vec::new(),
             request_offline_access: true,
             max_attempts: 3,
@@ -181,6 +213,7 @@ impl fmt::Debug for OAuthConfig {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("pre_registered", &self.pre_registered)
             .field("assertion_signer", &self.assertion_signer.is_some())
+            .field("dpop_signer", &self.dpop_signer.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -74,6 +74,13 @@ pub enum AuthError {
     /// The signer of client assertions failed
     #[error("could not sign the client assertion: {0}")]
     Assertion(String),
+    /// The DPoP signer failed
+    #[error("could not sign the DPoP proof: {0}")]
+    DpopProof(String),
+    /// A server kept asking for a DPoP nonce (RFC 9449 §8, §9): it refused the proof
+    /// carrying the nonce it had just supplied, or supplied none
+    #[error("DPoP nonce: {0}")]
+    DpopNonce(&'static str),
     /// The server kept refusing fresh tokens: the retry limit is reached
     #[error("gave up after {attempts} authorization attempts")]
     RetryLimit {

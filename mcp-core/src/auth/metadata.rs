@@ -64,6 +64,9 @@ pub struct AuthServerMetadata {
     /// Client ID Metadata Documents: an https URL may serve as `client_id`
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id_metadata_document_supported: Option<bool>,
+    /// RFC 9449 §5.1: the JWS algorithms the server accepts in DPoP proofs
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthServerMetadata {
@@ -81,6 +84,7 @@ impl AuthServerMetadata {
             grant_types_supported: None,
             authorization_response_iss_parameter_supported: None,
             client_id_metadata_document_supported: None,
+            dpop_signing_alg_values_supported: None,
         }
     }
 

@@ -5,7 +5,8 @@
 //! authorization URL to a user agent (a browser, or a headless one that reads the redirect),
 //! and resends MCP requests with [`OAuthClient::authorization`]. Nothing here reads a clock
 //! or makes randomness: `now` and a seed come in as arguments, and `private_key_jwt`
-//! assertions come from a caller-supplied [`ClientAssertion`].
+//! assertions and DPoP proofs come from a caller-supplied [`ClientAssertion`] and
+//! [`DpopSigner`].
 //!
 //! Resource-server side: [`resource`] builds the `WWW-Authenticate` challenges and the
 //! Protected Resource Metadata document a protected server answers with.
@@ -42,7 +43,8 @@ mod url;
 pub use challenge::{BearerChallenge, Challenge, parse as parse_www_authenticate};
 pub use client::{AuthAction, AuthEvent, OAuthClient, Verdict};
 pub use config::{
-    ApplicationType, ClientAssertion, Grant, IdentityAssertion, OAuthConfig, PreRegistered,
+    ApplicationType, ClientAssertion, DpopClaims, DpopSigner, Grant, IdentityAssertion,
+    OAuthConfig, PreRegistered,
 };
 pub use error::AuthError;
 pub use http::{AuthMethod, AuthRequest, AuthResponse};

@@ -37,8 +37,11 @@ impl fmt::Display for Secret {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Tokens {
-    /// The access token, sent as `Authorization: Bearer ...`
+    /// The access token, sent as `Authorization: Bearer ...` (or `DPoP ...`)
     pub access_token: Secret,
+    /// The token is DPoP-bound (`token_type` `DPoP`, RFC 9449): it is presented with the
+    /// `DPoP` scheme and a proof of the key it is bound to
+    pub dpop: bool,
     /// The refresh token, if the server issued one
     pub refresh_token: Option<Secret>,
     /// When the access token expires (from `expires_in`), if the server said
@@ -54,6 +57,7 @@ impl Tokens {
     pub fn new(access_token: Secret, issuer: impl Into<String>) -> Self {
         Self {
             access_token,
+            dpop: false,
             refresh_token: None,
             expires_at: None,
             scope: None,

@@ -127,6 +127,11 @@ pub(crate) fn canonical_resource(server_url: &str) -> String {
         .to_owned()
 }
 
+/// A URL without its query and fragment: a DPoP proof's `htu` (RFC 9449 §4.2)
+pub(crate) fn without_query(url: &str) -> String {
+    url.split(['?', '#']).next().unwrap_or(url).to_owned()
+}
+
 /// `url` with `params` appended to its query string (form-encoded)
 pub(crate) fn with_query(url: &str, params: &[(&str, &str)]) -> String {
     let (base, fragment) = match url.split_once('#') {

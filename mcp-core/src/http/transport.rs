@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::client::{HttpClient, ResponseKind};
 use super::headers::{Headers, MCP_METHOD};
-use crate::auth::{AuthAction, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
+use crate::auth::{AuthAction, AuthError, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
 use crate::codec::sse::SseDecoder;
 use crate::schema::ListToolsResult;
 use crate::session::Session;
@@ -55,8 +55,8 @@ impl HttpMethod {
     }
 }
 
-/// One HTTP request to perform against the MCP endpoint (its `Debug` hides the value of
-/// `Authorization`)
+/// One HTTP request to perform against the MCP endpoint (its `Debug` hides the values of
+/// `Authorization` and `DPoP`)
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpRequest {
@@ -76,7 +76,8 @@ impl fmt::Debug for HttpRequest {
             .headers
             .iter()
             .map(|(n, v)| {
-                let secret = n.eq_ignore_ascii_case("authorization");
+                let secret =
+                    n.eq_ignore_ascii_case("authorization") || n.eq_ignore_ascii_case("dpop");
                 (n.as_str(), if secret { "***" } else { v.as_str() })
             })
             .collect();
@@ -114,6 +115,8 @@ struct Replay {
     body: Vec<u8>,
     /// The `Authorization` value it carried
     sent: Option<Secret>,
+    /// It is already a resend with the DPoP nonce the server asked for
+    nonce_retried: bool,
 }
 
 /// A challenged request waiting for the authorization flow
@@ -333,6 +336,9 @@ impl ClientTransport {
         let (Some(auth), Some(entry)) = (self.auth.as_mut(), self.streams.get(&stream)) else {
             return false;
         };
+        if let Some(nonce) = headers.values("dpop-nonce").last() {
+            auth.handle_dpop_nonce(nonce);
+        }
         let sent = entry
             .replay
             .as_ref()
@@ -341,6 +347,38 @@ impl ClientTransport {
         let verdict =
             auth.handle_mcp_response(now, status, headers.values("www-authenticate"), sent);
         match verdict {
+            Verdict::RetryWithNonce => {
+                let entry = self.streams.remove(&stream).expect("looked up above");
+                self.aborts.push_back(stream);
+                match entry.replay {
+                    Some(replay) if !replay.nonce_retried => {
+                        let Replay {
+                            method,
+                            headers,
+                            body,
+                            ..
+                        } = replay;
+                        let id = self.start(method, headers, body, entry.awaits, entry.blocking);
+                        if let Some(r) = self.streams.get_mut(&id).and_then(|s| s.replay.as_mut()) {
+                            r.nonce_retried = true;
+                        }
+                    }
+                    _ => {
+                        let awaits = if entry.complete { None } else { entry.awaits };
+                        let error = AuthError::DpopNonce(
+                            "the resource server refused the DPoP nonce it supplied",
+                        );
+                        self.fail(
+                            now,
+                            awaits,
+                            &format!("authorization failed: {error}"),
+                            session,
+                        );
+                    }
+                }
+                self.pull_at(now, session);
+                true
+            }
             Verdict::Retry => {
                 let entry = self.streams.remove(&stream).expect("looked up above");
                 self.aborts.push_back(stream);
@@ -655,8 +693,13 @@ impl ClientTransport {
         self.outbox.clear();
         self.requests.clear();
         let mut headers = self.http.delete_headers()?;
-        if let Some(value) = self.auth.as_ref().and_then(OAuthClient::authorization) {
-            headers.push(("Authorization".into(), value));
+        if let Some(auth) = self.auth.as_mut() {
+            if let Some(value) = auth.authorization() {
+                headers.push(("Authorization".into(), value));
+            }
+            if let Some(proof) = auth.dpop_proof("DELETE") {
+                headers.push(("DPoP".into(), proof));
+            }
         }
         let stream = self.next_id();
         Some(HttpRequest {
@@ -750,16 +793,20 @@ impl ClientTransport {
         blocking: bool,
     ) -> StreamId {
         let stream = self.next_id();
-        let replay = self.auth.as_ref().map(|auth| {
+        let replay = self.auth.as_mut().map(|auth| {
             let sent = auth.authorization();
             let replay = Replay {
                 method,
                 headers: headers.clone(),
                 body: std::mem::take(&mut body),
                 sent: sent.clone().map(Secret::new),
+                nonce_retried: false,
             };
             if let Some(value) = sent {
                 headers.push(("Authorization".into(), value));
+            }
+            if let Some(proof) = auth.dpop_proof(method.as_str()) {
+                headers.push(("DPoP".into(), proof));
             }
             body.clone_from(&replay.body);
             replay
