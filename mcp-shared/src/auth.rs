@@ -708,3 +708,96 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod dpop_tests {
+    use super::*;
+
+    fn part(jwt: &str, i: usize) -> serde_json::Value {
+        let raw = URL_SAFE_NO_PAD
+            .decode(jwt.split('.').nth(i).expect("three parts"))
+            .expect("base64url");
+        serde_json::from_slice(&raw).expect("JSON")
+    }
+
+    fn claims<'a>(htu: &'a str, ath: Option<&'a str>, nonce: Option<&'a str>) -> DpopClaims<'a> {
+        DpopClaims::new("POST", htu).ath(ath).nonce(nonce)
+    }
+
+    #[test]
+    fn a_proof_verifies_with_its_embedded_public_key_and_has_the_claims() {
+        let key = DpopKey::generate().unwrap();
+        let ath = "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo";
+        let proof = key
+            .proof(claims("http://as.test/token", Some(ath), Some("n-1")))
+            .unwrap();
+        let header = part(&proof, 0);
+        assert_eq!(header["typ"], "dpop+jwt");
+        assert_eq!(header["alg"], "ES256");
+        let jwk = &header["jwk"];
+        assert_eq!(jwk, key.public_jwk());
+        assert_eq!((&jwk["kty"], &jwk["crv"]), (&"EC".into(), &"P-256".into()));
+        assert!(jwk.get("d").is_none(), "no private key in the header");
+
+        // An independent check: jsonwebtoken verifies the signature with the JWK's x, y.
+        let decoding =
+            DecodingKey::from_ec_components(jwk["x"].as_str().unwrap(), jwk["y"].as_str().unwrap())
+                .unwrap();
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.required_spec_claims.clear();
+        validation.validate_exp = false;
+        validation.validate_aud = false;
+        let body = jsonwebtoken::decode::<serde_json::Value>(&proof, &decoding, &validation)
+            .expect("the signature verifies")
+            .claims;
+        assert_eq!(body["htm"], "POST");
+        assert_eq!(body["htu"], "http://as.test/token");
+        assert_eq!(body["ath"], ath);
+        assert_eq!(body["nonce"], "n-1");
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(body["iat"].as_u64().unwrap().abs_diff(now) < 60);
+        assert!(body["jti"].as_str().unwrap().len() >= 16);
+
+        // A tampered proof does not verify; another key's proof does not verify either.
+        let mut tampered = proof.clone();
+        tampered.insert(proof.find('.').unwrap() + 2, 'A');
+        assert!(
+            jsonwebtoken::decode::<serde_json::Value>(&tampered, &decoding, &validation).is_err()
+        );
+        let other = DpopKey::generate().unwrap();
+        assert_ne!(other.public_jwk(), key.public_jwk());
+        let foreign = other
+            .proof(claims("http://as.test/token", None, None))
+            .unwrap();
+        assert!(
+            jsonwebtoken::decode::<serde_json::Value>(&foreign, &decoding, &validation).is_err()
+        );
+    }
+
+    #[test]
+    fn every_proof_is_fresh_and_omits_what_is_not_given() {
+        let key = DpopKey::generate().unwrap();
+        let a = part(
+            &key.proof(claims("http://rs.test/mcp", None, None)).unwrap(),
+            1,
+        );
+        let b = part(
+            &key.proof(claims("http://rs.test/mcp", None, None)).unwrap(),
+            1,
+        );
+        assert_ne!(a["jti"], b["jti"]);
+        assert!(a.get("ath").is_none() && a.get("nonce").is_none(), "{a}");
+    }
+
+    #[test]
+    fn oauth_options_give_each_client_a_dpop_key_unless_turned_off() {
+        let options = OAuthOptions::new(OAuthConfig::new("http://localhost/cb"), ());
+        assert!(options.dpop);
+        let off = options.clone().without_dpop();
+        assert!(!off.dpop && off.config.dpop_signer.is_none());
+        assert!(options.client("http://rs.test/mcp").is_ok());
+    }
+}

@@ -122,6 +122,32 @@ pub struct DpopClaims<'a> {
     pub nonce: Option<&'a str>,
 }
 
+impl<'a> DpopClaims<'a> {
+    /// Claims for a request with method `htm` to `htu`, without `ath` or `nonce`
+    pub fn new(htm: &'a str, htu: &'a str) -> Self {
+        Self {
+            htm,
+            htu,
+            ath: None,
+            nonce: None,
+        }
+    }
+
+    /// With `ath` (or without)
+    #[must_use]
+    pub fn ath(mut self, ath: Option<&'a str>) -> Self {
+        self.ath = ath;
+        self
+    }
+
+    /// With `nonce` (or without)
+    #[must_use]
+    pub fn nonce(mut self, nonce: Option<&'a str>) -> Self {
+        self.nonce = nonce;
+        self
+    }
+}
+
 /// Signs DPoP proofs (RFC 9449) with one key pair for the client's lifetime (tokens are
 /// bound to it); the binding supplies it, so mcp-core holds no private-key crypto, reads
 /// no clock and makes no randomness
