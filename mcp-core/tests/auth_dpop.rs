@@ -564,3 +564,30 @@ fn a_second_use_dpop_nonce_for_one_request_fails_it() {
     }
     assert!(closed, "the initialize request failed with the nonce error");
 }
+
+#[test]
+fn a_bearer_token_meeting_a_dpop_nonce_challenge_authorizes_again_with_dpop() {
+    let now = origin();
+    let mut auth = client_at(MCP, Some(FakeSigner::default()));
+    let bearer = json_response(
+        200,
+        &[],
+        json!({"access_token": "tok-b", "token_type": "Bearer"}),
+    );
+    let mut net = Net::new(as_meta(None), vec![bearer, dpop_token()]);
+    assert_eq!(
+        auth.handle_mcp_response(now, 401, [WWW], None),
+        Verdict::Retry
+    );
+    assert_eq!(net.drive(&mut auth, now), AuthEvent::Authorized);
+    assert_eq!(auth.authorization().as_deref(), Some("Bearer tok-b"));
+    // The server wants DPoP after all: a new flow, this time with proofs.
+    let www = format!(r#"DPoP error="use_dpop_nonce", resource_metadata="{PRM}""#);
+    auth.handle_dpop_nonce("rs-1");
+    let verdict = auth.handle_mcp_response(now, 401, [www.as_str()], Some("Bearer tok-b"));
+    assert_eq!(verdict, Verdict::Retry);
+    assert_eq!(net.drive(&mut auth, now), AuthEvent::Authorized);
+    assert!(net.token_requests()[1].header("DPoP").is_some());
+    assert_eq!(auth.authorization().as_deref(), Some("DPoP tok-1"));
+    assert_eq!(claims(&auth.dpop_proof("POST").unwrap())["nonce"], "rs-1");
+}

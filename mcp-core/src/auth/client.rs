@@ -370,8 +370,12 @@ impl OAuthClient {
             return Verdict::Fail(AuthError::DpopProof(error));
         }
         if let Some(dpop) = dpop {
-            if status == 401 && dpop.error.as_deref() == Some(USE_DPOP_NONCE) {
-                return if self.rs_nonce.is_some() && self.tokens().is_some_and(|t| t.dpop) {
+            // A bearer token meets a server that wants DPoP: the flow below gets a bound one.
+            if status == 401
+                && dpop.error.as_deref() == Some(USE_DPOP_NONCE)
+                && self.tokens().is_some_and(|t| t.dpop)
+            {
+                return if self.rs_nonce.is_some() {
                     Verdict::RetryWithNonce
                 } else {
                     Verdict::Fail(AuthError::DpopNonce(

@@ -185,7 +185,9 @@ struct CancelParams {
 ///   [`handle_auth_response`](Self::handle_auth_response),
 ///   [`handle_auth_redirect`](Self::handle_auth_redirect) or
 ///   [`handle_auth_error`](Self::handle_auth_error)), then resends it with the new token,
-///   or fails it with the authorization error. Nothing else is sent meanwhile.
+///   or fails it with the authorization error. Nothing else is sent meanwhile. A
+///   DPoP-bound token goes with a fresh `DPoP` proof on every request; a 401
+///   `use_dpop_nonce` resends the request once at once with the server's new nonce.
 #[derive(Debug)]
 pub struct ClientTransport {
     http: HttpClient,
