@@ -33,7 +33,7 @@ mod pool;
 pub mod server;
 
 pub use auth::{
-    JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
+    DpopKey, JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
     headless_user_agent, jwt_verifier,
 };
 pub use cancel::{CancellationToken, Cancelled};

@@ -20,7 +20,7 @@ mod http_server;
 pub mod server;
 
 pub use auth::{
-    JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
+    DpopKey, JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
     headless_user_agent, jwt_verifier,
 };
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
