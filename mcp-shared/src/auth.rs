@@ -485,7 +485,8 @@ impl ClientAssertion for JwtSigner {
 /// memory for its lifetime, that signs DPoP proofs with its public key as the `jwk` header
 ///
 /// [`OAuthOptions::client`] makes one per client unless DPoP is turned off; tokens bound
-/// to it are useless with another key, so a persistent token store needs the same key.
+/// to it are useless with another key, so a persistent token store needs the same key
+/// ([`secret_bytes`](Self::secret_bytes) and [`from_secret_bytes`](Self::from_secret_bytes)).
 pub struct DpopKey {
     key: p256::ecdsa::SigningKey,
     /// The public JWK (`kty`, `crv`, `x`, `y`)
@@ -526,6 +527,33 @@ impl DpopKey {
             "y": coordinate(point.y().map(|y| y.as_slice())),
         });
         Self { key, jwk }
+    }
+
+    /// The key pair from its 32-byte private scalar, as [`secret_bytes`](Self::secret_bytes)
+    /// gave it: a client that keeps DPoP-bound tokens across restarts (a persistent token
+    /// store) must sign with the same key, so it stores these bytes beside the tokens and
+    /// sets the key as `OAuthConfig::dpop_signer`
+    ///
+    /// # Errors
+    /// Not 32 bytes, or not a valid P-256 private scalar (zero, or beyond the group order).
+    pub fn from_secret_bytes(secret: &[u8]) -> Result<Self, String> {
+        if secret.len() != 32 {
+            return Err(format!(
+                "a P-256 private key is 32 bytes, not {}",
+                secret.len()
+            ));
+        }
+        p256::ecdsa::SigningKey::from_slice(secret)
+            .map(Self::from_signing_key)
+            .map_err(|_| "not a valid P-256 private key".to_owned())
+    }
+
+    /// The 32-byte private scalar, to store (as secret as the tokens it binds) and give back
+    /// to [`from_secret_bytes`](Self::from_secret_bytes)
+    pub fn secret_bytes(&self) -> [u8; 32] {
+        let mut secret = [0u8; 32];
+        secret.copy_from_slice(self.key.to_bytes().as_slice());
+        secret
     }
 
     /// The public key as a JWK (`kty` `EC`, `crv` `P-256`, `x`, `y`)
@@ -790,6 +818,19 @@ mod dpop_tests {
         );
         assert_ne!(a["jti"], b["jti"]);
         assert!(a.get("ath").is_none() && a.get("nonce").is_none(), "{a}");
+    }
+
+    #[test]
+    fn a_key_restored_from_its_secret_bytes_signs_as_the_same_key() {
+        let key = DpopKey::generate().unwrap();
+        let restored = DpopKey::from_secret_bytes(&key.secret_bytes()).unwrap();
+        assert_eq!(restored.public_jwk(), key.public_jwk());
+        assert_eq!(restored.secret_bytes(), key.secret_bytes());
+        let other = DpopKey::generate().unwrap();
+        assert_ne!(other.public_jwk(), key.public_jwk());
+        assert!(DpopKey::from_secret_bytes(&[0u8; 32]).is_err());
+        assert!(DpopKey::from_secret_bytes(&[1u8; 31]).is_err());
+        assert!(DpopKey::from_secret_bytes(&[0xffu8; 32]).is_err());
     }
 
     #[test]
