@@ -595,3 +595,68 @@ fn a_listen_stream_whose_client_id_contains_the_internal_id_is_rewritten_once() 
         }
     }
 }
+
+#[test]
+fn a_quiet_response_gets_keepalive_comments_and_opens_its_stream_for_them() {
+    let second = std::time::Duration::from_secs(1);
+    let mut config = HttpConfig::default();
+    config.keepalive = Some(15 * second);
+    let mut kit = Kit::with_config(config);
+    let h = headers("tools/call", &[("Mcp-Name", "slow")]);
+    let exchange = kit.post(&h, &call(3, "slow", json!({}))).unwrap_err();
+    assert!(
+        kit.collected(exchange).head.is_none(),
+        "undecided: no head yet"
+    );
+    let due = kit.http.poll_timeout().expect("a keepalive deadline");
+    assert!(due <= kit.now + 15 * second);
+    kit.advance(14 * second);
+    assert!(
+        kit.collected(exchange).head.is_none(),
+        "not quiet long enough"
+    );
+    kit.advance(second);
+    let c = kit.collected(exchange);
+    assert!(c.is_sse() && c.status() == 200 && !c.ended);
+    assert_eq!(c.body, b": keepalive\n\n");
+    kit.advance(15 * second);
+    assert_eq!(
+        kit.collected(exchange).body,
+        b": keepalive\n\n: keepalive\n\n"
+    );
+    kit.finish("slow", "done");
+    let c = kit.collected(exchange);
+    assert!(c.ended);
+    let messages = c.messages();
+    assert_eq!(messages.len(), 1, "comments are no messages");
+    assert_eq!(messages[0]["id"], 3);
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "done");
+}
+
+#[test]
+fn no_keepalive_for_a_json_only_client_or_when_turned_off() {
+    let minute = std::time::Duration::from_secs(60);
+    let mut config = HttpConfig::default();
+    config.keepalive = None;
+    for (config, accept) in [
+        (HttpConfig::default(), "application/json"),
+        (config, "application/json, text/event-stream"),
+    ] {
+        let mut kit = Kit::with_config(config);
+        let mut h = headers("tools/call", &[("Mcp-Name", "slow")]);
+        h.extend([
+            ("Content-Type", "application/json"),
+            ("Accept", accept),
+            ("Host", "127.0.0.1:3000"),
+        ]);
+        let exchange = kit
+            .request("POST", &h, &call(4, "slow", json!({})).to_string())
+            .unwrap_err();
+        kit.advance(minute);
+        assert!(kit.collected(exchange).head.is_none(), "{accept}");
+        kit.finish("slow", "done");
+        let c = kit.collected(exchange);
+        assert!(c.ended && !c.is_sse(), "{accept}");
+        assert_eq!(c.json()["result"]["content"][0]["text"], "done");
+    }
+}

@@ -24,6 +24,12 @@ pub struct HttpConfig {
     pub finished_streams: usize,
     /// 2025 wire: the `retry:` delay sent with every priming event, in milliseconds
     pub retry_ms: u64,
+    /// An open response that has sent nothing for this long gets an SSE comment
+    /// (`: keepalive`), which clients ignore; a response still undecided between JSON and
+    /// SSE opens its event stream for it, if the client accepts one. Proxies then keep the
+    /// connection, and a binding that learns of a closed connection only when it writes
+    /// learns it within this time (and cancels the request). `None`: never
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for HttpConfig {
@@ -36,6 +42,7 @@ impl Default for HttpConfig {
             replay_events: 256,
             finished_streams: 16,
             retry_ms: 1000,
+            keepalive: Some(Duration::from_secs(15)),
         }
     }
 }

@@ -14,7 +14,7 @@ use super::session_id::{SessionIdSource, is_valid_session_id};
 use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
 use super::{ExchangeId, SessionKey};
 use crate::client::{HeaderParam, validate_tool_headers};
-use crate::codec::sse::encode_event;
+use crate::codec::sse::{encode_comment, encode_event};
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
 use crate::schema::{Tool, meta};
 use crate::session::{Event, ListKind, Relation, SendError, ServerConfig, Session};
@@ -71,6 +71,16 @@ struct Exchange {
     session: SessionKey,
     stream: u64,
     mode: Mode,
+    /// When it last sent something (or opened): the keepalive counts from here
+    quiet_since: Instant,
+}
+
+impl Exchange {
+    /// When it is due a keepalive comment, if it can carry one
+    fn keepalive_due(&self, keepalive: Option<std::time::Duration>) -> Option<Instant> {
+        let can_sse = matches!(self.mode, Mode::Sse | Mode::Deferred { sse: true });
+        keepalive.filter(|_| can_sse).map(|k| self.quiet_since + k)
+    }
 }
 
 /// One session with its streams
@@ -363,6 +373,33 @@ impl HttpServer {
             self.end_session(key);
         }
         self.flush();
+        self.keepalives();
+    }
+
+    /// An SSE comment on every open response that has been quiet for
+    /// [`HttpConfig::keepalive`] (opening the event stream of one still undecided)
+    fn keepalives(&mut self) {
+        let keepalive = self.config.keepalive;
+        let now = self.now;
+        let due: Vec<(ExchangeId, SessionKey, Mode)> = self
+            .exchanges
+            .iter()
+            .filter(|(_, ex)| ex.keepalive_due(keepalive).is_some_and(|t| t <= now))
+            .map(|(id, ex)| (*id, ex.session, ex.mode))
+            .collect();
+        for (exchange, key, mode) in due {
+            if mode != Mode::Sse {
+                let head = self.sse_head(key);
+                self.outputs.push_back(Output::Head { exchange, head });
+            }
+            let mut data = Vec::new();
+            encode_comment(&mut data, "keepalive");
+            self.outputs.push_back(Output::Body { exchange, data });
+            if let Some(ex) = self.exchanges.get_mut(&exchange) {
+                ex.mode = Mode::Sse;
+                ex.quiet_since = now;
+            }
+        }
     }
 
     /// Tells every session that a list changed (see
@@ -418,7 +455,13 @@ impl HttpServer {
     #[must_use]
     pub fn poll_output(&mut self) -> Option<Output> {
         self.flush();
-        self.outputs.pop_front()
+        let output = self.outputs.pop_front();
+        if let Some(Output::Head { exchange, .. } | Output::Body { exchange, .. }) = &output
+            && let Some(ex) = self.exchanges.get_mut(exchange)
+        {
+            ex.quiet_since = self.now;
+        }
+        output
     }
 
     /// The next event of any session, with the session it came from
@@ -433,9 +476,15 @@ impl HttpServer {
     /// When [`handle_timeout`](Self::handle_timeout) should next run
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
+        let keepalive = self.config.keepalive;
         self.conns
             .values()
             .flat_map(|c| [c.session.poll_timeout(), c.idle_deadline(&self.config)])
+            .chain(
+                self.exchanges
+                    .values()
+                    .map(|ex| ex.keepalive_due(keepalive)),
+            )
             .flatten()
             .min()
     }
@@ -722,6 +771,7 @@ impl HttpServer {
                 session,
                 stream,
                 mode,
+                quiet_since: self.now,
             },
         );
         let conn = self
