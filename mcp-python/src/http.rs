@@ -88,7 +88,7 @@ impl PyHttpServer {
 impl PyHttpServer {
     #[new]
     #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,
-        max_body_size=None, idle_timeout=None, retry=None))]
+        max_body_size=None, idle_timeout=None, retry=None, keepalive=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -99,6 +99,7 @@ impl PyHttpServer {
         max_body_size: Option<usize>,
         idle_timeout: Option<f64>,
         retry: Option<f64>,
+        keepalive: Option<f64>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
@@ -117,6 +118,10 @@ impl PyHttpServer {
         if let Some(t) = retry.filter(|t| t.is_finite() && *t >= 0.0) {
             http_config.retry_ms =
                 u64::try_from(Duration::from_secs_f64(t).as_millis()).unwrap_or(u64::MAX);
+        }
+        if let Some(t) = keepalive.filter(|t| t.is_finite() && *t >= 0.0) {
+            // 0 turns it off
+            http_config.keepalive = (t > 0.0).then(|| Duration::from_secs_f64(t));
         }
         let start = clock.instant(now);
         let mut http = HttpServer::new(Arc::new(http_config), Arc::clone(&config.config), start);

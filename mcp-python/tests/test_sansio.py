@@ -358,3 +358,35 @@ def test_a_call_run_as_a_task_is_followed_on_fake_time():
         p.step()
     [done] = p.take(p.client_events, ms.Response)
     assert done.request_id == rid and done.result["content"][0]["text"] == "finally"
+
+
+def test_a_quiet_http_response_gets_a_keepalive_comment_on_fake_time():
+    http = ms.HttpServer(config(), now=T0, keepalive=5)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "add", "arguments": {"a": 1, "b": 2}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}}}}).encode()
+    headers = [("Host", "127.0.0.1"), ("Content-Type", "application/json"),
+               ("Accept", "application/json, text/event-stream"),
+               ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"),
+               ("Mcp-Name", "add")]
+    reply = http.handle_request("POST", headers, body, T0)
+    assert reply[0] == "open"
+    assert isinstance(http.next_event(), ms.ToolCall), "the handler's call, left unanswered"
+    assert http.next_output() is None, "undecided: nothing sent yet"
+    assert http.next_deadline() is not None and http.next_deadline() <= T0 + 5
+    http.handle_timeout(T0 + 4)
+    assert http.next_output() is None
+    http.handle_timeout(T0 + 5)
+    outputs = []
+    while (o := http.next_output()) is not None:
+        outputs.append(o)
+    assert outputs[0][0] == "head" and outputs[0][2] == 200
+    assert ("Content-Type", "text/event-stream") in outputs[0][3]
+    assert [o[2] for o in outputs[1:] if o[0] == "body"] == [b": keepalive\n\n"]
+    # keepalive=0: never
+    quiet = ms.HttpServer(config(), now=T0, keepalive=0)
+    assert quiet.handle_request("POST", headers, body, T0)[0] == "open"
+    quiet.handle_timeout(T0 + 3600)
+    assert quiet.next_output() is None

@@ -129,8 +129,11 @@ class HttpServer(_ServerCommands):
         max_body_size: Optional[int] = None,
         idle_timeout: Optional[float] = None,
         retry: Optional[float] = None,
+        keepalive: Optional[float] = None,
     ) -> None:
-        """``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream."""
+        """``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream.
+        ``keepalive``: an open response quiet this long (seconds; 15 unless given, 0 never)
+        gets an SSE comment, opening its event stream if still undecided."""
     @property
     def max_body_size(self) -> int: ...
     @property

@@ -29,10 +29,18 @@ class _Exchange:
 
 class _Endpoint:
     def __init__(
-        self, server: Any, path: str, allowed_hosts: Optional[Sequence[str]], retry: Optional[float], max_buffered: int
+        self,
+        server: Any,
+        path: str,
+        allowed_hosts: Optional[Sequence[str]],
+        retry: Optional[float],
+        max_buffered: int,
+        keepalive: Optional[float] = None,
     ) -> None:
         self.path = path
-        self.core = HttpServer(server.config, allowed_hosts=list(allowed_hosts or []), retry=retry)
+        self.core = HttpServer(
+            server.config, allowed_hosts=list(allowed_hosts or []), retry=retry, keepalive=keepalive
+        )
         self.max_buffered = max_buffered
         self.loop = asyncio.get_running_loop()
         self.exchanges: Dict[int, _Exchange] = {}
@@ -292,8 +300,9 @@ async def serve_http(
     allowed_hosts: Optional[Sequence[str]],
     retry: Optional[float] = None,
     max_buffered: int = 4 * 1024 * 1024,
+    keepalive: Optional[float] = None,
 ) -> HttpServerHandle:
-    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered)
+    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered, keepalive)
     handle: Optional[HttpServerHandle] = None
 
     async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

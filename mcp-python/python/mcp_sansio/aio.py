@@ -301,6 +301,7 @@ class Server:
         allowed_hosts: Optional[Sequence[str]] = None,
         retry: Optional[float] = None,
         max_buffered: int = 4 * 1024 * 1024,
+        keepalive: Optional[float] = None,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
         once listening. ``port=0`` picks a free port (see ``handle.port``).
@@ -310,10 +311,13 @@ class Server:
         ``Last-Event-ID`` after it. ``max_buffered`` bounds the bytes written to one
         connection but not yet taken by the client: responses wait for the client to read
         (``drain``), and an event stream whose reader falls that far behind is cut (a
-        2025-wire client resumes it; the server keeps a bounded replay buffer)."""
+        2025-wire client resumes it; the server keeps a bounded replay buffer). ``keepalive``:
+        a response quiet for that long (seconds; 15 unless given, 0 never) gets an SSE
+        comment, so proxies keep long calls open and a closed response is noticed (and its
+        call cancelled) within that time."""
         from ._http import serve_http
 
-        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered)
+        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered, keepalive)
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
         """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of
