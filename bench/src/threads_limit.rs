@@ -21,16 +21,7 @@ pub(crate) fn round_trips(n: usize) {
     let (to_caller, caller_rx) = mpsc::channel::<Vec<u8>>();
     let mut server_write = server.try_clone().expect("a clone");
     let server_reader = std::thread::spawn(move || {
-        let mut reader = BufReader::new(server);
-        let mut line = Vec::new();
-        while reader
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|read| read > 0)
-        {
-            if to_worker.send(std::mem::take(&mut line)).is_err() {
-                break;
-            }
-        }
+        each_line(server, |line, _| to_worker.send(line).is_ok());
     });
     let worker = std::thread::spawn(move || {
         for line in worker_rx {
@@ -41,16 +32,7 @@ pub(crate) fn round_trips(n: usize) {
     });
     let client_read = client.try_clone().expect("a clone");
     let client_reader = std::thread::spawn(move || {
-        let mut reader = BufReader::new(client_read);
-        let mut line = Vec::new();
-        while reader
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|read| read > 0)
-        {
-            if to_caller.send(std::mem::take(&mut line)).is_err() {
-                break;
-            }
-        }
+        each_line(client_read, |line, _| to_caller.send(line).is_ok());
     });
     let mut client = client;
     for _ in 0..n {
@@ -73,17 +55,7 @@ pub(crate) fn ping_pong(n: usize) {
     let (client, server) = UnixStream::pair().expect("a socket pair");
     let mut server_write = server.try_clone().expect("a clone");
     let echo = std::thread::spawn(move || {
-        let mut reader = BufReader::new(server);
-        let mut line = Vec::new();
-        while reader
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|read| read > 0)
-        {
-            if server_write.write_all(&line).is_err() {
-                break;
-            }
-            line.clear();
-        }
+        each_line(server, |line, _| server_write.write_all(&line).is_ok());
     });
     let mut reader = BufReader::new(client.try_clone().expect("a clone"));
     let mut client = client;
@@ -139,23 +111,13 @@ pub(crate) fn pipes(runs: usize, n: usize) -> Result<Vec<f64>, String> {
 
 /// The `pipes` child: echoes stdin to stdout line by line until EOF
 pub(crate) fn echo() {
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
     let mut output = std::io::stdout().lock();
-    let mut line = Vec::new();
-    while input
-        .read_until(b'\n', &mut line)
-        .is_ok_and(|read| read > 0)
-    {
-        if output
+    each_line(std::io::stdin().lock(), |line, _| {
+        output
             .write_all(&line)
             .and_then(|()| output.flush())
-            .is_err()
-        {
-            return;
-        }
-        line.clear();
-    }
+            .is_ok()
+    });
 }
 
 /// `fanout`: the floor of a threaded W2: `n` round trips made by 64 caller threads at once,
@@ -170,21 +132,11 @@ pub(crate) fn fanout(n: usize) {
     let (client, server) = UnixStream::pair().expect("a socket pair");
     let server_write = server.try_clone().expect("a clone");
     let echo = std::thread::spawn(move || {
-        let mut reader = BufReader::new(server);
         let mut writer = BufWriter::new(server_write);
-        let mut line = Vec::new();
-        while reader
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|read| read > 0)
-        {
-            // Answers go out together when no more requests wait in the buffer.
-            let flushed = writer.write_all(&line).is_ok()
-                && (!reader.buffer().is_empty() || writer.flush().is_ok());
-            if !flushed {
-                break;
-            }
-            line.clear();
-        }
+        // Answers go out together when no more requests wait in the buffer.
+        each_line(server, |line, more| {
+            writer.write_all(&line).is_ok() && (more || writer.flush().is_ok())
+        });
     });
     let mut to_callers = Vec::with_capacity(CALLERS);
     let mut callers_rx = Vec::with_capacity(CALLERS);
@@ -195,23 +147,13 @@ pub(crate) fn fanout(n: usize) {
     }
     let client_read = client.try_clone().expect("a clone");
     let client_reader = std::thread::spawn(move || {
-        let mut reader = BufReader::new(client_read);
-        let mut line = Vec::new();
-        while reader
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|read| read > 0)
-        {
+        each_line(client_read, |line, _| {
             let caller = line
                 .iter()
                 .take_while(|b| b.is_ascii_digit())
                 .fold(0usize, |k, b| k * 10 + usize::from(b - b'0'));
-            if to_callers[caller % CALLERS]
-                .send(std::mem::take(&mut line))
-                .is_err()
-            {
-                break;
-            }
-        }
+            to_callers[caller % CALLERS].send(line).is_ok()
+        });
     });
     let writer = Arc::new(Mutex::new(client));
     std::thread::scope(|s| {
@@ -239,5 +181,24 @@ pub(crate) fn fanout(n: usize) {
         .expect("a shutdown");
     for t in [echo, client_reader] {
         t.join().expect("no panic");
+    }
+}
+
+/// Reads `reader` line by line until EOF, an error, or `each` returns `false`; `each` gets
+/// the line (with its newline) and whether more bytes already wait in the read buffer
+fn each_line(reader: impl std::io::Read, mut each: impl FnMut(Vec<u8>, bool) -> bool) {
+    let mut reader = BufReader::new(reader);
+    loop {
+        let mut line = Vec::new();
+        if !reader
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|read| read > 0)
+        {
+            return;
+        }
+        let more = !reader.buffer().is_empty();
+        if !each(line, more) {
+            return;
+        }
     }
 }

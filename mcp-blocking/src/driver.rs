@@ -340,10 +340,12 @@ impl State {
             stream.has_delegated.store(false, Ordering::SeqCst);
             std::mem::take(&mut *queue)
         };
+        if self.done {
+            // Once the connection ended, a dropped command tells its caller so.
+            return;
+        }
         for item in items {
             match item {
-                // Once the connection ended, a dropped command tells its caller so.
-                Delegated::Command(_) | Delegated::Handler(_) if self.done => {}
                 Delegated::Command(command) => self.command(command),
                 Delegated::Handler(msg) => self.peer.on_handler(&mut self.session, msg),
             }
@@ -523,7 +525,7 @@ impl<W: Write + Send> Stream<W> {
     /// Takes `item` to the session: at once on this thread if the lock is free, else through
     /// the holder; `Err` once the connection is gone
     fn enter(&self, item: Delegated) -> Result<(), ()> {
-        let mut st = match self.try_lock() {
+        let st = match self.try_lock() {
             Some(mut st) => {
                 if st.done {
                     unlock(self, st, Writes::Itself);
@@ -540,17 +542,13 @@ impl<W: Write + Send> Stream<W> {
                 }
                 st
             }
+            // The holder takes it (or drops it, and so tells a caller, if the connection
+            // ended); if the lock turned out free, settling takes it here.
             None => match self.delegate(item) {
                 Some(st) => st,
-                // The holder takes it (or drops it, and so tells a caller, if the
-                // connection ended).
                 None => return Ok(()),
             },
         };
-        if st.done {
-            // Ended meanwhile: what this thread left is dropped with the rest.
-            st.take_delegated(self);
-        }
         settle(self, st, Writes::Itself);
         Ok(())
     }
@@ -678,12 +676,11 @@ fn read<R: Read, W: Write + Send>(mut reader: R, woken: &Receiver<()>, stream: &
         let Some(stream) = stream.upgrade() else {
             return;
         };
-        let st = stream.lock();
+        let mut st = stream.lock();
         if st.done {
             unlock(&stream, st, Writes::Leave);
             return;
         }
-        let mut st = st;
         match read {
             Ok(n) if n > 0 => st.session.handle_bytes(now(), &buf[..n]),
             _ => st.session.handle_eof(now()),
@@ -733,9 +730,8 @@ impl<W: Write + Send> Driver<W> {
         st.peer.abort_all();
         // Callers still waiting learn that the connection is closed.
         st.peer = Peer::new(None);
-        // What callers and handlers left is dropped: its callers learn it too.
-        st.take_delegated(&stream);
         let _ = stream.readable.try_send(());
+        // Settling drops what callers and handlers left: its callers learn it too.
         settle(&stream, st, Writes::Itself);
     }
 }

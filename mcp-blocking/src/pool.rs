@@ -50,6 +50,13 @@ struct Shared {
     queued: AtomicUsize,
 }
 
+impl Queue {
+    /// Workers besides the calling one are running jobs
+    fn others_busy(&self) -> bool {
+        self.live > self.idle + self.searching + 1
+    }
+}
+
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
@@ -72,12 +79,11 @@ enum Start {
     Spawn,
 }
 
-/// Holds back the wake-ups (and new workers) of jobs queued on this thread until
-/// [`start_deferred`] or the end of the returned guard: a worker woken while the queuing thread still holds a session's lock
-/// would find it taken (or, woken on the same core, preempt the holder)
-///
-/// Deferring lasts as long as the returned guard; dropping it (also while unwinding from a
-/// panic) starts the workers held back.
+/// Holds back the wake-ups (and new workers) of jobs queued on this thread while the
+/// returned guard lives (or until [`start_deferred`]): a worker woken while the queuing
+/// thread still holds a session's lock would find it taken (or, woken on the same core,
+/// preempt the holder). Dropping the guard, also while unwinding from a panic, starts the
+/// workers held back.
 pub(crate) fn defer() -> Deferring {
     DEFERRING.with(|d| d.set(true));
     Deferring(())
@@ -142,27 +148,23 @@ impl Pool {
     /// Runs `job` on a worker: an idle one, a new one while under the bound, else the next
     /// one to finish
     pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) {
-        let (wake, spawn) = {
+        let start = {
             let mut q = self.shared.lock();
             q.jobs.push_back(Box::new(job));
             self.shared.queued.store(q.jobs.len(), Ordering::Release);
             if q.searching >= q.jobs.len() {
                 // A searching worker takes it without being woken.
-                (false, false)
+                return;
             } else if q.searching + q.idle >= q.jobs.len() {
                 // An idle worker not yet woken for an earlier job takes it.
-                (true, false)
+                Start::Wake
             } else if q.live < self.max {
                 q.live += 1;
-                (false, true)
+                Start::Spawn
             } else {
-                (false, false)
+                // The next worker to finish takes it.
+                return;
             }
-        };
-        let start = match (wake, spawn) {
-            (true, _) => Start::Wake,
-            (_, true) => Start::Spawn,
-            _ => return,
         };
         if DEFERRING.with(Cell::get) {
             DEFERRED.with(|d| d.borrow_mut().push((Arc::clone(&self.shared), start)));
@@ -188,7 +190,7 @@ fn worker(shared: &Shared) {
     loop {
         if let Some(job) = q.jobs.pop_front() {
             shared.queued.store(q.jobs.len(), Ordering::Release);
-            busy = !q.jobs.is_empty() || q.live > q.idle + q.searching + 1;
+            busy = !q.jobs.is_empty() || q.others_busy();
             drop(q);
             // A panicking handler is answered by its own catch; the worker survives anyway.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
@@ -201,8 +203,7 @@ fn worker(shared: &Shared) {
             shared.job.notify_all();
             return;
         }
-        let others_busy = q.live > q.idle + q.searching + 1;
-        if q.searching == 0 && (busy || others_busy) {
+        if q.searching == 0 && (busy || q.others_busy()) {
             q.searching += 1;
             drop(q);
             search(shared);

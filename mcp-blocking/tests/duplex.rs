@@ -53,71 +53,88 @@ fn server() -> Server {
         .build()
 }
 
-/// Runs the whole exchange; returns the calls that came back intact
-fn exchange() -> usize {
+/// A client connected over a Unix socket pair to `server`, which serves on a thread
+fn connect(server: Server, options: ClientOptions) -> Client {
     let (a, b) = UnixStream::pair().unwrap();
-    let server = server();
     let b_write = b.try_clone().unwrap();
     thread::spawn(move || server.serve(b, b_write));
-    let (notes_tx, notes) = mpsc::channel();
-    let options = ClientOptions::default().notifications(notes_tx);
     let a_write = a.try_clone().unwrap();
     let era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
-    let client = Client::connect_with(a, a_write, config(era), options).unwrap();
-    // Take the log messages as they come (the channel is unbounded anyway).
-    thread::spawn(move || notes.iter().count());
-    let intact = thread::scope(|s| {
-        let callers: Vec<_> = (0..CALLERS)
-            .map(|i| {
-                let client = client.clone();
-                s.spawn(move || {
-                    let mut intact = 0;
-                    for j in 0..CALLS {
-                        let text = char::from(b'a' + u8::try_from((i * CALLS + j) % 26).unwrap())
-                            .to_string()
-                            .repeat(ARG);
-                        let (progress, reports) = mpsc::channel();
-                        let result = client
-                            .call_tool_with(
-                                "bulk",
-                                object(json!({ "text": text })),
-                                RequestOptions::default().with_progress(),
-                                progress,
-                            )
-                            .unwrap();
-                        assert!(!result.is_error());
-                        assert_eq!(result.content[0].as_text(), Some(text.as_str()));
-                        // Progress is best effort (dropped over the queue limit), never wrong.
-                        for p in reports.try_iter() {
-                            assert_eq!(p.message.as_deref().map(str::len), Some(NOTE));
-                        }
-                        intact += 1;
-                    }
-                    intact
-                })
-            })
-            .collect();
-        callers.into_iter().map(|c| c.join().unwrap()).sum()
-    });
-    client.close();
-    intact
+    Client::connect_with(a, a_write, config(era), options).unwrap()
 }
 
-#[test]
-fn large_traffic_both_ways_at_once_does_not_hang() {
+/// `callers` threads at once, each making `calls` calls through `call(client, caller, n)`
+/// (which asserts on what comes back); then the client closes. Returns the calls made.
+fn from_callers(
+    client: Client,
+    callers: usize,
+    calls: usize,
+    call: impl Fn(&Client, usize, usize) + Sync,
+) -> usize {
+    let call = &call;
+    let made = thread::scope(|s| {
+        let threads: Vec<_> = (0..callers)
+            .map(|i| {
+                let client = client.clone();
+                s.spawn(move || (0..calls).map(|j| call(&client, i, j)).count())
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).sum()
+    });
+    client.close();
+    made
+}
+
+/// Runs `exchange` on a thread and returns its count, failing with `hang` if it does not
+/// end within 120 s: a hang detector, not a timing assertion (each exchange takes about a
+/// second when it works)
+fn without_hanging(hang: &str, exchange: impl FnOnce() -> usize + Send + 'static) -> usize {
     let (done_tx, done) = mpsc::channel();
     thread::spawn(move || {
         let _ = done_tx.send(exchange());
     });
-    // A hang detector, not a timing assertion: the exchange takes well under a second when
-    // it works.
     match done.recv_timeout(Duration::from_secs(120)) {
-        Ok(intact) => assert_eq!(intact, CALLERS * CALLS),
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("the exchange hung: both sides stopped reading while writing")
-        }
+        Ok(count) => count,
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{hang}"),
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the exchange panicked"),
     }
+}
+
+/// Runs the whole exchange; returns the calls that came back intact
+fn exchange() -> usize {
+    let (notes_tx, notes) = mpsc::channel();
+    let client = connect(server(), ClientOptions::default().notifications(notes_tx));
+    // Take the log messages as they come (the channel is unbounded anyway).
+    thread::spawn(move || notes.iter().count());
+    from_callers(client, CALLERS, CALLS, |client, i, j| {
+        let text = char::from(b'a' + u8::try_from((i * CALLS + j) % 26).unwrap())
+            .to_string()
+            .repeat(ARG);
+        let (progress, reports) = mpsc::channel();
+        let result = client
+            .call_tool_with(
+                "bulk",
+                object(json!({ "text": text })),
+                RequestOptions::default().with_progress(),
+                progress,
+            )
+            .unwrap();
+        assert!(!result.is_error());
+        assert_eq!(result.content[0].as_text(), Some(text.as_str()));
+        // Progress is best effort (dropped over the queue limit), never wrong.
+        for p in reports.try_iter() {
+            assert_eq!(p.message.as_deref().map(str::len), Some(NOTE));
+        }
+    })
+}
+
+#[test]
+fn large_traffic_both_ways_at_once_does_not_hang() {
+    let intact = without_hanging(
+        "the exchange hung: both sides stopped reading while writing",
+        exchange,
+    );
+    assert_eq!(intact, CALLERS * CALLS);
 }
 
 /// Many callers, small calls, handlers that report progress: the session's lock is taken by
@@ -125,9 +142,6 @@ fn large_traffic_both_ways_at_once_does_not_hang() {
 /// left for the lock's holder. Every call must come back with its own result, its progress
 /// in order, and none may be stranded (a hang).
 fn contended_exchange() -> usize {
-    const CALLERS: usize = 32;
-    const CALLS: usize = 300;
-    let (a, b) = UnixStream::pair().unwrap();
     let server = Server::builder(ServerConfig::new(Implementation::new("busy", "1.0")))
         .workers(4)
         .tool(
@@ -145,53 +159,26 @@ fn contended_exchange() -> usize {
         )
         .unwrap()
         .build();
-    let b_write = b.try_clone().unwrap();
-    thread::spawn(move || server.serve(b, b_write));
-    let a_write = a.try_clone().unwrap();
-    let era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
-    let client = Client::connect(a, a_write, config(era)).unwrap();
-    let intact = thread::scope(|s| {
-        let callers: Vec<_> = (0..CALLERS)
-            .map(|i| {
-                let client = client.clone();
-                s.spawn(move || {
-                    let mut intact = 0;
-                    for j in 0..CALLS {
-                        let text = format!("{i}-{j}");
-                        let (progress, reports) = mpsc::channel();
-                        let result = client
-                            .call_tool_with(
-                                "echo",
-                                object(json!({ "text": text })),
-                                RequestOptions::default().with_progress(),
-                                progress,
-                            )
-                            .unwrap();
-                        assert_eq!(result.content[0].as_text(), Some(text.as_str()));
-                        let steps: Vec<f64> = reports.try_iter().map(|p| p.progress).collect();
-                        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
-                        intact += 1;
-                    }
-                    intact
-                })
-            })
-            .collect();
-        callers.into_iter().map(|c| c.join().unwrap()).sum()
-    });
-    client.close();
-    intact
+    let client = connect(server, ClientOptions::default());
+    from_callers(client, 32, 300, |client, i, j| {
+        let text = format!("{i}-{j}");
+        let (progress, reports) = mpsc::channel();
+        let result = client
+            .call_tool_with(
+                "echo",
+                object(json!({ "text": text })),
+                RequestOptions::default().with_progress(),
+                progress,
+            )
+            .unwrap();
+        assert_eq!(result.content[0].as_text(), Some(text.as_str()));
+        let steps: Vec<f64> = reports.try_iter().map(|p| p.progress).collect();
+        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    })
 }
 
 #[test]
 fn many_callers_and_handlers_at_once_each_get_their_own_answer() {
-    let (done_tx, done) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = done_tx.send(contended_exchange());
-    });
-    // A hang detector, not a timing assertion: the exchange takes about a second.
-    match done.recv_timeout(Duration::from_secs(120)) {
-        Ok(intact) => assert_eq!(intact, 32 * 300),
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("a call was stranded"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the exchange panicked"),
-    }
+    let calls = without_hanging("a call was stranded", contended_exchange);
+    assert_eq!(calls, 32 * 300);
 }

@@ -11,4 +11,5 @@ pub mod client;
 pub mod http;
 pub mod peer;
 pub mod server;
+#[cfg(unix)]
 pub mod stdio;

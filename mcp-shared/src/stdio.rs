@@ -5,20 +5,16 @@
 //! every read and write to a blocking thread. A terminal or a file is left to the blocking
 //! path (a terminal put in non-blocking mode would stay so for the shell after us).
 
-#[cfg(unix)]
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-#[cfg(unix)]
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
 /// A descriptor of stdin, where stdin is a pipe (or FIFO)
-#[cfg(unix)]
 pub fn stdin_pipe() -> Option<OwnedFd> {
     pipe(std::io::stdin().as_fd())
 }
 
 /// A descriptor of stdout, where stdout is a pipe (or FIFO) that stderr does not write into
 /// too: with `2>&1`, a non-blocking stdout would make `eprintln!` meet a full pipe and panic
-#[cfg(unix)]
 pub fn stdout_pipe() -> Option<OwnedFd> {
     let stdout = std::io::stdout();
     let shared = same_file(stdout.as_fd(), std::io::stderr().as_fd());
@@ -26,7 +22,6 @@ pub fn stdout_pipe() -> Option<OwnedFd> {
 }
 
 /// A new descriptor of `fd`'s pipe, if it is one
-#[cfg(unix)]
 fn pipe(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
     let fd = fd.try_clone_to_owned().ok()?;
     let file = std::fs::File::from(fd);
@@ -35,7 +30,6 @@ fn pipe(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
 }
 
 /// Whether two descriptors name the same file (or pipe); unknown counts as the same
-#[cfg(unix)]
 fn same_file(a: BorrowedFd<'_>, b: BorrowedFd<'_>) -> bool {
     let meta = |fd: BorrowedFd<'_>| {
         let fd = fd.try_clone_to_owned().ok()?;
