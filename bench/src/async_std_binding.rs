@@ -1,4 +1,4 @@
-//! mcp-async-std: a client and a server on smol's global executor over an in-memory duplex
+//! mcp-sansio-async-std: a client and a server on smol's global executor over an in-memory duplex
 //! (two `piper` pipes; W1, W2), and over stdio to a child process (W3)
 //!
 //! The binding's actors and handlers run on smol's global executor (one thread unless
@@ -7,9 +7,9 @@
 use std::hint::black_box;
 
 use async_process::Command;
-use mcp_async_std::{Client, Server};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ServerConfig};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ServerConfig};
+use mcp_sansio_async_std::{Client, Server};
 use serde_json::{Map, Value, json};
 
 use crate::IN_FLIGHT;

@@ -1,13 +1,13 @@
-//! mcp-blocking: a client and a server on plain threads over a Unix socket pair (W1, W2; the
+//! mcp-sansio-blocking: a client and a server on plain threads over a Unix socket pair (W1, W2; the
 //! in-process duplex of a threaded binding), and over stdio to a child process (W3)
 
 use std::hint::black_box;
 use std::os::unix::net::UnixStream;
 use std::process::Command;
 
-use mcp_blocking::{Client, Server};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ServerConfig};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ServerConfig};
+use mcp_sansio_blocking::{Client, Server};
 use serde_json::{Map, Value, json};
 
 use crate::IN_FLIGHT;

@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     ClientConfig, EraMode, Event, Implementation, RequestOptions, ServerConfig, Session,
 };
 use serde_json::json;
@@ -382,7 +382,7 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
     let measure = |client: &mut Session,
                    server: &mut Session,
                    buf: &mut Vec<u8>,
-                   responders: &mut Vec<mcp_core::Responder>| {
+                   responders: &mut Vec<mcp_sansio::Responder>| {
         let start = alloc::live();
         for _ in 0..REQUESTS {
             client

@@ -18,7 +18,7 @@
 //! - `limit`: serde_json parsing and writing the very bytes a core W1 round trip moves (the
 //!   request and the response, each parsed once and written once), no protocol logic.
 //! - `threads`: the floor of a thread-per-connection binding: a line through the four thread
-//!   hand-offs of an mcp-blocking W1 call (caller, server reader, worker, client reader), no MCP.
+//!   hand-offs of an mcp-sansio-blocking W1 call (caller, server reader, worker, client reader), no MCP.
 //! - `pingpong`: the floor of any client and server on two threads: a line written by the
 //!   caller, echoed by the server's one thread, read back by the caller (two hand-offs), no MCP.
 //! - `fanout`: the floor of a threaded W2: 64 caller threads at once, each line echoed by the
@@ -41,7 +41,7 @@ mod tokio_binding;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use mcp_core::{EraMode, ProtocolVersion};
+use mcp_sansio::{EraMode, ProtocolVersion};
 use serde_json::json;
 
 #[global_allocator]

@@ -1,6 +1,6 @@
 //! `threads`: the floor of any thread-per-connection binding, with no MCP at all
 //!
-//! One line goes through the same hand-offs a W1 call makes in mcp-blocking: the caller writes
+//! One line goes through the same hand-offs a W1 call makes in mcp-sansio-blocking: the caller writes
 //! it to a Unix socket; the server's reader thread reads it and hands it to a worker thread
 //! over a channel; the worker writes the answer back; the client's reader thread reads it and
 //! hands it to the waiting caller over a channel. Four thread wake-ups per round trip and no

@@ -1,11 +1,11 @@
-//! mcp-tokio: a client and a server over an in-memory duplex (W1, W2) on a current-thread or
+//! mcp-sansio-tokio: a client and a server over an in-memory duplex (W1, W2) on a current-thread or
 //! a two-worker multi-thread runtime, and over stdio to a child process (W3)
 
 use std::hint::black_box;
 
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ServerConfig};
-use mcp_tokio::{Client, Server};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ServerConfig};
+use mcp_sansio_tokio::{Client, Server};
 use serde_json::{Map, Value, json};
 use tokio::runtime::Runtime;
 

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_core::codec::{LineCodec, SseDecoder};
+use mcp_sansio::codec::{LineCodec, SseDecoder};
 
 const LIMIT: usize = 256;
 

@@ -1,14 +1,14 @@
 //! Shared setup of the fuzz targets: a pair driven to Ready, then one side fed the input
 //!
 //! Oracle: nothing panics, and every frame the fuzzed session writes is one line of valid
-//! JSON-RPC (`mcp_core::jsonrpc::decode` accepts every message in it).
+//! JSON-RPC (`mcp_sansio::jsonrpc::decode` accepts every message in it).
 
 use std::time::{Duration, Instant};
 
-use mcp_core::jsonrpc::{self, Decoded};
-use mcp_core::session::TASKS_EXTENSION;
-use mcp_core::testing::Pair;
-use mcp_core::{EraMode, ProtocolVersion, RequestOptions, Session};
+use mcp_sansio::jsonrpc::{self, Decoded};
+use mcp_sansio::session::TASKS_EXTENSION;
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{EraMode, ProtocolVersion, RequestOptions, Session};
 use serde_json::json;
 
 /// A ready pair chosen by `selector`: era, tasks, state key; the client has requests in

@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_core::jsonrpc::{self, Decoded, ErrorId, Message};
+use mcp_sansio::jsonrpc::{self, Decoded, ErrorId, Message};
 
 fn reencode(m: &Message) -> Vec<u8> {
     let mut out = Vec::new();

@@ -1,11 +1,11 @@
 //! A server and a client on smol: the server serves Streamable HTTP on 127.0.0.1, the
 //! client connects, lists and calls a tool, and both shut down
 //!
-//! `cargo run -p mcp-async-std --example smol-hello`. The README shows this file.
+//! `cargo run -p mcp-sansio-async-std --example smol-hello`. The README shows this file.
 
-use mcp_async_std::{Client, ClientOptions, Server};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio_async_std::{Client, ClientOptions, Server};
 use serde_json::{Map, Value, json};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,19 +1,19 @@
-//! OAuth for the HTTP client: what the sans-IO [`OAuthClient`](mcp_core::auth::OAuthClient)
+//! OAuth for the HTTP client: what the sans-IO [`OAuthClient`](mcp_sansio::auth::OAuthClient)
 //! needs from the outside
 //!
-//! The flow itself is [`mcp_core::auth`]'s; this module supplies its inputs: OS randomness,
+//! The flow itself is [`mcp_sansio::auth`]'s; this module supplies its inputs: OS randomness,
 //! a [`UserAgent`] that takes the authorization URL to the redirect (a browser opener in a
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves.
 
 use async_net::TcpStream;
-use mcp_core::auth::{AuthRequest, AuthResponse};
-pub use mcp_shared::auth::StoreFactory;
-pub use mcp_shared::auth::asynchronous::{
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+pub use mcp_sansio_shared::auth::StoreFactory;
+pub use mcp_sansio_shared::auth::asynchronous::{
     OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
 };
-pub use mcp_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
-use mcp_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
+pub use mcp_sansio_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
+use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
 
 use crate::h1::{self, Body, Conn, Target};
 

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use async_channel::Sender;
 use async_process::{Child, Command as ProcessCommand};
 use futures_lite::{AsyncRead, AsyncWrite};
-use mcp_core::{ClientConfig, PeerInfo, Session};
-use mcp_shared::client::Commands;
+use mcp_sansio::{ClientConfig, PeerInfo, Session};
+use mcp_sansio_shared::client::Commands;
 
-pub use mcp_shared::client::{ClientError, ConnectError};
+pub use mcp_sansio_shared::client::{ClientError, ConnectError};
 
 use crate::driver::{self, AsyncStd, ClientOptions, Command, oneshot};
 
@@ -19,17 +19,17 @@ use crate::driver::{self, AsyncStd, ClientOptions, Command, oneshot};
 /// Dropping a call's future before it finishes cancels the request
 /// (`notifications/cancelled`, or `tasks/cancel` for a task-backed call).
 ///
-/// The typed calls ([`call_tool`](mcp_shared::client::Client::call_tool),
-/// [`list_tools`](mcp_shared::client::Client::list_tools), [`start`](mcp_shared::client::Client::start), ...)
+/// The typed calls ([`call_tool`](mcp_sansio_shared::client::Client::call_tool),
+/// [`list_tools`](mcp_sansio_shared::client::Client::list_tools), [`start`](mcp_sansio_shared::client::Client::start), ...)
 /// are the async bindings' shared ones, reached through `Deref`.
 #[derive(Clone, Debug)]
 pub struct Client {
-    inner: mcp_shared::client::Client<AsyncStd>,
+    inner: mcp_sansio_shared::client::Client<AsyncStd>,
     _child: Option<Arc<ChildGuard>>,
 }
 
 impl Deref for Client {
-    type Target = mcp_shared::client::Client<AsyncStd>;
+    type Target = mcp_sansio_shared::client::Client<AsyncStd>;
 
     fn deref(&self) -> &Self::Target {
         &self.inner
@@ -48,10 +48,10 @@ impl Commands for AsyncStd {
 }
 
 /// Cancels one request from anywhere (dropping the request's future does the same)
-pub type CancelHandle = mcp_shared::client::CancelHandle<AsyncStd>;
+pub type CancelHandle = mcp_sansio_shared::client::CancelHandle<AsyncStd>;
 
 /// What a started request reports while it runs
-pub type CallWatch = mcp_shared::client::CallWatch<AsyncStd>;
+pub type CallWatch = mcp_sansio_shared::client::CallWatch<AsyncStd>;
 
 /// Keeps a spawned server alive as long as a client handle exists; kills it on drop
 #[derive(Debug)]
@@ -196,7 +196,7 @@ impl Client {
         commands: Sender<Command>,
         ready: oneshot::Receiver<Result<PeerInfo, String>>,
     ) -> Result<Self, ConnectError> {
-        let inner = mcp_shared::client::Client::when_ready(commands, ready).await?;
+        let inner = mcp_sansio_shared::client::Client::when_ready(commands, ready).await?;
         Ok(Self {
             inner,
             _child: None,

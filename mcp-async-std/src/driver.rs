@@ -9,17 +9,17 @@ use std::time::Instant;
 
 use async_channel::{Receiver, Sender};
 use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, FutureExt};
-use mcp_core::http::SessionKey;
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{InputRequests, InputResponses};
-use mcp_core::{InboundNotification, InputId, Session};
-use mcp_shared::peer;
+use mcp_sansio::http::SessionKey;
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{InputRequests, InputResponses};
+use mcp_sansio::{InboundNotification, InputId, Session};
+use mcp_sansio_shared::peer;
 use smol::Task;
 
-pub use mcp_shared::peer::TaskStatusUpdate;
-pub(crate) use mcp_shared::peer::unix_ms;
+pub use mcp_sansio_shared::peer::TaskStatusUpdate;
+pub(crate) use mcp_sansio_shared::peer::unix_ms;
 
-/// async-std and smol as the shared glue (`mcp-shared`) sees them
+/// async-std and smol as the shared glue (`mcp-sansio-shared`) sees them
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct AsyncStd;
@@ -94,7 +94,7 @@ impl peer::Runtime for AsyncStd {
     }
 }
 
-pub use mcp_core::server::AskFailure;
+pub use mcp_sansio::server::AskFailure;
 
 /// The client application's answer to the server's input requests
 pub type InputHandler = Arc<
@@ -293,17 +293,17 @@ pub(crate) fn close_and_drain<T>(rx: &Receiver<T>) {
 }
 
 /// One timer for a connection's (or an HTTP actor's) life, moved only when the core's
-/// deadline comes sooner (see `mcp_shared::alarm`)
+/// deadline comes sooner (see `mcp_sansio_shared::alarm`)
 pub(crate) struct Timer {
     timer: async_io::Timer,
-    alarm: mcp_shared::alarm::Alarm,
+    alarm: mcp_sansio_shared::alarm::Alarm,
 }
 
 impl Timer {
     pub(crate) fn new() -> Self {
         Self {
             timer: async_io::Timer::never(),
-            alarm: mcp_shared::alarm::Alarm::default(),
+            alarm: mcp_sansio_shared::alarm::Alarm::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! head within [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields, reads bodies delimited by
 //! `Content-Length`, `chunked` or (responses only) the end of the connection, and writes
 //! heads, whole bodies and chunked bodies (flushed per chunk, so each SSE event leaves at
-//! once). What a request or response means is decided by `mcp_core::http`.
+//! once). What a request or response means is decided by `mcp_sansio::http`.
 
 use std::io;
 use std::time::Duration;

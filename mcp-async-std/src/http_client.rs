@@ -1,5 +1,5 @@
 //! The client over Streamable HTTP: one actor owns the client `Session` and its
-//! [`ClientTransport`](mcp_core::http::ClientTransport) (in a [`ClientFront`]); a task per request carries what the transport plans over HTTP/1.1
+//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (in a [`ClientFront`]); a task per request carries what the transport plans over HTTP/1.1
 //! ([`crate::h1`]) on `async-net`, keeping idle connections for the next request
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
@@ -12,10 +12,10 @@ use std::time::Duration;
 use async_channel::{Receiver, Sender};
 use async_net::TcpStream;
 use futures_lite::FutureExt;
-use mcp_core::Session;
-use mcp_core::auth::AuthAction;
-use mcp_core::http::{HttpRequest, StreamId};
-use mcp_shared::http::{ClientFront, Requests, client_transport};
+use mcp_sansio::Session;
+use mcp_sansio::auth::AuthAction;
+use mcp_sansio::http::{HttpRequest, StreamId};
+use mcp_sansio_shared::http::{ClientFront, Requests, client_transport};
 use smol::Task;
 
 use crate::driver::{self, ClientOptions, Command, HandlerMsg, Handlers, Peer, Ready};
@@ -25,7 +25,7 @@ use crate::h1::{self, Body, Conn, Framing, ReadError, Target};
 const DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// From the request tasks to the actor
-type FromNet = mcp_shared::http::FromNet<Vec<u8>>;
+type FromNet = mcp_sansio_shared::http::FromNet<Vec<u8>>;
 
 /// How long connecting may take
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -287,7 +287,7 @@ pub(crate) async fn run(
     let (from_net, net_rx) = async_channel::unbounded();
     let (handlers, handler_rx) = Handlers::channel();
     let (transport, user_agent) =
-        client_transport(options.auth.as_ref(), &target.url(), "mcp-async-std");
+        client_transport(options.auth.as_ref(), &target.url(), "mcp-sansio-async-std");
     let tasks = Tasks {
         net: Net::new(target),
         auth_tasks: Vec::new(),

@@ -18,9 +18,9 @@ use std::time::Duration;
 use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
-use mcp_core::ServerConfig;
-use mcp_core::http::{ExchangeId, HttpConfig, HttpResponse, SessionKey};
-use mcp_shared::http::{Channels, Piece, ServerFront};
+use mcp_sansio::ServerConfig;
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, SessionKey};
+use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
 use smol::Task;
 
 use crate::auth::Protection;
@@ -93,7 +93,7 @@ pub(crate) async fn serve(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    tools: Vec<mcp_core::schema::Tool>,
+    tools: Vec<mcp_sansio::schema::Tool>,
     protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
@@ -181,8 +181,8 @@ impl Channels for Chans {
     }
 }
 
-type ToActor = mcp_shared::http::ToActor<Chans>;
-type Answer = mcp_shared::http::Answer<Chans>;
+type ToActor = mcp_sansio_shared::http::ToActor<Chans>;
+type Answer = mcp_sansio_shared::http::Answer<Chans>;
 
 /// What woke the actor
 enum Wake {
@@ -193,7 +193,7 @@ enum Wake {
     Stop,
 }
 
-type App = mcp_shared::http::PeerApp<driver::AsyncStd>;
+type App = mcp_sansio_shared::http::PeerApp<driver::AsyncStd>;
 
 struct Actor {
     front: ServerFront<Chans, Peer>,

@@ -1,6 +1,6 @@
 //! Model Context Protocol on async-std and smol
 //!
-//! A thin binding over the sans-IO [`mcp_core`], written against the runtime-neutral
+//! A thin binding over the sans-IO [`mcp_sansio`], written against the runtime-neutral
 //! `futures-io` traits and the smol family of crates (`async-io`, `async-net`,
 //! `async-process`, `async-channel`, `blocking`), so the same code serves async-std and smol
 //! users: one actor task owns each connection's `Session` (no lock around the core), reads
@@ -14,7 +14,7 @@
 //!   over stdio, any byte stream, or Streamable HTTP (HTTP/1.1 framed by the crate over `httparse`); a cancelled request drops its
 //!   handler.
 //! - OAuth ([`auth`]): an HTTP client authorizes when challenged
-//!   ([`ClientOptions::auth`], the flow is `mcp_core::auth`'s; this crate performs its HTTP
+//!   ([`ClientOptions::auth`], the flow is `mcp_sansio::auth`'s; this crate performs its HTTP
 //!   requests), and [`Server::serve_http_protected`] makes a resource server with an async
 //!   token verifier ([`jwt_verifier`] for JWTs).
 //!
@@ -29,9 +29,9 @@
 //! on smol's crates, not on async-std, so it keeps working for both. A server on smol:
 //!
 //! ```no_run
-//! use mcp_async_std::Server;
-//! use mcp_core::schema::{CallToolResult, Tool};
-//! use mcp_core::{Implementation, ServerConfig};
+//! use mcp_sansio_async_std::Server;
+//! use mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio::{Implementation, ServerConfig};
 //!
 //! let server = Server::builder(ServerConfig::new(Implementation::new("hello", "1.0")))
 //!     .tool(Tool::new("hello", serde_json::Map::new()), |_cx, _args| async {
@@ -45,8 +45,8 @@
 //! And a client on async-std (`async_std::task::block_on` works the same way):
 //!
 //! ```no_run
-//! use mcp_async_std::Client;
-//! use mcp_core::{ClientConfig, Implementation};
+//! use mcp_sansio_async_std::Client;
+//! use mcp_sansio::{ClientConfig, Implementation};
 //!
 //! smol::block_on(async {
 //!     let command = async_process::Command::new("my-mcp-server");
@@ -78,5 +78,5 @@ pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 pub use driver::AsyncStd;
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
-pub use mcp_core;
+pub use mcp_sansio;
 pub use server::{Context, Server, ServerBuilder};

@@ -2,27 +2,27 @@
 //! stdio or any byte stream
 //!
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
-//! from `mcp-core`; the builder, the handlers' [`Context`] and the dispatcher are the async
-//! bindings' shared ones (`mcp-shared`); this module only serves connections.
+//! from `mcp-sansio`; the builder, the handlers' [`Context`] and the dispatcher are the async
+//! bindings' shared ones (`mcp-sansio-shared`); this module only serves connections.
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use futures_lite::{AsyncRead, AsyncWrite};
-use mcp_core::http::HttpConfig;
-use mcp_core::{ServerConfig, Session};
-use mcp_shared::server::{AsyncRuntime, ServerCore};
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::{ServerConfig, Session};
+use mcp_sansio_shared::server::{AsyncRuntime, ServerCore};
 use smol::Task;
 
 use crate::driver::{self, AsyncStd, Dispatch};
 use crate::http_server::HttpServerHandle;
 
 /// What a handler can do besides returning its result
-pub type Context = mcp_shared::server::Context<AsyncStd>;
+pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 
 /// Builds a [`Server`]
-pub type ServerBuilder = mcp_shared::server::ServerBuilder<AsyncStd>;
+pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<AsyncStd>;
 
 /// Handlers run on smol's global executor; dropping a handler's task cancels it. One-shot
 /// replies are `async-channel`s with room for one message.
@@ -154,10 +154,10 @@ impl Server {
         {
             use async_io::Async;
             use std::fs::File;
-            let input =
-                mcp_shared::stdio::stdin_pipe().and_then(|fd| Async::new(File::from(fd)).ok());
-            let output =
-                mcp_shared::stdio::stdout_pipe().and_then(|fd| Async::new(File::from(fd)).ok());
+            let input = mcp_sansio_shared::stdio::stdin_pipe()
+                .and_then(|fd| Async::new(File::from(fd)).ok());
+            let output = mcp_sansio_shared::stdio::stdout_pipe()
+                .and_then(|fd| Async::new(File::from(fd)).ok());
             match (input, output) {
                 (Some(i), Some(o)) => return self.serve(i, o).await,
                 (Some(i), None) => {

@@ -3,8 +3,8 @@
 
 mod common;
 
-use mcp_async_std::{Client, ClientOptions, ConnectError};
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion};
+use mcp_sansio_async_std::{Client, ClientOptions, ConnectError};
 
 #[test]
 fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {

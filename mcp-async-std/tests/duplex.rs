@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_io::Timer;
-use mcp_async_std::{Client, ClientError, Server};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
+use mcp_sansio_async_std::{Client, ClientError, Server};
 use serde_json::{Map, Value, json};
 
 fn schema() -> Map<String, Value> {
@@ -92,7 +92,7 @@ async fn typed_calls(era: EraMode, version: ProtocolVersion) {
     assert!(result.is_error());
     // An unknown tool is a protocol error.
     match client.call_tool("nope", Map::new()).await {
-        Err(ClientError::Call(mcp_core::CallError::Remote(e))) => assert_eq!(e.code, -32602),
+        Err(ClientError::Call(mcp_sansio::CallError::Remote(e))) => assert_eq!(e.code, -32602),
         other => panic!("{other:?}"),
     }
     client.close().await;
@@ -183,8 +183,8 @@ fn a_cancel_handle_cancels_from_elsewhere() {
         let (handle, call) = client.start(
             "tools/call",
             Some(raw),
-            mcp_core::RequestOptions::default(),
-            mcp_async_std::CallWatch::default(),
+            mcp_sansio::RequestOptions::default(),
+            mcp_sansio_async_std::CallWatch::default(),
         );
         let call = smol::spawn(call);
         Timer::after(Duration::from_millis(50)).await;
@@ -193,7 +193,7 @@ fn a_cancel_handle_cancels_from_elsewhere() {
         assert!(
             matches!(
                 outcome,
-                Err(ClientError::Call(mcp_core::CallError::Cancelled))
+                Err(ClientError::Call(mcp_sansio::CallError::Cancelled))
             ),
             "{outcome:?}"
         );
@@ -210,14 +210,14 @@ fn a_request_times_out() {
         )
         .await;
         let raw = serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap();
-        let options = mcp_core::RequestOptions::default().timeout(Duration::from_millis(200));
+        let options = mcp_sansio::RequestOptions::default().timeout(Duration::from_millis(200));
         let outcome = client
             .request_raw("tools/call", Some(raw), options, None)
             .await;
         assert!(
             matches!(
                 outcome,
-                Err(ClientError::Call(mcp_core::CallError::TimedOut))
+                Err(ClientError::Call(mcp_sansio::CallError::TimedOut))
             ),
             "{outcome:?}"
         );
@@ -233,7 +233,10 @@ fn a_closed_server_fails_the_handshake_and_calls_after_close() {
         let config = ClientConfig::new(Implementation::new("c", "1"));
         let outcome = Client::connect(cr, cw, config).await;
         assert!(
-            matches!(outcome, Err(mcp_async_std::ConnectError::Handshake(_))),
+            matches!(
+                outcome,
+                Err(mcp_sansio_async_std::ConnectError::Handshake(_))
+            ),
             "{outcome:?}"
         );
         // A call on a closed client ends, it does not hang.

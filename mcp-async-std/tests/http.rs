@@ -10,10 +10,10 @@ use std::time::Duration;
 mod common;
 
 use async_io::Timer;
-use mcp_async_std::{Client, ClientOptions, HttpServerHandle, InputHandler, Server};
-use mcp_core::http::HttpConfig;
-use mcp_core::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
+use mcp_sansio_async_std::{Client, ClientOptions, HttpServerHandle, InputHandler, Server};
 use serde_json::{Map, Value, json};
 
 const LEGACY: EraMode = EraMode::Legacy(ProtocolVersion::V2025_11_25);
@@ -160,7 +160,7 @@ fn list_call_progress_cancel_and_ask_in_both_eras() {
             let result = client.call_tool("echo", text("over http")).await.unwrap();
             assert_eq!(result.content[0].as_text(), Some("over http"));
             match client.call_tool("nope", Map::new()).await {
-                Err(mcp_async_std::ClientError::Call(mcp_core::CallError::Remote(e))) => {
+                Err(mcp_sansio_async_std::ClientError::Call(mcp_sansio::CallError::Remote(e))) => {
                     assert_eq!(e.code, -32602);
                 }
                 other => panic!("{era:?}: {other:?}"),

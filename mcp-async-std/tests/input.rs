@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod common;
 
-use mcp_async_std::{Client, InputHandler, Server};
-use mcp_core::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
+use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
+use mcp_sansio_async_std::{Client, InputHandler, Server};
 use serde_json::{Map, json};
 
 fn server(runs: Arc<AtomicUsize>) -> Server {
@@ -77,7 +77,7 @@ fn the_same_handler_asks_in_both_eras() {
                 r,
                 w,
                 config,
-                mcp_async_std::ClientOptions::default().input(answering()),
+                mcp_sansio_async_std::ClientOptions::default().input(answering()),
             )
             .await
             .unwrap();
@@ -96,7 +96,7 @@ fn without_the_capability_the_handler_gets_a_clear_error() {
         config.era = EraMode::Modern;
         let client = Client::connect(r, w, config).await.unwrap();
         match client.call_tool("greet", Map::new()).await {
-            Err(mcp_async_std::ClientError::Call(mcp_core::CallError::Remote(e))) => {
+            Err(mcp_sansio_async_std::ClientError::Call(mcp_sansio::CallError::Remote(e))) => {
                 assert_eq!(e.code, -32021)
             }
             other => panic!("{other:?}"),

@@ -3,18 +3,18 @@
 
 mod common;
 
-use mcp_async_std::{Client, ClientOptions, Server};
-use mcp_core::schema::{CallToolResult, LoggingLevel, Tool};
-use mcp_core::{
+use mcp_sansio::schema::{CallToolResult, LoggingLevel, Tool};
+use mcp_sansio::{
     ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
 };
+use mcp_sansio_async_std::{Client, ClientOptions, Server};
 use serde_json::{Map, Value, json};
 
 async fn connect(
     era: EraMode,
 ) -> (
     Client,
-    async_channel::Receiver<mcp_core::InboundNotification>,
+    async_channel::Receiver<mcp_sansio::InboundNotification>,
 ) {
     let server = Server::builder(ServerConfig::new(Implementation::new("log-server", "1.0")))
         .logging()
@@ -36,7 +36,7 @@ async fn connect(
     (client, rx)
 }
 
-fn levels(rx: &mut async_channel::Receiver<mcp_core::InboundNotification>) -> Vec<String> {
+fn levels(rx: &mut async_channel::Receiver<mcp_sansio::InboundNotification>) -> Vec<String> {
     let mut got = Vec::new();
     while let Ok(n) = rx.try_recv() {
         assert_eq!(n.method, "notifications/message");

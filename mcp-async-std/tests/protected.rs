@@ -14,15 +14,15 @@ mod common;
 use base64::Engine;
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_async_std::{
+use mcp_sansio::auth::resource::ResourceServer;
+use mcp_sansio::auth::{BearerChallenge, OAuthConfig};
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio_async_std::{
     Client, ClientOptions, HttpServerHandle, OAuthOptions, Protection, Server, headless_user_agent,
     jwt_verifier,
 };
-use mcp_core::auth::resource::ResourceServer;
-use mcp_core::auth::{BearerChallenge, OAuthConfig};
-use mcp_core::http::HttpConfig;
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, Implementation, ServerConfig};
 use serde_json::{Map, Value, json};
 use sha2::Digest;
 

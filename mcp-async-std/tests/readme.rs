@@ -1,4 +1,4 @@
-//! The README's mcp-async-std example is `examples/smol-hello.rs`, word for word, so the code
+//! The README's mcp-sansio-async-std example is `examples/smol-hello.rs`, word for word, so the code
 //! the README shows is the code `cargo test` compiles
 
 #[test]

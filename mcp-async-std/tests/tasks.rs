@@ -7,12 +7,12 @@ use std::time::Duration;
 
 mod common;
 
-use mcp_async_std::{Client, Server};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{
     ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
     TaskOptions,
 };
+use mcp_sansio_async_std::{Client, Server};
 use serde_json::{Map, Value, json};
 
 fn server(aborted: Arc<AtomicBool>) -> Server {
@@ -119,7 +119,7 @@ fn task_status_is_reported_and_an_explicit_handle_cancels() {
         let aborted = Arc::new(AtomicBool::new(false));
         let client = connect(EraMode::Modern, Arc::clone(&aborted)).await;
         let (tx, statuses) = async_channel::unbounded();
-        let mut watch = mcp_async_std::CallWatch::default();
+        let mut watch = mcp_sansio_async_std::CallWatch::default();
         watch.task_status = Some(tx);
         let (handle, call) = client.start(
             "tools/call",
@@ -132,7 +132,7 @@ fn task_status_is_reported_and_an_explicit_handle_cancels() {
             .await
             .expect("a status in time")
             .expect("a status");
-        assert_eq!(first.status, mcp_core::schema::TaskStatus::Working);
+        assert_eq!(first.status, mcp_sansio::schema::TaskStatus::Working);
         handle.cancel();
         let outcome = common::timeout(Duration::from_secs(5), call)
             .await
@@ -140,8 +140,8 @@ fn task_status_is_reported_and_an_explicit_handle_cancels() {
         assert!(
             matches!(
                 outcome,
-                Err(mcp_async_std::ClientError::Call(
-                    mcp_core::CallError::Cancelled
+                Err(mcp_sansio_async_std::ClientError::Call(
+                    mcp_sansio::CallError::Cancelled
                 ))
             ),
             "{outcome:?}"

@@ -2,9 +2,9 @@
 
 mod common;
 
-use mcp_async_std::{Client, Server};
-use mcp_core::schema::CallToolResult;
-use mcp_core::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio::schema::CallToolResult;
+use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio_async_std::{Client, Server};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

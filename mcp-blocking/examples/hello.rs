@@ -1,12 +1,12 @@
-//! The README's minimal server and client on plain threads (mcp-blocking), as one program:
+//! The README's minimal server and client on plain threads (mcp-sansio-blocking), as one program:
 //! run without arguments, it starts itself with `serve` as a child process (the server, on
 //! stdio), calls its tool, and prints the answer
 //!
-//! `cargo run -p mcp-blocking --example hello`
+//! `cargo run -p mcp-sansio-blocking --example hello`
 
-use mcp_blocking::{Client, Server};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio_blocking::{Client, Server};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().nth(1).as_deref() == Some("serve") {

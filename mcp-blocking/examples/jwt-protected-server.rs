@@ -1,8 +1,8 @@
 //! An MCP server on plain threads protected by OAuth bearer tokens, verified as JWTs
 //!
 //! ```text
-//! cargo run -p mcp-blocking --example jwt-protected-server-blocking -- serve 4100
-//! cargo run -p mcp-blocking --example jwt-protected-server-blocking -- mint 4100 "mcp:read" 3600
+//! cargo run -p mcp-sansio-blocking --example jwt-protected-server-blocking -- serve 4100
+//! cargo run -p mcp-sansio-blocking --example jwt-protected-server-blocking -- mint 4100 "mcp:read" 3600
 //! ```
 //!
 //! `serve PORT` listens on `127.0.0.1:PORT/mcp` and publishes Protected Resource Metadata at
@@ -20,11 +20,11 @@ use std::net::SocketAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_blocking::{Protection, Server, jwt_verifier};
-use mcp_core::auth::resource::ResourceServer;
-use mcp_core::http::HttpConfig;
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{Implementation, ServerConfig};
+use mcp_sansio::auth::resource::ResourceServer;
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{Implementation, ServerConfig};
+use mcp_sansio_blocking::{Protection, Server, jwt_verifier};
 use serde_json::{Map, json};
 
 type Error = Box<dyn std::error::Error>;

@@ -1,21 +1,21 @@
-//! OAuth on plain threads: what the sans-IO [`OAuthClient`](mcp_core::auth::OAuthClient)
+//! OAuth on plain threads: what the sans-IO [`OAuthClient`](mcp_sansio::auth::OAuthClient)
 //! needs from the outside, and the resource-server gate in front of a protected HTTP server
 //!
-//! The flow itself is [`mcp_core::auth`]'s; this module supplies its inputs: OS randomness,
+//! The flow itself is [`mcp_sansio::auth`]'s; this module supplies its inputs: OS randomness,
 //! a [`UserAgent`] that takes the authorization URL to the redirect (a browser opener in a
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves (`ureq`,
 //! plain `http://`). On the server side, [`Protection`] applies
-//! [`mcp_core::auth::resource`]'s rules with a [`TokenVerifier`] that is a plain function.
+//! [`mcp_sansio::auth::resource`]'s rules with a [`TokenVerifier`] that is a plain function.
 
-use mcp_core::auth::{AuthRequest, AuthResponse};
-pub use mcp_shared::auth::StoreFactory;
-pub use mcp_shared::auth::blocking::{
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+pub use mcp_sansio_shared::auth::StoreFactory;
+pub use mcp_sansio_shared::auth::blocking::{
     OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
 };
-pub use mcp_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
-use mcp_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, blocking};
-use mcp_shared::http::header_list;
+pub use mcp_sansio_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
+use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, blocking};
+use mcp_sansio_shared::http::header_list;
 
 /// The agent for authorization requests: every status is the flow's to judge, redirects
 /// are never followed, and each request has a deadline
@@ -43,7 +43,8 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
 pub(crate) fn perform(agent: &ureq::Agent, request: AuthRequest) -> AuthResponse {
     let method = request.method.as_str();
     let url = request.url.as_str();
-    let Ok(http_request) = mcp_shared::http::request(method, url, request.headers, request.body)
+    let Ok(http_request) =
+        mcp_sansio_shared::http::request(method, url, request.headers, request.body)
     else {
         return AuthResponse::failed();
     };

@@ -19,7 +19,7 @@ pub struct CancellationToken {
 #[error("the request was cancelled")]
 pub struct Cancelled;
 
-impl From<Cancelled> for mcp_core::ErrorObject {
+impl From<Cancelled> for mcp_sansio::ErrorObject {
     fn from(e: Cancelled) -> Self {
         // Never seen by the client: a cancelled request's answer is dropped.
         Self::internal_error(e)

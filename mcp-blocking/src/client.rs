@@ -8,20 +8,20 @@ use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 
 #[cfg(doc)]
-use mcp_core::CallError;
-use mcp_core::schema::method::Method;
-use mcp_core::schema::{
+use mcp_sansio::CallError;
+use mcp_sansio::schema::method::Method;
+use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptParams, GetPromptResult, Prompt,
     ReadResourceResult, Resource, Tool,
 };
-use mcp_core::{ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
-use mcp_shared::calls::{self, Exchange, Next};
+use mcp_sansio::{ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
+use mcp_sansio_shared::calls::{self, Exchange, Next};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::driver::{self, ClientOptions, Command, Connection, Outcome, Route, TaskStatusUpdate};
 
-pub use mcp_shared::client::{ClientError, ConnectError};
+pub use mcp_sansio_shared::client::{ClientError, ConnectError};
 
 /// A connected MCP client; cheap to clone, every clone talks to the same connection, and
 /// every method blocks the calling thread until its answer

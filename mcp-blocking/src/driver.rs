@@ -1,5 +1,5 @@
 //! What drives a `Session` on threads: the shared per-session [`Peer`] (what the application
-//! and the handlers asked for, mapped onto the core's calls, in `mcp-shared`) on plain
+//! and the handlers asked for, mapped onto the core's calls, in `mcp-sansio-shared`) on plain
 //! threads ([`Blocking`]), byte-stream connections (the session behind a lock, fed on
 //! whichever thread has input: see [`open`]), and the channel an HTTP actor waits on
 //! ([`Input`], [`recv_until`]).
@@ -12,18 +12,18 @@ use std::thread;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use mcp_core::http::SessionKey;
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{InputRequests, InputResponses};
-use mcp_core::{InboundNotification, InputId, Session};
-use mcp_shared::peer;
+use mcp_sansio::http::SessionKey;
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{InputRequests, InputResponses};
+use mcp_sansio::{InboundNotification, InputId, Session};
+use mcp_sansio_shared::peer;
 
 use crate::cancel::CancellationToken;
 
-pub use mcp_shared::peer::TaskStatusUpdate;
-pub(crate) use mcp_shared::peer::{Outcome, unix_ms};
+pub use mcp_sansio_shared::peer::TaskStatusUpdate;
+pub(crate) use mcp_sansio_shared::peer::{Outcome, unix_ms};
 
-/// Plain threads as the shared glue (`mcp-shared`) sees them: a handler run is its
+/// Plain threads as the shared glue (`mcp-sansio-shared`) sees them: a handler run is its
 /// cancellation token, replies go through crossbeam channels, reports through `std` ones,
 /// handler messages take a [`Route`], and a client's input handler runs on a thread
 #[derive(Debug, Clone, Copy)]
@@ -109,7 +109,7 @@ pub(crate) enum Input {
     Net(crate::http_client::FromNet),
 }
 
-pub use mcp_core::server::AskFailure;
+pub use mcp_sansio::server::AskFailure;
 
 /// The client application's answer to the server's input requests (elicitation, sampling,
 /// roots); it runs on a thread of its own, so it may block (on a user, say)
@@ -244,7 +244,7 @@ pub(crate) struct Connection {
 }
 
 /// Most bytes a writer takes out of the session's queue for one `write`: all that ever sits
-/// outside the core's own limit ([`mcp_core::Limits::max_queued_bytes`]), besides one message
+/// outside the core's own limit ([`mcp_sansio::Limits::max_queued_bytes`]), besides one message
 const WRITE_CHUNK: usize = 256 * 1024;
 
 /// A byte-stream connection (stdio, a child's pipes, a socket): no thread of its own sits

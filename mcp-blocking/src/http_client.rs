@@ -1,5 +1,5 @@
 //! The client over Streamable HTTP: one driver thread owns the client `Session` and its
-//! [`ClientTransport`](mcp_core::http::ClientTransport) (in a [`ClientFront`]); a `ureq` call on a thread of its own carries each request the
+//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (in a [`ClientFront`]); a `ureq` call on a thread of its own carries each request the
 //! transport plans
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
@@ -14,10 +14,10 @@ use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use mcp_core::Session;
-use mcp_core::auth::AuthAction;
-use mcp_core::http::{HttpRequest, StreamId};
-use mcp_shared::http::{ClientFront, Requests, client_transport, header_list};
+use mcp_sansio::Session;
+use mcp_sansio::auth::AuthAction;
+use mcp_sansio::http::{HttpRequest, StreamId};
+use mcp_sansio_shared::http::{ClientFront, Requests, client_transport, header_list};
 use ureq::http::Uri;
 
 use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
@@ -26,7 +26,7 @@ use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
 const DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// From the request threads to the driver
-pub(crate) type FromNet = mcp_shared::http::FromNet<Vec<u8>>;
+pub(crate) type FromNet = mcp_sansio_shared::http::FromNet<Vec<u8>>;
 
 /// Performs requests on threads of their own
 struct Threads {
@@ -116,8 +116,11 @@ pub(crate) fn run(
         // noticed at once instead of through a kept-alive connection nobody serves
         .max_idle_connections_per_host(0)
         .build();
-    let (transport, user_agent) =
-        client_transport(options.auth.as_ref(), &uri.to_string(), "mcp-blocking");
+    let (transport, user_agent) = client_transport(
+        options.auth.as_ref(),
+        &uri.to_string(),
+        "mcp-sansio-blocking",
+    );
     let threads = Threads {
         agent: config.into(),
         uri,
@@ -200,8 +203,9 @@ fn perform(
     planned: HttpRequest,
 ) -> Result<ureq::http::Response<ureq::Body>, String> {
     let method = planned.method.as_str();
-    let request = mcp_shared::http::request(method, uri.clone(), planned.headers, planned.body)
-        .map_err(|e| e.to_string())?;
+    let request =
+        mcp_sansio_shared::http::request(method, uri.clone(), planned.headers, planned.body)
+            .map_err(|e| e.to_string())?;
     agent.run(request).map_err(|e| e.to_string())
 }
 

@@ -13,7 +13,7 @@
 //!
 //! A protected server ([`crate::auth::Protection`]) checks each request on its own thread
 //! before the body is read: the Protected Resource Metadata, 401 and 403 are answered there
-//! (by [`mcp_core::auth::resource`]'s rules), and only admitted requests reach the actor.
+//! (by [`mcp_sansio::auth::resource`]'s rules), and only admitted requests reach the actor.
 
 use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
@@ -22,9 +22,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{Receiver, Sender};
-use mcp_core::ServerConfig;
-use mcp_core::http::{HttpConfig, ResponseHead};
-use mcp_shared::http::{Channels, Piece, ServerFront};
+use mcp_sansio::ServerConfig;
+use mcp_sansio::http::{HttpConfig, ResponseHead};
+use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
 
 use crate::auth::Protection;
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
@@ -104,7 +104,7 @@ pub(crate) fn serve(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    tools: Vec<mcp_core::schema::Tool>,
+    tools: Vec<mcp_sansio::schema::Tool>,
     protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let http = tiny_http::Server::http(addr).map_err(io::Error::other)?;
@@ -188,11 +188,11 @@ impl Channels for Chans {
 }
 
 /// From the connection threads to the actor
-pub(crate) type ToActor = mcp_shared::http::ToActor<Chans>;
-type Answer = mcp_shared::http::Answer<Chans>;
+pub(crate) type ToActor = mcp_sansio_shared::http::ToActor<Chans>;
+type Answer = mcp_sansio_shared::http::Answer<Chans>;
 
 /// What every session's [`Peer`] runs the application with
-type App = mcp_shared::http::PeerApp<driver::Blocking>;
+type App = mcp_sansio_shared::http::PeerApp<driver::Blocking>;
 
 struct Actor {
     front: ServerFront<Chans, Peer>,

@@ -1,6 +1,6 @@
 //! Model Context Protocol on plain threads
 //!
-//! A thin binding over the sans-IO [`mcp_core`], with no async runtime anywhere. On a byte
+//! A thin binding over the sans-IO [`mcp_sansio`], with no async runtime anywhere. On a byte
 //! stream (stdio, a child's pipes, a socket) each connection's `Session` sits behind one
 //! lock, and whoever has something for it feeds it on its own thread: the reader thread its
 //! bytes, a caller its request, a handler its result. Nobody writes under that lock: one
@@ -18,7 +18,7 @@
 //!   run on a bounded pool of worker threads; serve over stdio, any byte stream, or
 //!   Streamable HTTP (`tiny_http`). A cancelled request cancels its handler's
 //!   [`CancellationToken`] (see [`Context::is_cancelled`], [`Context::sleep`]).
-//! - [`auth`]: OAuth 2.1 on both sides of HTTP, with [`mcp_core::auth`] making every
+//! - [`auth`]: OAuth 2.1 on both sides of HTTP, with [`mcp_sansio::auth`] making every
 //!   decision: [`ClientOptions::auth`] authorizes a client connection when the server
 //!   challenges it; [`Server::serve_http_protected`] checks bearer tokens with a
 //!   [`TokenVerifier`] before the MCP server sees a request.
@@ -40,5 +40,5 @@ pub use cancel::{CancellationToken, Cancelled};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError, PendingCall};
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
-pub use mcp_core;
+pub use mcp_sansio;
 pub use server::{Context, DEFAULT_WORKERS, Server, ServerBuilder};

@@ -2,26 +2,26 @@
 //! stdio, any byte stream, or Streamable HTTP
 //!
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
-//! from `mcp-core`; this module only runs the handlers, on a bounded pool of worker threads.
+//! from `mcp-sansio`; this module only runs the handlers, on a bounded pool of worker threads.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::sync::{Arc, mpsc};
 
-use mcp_core::http::HttpConfig;
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, InputRequests, InputResponses,
     LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
 };
-use mcp_core::server::{CatalogError, LogFilter};
-use mcp_core::uri_template::Variables;
-use mcp_core::{
+use mcp_sansio::server::{CatalogError, LogFilter};
+use mcp_sansio::uri_template::Variables;
+use mcp_sansio::{
     InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId, TaskOptions,
 };
-use mcp_shared::server::{Job, Registry, Table, finish};
+use mcp_sansio_shared::server::{Job, Registry, Table, finish};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -232,9 +232,9 @@ impl ServerBuilder {
         A: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
         F: Fn(Context, A) -> Result<CallToolResult, ErrorObject> + Send + Sync + 'static,
     {
-        let tool = mcp_shared::server::typed_tool::<A>(name, description)?;
+        let tool = mcp_sansio_shared::server::typed_tool::<A>(name, description)?;
         self.tool(tool, move |cx, args| {
-            handler(cx, mcp_shared::server::decode_arguments(args)?)
+            handler(cx, mcp_sansio_shared::server::decode_arguments(args)?)
         })
     }
 
@@ -418,7 +418,7 @@ impl Dispatcher {
         work: impl FnOnce(Context) -> Result<T, ErrorObject> + Send + 'static,
     ) -> CancellationToken
     where
-        T: Serialize + mcp_core::schema::FitVersion + Send + 'static,
+        T: Serialize + mcp_sansio::schema::FitVersion + Send + 'static,
     {
         let log_filter = LogFilter::for_request(&request);
         let cancel = CancellationToken::new();
@@ -445,7 +445,7 @@ impl Dispatcher {
     }
 }
 
-impl mcp_shared::peer::Dispatch<driver::Blocking> for Dispatcher {
+impl mcp_sansio_shared::peer::Dispatch<driver::Blocking> for Dispatcher {
     fn dispatch(
         &self,
         session: &mut Session,

@@ -3,8 +3,8 @@
 
 use std::sync::mpsc;
 
-use mcp_blocking::{Client, ClientOptions, ConnectError};
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion};
+use mcp_sansio_blocking::{Client, ClientOptions, ConnectError};
 
 #[test]
 fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {

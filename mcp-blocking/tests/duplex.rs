@@ -13,9 +13,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use mcp_blocking::{Client, ClientOptions, Server};
-use mcp_core::schema::{CallToolResult, LoggingLevel, Tool};
-use mcp_core::{EraMode, Implementation, Progress, ProtocolVersion, RequestOptions, ServerConfig};
+use mcp_sansio::schema::{CallToolResult, LoggingLevel, Tool};
+use mcp_sansio::{
+    EraMode, Implementation, Progress, ProtocolVersion, RequestOptions, ServerConfig,
+};
+use mcp_sansio_blocking::{Client, ClientOptions, Server};
 use serde_json::json;
 
 use common::{config, object};

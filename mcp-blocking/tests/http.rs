@@ -9,15 +9,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use mcp_blocking::{
-    CallWatch, CancellationToken, Client, ClientError, ClientOptions, HttpServerHandle,
-    InputHandler, Server,
-};
-use mcp_core::http::HttpConfig;
-use mcp_core::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
-use mcp_core::{
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
+use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
     ServerConfig,
+};
+use mcp_sansio_blocking::{
+    CallWatch, CancellationToken, Client, ClientError, ClientOptions, HttpServerHandle,
+    InputHandler, Server,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -160,7 +160,7 @@ fn list_call_progress_cancel_and_ask_in_both_eras() {
         // when its next keepalive fails to write.
         assert_eq!(
             token.sleep(Duration::from_secs(3600)),
-            Err(mcp_blocking::Cancelled),
+            Err(mcp_sansio_blocking::Cancelled),
             "{era:?}"
         );
 
@@ -309,7 +309,7 @@ fn shutdown_ends_open_streams_and_the_call_in_flight() {
     // The server's handlers are cancelled and the client's call ends.
     assert_eq!(
         token.sleep(Duration::from_secs(3600)),
-        Err(mcp_blocking::Cancelled)
+        Err(mcp_sansio_blocking::Cancelled)
     );
     let outcome = call.join().unwrap();
     assert!(outcome.is_err(), "{outcome:?}");

@@ -14,15 +14,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_blocking::{
+use mcp_sansio::auth::resource::ResourceServer;
+use mcp_sansio::auth::{BearerChallenge, OAuthConfig};
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
+use mcp_sansio_blocking::{
     Client, ClientOptions, HttpServerHandle, OAuthOptions, Protection, Server, TokenVerifier,
     headless_user_agent, jwt_verifier,
 };
-use mcp_core::auth::resource::ResourceServer;
-use mcp_core::auth::{BearerChallenge, OAuthConfig};
-use mcp_core::http::HttpConfig;
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 

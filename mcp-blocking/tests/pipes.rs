@@ -8,14 +8,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use mcp_blocking::{
-    CallWatch, CancellationToken, ClientError, ClientOptions, InputHandler, Server,
-};
-use mcp_core::schema::{
+use mcp_sansio::schema::{
     CallToolResult, InputRequest, InputRequests, InputResponse, LoggingLevel, Tool,
 };
-use mcp_core::{
+use mcp_sansio::{
     CallError, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions, ServerConfig,
+};
+use mcp_sansio_blocking::{
+    CallWatch, CancellationToken, ClientError, ClientOptions, InputHandler, Server,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -117,7 +117,7 @@ fn progress_arrives_and_dropping_the_call_cancels_the_handler() {
         // The handler's sleep ends with the cancellation (else this test hangs).
         assert_eq!(
             token.sleep(Duration::from_secs(3600)),
-            Err(mcp_blocking::Cancelled),
+            Err(mcp_sansio_blocking::Cancelled),
             "{era:?}"
         );
         // The connection still works.
@@ -148,7 +148,7 @@ fn a_cancel_handle_ends_the_call_from_another_thread() {
     }
     assert_eq!(
         token.sleep(Duration::from_secs(3600)),
-        Err(mcp_blocking::Cancelled)
+        Err(mcp_sansio_blocking::Cancelled)
     );
 }
 
@@ -167,11 +167,11 @@ fn a_request_times_out_and_the_handler_is_cancelled() {
     let token = tokens.recv().unwrap();
     assert_eq!(
         token.sleep(Duration::from_secs(3600)),
-        Err(mcp_blocking::Cancelled)
+        Err(mcp_sansio_blocking::Cancelled)
     );
 }
 
-fn notification_levels(rx: &mpsc::Receiver<mcp_core::InboundNotification>) -> Vec<String> {
+fn notification_levels(rx: &mpsc::Receiver<mcp_sansio::InboundNotification>) -> Vec<String> {
     rx.try_iter()
         .map(|n| {
             assert_eq!(n.method, "notifications/message");
@@ -387,6 +387,6 @@ fn a_server_that_stops_reading_resumes_and_answers_every_pipelined_call() {
     }
 }
 
-fn config_legacy() -> mcp_core::ClientConfig {
+fn config_legacy() -> mcp_sansio::ClientConfig {
     config(LEGACY)
 }

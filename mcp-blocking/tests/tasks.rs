@@ -7,10 +7,12 @@ mod common;
 use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
-use mcp_blocking::{CallWatch, CancellationToken, Client, ClientError, ClientOptions, Server};
-use mcp_core::schema::{CallToolResult, TaskStatus, Tool};
-use mcp_core::{
+use mcp_sansio::schema::{CallToolResult, TaskStatus, Tool};
+use mcp_sansio::{
     CallError, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig, TaskOptions,
+};
+use mcp_sansio_blocking::{
+    CallWatch, CancellationToken, Client, ClientError, ClientOptions, Server,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -101,7 +103,7 @@ fn dropping_a_task_backed_call_cancels_the_task_and_the_handler() {
     drop(pending);
     assert_eq!(
         token.sleep(Duration::from_secs(3600)),
-        Err(mcp_blocking::Cancelled)
+        Err(mcp_sansio_blocking::Cancelled)
     );
 }
 
@@ -128,6 +130,6 @@ fn an_explicit_handle_cancels_a_task_backed_call() {
     let token = tokens.recv().unwrap();
     assert_eq!(
         token.sleep(Duration::from_secs(3600)),
-        Err(mcp_blocking::Cancelled)
+        Err(mcp_sansio_blocking::Cancelled)
     );
 }

@@ -2,14 +2,14 @@
 //! (no runtime, no I/O), beside the bare serde_json cost of the same bytes; W2: the same with
 //! 64 requests in flight
 //!
-//! `cargo bench -p mcp-core --bench round_trip`
+//! `cargo bench -p mcp-sansio --bench round_trip`
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use mcp_core::testing::Pair;
-use mcp_core::{EraMode, Event, ProtocolVersion, RequestOptions, Session};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{EraMode, Event, ProtocolVersion, RequestOptions, Session};
 use serde_json::value::RawValue;
 
 const PARAMS: &str = r#"{"name":"echo","arguments":{"text":"hello world"}}"#;

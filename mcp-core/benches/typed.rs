@@ -1,14 +1,14 @@
 //! Typed access is cheap: decoding a `tools/call` request's params reads only the params
 //! text the envelope decoder already cut out, never the envelope again
 //!
-//! `cargo bench -p mcp-core --bench typed`
+//! `cargo bench -p mcp-sansio --bench typed`
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_core::jsonrpc::{self, Decoded, Message};
-use mcp_core::schema::CallToolParams;
-use mcp_core::schema::method::{CallTool, Method};
+use mcp_sansio::jsonrpc::{self, Decoded, Message};
+use mcp_sansio::schema::CallToolParams;
+use mcp_sansio::schema::method::{CallTool, Method};
 use serde::Deserialize;
 
 const FRAME: &str = r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"_meta":{"progressToken":42,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1.0.0"}},"name":"echo","arguments":{"text":"hello world"}}}"#;

@@ -1,14 +1,14 @@
 //! Drives an MCP client session and an MCP server session against each other, in memory, and
 //! prints the exchange
 //!
-//! Run with `cargo run -p mcp-core --example core-demo`. No I/O, no runtime and no real clock
+//! Run with `cargo run -p mcp-sansio --example core-demo`. No I/O, no runtime and no real clock
 //! beyond one origin instant: time moves only when the demo says so, which is how the
 //! library's own tests run.
 
 use std::time::{Duration, Instant};
 
-use mcp_core::testing::Pair;
-use mcp_core::{CallError, EraMode, Event, ProtocolVersion, RequestOptions, Side};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{CallError, EraMode, Event, ProtocolVersion, RequestOptions, Side};
 use serde_json::json;
 use serde_json::value::RawValue;
 
@@ -28,7 +28,7 @@ fn show(pair: &mut Pair) {
 }
 
 /// Moves the messages, lets the server answer, and prints what happened, in order
-fn step(pair: &mut Pair, held: &mut Vec<mcp_core::Responder>) {
+fn step(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
     pair.drive();
     show(pair);
     serve(pair, held);
@@ -37,7 +37,7 @@ fn step(pair: &mut Pair, held: &mut Vec<mcp_core::Responder>) {
 }
 
 /// Answers every pending server request the way a small tool server would
-fn serve(pair: &mut Pair, held: &mut Vec<mcp_core::Responder>) {
+fn serve(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
     for event in pair.server_events() {
         match event {
             Event::Request(request) => {
@@ -65,7 +65,7 @@ fn serve(pair: &mut Pair, held: &mut Vec<mcp_core::Responder>) {
                     ("tools/call", "slow") => {
                         // Report progress and keep the request open: the client will cancel it.
                         for step in 1..=3 {
-                            let p = mcp_core::Progress::new(f64::from(step)).total(10.0);
+                            let p = mcp_sansio::Progress::new(f64::from(step)).total(10.0);
                             pair.server
                                 .report_progress(&request.responder, &p)
                                 .expect("asked");
@@ -77,7 +77,7 @@ fn serve(pair: &mut Pair, held: &mut Vec<mcp_core::Responder>) {
                         held.push(request.responder);
                     }
                     _ => {
-                        let error = mcp_core::ErrorObject::method_not_found(&request.method);
+                        let error = mcp_sansio::ErrorObject::method_not_found(&request.method);
                         pair.server.respond_error(request.responder, &error);
                     }
                 }

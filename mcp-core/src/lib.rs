@@ -1,6 +1,6 @@
 //! Sans-IO Model Context Protocol engine
 //!
-//! `mcp-core` is the protocol, and only the protocol: pure state machines that consume bytes
+//! `mcp-sansio` is the protocol, and only the protocol: pure state machines that consume bytes
 //! and emit events. It does no I/O, reads no clock, starts no thread and needs no async
 //! runtime, so the same code runs under tokio, async-std, smol, plain threads, a GUI or game
 //! loop, Python's asyncio, or a unit test on a fake clock.
@@ -26,7 +26,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Instant;
-//! use mcp_core::{ClientConfig, Event, EraMode, Implementation, ProtocolVersion, ServerConfig, Session};
+//! use mcp_sansio::{ClientConfig, Event, EraMode, Implementation, ProtocolVersion, ServerConfig, Session};
 //! use serde_json::{json, value::RawValue};
 //!
 //! let now = Instant::now();

@@ -7,8 +7,8 @@
 //!
 //! ```
 //! use std::time::{Duration, Instant};
-//! use mcp_core::testing::Pair;
-//! use mcp_core::{Event, ProtocolVersion};
+//! use mcp_sansio::testing::Pair;
+//! use mcp_sansio::{Event, ProtocolVersion};
 //!
 //! let mut pair = Pair::legacy(Instant::now(), ProtocolVersion::V2025_11_25);
 //! pair.drive();

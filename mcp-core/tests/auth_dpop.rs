@@ -12,9 +12,9 @@ use std::time::Instant;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::origin;
-use mcp_core::auth::*;
-use mcp_core::http::{ClientTransport, HttpMethod, HttpRequest};
-use mcp_core::{ClientConfig, EraMode, Event, Implementation, ProtocolVersion, Session};
+use mcp_sansio::auth::*;
+use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest};
+use mcp_sansio::{ClientConfig, EraMode, Event, Implementation, ProtocolVersion, Session};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

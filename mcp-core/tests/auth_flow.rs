@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::origin;
-use mcp_core::auth::*;
+use mcp_sansio::auth::*;
 use sha2::{Digest, Sha256};
 
 fn pkce_challenge(verifier: &str) -> String {

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use common::origin;
-use mcp_core::auth::{AuthAction, AuthResponse, OAuthClient, OAuthConfig};
-use mcp_core::http::{ClientTransport, HttpMethod, HttpRequest};
-use mcp_core::{ClientConfig, EraMode, Event, Implementation, ProtocolVersion, Session};
+use mcp_sansio::auth::{AuthAction, AuthResponse, OAuthClient, OAuthConfig};
+use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest};
+use mcp_sansio::{ClientConfig, EraMode, Event, Implementation, ProtocolVersion, Session};
 use serde_json::{Value, json};
 
 const MCP: &str = "http://rs.test/mcp";

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{origin, raw};
-use mcp_core::client::ResultCache;
+use mcp_sansio::client::ResultCache;
 use proptest::prelude::*;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};

@@ -4,11 +4,11 @@
 mod common;
 
 use common::origin;
-use mcp_core::client::{OutputError, OutputValidator, ToolCallError, check_call_result};
-use mcp_core::schema::method::{CallTool, ListTools};
-use mcp_core::schema::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, Tool};
-use mcp_core::testing::Pair;
-use mcp_core::{CallError, ErrorObject, Event, ProtocolVersion, RequestOptions};
+use mcp_sansio::client::{OutputError, OutputValidator, ToolCallError, check_call_result};
+use mcp_sansio::schema::method::{CallTool, ListTools};
+use mcp_sansio::schema::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, Tool};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{CallError, ErrorObject, Event, ProtocolVersion, RequestOptions};
 use serde_json::{Map, Value, json};
 
 fn ready(version: Option<ProtocolVersion>) -> Pair {

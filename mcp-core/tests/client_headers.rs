@@ -2,12 +2,12 @@
 //! of `tools/list`, and the `Mcp-Param-*` value encoding (`http-custom-headers`,
 //! `http-custom-header-server-validation`)
 
-use mcp_core::client::x_mcp_header::HEADER_PREFIX;
-use mcp_core::client::{
+use mcp_sansio::client::x_mcp_header::HEADER_PREFIX;
+use mcp_sansio::client::{
     HeaderParam, HeaderValueError, ToolHeaderError, decode_header_value, encode_header_value,
     filter_tools_list, validate_tool_headers,
 };
-use mcp_core::schema::{ListToolsResult, Tool};
+use mcp_sansio::schema::{ListToolsResult, Tool};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

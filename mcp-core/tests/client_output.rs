@@ -1,8 +1,10 @@
 //! `OutputValidator`: tool results against the output schemas of `tools/list`, including
 //! schemas a hostile server might send
 
-use mcp_core::client::{ObserveWarning, OutputError, OutputLimits, OutputValidator, SchemaProblem};
-use mcp_core::schema::{CallToolResult, ListToolsResult, ResultType, Tool};
+use mcp_sansio::client::{
+    ObserveWarning, OutputError, OutputLimits, OutputValidator, SchemaProblem,
+};
+use mcp_sansio::schema::{CallToolResult, ListToolsResult, ResultType, Tool};
 use serde_json::{Map, Value, json};
 
 fn obj(v: Value) -> Map<String, Value> {

@@ -1,6 +1,6 @@
 //! Newline-delimited JSON framing: every input fed whole, byte by byte and at random splits.
 
-use mcp_core::codec::{FrameError, LineCodec, encode_frame};
+use mcp_sansio::codec::{FrameError, LineCodec, encode_frame};
 use proptest::prelude::*;
 
 type Out = Vec<Result<String, FrameError>>;

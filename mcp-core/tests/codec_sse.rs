@@ -1,6 +1,6 @@
 //! Server-sent events: every input fed whole, byte by byte and at random splits.
 
-use mcp_core::codec::{FrameError, SseDecoder, SseEvent, encode_comment, encode_event};
+use mcp_sansio::codec::{FrameError, SseDecoder, SseEvent, encode_comment, encode_event};
 use proptest::prelude::*;
 
 /// Everything observable after decoding a stream.

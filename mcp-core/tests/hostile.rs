@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use common::origin;
-use mcp_core::{Event, Limits, ServerConfig, Session};
+use mcp_sansio::{Event, Limits, ServerConfig, Session};
 use serde_json::{Value, json};
 
 /// What a case must get back
@@ -75,7 +75,7 @@ fn table() -> Vec<(&'static str, At, Vec<u8>, Expect)> {
 }
 
 fn server(at: At) -> (Session, ServerConfig) {
-    let mut config = ServerConfig::new(mcp_core::Implementation::new("hostile", "1"));
+    let mut config = ServerConfig::new(mcp_sansio::Implementation::new("hostile", "1"));
     config.capabilities = json!({"tools": {}});
     let mut limits = Limits::default();
     limits.max_message_size = MAX;

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http_kit::{Kit, raw};
-use mcp_core::codec::sse::SseDecoder;
-use mcp_core::http::{HttpClient, ResponseKind};
-use mcp_core::schema::Tool;
-use mcp_core::testing::Pair;
-use mcp_core::{EraMode, Event, ProtocolVersion, Session};
+use mcp_sansio::codec::sse::SseDecoder;
+use mcp_sansio::http::{HttpClient, ResponseKind};
+use mcp_sansio::schema::Tool;
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{EraMode, Event, ProtocolVersion, Session};
 use serde_json::{Value, json};
 
 /// Moves every message the client transmits through the HTTP rules and feeds the answers

@@ -6,8 +6,8 @@ mod http_kit;
 use std::time::Duration;
 
 use http_kit::Kit;
-use mcp_core::ListKind;
-use mcp_core::http::HttpConfig;
+use mcp_sansio::ListKind;
+use mcp_sansio::http::HttpConfig;
 use serde_json::{Value, json};
 
 fn on(sid: &str) -> Vec<(&str, &str)> {

@@ -5,8 +5,8 @@
 mod http_kit;
 
 use http_kit::{Kit, modern};
-use mcp_core::http::{HttpConfig, HttpResponse};
-use mcp_core::schema::Tool;
+use mcp_sansio::http::{HttpConfig, HttpResponse};
+use mcp_sansio::schema::Tool;
 use serde_json::{Value, json};
 
 fn headers<'a>(method: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
@@ -20,7 +20,7 @@ fn headers<'a>(method: &'a str, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &
 
 /// A complete rejection: status, code, echoed id
 fn rejected(
-    r: Result<HttpResponse, mcp_core::http::ExchangeId>,
+    r: Result<HttpResponse, mcp_sansio::http::ExchangeId>,
     status: u16,
     code: i64,
     id: i64,
@@ -41,7 +41,7 @@ macro_rules! answered {
     }};
 }
 
-fn answered_at(kit: &Kit, r: Result<HttpResponse, mcp_core::http::ExchangeId>) -> (u16, Value) {
+fn answered_at(kit: &Kit, r: Result<HttpResponse, mcp_sansio::http::ExchangeId>) -> (u16, Value) {
     let exchange = r.expect_err("an open exchange");
     let c = kit.collected(exchange);
     assert!(c.ended, "the answer ends the response");
@@ -492,8 +492,8 @@ fn transport_checks() {
 
 #[test]
 fn a_listen_stream_carries_the_clients_id_and_ends_when_closed() {
-    use mcp_core::ListKind;
-    use mcp_core::http::SessionKey;
+    use mcp_sansio::ListKind;
+    use mcp_sansio::http::SessionKey;
     let mut kit = Kit::new();
     let body = modern(
         77,
@@ -541,8 +541,8 @@ fn a_listen_stream_carries_the_clients_id_and_ends_when_closed() {
 /// server's internal id hung the server rewriting the subscription id for ever
 #[test]
 fn a_listen_stream_whose_client_id_equals_the_internal_id() {
-    use mcp_core::ListKind;
-    use mcp_core::http::SessionKey;
+    use mcp_sansio::ListKind;
+    use mcp_sansio::http::SessionKey;
     let mut kit = Kit::new();
     // The first request gets internal id 1.
     let body = modern(
@@ -568,8 +568,8 @@ fn a_listen_stream_whose_client_id_equals_the_internal_id() {
 
 #[test]
 fn a_listen_stream_whose_client_id_contains_the_internal_id_is_rewritten_once() {
-    use mcp_core::ListKind;
-    use mcp_core::http::SessionKey;
+    use mcp_sansio::ListKind;
+    use mcp_sansio::http::SessionKey;
     // The first request gets internal id 1: a client id of 1 (the same) or 12 (containing it)
     // must not make the id rewrite loop.
     for client_id in [1, 12] {

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_core::http::{ClientTransport, HttpMethod, HttpRequest, StreamId};
-use mcp_core::session::{CallError, RequestOptions};
-use mcp_core::testing::Pair;
-use mcp_core::{EraMode, Event, ProtocolVersion, Session};
+use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest, StreamId};
+use mcp_sansio::session::{CallError, RequestOptions};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{EraMode, Event, ProtocolVersion, Session};
 use serde_json::{Value, json};
 
 const SID: &str = "sess-1";
@@ -154,7 +154,7 @@ fn modern_ready(now: Instant) -> (ClientTransport, Session) {
     (t, s)
 }
 
-fn call(s: &mut Session, now: Instant, tool: &str) -> mcp_core::session::OutboundId {
+fn call(s: &mut Session, now: Instant, tool: &str) -> mcp_sansio::session::OutboundId {
     let params = serde_json::value::to_raw_value(&json!({"name": tool, "arguments": {}})).unwrap();
     s.send_request(now, "tools/call", Some(params), RequestOptions::default())
         .unwrap()

@@ -1,6 +1,6 @@
 //! Every classification rule of `jsonrpc::decode`, as a table
 
-use mcp_core::jsonrpc::{Decoded, Invalid, Message, RequestId, code, decode};
+use mcp_sansio::jsonrpc::{Decoded, Invalid, Message, RequestId, code, decode};
 
 /// One line per decoded entry, so the table reads like the rules.
 fn describe(entry: &Result<Message, Invalid>) -> String {

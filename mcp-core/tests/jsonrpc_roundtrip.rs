@@ -1,6 +1,6 @@
 //! Encode then decode: examples and properties, plus "decode never panics"
 
-use mcp_core::jsonrpc::{
+use mcp_sansio::jsonrpc::{
     Decoded, ErrorId, ErrorObject, Invalid, Message, RequestId, code, decode, write_error,
     write_notification, write_request, write_result,
 };

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_core::RequestId;
-use mcp_core::schema::*;
+use mcp_sansio::RequestId;
+use mcp_sansio::schema::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

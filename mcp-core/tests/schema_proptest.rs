@@ -5,8 +5,8 @@ mod schema_support;
 
 use std::cell::RefCell;
 
-use mcp_core::schema::*;
-use mcp_core::{Era, ProtocolVersion};
+use mcp_sansio::schema::*;
+use mcp_sansio::{Era, ProtocolVersion};
 use proptest::prelude::*;
 use schema_support::{Doc, Schemas, add_session_meta};
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! Unknown fields and `_meta` survive parse → serialize, at the top level and nested
 
-use mcp_core::schema::*;
+use mcp_sansio::schema::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -110,8 +110,8 @@ fn tasks_capabilities_and_mrtr() {
 #[test]
 fn fitting_to_legacy_removes_modern_only_result_fields() {
     let mut r = ListToolsResult::new(vec![]).with_cache(10, CacheScope::Public);
-    r.fit_to(mcp_core::ProtocolVersion::V2025_06_18);
+    r.fit_to(mcp_sansio::ProtocolVersion::V2025_06_18);
     assert_eq!(serde_json::to_value(&r).unwrap(), json!({"tools": []}));
-    r.fit_to(mcp_core::ProtocolVersion::V2026_07_28);
+    r.fit_to(mcp_sansio::ProtocolVersion::V2026_07_28);
     assert_eq!(r.result_type, Some(ResultType::Complete));
 }

@@ -9,8 +9,8 @@ mod schema_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mcp_core::schema::*;
-use mcp_core::{Era, ProtocolVersion};
+use mcp_sansio::schema::*;
+use mcp_sansio::{Era, ProtocolVersion};
 use schema_support::{Doc, Schemas, add_session_meta};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -840,7 +840,7 @@ fn samples() -> Vec<Sample> {
         s(
             "listen result",
             Def("SubscriptionsListenResult"),
-            fitted(SubscriptionsListenResult::new(mcp_core::RequestId::from(
+            fitted(SubscriptionsListenResult::new(mcp_sansio::RequestId::from(
                 "listen-1",
             ))),
         ),

@@ -1,13 +1,13 @@
 //! `server::Catalog`: registration rules, order, pagination, caching hints, list changes,
 //! prompt checks and completion
 
-use mcp_core::ProtocolVersion;
-use mcp_core::jsonrpc::code;
-use mcp_core::schema::{
+use mcp_sansio::ProtocolVersion;
+use mcp_sansio::jsonrpc::code;
+use mcp_sansio::schema::{
     CacheScope, FitVersion, PaginatedParams, Prompt, PromptArgument, ReadResourceResult, Resource,
     ResourceContents, Tool,
 };
-use mcp_core::server::{
+use mcp_sansio::server::{
     CachePolicy, Catalog, CatalogConfig, CatalogError, EntryKind, ListChanges, Order,
     check_tool_name, complete,
 };

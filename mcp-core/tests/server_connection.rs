@@ -1,9 +1,9 @@
 //! Per-connection server state: `server::LogFilter` (subscriptions are kept by the session:
 //! see `session_subscriptions.rs`)
 
-use mcp_core::jsonrpc::code;
-use mcp_core::schema::{LoggingLevel, Meta, PaginatedParams};
-use mcp_core::server::LogFilter;
+use mcp_sansio::jsonrpc::code;
+use mcp_sansio::schema::{LoggingLevel, Meta, PaginatedParams};
+use mcp_sansio::server::LogFilter;
 use serde_json::json;
 use serde_json::value::RawValue;
 

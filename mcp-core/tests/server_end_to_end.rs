@@ -7,15 +7,15 @@
 mod common;
 
 use common::origin;
-use mcp_core::schema::method::{CallTool, GetPrompt, ListTools, Method, ReadResource};
-use mcp_core::schema::{
+use mcp_sansio::schema::method::{CallTool, GetPrompt, ListTools, Method, ReadResource};
+use mcp_sansio::schema::{
     CacheScope, CallToolParams, CallToolResult, FitVersion, GetPromptParams, GetPromptResult,
     PaginatedParams, Prompt, PromptArgument, PromptMessage, ReadResourceParams, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
-use mcp_core::server::{CachePolicy, Catalog, CatalogConfig, ResourceMatch};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::server::{CachePolicy, Catalog, CatalogConfig, ResourceMatch};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     CallError, ErrorObject, Event, InboundRequest, ProtocolVersion, RequestOptions, Responder,
     Session, Side, jsonrpc,
 };

@@ -1,9 +1,9 @@
 //! `Catalog::resolve`: exact resources first, then templates in listing order; the
 //! not-found error; template registration and completion
 
-use mcp_core::jsonrpc::code;
-use mcp_core::schema::{PaginatedParams, Resource, ResourceTemplate};
-use mcp_core::server::{Catalog, CatalogError, EntryKind, ResourceMatch, resource_not_found};
+use mcp_sansio::jsonrpc::code;
+use mcp_sansio::schema::{PaginatedParams, Resource, ResourceTemplate};
+use mcp_sansio::server::{Catalog, CatalogError, EntryKind, ResourceMatch, resource_not_found};
 use serde_json::json;
 
 fn catalog() -> Catalog {

@@ -4,10 +4,10 @@
 mod common;
 
 use common::origin;
-use mcp_core::schema::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
-use mcp_core::server::{Catalog, Route, respond};
-use mcp_core::testing::Pair;
-use mcp_core::{Event, InboundRequest, ProtocolVersion, RequestOptions};
+use mcp_sansio::schema::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
+use mcp_sansio::server::{Catalog, Route, respond};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{Event, InboundRequest, ProtocolVersion, RequestOptions};
 use serde_json::{Map, Value, json};
 
 fn object(v: Value) -> Map<String, Value> {

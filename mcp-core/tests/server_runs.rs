@@ -8,13 +8,13 @@ mod tasks_kit;
 
 use std::time::Duration;
 
-use mcp_core::schema::{
+use mcp_sansio::schema::{
     InputRequest, InputRequests, InputResponse, InputResponses, LoggingLevel,
     LoggingMessageNotificationParams,
 };
-use mcp_core::server::{AskFailure, Effects, LogFilter, Runs};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::server::{AskFailure, Effects, LogFilter, Runs};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     CallError, EraMode, Event, InboundRequest, OutboundId, ProtocolVersion, RequestOptions, Side,
     jsonrpc,
 };
@@ -369,7 +369,7 @@ fn a_task_logs_untied_asks_through_its_status_and_cancel_stops_its_run() {
         let id = req.responder.id();
         let own = LogFilter::for_request(&req);
         runs.started(id, "run");
-        let options = mcp_core::TaskOptions::default()
+        let options = mcp_sansio::TaskOptions::default()
             .ttl(Duration::from_secs(60))
             .poll_interval(Duration::from_millis(250));
         let task = runs
@@ -388,7 +388,7 @@ fn a_task_logs_untied_asks_through_its_status_and_cancel_stops_its_run() {
         assert!(effects.is_empty(), "{form:?}: {effects:?}");
         assert_eq!(
             pair.server.task_status(task),
-            Some(mcp_core::schema::TaskStatus::InputRequired)
+            Some(mcp_sansio::schema::TaskStatus::InputRequired)
         );
 
         pair.client.cancel(pair.now, call, Some("no")).unwrap();
@@ -426,7 +426,7 @@ fn a_tasks_result_completes_the_task() {
             &mut pair.server,
             pair.now,
             id,
-            mcp_core::TaskOptions::default(),
+            mcp_sansio::TaskOptions::default(),
         )
         .unwrap();
     runs.finish(
@@ -437,7 +437,7 @@ fn a_tasks_result_completes_the_task() {
     );
     assert_eq!(
         pair.server.task_status(task),
-        Some(mcp_core::schema::TaskStatus::Completed)
+        Some(mcp_sansio::schema::TaskStatus::Completed)
     );
 }
 
@@ -470,7 +470,7 @@ fn closing_ends_every_wait_and_stops_every_run() {
 fn other_events_pass_through() {
     let mut runs = TestRuns::new();
     let event = Event::Closed {
-        reason: mcp_core::CloseReason::Local,
+        reason: mcp_sansio::CloseReason::Local,
     };
     assert!(matches!(
         runs.handle_event(event),

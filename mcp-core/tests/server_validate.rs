@@ -1,9 +1,9 @@
 //! `server::SchemaValidator` and `Catalog::check_call`: argument validation, and schemas
 //! that try to make us hang, recurse, or fetch
 
-use mcp_core::jsonrpc::code;
-use mcp_core::schema::{CallToolParams, ContentBlock, Tool};
-use mcp_core::server::{
+use mcp_sansio::jsonrpc::code;
+use mcp_sansio::schema::{CallToolParams, ContentBlock, Tool};
+use mcp_sansio::server::{
     CallCheck, Catalog, CatalogConfig, CatalogError, SchemaError, SchemaLimits, SchemaValidator,
 };
 use serde_json::{Map, Value, json};

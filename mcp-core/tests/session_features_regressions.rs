@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use mcp_core::schema::InputRequests;
-use mcp_core::session::{Asked, TaskOptions, TaskUpdate};
-use mcp_core::testing::Pair;
-use mcp_core::{Event, InboundRequest, Side};
+use mcp_sansio::schema::InputRequests;
+use mcp_sansio::session::{Asked, TaskOptions, TaskUpdate};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{Event, InboundRequest, Side};
 use tasks_kit::{Form, call_tool, elicit, offered_request, pair};
 
 fn closed(events: &[Event]) -> bool {
@@ -185,11 +185,11 @@ fn a_cancelled_task_result_is_not_answered() {
 #[test]
 fn nothing_is_delivered_after_a_frame_that_closes_the_session() {
     let now = common::origin();
-    let mut config = Pair::client_config(mcp_core::EraMode::Legacy(
-        mcp_core::ProtocolVersion::V2025_11_25,
+    let mut config = Pair::client_config(mcp_sansio::EraMode::Legacy(
+        mcp_sansio::ProtocolVersion::V2025_11_25,
     ));
     config.limits.max_queued_bytes = 10;
-    let mut client = mcp_core::Session::client(std::sync::Arc::new(config), now);
+    let mut client = mcp_sansio::Session::client(std::sync::Arc::new(config), now);
     let mut out = Vec::new();
     while client.poll_transmit(&mut out).is_some() {}
     // The error reply to a malformed line waits unwritten (past max_queued_bytes), so the

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::origin;
-use mcp_core::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     AskError, Asked, CallError, EraMode, Event, InputError, InputId, ProtocolVersion,
     RequestOptions, Responder, ServerConfig, Session, Side, jsonrpc,
 };
@@ -280,7 +280,7 @@ fn out(s: &mut Session) -> Vec<Value> {
         .collect()
 }
 
-fn requests(s: &mut Session) -> Vec<mcp_core::InboundRequest> {
+fn requests(s: &mut Session) -> Vec<mcp_sansio::InboundRequest> {
     let mut all = Vec::new();
     while let Some(e) = s.poll_event() {
         match e {

@@ -11,10 +11,10 @@ use common::raw;
 use legacy_kit::{
     LEGACY, Raw, client_call, only_live_input, only_request, parse, ready, sent_by, server_ask,
 };
-use mcp_core::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult};
-use mcp_core::session::{InputError, InputId};
-use mcp_core::testing::{Chunking, Pair};
-use mcp_core::{
+use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult};
+use mcp_sansio::session::{InputError, InputId};
+use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::{
     CallError, CancelError, CloseReason, ErrorObject, Event, Progress, ProtocolVersion,
     RequestOptions, SendError, Side,
 };
@@ -22,7 +22,7 @@ use mcp_core::{
 const V: ProtocolVersion = ProtocolVersion::V2025_11_25;
 const BATCH_V: ProtocolVersion = ProtocolVersion::V2025_03_26;
 
-fn drain(session: &mut mcp_core::Session) -> Vec<Event> {
+fn drain(session: &mut mcp_sansio::Session) -> Vec<Event> {
     std::iter::from_fn(|| session.poll_event()).collect()
 }
 
@@ -304,7 +304,7 @@ fn server_close_drops_inbound_requests() {
 
 #[test]
 fn closed_stays_the_last_event_when_the_send_queue_was_blocked() {
-    let mut client = Pair::client_config(mcp_core::EraMode::Legacy(V));
+    let mut client = Pair::client_config(mcp_sansio::EraMode::Legacy(V));
     client.limits.max_queued_bytes = 256;
     let mut pair = legacy_kit::ready_with(client, Pair::server_config());
     let big = json!({"name": "x".repeat(300)});
@@ -598,7 +598,7 @@ fn batches_are_refused_on_other_versions() {
 #[test]
 fn a_client_answers_a_server_batch_on_2025_03_26() {
     let mut client = Raw::client_ready(
-        Pair::client_config(mcp_core::EraMode::Legacy(BATCH_V)),
+        Pair::client_config(mcp_sansio::EraMode::Legacy(BATCH_V)),
         BATCH_V,
         json!({}),
     );

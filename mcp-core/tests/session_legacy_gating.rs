@@ -11,12 +11,12 @@ use legacy_kit::{
     LEGACY, Raw, client_call, only_input, only_live_input, only_request, only_response, ready,
     ready_with, remote, sent_by, server_ask, server_call,
 };
-use mcp_core::schema::{
+use mcp_sansio::schema::{
     ElicitParams, InputRequest, InputResponse, InputResponses, ListRootsResult, Root,
 };
-use mcp_core::session::{InputError, InputId};
-use mcp_core::testing::Pair;
-use mcp_core::{EraMode, ErrorObject, Event, ProtocolVersion, RequestOptions, SendError, Side};
+use mcp_sansio::session::{InputError, InputId};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{EraMode, ErrorObject, Event, ProtocolVersion, RequestOptions, SendError, Side};
 
 fn with_server_caps(version: ProtocolVersion, caps: Value) -> Pair {
     let mut server = Pair::server_config();
@@ -30,7 +30,7 @@ fn with_client_caps(version: ProtocolVersion, caps: Value) -> Pair {
     ready_with(client, Pair::server_config())
 }
 
-fn missing(method: &str, capability: &'static str) -> Result<mcp_core::OutboundId, SendError> {
+fn missing(method: &str, capability: &'static str) -> Result<mcp_sansio::OutboundId, SendError> {
     Err(SendError::MissingCapability {
         method: method.to_owned(),
         capability,
@@ -747,7 +747,7 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
         [
             Event::Response {
                 id: got,
-                outcome: Err(mcp_core::CallError::Remote(e)),
+                outcome: Err(mcp_sansio::CallError::Remote(e)),
             },
         ] => {
             assert_eq!(*got, id);

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use common::{origin, raw};
 use legacy_kit::{LEGACY, Raw, parse, ready, sent_by};
-use mcp_core::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult, Root};
-use mcp_core::session::InputId;
-use mcp_core::testing::{Chunking, Pair};
-use mcp_core::{
+use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult, Root};
+use mcp_sansio::session::InputId;
+use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::{
     ClientConfig, CloseReason, EraMode, Event, Implementation, ProtocolVersion, RequestOptions,
     SendError, ServerConfig, Side,
 };
@@ -599,7 +599,7 @@ fn scripted_flow(chunking: Chunking) -> (Vec<(Side, String)>, Vec<String>) {
     pair.server
         .report_progress(
             &request.responder,
-            &mcp_core::Progress::new(1.0).total(2.0).message("half"),
+            &mcp_sansio::Progress::new(1.0).total(2.0).message("half"),
         )
         .unwrap();
     let roots = pair

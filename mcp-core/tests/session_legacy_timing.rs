@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 
 use common::raw;
 use legacy_kit::{Raw, client_call, only_response, ready, ready_with, sent_by, server_ask};
-use mcp_core::schema::{
+use mcp_sansio::schema::{
     CreateMessageResult, InputRequest, InputResponse, InputResponses, ListRootsResult,
     SamplingContent,
 };
-use mcp_core::session::{InputError, InputId};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::session::{InputError, InputId};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     CallError, CancelError, EraMode, Event, OutboundId, Progress, ProgressError, ProtocolVersion,
     RequestOptions, Side,
 };
@@ -700,7 +700,7 @@ fn input_for_a_live_request_the_server_cancelled_is_not_waited_for() {
         pair.client.refuse_input(
             pair.now,
             InputId::Live(inbound),
-            &mcp_core::ErrorObject::new(-1, "late")
+            &mcp_sansio::ErrorObject::new(-1, "late")
         ),
         Err(InputError::NotWaiting)
     );
@@ -747,7 +747,7 @@ fn an_answer_in_flight_when_the_client_cancels_is_dropped_and_counted() {
     pair.drive();
     assert!(pair.client_events().is_empty(), "exactly one response");
     assert_eq!(pair.client.stats().unknown_responses, 1);
-    assert_eq!(pair.server.stats(), mcp_core::Stats::default());
+    assert_eq!(pair.server.stats(), mcp_sansio::Stats::default());
 }
 
 #[test]

@@ -9,10 +9,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use mcp_core::schema::{InputResponse, InputResponses, ListRootsResult};
-use mcp_core::session::InputId;
-use mcp_core::testing::{Chunking, Pair};
-use mcp_core::{
+use mcp_sansio::schema::{InputResponse, InputResponses, ListRootsResult};
+use mcp_sansio::session::InputId;
+use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::{
     EraMode, ErrorObject, Event, Limits, Progress, ProtocolVersion, RequestOptions, SendError, Side,
 };
 use wire::{
@@ -378,7 +378,7 @@ fn nothing_after_eof_or_close_and_no_panic() {
     assert!(matches!(
         s.events().as_slice(),
         [Event::Closed {
-            reason: mcp_core::CloseReason::PeerClosed
+            reason: mcp_sansio::CloseReason::PeerClosed
         }]
     ));
     s.feed(r#"{"garbage"#);

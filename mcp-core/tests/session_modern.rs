@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     CallError, CloseReason, EraMode, Event, Implementation, ProtocolVersion, RequestOptions,
     SendError, ServerConfig, Side,
 };
@@ -182,7 +182,7 @@ fn every_modern_request_carries_the_meta_keys_and_keeps_the_apps_meta() {
     pair.drive();
 
     let sent = sent_by(&pair, Side::Client);
-    let by_id = |id: mcp_core::OutboundId| -> Value {
+    let by_id = |id: mcp_sansio::OutboundId| -> Value {
         sent.iter()
             .find(|m| m["id"] == id.wire_id())
             .cloned()
@@ -235,7 +235,7 @@ fn modern_progress_round_trip() {
     pair.drive();
     let r = request_of(pair.server_events().pop().unwrap());
     pair.server
-        .report_progress(&r.responder, &mcp_core::Progress::new(0.5).total(1.0))
+        .report_progress(&r.responder, &mcp_sansio::Progress::new(0.5).total(1.0))
         .unwrap();
     pair.drive();
     match pair.client_events().as_slice() {
@@ -471,7 +471,7 @@ fn modern_progress_token_reaches_the_server_and_progress_goes_back() {
     s.feed_json(&request(json!(1), "tools/call", params));
     let r = request_of(s.events().pop().unwrap());
     assert!(r.wants_progress);
-    s.s.report_progress(&r.responder, &mcp_core::Progress::new(1.0))
+    s.s.report_progress(&r.responder, &mcp_sansio::Progress::new(1.0))
         .unwrap();
     let n = s.one_out();
     assert_eq!(n["method"], "notifications/progress");
@@ -537,7 +537,7 @@ fn modern_errors_pass_through_unchanged() {
     let r = request_of(s.events().pop().unwrap());
     s.s.respond_error(
         r.responder,
-        &mcp_core::ErrorObject::new(-32021, "needs sampling")
+        &mcp_sansio::ErrorObject::new(-32021, "needs sampling")
             .with_data(&json!({"requiredCapabilities": {"sampling": {}}})),
     );
     let e = assert_error(&s.one_out(), &json!(5), -32021);
@@ -636,7 +636,7 @@ fn legacy_only_server() -> ServerConfig {
     let mut s = Pair::server_config();
     s.versions = ProtocolVersion::ALL
         .into_iter()
-        .filter(|v| v.era() == mcp_core::Era::Legacy)
+        .filter(|v| v.era() == mcp_sansio::Era::Legacy)
         .collect();
     s
 }

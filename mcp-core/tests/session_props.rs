@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use mcp_core::testing::{Chunking, Pair};
-use mcp_core::{
+use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::{
     ClientConfig, EraMode, ErrorObject, Event, Limits, OutboundId, Progress, ProtocolVersion,
     RequestOptions, Responder, ServerConfig, Session, Side,
 };

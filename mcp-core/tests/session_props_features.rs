@@ -26,11 +26,11 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use mcp_core::jsonrpc::{self, Decoded, Message};
-use mcp_core::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
-use mcp_core::session::{InputId, ListKind, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::jsonrpc::{self, Decoded, Message};
+use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
+use mcp_sansio::session::{InputId, ListKind, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     ClientConfig, EraMode, ErrorObject, Event, Limits, OutboundId, Progress, ProtocolVersion,
     RequestOptions, Responder, ServerConfig, Session, Side,
 };

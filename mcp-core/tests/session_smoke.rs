@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use common::{origin, raw};
-use mcp_core::testing::Pair;
-use mcp_core::{CallError, Event, ProtocolVersion, RequestOptions, Session};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{CallError, Event, ProtocolVersion, RequestOptions, Session};
 
 #[test]
 fn session_is_send_sync_unwind_safe() {
@@ -93,7 +93,7 @@ fn modern_round_trip_adds_result_type() {
 fn auto_mode_prefers_modern() {
     let pair = call_round_trip(Pair::new(
         origin(),
-        Pair::client_config(mcp_core::EraMode::Auto),
+        Pair::client_config(mcp_sansio::EraMode::Auto),
         Pair::server_config(),
     ));
     assert_eq!(pair.client.version(), Some(ProtocolVersion::V2026_07_28));

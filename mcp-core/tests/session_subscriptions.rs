@@ -5,8 +5,8 @@
 mod common;
 
 use common::{origin, raw};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     CallError, EraMode, Event, Limits, ListKind, OutboundId, ProtocolVersion, RequestOptions,
     SendError, ServerConfig, Side,
 };
@@ -334,7 +334,7 @@ fn modern_task_status_reaches_streams_that_name_the_task() {
         .update_task(
             pair.now,
             task,
-            mcp_core::TaskUpdate::Completed(raw(
+            mcp_sansio::TaskUpdate::Completed(raw(
                 json!({"content": [{"type": "text", "text": "done"}]}),
             )),
         )
@@ -369,7 +369,7 @@ fn a_client_reads_which_listen_stream_a_notification_belongs_to() {
         .send_notification("notifications/custom", None)
         .unwrap();
     pair.drive();
-    let ids: Vec<(String, Option<mcp_core::RequestId>)> = pair
+    let ids: Vec<(String, Option<mcp_sansio::RequestId>)> = pair
         .client_events()
         .into_iter()
         .filter_map(|e| match e {
@@ -383,7 +383,7 @@ fn a_client_reads_which_listen_stream_a_notification_belongs_to() {
         [
             (
                 "notifications/tools/list_changed".to_owned(),
-                Some(mcp_core::RequestId::Number(wire))
+                Some(mcp_sansio::RequestId::Number(wire))
             ),
             ("notifications/custom".to_owned(), None),
         ]

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{origin, raw};
-use mcp_core::schema::{InputRequest, InputRequests, InputResponse};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     EraMode, Event, ProtocolVersion, RequestOptions, ServerConfig, Side, TaskId, TaskOptions,
     TaskUpdate,
 };
@@ -102,7 +102,7 @@ impl Handler {
 }
 
 /// The client's side: answers like a user and a model
-fn answer(requests: &InputRequests) -> mcp_core::schema::InputResponses {
+fn answer(requests: &InputRequests) -> mcp_sansio::schema::InputResponses {
     requests
         .iter()
         .map(|(key, request)| {
@@ -256,7 +256,7 @@ fn a_server_sampling_request_runs_as_a_task_on_the_client() {
     let Some(Event::InputRequired { id, .. }) = pair.client_events().pop() else {
         panic!("the client sees the sampling request")
     };
-    let mcp_core::InputId::Live(inbound) = id else {
+    let mcp_sansio::InputId::Live(inbound) = id else {
         panic!()
     };
     assert!(pair.client.task_offered(inbound));
@@ -343,18 +343,18 @@ fn a_client_task_cannot_ask_the_server_for_input_and_bad_results_change_nothing(
     assert_eq!(
         pair.client
             .update_task(pair.now, task, TaskUpdate::InputRequired(name_request())),
-        Err(mcp_core::TaskError::InputNotAllowed)
+        Err(mcp_sansio::TaskError::InputNotAllowed)
     );
     assert_eq!(
         pair.client
             .update_task(pair.now, task, TaskUpdate::Completed(raw(json!([1])))),
-        Err(mcp_core::TaskError::ResultNotAnObject)
+        Err(mcp_sansio::TaskError::ResultNotAnObject)
     );
     pair.drive();
     assert_eq!(pair.transcript().len(), sent, "nothing was sent");
     assert_eq!(
         pair.client.task_status(task),
-        Some(mcp_core::schema::TaskStatus::Working)
+        Some(mcp_sansio::schema::TaskStatus::Working)
     );
 }
 

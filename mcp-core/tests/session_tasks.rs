@@ -12,10 +12,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use mcp_core::schema::TaskStatus;
-use mcp_core::session::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
-use mcp_core::testing::Pair;
-use mcp_core::{EraMode, Event, RequestOptions, Session, Side, jsonrpc};
+use mcp_sansio::schema::TaskStatus;
+use mcp_sansio::session::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{EraMode, Event, RequestOptions, Session, Side, jsonrpc};
 use tasks_kit::{
     ANCHOR_MS, Form, SEED, call_tool, count_method, offered_request, pair, response_to, sent_by,
     started, tool_result,
@@ -379,7 +379,7 @@ fn legacy_as_task_needs_the_servers_tasks_capability() {
         RequestOptions::default().as_task(Some(Duration::from_secs(10))),
     );
     assert!(
-        matches!(sent, Err(mcp_core::SendError::MissingCapability { capability, .. })
+        matches!(sent, Err(mcp_sansio::SendError::MissingCapability { capability, .. })
             if capability == "tasks.requests.tools.call"),
         "{sent:?}"
     );
@@ -471,7 +471,7 @@ fn a_task_backed_call_past_its_cap_times_out_and_cancels_the_task() {
         pair.advance(Duration::from_secs(2));
         let events = pair.client_events();
         assert!(
-            matches!(events.as_slice(), [Event::Response { id, outcome: Err(mcp_core::CallError::TimedOut) }] if *id == call),
+            matches!(events.as_slice(), [Event::Response { id, outcome: Err(mcp_sansio::CallError::TimedOut) }] if *id == call),
             "{form:?}: {events:?}"
         );
         // Polls at 250, 500, 750 ms; at 900 ms the call ends with tasks/cancel.

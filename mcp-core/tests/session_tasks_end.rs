@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::raw;
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::TaskStatus;
-use mcp_core::session::{TaskError, TaskUpdate};
-use mcp_core::testing::Pair;
-use mcp_core::{CallError, Event, OutboundId, Side};
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::TaskStatus;
+use mcp_sansio::session::{TaskError, TaskUpdate};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{CallError, Event, OutboundId, Side};
 use tasks_kit::{
     Form, count_method, inject_json, last_request, response_to, sent_by, started, task_request,
     task0, tool_result, without_meta,
@@ -336,7 +336,7 @@ fn cancel_while_2026_input_is_awaited_sends_tasks_cancel() {
         pair.client
             .provide_input(
                 pair.now,
-                mcp_core::InputId::Retry(call),
+                mcp_sansio::InputId::Retry(call),
                 std::collections::BTreeMap::new()
             )
             .is_err()

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use mcp_core::schema::{InputResponses, TaskStatus};
-use mcp_core::session::{InputId, TaskUpdate};
-use mcp_core::testing::Pair;
-use mcp_core::{Event, Side};
+use mcp_sansio::schema::{InputResponses, TaskStatus};
+use mcp_sansio::session::{InputId, TaskUpdate};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{Event, Side};
 use tasks_kit::{
     Form, accept, count_method, inject_json, last_request, response_to, sent_by, started,
     task_request, task0, tool_result, two_keys, without_meta,
@@ -35,7 +35,7 @@ fn get(pair: &mut Pair, form: Form, id: &str) -> Value {
 }
 
 /// A 2026 task parked in input_required with two keys, the client told so by its poll
-fn parked_modern() -> (Pair, mcp_core::OutboundId, mcp_core::session::TaskId) {
+fn parked_modern() -> (Pair, mcp_sansio::OutboundId, mcp_sansio::session::TaskId) {
     let (mut pair, call, task) = started(Form::Modern);
     pair.client_events();
     pair.server
@@ -208,7 +208,7 @@ fn modern_provide_input_sends_tasks_update_and_resumes_polling() {
     assert!(update["params"].get("requestState").is_none(), "{update}");
     assert_eq!(
         update["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
-            [mcp_core::session::TASKS_EXTENSION],
+            [mcp_sansio::session::TASKS_EXTENSION],
         json!({}),
         "a task method declares the extension: {update}"
     );
@@ -425,7 +425,7 @@ fn legacy_live_input_is_withdrawn_when_the_task_goes_back_to_working() {
         .update_task(pair.now, task, TaskUpdate::InputRequired(two_keys()))
         .unwrap();
     pair.drive();
-    let live: Vec<mcp_core::InboundId> = pair
+    let live: Vec<mcp_sansio::InboundId> = pair
         .client_events()
         .into_iter()
         .filter_map(|e| match e {

@@ -8,17 +8,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use mcp_core::schema::TaskStatus;
-use mcp_core::session::{TaskError, TaskOptions, TaskUpdate};
-use mcp_core::testing::Pair;
-use mcp_core::{CallError, Event, Limits, OutboundId, Side};
+use mcp_sansio::schema::TaskStatus;
+use mcp_sansio::session::{TaskError, TaskOptions, TaskUpdate};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{CallError, Event, Limits, OutboundId, Side};
 use tasks_kit::{
     Form, call_tool, count_method, inject_json, offered_request, pair_with, response_to, started,
     task_request, task0, tool_result,
 };
 
 /// A task with a 2 s ttl and a 10 s poll interval (so no poll happens before it expires)
-fn short_lived(form: Form) -> (Pair, OutboundId, mcp_core::session::TaskId) {
+fn short_lived(form: Form) -> (Pair, OutboundId, mcp_sansio::session::TaskId) {
     let mut pair = tasks_kit::pair(form);
     let call = call_tool(&mut pair, form, "slow");
     let request = offered_request(&mut pair);

@@ -11,9 +11,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use mcp_core::schema::TaskStatus;
-use mcp_core::session::{TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
-use mcp_core::{Event, InboundRequest, Responder};
+use mcp_sansio::schema::TaskStatus;
+use mcp_sansio::session::{TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
+use mcp_sansio::{Event, InboundRequest, Responder};
 use tasks_kit::{ANCHOR_MS, Form, SEED, ext_meta, server_config, tool_result, two_keys};
 use wire::{Raw, assert_error, meta_with};
 
@@ -123,7 +123,7 @@ fn tasks_result_and_tasks_list_are_method_not_found_in_2026() {
 
 #[test]
 fn task_methods_of_a_server_without_the_extension_are_method_not_found() {
-    let mut s = Raw::server(mcp_core::testing::Pair::server_config(), origin());
+    let mut s = Raw::server(mcp_sansio::testing::Pair::server_config(), origin());
     let answer = ask(&mut s, "g", "tasks/get", json!({"taskId": "x"}), true);
     assert_error(&answer, &json!("g"), -32601);
 }

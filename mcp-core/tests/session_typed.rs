@@ -4,10 +4,10 @@
 mod common;
 
 use common::origin;
-use mcp_core::schema::method::{CallTool, ListTools, Method};
-use mcp_core::schema::{CallToolParams, CallToolResult, ContentBlock, ListToolsResult, Tool};
-use mcp_core::testing::Pair;
-use mcp_core::{CallError, Event, ProtocolVersion, RequestOptions, jsonrpc};
+use mcp_sansio::schema::method::{CallTool, ListTools, Method};
+use mcp_sansio::schema::{CallToolParams, CallToolResult, ContentBlock, ListToolsResult, Tool};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{CallError, Event, ProtocolVersion, RequestOptions, jsonrpc};
 use serde_json::{Map, Value, json};
 
 fn ready(version: Option<ProtocolVersion>) -> Pair {
@@ -24,7 +24,7 @@ fn ready(version: Option<ProtocolVersion>) -> Pair {
     pair
 }
 
-fn one_request(pair: &mut Pair) -> mcp_core::InboundRequest {
+fn one_request(pair: &mut Pair) -> mcp_sansio::InboundRequest {
     pair.drive();
     let mut events = pair.server_events();
     assert_eq!(events.len(), 1, "{events:?}");
@@ -37,7 +37,7 @@ fn one_request(pair: &mut Pair) -> mcp_core::InboundRequest {
 fn one_response(
     pair: &mut Pair,
 ) -> (
-    mcp_core::OutboundId,
+    mcp_sansio::OutboundId,
     Result<Box<serde_json::value::RawValue>, CallError>,
 ) {
     pair.drive();
@@ -54,7 +54,7 @@ fn last_sent_by_server(pair: &Pair) -> Value {
         .transcript()
         .iter()
         .rev()
-        .find(|(side, _)| *side == mcp_core::Side::Server)
+        .find(|(side, _)| *side == mcp_sansio::Side::Server)
         .expect("the server sent something");
     serde_json::from_str(line).unwrap()
 }

@@ -2,9 +2,9 @@
 //! and of several HTTP clients against one `HttpServer`, with the invariants of
 //! `sim/mod.rs` checked after every step
 //!
-//! - `cargo test -p mcp-core --test simulation` runs the default seeds (a few seconds);
-//! - `MCP_SIM_SEEDS=100000 cargo test --release -p mcp-core --test simulation` is the long run;
-//! - `MCP_SIM_SEED=<n> cargo test -p mcp-core --test simulation` replays one seed exactly
+//! - `cargo test -p mcp-sansio --test simulation` runs the default seeds (a few seconds);
+//! - `MCP_SIM_SEEDS=100000 cargo test --release -p mcp-sansio --test simulation` is the long run;
+//! - `MCP_SIM_SEED=<n> cargo test -p mcp-sansio --test simulation` replays one seed exactly
 //!   (a failure names its seed and prints the last operations).
 
 mod sim;

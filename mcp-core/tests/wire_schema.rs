@@ -15,13 +15,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use common::{origin, raw};
-use mcp_core::schema::method::{CallTool, ListTools};
-use mcp_core::schema::{
+use mcp_sansio::schema::method::{CallTool, ListTools};
+use mcp_sansio::schema::{
     CacheScope, CallToolParams, CallToolResult, InputResponse, InputResponses, ListToolsResult,
     PaginatedParams, Tool,
 };
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     CallError, Event, InboundRequest, OutboundId, Progress, ProtocolVersion, RequestOptions, Side,
 };
 use schema_support::{Doc, Schemas};

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_core::{
+use mcp_sansio::{
     ClientConfig, EraMode, Event, Implementation, InboundId, InputId, OutboundId, ProtocolVersion,
     RequestOptions, Responder, Session,
 };
@@ -230,7 +230,7 @@ impl PyClientSession {
                 ))?,
                 Event::Notification(n) => {
                     let subscription = match n.subscription_id() {
-                        Some(mcp_core::RequestId::Number(id)) => u64::try_from(id).ok(),
+                        Some(mcp_sansio::RequestId::Number(id)) => u64::try_from(id).ok(),
                         _ => None,
                     };
                     c.notification.bind(py).call1((
@@ -635,7 +635,7 @@ impl PyClientSession {
                 "no request waits for input under this id",
             ));
         };
-        let error = mcp_core::ErrorObject::new(code, message);
+        let error = mcp_sansio::ErrorObject::new(code, message);
         self.session
             .refuse_input(self.clock.instant(now), id, &error)
             .map_err(|e| events::local_error(py, e))

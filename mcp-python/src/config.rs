@@ -5,9 +5,9 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_core::schema::{Prompt, Resource, ResourceTemplate, Tool};
-use mcp_core::server::Catalog;
-use mcp_core::{Implementation, ProtocolVersion};
+use mcp_sansio::schema::{Prompt, Resource, ResourceTemplate, Tool};
+use mcp_sansio::server::Catalog;
+use mcp_sansio::{Implementation, ProtocolVersion};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -25,7 +25,7 @@ pub(crate) fn random_u64() -> u64 {
 /// Built once; every `ServerSession` and `HttpServer` made from it shares it.
 #[pyclass(module = "mcp_sansio._core", name = "ServerConfig", frozen)]
 pub(crate) struct PyServerConfig {
-    pub(crate) config: Arc<mcp_core::ServerConfig>,
+    pub(crate) config: Arc<mcp_sansio::ServerConfig>,
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) route: bool,
     pub(crate) completions: bool,
@@ -76,7 +76,7 @@ impl PyServerConfig {
         if let Some(t) = title {
             info.title = Some(t.to_owned());
         }
-        let mut config = mcp_core::ServerConfig::new(info);
+        let mut config = mcp_sansio::ServerConfig::new(info);
         let mut caps = match capabilities {
             Some(c) if !c.is_none() => match convert::to_json(c)? {
                 Value::Object(m) => m,
@@ -85,7 +85,7 @@ impl PyServerConfig {
             _ => Map::new(),
         };
         let mut catalog = Catalog::default();
-        let bad = |e: mcp_core::server::CatalogError| PyValueError::new_err(e.to_string());
+        let bad = |e: mcp_sansio::server::CatalogError| PyValueError::new_err(e.to_string());
         let tools = list(tools)?;
         for t in &tools {
             catalog

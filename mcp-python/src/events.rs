@@ -1,7 +1,7 @@
 //! The Python classes of events and exceptions (defined in `mcp_sansio.events` and
 //! `mcp_sansio.errors`), looked up once
 
-use mcp_core::{CallError, CloseReason, ErrorObject};
+use mcp_sansio::{CallError, CloseReason, ErrorObject};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 

@@ -1,4 +1,4 @@
-//! The `HttpServer` class: the Streamable HTTP rules of `mcp_core::http::HttpServer` (both
+//! The `HttpServer` class: the Streamable HTTP rules of `mcp_sansio::http::HttpServer` (both
 //! wires, every session of one endpoint) for a Python HTTP front end to drive
 
 use std::collections::HashMap;
@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_core::http::{
+use mcp_sansio::http::{
     ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, SessionIdSource,
     session_id_from_bytes,
 };

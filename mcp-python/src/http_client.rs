@@ -1,9 +1,9 @@
-//! The `HttpClientTransport` class: `mcp_core::http::ClientTransport` (which HTTP requests a
+//! The `HttpClientTransport` class: `mcp_sansio::http::ClientTransport` (which HTTP requests a
 //! client session needs, and what each response means) for a Python HTTP client to drive
 
 use std::collections::HashMap;
 
-use mcp_core::http::{ClientTransport, HttpRequest, StreamId};
+use mcp_sansio::http::{ClientTransport, HttpRequest, StreamId};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 

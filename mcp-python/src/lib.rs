@@ -1,4 +1,4 @@
-//! The `mcp_sansio._core` extension module: mcp-core's sessions and Streamable HTTP rules
+//! The `mcp_sansio._core` extension module: mcp-sansio's sessions and Streamable HTTP rules
 //! as Python classes
 //!
 //! The Python package `mcp_sansio` (in `python/`) re-exports these classes and adds the
@@ -27,11 +27,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<http_client::PyHttpClientTransport>()?;
     m.add(
         "LATEST_PROTOCOL_VERSION",
-        mcp_core::ProtocolVersion::LATEST.as_str(),
+        mcp_sansio::ProtocolVersion::LATEST.as_str(),
     )?;
     m.add(
         "PROTOCOL_VERSIONS",
-        mcp_core::ProtocolVersion::ALL
+        mcp_sansio::ProtocolVersion::ALL
             .iter()
             .map(|v| v.as_str())
             .collect::<Vec<_>>(),

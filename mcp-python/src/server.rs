@@ -10,19 +10,19 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_core::http::{HttpServer, SessionKey};
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::method::{
+use mcp_sansio::http::{HttpServer, SessionKey};
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::method::{
     CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
     Method, ReadResource, SetLevel,
 };
-use mcp_core::schema::{
+use mcp_sansio::schema::{
     CallToolResult, CompleteResult, GetPromptResult, InputRequests, InputResponse, InputResponses,
     LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
 };
-use mcp_core::server::{CallCheck, Catalog, LogFilter, ResourceMatch};
-use mcp_core::uri_template::TemplateValue;
-use mcp_core::{
+use mcp_sansio::server::{CallCheck, Catalog, LogFilter, ResourceMatch};
+use mcp_sansio::uri_template::TemplateValue;
+use mcp_sansio::{
     AskError, Asked, Era, Event, InboundId, InboundRequest, ListKind, Progress, ProgressError,
     Responder, Session, TaskId, TaskOptions, TaskUpdate,
 };
@@ -239,7 +239,7 @@ impl ServerCore {
                             "the client's answer `{input_key}` is invalid: {e}"
                         ))
                     }),
-                    Err(mcp_core::CallError::Remote(e)) => Err(e),
+                    Err(mcp_sansio::CallError::Remote(e)) => Err(e),
                     Err(other) => Err(ErrorObject::internal_error(format!(
                         "no answer for input `{input_key}`: {other}"
                     ))),
@@ -292,7 +292,7 @@ impl ServerCore {
         }))
     }
 
-    fn answer_now<T: serde::Serialize + mcp_core::schema::FitVersion>(
+    fn answer_now<T: serde::Serialize + mcp_sansio::schema::FitVersion>(
         session: Option<&mut Session>,
         request: InboundRequest,
         result: Result<T, ErrorObject>,
@@ -431,7 +431,7 @@ impl ServerCore {
                         ))
                     }
                     None => {
-                        let error = mcp_core::server::resource_not_found(&uri);
+                        let error = mcp_sansio::server::resource_not_found(&uri);
                         Self::answer_now::<ReadResourceResult>(session, request, Err(error));
                         Ok(None)
                     }
@@ -561,7 +561,9 @@ impl ServerCore {
         };
         match session.update_task(now, tid, update) {
             Ok(()) => Ok(true),
-            Err(mcp_core::TaskError::Terminal(_) | mcp_core::TaskError::UnknownTask) => Ok(false),
+            Err(mcp_sansio::TaskError::Terminal(_) | mcp_sansio::TaskError::UnknownTask) => {
+                Ok(false)
+            }
             Err(e) => Err(events::local_error(py, e)),
         }
     }
@@ -700,7 +702,7 @@ impl ServerCore {
                 }
                 Ok(id)
             }
-            Err(e @ mcp_core::TaskError::NotOffered) => {
+            Err(e @ mcp_sansio::TaskError::NotOffered) => {
                 Err(PyErr::from_value(events::mcp_error(py, &e.to_error())?))
             }
             Err(e) => Err(events::local_error(py, e)),

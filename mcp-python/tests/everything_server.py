@@ -1,5 +1,5 @@
 """Our everything-server on mcp_sansio's asyncio driver, the peer of the official SDK's
-client in the interop tests (the same scenario as mcp-tokio's everything-server).
+client in the interop tests (the same scenario as mcp-sansio-tokio's everything-server).
 
     python everything_server.py            # stdio
     python everything_server.py --http PORT

@@ -14,19 +14,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_core::auth::resource::{Gate, ResourceServer};
-use mcp_core::auth::{
+use mcp_sansio::auth::resource::{Gate, ResourceServer};
+use mcp_sansio::auth::{
     AuthRequest, AuthResponse, ClientAssertion, DpopClaims, DpopSigner, OAuthClient, OAuthConfig,
     TokenStore,
 };
-use mcp_core::http::HttpResponse;
+use mcp_sansio::http::HttpResponse;
 
 /// The largest response body accepted from an authorization endpoint
 pub const MAX_RESPONSE_BODY: usize = 1024 * 1024;
 /// How long one authorization request may take
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The OAuth types of the async bindings (mcp-tokio, mcp-async-std), which run user agents
+/// The OAuth types of the async bindings (mcp-sansio-tokio, mcp-sansio-async-std), which run user agents
 /// and token verifiers as futures
 pub mod asynchronous {
     use std::future::Future;
@@ -34,7 +34,7 @@ pub mod asynchronous {
     use std::sync::Arc;
 
     use jsonwebtoken::{DecodingKey, Validation};
-    use mcp_core::auth::{AuthRequest, AuthResponse};
+    use mcp_sansio::auth::{AuthRequest, AuthResponse};
 
     use super::{Headless, VerifiedToken, verify_jwt};
 
@@ -92,13 +92,13 @@ pub mod asynchronous {
     }
 }
 
-/// The OAuth types of the blocking binding (mcp-blocking), which calls user agents and
+/// The OAuth types of the blocking binding (mcp-sansio-blocking), which calls user agents and
 /// token verifiers as plain functions on threads of their own
 pub mod blocking {
     use std::sync::Arc;
 
     use jsonwebtoken::{DecodingKey, Validation};
-    use mcp_core::auth::{AuthRequest, AuthResponse};
+    use mcp_sansio::auth::{AuthRequest, AuthResponse};
 
     use super::{Headless, VerifiedToken, verify_jwt};
 

@@ -4,15 +4,15 @@
 
 use std::marker::PhantomData;
 
-use mcp_core::schema::method::{
+use mcp_sansio::schema::method::{
     CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
 };
-use mcp_core::schema::{
+use mcp_sansio::schema::{
     CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
     GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
     Tool,
 };
-use mcp_core::{CallError, PeerInfo, RequestOptions, SendError};
+use mcp_sansio::{CallError, PeerInfo, RequestOptions, SendError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -173,10 +173,10 @@ pub fn call_tool(
 /// Every tool, following pagination; on 2026-07-28 connections (`peer`'s version), tools
 /// whose `x-mcp-header` annotations are invalid are left out, as the spec requires
 pub fn list_tools(peer: &PeerInfo) -> impl Exchange<Output = Vec<Tool>> + Send + 'static {
-    let modern = peer.version.era() == mcp_core::Era::Modern;
+    let modern = peer.version.era() == mcp_sansio::Era::Modern;
     pages::<ListTools, _, _>(move |mut page| {
         if modern {
-            let _dropped = mcp_core::client::filter_tools_list(&mut page);
+            let _dropped = mcp_sansio::client::filter_tools_list(&mut page);
         }
         (page.tools, page.next_cursor)
     })

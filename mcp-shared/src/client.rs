@@ -6,12 +6,12 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_core::schema::method::Method;
-use mcp_core::schema::{
+use mcp_sansio::schema::method::Method;
+use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptParams, GetPromptResult, Prompt,
     ReadResourceResult, Resource, Tool,
 };
-use mcp_core::{CallError, PeerInfo, Progress, RequestOptions, SendError};
+use mcp_sansio::{CallError, PeerInfo, Progress, RequestOptions, SendError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 

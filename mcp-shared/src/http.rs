@@ -11,13 +11,13 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_core::auth::{AuthAction, AuthResponse};
-use mcp_core::http::{
+use mcp_sansio::auth::{AuthAction, AuthResponse};
+use mcp_sansio::http::{
     ClientTransport, ExchangeId, HttpConfig, HttpRequest, HttpResponse, HttpServer, Output, Reply,
     ResponseHead, SessionIdSource, SessionKey, StreamId, session_id_from_bytes,
 };
-use mcp_core::schema::Tool;
-use mcp_core::{Event, ServerConfig, Session};
+use mcp_sansio::schema::Tool;
+use mcp_sansio::{Event, ServerConfig, Session};
 
 use crate::auth::OAuthOptions;
 
@@ -609,7 +609,7 @@ mod tests {
     use std::cell::Cell;
     use std::sync::mpsc;
 
-    use mcp_core::Implementation;
+    use mcp_sansio::Implementation;
     use serde_json::Value;
 
     use super::*;
@@ -784,7 +784,7 @@ mod tests {
 
     #[test]
     fn the_client_front_starts_reports_and_drops_stale_messages() {
-        use mcp_core::{ClientConfig, EraMode, ProtocolVersion};
+        use mcp_sansio::{ClientConfig, EraMode, ProtocolVersion};
         #[allow(clippy::disallowed_methods)] // any instant will do
         fn now() -> Instant {
             Instant::now()

@@ -1,5 +1,5 @@
-//! Internal to this workspace: the pieces every binding (mcp-tokio, mcp-async-std,
-//! mcp-blocking) needs that are neither protocol logic (that is `mcp-core`'s) nor tied to a
+//! Internal to this workspace: the pieces every binding (mcp-sansio-tokio, mcp-sansio-async-std,
+//! mcp-sansio-blocking) needs that are neither protocol logic (that is `mcp-sansio`'s) nor tied to a
 //! runtime. Each binding re-exports what its users see.
 
 #![forbid(unsafe_code)]

@@ -3,18 +3,18 @@
 //!
 //! Generic over a [`Runtime`]: what really differs between tokio, async-std and plain threads
 //! is how a reply or a report is sent, how a handler run is stopped, and how a client's input
-//! handler is started. Every decision stays in `mcp-core`; this only maps commands, events and
+//! handler is started. Every decision stays in `mcp-sansio`; this only maps commands, events and
 //! handler messages onto `Session` calls and reply channels.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_core::http::SessionKey;
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
-use mcp_core::server::{AskFailure, AskReply, Effects, LogFilter, Runs};
-use mcp_core::{
+use mcp_sansio::http::SessionKey;
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
+use mcp_sansio::server::{AskFailure, AskReply, Effects, LogFilter, Runs};
+use mcp_sansio::{
     CallError, Event, InboundId, InboundNotification, InboundRequest, InputId, OutboundId,
     PeerInfo, Progress, RequestOptions, Responder, SendError, Session, TaskError, TaskId,
     TaskOptions,
@@ -173,7 +173,7 @@ pub type Ready<R> = <R as Runtime>::Reply<Result<PeerInfo, String>>;
 #[non_exhaustive]
 pub struct TaskStatusUpdate {
     /// The task's new status
-    pub status: mcp_core::schema::TaskStatus,
+    pub status: mcp_sansio::schema::TaskStatus,
     /// The server's status message, if any
     pub message: Option<String>,
 }

@@ -2,23 +2,23 @@
 //! handlers' [`Context`], the builder, and the dispatcher that starts handler runs
 //!
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
-//! from `mcp-core`; this only runs the handlers, on the binding's [`AsyncRuntime`].
+//! from `mcp-sansio`; this only runs the handlers, on the binding's [`AsyncRuntime`].
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use mcp_core::TaskOptions;
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{
+use mcp_sansio::TaskOptions;
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, InputRequests, InputResponses,
     LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
 };
-use mcp_core::server::{AskFailure, Catalog, CatalogError, LogFilter, Route};
-use mcp_core::uri_template::Variables;
-use mcp_core::{InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId};
+use mcp_sansio::server::{AskFailure, Catalog, CatalogError, LogFilter, Route};
+use mcp_sansio::uri_template::Variables;
+use mcp_sansio::{InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -48,7 +48,7 @@ pub trait AsyncRuntime: Runtime {
 impl<R: AsyncRuntime> Handlers<R> {
     /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
     ///
-    /// [`SessionKey::STATELESS`]: mcp_core::http::SessionKey::STATELESS
+    /// [`SessionKey::STATELESS`]: mcp_sansio::http::SessionKey::STATELESS
     pub fn channel() -> (Self, R::HandlerRx) {
         let (tx, rx) = R::handler_channel();
         (Self::new(tx), rx)
@@ -545,7 +545,7 @@ impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
                 None => return unregistered(session, request),
             },
             Route::Answer(answer) => {
-                mcp_core::server::respond(session, request.responder, &answer);
+                mcp_sansio::server::respond(session, request.responder, &answer);
                 return None;
             }
             _ => {
@@ -570,10 +570,10 @@ pub fn declare(capabilities: &mut Value, name: &str) {
 /// A handler's result for the wire: fitted to the request's version, then serialized
 pub fn finish<T>(
     result: Result<T, ErrorObject>,
-    version: mcp_core::ProtocolVersion,
+    version: mcp_sansio::ProtocolVersion,
 ) -> Result<Box<RawValue>, ErrorObject>
 where
-    T: Serialize + mcp_core::schema::FitVersion,
+    T: Serialize + mcp_sansio::schema::FitVersion,
 {
     result.and_then(|mut r| {
         r.fit_to(version);
@@ -634,7 +634,7 @@ impl<R: AsyncRuntime> Dispatcher<R> {
         work: impl FnOnce(Context<R>) -> BoxFuture<Result<T, ErrorObject>>,
     ) -> R::Run
     where
-        T: Serialize + mcp_core::schema::FitVersion + Send + 'static,
+        T: Serialize + mcp_sansio::schema::FitVersion + Send + 'static,
     {
         let cx = Context::new(&request, messages);
         let version = request.version;

@@ -1,17 +1,17 @@
-//! W1 through mcp-tokio: sequential `tools/call echo` round trips over an in-memory duplex
+//! W1 through mcp-sansio-tokio: sequential `tools/call echo` round trips over an in-memory duplex
 //! (current-thread and multi-thread runtimes) and over real stdio to a child process; W2:
 //! 64 calls in flight over the duplex
 //!
-//! `cargo bench -p mcp-tokio --bench round_trip`. The bench binary is its own stdio server:
+//! `cargo bench -p mcp-sansio-tokio --bench round_trip`. The bench binary is its own stdio server:
 //! started with `MCP_BENCH_SERVE=1` it serves instead of benchmarking.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
-use mcp_tokio::{Client, Server};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
+use mcp_sansio_tokio::{Client, Server};
 use serde_json::{Map, Value, json};
 
 fn server() -> Server {

@@ -2,17 +2,17 @@
 //! happens: discovery or handshake, tools, a call, a call with a progress bar, a cancelled
 //! call, a resource and a prompt
 //!
-//! `cargo run -p mcp-tokio --example demo` runs it against this crate's `everything-server`
-//! example (built next to it); `cargo run -p mcp-tokio --example demo -- <command> [args...]`
+//! `cargo run -p mcp-sansio-tokio --example demo` runs it against this crate's `everything-server`
+//! example (built next to it); `cargo run -p mcp-sansio-tokio --example demo -- <command> [args...]`
 //! against any stdio MCP server, or `-- http://127.0.0.1:PORT/mcp` against a Streamable
 //! HTTP server (such as `everything-server -- --http 127.0.0.1:PORT`). Set `MCP_ERA=legacy` to use the `initialize` handshake.
 
 use std::io::Write;
 use std::time::Duration;
 
-use mcp_core::schema::GetPromptParams;
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions};
-use mcp_tokio::Client;
+use mcp_sansio::schema::GetPromptParams;
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions};
+use mcp_sansio_tokio::Client;
 use serde_json::{Map, Value, json};
 use tokio::process::Command;
 
@@ -39,7 +39,7 @@ fn server_command() -> Command {
                 "build",
                 "-q",
                 "-p",
-                "mcp-tokio",
+                "mcp-sansio-tokio",
                 "--example",
                 "everything-server",
             ])
@@ -68,9 +68,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "extensions": {"io.modelcontextprotocol/tasks": {}}
     });
     // A "user" who answers every question the server asks
-    let answer_user: mcp_tokio::InputHandler = std::sync::Arc::new(|requests| {
+    let answer_user: mcp_sansio_tokio::InputHandler = std::sync::Arc::new(|requests| {
         Box::pin(async move {
-            let mut responses = mcp_core::schema::InputResponses::new();
+            let mut responses = mcp_sansio::schema::InputResponses::new();
             for (key, request) in requests {
                 println!(
                     "  ? the server asks ({}): answering \"Ada\"",
@@ -84,7 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(responses)
         })
     });
-    let options = mcp_tokio::ClientOptions::default().input(answer_user);
+    let options = mcp_sansio_tokio::ClientOptions::default().input(answer_user);
     println!(
         "▶ starting the server and connecting ({:?} era selection)",
         config.era

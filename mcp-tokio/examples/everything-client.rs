@@ -13,11 +13,11 @@
 
 use std::sync::Arc;
 
-use mcp_core::auth::{Grant, IdentityAssertion, OAuthConfig, PreRegistered, Secret};
-use mcp_core::client::validate_tool_headers;
-use mcp_core::schema::{InputRequest, InputRequests, InputResponse, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion};
-use mcp_tokio::{
+use mcp_sansio::auth::{Grant, IdentityAssertion, OAuthConfig, PreRegistered, Secret};
+use mcp_sansio::client::validate_tool_headers;
+use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion};
+use mcp_sansio_tokio::{
     Client, ClientOptions, InputHandler, JwtSigner, OAuthOptions, headless_user_agent,
 };
 use serde_json::{Map, Value, json};
@@ -36,10 +36,10 @@ fn object(v: Value) -> Map<String, Value> {
 fn elicitation_handler() -> InputHandler {
     Arc::new(|requests: InputRequests| {
         Box::pin(async move {
-            let mut responses = mcp_core::schema::InputResponses::new();
+            let mut responses = mcp_sansio::schema::InputResponses::new();
             for (key, request) in requests {
                 let InputRequest::Elicit(params) = request else {
-                    return Err(mcp_core::ErrorObject::new(
+                    return Err(mcp_sansio::ErrorObject::new(
                         -32601,
                         "this client only answers elicitation",
                     ));
@@ -57,7 +57,7 @@ fn elicitation_handler() -> InputHandler {
                 }
                 let answer: InputResponse =
                     serde_json::from_value(json!({"action": "accept", "content": content}))
-                        .map_err(|e| mcp_core::ErrorObject::new(-32603, e.to_string()))?;
+                        .map_err(|e| mcp_sansio::ErrorObject::new(-32603, e.to_string()))?;
                 responses.insert(key, answer);
             }
             Ok(responses)
@@ -228,7 +228,7 @@ async fn run(scenario: &str, url: &str, modern: bool) -> Result<(), Error> {
                 client.read_resource(&resource.uri).await?;
             }
             for prompt in client.list_prompts().await? {
-                let params: mcp_core::schema::GetPromptParams =
+                let params: mcp_sansio::schema::GetPromptParams =
                     serde_json::from_value(json!({"name": prompt.name}))?;
                 client.get_prompt(params).await?;
             }

@@ -1,7 +1,7 @@
-//! OAuth for the HTTP client: what the sans-IO [`OAuthClient`](mcp_core::auth::OAuthClient)
+//! OAuth for the HTTP client: what the sans-IO [`OAuthClient`](mcp_sansio::auth::OAuthClient)
 //! needs from the outside
 //!
-//! The flow itself is [`mcp_core::auth`]'s; this module supplies its inputs: OS randomness,
+//! The flow itself is [`mcp_sansio::auth`]'s; this module supplies its inputs: OS randomness,
 //! a [`UserAgent`] that takes the authorization URL to the redirect (a browser opener in a
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves.
@@ -9,14 +9,14 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
-use mcp_core::auth::{AuthRequest, AuthResponse};
-pub use mcp_shared::auth::StoreFactory;
-pub use mcp_shared::auth::asynchronous::{
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+pub use mcp_sansio_shared::auth::StoreFactory;
+pub use mcp_sansio_shared::auth::asynchronous::{
     OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
 };
-pub use mcp_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
-use mcp_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
-use mcp_shared::http::header_list;
+pub use mcp_sansio_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
+use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
+use mcp_sansio_shared::http::header_list;
 
 type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
 
@@ -38,7 +38,7 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
 /// becomes [`AuthResponse::failed`]
 pub(crate) async fn perform(net: &Net, request: AuthRequest) -> AuthResponse {
     let body = Full::new(Bytes::from(request.body));
-    let Ok(http_request) = mcp_shared::http::request(
+    let Ok(http_request) = mcp_sansio_shared::http::request(
         request.method.as_str(),
         request.url.as_str(),
         request.headers,

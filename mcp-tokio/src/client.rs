@@ -4,13 +4,13 @@ use std::ops::Deref;
 use std::process::Stdio;
 use std::sync::Arc;
 
-use mcp_core::{ClientConfig, PeerInfo, Session};
-use mcp_shared::client::Commands;
+use mcp_sansio::{ClientConfig, PeerInfo, Session};
+use mcp_sansio_shared::client::Commands;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command as ProcessCommand};
 use tokio::sync::{mpsc, oneshot};
 
-pub use mcp_shared::client::{ClientError, ConnectError};
+pub use mcp_sansio_shared::client::{ClientError, ConnectError};
 
 use crate::driver::{self, ClientOptions, Command, Tokio};
 
@@ -19,17 +19,17 @@ use crate::driver::{self, ClientOptions, Command, Tokio};
 /// Dropping a call's future before it finishes cancels the request
 /// (`notifications/cancelled`, or `tasks/cancel` for a task-backed call).
 ///
-/// The typed calls ([`call_tool`](mcp_shared::client::Client::call_tool),
-/// [`list_tools`](mcp_shared::client::Client::list_tools), [`start`](mcp_shared::client::Client::start), ...)
+/// The typed calls ([`call_tool`](mcp_sansio_shared::client::Client::call_tool),
+/// [`list_tools`](mcp_sansio_shared::client::Client::list_tools), [`start`](mcp_sansio_shared::client::Client::start), ...)
 /// are the async bindings' shared ones, reached through `Deref`.
 #[derive(Clone, Debug)]
 pub struct Client {
-    inner: mcp_shared::client::Client<Tokio>,
+    inner: mcp_sansio_shared::client::Client<Tokio>,
     _child: Option<Arc<ChildGuard>>,
 }
 
 impl Deref for Client {
-    type Target = mcp_shared::client::Client<Tokio>;
+    type Target = mcp_sansio_shared::client::Client<Tokio>;
 
     fn deref(&self) -> &Self::Target {
         &self.inner
@@ -48,10 +48,10 @@ impl Commands for Tokio {
 }
 
 /// Cancels one request from anywhere (dropping the request's future does the same)
-pub type CancelHandle = mcp_shared::client::CancelHandle<Tokio>;
+pub type CancelHandle = mcp_sansio_shared::client::CancelHandle<Tokio>;
 
 /// What a started request reports while it runs
-pub type CallWatch = mcp_shared::client::CallWatch<Tokio>;
+pub type CallWatch = mcp_sansio_shared::client::CallWatch<Tokio>;
 
 /// Keeps a spawned server alive as long as a client handle exists; kills it on drop
 #[derive(Debug)]
@@ -198,7 +198,7 @@ impl Client {
         commands: mpsc::Sender<Command>,
         ready: oneshot::Receiver<Result<PeerInfo, String>>,
     ) -> Result<Self, ConnectError> {
-        let inner = mcp_shared::client::Client::when_ready(commands, ready).await?;
+        let inner = mcp_sansio_shared::client::Client::when_ready(commands, ready).await?;
         Ok(Self {
             inner,
             _child: None,

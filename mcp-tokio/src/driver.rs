@@ -3,21 +3,21 @@
 
 use std::sync::Arc;
 
-use mcp_core::InputId;
-use mcp_core::http::SessionKey;
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{InputRequests, InputResponses};
-use mcp_core::{InboundNotification, Session};
-use mcp_shared::peer;
+use mcp_sansio::InputId;
+use mcp_sansio::http::SessionKey;
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{InputRequests, InputResponses};
+use mcp_sansio::{InboundNotification, Session};
+use mcp_sansio_shared::peer;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-pub use mcp_shared::peer::TaskStatusUpdate;
-pub(crate) use mcp_shared::peer::unix_ms;
+pub use mcp_sansio_shared::peer::TaskStatusUpdate;
+pub(crate) use mcp_sansio_shared::peer::unix_ms;
 
-/// The tokio runtime as the shared glue (`mcp-shared`) sees it
+/// The tokio runtime as the shared glue (`mcp-sansio-shared`) sees it
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Tokio;
@@ -89,7 +89,7 @@ impl peer::Runtime for Tokio {
     }
 }
 
-pub use mcp_core::server::AskFailure;
+pub use mcp_sansio::server::AskFailure;
 
 /// The client application's answer to the server's input requests
 pub type InputHandler = Arc<
@@ -240,17 +240,17 @@ pub(crate) async fn run<R, W>(
 }
 
 /// One timer for a connection's (or an HTTP actor's) life, moved only when the core's
-/// deadline comes sooner (see `mcp_shared::alarm`)
+/// deadline comes sooner (see `mcp_sansio_shared::alarm`)
 pub(crate) struct Timer {
     sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
-    alarm: mcp_shared::alarm::Alarm,
+    alarm: mcp_sansio_shared::alarm::Alarm,
 }
 
 impl Timer {
     pub(crate) fn new() -> Self {
         Self {
             sleep: Box::pin(tokio::time::sleep_until(Instant::now())),
-            alarm: mcp_shared::alarm::Alarm::default(),
+            alarm: mcp_sansio_shared::alarm::Alarm::default(),
         }
     }
 

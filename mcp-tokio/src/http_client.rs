@@ -1,5 +1,5 @@
 //! The client over Streamable HTTP: one actor owns the client `Session` and its
-//! [`ClientTransport`](mcp_core::http::ClientTransport) (in a [`ClientFront`]); hyper tasks
+//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (in a [`ClientFront`]); hyper tasks
 //! carry each request the transport plans
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
@@ -15,10 +15,10 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use mcp_core::Session;
-use mcp_core::auth::AuthAction;
-use mcp_core::http::{HttpRequest, StreamId};
-use mcp_shared::http::{ClientFront, Requests, client_transport, header_list};
+use mcp_sansio::Session;
+use mcp_sansio::auth::AuthAction;
+use mcp_sansio::http::{HttpRequest, StreamId};
+use mcp_sansio_shared::http::{ClientFront, Requests, client_transport, header_list};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -27,7 +27,7 @@ use crate::driver::{self, ClientOptions, Command, Handlers, Peer, Ready};
 type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
 
 /// From the request tasks to the actor
-type FromNet = mcp_shared::http::FromNet<Bytes>;
+type FromNet = mcp_sansio_shared::http::FromNet<Bytes>;
 
 /// Performs requests on hyper tasks
 struct Tasks {
@@ -41,7 +41,7 @@ impl Tasks {
     fn request(&self, planned: HttpRequest) -> Result<Request<Full<Bytes>>, hyper::http::Error> {
         let body = Full::new(Bytes::from(planned.body));
         let method = planned.method.as_str();
-        mcp_shared::http::request(method, self.uri.clone(), planned.headers, body)
+        mcp_sansio_shared::http::request(method, self.uri.clone(), planned.headers, body)
     }
 }
 
@@ -116,7 +116,7 @@ pub(crate) async fn run(
     let (from_net, net_rx) = mpsc::unbounded_channel();
     let (handlers, handler_rx) = Handlers::channel();
     let (transport, user_agent) =
-        client_transport(options.auth.as_ref(), &uri.to_string(), "mcp-tokio");
+        client_transport(options.auth.as_ref(), &uri.to_string(), "mcp-sansio-tokio");
     let tasks = Tasks {
         net: Hyper::builder(TokioExecutor::new()).build_http(),
         uri,

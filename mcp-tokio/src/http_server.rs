@@ -24,9 +24,9 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_core::ServerConfig;
-use mcp_core::http::{ExchangeId, HttpConfig, HttpResponse};
-use mcp_shared::http::{Channels, Piece, ServerFront, header_list, response};
+use mcp_sansio::ServerConfig;
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse};
+use mcp_sansio_shared::http::{Channels, Piece, ServerFront, header_list, response};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -76,7 +76,7 @@ pub(crate) async fn serve(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    tools: Vec<mcp_core::schema::Tool>,
+    tools: Vec<mcp_sansio::schema::Tool>,
     protection: Option<crate::auth::Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
@@ -152,10 +152,10 @@ impl Channels for Chans {
     }
 }
 
-type ToActor = mcp_shared::http::ToActor<Chans>;
-type Answer = mcp_shared::http::Answer<Chans>;
+type ToActor = mcp_sansio_shared::http::ToActor<Chans>;
+type Answer = mcp_sansio_shared::http::Answer<Chans>;
 
-type App = mcp_shared::http::PeerApp<driver::Tokio>;
+type App = mcp_sansio_shared::http::PeerApp<driver::Tokio>;
 
 struct Actor {
     front: ServerFront<Chans, Peer>,

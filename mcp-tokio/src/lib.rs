@@ -1,6 +1,6 @@
 //! Model Context Protocol on tokio
 //!
-//! A thin binding over the sans-IO [`mcp_core`]: one actor task owns each connection's
+//! A thin binding over the sans-IO [`mcp_sansio`]: one actor task owns each connection's
 //! `Session` (no lock around the core), reads and writes the transport, and sleeps until the
 //! core's next deadline. Every protocol decision is the core's.
 //!
@@ -28,5 +28,5 @@ pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 pub use driver::Tokio;
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
-pub use mcp_core;
+pub use mcp_sansio;
 pub use server::{Context, Server, ServerBuilder};

@@ -2,16 +2,16 @@
 //! stdio or any byte stream
 //!
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
-//! from `mcp-core`; the builder, the handlers' [`Context`] and the dispatcher are the async
-//! bindings' shared ones (`mcp-shared`); this module only serves connections.
+//! from `mcp-sansio`; the builder, the handlers' [`Context`] and the dispatcher are the async
+//! bindings' shared ones (`mcp-sansio-shared`); this module only serves connections.
 
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use mcp_core::http::HttpConfig;
-use mcp_core::{ServerConfig, Session};
-use mcp_shared::server::{AsyncRuntime, ServerCore};
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::{ServerConfig, Session};
+use mcp_sansio_shared::server::{AsyncRuntime, ServerCore};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 
@@ -19,10 +19,10 @@ use crate::driver::{self, Dispatch, Tokio};
 use crate::http_server::HttpServerHandle;
 
 /// What a handler can do besides returning its result
-pub type Context = mcp_shared::server::Context<Tokio>;
+pub type Context = mcp_sansio_shared::server::Context<Tokio>;
 
 /// Builds a [`Server`]
-pub type ServerBuilder = mcp_shared::server::ServerBuilder<Tokio>;
+pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<Tokio>;
 
 impl AsyncRuntime for Tokio {
     type ReplyRx<T: Send + 'static> = oneshot::Receiver<T>;
@@ -170,12 +170,12 @@ mod stdio {
     use tokio::net::unix::pipe;
 
     /// stdin as a pipe receiver and stdout as a pipe sender, each where it is a pipe (see
-    /// `mcp_shared::stdio`); the runtime puts each in non-blocking mode
+    /// `mcp_sansio_shared::stdio`); the runtime puts each in non-blocking mode
     pub(super) fn pipes() -> (Option<pipe::Receiver>, Option<pipe::Sender>) {
-        let input =
-            mcp_shared::stdio::stdin_pipe().and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
-        let output =
-            mcp_shared::stdio::stdout_pipe().and_then(|fd| pipe::Sender::from_owned_fd(fd).ok());
+        let input = mcp_sansio_shared::stdio::stdin_pipe()
+            .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
+        let output = mcp_sansio_shared::stdio::stdout_pipe()
+            .and_then(|fd| pipe::Sender::from_owned_fd(fd).ok());
         (input, output)
     }
 }

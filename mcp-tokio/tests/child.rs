@@ -1,8 +1,8 @@
 //! Child processes: a server's stderr can be captured line by line; a server that dies during
 //! the handshake is a clear error
 
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion};
-use mcp_tokio::{Client, ClientOptions, ConnectError};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion};
+use mcp_sansio_tokio::{Client, ClientOptions, ConnectError};
 
 #[tokio::test]
 async fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
-use mcp_tokio::{Client, ClientError, Server};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
+use mcp_sansio_tokio::{Client, ClientError, Server};
 use serde_json::{Map, Value, json};
 
 fn schema() -> Map<String, Value> {
@@ -90,7 +90,7 @@ async fn typed_calls_in_every_era_mode() {
         assert!(result.is_error());
         // An unknown tool is a protocol error.
         match client.call_tool("nope", Map::new()).await {
-            Err(ClientError::Call(mcp_core::CallError::Remote(e))) => assert_eq!(e.code, -32602),
+            Err(ClientError::Call(mcp_sansio::CallError::Remote(e))) => assert_eq!(e.code, -32602),
             other => panic!("{other:?}"),
         }
         client.close().await;
@@ -146,14 +146,14 @@ async fn a_request_times_out_on_the_paused_clock() {
     )
     .await;
     let raw = serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap();
-    let options = mcp_core::RequestOptions::default().timeout(Duration::from_secs(30));
+    let options = mcp_sansio::RequestOptions::default().timeout(Duration::from_secs(30));
     let outcome = client
         .request_raw("tools/call", Some(raw), options, None)
         .await;
     assert!(
         matches!(
             outcome,
-            Err(ClientError::Call(mcp_core::CallError::TimedOut))
+            Err(ClientError::Call(mcp_sansio::CallError::TimedOut))
         ),
         "{outcome:?}"
     );
@@ -170,11 +170,11 @@ async fn each_timeout_fires_at_its_own_deadline_whatever_the_timer_was_armed_for
     )
     .await;
     let slow = || serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap();
-    let timeout = |s| mcp_core::RequestOptions::default().timeout(Duration::from_secs(s));
+    let timeout = |s| mcp_sansio::RequestOptions::default().timeout(Duration::from_secs(s));
     let timed_out = |outcome: &Result<_, ClientError>| {
         matches!(
             outcome,
-            Err(ClientError::Call(mcp_core::CallError::TimedOut))
+            Err(ClientError::Call(mcp_sansio::CallError::TimedOut))
         )
     };
 

@@ -11,10 +11,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::rt::TokioExecutor;
-use mcp_core::http::HttpConfig;
-use mcp_core::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
-use mcp_tokio::{Client, ClientOptions, HttpServerHandle, InputHandler, Server};
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, ServerConfig};
+use mcp_sansio_tokio::{Client, ClientOptions, HttpServerHandle, InputHandler, Server};
 use serde_json::{Map, Value, json};
 
 const LEGACY: EraMode = EraMode::Legacy(ProtocolVersion::V2025_11_25);
@@ -170,7 +170,7 @@ async fn list_call_progress_cancel_and_ask_in_both_eras() {
         let result = client.call_tool("echo", text("over http")).await.unwrap();
         assert_eq!(result.content[0].as_text(), Some("over http"));
         match client.call_tool("nope", Map::new()).await {
-            Err(mcp_tokio::ClientError::Call(mcp_core::CallError::Remote(e))) => {
+            Err(mcp_sansio_tokio::ClientError::Call(mcp_sansio::CallError::Remote(e))) => {
                 assert_eq!(e.code, -32602);
             }
             other => panic!("{era:?}: {other:?}"),
@@ -380,14 +380,15 @@ async fn a_call_times_out_over_http_and_the_session_goes_on() {
             let client = client.clone();
             tokio::spawn(async move {
                 let raw = serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into());
-                let options = mcp_core::RequestOptions::default().timeout(Duration::from_secs(600));
+                let options =
+                    mcp_sansio::RequestOptions::default().timeout(Duration::from_secs(600));
                 client
                     .request_raw("tools/call", Some(raw.unwrap()), options, None)
                     .await
             })
         };
         let raw = serde_json::value::RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap();
-        let options = mcp_core::RequestOptions::default().timeout(Duration::from_millis(300));
+        let options = mcp_sansio::RequestOptions::default().timeout(Duration::from_millis(300));
         let outcome = tokio::time::timeout(
             Duration::from_secs(30),
             client.request_raw("tools/call", Some(raw), options, None),
@@ -397,7 +398,9 @@ async fn a_call_times_out_over_http_and_the_session_goes_on() {
         assert!(
             matches!(
                 outcome,
-                Err(mcp_tokio::ClientError::Call(mcp_core::CallError::TimedOut))
+                Err(mcp_sansio_tokio::ClientError::Call(
+                    mcp_sansio::CallError::TimedOut
+                ))
             ),
             "{outcome:?}"
         );

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_core::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
-use mcp_core::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
-use mcp_tokio::{Client, InputHandler, Server};
+use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
+use mcp_sansio_tokio::{Client, InputHandler, Server};
 use serde_json::{Map, json};
 
 fn server(runs: Arc<AtomicUsize>) -> Server {
@@ -80,7 +80,7 @@ async fn the_same_handler_asks_in_both_eras() {
             r,
             w,
             config,
-            mcp_tokio::ClientOptions::default().input(answering()),
+            mcp_sansio_tokio::ClientOptions::default().input(answering()),
         )
         .await
         .unwrap();
@@ -103,7 +103,7 @@ async fn without_the_capability_the_handler_gets_a_clear_error() {
     config.era = EraMode::Modern;
     let client = Client::connect(r, w, config).await.unwrap();
     match client.call_tool("greet", Map::new()).await {
-        Err(mcp_tokio::ClientError::Call(mcp_core::CallError::Remote(e))) => {
+        Err(mcp_sansio_tokio::ClientError::Call(mcp_sansio::CallError::Remote(e))) => {
             assert_eq!(e.code, -32021)
         }
         other => panic!("{other:?}"),

@@ -1,18 +1,18 @@
 //! Handlers log with `Context::log`; legacy clients get what passes the connection's level
 //! (`info` until `logging/setLevel`), modern clients only what a request opted into
 
-use mcp_core::schema::{CallToolResult, LoggingLevel, Tool};
-use mcp_core::{
+use mcp_sansio::schema::{CallToolResult, LoggingLevel, Tool};
+use mcp_sansio::{
     ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
 };
-use mcp_tokio::{Client, ClientOptions, Server};
+use mcp_sansio_tokio::{Client, ClientOptions, Server};
 use serde_json::{Map, Value, json};
 
 async fn connect(
     era: EraMode,
 ) -> (
     Client,
-    tokio::sync::mpsc::UnboundedReceiver<mcp_core::InboundNotification>,
+    tokio::sync::mpsc::UnboundedReceiver<mcp_sansio::InboundNotification>,
 ) {
     let server = Server::builder(ServerConfig::new(Implementation::new("log-server", "1.0")))
         .logging()
@@ -40,7 +40,7 @@ async fn connect(
 }
 
 fn levels(
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<mcp_core::InboundNotification>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<mcp_sansio::InboundNotification>,
 ) -> Vec<String> {
     let mut got = Vec::new();
     while let Ok(n) = rx.try_recv() {

@@ -10,12 +10,12 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_core::auth::BearerChallenge;
-use mcp_core::auth::resource::ResourceServer;
-use mcp_core::http::HttpConfig;
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{Implementation, ServerConfig};
-use mcp_tokio::{HttpServerHandle, Protection, Server, jwt_verifier};
+use mcp_sansio::auth::BearerChallenge;
+use mcp_sansio::auth::resource::ResourceServer;
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{Implementation, ServerConfig};
+use mcp_sansio_tokio::{HttpServerHandle, Protection, Server, jwt_verifier};
 use serde_json::{Map, Value, json};
 
 const SECRET: &[u8] = b"test-secret";

@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{
     ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
     TaskOptions,
 };
-use mcp_tokio::{Client, Server};
+use mcp_sansio_tokio::{Client, Server};
 use serde_json::{Map, Value, json};
 
 fn server(aborted: Arc<AtomicBool>) -> Server {
@@ -118,7 +118,7 @@ async fn task_status_is_reported_and_an_explicit_handle_cancels() {
     let aborted = Arc::new(AtomicBool::new(false));
     let client = connect(EraMode::Modern, Arc::clone(&aborted)).await;
     let (tx, mut statuses) = tokio::sync::mpsc::unbounded_channel();
-    let mut watch = mcp_tokio::CallWatch::default();
+    let mut watch = mcp_sansio_tokio::CallWatch::default();
     watch.task_status = Some(tx);
     let (handle, call) = client.start(
         "tools/call",
@@ -131,7 +131,7 @@ async fn task_status_is_reported_and_an_explicit_handle_cancels() {
         .await
         .expect("a status in time")
         .expect("a status");
-    assert_eq!(first.status, mcp_core::schema::TaskStatus::Working);
+    assert_eq!(first.status, mcp_sansio::schema::TaskStatus::Working);
     handle.cancel();
     let outcome = tokio::time::timeout(Duration::from_secs(5), call)
         .await
@@ -140,7 +140,9 @@ async fn task_status_is_reported_and_an_explicit_handle_cancels() {
     assert!(
         matches!(
             outcome,
-            Err(mcp_tokio::ClientError::Call(mcp_core::CallError::Cancelled))
+            Err(mcp_sansio_tokio::ClientError::Call(
+                mcp_sansio::CallError::Cancelled
+            ))
         ),
         "{outcome:?}"
     );

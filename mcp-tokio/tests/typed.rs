@@ -1,8 +1,8 @@
 //! A tool with typed arguments: the schema comes from `schemars`, the handler gets the value
 
-use mcp_core::schema::CallToolResult;
-use mcp_core::{ClientConfig, Implementation, ServerConfig};
-use mcp_tokio::{Client, Server};
+use mcp_sansio::schema::CallToolResult;
+use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio_tokio::{Client, Server};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 

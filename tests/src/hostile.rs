@@ -3,7 +3,7 @@
 //! rules directly (the mcp-interop test `hostile_http` does both)
 //!
 //! Every binding's HTTP server runs the same table: start it on 127.0.0.1 with the
-//! [`echo` tool](ECHO_TOOL) and `mcp_core::http::HttpConfig`'s default limits
+//! [`echo` tool](ECHO_TOOL) and `mcp_sansio::http::HttpConfig`'s default limits
 //! but a body limit of [`MAX_BODY`], then call [`run_over_tcp`] with its address and path.
 //! After the table, [`flood_over_tcp`] sends floods of requests, progress and cancellations
 //! and checks the server still answers.

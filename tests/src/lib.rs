@@ -86,12 +86,12 @@ pub fn server_everything() -> PathBuf {
 pub fn everything_server() -> PathBuf {
     env_path(
         "MCP_INTEROP_SERVER",
-        "the mcp-tokio everything-server example binary \
-         (`cargo build -p mcp-tokio --example everything-server`, then target/debug/examples/everything-server)",
+        "the mcp-sansio-tokio everything-server example binary \
+         (`cargo build -p mcp-sansio-tokio --example everything-server`, then target/debug/examples/everything-server)",
     )
 }
 
-/// Our `everything-server-blocking` example binary, the mcp-blocking twin of
+/// Our `everything-server-blocking` example binary, the mcp-sansio-blocking twin of
 /// [`everything_server`] (`MCP_INTEROP_SERVER_BLOCKING`; scripts/test-all builds it)
 ///
 /// # Panics
@@ -99,8 +99,8 @@ pub fn everything_server() -> PathBuf {
 pub fn everything_server_blocking() -> PathBuf {
     env_path(
         "MCP_INTEROP_SERVER_BLOCKING",
-        "the mcp-blocking everything-server-blocking example binary \
-         (`cargo build -p mcp-blocking --example everything-server-blocking`)",
+        "the mcp-sansio-blocking everything-server-blocking example binary \
+         (`cargo build -p mcp-sansio-blocking --example everything-server-blocking`)",
     )
 }
 
@@ -112,8 +112,8 @@ pub fn everything_server_blocking() -> PathBuf {
 pub fn everything_server_async_std() -> PathBuf {
     env_path(
         "MCP_INTEROP_SERVER_ASYNC_STD",
-        "the mcp-async-std everything-server-async-std example binary \
-         (`cargo build -p mcp-async-std --example everything-server-async-std`)",
+        "the mcp-sansio-async-std everything-server-async-std example binary \
+         (`cargo build -p mcp-sansio-async-std --example everything-server-async-std`)",
     )
 }
 

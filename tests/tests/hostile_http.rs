@@ -1,6 +1,6 @@
 //! The hostile-input table (`mcp_interop::hostile`) at every layer that serves HTTP: the
-//! sans-IO rules (`mcp_core::http::HttpServer`, in process), and mcp-tokio's, mcp-async-std's
-//! and mcp-blocking's HTTP servers over real HTTP on 127.0.0.1, followed by floods (with an
+//! sans-IO rules (`mcp_sansio::http::HttpServer`, in process), and mcp-sansio-tokio's, mcp-sansio-async-std's
+//! and mcp-sansio-blocking's HTTP servers over real HTTP on 127.0.0.1, followed by floods (with an
 //! RSS bound on the tokio and async-std ones)
 //!
 //! Other bindings' servers run the same table: `hostile::run_over_tcp(addr, "/mcp")`.
@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_core::http::{HttpConfig, HttpServer, Output, Reply};
-use mcp_core::schema::{CallToolResult, Tool};
-use mcp_core::{Event, Implementation, ServerConfig};
 use mcp_interop::hostile::{self, Got, MAX_BODY};
+use mcp_sansio::http::{HttpConfig, HttpServer, Output, Reply};
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{Event, Implementation, ServerConfig};
 use serde_json::{Value, json};
 
 fn http_config() -> HttpConfig {
@@ -86,13 +86,13 @@ fn the_table_at_the_core() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-fn tokio_server() -> mcp_tokio::Server {
+fn tokio_server() -> mcp_sansio_tokio::Server {
     let Value::Object(schema) =
         json!({"type": "object", "properties": {"text": {"type": "string"}}})
     else {
         unreachable!()
     };
-    mcp_tokio::Server::builder(ServerConfig::new(Implementation::new("hostile", "1.0")))
+    mcp_sansio_tokio::Server::builder(ServerConfig::new(Implementation::new("hostile", "1.0")))
         .tool(
             Tool::new(hostile::ECHO_TOOL, schema),
             |_cx, args| async move {
@@ -143,15 +143,16 @@ fn the_table_and_floods_at_mcp_blocking_over_http() {
     else {
         unreachable!()
     };
-    let server =
-        mcp_blocking::Server::builder(ServerConfig::new(Implementation::new("hostile", "1.0")))
-            .tool(Tool::new(hostile::ECHO_TOOL, schema), |_cx, args| {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            })
-            .expect("a valid tool")
-            .build();
+    let server = mcp_sansio_blocking::Server::builder(ServerConfig::new(Implementation::new(
+        "hostile", "1.0",
+    )))
+    .tool(Tool::new(hostile::ECHO_TOOL, schema), |_cx, args| {
+        Ok(CallToolResult::text(
+            args["text"].as_str().unwrap_or_default(),
+        ))
+    })
+    .expect("a valid tool")
+    .build();
     let handle = server
         .serve_http_with("127.0.0.1:0".parse().unwrap(), http_config())
         .expect("binds 127.0.0.1");
@@ -170,18 +171,19 @@ fn the_table_and_floods_at_mcp_async_std_over_http() {
     else {
         unreachable!()
     };
-    let server =
-        mcp_async_std::Server::builder(ServerConfig::new(Implementation::new("hostile", "1.0")))
-            .tool(
-                Tool::new(hostile::ECHO_TOOL, schema),
-                |_cx, args| async move {
-                    Ok(CallToolResult::text(
-                        args["text"].as_str().unwrap_or_default(),
-                    ))
-                },
-            )
-            .expect("a valid tool")
-            .build();
+    let server = mcp_sansio_async_std::Server::builder(ServerConfig::new(Implementation::new(
+        "hostile", "1.0",
+    )))
+    .tool(
+        Tool::new(hostile::ECHO_TOOL, schema),
+        |_cx, args| async move {
+            Ok(CallToolResult::text(
+                args["text"].as_str().unwrap_or_default(),
+            ))
+        },
+    )
+    .expect("a valid tool")
+    .build();
     // The server's tasks run on smol's global executor, so the blocking table below can
     // drive it from this thread.
     let handle =

@@ -1,7 +1,7 @@
-//! mcp-tokio's everything-server on async-std: an MCP server over stdio with a few of
+//! mcp-sansio-tokio's everything-server on async-std: an MCP server over stdio with a few of
 //! everything: tools (one with progress), a resource, a resource template and a prompt
 //!
-//! `cargo run -p mcp-async-std --example everything-server-async-std` and speak MCP on
+//! `cargo run -p mcp-sansio-async-std --example everything-server-async-std` and speak MCP on
 //! stdin/stdout, or let a client start it as a child process. With
 //! `-- --http 127.0.0.1:PORT` it serves Streamable HTTP at `http://127.0.0.1:PORT/mcp`
 //! instead (any path works) until killed.
@@ -13,11 +13,11 @@
 #[path = "../../../mcp-tokio/examples/everything-server/conformance.rs"]
 mod conformance;
 
-/// What the conformance fixtures (shared with mcp-tokio's everything-server) need of the
+/// What the conformance fixtures (shared with mcp-sansio-tokio's everything-server) need of the
 /// binding
 mod rt {
     pub(crate) use async_std::task::sleep;
-    pub(crate) use mcp_async_std::{AskFailure, Context, ServerBuilder};
+    pub(crate) use mcp_sansio_async_std::{AskFailure, Context, ServerBuilder};
 }
 
 use std::collections::BTreeMap;
@@ -25,13 +25,13 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use async_std::task::sleep;
-use mcp_async_std::{Server, ServerBuilder};
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{
     CallToolResult, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
-use mcp_core::{Implementation, Progress, ServerConfig};
+use mcp_sansio::{Implementation, Progress, ServerConfig};
+use mcp_sansio_async_std::{Server, ServerBuilder};
 use serde_json::{Map, Value, json};
 
 pub(crate) fn object(v: Value) -> Map<String, Value> {
@@ -76,7 +76,7 @@ async fn run() {
     config.task_id_seed = random_u64();
     // The tasks extension (SEP-2663): `long_job` runs as a task for 2026 clients that allow it
     // (and the conformance `tasks-*` scenarios drive it)
-    config.capabilities["extensions"] = json!({ (mcp_core::TASKS_EXTENSION): {} });
+    config.capabilities["extensions"] = json!({ (mcp_sansio::TASKS_EXTENSION): {} });
     let builder = Server::builder(config)
         // Listed first: the conformance suite reads `resources[0]`
         .resource(
@@ -124,7 +124,7 @@ async fn run() {
 
 /// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task), a
 /// template and the `greeting` prompt
-fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogError> {
+fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogError> {
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
@@ -162,7 +162,7 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogErro
                 Tool::new("ask_name", object(json!({"type": "object"})))
                     .with_description("Asks the user for their name (elicitation), then greets them"),
                 |cx, _args| async move {
-                    let request: mcp_core::schema::InputRequest = serde_json::from_value(json!({
+                    let request: mcp_sansio::schema::InputRequest = serde_json::from_value(json!({
                         "method": "elicitation/create",
                         "params": {"message": "What is your name?", "requestedSchema": {
                             "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
@@ -186,7 +186,7 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogErro
                     .with_description("Runs as a task when the client allows it, for `ms` milliseconds"),
                 |cx, args| async move {
                     if cx.task_offered() {
-                        let options = mcp_core::TaskOptions::default().poll_interval(Duration::from_millis(100));
+                        let options = mcp_sansio::TaskOptions::default().poll_interval(Duration::from_millis(100));
                         cx.run_as_task(options).await.map_err(|e| e.to_error())?;
                     }
                     let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(300);

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
-use mcp_async_std::Server;
+use mcp_sansio_async_std::Server;
 
 /// The client's ends of two in-memory pipes whose other ends a spawned task serves `server`
 /// on

@@ -8,15 +8,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_blocking::{AskFailure, Context, ServerBuilder};
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{
     CallToolResult, ContentBlock, GetPromptResult, InputRequest, InputRequests, InputResponses,
     LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
     ResourceContents, Role, TaskSupport, Tool,
 };
-use mcp_core::server::CatalogError;
-use mcp_core::{Progress, TaskOptions};
+use mcp_sansio::server::CatalogError;
+use mcp_sansio::{Progress, TaskOptions};
+use mcp_sansio_blocking::{AskFailure, Context, ServerBuilder};
 use serde_json::{Map, Value, json};
 
 use crate::object;
@@ -109,7 +109,7 @@ pub(crate) fn register(b: ServerBuilder) -> Built {
             .filter(|v| v.starts_with(typed.as_str()))
             .map(str::to_owned)
             .collect();
-        Ok(mcp_core::schema::CompleteResult::new(values))
+        Ok(mcp_sansio::schema::CompleteResult::new(values))
     });
     let b = content_tools(b)?;
     let b = legacy_tools(b)?;

@@ -1,7 +1,7 @@
-//! An MCP server on plain threads (mcp-blocking) with a few of everything: tools (one with
+//! An MCP server on plain threads (mcp-sansio-blocking) with a few of everything: tools (one with
 //! progress), a resource, a resource template and a prompt
 //!
-//! `cargo run -p mcp-blocking --example everything-server-blocking` and speak MCP on stdin/stdout,
+//! `cargo run -p mcp-sansio-blocking --example everything-server-blocking` and speak MCP on stdin/stdout,
 //! or let a client start it as a child process. With
 //! `-- --http 127.0.0.1:PORT` it serves Streamable HTTP at `http://127.0.0.1:PORT/mcp`
 //! instead (any path works) until it is interrupted.
@@ -16,13 +16,13 @@ use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
-use mcp_blocking::{Server, ServerBuilder};
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{
     CallToolResult, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
-use mcp_core::{Implementation, Progress, ServerConfig};
+use mcp_sansio::{Implementation, Progress, ServerConfig};
+use mcp_sansio_blocking::{Server, ServerBuilder};
 use serde_json::{Map, Value, json};
 
 pub(crate) fn object(v: Value) -> Map<String, Value> {
@@ -63,7 +63,7 @@ fn main() {
     config.task_id_seed = random_u64();
     // The tasks extension (SEP-2663): `long_job` runs as a task for 2026 clients that allow it
     // (and the conformance `tasks-*` scenarios drive it)
-    config.capabilities["extensions"] = json!({ (mcp_core::TASKS_EXTENSION): {} });
+    config.capabilities["extensions"] = json!({ (mcp_sansio::TASKS_EXTENSION): {} });
     let builder = Server::builder(config)
         // Listed first: the conformance suite reads `resources[0]`
         .resource(
@@ -111,7 +111,7 @@ fn main() {
 
 /// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task), a
 /// template and the `greeting` prompt
-fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogError> {
+fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogError> {
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
@@ -149,7 +149,7 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogErro
                 Tool::new("ask_name", object(json!({"type": "object"})))
                     .with_description("Asks the user for their name (elicitation), then greets them"),
                 |cx, _args| {
-                    let request: mcp_core::schema::InputRequest = serde_json::from_value(json!({
+                    let request: mcp_sansio::schema::InputRequest = serde_json::from_value(json!({
                         "method": "elicitation/create",
                         "params": {"message": "What is your name?", "requestedSchema": {
                             "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
@@ -173,7 +173,7 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_core::server::CatalogErro
                     .with_description("Runs as a task when the client allows it, for `ms` milliseconds"),
                 |cx, args| {
                     if cx.task_offered() {
-                        let options = mcp_core::TaskOptions::default().poll_interval(Duration::from_millis(100));
+                        let options = mcp_sansio::TaskOptions::default().poll_interval(Duration::from_millis(100));
                         cx.run_as_task(options).map_err(|e| e.to_error())?;
                     }
                     let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(300);

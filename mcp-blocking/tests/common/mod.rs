@@ -4,8 +4,8 @@
 
 use std::thread;
 
-use mcp_blocking::{Client, ClientOptions, Server};
-use mcp_core::{ClientConfig, EraMode, Implementation};
+use mcp_sansio::{ClientConfig, EraMode, Implementation};
+use mcp_sansio_blocking::{Client, ClientOptions, Server};
 use serde_json::{Map, Value};
 
 /// Serves `server` on a thread over a pipe pair and connects a client to it

@@ -98,7 +98,7 @@ impl PreRegistered {
 }
 
 /// Signs `private_key_jwt` client assertions (RFC 7523 §2.2); the binding or the
-/// application supplies it, so mcp-core holds no private-key crypto and reads no clock
+/// application supplies it, so mcp-sansio holds no private-key crypto and reads no clock
 pub trait ClientAssertion: Send + Sync {
     /// A signed JWT with `iss` = `sub` = `client_id`, `aud` = `audience` (the
     /// authorization server's issuer), a fresh `jti`, and `iat`/`exp` from the signer's clock
@@ -149,7 +149,7 @@ impl<'a> DpopClaims<'a> {
 }
 
 /// Signs DPoP proofs (RFC 9449) with one key pair for the client's lifetime (tokens are
-/// bound to it); the binding supplies it, so mcp-core holds no private-key crypto, reads
+/// bound to it); the binding supplies it, so mcp-sansio holds no private-key crypto, reads
 /// no clock and makes no randomness
 pub trait DpopSigner: Send + Sync {
     /// A signed proof JWT: header `typ` = `dpop+jwt`, `alg`, and `jwk` = the public key;

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use std::time::Instant;
-//! use mcp_core::auth::{AuthAction, OAuthClient, OAuthConfig, Verdict};
+//! use mcp_sansio::auth::{AuthAction, OAuthClient, OAuthConfig, Verdict};
 //!
 //! let now = Instant::now();
 //! let mut auth = OAuthClient::new(

@@ -70,7 +70,7 @@ struct Entry {
 /// until [`purge_expired`](Self::purge_expired).
 ///
 /// ```
-/// # use mcp_core::client::ResultCache;
+/// # use mcp_sansio::client::ResultCache;
 /// # use serde_json::value::RawValue;
 /// # let t0 = std::time::Instant::now();
 /// let mut cache = ResultCache::new();

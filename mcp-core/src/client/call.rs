@@ -23,10 +23,10 @@ pub enum ToolCallError {
 /// [`Event::Response`](crate::Event::Response)) and checks it with `outputs`
 ///
 /// ```
-/// # use mcp_core::client::{check_call_result, OutputValidator};
-/// # use mcp_core::testing::Pair;
-/// # use mcp_core::{Event, ProtocolVersion, RequestOptions};
-/// # use mcp_core::schema::{CallToolParams, method::CallTool};
+/// # use mcp_sansio::client::{check_call_result, OutputValidator};
+/// # use mcp_sansio::testing::Pair;
+/// # use mcp_sansio::{Event, ProtocolVersion, RequestOptions};
+/// # use mcp_sansio::schema::{CallToolParams, method::CallTool};
 /// # let mut pair = Pair::legacy(std::time::Instant::now(), ProtocolVersion::V2025_11_25);
 /// # pair.drive();
 /// # let outputs = OutputValidator::new();
@@ -35,7 +35,7 @@ pub enum ToolCallError {
 /// # let outcome = Ok(serde_json::value::RawValue::from_string(r#"{"content":[]}"#.into()).unwrap());
 /// let result = check_call_result(&outputs, "echo", call, outcome);
 /// # assert!(result.is_ok());
-/// # Ok::<(), mcp_core::SendError>(())
+/// # Ok::<(), mcp_sansio::SendError>(())
 /// ```
 ///
 /// # Errors

@@ -13,8 +13,8 @@
 //! as [`OutputError::Unverifiable`], never a panic.
 //!
 //! ```
-//! use mcp_core::client::{OutputError, OutputValidator};
-//! use mcp_core::schema::{CallToolResult, ListToolsResult, Tool};
+//! use mcp_sansio::client::{OutputError, OutputValidator};
+//! use mcp_sansio::schema::{CallToolResult, ListToolsResult, Tool};
 //! use serde_json::json;
 //!
 //! let schema = json!({"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]});

@@ -17,8 +17,8 @@
 //! Only the top-level `properties` of `inputSchema` are read.
 //!
 //! ```
-//! use mcp_core::client::validate_tool_headers;
-//! use mcp_core::schema::Tool;
+//! use mcp_sansio::client::validate_tool_headers;
+//! use mcp_sansio::schema::Tool;
 //! use serde_json::json;
 //!
 //! let schema = json!({"properties": {"region": {"type": "string", "x-mcp-header": "Region"}}});

@@ -5,7 +5,7 @@
 //! decode params and results generically:
 //!
 //! ```
-//! use mcp_core::schema::method::{self, Method};
+//! use mcp_sansio::schema::method::{self, Method};
 //! assert_eq!(method::CallTool::NAME, "tools/call");
 //! let params: <method::CallTool as Method>::Params =
 //!     serde_json::from_str(r#"{"name": "greet"}"#).unwrap();

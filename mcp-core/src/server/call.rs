@@ -24,9 +24,9 @@ impl CallCheck {
     /// Lets a binding fold every refusal into the same path as its handler's outcome:
     ///
     /// ```
-    /// # use mcp_core::server::{CallCheck, Catalog};
-    /// # use mcp_core::schema::{CallToolParams, CallToolResult};
-    /// # use mcp_core::ErrorObject;
+    /// # use mcp_sansio::server::{CallCheck, Catalog};
+    /// # use mcp_sansio::schema::{CallToolParams, CallToolResult};
+    /// # use mcp_sansio::ErrorObject;
     /// fn call(catalog: &Catalog, params: &CallToolParams) -> Result<CallToolResult, ErrorObject> {
     ///     match catalog.check_call(params) {
     ///         Ok(tool) => Ok(CallToolResult::text(format!("ran {}", tool.name))),

@@ -11,7 +11,7 @@ use crate::schema::{CompleteResult, MAX_COMPLETION_VALUES};
 /// otherwise. Every candidate is looked at once, so pass a bounded list.
 ///
 /// ```
-/// use mcp_core::server::complete;
+/// use mcp_sansio::server::complete;
 /// let result = complete("py", ["python", "pytorch", "rust"]);
 /// assert_eq!(result.completion.values, ["python", "pytorch"]);
 /// assert_eq!(result.completion.has_more, Some(false));

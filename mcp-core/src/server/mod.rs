@@ -27,10 +27,10 @@
 //! How a binding answers `tools/call` (`tests/server_end_to_end.rs` has the whole loop):
 //!
 //! ```
-//! use mcp_core::server::Catalog;
-//! use mcp_core::schema::method::CallTool;
-//! use mcp_core::schema::CallToolResult;
-//! use mcp_core::{InboundRequest, RespondError, Session};
+//! use mcp_sansio::server::Catalog;
+//! use mcp_sansio::schema::method::CallTool;
+//! use mcp_sansio::schema::CallToolResult;
+//! use mcp_sansio::{InboundRequest, RespondError, Session};
 //!
 //! fn call_tool(session: &mut Session, catalog: &Catalog, request: InboundRequest) -> Result<(), RespondError> {
 //!     let outcome = request.params::<CallTool>().and_then(|params| match catalog.check_call(&params) {

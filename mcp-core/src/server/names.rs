@@ -17,7 +17,7 @@ pub const MAX_TOOL_NAME_LEN: usize = 128;
 /// characters"`, `"contains ' ' (allowed: A-Z a-z 0-9 _ - .)"`).
 ///
 /// ```
-/// use mcp_core::server::check_tool_name;
+/// use mcp_sansio::server::check_tool_name;
 /// assert!(check_tool_name("admin.tools.list").is_ok());
 /// assert!(check_tool_name("get user").is_err());
 /// ```

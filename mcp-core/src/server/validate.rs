@@ -83,7 +83,7 @@ pub enum SchemaError {
 /// A compiled JSON Schema; cheap to use many times
 ///
 /// ```
-/// use mcp_core::server::{SchemaLimits, SchemaValidator};
+/// use mcp_sansio::server::{SchemaLimits, SchemaValidator};
 /// use serde_json::json;
 ///
 /// let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});

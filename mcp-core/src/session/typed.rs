@@ -80,9 +80,9 @@ impl Session {
     /// Sends a typed request, fitted to the version in use
     ///
     /// ```
-    /// # use mcp_core::testing::Pair;
-    /// # use mcp_core::{Event, ProtocolVersion, RequestOptions};
-    /// use mcp_core::schema::{CallToolParams, method::CallTool};
+    /// # use mcp_sansio::testing::Pair;
+    /// # use mcp_sansio::{Event, ProtocolVersion, RequestOptions};
+    /// use mcp_sansio::schema::{CallToolParams, method::CallTool};
     /// # let mut pair = Pair::legacy(std::time::Instant::now(), ProtocolVersion::V2025_11_25);
     /// # pair.drive();
     /// let call = pair.client.request::<CallTool>(
@@ -90,7 +90,7 @@ impl Session {
     ///     CallToolParams::new("echo"),
     ///     RequestOptions::default(),
     /// )?;
-    /// # Ok::<(), mcp_core::SendError>(())
+    /// # Ok::<(), mcp_sansio::SendError>(())
     /// ```
     ///
     /// # Errors

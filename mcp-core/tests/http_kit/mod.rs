@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_core::codec::sse::{SseDecoder, SseEvent};
-use mcp_core::http::{
+use mcp_sansio::codec::sse::{SseDecoder, SseEvent};
+use mcp_sansio::http::{
     ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Reply, ResponseHead, SessionKey,
 };
-use mcp_core::schema::{InputRequest, InputRequests};
-use mcp_core::testing::Pair;
-use mcp_core::{ErrorObject, Event, InboundId, Progress, Responder, ServerConfig};
+use mcp_sansio::schema::{InputRequest, InputRequests};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{ErrorObject, Event, InboundId, Progress, Responder, ServerConfig};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -244,9 +244,9 @@ impl Kit {
                             .ask_input(now, &responder, one_elicitation())
                             .unwrap()
                         {
-                            mcp_core::Asked::Sent => self.held.push((key, responder, name)),
-                            mcp_core::Asked::Suspended => {}
-                            mcp_core::Asked::Answered(_) => {
+                            mcp_sansio::Asked::Sent => self.held.push((key, responder, name)),
+                            mcp_sansio::Asked::Suspended => {}
+                            mcp_sansio::Asked::Answered(_) => {
                                 respond(
                                     session,
                                     responder,
@@ -327,7 +327,7 @@ impl Kit {
     }
 }
 
-pub fn respond(session: &mut mcp_core::Session, responder: Responder, result: Value) {
+pub fn respond(session: &mut mcp_sansio::Session, responder: Responder, result: Value) {
     session.respond(responder, &raw(result)).unwrap();
 }
 

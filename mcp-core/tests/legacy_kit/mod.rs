@@ -7,10 +7,10 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::common::{origin, raw};
-use mcp_core::schema::{InputRequest, InputRequests};
-use mcp_core::session::InputId;
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::schema::{InputRequest, InputRequests};
+use mcp_sansio::session::InputId;
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     CallError, ClientConfig, EraMode, ErrorObject, Event, InboundId, InboundRequest, OutboundId,
     ProtocolVersion, RequestOptions, ServerConfig, Session, Side,
 };

@@ -5,8 +5,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use mcp_core::ProtocolVersion;
-use mcp_core::schema::meta;
+use mcp_sansio::ProtocolVersion;
+use mcp_sansio::schema::meta;
 use serde_json::{Value, json};
 
 /// `shared/spec` beside the repository root

@@ -12,14 +12,14 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_core::codec::sse::SseDecoder;
-use mcp_core::http::{
+use mcp_sansio::codec::sse::SseDecoder;
+use mcp_sansio::http::{
     ExchangeId, HttpClient, HttpConfig, HttpServer, Output, Reply, ResponseKind, SessionKey,
 };
-use mcp_core::schema::InputRequests;
-use mcp_core::session::{InputId, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::schema::InputRequests;
+use mcp_sansio::session::{InputId, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     EraMode, ErrorObject, Event, Limits, Progress, ProtocolVersion, RequestOptions, Responder,
     Session,
 };
@@ -296,7 +296,7 @@ impl HttpSim {
                     let i = (k % self.held.len() as u64) as usize;
                     let key = self.held[i].key;
                     if let Some(s) = self.http.session_mut(key)
-                        && let Ok(mcp_core::Asked::Suspended) =
+                        && let Ok(mcp_sansio::Asked::Suspended) =
                             s.ask_input(now, &self.held[i].responder, input_requests(arg))
                     {
                         self.held.remove(i);

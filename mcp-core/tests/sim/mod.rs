@@ -24,11 +24,11 @@ pub mod http;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use mcp_core::jsonrpc::{self, Decoded};
-use mcp_core::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
-use mcp_core::session::{InputId, ListKind, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
-use mcp_core::testing::{Chunking, Pair};
-use mcp_core::{
+use mcp_sansio::jsonrpc::{self, Decoded};
+use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
+use mcp_sansio::session::{InputId, ListKind, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
+use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::{
     EraMode, ErrorObject, Event, Limits, OutboundId, Progress, ProtocolVersion, RequestOptions,
     Responder, Session, Side,
 };
@@ -582,7 +582,7 @@ impl PairSim {
                         .pair
                         .server
                         .ask_input(now, &self.held[i].responder, requests);
-                    if let Ok(mcp_core::Asked::Suspended) = r {
+                    if let Ok(mcp_sansio::Asked::Suspended) = r {
                         // The request was answered with input_required.
                         self.held.remove(i);
                     }

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use mcp_core::schema::{InputRequest, InputRequests};
-use mcp_core::session::TASKS_EXTENSION;
-use mcp_core::testing::Pair;
-use mcp_core::{
+use mcp_sansio::schema::{InputRequest, InputRequests};
+use mcp_sansio::session::TASKS_EXTENSION;
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{
     ClientConfig, EraMode, Event, InboundRequest, OutboundId, ProtocolVersion, RequestOptions,
     ServerConfig, Side,
 };
@@ -174,7 +174,7 @@ pub fn last_request(pair: &Pair, side: Side, method: &str) -> Option<Value> {
 
 /// A task started with a 60 s ttl and a 250 ms poll interval, events drained and the
 /// transcript kept; returns the pair, the client's call and the server's task
-pub fn started(form: Form) -> (Pair, OutboundId, mcp_core::session::TaskId) {
+pub fn started(form: Form) -> (Pair, OutboundId, mcp_sansio::session::TaskId) {
     let mut pair = pair(form);
     let call = call_tool(&mut pair, form, "slow");
     let request = offered_request(&mut pair);
@@ -184,7 +184,7 @@ pub fn started(form: Form) -> (Pair, OutboundId, mcp_core::session::TaskId) {
         .start_task(
             pair.now,
             &request.responder,
-            mcp_core::session::TaskOptions::default()
+            mcp_sansio::session::TaskOptions::default()
                 .ttl(Duration::from_secs(60))
                 .poll_interval(Duration::from_millis(250)),
         )
@@ -225,6 +225,6 @@ pub fn without_meta(v: &Value) -> Value {
 }
 
 /// An accepted elicitation answer with one field
-pub fn accept(field: &str, value: &str) -> mcp_core::schema::InputResponse {
+pub fn accept(field: &str, value: &str) -> mcp_sansio::schema::InputResponse {
     serde_json::from_value(json!({"action": "accept", "content": {field: value}})).unwrap()
 }

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use mcp_core::schema::InputRequests;
-use mcp_core::session::InputId;
-use mcp_core::testing::Pair;
-use mcp_core::{ClientConfig, EraMode, Event, InboundId, Limits, ServerConfig, Session};
+use mcp_sansio::schema::InputRequests;
+use mcp_sansio::session::InputId;
+use mcp_sansio::testing::Pair;
+use mcp_sansio::{ClientConfig, EraMode, Event, InboundId, Limits, ServerConfig, Session};
 
 /// The modern protocol version string
 pub const MODERN: &str = "2026-07-28";
@@ -160,7 +160,7 @@ pub fn client_config_with(era: EraMode, limits: Limits) -> ClientConfig {
 }
 
 /// A request event's method, or panic
-pub fn request_of(e: Event) -> mcp_core::InboundRequest {
+pub fn request_of(e: Event) -> mcp_sansio::InboundRequest {
     match e {
         Event::Request(r) => r,
         other => panic!("expected a request, got {other:?}"),

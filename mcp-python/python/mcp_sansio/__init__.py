@@ -5,7 +5,7 @@ objects that take bytes in (``receive_data``) and give events (``next_event``) a
 out (``data_to_send``), with time passed in as floats. The protocol itself (both eras,
 the legacy ``initialize`` handshake and the 2026-07-28 per-request metadata, timeouts,
 progress, cancellation, input requests, tasks, subscriptions, Streamable HTTP) runs in
-Rust (``mcp-core``); the drivers in :mod:`mcp_sansio.aio` and :mod:`mcp_sansio.sync`
+Rust (``mcp-sansio``); the drivers in :mod:`mcp_sansio.aio` and :mod:`mcp_sansio.sync`
 only move bytes and run your handlers.
 
 The import name is ``mcp_sansio`` (the distribution ``mcp-sansio``), so it installs side by

@@ -1,7 +1,7 @@
 """The Streamable HTTP client of :class:`mcp_sansio.aio.Client`: each HTTP request the Rust
 ``HttpClientTransport`` plans is performed with h11 over an asyncio connection, and its
 response reported back; which requests to make and what responses mean is decided in
-Rust (``mcp_core::http::ClientTransport``)."""
+Rust (``mcp_sansio::http::ClientTransport``)."""
 
 import asyncio
 import urllib.parse

@@ -2,8 +2,8 @@
 //! the tools, resources and prompts its server scenarios call, with the exact names,
 //! arguments and outputs they check
 //!
-//! Shared by the everything-server of each async binding (mcp-tokio's and
-//! mcp-async-std's): each example's `rt` module names its binding's types and `sleep`.
+//! Shared by the everything-server of each async binding (mcp-sansio-tokio's and
+//! mcp-sansio-async-std's): each example's `rt` module names its binding's types and `sleep`.
 //!
 //! Registered before the demo entries, so `test_simple_text` is the first tool and the
 //! suite's "call `tools[0]` with `{}`" probes hit it.
@@ -12,14 +12,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::rt::{AskFailure, Context, ServerBuilder, sleep};
-use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::schema::{
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{
     CallToolResult, ContentBlock, GetPromptResult, InputRequest, InputRequests, InputResponses,
     LoggingLevel, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
     ResourceContents, Role, TaskSupport, Tool,
 };
-use mcp_core::server::CatalogError;
-use mcp_core::{Progress, TaskOptions};
+use mcp_sansio::server::CatalogError;
+use mcp_sansio::{Progress, TaskOptions};
 use serde_json::{Map, Value, json};
 
 use crate::object;
@@ -114,7 +114,7 @@ pub(crate) fn register(b: ServerBuilder) -> Built {
                 .filter(|v| v.starts_with(typed.as_str()))
                 .map(str::to_owned)
                 .collect();
-            Ok(mcp_core::schema::CompleteResult::new(values))
+            Ok(mcp_sansio::schema::CompleteResult::new(values))
         });
     let b = content_tools(b)?;
     let b = legacy_tools(b)?;

@@ -3,12 +3,12 @@
 use std::future::Future;
 use std::time::Duration;
 
-use mcp_core::schema::CallToolResult;
-use mcp_core::{
+use mcp_interop::TEST_DEADLINE;
+use mcp_sansio::schema::CallToolResult;
+use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
 };
-use mcp_interop::TEST_DEADLINE;
-use mcp_tokio::{Client, ClientError};
+use mcp_sansio_tokio::{Client, ClientError};
 use serde_json::{Map, Value};
 use tokio::process::Command;
 

@@ -1,9 +1,9 @@
-//! Our client (mcp-tokio) → a Python `MCPServer` (tests/peers/py_server.py)
+//! Our client (mcp-sansio-tokio) → a Python `MCPServer` (tests/peers/py_server.py)
 
-use mcp_core::schema::GetPromptParams;
-use mcp_core::schema::ResourceContents;
-use mcp_core::{EraMode, ProtocolVersion};
 use mcp_interop::{peer_script, python};
+use mcp_sansio::schema::GetPromptParams;
+use mcp_sansio::schema::ResourceContents;
+use mcp_sansio::{EraMode, ProtocolVersion};
 use serde_json::json;
 use tokio::process::Command;
 
@@ -38,14 +38,17 @@ async fn http_scenario(era: EraMode, version: ProtocolVersion) {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let client =
-        mcp_tokio::Client::connect_http(&url, crate::common::config(era), Default::default())
-            .await
-            .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"));
+    let client = mcp_sansio_tokio::Client::connect_http(
+        &url,
+        crate::common::config(era),
+        Default::default(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"));
     checks(client, version).await;
 }
 
-async fn checks(client: mcp_tokio::Client, version: ProtocolVersion) {
+async fn checks(client: mcp_sansio_tokio::Client, version: ProtocolVersion) {
     let peer = client.peer();
     assert_eq!(peer.version, version, "negotiated version");
     assert_eq!(

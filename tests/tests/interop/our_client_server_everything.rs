@@ -1,8 +1,8 @@
-//! Our client (mcp-tokio) → `@modelcontextprotocol/server-everything` (`stdio`)
+//! Our client (mcp-sansio-tokio) → `@modelcontextprotocol/server-everything` (`stdio`)
 
-use mcp_core::schema::ResourceContents;
-use mcp_core::{EraMode, ProtocolVersion};
 use mcp_interop::server_everything;
+use mcp_sansio::schema::ResourceContents;
+use mcp_sansio::{EraMode, ProtocolVersion};
 use serde_json::json;
 use tokio::process::Command;
 

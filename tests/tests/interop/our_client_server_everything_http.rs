@@ -1,11 +1,11 @@
-//! Our client (mcp-tokio) → `@modelcontextprotocol/server-everything streamableHttp`
+//! Our client (mcp-sansio-tokio) → `@modelcontextprotocol/server-everything streamableHttp`
 
 use std::time::Duration;
 
-use mcp_core::EraMode;
-use mcp_core::ProtocolVersion;
 use mcp_interop::{ServerProcess, free_port, server_everything};
-use mcp_tokio::{Client, ClientOptions};
+use mcp_sansio::EraMode;
+use mcp_sansio::ProtocolVersion;
+use mcp_sansio_tokio::{Client, ClientOptions};
 use serde_json::json;
 
 use crate::common::{

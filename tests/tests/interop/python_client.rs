@@ -1,4 +1,4 @@
-//! The official Python SDK's client → our everything-server (mcp-tokio example)
+//! The official Python SDK's client → our everything-server (mcp-sansio-tokio example)
 
 use std::process::Command;
 

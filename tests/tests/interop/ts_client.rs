@@ -1,4 +1,4 @@
-//! The official TypeScript SDK's client → our everything-server (mcp-tokio example)
+//! The official TypeScript SDK's client → our everything-server (mcp-sansio-tokio example)
 
 use std::process::Command;
 

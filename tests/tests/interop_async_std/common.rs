@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use async_process::Command;
 use futures_lite::FutureExt;
-use mcp_async_std::{Client, ClientError};
-use mcp_core::schema::CallToolResult;
-use mcp_core::{
+use mcp_interop::TEST_DEADLINE;
+use mcp_sansio::schema::CallToolResult;
+use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
 };
-use mcp_interop::TEST_DEADLINE;
+use mcp_sansio_async_std::{Client, ClientError};
 use serde_json::{Map, Value};
 
 /// Runs a test body on smol, failing the test when it takes longer than [`TEST_DEADLINE`];

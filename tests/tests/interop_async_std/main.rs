@@ -1,5 +1,5 @@
-//! mcp-async-std's client and server against the official MCP SDKs, over real stdio pipes
-//! and Streamable HTTP: the same scenarios as `tests/interop` runs for mcp-tokio
+//! mcp-sansio-async-std's client and server against the official MCP SDKs, over real stdio pipes
+//! and Streamable HTTP: the same scenarios as `tests/interop` runs for mcp-sansio-tokio
 //!
 //! Every test here is `#[ignore]`d: it needs the pinned peers that `scripts/interop-setup`
 //! installs (`MCP_INTEROP_PYTHON`, `MCP_INTEROP_NODE_MODULES`) and our

@@ -1,10 +1,10 @@
-//! Our client (mcp-async-std) → a Python `MCPServer` (tests/peers/py_server.py)
+//! Our client (mcp-sansio-async-std) → a Python `MCPServer` (tests/peers/py_server.py)
 
 use async_process::Command;
-use mcp_core::schema::GetPromptParams;
-use mcp_core::schema::ResourceContents;
-use mcp_core::{EraMode, ProtocolVersion};
 use mcp_interop::{peer_script, python};
+use mcp_sansio::schema::GetPromptParams;
+use mcp_sansio::schema::ResourceContents;
+use mcp_sansio::{EraMode, ProtocolVersion};
 use serde_json::json;
 
 use crate::common::{
@@ -33,7 +33,7 @@ async fn http_scenario(era: EraMode, version: ProtocolVersion) {
     checks(client, version).await;
 }
 
-async fn checks(client: mcp_async_std::Client, version: ProtocolVersion) {
+async fn checks(client: mcp_sansio_async_std::Client, version: ProtocolVersion) {
     let peer = client.peer();
     assert_eq!(peer.version, version, "negotiated version");
     assert_eq!(

@@ -1,10 +1,10 @@
-//! Our client (mcp-async-std) → `@modelcontextprotocol/server-everything` (`stdio` and
+//! Our client (mcp-sansio-async-std) → `@modelcontextprotocol/server-everything` (`stdio` and
 //! `streamableHttp`)
 
 use async_process::Command;
-use mcp_core::schema::ResourceContents;
-use mcp_core::{EraMode, ProtocolVersion};
 use mcp_interop::server_everything;
+use mcp_sansio::schema::ResourceContents;
+use mcp_sansio::{EraMode, ProtocolVersion};
 use serde_json::json;
 
 use crate::common::{

@@ -1,11 +1,11 @@
-//! The matrix scenario through mcp-async-std's client, on smol
+//! The matrix scenario through mcp-sansio-async-std's client, on smol
 
 use std::sync::Arc;
 
 use futures_lite::FutureExt;
-use mcp_async_std::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
-use mcp_core::schema::method::{CallTool, Method};
-use mcp_core::{CallError, RequestOptions};
+use mcp_sansio::schema::method::{CallTool, Method};
+use mcp_sansio::{CallError, RequestOptions};
+use mcp_sansio_async_std::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
 use serde_json::json;
 
 use crate::common::{

@@ -1,10 +1,10 @@
-//! The matrix scenario through mcp-blocking's client, on plain threads
+//! The matrix scenario through mcp-sansio-blocking's client, on plain threads
 
 use std::sync::{Arc, mpsc};
 
-use mcp_blocking::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
-use mcp_core::schema::method::{CallTool, Method};
-use mcp_core::{CallError, RequestOptions};
+use mcp_sansio::schema::method::{CallTool, Method};
+use mcp_sansio::{CallError, RequestOptions};
+use mcp_sansio_blocking::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
 use serde_json::json;
 
 use crate::common::{

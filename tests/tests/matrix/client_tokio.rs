@@ -1,10 +1,10 @@
-//! The matrix scenario through mcp-tokio's client
+//! The matrix scenario through mcp-sansio-tokio's client
 
 use std::sync::Arc;
 
-use mcp_core::schema::method::{CallTool, Method};
-use mcp_core::{CallError, RequestOptions};
-use mcp_tokio::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
+use mcp_sansio::schema::method::{CallTool, Method};
+use mcp_sansio::{CallError, RequestOptions};
+use mcp_sansio_tokio::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
 use serde_json::json;
 use tokio::sync::mpsc;
 

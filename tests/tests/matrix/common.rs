@@ -5,16 +5,16 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mcp_core::schema::{
-    CallToolResult, GetPromptResult, InputRequests, InputResponses, ReadResourceResult,
-    ResourceContents, TaskStatus,
-};
-use mcp_core::{
-    ClientConfig, EraMode, ErrorObject, Implementation, Progress, ProtocolVersion, TASKS_EXTENSION,
-};
 use mcp_interop::{
     ServerProcess, TEST_DEADLINE, everything_http_server, everything_server,
     everything_server_async_std, everything_server_blocking,
+};
+use mcp_sansio::schema::{
+    CallToolResult, GetPromptResult, InputRequests, InputResponses, ReadResourceResult,
+    ResourceContents, TaskStatus,
+};
+use mcp_sansio::{
+    ClientConfig, EraMode, ErrorObject, Implementation, Progress, ProtocolVersion, TASKS_EXTENSION,
 };
 use serde_json::{Map, Value, json};
 
@@ -228,8 +228,8 @@ pub(crate) fn messages(prompt: &GetPromptResult) -> Vec<(String, String)> {
 }
 
 /// The arguments of `prompts/get greeting`
-pub(crate) fn greeting() -> mcp_core::schema::GetPromptParams {
-    let mut params = mcp_core::schema::GetPromptParams::new("greeting");
+pub(crate) fn greeting() -> mcp_sansio::schema::GetPromptParams {
+    let mut params = mcp_sansio::schema::GetPromptParams::new("greeting");
     params.arguments = Some([("name".to_owned(), USER_NAME.to_owned())].into());
     params
 }

@@ -1,7 +1,7 @@
 //! The interop matrix: every binding's client against every binding's everything-server,
 //! over stdio and Streamable HTTP, in both eras
 //!
-//! 3 clients (mcp-tokio, mcp-async-std, mcp-blocking) × 3 servers (`everything-server`,
+//! 3 clients (mcp-sansio-tokio, mcp-sansio-async-std, mcp-sansio-blocking) × 3 servers (`everything-server`,
 //! `everything-server-async-std`, `everything-server-blocking`) × 2 transports × 2 eras
 //! (2025-11-25 `initialize`, 2026-07-28 `server/discover`) = 36 tests, each its own named
 //! test: `<client>_client::<server>_server::<transport>::<era>`, for example

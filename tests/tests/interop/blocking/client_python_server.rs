@@ -1,13 +1,13 @@
-//! Our blocking client (mcp-blocking) → a Python `MCPServer` (tests/peers/py_server.py), over
+//! Our blocking client (mcp-sansio-blocking) → a Python `MCPServer` (tests/peers/py_server.py), over
 //! stdio and Streamable HTTP
 
 use std::process::Command;
 use std::time::Duration;
 
-use mcp_blocking::Client;
-use mcp_core::schema::{GetPromptParams, ResourceContents};
-use mcp_core::{EraMode, ProtocolVersion};
 use mcp_interop::{peer_script, python};
+use mcp_sansio::schema::{GetPromptParams, ResourceContents};
+use mcp_sansio::{EraMode, ProtocolVersion};
+use mcp_sansio_blocking::Client;
 use serde_json::json;
 
 use super::{

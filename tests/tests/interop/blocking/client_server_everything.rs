@@ -1,13 +1,13 @@
-//! Our blocking client (mcp-blocking) → `@modelcontextprotocol/server-everything`, over
+//! Our blocking client (mcp-sansio-blocking) → `@modelcontextprotocol/server-everything`, over
 //! stdio and Streamable HTTP
 
 use std::process::Command;
 use std::time::Duration;
 
-use mcp_blocking::Client;
-use mcp_core::schema::ResourceContents;
-use mcp_core::{EraMode, ProtocolVersion};
 use mcp_interop::{ServerProcess, free_port, server_everything};
+use mcp_sansio::schema::ResourceContents;
+use mcp_sansio::{EraMode, ProtocolVersion};
+use mcp_sansio_blocking::Client;
 use serde_json::json;
 
 use super::{

@@ -1,4 +1,4 @@
-//! The blocking binding (mcp-blocking) against the official SDKs: the same scenarios as the
+//! The blocking binding (mcp-sansio-blocking) against the official SDKs: the same scenarios as the
 //! tokio modules, on plain threads
 
 mod client_python_server;
@@ -8,10 +8,10 @@ mod sdk_clients;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mcp_blocking::{Client, ClientError};
-use mcp_core::schema::CallToolResult;
-use mcp_core::{CallError, EraMode, Progress, RequestOptions};
 use mcp_interop::TEST_DEADLINE;
+use mcp_sansio::schema::CallToolResult;
+use mcp_sansio::{CallError, EraMode, Progress, RequestOptions};
+use mcp_sansio_blocking::{Client, ClientError};
 use serde_json::{Map, Value};
 
 use crate::common::{args, config};

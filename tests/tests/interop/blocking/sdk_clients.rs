@@ -1,5 +1,5 @@
 //! The official Python and TypeScript SDK clients → our everything-server-blocking
-//! (mcp-blocking example), over stdio and Streamable HTTP
+//! (mcp-sansio-blocking example), over stdio and Streamable HTTP
 
 use std::process::Command;
 
