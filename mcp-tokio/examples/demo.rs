@@ -1,16 +1,28 @@
 //! Starts an MCP server as a child process and walks through a session, printing what
 //! happens: discovery or handshake, tools, a call, a call with a progress bar, a cancelled
-//! call, a resource and a prompt
+//! call, a resource, a template and a prompt, the server's read-only tools, an unknown tool
 //!
-//! `cargo run -p mcp-sansio-tokio --example demo` runs it against this crate's `everything-server`
-//! example (built next to it); `cargo run -p mcp-sansio-tokio --example demo -- <command> [args...]`
-//! against any stdio MCP server, or `-- http://127.0.0.1:PORT/mcp` against a Streamable
-//! HTTP server (such as `everything-server -- --http 127.0.0.1:PORT`). Set `MCP_ERA=legacy` to use the `initialize` handshake.
+//! `cargo run -p mcp-sansio-tokio --example demo` runs it against this crate's
+//! `everything-server` example (built next to it);
+//! `cargo run -p mcp-sansio-tokio --example demo -- <command> [args...]` against any stdio MCP
+//! server (such as `-- npx -y @modelcontextprotocol/server-everything` or
+//! `-- python server.py`), or `-- http://127.0.0.1:PORT/mcp` against a Streamable HTTP server
+//! (such as `everything-server -- --http 127.0.0.1:PORT`). Set `MCP_ERA=legacy` to use the
+//! `initialize` handshake only, `MCP_ERA=modern` for `server/discover` only.
+//!
+//! Answers are shown as a person reads them (see `demo/show.rs`): text as text, images,
+//! audio, links and embedded resources as a line each, `isError` results as `error: ..`,
+//! JSON-RPC errors as `error <code>: <message>`.
+
+#[path = "demo/show.rs"]
+mod show;
 
 use std::io::Write;
 use std::time::Duration;
 
-use mcp_sansio::schema::GetPromptParams;
+use mcp_sansio::schema::method::ListResourceTemplates;
+use mcp_sansio::schema::{GetPromptParams, PaginatedParams, Tool};
+use mcp_sansio::uri_template::{UriTemplate, Variables};
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions};
 use mcp_sansio_tokio::Client;
 use serde_json::{Map, Value, json};
@@ -21,6 +33,57 @@ fn args(v: Value) -> Map<String, Value> {
         Value::Object(m) => m,
         _ => Map::new(),
     }
+}
+
+/// Prints an answer: `  → ` before its first line, its other lines indented below
+fn say(answer: &str) {
+    let mut lines = answer.lines();
+    println!("  → {}", lines.next().unwrap_or_default());
+    for line in lines {
+        println!("    {line}");
+    }
+}
+
+/// A value for a property of this JSON Schema: its default, its first enum value, or one
+/// of its type (`"hello world"`, 2, true, [], {})
+fn sample_value(schema: &Value) -> Value {
+    if let Some(default) = schema.get("default") {
+        return default.clone();
+    }
+    if let Some(value) = schema.get("const") {
+        return value.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(|e| e.as_array()?.first()) {
+        return first.clone();
+    }
+    let ty = match schema.get("type") {
+        Some(Value::Array(types)) => types.first().and_then(Value::as_str),
+        Some(ty) => ty.as_str(),
+        None => None,
+    };
+    match ty {
+        Some("number" | "integer") => json!(2),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("object") => json!({}),
+        _ => json!("hello world"),
+    }
+}
+
+/// Arguments for a tool, made up from its input schema: a sample value for every required
+/// property
+fn sample_arguments(tool: &Tool) -> Map<String, Value> {
+    let properties = tool.input_schema.get("properties");
+    let required = tool.input_schema.get("required").and_then(Value::as_array);
+    required
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|name| {
+            let schema = properties.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+            (name.to_owned(), sample_value(schema))
+        })
+        .collect()
 }
 
 fn server_command() -> Command {
@@ -53,14 +116,26 @@ fn server_command() -> Command {
     Command::new(server)
 }
 
+/// How the client picks the protocol era, in words
+fn era_selection(era: EraMode) -> String {
+    match era {
+        EraMode::Auto => "era: auto, server/discover falling back to initialize".to_owned(),
+        EraMode::Modern => "era: modern, server/discover only".to_owned(),
+        EraMode::Legacy(version) => format!("era: legacy, initialize offering {version}"),
+        _ => "era: another selection".to_owned(),
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut config = ClientConfig::new(Implementation::new(
         "mcp-tokio-demo",
         env!("CARGO_PKG_VERSION"),
     ));
-    if std::env::var("MCP_ERA").is_ok_and(|e| e == "legacy") {
-        config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
+    match std::env::var("MCP_ERA").as_deref() {
+        Ok("legacy") => config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25),
+        Ok("modern") => config.era = EraMode::Modern,
+        _ => {}
     }
     // The demo can answer elicitation and lets 2026 servers run calls as tasks.
     config.capabilities = json!({
@@ -85,41 +160,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
     });
     let options = mcp_sansio_tokio::ClientOptions::default().input(answer_user);
-    println!(
-        "▶ starting the server and connecting ({:?} era selection)",
-        config.era
-    );
-    let client = match std::env::args().nth(1).filter(|a| a.starts_with("http://")) {
-        Some(url) => Client::connect_http(&url, config, options).await?,
-        None => Client::spawn_with(server_command(), config, options).await?,
+    let url = std::env::args().nth(1).filter(|a| a.starts_with("http://"));
+    let era = era_selection(config.era);
+    let client = match url {
+        Some(url) => {
+            println!("▶ connecting to {url} ({era})");
+            Client::connect_http(&url, config, options).await?
+        }
+        None => {
+            println!("▶ starting the server and connecting ({era})");
+            Client::spawn_with(server_command(), config, options).await?
+        }
     };
     let peer = client.peer();
     let name = peer.info.as_ref().map_or("?", |i| i.name.as_str());
     println!("  connected to {name} on protocol {}", peer.version);
     if let Some(text) = &peer.instructions {
+        let text = show::clip(text, 200).replace('\n', "\n    ");
         println!("  instructions: {text}");
     }
 
     println!("\n▶ tools/list");
     let tools = client.list_tools().await?;
+    let width = tools
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(0)
+        .min(24);
     for tool in &tools {
-        println!(
-            "  • {:<8} {}",
-            tool.name,
-            tool.description.as_deref().unwrap_or("")
-        );
+        let description = tool.description.as_deref().unwrap_or("");
+        let first_line = description.lines().next().unwrap_or_default();
+        println!("  • {:<width$} {}", tool.name, show::clip(first_line, 72));
     }
-    let has = |n: &str| tools.iter().any(|t| t.name == n);
+    let find = |n: &str| tools.iter().find(|t| t.name == n);
+    let has = |n: &str| find(n).is_some();
 
-    if has("echo") {
-        println!("\n▶ tools/call echo {{\"text\": \"hello world\"}}");
-        let result = client
-            .call_tool("echo", args(json!({"text": "hello world"})))
-            .await?;
-        println!(
-            "  → {}",
-            result.content[0].as_text().unwrap_or("(not text)")
-        );
+    if let Some(echo) = find("echo") {
+        let arguments = sample_arguments(echo);
+        println!("\n▶ tools/call echo {}", Value::Object(arguments.clone()));
+        say(&show::outcome(&client.call_tool("echo", arguments).await));
     }
 
     if has("slow") {
@@ -145,15 +225,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         };
         let (result, ()) = tokio::join!(call, bar);
-        println!(
-            "\n  → {}",
-            result?.content[0].as_text().unwrap_or("(not text)")
-        );
+        println!();
+        say(&show::outcome(&result));
 
         println!("\n▶ tools/call slow {{\"steps\": 50}}, abandoned after 300 ms");
         let call = client.call_tool("slow", args(json!({"steps": 50})));
         match tokio::time::timeout(Duration::from_millis(300), call).await {
-            Ok(r) => println!("  finished early: {r:?}"),
+            Ok(r) => println!("  finished early: {}", show::outcome(&r)),
             Err(_) => println!(
                 "  dropped the call: the client sent notifications/cancelled and the server aborted its handler"
             ),
@@ -163,56 +241,115 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let resources = client.list_resources().await.unwrap_or_default();
     if let Some(resource) = resources.first() {
         println!("\n▶ resources/read {}", resource.uri);
-        let read = client.read_resource(&resource.uri).await?;
-        println!("  → {:?}", serde_json::to_value(&read.contents[0])?["text"]);
+        match client.read_resource(&resource.uri).await {
+            Ok(read) => read
+                .contents
+                .iter()
+                .for_each(|c| say(&show::resource_contents(c))),
+            Err(e) => say(&show::error(&e)),
+        }
     }
-    if has("echo") {
-        println!("\n▶ resources/read test://template/42/data (a template)");
-        match client.read_resource("test://template/42/data").await {
-            Ok(read) => println!("  → {:?}", serde_json::to_value(&read.contents[0])?["text"]),
-            Err(e) => println!("  → {e}"),
+    let templates = client
+        .request::<ListResourceTemplates>(PaginatedParams::default(), RequestOptions::default())
+        .await
+        .map(|page| page.resource_templates)
+        .unwrap_or_default();
+    if let Some(template) = templates.first() {
+        // Every variable of the template set to 42
+        if let Ok(parsed) = UriTemplate::parse(&template.uri_template) {
+            let vars: Variables = parsed.variables().map(|v| (v, "42")).collect();
+            let uri = parsed.expand(&vars);
+            println!(
+                "\n▶ resources/read {uri} (from the template {})",
+                template.uri_template
+            );
+            match client.read_resource(&uri).await {
+                Ok(read) => read
+                    .contents
+                    .iter()
+                    .for_each(|c| say(&show::resource_contents(c))),
+                Err(e) => say(&show::error(&e)),
+            }
         }
     }
 
     let prompts = client.list_prompts().await.unwrap_or_default();
-    if prompts.iter().any(|p| p.name == "greeting") {
-        println!("\n▶ prompts/get greeting {{\"name\": \"Ada\"}}");
-        let mut params = GetPromptParams::new("greeting");
-        params.arguments = Some([("name".to_owned(), "Ada".to_owned())].into());
-        let prompt = client.get_prompt(params).await?;
-        println!(
-            "  → {}",
-            serde_json::to_value(&prompt.messages[0])?["content"]["text"]
-        );
+    let prompt = prompts
+        .iter()
+        .find(|p| p.name == "greeting")
+        .or(prompts.first());
+    if let Some(prompt) = prompt {
+        let mut params = GetPromptParams::new(&prompt.name);
+        // Every required argument is "Ada"
+        let arguments: std::collections::BTreeMap<String, String> = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true))
+            .map(|a| (a.name.clone(), "Ada".to_owned()))
+            .collect();
+        let shown = serde_json::to_string(&arguments)?;
+        if !arguments.is_empty() {
+            params.arguments = Some(arguments.into_iter().collect());
+        }
+        println!("\n▶ prompts/get {} {shown}", prompt.name);
+        match client.get_prompt(params).await {
+            Ok(got) if got.messages.is_empty() => say("(no messages)"),
+            Ok(got) => got
+                .messages
+                .iter()
+                .for_each(|m| say(&show::prompt_message(m))),
+            Err(e) => say(&show::error(&e)),
+        }
     }
 
     if has("ask_name") {
         println!("\n▶ tools/call ask_name: the tool needs input from the user");
-        let result = client.call_tool("ask_name", Map::new()).await?;
-        println!(
-            "  → {}",
-            result.content[0].as_text().unwrap_or("(not text)")
-        );
+        say(&show::outcome(
+            &client.call_tool("ask_name", Map::new()).await,
+        ));
     }
 
     if has("long_job") {
         println!("\n▶ tools/call long_job {{\"ms\": 500}}: the server may run it as a task");
         let started = std::time::Instant::now();
-        let result = client
-            .call_tool("long_job", args(json!({"ms": 500})))
-            .await?;
+        let result = client.call_tool("long_job", args(json!({"ms": 500}))).await;
+        say(&show::outcome(&result));
         println!(
-            "  → {} (one call from here, {} ms; on 2026 the client polled tasks/get meanwhile)",
-            result.content[0].as_text().unwrap_or("(not text)"),
+            "    (one call from here, {} ms; on 2026 the client polled tasks/get meanwhile)",
             started.elapsed().as_millis()
         );
     }
 
-    println!("\n▶ unknown tool");
-    match client.call_tool("no-such-tool", Map::new()).await {
-        Ok(r) => println!("  → {r:?}"),
-        Err(e) => println!("  → {e}"),
+    // Tools the server marks read-only are safe to try: each with arguments made up from its
+    // input schema, given 3 seconds. Tools named for the environment are left out: what they
+    // show may hold secrets.
+    let walked = ["echo", "slow", "ask_name", "long_job"];
+    let read_only = tools.iter().filter(|t| {
+        !walked.contains(&t.name.as_str())
+            && !t.name.to_lowercase().contains("env")
+            && t.annotations
+                .as_ref()
+                .is_some_and(|a| a.read_only_hint == Some(true))
+    });
+    for tool in read_only.take(8) {
+        let arguments = sample_arguments(tool);
+        println!(
+            "\n▶ tools/call {} {} (read-only)",
+            tool.name,
+            Value::Object(arguments.clone())
+        );
+        let call = client.call_tool(&tool.name, arguments);
+        match tokio::time::timeout(Duration::from_secs(3), call).await {
+            Ok(outcome) => say(&show::outcome(&outcome)),
+            Err(_) => say("no answer within 3 s: dropped the call, which cancels it"),
+        }
     }
+
+    println!("\n▶ tools/call no-such-tool (an unknown tool)");
+    say(&show::outcome(
+        &client.call_tool("no-such-tool", Map::new()).await,
+    ));
     client.close().await;
     println!("\n✔ done");
     Ok(())
