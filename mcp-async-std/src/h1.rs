@@ -559,6 +559,7 @@ impl Target {
     }
 
     /// The URL again, as `http://authority/path`
+    #[cfg(feature = "auth")]
     pub(crate) fn url(&self) -> String {
         format!("http://{}{}", self.authority, self.path)
     }

@@ -15,7 +15,9 @@ use futures_lite::FutureExt;
 use mcp_sansio::Session;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
-use mcp_sansio_shared::http::{ClientFront, Requests, client_transport};
+#[cfg(feature = "auth")]
+use mcp_sansio_shared::http::client_transport;
+use mcp_sansio_shared::http::{ClientFront, Requests};
 use smol::Task;
 
 use crate::driver::{self, ClientOptions, Command, HandlerMsg, Handlers, Peer, Ready};
@@ -222,6 +224,7 @@ struct Tasks {
     /// Authorization steps in flight (dropped, and so cancelled, when the actor ends)
     auth_tasks: Vec<Task<()>>,
     from_net: Sender<FromNet>,
+    #[cfg(feature = "auth")]
     user_agent: Option<crate::auth::UserAgent>,
 }
 
@@ -235,6 +238,12 @@ impl Requests for Tasks {
         ))
     }
 
+    #[cfg(not(feature = "auth"))]
+    fn start_auth(&mut self, _: AuthAction) -> Result<(), String> {
+        Err("OAuth needs the `auth` feature of mcp-sansio-async-std".into())
+    }
+
+    #[cfg(feature = "auth")]
     fn start_auth(&mut self, action: AuthAction) -> Result<(), String> {
         let tx = self.from_net.clone();
         self.auth_tasks.retain(|task| !task.is_finished());
@@ -286,12 +295,16 @@ pub(crate) async fn run(
 ) {
     let (from_net, net_rx) = async_channel::unbounded();
     let (handlers, handler_rx) = Handlers::channel();
+    #[cfg(feature = "auth")]
     let (transport, user_agent) =
         client_transport(options.auth.as_ref(), &target.url(), "mcp-sansio-async-std");
+    #[cfg(not(feature = "auth"))]
+    let transport = mcp_sansio::http::ClientTransport::new();
     let tasks = Tasks {
         net: Net::new(target),
         auth_tasks: Vec::new(),
         from_net,
+        #[cfg(feature = "auth")]
         user_agent,
     };
     let actor = Actor {

@@ -23,7 +23,11 @@ use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, SessionKey};
 use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
 use smol::Task;
 
-use crate::auth::Protection;
+#[cfg(feature = "auth")]
+pub(crate) use crate::auth::Protection;
+/// Without the `auth` feature no server is protected: there is no `Protection` to give
+#[cfg(not(feature = "auth"))]
+pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
 use crate::driver::{
     self, ClientOptions, Dispatch, HandlerMsg, HandlerRx, Handlers, Peer, oneshot,
 };
@@ -38,7 +42,34 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long writing one piece of a response may take (a client that stopped reading)
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a protected server's token verifier may take (then 503)
+#[cfg(feature = "auth")]
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a protected server answers instead of serving the request (the metadata, or a
+/// refusal of a missing or bad token), if anything
+#[cfg(feature = "auth")]
+async fn denied(
+    protection: Option<&Protection>,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+) -> Option<HttpResponse> {
+    let check = protection?.admit(method, path, headers);
+    h1::within(VERIFY_TIMEOUT, check)
+        .await
+        .unwrap_or_else(|| Some(HttpResponse::empty(503)))
+}
+
+/// Without the `auth` feature no server is protected
+#[cfg(not(feature = "auth"))]
+async fn denied(
+    protection: Option<&Protection>,
+    _: &str,
+    _: &str,
+    _: &[(String, String)],
+) -> Option<HttpResponse> {
+    protection.map(|never| match *never {})
+}
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
@@ -347,18 +378,12 @@ async fn connection(
                 keep_alive,
             } => {
                 // A protected server answers the metadata and refuses bad tokens itself.
-                if let Some(protection) = &protection {
-                    let check = protection.admit(&method, &path, &headers);
-                    let denial = match h1::within(VERIFY_TIMEOUT, check).await {
-                        Some(denial) => denial,
-                        None => Some(HttpResponse::empty(503)),
-                    };
-                    if let Some(response) = denial {
-                        if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
-                            return;
-                        }
-                        continue;
+                if let Some(response) = denied(protection.as_ref(), &method, &path, &headers).await
+                {
+                    if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
+                        return;
                     }
+                    continue;
                 }
                 let msg = ToActor::Request {
                     method,

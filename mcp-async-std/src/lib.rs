@@ -61,14 +61,19 @@
 //! .unwrap();
 //! ```
 
+#[cfg(feature = "auth")]
 pub mod auth;
 pub mod client;
 mod driver;
+#[cfg(feature = "http")]
 mod h1;
+#[cfg(feature = "http")]
 mod http_client;
+#[cfg(feature = "http")]
 mod http_server;
 pub mod server;
 
+#[cfg(feature = "auth")]
 pub use auth::{
     DpopKey, JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
     headless_user_agent, jwt_verifier,
@@ -77,6 +82,7 @@ pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 #[doc(hidden)]
 pub use driver::AsyncStd;
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
+#[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 pub use server::{Context, Server, ServerBuilder};

@@ -171,6 +171,7 @@ impl Client {
     /// # Errors
     /// [`ConnectError::Url`] for a URL that is not `http://`; [`ConnectError::Handshake`]
     /// when the server refuses, is unreachable or speaks no common version.
+    #[cfg(feature = "http")]
     pub fn connect_http(
         url: &str,
         config: ClientConfig,

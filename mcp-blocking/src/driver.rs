@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 use std::thread;
 use std::time::Instant;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+#[cfg(feature = "http")]
+use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
@@ -64,8 +66,10 @@ impl peer::Runtime for Blocking {
     fn stop(run: CancellationToken) {
         run.cancel();
     }
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     fn send_handler(tx: &Route, key: SessionKey, msg: HandlerMsg) -> bool {
         match &tx.0 {
+            #[cfg(feature = "http")]
             To::Inbox(tx) => tx.send(Input::Handler(key, msg)).is_ok(),
             // A byte-stream connection has one session
             To::Direct(sink) => sink.upgrade().is_some_and(|sink| sink.handler(msg).is_ok()),
@@ -100,12 +104,15 @@ impl peer::Runtime for Blocking {
 }
 
 /// Everything an HTTP actor waits for, on one channel
+#[cfg(feature = "http")]
 pub(crate) enum Input {
     Command(Command),
     Handler(SessionKey, HandlerMsg),
     /// HTTP server: from the connection threads
+    #[cfg(feature = "http")]
     Http(crate::http_server::ToActor),
     /// HTTP client: from the request threads
+    #[cfg(feature = "http")]
     Net(crate::http_client::FromNet),
 }
 
@@ -131,17 +138,19 @@ pub struct ClientOptions {
     pub stderr: Option<mpsc::Sender<String>>,
     /// HTTP only: authorize with OAuth when the server challenges (401, or 403
     /// `insufficient_scope`)
+    #[cfg(feature = "auth")]
     pub auth: Option<crate::auth::OAuthOptions>,
 }
 
 impl std::fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientOptions")
-            .field("input", &self.input.is_some())
+        let mut f = f.debug_struct("ClientOptions");
+        f.field("input", &self.input.is_some())
             .field("notifications", &self.notifications.is_some())
-            .field("stderr", &self.stderr.is_some())
-            .field("auth", &self.auth.is_some())
-            .finish()
+            .field("stderr", &self.stderr.is_some());
+        #[cfg(feature = "auth")]
+        f.field("auth", &self.auth.is_some());
+        f.finish()
     }
 }
 
@@ -153,6 +162,7 @@ impl ClientOptions {
     }
 
     /// Authorizes HTTP connections with OAuth
+    #[cfg(feature = "auth")]
     pub fn auth(mut self, auth: crate::auth::OAuthOptions) -> Self {
         self.auth = Some(auth);
         self
@@ -177,6 +187,7 @@ pub(crate) fn now() -> Instant {
 }
 
 /// Waits for the next input until `deadline`; `None` when the deadline passed first
+#[cfg(feature = "http")]
 pub(crate) fn recv_until(
     inbox: &Receiver<Input>,
     deadline: Option<Instant>,
@@ -200,6 +211,7 @@ pub(crate) struct Route(To);
 
 #[derive(Clone)]
 enum To {
+    #[cfg(feature = "http")]
     Inbox(Sender<Input>),
     /// Gone once the connection's driver has ended
     Direct(Weak<dyn Sink>),
@@ -213,6 +225,7 @@ impl std::fmt::Debug for Route {
 
 impl Route {
     /// To an HTTP actor's inbox
+    #[cfg(feature = "http")]
     pub(crate) fn inbox(tx: Sender<Input>) -> Self {
         Self(To::Inbox(tx))
     }
@@ -221,6 +234,7 @@ impl Route {
     /// it is gone
     pub(crate) fn command(&self, command: Command) -> Result<(), ()> {
         match &self.0 {
+            #[cfg(feature = "http")]
             To::Inbox(tx) => tx.send(Input::Command(command)).map_err(|_| ()),
             To::Direct(sink) => sink.upgrade().ok_or(())?.command(command),
         }

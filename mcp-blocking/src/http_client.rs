@@ -17,7 +17,9 @@ use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::Session;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
-use mcp_sansio_shared::http::{ClientFront, Requests, client_transport, header_list};
+#[cfg(feature = "auth")]
+use mcp_sansio_shared::http::client_transport;
+use mcp_sansio_shared::http::{ClientFront, Requests, header_list};
 use ureq::http::Uri;
 
 use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
@@ -34,6 +36,7 @@ struct Threads {
     uri: Uri,
     inbox: Sender<Input>,
     /// With OAuth: the agent for authorization requests, and the user agent
+    #[cfg(feature = "auth")]
     auth: Option<(ureq::Agent, crate::auth::UserAgent)>,
 }
 
@@ -65,6 +68,12 @@ impl Requests for Threads {
         Ok(abort)
     }
 
+    #[cfg(not(feature = "auth"))]
+    fn start_auth(&mut self, _: AuthAction) -> Result<(), String> {
+        Err("OAuth needs the `auth` feature of mcp-sansio-blocking".into())
+    }
+
+    #[cfg(feature = "auth")]
     fn start_auth(&mut self, action: AuthAction) -> Result<(), String> {
         let Some((agent, user_agent)) = self.auth.clone() else {
             return Ok(());
@@ -116,15 +125,19 @@ pub(crate) fn run(
         // noticed at once instead of through a kept-alive connection nobody serves
         .max_idle_connections_per_host(0)
         .build();
+    #[cfg(feature = "auth")]
     let (transport, user_agent) = client_transport(
         options.auth.as_ref(),
         &uri.to_string(),
         "mcp-sansio-blocking",
     );
+    #[cfg(not(feature = "auth"))]
+    let transport = mcp_sansio::http::ClientTransport::new();
     let threads = Threads {
         agent: config.into(),
         uri,
         inbox: tx.clone(),
+        #[cfg(feature = "auth")]
         auth: user_agent.map(|user_agent| (crate::auth::agent(), user_agent)),
     };
     let actor = Actor {

@@ -26,7 +26,11 @@ use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{HttpConfig, ResponseHead};
 use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
 
-use crate::auth::Protection;
+#[cfg(feature = "auth")]
+pub(crate) use crate::auth::Protection;
+/// Without the `auth` feature no server is protected: there is no `Protection` to give
+#[cfg(not(feature = "auth"))]
+pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
 
 /// A running HTTP server: its address, and the way to stop it
@@ -222,6 +226,29 @@ impl Actor {
     }
 }
 
+/// What a protected server answers instead of serving the request (the metadata, or a
+/// refusal of a missing or bad token), if anything
+#[cfg(feature = "auth")]
+fn denied(
+    protection: Option<&Protection>,
+    method: &str,
+    path: &str,
+    headers: &[(String, String)],
+) -> Option<mcp_sansio::http::HttpResponse> {
+    protection?.admit_blocking(method, path, headers)
+}
+
+/// Without the `auth` feature no server is protected
+#[cfg(not(feature = "auth"))]
+fn denied(
+    protection: Option<&Protection>,
+    _: &str,
+    _: &str,
+    _: &[(String, String)],
+) -> Option<mcp_sansio::http::HttpResponse> {
+    protection.map(|never| match *never {})
+}
+
 /// One HTTP exchange, on a thread of its own
 fn exchange(
     mut request: tiny_http::Request,
@@ -240,12 +267,10 @@ fn exchange(
             )
         })
         .collect();
-    if let Some(protection) = protection {
-        let path = request.url().split('?').next().unwrap_or_default();
-        if let Some(denial) = protection.admit_blocking(&method, path, &headers) {
-            let _ = request.respond(complete(denial.status, &denial.headers, denial.body));
-            return;
-        }
+    let path = request.url().split('?').next().unwrap_or_default();
+    if let Some(denial) = denied(protection, &method, path, &headers) {
+        let _ = request.respond(complete(denial.status, &denial.headers, denial.body));
+        return;
     }
     let mut body = Vec::new();
     let read = request

@@ -23,15 +23,19 @@
 //!   challenges it; [`Server::serve_http_protected`] checks bearer tokens with a
 //!   [`TokenVerifier`] before the MCP server sees a request.
 
+#[cfg(feature = "auth")]
 pub mod auth;
 mod cancel;
 pub mod client;
 mod driver;
+#[cfg(feature = "http")]
 mod http_client;
+#[cfg(feature = "http")]
 mod http_server;
 mod pool;
 pub mod server;
 
+#[cfg(feature = "auth")]
 pub use auth::{
     DpopKey, JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
     headless_user_agent, jwt_verifier,
@@ -39,6 +43,7 @@ pub use auth::{
 pub use cancel::{CancellationToken, Cancelled};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError, PendingCall};
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
+#[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 pub use server::{Context, DEFAULT_WORKERS, Server, ServerBuilder};

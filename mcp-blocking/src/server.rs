@@ -6,9 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
+#[cfg(feature = "http")]
 use std::net::SocketAddr;
 use std::sync::{Arc, mpsc};
 
+#[cfg(feature = "http")]
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{
@@ -27,6 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::cancel::{CancellationToken, Cancelled};
 use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers};
+#[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 use crate::pool::Pool;
 
@@ -354,6 +357,7 @@ impl Server {
     ///
     /// # Errors
     /// Binding the socket failed.
+    #[cfg(feature = "http")]
     pub fn serve_http(&self, addr: SocketAddr) -> io::Result<HttpServerHandle> {
         self.serve_http_with(addr, HttpConfig::default())
     }
@@ -362,6 +366,7 @@ impl Server {
     ///
     /// # Errors
     /// Binding the socket failed.
+    #[cfg(feature = "http")]
     pub fn serve_http_with(
         &self,
         addr: SocketAddr,
@@ -377,6 +382,7 @@ impl Server {
     ///
     /// # Errors
     /// Binding the socket failed.
+    #[cfg(feature = "auth")]
     pub fn serve_http_protected(
         &self,
         addr: SocketAddr,
@@ -386,11 +392,12 @@ impl Server {
         self.serve_http_inner(addr, config, Some(protection))
     }
 
+    #[cfg(feature = "http")]
     fn serve_http_inner(
         &self,
         addr: SocketAddr,
         config: HttpConfig,
-        protection: Option<crate::auth::Protection>,
+        protection: Option<crate::http_server::Protection>,
     ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let tools = self.dispatch.table.catalog().tools().cloned().collect();

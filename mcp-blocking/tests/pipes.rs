@@ -300,6 +300,7 @@ fn without_the_capability_the_handler_gets_a_clear_error() {
     }
 }
 
+#[cfg(feature = "schemars")]
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct AddArgs {
     /// The first number
@@ -308,6 +309,7 @@ struct AddArgs {
     b: f64,
 }
 
+#[cfg(feature = "schemars")]
 #[test]
 fn typed_tool_schema_and_arguments() {
     let server = Server::builder(ServerConfig::new(Implementation::new("typed", "1.0")))

@@ -19,11 +19,18 @@ use mcp_sansio::http::{
 use mcp_sansio::schema::Tool;
 use mcp_sansio::{Event, ServerConfig, Session};
 
+#[cfg(feature = "auth")]
 use crate::auth::OAuthOptions;
 
 // ---------------------------------------------------------------------------------------
 // Server
 // ---------------------------------------------------------------------------------------
+
+/// What a binding built without its `auth` feature has for a protected server's gate: no
+/// value exists, so no server is protected (unlike `Infallible` it is not `Copy`, so the
+/// same code clones either)
+#[derive(Clone, Debug)]
+pub enum Unprotected {}
 
 /// A piece of an open response; the channel closing is its end
 #[derive(Debug)]
@@ -360,6 +367,7 @@ impl<R: Requests> std::fmt::Debug for ClientFront<R> {
 /// The transport for the server at `url`, with OAuth when `auth` asks for it, and the user
 /// agent to follow the authorization step with; a client that cannot be set up runs
 /// without OAuth (and says so on stderr, naming `binding`)
+#[cfg(feature = "auth")]
 pub fn client_transport<U: Clone>(
     auth: Option<&OAuthOptions<U>>,
     url: &str,

@@ -5,9 +5,11 @@
 #![forbid(unsafe_code)]
 
 pub mod alarm;
+#[cfg(feature = "auth")]
 pub mod auth;
 pub mod calls;
 pub mod client;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod peer;
 pub mod server;

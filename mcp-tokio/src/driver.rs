@@ -116,17 +116,19 @@ pub struct ClientOptions {
     pub stderr: Option<mpsc::UnboundedSender<String>>,
     /// HTTP only: authorize with OAuth when the server challenges (401, or 403
     /// `insufficient_scope`)
+    #[cfg(feature = "auth")]
     pub auth: Option<crate::auth::OAuthOptions>,
 }
 
 impl std::fmt::Debug for ClientOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientOptions")
-            .field("input", &self.input.is_some())
+        let mut f = f.debug_struct("ClientOptions");
+        f.field("input", &self.input.is_some())
             .field("notifications", &self.notifications.is_some())
-            .field("stderr", &self.stderr.is_some())
-            .field("auth", &self.auth.is_some())
-            .finish()
+            .field("stderr", &self.stderr.is_some());
+        #[cfg(feature = "auth")]
+        f.field("auth", &self.auth.is_some());
+        f.finish()
     }
 }
 
@@ -138,6 +140,7 @@ impl ClientOptions {
     }
 
     /// Authorizes HTTP connections with OAuth
+    #[cfg(feature = "auth")]
     pub fn auth(mut self, auth: crate::auth::OAuthOptions) -> Self {
         self.auth = Some(auth);
         self

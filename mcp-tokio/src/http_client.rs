@@ -18,7 +18,9 @@ use hyper_util::rt::TokioExecutor;
 use mcp_sansio::Session;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
-use mcp_sansio_shared::http::{ClientFront, Requests, client_transport, header_list};
+#[cfg(feature = "auth")]
+use mcp_sansio_shared::http::client_transport;
+use mcp_sansio_shared::http::{ClientFront, Requests, header_list};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -34,6 +36,7 @@ struct Tasks {
     net: Net,
     uri: hyper::Uri,
     from_net: mpsc::UnboundedSender<FromNet>,
+    #[cfg(feature = "auth")]
     user_agent: Option<crate::auth::UserAgent>,
 }
 
@@ -68,6 +71,12 @@ impl Requests for Tasks {
         .abort_handle())
     }
 
+    #[cfg(not(feature = "auth"))]
+    fn start_auth(&mut self, _: AuthAction) -> Result<(), String> {
+        Err("OAuth needs the `auth` feature of mcp-sansio-tokio".into())
+    }
+
+    #[cfg(feature = "auth")]
     fn start_auth(&mut self, action: AuthAction) -> Result<(), String> {
         let tx = self.from_net.clone();
         match action {
@@ -115,12 +124,16 @@ pub(crate) async fn run(
 ) {
     let (from_net, net_rx) = mpsc::unbounded_channel();
     let (handlers, handler_rx) = Handlers::channel();
+    #[cfg(feature = "auth")]
     let (transport, user_agent) =
         client_transport(options.auth.as_ref(), &uri.to_string(), "mcp-sansio-tokio");
+    #[cfg(not(feature = "auth"))]
+    let transport = mcp_sansio::http::ClientTransport::new();
     let tasks = Tasks {
         net: Hyper::builder(TokioExecutor::new()).build_http(),
         uri,
         from_net,
+        #[cfg(feature = "auth")]
         user_agent,
     };
     let actor = Actor {

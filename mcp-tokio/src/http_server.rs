@@ -33,6 +33,12 @@ use tokio::task::JoinHandle;
 
 use crate::driver::{self, ClientOptions, Dispatch, HandlerRx, Handlers, Peer};
 
+#[cfg(feature = "auth")]
+pub(crate) use crate::auth::Protection;
+/// Without the `auth` feature no server is protected: there is no `Protection` to give
+#[cfg(not(feature = "auth"))]
+pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
+
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
 pub struct HttpServerHandle {
@@ -77,7 +83,7 @@ pub(crate) async fn serve(
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
     tools: Vec<mcp_sansio::schema::Tool>,
-    protection: Option<crate::auth::Protection>,
+    protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
@@ -201,10 +207,11 @@ async fn exchange(
     req: Request<Incoming>,
     to_actor: mpsc::UnboundedSender<ToActor>,
     limit: usize,
-    protection: Option<crate::auth::Protection>,
+    #[cfg_attr(not(feature = "auth"), allow(unused_variables))] protection: Option<Protection>,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let method = req.method().as_str().to_owned();
     let headers = header_list(req.headers());
+    #[cfg(feature = "auth")]
     if let Some(protection) = protection
         && let Some(denial) = protection.admit(&method, req.uri().path(), &headers).await
     {

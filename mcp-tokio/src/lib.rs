@@ -12,13 +12,17 @@
 //! Time comes from `tokio::time::Instant`, so `#[tokio::test(start_paused = true)]` drives
 //! the protocol's timeouts.
 
+#[cfg(feature = "auth")]
 pub mod auth;
 pub mod client;
 mod driver;
+#[cfg(feature = "http")]
 mod http_client;
+#[cfg(feature = "http")]
 mod http_server;
 pub mod server;
 
+#[cfg(feature = "auth")]
 pub use auth::{
     DpopKey, JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
     headless_user_agent, jwt_verifier,
@@ -27,6 +31,7 @@ pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 #[doc(hidden)]
 pub use driver::Tokio;
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
+#[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 pub use server::{Context, Server, ServerBuilder};

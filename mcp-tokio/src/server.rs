@@ -5,10 +5,13 @@
 //! from `mcp-sansio`; the builder, the handlers' [`Context`] and the dispatcher are the async
 //! bindings' shared ones (`mcp-sansio-shared`); this module only serves connections.
 
+#[cfg(feature = "http")]
 use std::io;
+#[cfg(feature = "http")]
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+#[cfg(feature = "http")]
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::{ServerConfig, Session};
 use mcp_sansio_shared::server::{AsyncRuntime, ServerCore};
@@ -16,6 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::driver::{self, Dispatch, Tokio};
+#[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 
 /// What a handler can do besides returning its result
@@ -100,6 +104,7 @@ impl Server {
     ///
     /// # Errors
     /// Binding the socket failed.
+    #[cfg(feature = "http")]
     pub async fn serve_http(&self, addr: SocketAddr) -> io::Result<HttpServerHandle> {
         self.serve_http_with(addr, HttpConfig::default()).await
     }
@@ -108,6 +113,7 @@ impl Server {
     ///
     /// # Errors
     /// Binding the socket failed.
+    #[cfg(feature = "http")]
     pub async fn serve_http_with(
         &self,
         addr: SocketAddr,
@@ -122,6 +128,7 @@ impl Server {
     ///
     /// # Errors
     /// Binding the socket failed.
+    #[cfg(feature = "auth")]
     pub async fn serve_http_protected(
         &self,
         addr: SocketAddr,
@@ -131,11 +138,12 @@ impl Server {
         self.serve_http_inner(addr, config, Some(protection)).await
     }
 
+    #[cfg(feature = "http")]
     async fn serve_http_inner(
         &self,
         addr: SocketAddr,
         config: HttpConfig,
-        protection: Option<crate::auth::Protection>,
+        protection: Option<crate::http_server::Protection>,
     ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.core.dispatch.clone();
         let tools = self.core.dispatch.catalog().tools().cloned().collect();
