@@ -1,4 +1,5 @@
-"""The README's Python examples run as written, and the README shows them verbatim."""
+"""The README's Python examples run as written, and the READMEs (the repository's and the
+package's, mcp-python/README.md) show them verbatim."""
 
 import subprocess
 import sys
@@ -14,6 +15,13 @@ EXAMPLES = HERE.parent / "examples"
 def test_readme_shows_the_example_verbatim(name):
     text = (EXAMPLES / name).read_text().rstrip("\n")
     assert f"```python\n{text}\n```" in (REPO / "README.md").read_text()
+
+
+@pytest.mark.parametrize("name", ["server.py", "sansio.py"])
+def test_package_readme_shows_the_example_verbatim(name):
+    # mcp-python/README.md, the description on PyPI
+    text = (EXAMPLES / name).read_text().rstrip("\n")
+    assert f"```python\n{text}\n```" in (HERE.parent / "README.md").read_text()
 
 
 def test_client_example_runs_against_the_server_example():
