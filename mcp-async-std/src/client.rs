@@ -48,9 +48,24 @@ impl Commands for AsyncStd {
 }
 
 /// Cancels one request from anywhere (dropping the request's future does the same)
+///
+/// [`Client::start`](Client#method.start) returns one with the request's future;
+/// [`cancel`](#method.cancel) (documented below, under *Implementations*) sends
+/// `notifications/cancelled`, or `tasks/cancel` for a task-backed call, and the future then
+/// ends with `ClientError::Call(CallError::Cancelled)`. It is `Clone` and `Send`: hand it to
+/// another task. The request is sent when its future first runs, so a cancel before that
+/// finds nothing to cancel; once the request has ended, `cancel` is a no-op. The crate's docs
+/// have an [example](crate#cancellation).
 pub type CancelHandle = mcp_sansio_shared::client::CancelHandle<AsyncStd>;
 
-/// What a started request reports while it runs
+/// What a started request reports while it runs: its progress, and the status of the task
+/// behind it
+///
+/// Give one to [`Client::start`](Client#method.start): it is `Default` with both channels unset;
+/// set `progress` (and ask for progress with `RequestOptions::with_progress`) or `task_status`
+/// to the sender of an unbounded channel (`smol::channel::unbounded()`), and read the receivers
+/// while the call runs. The fields are listed below. The crate's docs have an
+/// [example](crate#cancellation).
 pub type CallWatch = mcp_sansio_shared::client::CallWatch<AsyncStd>;
 
 /// Keeps a spawned server alive as long as a client handle exists; kills it on drop

@@ -1,65 +1,413 @@
-//! Model Context Protocol on async-std and smol
+//! Model Context Protocol clients and servers on async-std and smol
 //!
-//! A thin binding over the sans-IO [`mcp_sansio`], written against the runtime-neutral
+//! `mcp-sansio-async-std` runs [`mcp_sansio`], a sans-IO implementation of the
+//! [Model Context Protocol](https://modelcontextprotocol.io), on the runtime-neutral
 //! `futures-io` traits and the smol family of crates (`async-io`, `async-net`,
 //! `async-process`, `async-channel`, `blocking`), so the same code serves async-std and smol
-//! users: one actor task owns each connection's `Session` (no lock around the core), reads
-//! and writes the transport, and sleeps until the core's next deadline with
-//! `async_io::Timer`. Every protocol decision is the core's.
+//! programs, and needs no tokio. One actor task owns each connection's `Session` (no lock
+//! around the core), reads and writes the transport, and sleeps until the core's next deadline
+//! with `async_io::Timer`; every protocol decision is the core's. So both ends speak every
+//! protocol version of both eras: the legacy one (2024-11-05 to 2025-11-25, one `initialize`
+//! handshake per connection) and the modern one (2026-07-28: no handshake, `server/discover`,
+//! every request carries its version). One server serves both at once.
 //!
-//! - [`Client`]: connect over any `AsyncRead`/`AsyncWrite` pair, to a child process over
-//!   stdio, or to a Streamable HTTP endpoint; typed calls; dropping a call's future cancels
-//!   the request.
-//! - [`Server`]: register tools, resources, templates and prompts as async functions; serve
-//!   over stdio, any byte stream, or Streamable HTTP (HTTP/1.1 framed by the crate over `httparse`); a cancelled request drops its
-//!   handler.
-//! - OAuth ([`auth`]): an HTTP client authorizes when challenged
-//!   ([`ClientOptions::auth`], the flow is `mcp_sansio::auth`'s; this crate performs its HTTP
-//!   requests), and [`Server::serve_http_protected`] makes a resource server with an async
-//!   token verifier ([`jwt_verifier`] for JWTs).
+//! - [`Server`]: tools, resources, resource templates and prompts as async functions, registered
+//!   on a [`ServerBuilder`]; served over stdio, any `AsyncRead`/`AsyncWrite` pair, or Streamable
+//!   HTTP (HTTP/1.1 framed by this crate over `httparse`). Handlers get a [`Context`] to report
+//!   progress, log, and ask the client for input; a cancelled request drops its handler.
+//! - [`Client`]: starts a server as a child process (killed on drop, reaped) and talks to it
+//!   over stdio, or connects over any byte stream or to a Streamable HTTP endpoint; typed calls
+//!   with pagination followed; dropping a call's future cancels the request, a
+//!   [`CancelHandle`] cancels it from anywhere.
+//!
+//! The API is `mcp-sansio-tokio`'s, name for name. The protocol's types (the schema of every
+//! message, [`ServerConfig`](mcp_sansio::ServerConfig), [`ClientConfig`](mcp_sansio::ClientConfig),
+//! errors) are `mcp-sansio`'s, re-exported here as [`mcp_sansio`].
 //!
 //! Actors and handlers run on smol's global executor (`smol::spawn`), which drives itself on
 //! its own threads: it works the same whether the application runs async-std, smol, or only
-//! `futures_lite::future::block_on`. It has one thread unless `SMOL_THREADS` says more, so
-//! a handler that computes for long should hand that work to `blocking::unblock`. Channels
-//! in this API are `async-channel`'s (the same type as `async_std::channel` and
-//! `smol::channel`).
+//! `futures_lite::future::block_on`. It has one thread unless `SMOL_THREADS` says more, so a
+//! handler that computes for long should hand that work to `blocking::unblock`. Channels in
+//! this API are `async-channel`'s (the same type as `async_std::channel` and `smol::channel`).
+//! **async-std is discontinued upstream** (its authors recommend smol); this crate depends on
+//! smol's crates, not on async-std, so it keeps working for both.
 //!
-//! **async-std is discontinued upstream** (its authors recommend smol); this crate depends
-//! on smol's crates, not on async-std, so it keeps working for both. A server on smol:
+//! # A server over stdio
+//!
+//! An MCP client (a desktop app, an agent) starts the server as a child process and speaks to it
+//! on stdin and stdout:
 //!
 //! ```no_run
 //! use mcp_sansio_async_std::Server;
-//! use mcp_sansio::schema::{CallToolResult, Tool};
-//! use mcp_sansio::{Implementation, ServerConfig};
+//! use mcp_sansio_async_std::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_async_std::mcp_sansio::{Implementation, ServerConfig};
+//! use serde_json::json;
 //!
-//! let server = Server::builder(ServerConfig::new(Implementation::new("hello", "1.0")))
-//!     .tool(Tool::new("hello", serde_json::Map::new()), |_cx, _args| async {
-//!         Ok(CallToolResult::text("Hello from smol"))
-//!     })
-//!     .expect("a valid tool")
-//!     .build();
-//! smol::block_on(server.serve_stdio());
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+//!     let echo = Tool::new("echo", schema.as_object().cloned().unwrap_or_default())
+//!         .with_description("Says its text back");
+//!     let server = Server::builder(ServerConfig::new(Implementation::new("echo-server", "1.0")))
+//!         .tool(echo, |_cx, args| async move {
+//!             Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
+//!         })?
+//!         .build();
+//!     // Until the client closes stdin; `async_std::task::block_on` works the same way
+//!     smol::block_on(server.serve_stdio());
+//!     Ok(())
+//! }
 //! ```
 //!
-//! And a client on async-std (`async_std::task::block_on` works the same way):
+//! The builder checks each entry (a valid, unique name; an `inputSchema` that compiles) and
+//! returns a [`CatalogError`](mcp_sansio::server::CatalogError) otherwise; the catalog then
+//! answers the list requests, paginates, and validates arguments before a handler runs (invalid
+//! ones are an `isError` result). [`Server::serve`] serves any other byte stream, and one
+//! [`Server`] serves as many connections as you like. [`ServerBuilder`] lists every method:
+//! resources, templates, prompts, completions, logging.
+//!
+//! # A client over stdio
+//!
+//! [`Client::spawn`] starts a server as a child process and waits for the handshake or
+//! discovery:
 //!
 //! ```no_run
 //! use mcp_sansio_async_std::Client;
-//! use mcp_sansio::{ClientConfig, Implementation};
+//! use mcp_sansio_async_std::mcp_sansio::{ClientConfig, Implementation};
+//! use serde_json::{Map, json};
 //!
-//! smol::block_on(async {
-//!     let command = async_process::Command::new("my-mcp-server");
-//!     let config = ClientConfig::new(Implementation::new("hello-client", "1.0"));
-//!     let client = Client::spawn(command, config).await?;
-//!     for tool in client.list_tools().await? {
-//!         println!("{}", tool.name);
-//!     }
-//!     client.close().await;
-//!     Ok::<_, Box<dyn std::error::Error>>(())
-//! })
-//! .unwrap();
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     smol::block_on(async {
+//!         let command = async_process::Command::new("my-mcp-server");
+//!         let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!         let client = Client::spawn(command, config).await?;
+//!         println!("protocol {}", client.peer().version);
+//!         for tool in client.list_tools().await? {
+//!             println!("{}: {}", tool.name, tool.description.as_deref().unwrap_or_default());
+//!         }
+//!         let mut args = Map::new();
+//!         args.insert("text".into(), json!("hello"));
+//!         let result = client.call_tool("echo", args).await?;
+//!         println!("{:?}", result.content[0].as_text());
+//!         client.close().await;
+//!         Ok(())
+//!     })
+//! }
 //! ```
+//!
+//! (`async_process::Command` is `smol::process::Command`.)
+//! [`ClientConfig::era`](mcp_sansio::ClientConfig::era) picks the era:
+//! [`EraMode::Auto`](mcp_sansio::EraMode::Auto) (the default: probe `server/discover`, fall back
+//! to `initialize`), `Modern`, or `Legacy(version)`. [`Client::connect`] speaks over any byte
+//! stream; [`Client::connect_with`] and [`Client::spawn_with`] take [`ClientOptions`]: an
+//! [`InputHandler`] that answers the server's elicitation, sampling and roots requests, a
+//! channel for its notifications (log messages, list changes, resource updates), and a channel
+//! for a child's stderr lines. `Client` derefs to the typed calls: `list_tools`, `call_tool`,
+//! `call_tool_with` (progress), `list_resources`, `read_resource`, `list_prompts`,
+//! `get_prompt`, `complete`, `request` (any typed method), `request_raw`, `start` and `notify`.
+//!
+//! # Streamable HTTP
+//!
+//! With the `http` feature (on by default), [`Server::serve_http`] serves Streamable HTTP at any
+//! path of an address, both wires on one URL (2025 sessions with their event streams, 2026
+//! stateless requests), and [`Client::connect_http`] connects to an `http://` endpoint with the
+//! same API as over stdio. This runs as is:
+//!
+//! ```
+//! use mcp_sansio_async_std::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_async_std::mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+//! use mcp_sansio_async_std::{Client, ClientOptions, Server};
+//! use serde_json::Map;
+//!
+//! # #[cfg(feature = "http")]
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     smol::block_on(async {
+//!         let server = Server::builder(ServerConfig::new(Implementation::new("hello", "1.0")))
+//!             .tool(Tool::new("hello", Map::new()), |_cx, _args| async {
+//!                 Ok(CallToolResult::text("Hello over HTTP"))
+//!             })?
+//!             .build();
+//!         // Port 0: any free port; the handle says which. Runs until shutdown (or drop).
+//!         let handle = server.serve_http("127.0.0.1:0".parse()?).await?;
+//!         let url = format!("http://{}/mcp", handle.local_addr());
+//!
+//!         let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!         let client = Client::connect_http(&url, config, ClientOptions::default()).await?;
+//!         let result = client.call_tool("hello", Map::new()).await?;
+//!         assert_eq!(result.content[0].as_text(), Some("Hello over HTTP"));
+//!
+//!         client.close().await;
+//!         handle.shutdown().await;
+//!         Ok(())
+//!     })
+//! }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
+//!
+//! The default [`HttpConfig`](mcp_sansio::http::HttpConfig) lets only `localhost`, `127.0.0.1`
+//! and `[::1]` be named by `Host` and `Origin` (DNS rebinding protection);
+//! [`Server::serve_http_with`] takes another host policy and the limits. A quiet response gets
+//! an SSE keepalive comment every 15 s (`HttpConfig::keepalive`), so proxies keep long calls open
+//! and the server learns soon that a client went away, which cancels its request. The client
+//! resumes a broken event stream with `Last-Event-ID`.
+//!
+//! # Handlers and their Context
+//!
+//! Every handler gets a [`Context`] for its request, with the same code in both eras:
+//!
+//! - `cx.progress(Progress::new(done).total(all))` reports progress if the client asked for it
+//!   (a no-op otherwise);
+//! - `cx.log(level, data)` sends a log message if it passes the client's filter: the
+//!   connection's `logging/setLevel` on legacy sessions (`info` until set; declare the
+//!   capability with [`ServerBuilder::logging`](ServerBuilder#method.logging)), the request's
+//!   own `_meta` log level on modern ones (nothing unless it asked);
+//! - `cx.ask(requests).await` asks the client for input (elicitation, sampling, roots). Legacy
+//!   sessions send live requests and wait for the answers. A modern request is answered with
+//!   `input_required` and this run of the handler stops; the client answers and retries, and the
+//!   handler runs again, when `ask` returns the answers at once. So ask before doing work that
+//!   must not run twice. Modern asks need
+//!   [`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key), the key that seals the
+//!   retry's state;
+//! - `cx.run_as_task(options).await` answers with a task now and keeps working (when
+//!   `cx.task_offered()`): the client follows it as one slow call.
+//!
+//! Here a client answers the server's question and watches the progress:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use mcp_sansio_async_std::mcp_sansio::schema::{
+//!     CallToolResult, ElicitParams, ElicitResult, ElicitValue, ElicitationSchema, InputRequest,
+//!     InputRequests, InputResponse, LoggingLevel, PrimitiveSchema, StringSchema, Tool,
+//! };
+//! use mcp_sansio_async_std::mcp_sansio::{
+//!     ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_async_std::{Client, ClientOptions, InputHandler, Server};
+//! use serde_json::{Map, json};
+//!
+//! # #[cfg(feature = "http")]
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let mut config = ServerConfig::new(Implementation::new("greeter", "1.0"));
+//!     config.state_key = Some([7; 32]); // use 32 random bytes per deployment
+//!     let server = Server::builder(config)
+//!         .logging()
+//!         .tool(Tool::new("greet", Map::new()), |cx, _args| async move {
+//!             // Ask first: on a modern session the handler runs again with the answers
+//!             let form = ElicitationSchema::new()
+//!                 .with_property("name", PrimitiveSchema::String(StringSchema::default()), true);
+//!             let mut requests = InputRequests::new();
+//!             requests.insert(
+//!                 "name".into(),
+//!                 InputRequest::Elicit(ElicitParams::form("Who are you?", form)),
+//!             );
+//!             let answers = cx.ask(requests).await.map_err(|e| e.to_error())?;
+//!             let name = match answers.get("name") {
+//!                 Some(InputResponse::Elicit(ElicitResult { content: Some(content), .. })) => {
+//!                     match content.get("name") {
+//!                         Some(ElicitValue::String(name)) => name.clone(),
+//!                         _ => "stranger".into(),
+//!                     }
+//!                 }
+//!                 _ => return Ok(CallToolResult::error("no name given")),
+//!             };
+//!             cx.log(LoggingLevel::Info, json!({"greeting": name}));
+//!             for step in 1..=3 {
+//!                 cx.progress(Progress::new(f64::from(step)).total(3.0).message("composing"));
+//!             }
+//!             Ok(CallToolResult::text(format!("Hello, {name}!")))
+//!         })?
+//!         .build();
+//!
+//!     // The client's side: answer elicitations, and declare that it can
+//!     let answer: InputHandler = Arc::new(|requests: InputRequests| {
+//!         Box::pin(async move {
+//!             let mut form = std::collections::BTreeMap::new();
+//!             form.insert("name".to_owned(), ElicitValue::String("Ada".into()));
+//!             let responses = requests
+//!                 .into_keys()
+//!                 .map(|key| (key, InputResponse::Elicit(ElicitResult::accept(form.clone()))))
+//!                 .collect();
+//!             Ok(responses)
+//!         })
+//!     });
+//!     let mut config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!     config.capabilities = json!({"elicitation": {}});
+//!
+//!     smol::block_on(async {
+//!         // Over HTTP here; a child process or a byte stream work the same way
+//!         let handle = server.serve_http("127.0.0.1:0".parse()?).await?;
+//!         let url = format!("http://{}/mcp", handle.local_addr());
+//!         let options = ClientOptions::default().input(answer);
+//!         let client = Client::connect_http(&url, config, options).await?;
+//!
+//!         let (progress, reports) = smol::channel::unbounded();
+//!         let result = client
+//!             .call_tool_with("greet", Map::new(), RequestOptions::default(), progress)
+//!             .await?;
+//!         assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+//!         let first = reports.try_recv()?; // progress arrives before the result
+//!         assert_eq!((first.progress, first.total), (1.0, Some(3.0)));
+//!         client.close().await;
+//!         handle.shutdown().await;
+//!         Ok(())
+//!     })
+//! }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
+//!
+//! A handler's error is an [`ErrorObject`](mcp_sansio::ErrorObject) (a JSON-RPC error);
+//! a tool that fails in the domain sense returns `Ok(CallToolResult::error(..))` instead.
+//!
+//! # Typed tools
+//!
+//! With the `schemars` feature (on by default),
+//! [`ServerBuilder::typed_tool`](ServerBuilder#method.typed_tool) derives a tool's `inputSchema`
+//! from a Rust type and hands the handler the decoded value (your crate needs `serde` and
+//! `schemars` for the derives):
+//!
+//! ```
+//! use mcp_sansio_async_std::Server;
+//! use mcp_sansio_async_std::mcp_sansio::schema::CallToolResult;
+//! use mcp_sansio_async_std::mcp_sansio::{Implementation, ServerConfig};
+//!
+//! /// What `add` takes
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct AddArgs {
+//!     /// The first number
+//!     a: f64,
+//!     /// The second number
+//!     b: f64,
+//! }
+//!
+//! # #[cfg(feature = "schemars")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("calculator", "1.0")))
+//!     .typed_tool("add", "Adds two numbers", |_cx, args: AddArgs| async move {
+//!         Ok(CallToolResult::text((args.a + args.b).to_string()))
+//!     })?
+//!     .build();
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "schemars"))]
+//! # fn main() {}
+//! ```
+//!
+//! The catalog checks the arguments against the derived schema first, so a call with a
+//! missing or mistyped field is an `isError` result and the handler does not run.
+//!
+//! # Cancellation
+//!
+//! Dropping a call's future cancels the request (`notifications/cancelled`, or `tasks/cancel`
+//! for a task-backed call). [`Client::start`](Client#method.start) sends a request and returns
+//! a [`CancelHandle`] with the future of its outcome; a [`CallWatch`] receives its progress and
+//! task status. On the server, a cancelled request (by the client, or its connection closing)
+//! drops the handler's task, so its future stops at its next `.await`:
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use mcp_sansio_async_std::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_async_std::mcp_sansio::{
+//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_async_std::{CallWatch, Client, ClientError, ClientOptions, Server};
+//! use serde_json::Map;
+//!
+//! # #[cfg(feature = "http")]
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = Server::builder(ServerConfig::new(Implementation::new("slow", "1.0")))
+//!         .tool(Tool::new("slow", Map::new()), |cx, _args| async move {
+//!             cx.progress(Progress::new(1.0).message("started"));
+//!             smol::Timer::after(Duration::from_secs(3600)).await; // dropped here
+//!             Ok(CallToolResult::text("finally"))
+//!         })?
+//!         .build();
+//!     smol::block_on(async {
+//! #       let handle = server.serve_http("127.0.0.1:0".parse()?).await?;
+//! #       let url = format!("http://{}/mcp", handle.local_addr());
+//! #       let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!         // ... served to `client` as above
+//! #       let client = Client::connect_http(&url, config, ClientOptions::default()).await?;
+//!         let (progress, reports) = smol::channel::unbounded();
+//!         let mut watch = CallWatch::default();
+//!         watch.progress = Some(progress);
+//!         let params = serde_json::value::to_raw_value(&serde_json::json!({"name": "slow"}))?;
+//!         let options = RequestOptions::default().with_progress();
+//!         let (cancel, call) = client.start("tools/call", Some(params), options, watch);
+//!         let call = smol::spawn(call); // the request is sent when its future first runs
+//!         reports.recv().await?; // the handler is running
+//!         cancel.cancel(); // from any task or thread
+//!         let outcome = call.await;
+//!         assert!(matches!(outcome, Err(ClientError::Call(CallError::Cancelled))));
+//! #       client.close().await;
+//! #       handle.shutdown().await;
+//!         Ok(())
+//!     })
+//! }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
+//!
+//! # Authorization
+//!
+//! With the `auth` feature (off by default; it implies `http`), an HTTP client authorizes with
+//! OAuth 2.1 when the server challenges it:
+//! `ClientOptions::default().auth(OAuthOptions::new(config, user_agent))`, where the
+//! `mcp_sansio::auth::OAuthConfig` says how to register and which grant to use, and the user
+//! agent takes the authorization URL to the redirect (a browser in a
+//! desktop app, `headless_user_agent` in tests); the flow itself (discovery, registration, PKCE,
+//! token refresh, scope step-up, DPoP) is `mcp_sansio::auth`'s, and this crate performs its
+//! HTTP requests.
+//!
+//! ```no_run
+//! # #[cfg(feature = "auth")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # smol::block_on(async {
+//! use mcp_sansio_async_std::mcp_sansio::auth::OAuthConfig;
+//! use mcp_sansio_async_std::mcp_sansio::{ClientConfig, Implementation};
+//! use mcp_sansio_async_std::{Client, ClientOptions, OAuthOptions, headless_user_agent};
+//!
+//! let redirect = "http://127.0.0.1:8765/callback";
+//! let oauth = OAuthOptions::new(OAuthConfig::new(redirect), headless_user_agent(redirect));
+//! let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//! let options = ClientOptions::default().auth(oauth);
+//! let client = Client::connect_http("http://127.0.0.1:3001/mcp", config, options).await?;
+//! # let _ = client;
+//! # Ok(())
+//! # })
+//! # }
+//! # #[cfg(not(feature = "auth"))]
+//! # fn main() {}
+//! ```
+//!
+//! A server becomes an OAuth protected resource with
+//! `Server::serve_http_protected(addr, config, Protection::new(rules, verifier))`: it serves
+//! the Protected Resource Metadata and answers requests without a valid token 401 or 403
+//! before any MCP processing; `jwt_verifier` checks JWT bearer tokens.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `http` | on | Streamable HTTP: [`Client::connect_http`], [`Server::serve_http`], `serve_http_with`, [`HttpServerHandle`] |
+//! | `auth` | off | OAuth 2.1 for HTTP clients (`ClientOptions::auth`, `OAuthOptions`, `headless_user_agent`, `JwtSigner`, `DpopKey`) and protected servers (`Server::serve_http_protected`, `Protection`, `jwt_verifier`); implies `http` |
+//! | `schemars` | on | [`ServerBuilder::typed_tool`](ServerBuilder#method.typed_tool): tools whose arguments are a Rust type |
+//!
+//! Without `http`: stdio, child processes and byte streams only
+//! (`default-features = false, features = ["schemars"]`).
+//!
+//! # Examples
+//!
+//! In the crate's `examples/` directory of the repository:
+//!
+//! - `smol-hello.rs`: a server on Streamable HTTP and a client that lists and calls its tool,
+//!   on smol (`cargo run -p mcp-sansio-async-std --example smol-hello`);
+//! - `everything-server-async-std/`: a server with a few of everything, the same command line
+//!   as `mcp-sansio-tokio`'s (stdio; `-- --http 127.0.0.1:3000`; `--conformance` for the
+//!   fixtures of the official conformance suite, which it passes).
 
 #[cfg(feature = "auth")]
 pub mod auth;
@@ -86,3 +434,8 @@ pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 pub use server::{Context, Server, ServerBuilder};
+
+/// The README (for crates.io), whose example (on Streamable HTTP) runs as a doc test too
+#[cfg(all(doctest, feature = "http"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
