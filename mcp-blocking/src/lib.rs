@@ -1,27 +1,397 @@
-//! Model Context Protocol on plain threads
+//! Model Context Protocol clients and servers on plain threads
 //!
-//! A thin binding over the sans-IO [`mcp_sansio`], with no async runtime anywhere. On a byte
-//! stream (stdio, a child's pipes, a socket) each connection's `Session` sits behind one
-//! lock, and whoever has something for it feeds it on its own thread: the reader thread its
-//! bytes, a caller its request, a handler its result. Nobody writes under that lock: one
-//! thread at a time writes the session's output outside it (a caller or a handler itself,
-//! else a writer thread), so a peer slow to read never stops our reader; a driver thread
-//! only fires the core's timers. Streamable HTTP runs one actor thread per
-//! server or client that owns the sessions and waits on one channel. Every protocol
-//! decision is the core's.
+//! `mcp-sansio-blocking` runs [`mcp_sansio`], a sans-IO implementation of the
+//! [Model Context Protocol](https://modelcontextprotocol.io), with no async runtime anywhere:
+//! handlers are plain functions and calls block the calling thread. Every protocol decision is
+//! the core's, so both ends speak every protocol version of both eras: the legacy one
+//! (2024-11-05 to 2025-11-25, one `initialize` handshake per connection) and the modern one
+//! (2026-07-28: no handshake, `server/discover`, every request carries its version). One server
+//! serves both at once.
 //!
-//! - [`Client`]: connect over any `Read`/`Write` pair, to a child process over stdio, or to
-//!   a Streamable HTTP endpoint (`ureq`);
-//!   blocking typed calls (`call_tool(..) -> Result<..>`); a [`CancelHandle`] cancels a
-//!   call from another thread, and dropping a [`PendingCall`] cancels it too.
-//! - [`Server`]: register tools, resources, templates and prompts as plain functions; they
-//!   run on a bounded pool of worker threads; serve over stdio, any byte stream, or
-//!   Streamable HTTP (`tiny_http`). A cancelled request cancels its handler's
-//!   [`CancellationToken`] (see [`Context::is_cancelled`], [`Context::sleep`]).
-//! - [`auth`]: OAuth 2.1 on both sides of HTTP, with [`mcp_sansio::auth`] making every
-//!   decision: [`ClientOptions::auth`] authorizes a client connection when the server
-//!   challenges it; [`Server::serve_http_protected`] checks bearer tokens with a
-//!   [`TokenVerifier`] before the MCP server sees a request.
+//! - [`Server`]: tools, resources, resource templates and prompts as plain functions,
+//!   registered on a [`ServerBuilder`]; they run on a bounded pool of worker threads
+//!   ([`DEFAULT_WORKERS`] unless [`ServerBuilder::workers`] says otherwise). Served over
+//!   stdio, any `Read`/`Write` pair, or Streamable HTTP (`tiny_http`). Handlers get a
+//!   [`Context`] to report progress, log, ask the client for input, and see that their request
+//!   was cancelled.
+//! - [`Client`]: starts a server as a child process (killed and reaped on drop) and talks to it
+//!   over stdio, or connects over any `Read`/`Write` pair or to a Streamable HTTP endpoint
+//!   (`ureq`); blocking typed calls with pagination followed; a [`PendingCall`] cancels its
+//!   request when dropped, and a [`CancelHandle`] cancels it from another thread.
+//!
+//! On a byte stream (stdio, a child's pipes, a socket) each connection's `Session` sits behind
+//! one lock, and whoever has something for it feeds it on its own thread: the reader thread its
+//! bytes, a caller its request, a handler its result. Nobody writes under that lock: one thread
+//! at a time writes the session's output outside it, so a peer slow to read never stops our
+//! reader; a driver thread only fires the core's timers. Streamable HTTP runs one actor thread
+//! per server or client that owns the sessions and waits on one channel.
+//!
+//! The protocol's types (the schema of every message, [`ServerConfig`](mcp_sansio::ServerConfig),
+//! [`ClientConfig`](mcp_sansio::ClientConfig), errors) are `mcp-sansio`'s, re-exported here as
+//! [`mcp_sansio`] so this crate is the only dependency you need. The API is that of the async
+//! bindings (`mcp-sansio-tokio`, `mcp-sansio-async-std`), without `async`.
+//!
+//! # A server over stdio
+//!
+//! An MCP client (a desktop app, an agent) starts the server as a child process and speaks to it
+//! on stdin and stdout:
+//!
+//! ```no_run
+//! use mcp_sansio_blocking::Server;
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
+//! use serde_json::json;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+//!     let echo = Tool::new("echo", schema.as_object().cloned().unwrap_or_default())
+//!         .with_description("Says its text back");
+//!     let server = Server::builder(ServerConfig::new(Implementation::new("echo-server", "1.0")))
+//!         .tool(echo, |_cx, args| {
+//!             Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
+//!         })?
+//!         .build();
+//!     server.serve_stdio(); // until the client closes stdin
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The builder checks each entry (a valid, unique name; an `inputSchema` that compiles) and
+//! returns a [`CatalogError`](mcp_sansio::server::CatalogError) otherwise; the catalog then
+//! answers the list requests, paginates, and validates arguments before a handler runs (invalid
+//! ones are an `isError` result). [`Server::serve`] serves any other byte stream (it returns
+//! when the client closes it), and one [`Server`] serves as many connections as you like, their
+//! handlers sharing one pool. [`ServerBuilder`] lists every method: resources, templates,
+//! prompts, completions, logging.
+//!
+//! # A client over stdio
+//!
+//! [`Client::spawn`] starts a server as a child process and waits for the handshake or
+//! discovery:
+//!
+//! ```no_run
+//! use mcp_sansio_blocking::Client;
+//! use mcp_sansio_blocking::mcp_sansio::{ClientConfig, Implementation};
+//! use serde_json::{Map, json};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!     let client = Client::spawn(std::process::Command::new("my-mcp-server"), config)?;
+//!     println!("protocol {}", client.peer().version);
+//!     for tool in client.list_tools()? {
+//!         println!("{}: {}", tool.name, tool.description.as_deref().unwrap_or_default());
+//!     }
+//!     let mut args = Map::new();
+//!     args.insert("text".into(), json!("hello"));
+//!     let result = client.call_tool("echo", args)?;
+//!     println!("{:?}", result.content[0].as_text());
+//!     Ok(()) // the child is killed and reaped when the last clone of `client` goes
+//! }
+//! ```
+//!
+//! [`ClientConfig::era`](mcp_sansio::ClientConfig::era) picks the era:
+//! [`EraMode::Auto`](mcp_sansio::EraMode::Auto) (the default: probe `server/discover`, fall back
+//! to `initialize`), `Modern`, or `Legacy(version)`. [`Client::connect`] speaks over any
+//! `Read`/`Write` pair; [`Client::connect_with`] and [`Client::spawn_with`] take
+//! [`ClientOptions`]: an [`InputHandler`] that answers the server's elicitation, sampling and
+//! roots requests (on a thread of its own, so it may block on a user), a channel for its
+//! notifications (log messages, list changes, resource updates), and a channel for a child's
+//! stderr lines. A `Client` is cheap to clone, and its clones may call from many threads at
+//! once.
+//!
+//! # Streamable HTTP
+//!
+//! With the `http` feature (on by default), [`Server::serve_http`] serves Streamable HTTP at any
+//! path of an address, both wires on one URL (2025 sessions with their event streams, 2026
+//! stateless requests), and [`Client::connect_http`] connects to an `http://` endpoint with the
+//! same API as over stdio. This runs as is:
+//!
+//! ```
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+//! use mcp_sansio_blocking::{Client, ClientOptions, Server};
+//! use serde_json::Map;
+//!
+//! # #[cfg(feature = "http")]
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = Server::builder(ServerConfig::new(Implementation::new("hello-server", "1.0")))
+//!         .tool(Tool::new("hello", Map::new()), |_cx, _args| {
+//!             Ok(CallToolResult::text("Hello over HTTP"))
+//!         })?
+//!         .build();
+//!     // Port 0: any free port; the handle says which. Runs until shutdown (or the handle drops).
+//!     let handle = server.serve_http("127.0.0.1:0".parse()?)?;
+//!     let url = format!("http://{}/mcp", handle.local_addr());
+//!
+//!     let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!     let client = Client::connect_http(&url, config, ClientOptions::default())?;
+//!     let result = client.call_tool("hello", Map::new())?;
+//!     assert_eq!(result.content[0].as_text(), Some("Hello over HTTP"));
+//!
+//!     client.close();
+//!     handle.shutdown();
+//!     Ok(())
+//! }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
+//!
+//! The default [`HttpConfig`](mcp_sansio::http::HttpConfig) lets only `localhost`, `127.0.0.1`
+//! and `[::1]` be named by `Host` and `Origin` (DNS rebinding protection);
+//! [`Server::serve_http_with`] takes another host policy and the limits. A quiet response gets
+//! an SSE keepalive comment every 15 s (`HttpConfig::keepalive`), so proxies keep long calls open
+//! and the server learns soon that a client went away, which cancels its request. The client
+//! resumes a broken event stream with `Last-Event-ID`.
+//!
+//! # Handlers and their Context
+//!
+//! Every handler gets a [`Context`] for its request, with the same code in both eras:
+//!
+//! - [`cx.progress(..)`](Context::progress) reports progress if the client asked for it (a
+//!   no-op otherwise);
+//! - [`cx.log(level, data)`](Context::log) sends a log message if it passes the client's
+//!   filter: the connection's `logging/setLevel` on legacy sessions (`info` until set; declare
+//!   the capability with [`ServerBuilder::logging`]), the request's own `_meta` log level on
+//!   modern ones (nothing unless it asked);
+//! - [`cx.ask(requests)`](Context::ask) asks the client for input (elicitation, sampling,
+//!   roots) and blocks until the answers. Legacy sessions send live requests. A modern request
+//!   is answered with `input_required` and this run of the handler ends (`ask` returns
+//!   [`AskFailure::Cancelled`]; return any error, it is dropped); the client answers and
+//!   retries, and the handler runs again, when `ask` returns the answers at once. So ask before
+//!   doing work that must not run twice. Modern asks need
+//!   [`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key), the key that seals the
+//!   retry's state;
+//! - [`cx.run_as_task(options)`](Context::run_as_task) answers with a task now and keeps
+//!   working (when [`cx.task_offered()`](Context::task_offered)): the client follows it as one
+//!   slow call.
+//!
+//! Here a client answers the server's question and watches the progress, over an in-memory
+//! pipe pair:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use mcp_sansio_blocking::mcp_sansio::schema::{
+//!     CallToolResult, ElicitParams, ElicitResult, ElicitValue, ElicitationSchema, InputRequest,
+//!     InputRequests, InputResponse, LoggingLevel, PrimitiveSchema, StringSchema, Tool,
+//! };
+//! use mcp_sansio_blocking::mcp_sansio::{
+//!     ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_blocking::{Client, ClientOptions, InputHandler, Server};
+//! use serde_json::{Map, json};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let mut config = ServerConfig::new(Implementation::new("greeter", "1.0"));
+//!     config.state_key = Some([7; 32]); // use 32 random bytes per deployment
+//!     let server = Server::builder(config)
+//!         .logging()
+//!         .tool(Tool::new("greet", Map::new()), |cx, _args| {
+//!             // Ask first: on a modern session the handler runs again with the answers
+//!             let form = ElicitationSchema::new()
+//!                 .with_property("name", PrimitiveSchema::String(StringSchema::default()), true);
+//!             let mut requests = InputRequests::new();
+//!             requests.insert(
+//!                 "name".into(),
+//!                 InputRequest::Elicit(ElicitParams::form("Who are you?", form)),
+//!             );
+//!             let answers = cx.ask(requests).map_err(|e| e.to_error())?;
+//!             let name = match answers.get("name") {
+//!                 Some(InputResponse::Elicit(ElicitResult { content: Some(content), .. })) => {
+//!                     match content.get("name") {
+//!                         Some(ElicitValue::String(name)) => name.clone(),
+//!                         _ => "stranger".into(),
+//!                     }
+//!                 }
+//!                 _ => return Ok(CallToolResult::error("no name given")),
+//!             };
+//!             cx.log(LoggingLevel::Info, json!({"greeting": name}));
+//!             for step in 1..=3 {
+//!                 cx.progress(Progress::new(f64::from(step)).total(3.0).message("composing"));
+//!             }
+//!             Ok(CallToolResult::text(format!("Hello, {name}!")))
+//!         })?
+//!         .build();
+//!
+//!     // The client's side: answer elicitations, and declare that it can
+//!     let answer: InputHandler = Arc::new(|requests: InputRequests| {
+//!         let mut form = std::collections::BTreeMap::new();
+//!         form.insert("name".to_owned(), ElicitValue::String("Ada".into()));
+//!         let responses = requests
+//!             .into_keys()
+//!             .map(|key| (key, InputResponse::Elicit(ElicitResult::accept(form.clone()))))
+//!             .collect();
+//!         Ok(responses)
+//!     });
+//!     let mut config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!     config.capabilities = json!({"elicitation": {}});
+//!
+//!     // Two in-memory pipes (a child process or HTTP work the same way)
+//!     let (from_server, to_client) = std::io::pipe()?;
+//!     let (from_client, to_server) = std::io::pipe()?;
+//!     std::thread::spawn(move || server.serve(from_client, to_client));
+//!     let options = ClientOptions::default().input(answer);
+//!     let client = Client::connect_with(from_server, to_server, config, options)?;
+//!
+//!     let (progress, reports) = std::sync::mpsc::channel();
+//!     let result =
+//!         client.call_tool_with("greet", Map::new(), RequestOptions::default(), progress)?;
+//!     assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+//!     let first = reports.try_recv()?; // progress arrives before the result
+//!     assert_eq!((first.progress, first.total), (1.0, Some(3.0)));
+//!     Ok(())
+//! }
+//! ```
+//!
+//! A handler's error is an [`ErrorObject`](mcp_sansio::ErrorObject) (a JSON-RPC error);
+//! a tool that fails in the domain sense returns `Ok(CallToolResult::error(..))` instead.
+//!
+//! # Typed tools
+//!
+//! With the `schemars` feature (on by default), [`ServerBuilder::typed_tool`] derives a tool's
+//! `inputSchema` from a Rust type and hands the handler the decoded value (your crate needs
+//! `serde` and `schemars` for the derives):
+//!
+//! ```
+//! use mcp_sansio_blocking::Server;
+//! use mcp_sansio_blocking::mcp_sansio::schema::CallToolResult;
+//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
+//!
+//! /// What `add` takes
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct AddArgs {
+//!     /// The first number
+//!     a: f64,
+//!     /// The second number
+//!     b: f64,
+//! }
+//!
+//! # #[cfg(feature = "schemars")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("calculator", "1.0")))
+//!     .typed_tool("add", "Adds two numbers", |_cx, args: AddArgs| {
+//!         Ok(CallToolResult::text((args.a + args.b).to_string()))
+//!     })?
+//!     .build();
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "schemars"))]
+//! # fn main() {}
+//! ```
+//!
+//! The catalog checks the arguments against the derived schema first, so a call with a
+//! missing or mistyped field is an `isError` result and the handler does not run.
+//!
+//! # Cancellation
+//!
+//! A thread cannot be aborted, so a cancelled request (the client's `notifications/cancelled`
+//! or `tasks/cancel`, a 2026 `input_required` answer that ends the run, the connection's close)
+//! cancels the handler's [`CancellationToken`]: [`Context::is_cancelled`] says so, and
+//! [`Context::sleep`] wakes up at once with [`Cancelled`] (which `?` turns into an error; a
+//! cancelled request's answer is dropped anyway). On the client, [`Client::start`] sends a
+//! request without waiting and returns its [`PendingCall`]: [`PendingCall::wait`] blocks for
+//! the outcome, [`PendingCall::cancel_handle`] cancels it from any thread, and dropping the
+//! pending call cancels it too. A [`CallWatch`] receives the call's progress and task status:
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{
+//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_blocking::{CallWatch, Client, ClientError, Server};
+//! use serde_json::Map;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = Server::builder(ServerConfig::new(Implementation::new("slow", "1.0")))
+//!         .tool(Tool::new("slow", Map::new()), |cx, _args| {
+//!             cx.progress(Progress::new(1.0).message("started"));
+//!             for _ in 0..3600 {
+//!                 cx.sleep(Duration::from_secs(1))?; // wakes up at once when cancelled
+//!             }
+//!             Ok(CallToolResult::text("finally"))
+//!         })?
+//!         .build();
+//! #   let (from_server, to_client) = std::io::pipe()?;
+//! #   let (from_client, to_server) = std::io::pipe()?;
+//! #   std::thread::spawn(move || server.serve(from_client, to_client));
+//! #   let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//!     // ... served to `client` as above
+//! #   let client = Client::connect(from_server, to_server, config)?;
+//!     let (progress, reports) = std::sync::mpsc::channel();
+//!     let mut watch = CallWatch::default();
+//!     watch.progress = Some(progress);
+//!     let params = serde_json::value::to_raw_value(&serde_json::json!({"name": "slow"}))?;
+//!     let options = RequestOptions::default().with_progress();
+//!     let call = client.start("tools/call", Some(params), options, watch);
+//!     let cancel = call.cancel_handle(); // Send + Clone: for another thread
+//!     reports.recv()?; // the handler is running
+//!     cancel.cancel();
+//!     assert!(matches!(call.wait(), Err(ClientError::Call(CallError::Cancelled))));
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Authorization
+//!
+//! With the `auth` feature (off by default; it implies `http`), an HTTP client authorizes with
+//! OAuth 2.1 when the server challenges it:
+//! `ClientOptions::default().auth(OAuthOptions::new(config, user_agent))`, where the
+//! `mcp_sansio::auth::OAuthConfig` says how to register and which grant to use, and the user
+//! agent is a plain blocking function from the authorization URL to the
+//! redirect (`headless_user_agent` GETs it with `ureq` and reads the redirect); the flow itself
+//! (discovery, registration, PKCE, token refresh, scope step-up, DPoP) is `mcp_sansio::auth`'s.
+//!
+//! ```no_run
+//! # #[cfg(feature = "auth")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_sansio_blocking::mcp_sansio::auth::OAuthConfig;
+//! use mcp_sansio_blocking::mcp_sansio::{ClientConfig, Implementation};
+//! use mcp_sansio_blocking::{Client, ClientOptions, OAuthOptions, headless_user_agent};
+//!
+//! let redirect = "http://127.0.0.1:8765/callback";
+//! let oauth = OAuthOptions::new(OAuthConfig::new(redirect), headless_user_agent(redirect));
+//! let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//! let options = ClientOptions::default().auth(oauth);
+//! let client = Client::connect_http("http://127.0.0.1:3001/mcp", config, options)?;
+//! # let _ = client;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "auth"))]
+//! # fn main() {}
+//! ```
+//!
+//! A server becomes an OAuth protected resource with `Server::serve_http_protected(addr,
+//! config, Protection::new(rules, verifier))`, where the verifier is
+//! `Fn(&str) -> Result<VerifiedToken, String>` run on the request's own thread (`jwt_verifier`
+//! builds one for JWTs): it serves the Protected Resource Metadata and answers requests
+//! without a valid token 401 or 403 before any MCP processing. See
+//! `examples/jwt-protected-server.rs` and `tests/oauth.rs`.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `http` | on | Streamable HTTP: [`Client::connect_http`] (`ureq`, plain `http://`), [`Server::serve_http`], `serve_http_with`, [`HttpServerHandle`] (`tiny_http`) |
+//! | `auth` | off | OAuth 2.1 for HTTP clients (`ClientOptions::auth`, `OAuthOptions`, `headless_user_agent`, `JwtSigner`, `DpopKey`) and protected servers (`Server::serve_http_protected`, `Protection`, `jwt_verifier`); implies `http` |
+//! | `schemars` | on | [`ServerBuilder::typed_tool`]: tools whose arguments are a Rust type |
+//!
+//! Without `http`: stdio, child processes and byte streams only, and no HTTP crates
+//! (`default-features = false, features = ["schemars"]`). With any features, `cargo tree`
+//! shows no async runtime.
+//!
+//! # Examples
+//!
+//! In the crate's `examples/` directory of the repository:
+//!
+//! - `hello.rs`: this page's server and client as one program, which starts itself as the
+//!   child server (`cargo run -p mcp-sansio-blocking --example hello`);
+//! - `everything-server/`: a server with a few of everything (`everything-server-blocking`, the
+//!   same command line as `mcp-sansio-tokio`'s: stdio; `-- --http 127.0.0.1:3000`;
+//!   `--conformance` for the fixtures of the official conformance suite, which it passes);
+//! - `jwt-protected-server.rs` (`auth`): a server that accepts JWT bearer tokens only.
 
 #[cfg(feature = "auth")]
 pub mod auth;
@@ -47,3 +417,8 @@ pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 pub use server::{Context, DEFAULT_WORKERS, Server, ServerBuilder};
+
+/// The README (for crates.io), whose examples run as doc tests too
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

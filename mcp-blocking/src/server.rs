@@ -47,7 +47,59 @@ type PromptFn = Arc<
 /// How many handlers run at once unless [`ServerBuilder::workers`] says otherwise
 pub const DEFAULT_WORKERS: usize = 16;
 
-/// What a handler can do besides returning its result
+/// What a handler can do besides returning its result: report progress, log, ask the client
+/// for input, run as a task, and see that its request was cancelled
+///
+/// Every handler run gets a `Context` for its request, as its first argument. It is cheap to
+/// clone and `Send`, so a thread the handler starts can report for it too. The crate's docs
+/// have a [complete example](crate#handlers-and-their-context) where a client answers the
+/// handler's question and watches its progress.
+///
+/// A thread cannot be aborted: a cancelled request (the client's `notifications/cancelled` or
+/// `tasks/cancel`, a 2026 `input_required` answer that ends this run, the connection's close)
+/// cancels the [`CancellationToken`] of its handler, which [`is_cancelled`](Self::is_cancelled)
+/// reads and [`sleep`](Self::sleep) wakes up on; [`cancellation`](Self::cancellation) hands it
+/// to other threads. Whatever a cancelled handler returns is dropped.
+///
+/// # Example
+///
+/// A tool that runs as a task when the client allows it, working in steps until done or
+/// cancelled:
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, LoggingLevel, Tool};
+/// use mcp_sansio_blocking::mcp_sansio::{
+///     ErrorObject, Implementation, Progress, ServerConfig, TASKS_EXTENSION, TaskOptions,
+/// };
+/// use mcp_sansio_blocking::{Context, Server};
+/// use serde_json::{Map, Value, json};
+///
+/// fn crunch(cx: Context, args: Map<String, Value>) -> Result<CallToolResult, ErrorObject> {
+///     if cx.task_offered() {
+///         cx.run_as_task(TaskOptions::default()).map_err(|e| e.to_error())?;
+///     }
+///     let steps = args.get("steps").and_then(Value::as_u64).unwrap_or(3);
+///     for step in 1..=steps {
+///         cx.sleep(Duration::from_millis(10))?; // returns early, with an error, if cancelled
+///         cx.progress(Progress::new(step as f64).total(steps as f64));
+///     }
+///     cx.log(LoggingLevel::Info, format!("crunched in {steps} steps"));
+///     Ok(CallToolResult::text("done"))
+/// }
+///
+/// # fn main() -> Result<(), mcp_sansio_blocking::mcp_sansio::server::CatalogError> {
+/// let mut config = ServerConfig::new(Implementation::new("cruncher", "1.0"));
+/// config.capabilities["extensions"] = json!({ (TASKS_EXTENSION): {} }); // 2026 tasks
+/// let server = Server::builder(config)
+///     .logging()
+///     .tool(Tool::new("crunch", Map::new()), crunch)?
+///     .build();
+/// # let _ = server;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct Context {
     id: InboundId,
@@ -154,7 +206,75 @@ impl Context {
     }
 }
 
-/// Builds a [`Server`]
+/// Builds a [`Server`]: its tools, resources, resource templates, prompts and completion
+/// handler, each with a plain function run on the server's worker pool, and the capabilities
+/// they need
+///
+/// Start with [`Server::builder`]. Each registration checks its entry (a valid and unique name
+/// or URI, an `inputSchema` that compiles, a template that parses) and returns the builder, or
+/// a [`CatalogError`]; registering declares the capability (`tools`, `resources`, `prompts`,
+/// `completions`), keeping what the [`ServerConfig`] already declares (such as `listChanged`).
+/// Then [`build`](Self::build) makes the server. A handler is a closure or `fn`
+/// (`Fn(Context, ..) -> Result<_, ErrorObject> + Send + Sync + 'static`): an [`ErrorObject`]
+/// is a JSON-RPC error; a tool that fails in the domain sense returns
+/// `Ok(CallToolResult::error(..))`. The catalog validates a tool's arguments against its
+/// `inputSchema` before the handler runs. At most [`workers`](Self::workers) handlers run at
+/// once, over every connection.
+///
+/// # Example
+///
+/// ```
+/// use mcp_sansio_blocking::mcp_sansio::schema::{
+///     CallToolResult, CompleteResult, GetPromptResult, Prompt, PromptArgument, PromptMessage,
+///     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
+/// };
+/// use mcp_sansio_blocking::mcp_sansio::uri_template::Variables;
+/// use mcp_sansio_blocking::mcp_sansio::{ErrorObject, Implementation, ServerConfig};
+/// use mcp_sansio_blocking::{Context, Server};
+/// use serde_json::{Map, json};
+///
+/// fn read_note(
+///     _cx: Context,
+///     uri: String,
+///     vars: Variables,
+/// ) -> Result<ReadResourceResult, ErrorObject> {
+///     let id = vars.get_str("id").unwrap_or_default();
+///     Ok(ReadResourceResult::new(vec![ResourceContents::text(&uri, format!("Note {id}"))]))
+/// }
+///
+/// # fn main() -> Result<(), mcp_sansio_blocking::mcp_sansio::server::CatalogError> {
+/// let schema = json!({"type": "object", "properties": {"query": {"type": "string"}}});
+/// let server = Server::builder(ServerConfig::new(Implementation::new("notes", "1.0")))
+///     .workers(4)
+///     .tool(
+///         Tool::new("search", schema.as_object().cloned().unwrap_or_default())
+///             .with_description("Finds notes"),
+///         |_cx, args| {
+///             let query = args["query"].as_str().unwrap_or_default();
+///             Ok(CallToolResult::text(format!("notes://1 matches {query:?}")))
+///         },
+///     )?
+///     .resource(
+///         Resource::new("notes://index", "index").with_mime_type("text/plain"),
+///         |_cx, uri, _vars| {
+///             Ok(ReadResourceResult::new(vec![ResourceContents::text(uri, "notes://1")]))
+///         },
+///     )?
+///     .resource_template(ResourceTemplate::new("notes://{id}", "note"), read_note)?
+///     .prompt(
+///         Prompt::new("summarize").with_arguments(vec![PromptArgument::new("id").required(true)]),
+///         |_cx, args| {
+///             let id = args.get("id").cloned().unwrap_or_default();
+///             Ok(GetPromptResult::new(vec![PromptMessage::user(format!("Summarize note {id}"))]))
+///         },
+///     )?
+///     .completion(|_cx, _params| Ok(CompleteResult::new(vec!["1".into()])))
+///     .logging()
+///     .build();
+/// # let _ = server;
+/// # Ok(())
+/// # }
+/// ```
 pub struct ServerBuilder {
     registry: Registry<ToolFn, ResourceFn, PromptFn, CompleteFn>,
     workers: usize,
