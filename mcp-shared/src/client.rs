@@ -88,6 +88,8 @@ impl<R: Commands> std::fmt::Debug for Client<R> {
 }
 
 /// Cancels one request from anywhere (dropping the request's future does the same)
+///
+/// The async bindings' `CancelHandle`, from their `Client::start`.
 pub struct CancelHandle<R: Commands> {
     commands: R::CommandTx,
     token: u64,
@@ -113,13 +115,16 @@ impl<R: Commands> std::fmt::Debug for CancelHandle<R> {
 impl<R: Commands> CancelHandle<R> {
     /// Cancels the request (`notifications/cancelled`, or `tasks/cancel` for a task-backed
     /// call); its future then ends with [`CallError::Cancelled`] or the connection's close.
-    /// A no-op once the request has ended.
+    /// A no-op once the request has ended, and before it was sent (the request is sent when
+    /// its future first runs).
     pub fn cancel(&self) {
         let _ = R::try_send_command(&self.commands, Command::Cancel { token: self.token });
     }
 }
 
 /// What a started request reports while it runs
+///
+/// The async bindings' `CallWatch`, for their `Client::start`.
 #[non_exhaustive]
 pub struct CallWatch<R: Commands> {
     /// Progress reports (ask for them with [`RequestOptions::with_progress`])

@@ -1,6 +1,59 @@
-//! Internal to this workspace: the pieces every binding (mcp-sansio-tokio, mcp-sansio-async-std,
-//! mcp-sansio-blocking) needs that are neither protocol logic (that is `mcp-sansio`'s) nor tied to a
-//! runtime. Each binding re-exports what its users see.
+//! The runtime-free kernel that the `mcp-sansio` bindings share: an internal support crate
+//!
+//! **This crate is not meant to be used directly.** It is published because
+//! [`mcp-sansio-tokio`](https://docs.rs/mcp-sansio-tokio),
+//! [`mcp-sansio-async-std`](https://docs.rs/mcp-sansio-async-std) and
+//! [`mcp-sansio-blocking`](https://docs.rs/mcp-sansio-blocking) depend on it, and its API is
+//! whatever they need: it changes in any release, patch releases included, with no stability
+//! promise and no deprecation period. Depend on one of those bindings instead (each re-exports
+//! what its users see, and documents it on its own pages), or on
+//! [`mcp_sansio`] itself to drive the protocol with your own I/O.
+//!
+//! # What is here
+//!
+//! Nothing in this crate is protocol logic (every protocol decision is `mcp-sansio`'s), and
+//! nothing is tied to a runtime: what a binding does with an input once it has one lives here,
+//! once, generic over the binding's runtime (a [`peer::Runtime`], and a
+//! [`server::AsyncRuntime`] for the async bindings: its channels, how it spawns and stops a
+//! handler run, its clock). Each binding keeps its sockets, tasks or threads, and the loop that
+//! waits for the next input.
+//!
+//! - [`peer`]: the per-connection state every binding's actor runs: the application's calls
+//!   in flight, the server's handler runs, and the messages between them and the actor;
+//! - [`server`]: the catalog-and-handlers [`Registry`](server::Registry) every binding's
+//!   `ServerBuilder` fills, and the async bindings' builder, handler `Context` and dispatcher;
+//! - [`client`] and [`calls`]: the errors every client shares, the async bindings' typed calls,
+//!   and those calls as sans-IO exchanges;
+//! - [`alarm`]: one timer per connection, moved only when the core's deadline comes earlier;
+//! - `stdio` (Unix): this process's stdin and stdout as pipes an event loop can drive;
+//! - `http` (feature `http`): the Streamable HTTP front ends' actor state around the core's
+//!   `HttpServer` and `ClientTransport`, and conversions to the `http` crate's types;
+//! - `auth` (feature `auth`): the OAuth client's options, the `private_key_jwt` signer, DPoP
+//!   keys, the headless user agent's redirect following, JWT verification, and the protected
+//!   server's gate.
+//!
+//! # Example
+//!
+//! A typed call is a sans-IO [`Exchange`](calls::Exchange): it says which request to send and
+//! reads what comes back, and each binding's `Client` only moves the bytes. Here `call_tool`
+//! with the request answered by hand:
+//!
+//! ```
+//! use mcp_sansio::RequestOptions;
+//! use mcp_sansio_shared::calls::{self, Exchange, Next};
+//! use serde_json::value::RawValue;
+//!
+//! let mut call = calls::call_tool("echo", serde_json::Map::new(), RequestOptions::default());
+//! let Next::Send(request) = call.step(None)? else { unreachable!("a call sends first") };
+//! assert_eq!(request.method, "tools/call");
+//! assert_eq!(request.params.get(), r#"{"name":"echo","arguments":{}}"#);
+//!
+//! // A binding sends `request` and feeds the result back
+//! let result = RawValue::from_string(r#"{"content":[{"type":"text","text":"hi"}]}"#.into())?;
+//! let Next::Done(result) = call.step(Some(result))? else { unreachable!("one request") };
+//! assert_eq!(result.content[0].as_text(), Some("hi"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![forbid(unsafe_code)]
 
@@ -15,3 +68,8 @@ pub mod peer;
 pub mod server;
 #[cfg(unix)]
 pub mod stdio;
+
+/// The README (for crates.io), whose examples run as doc tests too
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

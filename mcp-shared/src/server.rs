@@ -77,7 +77,12 @@ type PromptFn<R> = Arc<
         + Sync,
 >;
 
-/// What a handler can do besides returning its result
+/// What a handler can do besides returning its result: report progress, log, ask the
+/// client for input, run as a task
+///
+/// The handlers' context of every binding: the async bindings name it `Context` (this type
+/// for their runtime: `mcp_sansio_tokio::Context`, `mcp_sansio_async_std::Context`), and
+/// their pages document it with examples.
 pub struct Context<R: Runtime> {
     id: InboundId,
     wants_progress: bool,
@@ -193,7 +198,12 @@ impl<R: AsyncRuntime> Context<R> {
     }
 }
 
-/// Builds a server
+/// Builds a server: its tools, resources, resource templates, prompts and completion
+/// handler, each with an async handler
+///
+/// The async bindings' builder: they name it `ServerBuilder` (this type for their runtime:
+/// `mcp_sansio_tokio::ServerBuilder`, `mcp_sansio_async_std::ServerBuilder`), start it with
+/// their `Server::builder`, and document it with examples on their pages.
 pub struct ServerBuilder<R: AsyncRuntime> {
     registry: AsyncRegistry<R>,
 }
