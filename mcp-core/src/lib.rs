@@ -97,3 +97,8 @@ pub use session::{
     TaskUpdate, Timeouts, Transmit,
 };
 pub use version::{Era, ProtocolVersion};
+
+/// The README (for crates.io), whose examples run as doc tests too
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
