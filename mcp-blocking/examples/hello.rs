@@ -37,7 +37,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = serde_json::Map::new();
     args.insert("text".into(), "hello from a thread".into());
     let result = client.call_tool("echo", args)?;
-    let said = result.content.first().and_then(|c| c.as_text()).unwrap_or("(no text)");
+    let said = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .unwrap_or("(no text)");
     println!("{} tool(s); echo says {said}", tools.len());
     Ok(())
 }
