@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mcp_sansio::schema::method::Method;
 use mcp_sansio::schema::{
@@ -93,6 +93,9 @@ impl<R: Commands> std::fmt::Debug for Client<R> {
 pub struct CancelHandle<R: Commands> {
     commands: R::CommandTx,
     token: u64,
+    /// Set by [`cancel`](Self::cancel), read by the request's future before and after it
+    /// sends the request: a cancel that comes first is not lost
+    cancelled: Arc<AtomicBool>,
 }
 
 impl<R: Commands> Clone for CancelHandle<R> {
@@ -100,6 +103,7 @@ impl<R: Commands> Clone for CancelHandle<R> {
         Self {
             commands: self.commands.clone(),
             token: self.token,
+            cancelled: Arc::clone(&self.cancelled),
         }
     }
 }
@@ -115,9 +119,10 @@ impl<R: Commands> std::fmt::Debug for CancelHandle<R> {
 impl<R: Commands> CancelHandle<R> {
     /// Cancels the request (`notifications/cancelled`, or `tasks/cancel` for a task-backed
     /// call); its future then ends with [`CallError::Cancelled`] or the connection's close.
-    /// A no-op once the request has ended, and before it was sent (the request is sent when
-    /// its future first runs).
+    /// A no-op once the request has ended. Before the request was sent (it is sent when its
+    /// future first runs), the future ends with [`CallError::Cancelled`] without sending it.
     pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
         let _ = R::try_send_command(&self.commands, Command::Cancel { token: self.token });
     }
 }
@@ -225,13 +230,18 @@ impl<R: Commands> Client<R> {
         impl Future<Output = Result<Box<RawValue>, ClientError>> + Send + 'static,
     ) {
         let token = self.tokens.fetch_add(1, Ordering::Relaxed);
+        let cancelled = Arc::new(AtomicBool::new(false));
         let handle = CancelHandle {
             commands: self.commands.clone(),
             token,
+            cancelled: Arc::clone(&cancelled),
         };
         let commands = self.commands.clone();
         let method = method.to_owned();
         let future = async move {
+            if cancelled.load(Ordering::SeqCst) {
+                return Err(ClientError::Call(CallError::Cancelled));
+            }
             let (reply, rx) = R::oneshot();
             let command = Command::Request {
                 method,
@@ -250,6 +260,11 @@ impl<R: Commands> Client<R> {
                 token,
                 armed: true,
             };
+            // A cancel between the check above and the send went ahead of the request and
+            // found nothing to cancel: send it again, now behind the request.
+            if cancelled.load(Ordering::SeqCst) {
+                let _ = R::try_send_command(&commands, Command::Cancel { token });
+            }
             let outcome = R::recv(rx).await.ok_or(ClientError::Closed)?;
             guard.armed = false;
             Ok(outcome??)

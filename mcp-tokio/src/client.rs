@@ -53,8 +53,8 @@ impl Commands for Tokio {
 /// [`cancel`](#method.cancel) (documented below, under *Implementations*) sends
 /// `notifications/cancelled`, or `tasks/cancel` for a task-backed call, and the future then
 /// ends with `ClientError::Call(CallError::Cancelled)`. It is `Clone` and `Send`: hand it to
-/// another task. The request is sent when its future first runs, so a cancel before that
-/// finds nothing to cancel; once the request has ended, `cancel` is a no-op. The crate's docs
+/// another task. A cancel before the future first runs ends it at once, without sending the
+/// request; once the request has ended, `cancel` is a no-op. The crate's docs
 /// have an [example](crate#cancellation).
 pub type CancelHandle = mcp_sansio_shared::client::CancelHandle<Tokio>;
 

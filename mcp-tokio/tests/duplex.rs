@@ -221,3 +221,38 @@ async fn each_timeout_fires_at_its_own_deadline_whatever_the_timer_was_armed_for
     let outcome = long.await.unwrap();
     assert!(timed_out(&outcome), "{outcome:?}");
 }
+
+#[tokio::test]
+async fn a_cancel_before_the_call_first_runs_ends_it_without_sending_it() {
+    let aborted = Arc::new(AtomicBool::new(false));
+    let client = connect(
+        EraMode::Legacy(ProtocolVersion::V2025_11_25),
+        Arc::clone(&aborted),
+    )
+    .await;
+    let params = serde_json::value::to_raw_value(&json!({"name": "slow", "arguments": {}}));
+    let (handle, call) = client.start(
+        "tools/call",
+        Some(params.unwrap()),
+        mcp_sansio::RequestOptions::default(),
+        mcp_sansio_tokio::CallWatch::default(),
+    );
+    // The request is sent when its future first runs; this cancel comes before that.
+    handle.cancel();
+    let outcome = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the cancelled call ends at once, not after the handler's hour");
+    assert!(
+        matches!(
+            outcome,
+            Err(ClientError::Call(mcp_sansio::CallError::Cancelled))
+        ),
+        "{outcome:?}"
+    );
+    // The connection still works, and the slow handler never ran (its drop sets the flag).
+    let mut args = Map::new();
+    args.insert("text".into(), json!("still here"));
+    let result = client.call_tool("echo", args).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("still here"));
+    assert!(!aborted.load(Ordering::SeqCst), "the handler never started");
+}
