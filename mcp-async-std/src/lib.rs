@@ -408,6 +408,7 @@
 //! - `everything-server-async-std/`: a server with a few of everything, the same command line
 //!   as `mcp-sansio-tokio`'s (stdio; `-- --http 127.0.0.1:3000`; `--conformance` for the
 //!   fixtures of the official conformance suite, which it passes).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "auth")]
 pub mod auth;

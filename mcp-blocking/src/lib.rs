@@ -392,6 +392,7 @@
 //!   same command line as `mcp-sansio-tokio`'s: stdio; `-- --http 127.0.0.1:3000`;
 //!   `--conformance` for the fixtures of the official conformance suite, which it passes);
 //! - `jwt-protected-server.rs` (`auth`): a server that accepts JWT bearer tokens only.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "auth")]
 pub mod auth;

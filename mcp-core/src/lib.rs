@@ -70,6 +70,7 @@
 //! }
 //! assert!(answer.unwrap().get().contains("hello"));
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(clippy::disallowed_methods)]
 

@@ -393,6 +393,7 @@
 //!   URL) and walks through a session, printing what happens;
 //! - `everything-client.rs` (`auth`): the conformance suite's client, OAuth scenarios included;
 //! - `jwt-protected-server.rs` (`auth`): a server that accepts JWT bearer tokens only.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "auth")]
 pub mod auth;
