@@ -176,7 +176,7 @@ pub fn list_tools(peer: &PeerInfo) -> impl Exchange<Output = Vec<Tool>> + Send +
     let modern = peer.version.era() == mcp_sansio::Era::Modern;
     pages::<ListTools, _, _>(move |mut page| {
         if modern {
-            let _dropped = mcp_sansio::client::filter_tools_list(&mut page);
+            let _dropped = mcp_sansio::http::filter_tools_list(&mut page);
         }
         (page.tools, page.next_cursor)
     })

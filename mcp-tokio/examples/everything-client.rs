@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use mcp_sansio::auth::{Grant, IdentityAssertion, OAuthConfig, PreRegistered, Secret};
-use mcp_sansio::client::validate_tool_headers;
+use mcp_sansio::http::validate_tool_headers;
 use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, Tool};
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion};
 use mcp_sansio_tokio::{

@@ -6,25 +6,15 @@
 //! - [`OutputValidator`]: `structuredContent` of tool results against the tool's
 //!   `outputSchema` (2025-06-18 and later), with [`check_call_result`] to decode and check a
 //!   `tools/call` outcome in one step.
-//! - [`x_mcp_header`]: which tool arguments go into `Mcp-Param-*` headers on 2026-07-28
-//!   Streamable HTTP, and which tools to drop for invalid annotations
-//!   ([`filter_tools_list`]).
-//! - [`encode_header_value`] / [`decode_header_value`]: the values of those headers.
 //! - [`ResultCache`]: results the server marked cacheable (`ttlMs`, `cacheScope`; 2026-07-28),
 //!   kept while fresh and dropped on list-changed and resource-updated notifications.
 
 mod cache;
 mod call;
-mod header_value;
 mod output;
-pub mod x_mcp_header;
 
 pub use cache::ResultCache;
 pub use call::{ToolCallError, check_call_result};
-pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
 pub use output::{
     ObserveWarning, OutputError, OutputLimits, OutputValidator, SchemaProblem, SchemaViolation,
-};
-pub use x_mcp_header::{
-    HeaderParam, ToolHeaderError, ToolWarning, filter_tools_list, validate_tool_headers,
 };

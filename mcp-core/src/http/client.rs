@@ -21,7 +21,7 @@ use super::headers::{
     Headers, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
 use super::modern::name_member;
-use crate::client::{HeaderParam, encode_header_value, filter_tools_list, validate_tool_headers};
+use super::{HeaderParam, encode_header_value, filter_tools_list, validate_tool_headers};
 use crate::codec::sse::SseDecoder;
 use crate::schema::{ListToolsResult, Tool, meta};
 use crate::version::ProtocolVersion;
@@ -93,7 +93,7 @@ impl HttpClient {
 
     /// Reads a `tools/list` result: drops tools whose `x-mcp-header` annotations are invalid
     /// (returned, to log) and remembers which arguments the others mirror into headers
-    pub fn observe_tools(&mut self, list: &mut ListToolsResult) -> Vec<crate::client::ToolWarning> {
+    pub fn observe_tools(&mut self, list: &mut ListToolsResult) -> Vec<super::ToolWarning> {
         let warnings = filter_tools_list(list);
         for tool in &list.tools {
             self.observe_tool(tool);

@@ -12,6 +12,9 @@
 //!   and the status mapping, progress and logs on the request's own response, cancellation
 //!   by closing it.
 //! - DNS-rebinding protection ([`HostPolicy`]) on both.
+//! - [`x_mcp_header`]: which tool arguments a 2026 client mirrors into `Mcp-Param-*` headers,
+//!   and which tools it drops for invalid annotations ([`filter_tools_list`]);
+//!   [`encode_header_value`] / [`decode_header_value`]: the values of those headers.
 //!
 //! Server side: [`HttpServer`]. Client side: [`ClientTransport`] is the whole client as one machine (which requests to
 //! make, what each response means); [`client`] holds its header rules.
@@ -25,6 +28,7 @@
 mod classify;
 pub mod client;
 mod config;
+mod header_value;
 mod headers;
 mod modern;
 mod origin;
@@ -33,10 +37,12 @@ mod server;
 mod session_id;
 mod stream;
 mod transport;
+pub mod x_mcp_header;
 
 pub use classify::Wire;
 pub use client::{HttpClient, ResponseKind};
 pub use config::HttpConfig;
+pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
 pub use headers::{
     Headers, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
 };
@@ -45,6 +51,9 @@ pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
 pub use session_id::{SessionIdSource, session_id_from_bytes};
 pub use transport::{ClientTransport, DEFAULT_MAX_MESSAGE, HttpMethod, HttpRequest, StreamId};
+pub use x_mcp_header::{
+    HeaderParam, ToolHeaderError, ToolWarning, filter_tools_list, validate_tool_headers,
+};
 
 use std::fmt;
 

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::headers::{Headers, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use super::response::HttpResponse;
-use crate::client::{HeaderParam, decode_header_value};
+use super::{HeaderParam, decode_header_value};
 use crate::jsonrpc::{ErrorObject, Request, code};
 use crate::schema::meta;
 

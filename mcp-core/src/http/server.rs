@@ -13,7 +13,7 @@ use super::response::{HttpResponse, ResponseHead, modern_error_status};
 use super::session_id::{SessionIdSource, is_valid_session_id};
 use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
 use super::{ExchangeId, SessionKey};
-use crate::client::{HeaderParam, validate_tool_headers};
+use super::{HeaderParam, validate_tool_headers};
 use crate::codec::sse::{encode_comment, encode_event};
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
 use crate::schema::{Tool, meta};

@@ -17,7 +17,7 @@
 //! Only the top-level `properties` of `inputSchema` are read.
 //!
 //! ```
-//! use mcp_sansio::client::validate_tool_headers;
+//! use mcp_sansio::http::validate_tool_headers;
 //! use mcp_sansio::schema::Tool;
 //! use serde_json::json;
 //!

@@ -6,7 +6,7 @@
 //! `=?base64?<base64 of its UTF-8>?=`.
 //!
 //! ```
-//! use mcp_sansio::client::{decode_header_value, encode_header_value};
+//! use mcp_sansio::http::{decode_header_value, encode_header_value};
 //! use serde_json::json;
 //!
 //! assert_eq!(encode_header_value(&json!("us-west-1")).as_deref(), Some("us-west-1"));

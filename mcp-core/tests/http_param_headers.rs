@@ -2,8 +2,8 @@
 //! of `tools/list`, and the `Mcp-Param-*` value encoding (`http-custom-headers`,
 //! `http-custom-header-server-validation`)
 
-use mcp_sansio::client::x_mcp_header::HEADER_PREFIX;
-use mcp_sansio::client::{
+use mcp_sansio::http::x_mcp_header::HEADER_PREFIX;
+use mcp_sansio::http::{
     HeaderParam, HeaderValueError, ToolHeaderError, decode_header_value, encode_header_value,
     filter_tools_list, validate_tool_headers,
 };
