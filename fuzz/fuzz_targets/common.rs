@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use mcp_sansio::jsonrpc::{self, Decoded};
-use mcp_sansio::session::TASKS_EXTENSION;
+use mcp_sansio::session::{Role, TASKS_EXTENSION};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{EraMode, ProtocolVersion, RequestOptions, Session};
 use serde_json::json;
@@ -44,14 +44,14 @@ pub fn ready_pair(selector: u8) -> Pair {
         }
         let _ = pair
             .client
-            .send_request(pair.now, "tools/call", Some(params.clone()), o);
+            .send_request_raw(pair.now, "tools/call", Some(params.clone()), o);
     }
     pair.drive();
     pair
 }
 
 /// Drains a session, checking every frame
-pub fn drain(s: &mut Session) {
+pub fn drain<R: Role>(s: &mut Session<R>) {
     let mut buf = Vec::new();
     while let Some(t) = s.poll_transmit(&mut buf) {
         assert_eq!(t.len, buf.len());
@@ -71,7 +71,7 @@ pub fn drain(s: &mut Session) {
 }
 
 /// Feeds `data` to `s` in chunks cut by the data's own bytes, then a timeout and EOF
-pub fn feed(s: &mut Session, now: Instant, data: &[u8]) {
+pub fn feed<R: Role>(s: &mut Session<R>, now: Instant, data: &[u8]) {
     let (cut, data) = data.split_first().unwrap_or((&0, &[]));
     let step = usize::from(*cut % 64) + 1;
     for chunk in data.chunks(step) {

@@ -9,19 +9,22 @@ use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{EraMode, Event, ProtocolVersion, RequestOptions, Session};
+use mcp_sansio::{
+    ClientEvent, ClientSession, EraMode, ProtocolVersion, RequestOptions, ServerEvent,
+    ServerSession,
+};
 use serde_json::value::RawValue;
 
 const PARAMS: &str = r#"{"name":"echo","arguments":{"text":"hello world"}}"#;
 const RESULT: &str = r#"{"content":[{"type":"text","text":"hello world"}]}"#;
 
 /// A ready client and server, taken out of the test kit
-fn ready(era: EraMode, now: Instant) -> (Session, Session) {
+fn ready(era: EraMode, now: Instant) -> (ClientSession, ServerSession) {
     let mut pair = Pair::new(now, Pair::client_config(era), Pair::server_config());
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready { .. }]
+        [ClientEvent::Ready { .. }]
     ));
     pair.server_events();
     (pair.client, pair.server)
@@ -29,30 +32,30 @@ fn ready(era: EraMode, now: Instant) -> (Session, Session) {
 
 /// One call: request out, delivered, answered, answer delivered, outcome taken
 fn round_trip(
-    client: &mut Session,
-    server: &mut Session,
+    client: &mut ClientSession,
+    server: &mut ServerSession,
     now: Instant,
     buf: &mut Vec<u8>,
     result: &RawValue,
 ) {
     let params = RawValue::from_string(PARAMS.to_owned()).expect("valid");
     let id = client
-        .send_request(now, "tools/call", Some(params), RequestOptions::default())
+        .send_request_raw(now, "tools/call", Some(params), RequestOptions::default())
         .expect("ready");
     while client.poll_transmit(buf).is_some() {}
     server.handle_bytes(now, buf);
     buf.clear();
-    let Some(Event::Request(request)) = server.poll_event() else {
+    let Some(ServerEvent::Request(request)) = server.poll_event() else {
         panic!("expected the request")
     };
     server
-        .respond(request.responder, result)
+        .respond_raw(request.responder, result)
         .expect("an object");
     while server.poll_transmit(buf).is_some() {}
     client.handle_bytes(now, buf);
     buf.clear();
     match client.poll_event() {
-        Some(Event::Response {
+        Some(ClientEvent::Response {
             id: got,
             outcome: Ok(r),
         }) if got == id => {
@@ -103,8 +106,8 @@ fn w1(c: &mut Criterion) {
 
 /// 64 calls at once: every request out, delivered in one read, answered, every answer in
 fn w2_batch(
-    client: &mut Session,
-    server: &mut Session,
+    client: &mut ClientSession,
+    server: &mut ServerSession,
     now: Instant,
     buf: &mut Vec<u8>,
     result: &RawValue,
@@ -112,18 +115,18 @@ fn w2_batch(
     for _ in 0..IN_FLIGHT {
         let params = RawValue::from_string(PARAMS.to_owned()).expect("valid");
         client
-            .send_request(now, "tools/call", Some(params), RequestOptions::default())
+            .send_request_raw(now, "tools/call", Some(params), RequestOptions::default())
             .expect("ready");
     }
     while client.poll_transmit(buf).is_some() {}
     server.handle_bytes(now, buf);
     buf.clear();
     while let Some(event) = server.poll_event() {
-        let Event::Request(request) = event else {
+        let ServerEvent::Request(request) = event else {
             panic!("expected a request")
         };
         server
-            .respond(request.responder, result)
+            .respond_raw(request.responder, result)
             .expect("an object");
     }
     while server.poll_transmit(buf).is_some() {}
@@ -131,7 +134,10 @@ fn w2_batch(
     buf.clear();
     let mut done = 0;
     while let Some(event) = client.poll_event() {
-        assert!(matches!(event, Event::Response { outcome: Ok(_), .. }));
+        assert!(matches!(
+            event,
+            ClientEvent::Response { outcome: Ok(_), .. }
+        ));
         done += 1;
     }
     assert_eq!(done, IN_FLIGHT);

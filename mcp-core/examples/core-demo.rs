@@ -5,10 +5,11 @@
 //! beyond one origin instant: time moves only when the demo says so, which is how the
 //! library's own tests run.
 
+use mcp_sansio::testing::Side;
 use std::time::{Duration, Instant};
 
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{CallError, EraMode, Event, ProtocolVersion, RequestOptions, Side};
+use mcp_sansio::{CallError, ClientEvent, EraMode, ProtocolVersion, RequestOptions, ServerEvent};
 use serde_json::json;
 use serde_json::value::RawValue;
 
@@ -40,7 +41,7 @@ fn step(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
 fn serve(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
     for event in pair.server_events() {
         match event {
-            Event::Request(request) => {
+            ServerEvent::Request(request) => {
                 let name = request
                     .params_as::<serde_json::Value>()
                     .ok()
@@ -53,13 +54,13 @@ fn serve(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
                             {"name": "slow", "inputSchema": {"type": "object"}}
                         ]});
                         pair.server
-                            .respond(request.responder, &raw(tools))
+                            .respond_raw(request.responder, &raw(tools))
                             .expect("object");
                     }
                     ("tools/call", "echo") => {
                         let result = json!({"content": [{"type": "text", "text": "hello world"}]});
                         pair.server
-                            .respond(request.responder, &raw(result))
+                            .respond_raw(request.responder, &raw(result))
                             .expect("object");
                     }
                     ("tools/call", "slow") => {
@@ -67,7 +68,8 @@ fn serve(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
                         for step in 1..=3 {
                             let p = mcp_sansio::Progress::new(f64::from(step)).total(10.0);
                             pair.server
-                                .report_progress(&request.responder, &p)
+                                .inbound(request.responder.id())
+                                .report_progress(&p)
                                 .expect("asked");
                         }
                         println!(
@@ -82,10 +84,12 @@ fn serve(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
                     }
                 }
             }
-            Event::Cancelled { id, reason } => {
+            ServerEvent::Cancelled { id, reason } => {
                 println!("  (server: request {id} cancelled by the client: {reason:?})");
             }
-            Event::Ready { version } => println!("  (server: client initialized on {version})"),
+            ServerEvent::Ready { version } => {
+                println!("  (server: client initialized on {version})")
+            }
             other => println!("  (server event: {other:?})"),
         }
     }
@@ -95,21 +99,21 @@ fn serve(pair: &mut Pair, held: &mut Vec<mcp_sansio::Responder>) {
 fn client_events(pair: &mut Pair) {
     for event in pair.client_events() {
         match event {
-            Event::Ready { version } => println!("  (client ready on {version})"),
-            Event::Progress { id, progress } => println!(
+            ClientEvent::Ready { version } => println!("  (client ready on {version})"),
+            ClientEvent::Progress { id, progress } => println!(
                 "  (client: progress on {id}: {} of {})",
                 progress.progress,
                 progress.total.unwrap_or(f64::NAN)
             ),
-            Event::Response {
+            ClientEvent::Response {
                 id,
                 outcome: Ok(result),
             } => println!("  (client: {id} → {})", result.get()),
-            Event::Response {
+            ClientEvent::Response {
                 id,
                 outcome: Err(CallError::Remote(e)),
             } => println!("  (client: {id} failed: {e})"),
-            Event::Response {
+            ClientEvent::Response {
                 id,
                 outcome: Err(e),
             } => println!("  (client: {id} ended: {e})"),
@@ -126,10 +130,10 @@ fn session(title: &str, era: EraMode, origin: Instant) {
 
     println!("\n-- list tools, call `echo`");
     let c = &mut pair.client;
-    c.send_request(pair.now, "tools/list", None, RequestOptions::default())
+    c.send_request_raw(pair.now, "tools/list", None, RequestOptions::default())
         .expect("ready");
     let echo = raw(json!({"name": "echo", "arguments": {"text": "hello world"}}));
-    c.send_request(
+    c.send_request_raw(
         pair.now,
         "tools/call",
         Some(echo),
@@ -143,7 +147,7 @@ fn session(title: &str, era: EraMode, origin: Instant) {
     let opts = RequestOptions::default().with_progress();
     let id = pair
         .client
-        .send_request(pair.now, "tools/call", Some(slow), opts)
+        .send_request_raw(pair.now, "tools/call", Some(slow), opts)
         .expect("ready");
     step(&mut pair, &mut held);
     pair.client
@@ -155,7 +159,7 @@ fn session(title: &str, era: EraMode, origin: Instant) {
     pair.pause(Side::Server);
     let opts = RequestOptions::default().timeout(Duration::from_secs(5));
     pair.client
-        .send_request(pair.now, "prompts/list", None, opts)
+        .send_request_raw(pair.now, "prompts/list", None, opts)
         .expect("ready");
     pair.drive();
     pair.discard_held(Side::Server);

@@ -9,14 +9,21 @@
 //!
 //! 1. No I/O, no clock, no threads, no async, no global state. Time comes in as `now:
 //!    Instant` arguments.
-//! 2. One owner, `&mut self`. [`Session`] is `Send + Sync + UnwindSafe`.
+//! 2. One owner, `&mut self`. The two ends are two types, [`ClientSession`] and
+//!    [`ServerSession`] (a [`Session`] over its [`Role`](session::Role)), each with its own
+//!    events ([`ClientEvent`], [`ServerEvent`]); what only one end may do is a method of that
+//!    end alone, so a role mismatch is a compile error. Both are `Send + Sync + UnwindSafe`.
 //! 3. Inputs (`handle_*`) never fail and never panic: what the peer did becomes events,
-//!    automatic JSON-RPC error replies, or [`Event::Closed`]. Commands fail only for local
+//!    automatic JSON-RPC error replies, or a `Closed` event. Commands fail only for local
 //!    misuse, and leave the session unchanged when they do.
-//! 4. Exactly once: every outbound request ends in exactly one [`Event::Response`]; every
-//!    inbound request is answered at most once, through its single-use [`Responder`].
+//! 4. Exactly once: every outbound request ends in exactly one `Response` event; every
+//!    inbound request is answered at most once, through its single-use [`Responder`]. What a
+//!    server does for a request meanwhile (progress, asking for input, a task, notifications)
+//!    goes through the borrowing handle [`ServerSession::inbound`](Session::inbound).
 //! 5. Everything is bounded (see [`Limits`]); a limit reached is a visible signal
 //!    ([`Session::wants_read`], [`SendError::Blocked`], an error reply).
+//! 6. One API layer: typed commands first (`send_request::<M>`, `respond`), raw JSON as the
+//!    explicit escape hatch (`send_request_raw`, `respond_raw`).
 //!
 //! # The run loop
 //!
@@ -26,16 +33,20 @@
 //! ```
 //! use std::sync::Arc;
 //! use std::time::Instant;
-//! use mcp_sansio::{ClientConfig, Event, EraMode, Implementation, ProtocolVersion, ServerConfig, Session};
-//! use serde_json::{json, value::RawValue};
+//! use mcp_sansio::schema::{CallToolParams, CallToolResult, method::CallTool};
+//! use mcp_sansio::{
+//!     ClientConfig, ClientEvent, ClientSession, EraMode, Implementation, ProtocolVersion,
+//!     ServerConfig, ServerEvent, ServerSession,
+//! };
+//! use serde_json::json;
 //!
 //! let now = Instant::now();
 //! let mut client_config = ClientConfig::new(Implementation::new("demo-client", "1.0"));
 //! client_config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
 //! let mut server_config = ServerConfig::new(Implementation::new("demo-server", "1.0"));
 //! server_config.capabilities = json!({"tools": {}});
-//! let mut client = Session::client(Arc::new(client_config), now);
-//! let mut server = Session::server(Arc::new(server_config), now);
+//! let mut client = ClientSession::new(Arc::new(client_config), now);
+//! let mut server = ServerSession::new(Arc::new(server_config), now);
 //!
 //! let mut call = None;
 //! let mut answer = None;
@@ -50,26 +61,45 @@
 //!     buf.clear();
 //!     // React to events.
 //!     while let Some(event) = server.poll_event() {
-//!         if let Event::Request(request) = event {
-//!             let result = RawValue::from_string(
-//!                 json!({"content": [{"type": "text", "text": "hello"}]}).to_string(),
-//!             ).unwrap();
-//!             server.respond(request.responder, &result).unwrap();
+//!         if let ServerEvent::Request(request) = event {
+//!             server.respond(request.responder, CallToolResult::text("hello")).unwrap();
 //!         }
 //!     }
 //!     while let Some(event) = client.poll_event() {
 //!         match event {
-//!             Event::Ready { .. } => {
-//!                 let params = RawValue::from_string(json!({"name": "greet"}).to_string()).unwrap();
-//!                 call = Some(client.send_request(now, "tools/call", Some(params), Default::default()).unwrap());
+//!             ClientEvent::Ready { .. } => {
+//!                 let params = CallToolParams::new("greet");
+//!                 call = Some(client.send_request::<CallTool>(now, params, Default::default()).unwrap());
 //!             }
-//!             Event::Response { id, outcome } if Some(id) == call => answer = Some(outcome.unwrap()),
+//!             ClientEvent::Response { id, outcome } if Some(id) == call.map(|c| c.id()) => {
+//!                 answer = Some(call.unwrap().decode(outcome).unwrap());
+//!             }
 //!             _ => {}
 //!         }
 //!     }
 //! }
-//! assert!(answer.unwrap().get().contains("hello"));
+//! assert_eq!(answer.unwrap().content[0].as_text(), Some("hello"));
 //! ```
+//!
+//! # Modules
+//!
+//! Each module has one job; they depend one way, lower before higher:
+//! `codec` → `jsonrpc` → `session` → `http`, with `version` and `schema` beneath all of them,
+//! `auth` beside `http` (`http` uses `auth`, never the reverse), and the application helpers
+//! `client` and `server` on top.
+//!
+//! | module | its job |
+//! |---|---|
+//! | [`version`] | the protocol versions and the two eras they belong to |
+//! | [`codec`] | framing: newline-delimited JSON and server-sent events |
+//! | [`jsonrpc`] | the JSON-RPC 2.0 envelope: ids, error objects and codes, decoding |
+//! | [`schema`] | the typed messages of every protocol version, and fitting them to a version |
+//! | [`session`] | the session engine: one connection's lifecycle, correlation, timers, progress, cancellation, input, tasks and subscriptions, as [`ClientSession`] and [`ServerSession`] |
+//! | [`http`] | the Streamable HTTP rules for both wires: the server endpoint, the client transport, header rules, and the protected resource's answers |
+//! | [`auth`] | OAuth 2.1 for MCP clients: discovery, registration, PKCE, tokens, DPoP, as one machine the binding performs the requests of |
+//! | [`client`] | application helpers for clients: checking a server's answers (output schemas, caching hints) and a response cache |
+//! | [`server`] | application helpers for servers: the catalog of tools, resources and prompts, routing, argument checks, URI templates, handler runs |
+//! | `testing` | (feature `testing`) a deterministic test kit: two sessions joined in memory, on a fake clock |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(clippy::disallowed_methods)]
@@ -85,17 +115,16 @@ pub mod server;
 pub mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod uri_template;
 pub mod version;
 
 pub use jsonrpc::{ErrorObject, RequestId};
 pub use schema::Implementation;
 pub use session::{
-    AskError, Asked, CallError, CancelError, ClientConfig, CloseReason, EraMode, Event, InboundId,
-    InboundNotification, InboundRequest, InputError, InputId, Limits, ListKind, OutboundId,
-    PeerInfo, Pending, Progress, ProgressError, Relation, RequestOptions, RespondError, Responder,
-    SendError, ServerConfig, Session, Side, Stats, TASKS_EXTENSION, TaskError, TaskId, TaskOptions,
-    TaskUpdate, Timeouts, Transmit,
+    AskError, Asked, CallError, CancelError, ClientConfig, ClientEvent, ClientSession, CloseReason,
+    EraMode, InboundId, InboundNotification, InboundRequest, InputError, InputId, Limits, ListKind,
+    OutboundId, PeerInfo, Pending, Progress, ProgressError, Relation, RequestOptions, RespondError,
+    Responder, SendError, ServerConfig, ServerEvent, ServerSession, Session, Stats,
+    TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate, Timeouts, Transmit,
 };
 pub use version::{Era, ProtocolVersion};
 

@@ -1,4 +1,5 @@
-//! A deterministic test kit: a client and a server [`Session`] joined in memory, on a fake clock
+//! A deterministic test kit: a [`ClientSession`] and a [`ServerSession`] joined in memory, on a
+//! fake clock
 //!
 //! Enable the `testing` feature. Nothing sleeps: time moves only when the test calls
 //! [`Pair::advance`], and timers fire at the exact instants the sessions asked for. Bytes can
@@ -8,11 +9,11 @@
 //! ```
 //! use std::time::{Duration, Instant};
 //! use mcp_sansio::testing::Pair;
-//! use mcp_sansio::{Event, ProtocolVersion};
+//! use mcp_sansio::{ClientEvent, ProtocolVersion};
 //!
 //! let mut pair = Pair::legacy(Instant::now(), ProtocolVersion::V2025_11_25);
 //! pair.drive();
-//! assert!(matches!(pair.client_events().as_slice(), [Event::Ready { .. }]));
+//! assert!(matches!(pair.client_events().as_slice(), [ClientEvent::Ready { .. }]));
 //! pair.advance(Duration::from_secs(5));
 //! ```
 
@@ -22,8 +23,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::session::{ClientConfig, EraMode, Event, ServerConfig, Session, Side};
+use crate::session::{
+    ClientConfig, ClientEvent, ClientSession, EraMode, ServerConfig, ServerEvent, ServerSession,
+};
 use crate::{Implementation, ProtocolVersion};
+
+/// Which end of a [`Pair`] a message came from or goes to
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Side {
+    /// The client session
+    Client,
+    /// The server session
+    Server,
+}
 
 /// How bytes are cut when moved between the sessions
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,15 +54,15 @@ pub enum Chunking {
 #[derive(Debug)]
 pub struct Pair {
     /// The client session
-    pub client: Session,
+    pub client: ClientSession,
     /// The server session
-    pub server: Session,
+    pub server: ServerSession,
     /// The fake clock's current instant
     pub now: Instant,
     /// How bytes are cut on their way
     pub chunking: Chunking,
-    client_events: VecDeque<Event>,
-    server_events: VecDeque<Event>,
+    client_events: VecDeque<ClientEvent>,
+    server_events: VecDeque<ServerEvent>,
     to_client: Vec<u8>,
     to_server: Vec<u8>,
     paused_to_client: bool,
@@ -62,8 +75,8 @@ impl Pair {
     /// A pair from two configurations; nothing is moved until [`drive`](Self::drive)
     pub fn new(now: Instant, client: ClientConfig, server: ServerConfig) -> Self {
         Self {
-            client: Session::client(Arc::new(client), now),
-            server: Session::server(Arc::new(server), now),
+            client: ClientSession::new(Arc::new(client), now),
+            server: ServerSession::new(Arc::new(server), now),
             now,
             chunking: Chunking::Whole,
             client_events: VecDeque::new(),
@@ -178,12 +191,11 @@ impl Pair {
                 }
             }
         }
-        let session = match to {
-            Side::Client => &mut self.client,
-            Side::Server => &mut self.server,
-        };
         for chunk in chunks {
-            session.handle_bytes(now, chunk);
+            match to {
+                Side::Client => self.client.handle_bytes(now, chunk),
+                Side::Server => self.server.handle_bytes(now, chunk),
+            }
         }
     }
 
@@ -268,12 +280,12 @@ impl Pair {
     }
 
     /// Takes the events the client emitted so far
-    pub fn client_events(&mut self) -> Vec<Event> {
+    pub fn client_events(&mut self) -> Vec<ClientEvent> {
         self.client_events.drain(..).collect()
     }
 
     /// Takes the events the server emitted so far
-    pub fn server_events(&mut self) -> Vec<Event> {
+    pub fn server_events(&mut self) -> Vec<ServerEvent> {
         self.server_events.drain(..).collect()
     }
 

@@ -14,7 +14,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::origin;
 use mcp_sansio::auth::*;
 use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest};
-use mcp_sansio::{ClientConfig, EraMode, Event, Implementation, ProtocolVersion, Session};
+use mcp_sansio::{
+    ClientConfig, ClientEvent, ClientSession, EraMode, Implementation, ProtocolVersion,
+};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -441,10 +443,10 @@ fn a_failing_signer_is_a_clear_error() {
 
 // --- through the HTTP client transport ---
 
-fn session(now: Instant) -> Session {
+fn session(now: Instant) -> ClientSession {
     let mut config = ClientConfig::new(Implementation::new("t", "1"));
     config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
-    Session::client(Arc::new(config), now)
+    ClientSession::new(Arc::new(config), now)
 }
 
 fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
@@ -456,7 +458,10 @@ fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
 }
 
 /// The transport after the flow: the initialize POST resent with a DPoP-bound token
-fn authorized_transport(now: Instant, session: &mut Session) -> (ClientTransport, HttpRequest) {
+fn authorized_transport(
+    now: Instant,
+    session: &mut ClientSession,
+) -> (ClientTransport, HttpRequest) {
     let auth = client_at(MCP, Some(FakeSigner::default()));
     let mut transport = ClientTransport::new().with_auth(auth);
     transport.pull(session);
@@ -556,7 +561,7 @@ fn a_second_use_dpop_nonce_for_one_request_fails_it() {
     assert!(transport.poll_auth_action().is_none());
     let mut closed = false;
     while let Some(event) = session.poll_event() {
-        if let Event::Closed { reason, .. } = event {
+        if let ClientEvent::Closed { reason, .. } = event {
             let text = format!("{reason:?}");
             assert!(text.contains("DPoP nonce"), "{text}");
             closed = true;

@@ -9,17 +9,19 @@ use std::time::Instant;
 use common::origin;
 use mcp_sansio::auth::{AuthAction, AuthResponse, OAuthClient, OAuthConfig};
 use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest};
-use mcp_sansio::{ClientConfig, EraMode, Event, Implementation, ProtocolVersion, Session};
+use mcp_sansio::{
+    ClientConfig, ClientEvent, ClientSession, EraMode, Implementation, ProtocolVersion,
+};
 use serde_json::{Value, json};
 
 const MCP: &str = "http://rs.test/mcp";
 const WWW: &str =
     r#"Bearer resource_metadata="http://rs.test/.well-known/oauth-protected-resource/mcp""#;
 
-fn session(now: Instant) -> Session {
+fn session(now: Instant) -> ClientSession {
     let mut config = ClientConfig::new(Implementation::new("t", "1"));
     config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
-    Session::client(Arc::new(config), now)
+    ClientSession::new(Arc::new(config), now)
 }
 
 fn transport() -> ClientTransport {
@@ -43,7 +45,7 @@ fn json_response(status: u16, body: Value) -> AuthResponse {
 /// endpoint answers `token_status`
 fn run_flow(
     transport: &mut ClientTransport,
-    session: &mut Session,
+    session: &mut ClientSession,
     now: Instant,
     token_status: u16,
 ) -> Vec<String> {
@@ -163,7 +165,7 @@ fn a_failed_authorization_fails_the_request() {
     // The initialize request ended with the authorization error: the session closes.
     let mut closed = false;
     while let Some(event) = session.poll_event() {
-        if let Event::Closed { reason, .. } = event {
+        if let ClientEvent::Closed { reason, .. } = event {
             let text = format!("{reason:?}");
             assert!(text.contains("authorization failed"), "{text}");
             closed = true;

@@ -8,7 +8,9 @@ use mcp_sansio::client::{OutputError, OutputValidator, ToolCallError, check_call
 use mcp_sansio::schema::method::{CallTool, ListTools};
 use mcp_sansio::schema::{CallToolParams, CallToolResult, ListToolsResult, PaginatedParams, Tool};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{CallError, ErrorObject, Event, ProtocolVersion, RequestOptions};
+use mcp_sansio::{
+    CallError, ClientEvent, ErrorObject, ProtocolVersion, RequestOptions, ServerEvent,
+};
 use serde_json::{Map, Value, json};
 
 fn ready(version: Option<ProtocolVersion>) -> Pair {
@@ -19,7 +21,7 @@ fn ready(version: Option<ProtocolVersion>) -> Pair {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready { .. }]
+        [ClientEvent::Ready { .. }]
     ));
     pair.server_events();
     pair
@@ -33,19 +35,19 @@ fn schema() -> Map<String, Value> {
 }
 
 /// Sends a request, lets the server answer with `answer`, returns the client's outcome
-fn exchange<F>(pair: &mut Pair, send: F, answer: Result<Value, ErrorObject>) -> Event
+fn exchange<F>(pair: &mut Pair, send: F, answer: Result<Value, ErrorObject>) -> ClientEvent
 where
     F: FnOnce(&mut Pair),
 {
     send(pair);
     pair.drive();
-    let Some(Event::Request(request)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(request)) = pair.server_events().pop() else {
         panic!("no request")
     };
     match answer {
         Ok(v) => {
             let raw = serde_json::value::to_raw_value(&v).unwrap();
-            pair.server.respond(request.responder, &raw).unwrap();
+            pair.server.respond_raw(request.responder, &raw).unwrap();
         }
         Err(e) => pair.server.respond_error(request.responder, &e),
     }
@@ -76,7 +78,7 @@ fn list_then_checked_calls() {
             |p| {
                 list = Some(
                     p.client
-                        .request::<ListTools>(
+                        .send_request::<ListTools>(
                             p.now,
                             PaginatedParams::default(),
                             RequestOptions::default(),
@@ -88,7 +90,7 @@ fn list_then_checked_calls() {
                 json!({"tools": serde_json::to_value(&tools).unwrap()["tools"], "ttlMs": 0, "cacheScope": "private"}),
             ),
         );
-        let Event::Response { id, outcome } = event else {
+        let ClientEvent::Response { id, outcome } = event else {
             panic!("{event:?}")
         };
         let list = list.unwrap();
@@ -134,7 +136,7 @@ fn list_then_checked_calls() {
                 |p| {
                     call = Some(
                         p.client
-                            .request::<CallTool>(
+                            .send_request::<CallTool>(
                                 p.now,
                                 CallToolParams::new(tool),
                                 RequestOptions::default(),
@@ -144,7 +146,7 @@ fn list_then_checked_calls() {
                 },
                 answer,
             );
-            let Event::Response { id, outcome } = event else {
+            let ClientEvent::Response { id, outcome } = event else {
                 panic!("{event:?}")
             };
             let call = call.unwrap();
@@ -165,13 +167,17 @@ fn undecodable_results_are_call_errors() {
         |p| {
             call = Some(
                 p.client
-                    .request::<CallTool>(p.now, CallToolParams::new("x"), RequestOptions::default())
+                    .send_request::<CallTool>(
+                        p.now,
+                        CallToolParams::new("x"),
+                        RequestOptions::default(),
+                    )
                     .unwrap(),
             );
         },
         Ok(json!({"content": "not a list"})),
     );
-    let Event::Response { outcome, .. } = event else {
+    let ClientEvent::Response { outcome, .. } = event else {
         panic!()
     };
     let err = check_call_result(&outputs, "x", call.unwrap(), outcome).unwrap_err();

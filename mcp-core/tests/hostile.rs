@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use common::origin;
-use mcp_sansio::{Event, Limits, ServerConfig, Session};
+use mcp_sansio::{Limits, ServerConfig, ServerEvent, ServerSession};
 use serde_json::{Value, json};
 
 /// What a case must get back
@@ -74,14 +74,14 @@ fn table() -> Vec<(&'static str, At, Vec<u8>, Expect)> {
     ]
 }
 
-fn server(at: At) -> (Session, ServerConfig) {
+fn server(at: At) -> (ServerSession, ServerConfig) {
     let mut config = ServerConfig::new(mcp_sansio::Implementation::new("hostile", "1"));
     config.capabilities = json!({"tools": {}});
     let mut limits = Limits::default();
     limits.max_message_size = MAX;
     limits.max_batch_len = 8;
     config.limits = limits;
-    let mut s = Session::server(Arc::new(config.clone()), origin());
+    let mut s = ServerSession::new(Arc::new(config.clone()), origin());
     let version = match at {
         At::Fresh => return (s, config),
         At::Legacy => "2025-11-25",
@@ -99,7 +99,7 @@ fn server(at: At) -> (Session, ServerConfig) {
 }
 
 /// Everything written and every event
-fn drain(s: &mut Session) -> (Vec<Value>, Vec<Event>) {
+fn drain(s: &mut ServerSession) -> (Vec<Value>, Vec<ServerEvent>) {
     let mut out = Vec::new();
     let mut buf = Vec::new();
     while s.poll_transmit(&mut buf).is_some() {}
@@ -113,7 +113,7 @@ fn drain(s: &mut Session) -> (Vec<Value>, Vec<Event>) {
     (out, events)
 }
 
-fn check(name: &str, expect: Expect, out: &[Value], events: &[Event]) {
+fn check(name: &str, expect: Expect, out: &[Value], events: &[ServerEvent]) {
     match expect {
         Expect::Error(code, id) => {
             let last = out.last().unwrap_or_else(|| panic!("{name}: no reply"));
@@ -145,7 +145,7 @@ fn check(name: &str, expect: Expect, out: &[Value], events: &[Event]) {
                 "{name}: {out:?}"
             );
             assert!(
-                events.iter().any(|e| matches!(e, Event::Request(_))),
+                events.iter().any(|e| matches!(e, ServerEvent::Request(_))),
                 "{name}: {events:?}"
             );
         }

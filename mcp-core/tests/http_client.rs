@@ -11,14 +11,14 @@ use mcp_sansio::codec::sse::SseDecoder;
 use mcp_sansio::http::{HttpClient, ResponseKind};
 use mcp_sansio::schema::Tool;
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{EraMode, Event, ProtocolVersion, Session};
+use mcp_sansio::{ClientEvent, ClientSession, EraMode, ProtocolVersion};
 use serde_json::{Value, json};
 
 /// Moves every message the client transmits through the HTTP rules and feeds the answers
 /// back; returns the headers of every POST
 fn exchange(
     kit: &mut Kit,
-    client: &mut Session,
+    client: &mut ClientSession,
     http: &mut HttpClient,
 ) -> Vec<Vec<(String, String)>> {
     let mut sent = Vec::new();
@@ -71,7 +71,7 @@ fn exchange(
     sent
 }
 
-fn events(client: &mut Session) -> Vec<Event> {
+fn events(client: &mut ClientSession) -> Vec<ClientEvent> {
     std::iter::from_fn(|| client.poll_event()).collect()
 }
 
@@ -95,7 +95,7 @@ fn a_legacy_client_over_the_2025_wire() {
     let mut kit = Kit::new();
     let now = kit.now;
     let config = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
-    let mut client = Session::client(Arc::new(config), now);
+    let mut client = ClientSession::new(Arc::new(config), now);
     let mut http = HttpClient::new();
     let sent = exchange(&mut kit, &mut client, &mut http);
     assert!(
@@ -109,7 +109,7 @@ fn a_legacy_client_over_the_2025_wire() {
     assert!(
         events(&mut client)
             .iter()
-            .any(|e| matches!(e, Event::Ready { .. }))
+            .any(|e| matches!(e, ClientEvent::Ready { .. }))
     );
     assert_eq!(
         header(&sent[1], "Mcp-Session-Id"),
@@ -120,7 +120,7 @@ fn a_legacy_client_over_the_2025_wire() {
 
     let params = raw(json!({"name": "echo", "arguments": {"text": "over http"}}));
     let id = client
-        .send_request(now, "tools/call", Some(params), Default::default())
+        .send_request_raw(now, "tools/call", Some(params), Default::default())
         .unwrap();
     let sent = exchange(&mut kit, &mut client, &mut http);
     assert_eq!(header(&sent[0], "MCP-Protocol-Version"), Some("2025-11-25"));
@@ -131,7 +131,7 @@ fn a_legacy_client_over_the_2025_wire() {
     let answer = events(&mut client)
         .into_iter()
         .find_map(|e| match e {
-            Event::Response { id: got, outcome } if got == id => Some(outcome.unwrap()),
+            ClientEvent::Response { id: got, outcome } if got == id => Some(outcome.unwrap()),
             _ => None,
         })
         .unwrap();
@@ -158,7 +158,7 @@ fn a_modern_client_over_the_2026_wire_mirrors_headers() {
     kit.http.set_tool(&region_tool());
     let now = kit.now;
     let config = Pair::client_config(EraMode::Modern);
-    let mut client = Session::client(Arc::new(config), now);
+    let mut client = ClientSession::new(Arc::new(config), now);
     let mut http = HttpClient::new();
     let sent = exchange(&mut kit, &mut client, &mut http);
     assert_eq!(header(&sent[0], "Mcp-Method"), Some("server/discover"));
@@ -166,14 +166,14 @@ fn a_modern_client_over_the_2026_wire_mirrors_headers() {
     assert!(
         events(&mut client)
             .iter()
-            .any(|e| matches!(e, Event::Ready { .. }))
+            .any(|e| matches!(e, ClientEvent::Ready { .. }))
     );
     assert!(http.session_id().is_none());
 
     http.observe_tool(&region_tool());
     let params = raw(json!({"name": "echo", "arguments": {"text": "hi", "region": "Hello, 世界"}}));
     let id = client
-        .send_request(now, "tools/call", Some(params), Default::default())
+        .send_request_raw(now, "tools/call", Some(params), Default::default())
         .unwrap();
     let sent = exchange(&mut kit, &mut client, &mut http);
     assert_eq!(header(&sent[0], "Mcp-Name"), Some("echo"));
@@ -184,7 +184,7 @@ fn a_modern_client_over_the_2026_wire_mirrors_headers() {
     let answer = events(&mut client)
         .into_iter()
         .find_map(|e| match e {
-            Event::Response { id: got, outcome } if got == id => Some(outcome),
+            ClientEvent::Response { id: got, outcome } if got == id => Some(outcome),
             _ => None,
         })
         .unwrap()

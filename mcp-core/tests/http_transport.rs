@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest, StreamId};
 use mcp_sansio::session::{CallError, RequestOptions};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{EraMode, Event, ProtocolVersion, Session};
+use mcp_sansio::{ClientEvent, ClientSession, EraMode, ProtocolVersion};
 use serde_json::{Value, json};
 
 const SID: &str = "sess-1";
@@ -38,7 +38,7 @@ fn aborts(t: &mut ClientTransport) -> Vec<StreamId> {
     std::iter::from_fn(|| t.poll_abort()).collect()
 }
 
-fn events(s: &mut Session) -> Vec<Event> {
+fn events(s: &mut ClientSession) -> Vec<ClientEvent> {
     std::iter::from_fn(|| s.poll_event()).collect()
 }
 
@@ -53,7 +53,7 @@ fn sse_head() -> Vec<(String, String)> {
 /// Answers one POST with a JSON body
 fn answer_json(
     t: &mut ClientTransport,
-    s: &mut Session,
+    s: &mut ClientSession,
     now: Instant,
     r: &HttpRequest,
     extra: &[(&str, &str)],
@@ -79,16 +79,16 @@ fn initialize_result(id: &Value) -> Value {
 
 /// A legacy client through its handshake over the 2025 wire; returns the transport and the
 /// session after `notifications/initialized` was answered with 202
-fn legacy_ready(now: Instant) -> (ClientTransport, Session, HttpRequest) {
+fn legacy_ready(now: Instant) -> (ClientTransport, ClientSession, HttpRequest) {
     let (mut t, mut s, get) = legacy_handshake(now);
     t.handle_head(now, get.stream, 200, &sse_head(), &mut s);
     (t, s, get)
 }
 
 /// [`legacy_ready`] without answering the GET stream's head
-fn legacy_handshake(now: Instant) -> (ClientTransport, Session, HttpRequest) {
+fn legacy_handshake(now: Instant) -> (ClientTransport, ClientSession, HttpRequest) {
     let config = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
-    let mut s = Session::client(Arc::new(config), now);
+    let mut s = ClientSession::new(Arc::new(config), now);
     let mut t = ClientTransport::new();
     t.pull(&mut s);
     let first = requests(&mut t);
@@ -125,14 +125,14 @@ fn legacy_handshake(now: Instant) -> (ClientTransport, Session, HttpRequest) {
     assert!(
         events(&mut s)
             .iter()
-            .any(|e| matches!(e, Event::Ready { .. }))
+            .any(|e| matches!(e, ClientEvent::Ready { .. }))
     );
     (t, s, get)
 }
 
-fn modern_ready(now: Instant) -> (ClientTransport, Session) {
+fn modern_ready(now: Instant) -> (ClientTransport, ClientSession) {
     let config = Pair::client_config(EraMode::Modern);
-    let mut s = Session::client(Arc::new(config), now);
+    let mut s = ClientSession::new(Arc::new(config), now);
     let mut t = ClientTransport::new();
     t.pull(&mut s);
     let first = requests(&mut t);
@@ -149,20 +149,20 @@ fn modern_ready(now: Instant) -> (ClientTransport, Session) {
     assert!(
         events(&mut s)
             .iter()
-            .any(|e| matches!(e, Event::Ready { .. })),
+            .any(|e| matches!(e, ClientEvent::Ready { .. })),
     );
     (t, s)
 }
 
-fn call(s: &mut Session, now: Instant, tool: &str) -> mcp_sansio::session::OutboundId {
+fn call(s: &mut ClientSession, now: Instant, tool: &str) -> mcp_sansio::session::OutboundId {
     let params = serde_json::value::to_raw_value(&json!({"name": tool, "arguments": {}})).unwrap();
-    s.send_request(now, "tools/call", Some(params), RequestOptions::default())
+    s.send_request_raw(now, "tools/call", Some(params), RequestOptions::default())
         .unwrap()
 }
 
-fn outcome(s: &mut Session) -> Result<Value, CallError> {
+fn outcome(s: &mut ClientSession) -> Result<Value, CallError> {
     for event in events(s) {
-        if let Event::Response { outcome, .. } = event {
+        if let ClientEvent::Response { outcome, .. } = event {
             return outcome.map(|raw| serde_json::from_str(raw.get()).unwrap());
         }
     }
@@ -319,7 +319,7 @@ fn a_json_body_without_the_answer_fails_the_request() {
 fn an_oversized_json_body_fails_the_request_and_aborts_it() {
     let now = start();
     let config = Pair::client_config(EraMode::Modern);
-    let mut s = Session::client(Arc::new(config), now);
+    let mut s = ClientSession::new(Arc::new(config), now);
     let mut t = ClientTransport::with_max_message(64);
     t.pull(&mut s);
     let r = requests(&mut t).remove(0);
@@ -405,7 +405,7 @@ fn a_404_on_the_session_ends_it_and_every_request_in_it() {
         .filter(|e| {
             matches!(
                 e,
-                Event::Response {
+                ClientEvent::Response {
                     outcome: Err(_),
                     ..
                 }
@@ -450,7 +450,7 @@ fn modern_close_sends_no_delete() {
 fn tools_list_answers_teach_the_param_headers() {
     let now = start();
     let (mut t, mut s) = modern_ready(now);
-    s.send_request(now, "tools/list", None, RequestOptions::default())
+    s.send_request_raw(now, "tools/list", None, RequestOptions::default())
         .unwrap();
     t.pull(&mut s);
     let r = requests(&mut t).remove(0);
@@ -464,7 +464,7 @@ fn tools_list_answers_teach_the_param_headers() {
         &json!({"name": "echo", "arguments": {"region": "eu-west"}}),
     )
     .unwrap();
-    s.send_request(now, "tools/call", Some(params), RequestOptions::default())
+    s.send_request_raw(now, "tools/call", Some(params), RequestOptions::default())
         .unwrap();
     t.pull(&mut s);
     let r = requests(&mut t).remove(0);

@@ -14,10 +14,10 @@ use mcp_sansio::schema::{
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use mcp_sansio::server::{CachePolicy, Catalog, CatalogConfig, ResourceMatch};
-use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::{Pair, Side};
 use mcp_sansio::{
-    CallError, ErrorObject, Event, InboundRequest, ProtocolVersion, RequestOptions, Responder,
-    Session, Side, jsonrpc,
+    CallError, ClientEvent, ErrorObject, InboundRequest, ProtocolVersion, RequestOptions,
+    Responder, ServerEvent, ServerSession, jsonrpc,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 // The server side: what a binding writes
 
 /// Answers one request from the catalog and the application's handlers
-fn dispatch(session: &mut Session, catalog: &Catalog, request: InboundRequest) {
+fn dispatch(session: &mut ServerSession, catalog: &Catalog, request: InboundRequest) {
     let method = request.method.as_str();
     if method == ListTools::NAME {
         let outcome = request
@@ -60,13 +60,13 @@ fn dispatch(session: &mut Session, catalog: &Catalog, request: InboundRequest) {
 
 /// Sends a result (fitted to the request's version) or an error
 fn answer<T: Serialize + FitVersion>(
-    session: &mut Session,
+    session: &mut ServerSession,
     responder: Responder,
     outcome: Result<T, ErrorObject>,
 ) {
     match outcome {
         Ok(result) => session
-            .respond_with(responder, result)
+            .respond(responder, result)
             .expect("results are objects"),
         Err(error) => session.respond_error(responder, &error),
     }
@@ -169,7 +169,7 @@ impl Harness {
         pair.drive();
         assert!(matches!(
             pair.client_events().as_slice(),
-            [Event::Ready { .. }]
+            [ClientEvent::Ready { .. }]
         ));
         pair.server_events();
         Self {
@@ -184,12 +184,14 @@ impl Harness {
         let pending = self
             .pair
             .client
-            .request::<M>(self.pair.now, params, RequestOptions::default())
+            .send_request::<M>(self.pair.now, params, RequestOptions::default())
             .unwrap();
         self.pair.drive();
         for event in self.pair.server_events() {
             match event {
-                Event::Request(request) => dispatch(&mut self.pair.server, &self.catalog, request),
+                ServerEvent::Request(request) => {
+                    dispatch(&mut self.pair.server, &self.catalog, request)
+                }
                 other => panic!("unexpected server event {other:?}"),
             }
         }
@@ -197,7 +199,7 @@ impl Harness {
         let mut events = self.pair.client_events();
         assert_eq!(events.len(), 1, "{events:?}");
         let outcome = match events.pop() {
-            Some(Event::Response { id, outcome }) if pending == id => pending.decode(outcome),
+            Some(ClientEvent::Response { id, outcome }) if pending == id => pending.decode(outcome),
             other => panic!("{other:?}"),
         };
         let (_, line) = self
@@ -354,7 +356,7 @@ fn list_changes_become_notifications_in_a_legacy_session() {
     for method in changes.notifications(&capabilities) {
         h.pair
             .server
-            .send_notification(method, None)
+            .send_notification_raw(method, None)
             .expect("the session accepts notifications");
     }
     h.pair.drive();
@@ -363,7 +365,7 @@ fn list_changes_become_notifications_in_a_legacy_session() {
         .client_events()
         .into_iter()
         .map(|event| match event {
-            Event::Notification(n) => n.method,
+            ClientEvent::Notification(n) => n.method,
             other => panic!("{other:?}"),
         })
         .collect();

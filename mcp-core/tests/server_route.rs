@@ -7,7 +7,7 @@ use common::origin;
 use mcp_sansio::schema::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
 use mcp_sansio::server::{Catalog, Route, respond};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{Event, InboundRequest, ProtocolVersion, RequestOptions};
+use mcp_sansio::{ClientEvent, InboundRequest, ProtocolVersion, RequestOptions, ServerEvent};
 use serde_json::{Map, Value, json};
 
 fn object(v: Value) -> Map<String, Value> {
@@ -44,13 +44,13 @@ fn catalog() -> Catalog {
 fn inbound(pair: &mut Pair, method: &str, params: Value) -> InboundRequest {
     let raw = serde_json::value::to_raw_value(&params).unwrap();
     pair.client
-        .send_request(pair.now, method, Some(raw), RequestOptions::default())
+        .send_request_raw(pair.now, method, Some(raw), RequestOptions::default())
         .unwrap();
     pair.drive();
     let mut events = pair.server_events();
     assert_eq!(events.len(), 1, "{events:?}");
     match events.pop() {
-        Some(Event::Request(request)) => request,
+        Some(ServerEvent::Request(request)) => request,
         other => panic!("{other:?}"),
     }
 }
@@ -72,10 +72,10 @@ fn route(
     pair.drive();
     let mut events = pair.client_events();
     let received = match events.pop() {
-        Some(Event::Response {
+        Some(ClientEvent::Response {
             outcome: Ok(raw), ..
         }) => serde_json::from_str(raw.get()).unwrap(),
-        Some(Event::Response {
+        Some(ClientEvent::Response {
             outcome: Err(e), ..
         }) => json!({"error": e.to_string()}),
         other => panic!("{other:?}"),

@@ -6,6 +6,7 @@
 mod common;
 mod tasks_kit;
 
+use mcp_sansio::testing::Side;
 use std::time::Duration;
 
 use mcp_sansio::schema::{
@@ -15,8 +16,8 @@ use mcp_sansio::schema::{
 use mcp_sansio::server::{AskFailure, Effects, LogFilter, Runs};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    CallError, EraMode, Event, InboundRequest, OutboundId, ProtocolVersion, RequestOptions, Side,
-    jsonrpc,
+    CallError, ClientEvent, EraMode, InboundRequest, OutboundId, ProtocolVersion, RequestOptions,
+    ServerEvent, jsonrpc,
 };
 use serde_json::{Value, json};
 use tasks_kit::Form;
@@ -49,7 +50,7 @@ fn modern() -> Pair {
 fn request(pair: &mut Pair, method: &str, params: Value) -> (OutboundId, InboundRequest) {
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             method,
             Some(common::raw(params)),
@@ -60,7 +61,7 @@ fn request(pair: &mut Pair, method: &str, params: Value) -> (OutboundId, Inbound
     let mut events = pair.server_events();
     assert_eq!(events.len(), 1, "{events:?}");
     match events.pop().unwrap() {
-        Event::Request(r) => (id, r),
+        ServerEvent::Request(r) => (id, r),
         other => panic!("expected a request, got {other:?}"),
     }
 }
@@ -104,7 +105,7 @@ fn client_answers(pair: &mut Pair, refuse_first: bool) {
     pair.drive();
     let mut refuse = refuse_first;
     for event in pair.client_events() {
-        if let Event::InputRequired { id, requests } = event {
+        if let ClientEvent::InputRequired { id, requests } = event {
             if std::mem::take(&mut refuse) {
                 let error = jsonrpc::ErrorObject::internal_error("the user walked away");
                 pair.client.refuse_input(pair.now, id, &error).unwrap();
@@ -136,7 +137,7 @@ fn logs_received(pair: &mut Pair) -> Vec<String> {
     pair.client_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::Notification(n) if n.method == "notifications/message" => {
+            ClientEvent::Notification(n) if n.method == "notifications/message" => {
                 let params: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
                 Some(params["data"].as_str().unwrap().to_owned())
             }
@@ -156,7 +157,7 @@ fn set_level_is_answered_and_filters_the_connections_logs() {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Response { id, outcome: Ok(_) }] if *id == set
+        [ClientEvent::Response { id, outcome: Ok(_) }] if *id == set
     ));
     assert_eq!(runs.log_filter(), LogFilter::at(LoggingLevel::Error));
 
@@ -193,7 +194,7 @@ fn set_level_with_bad_params_is_invalid_params() {
     pair.drive();
     match pair.client_events().as_slice() {
         [
-            Event::Response {
+            ClientEvent::Response {
                 id,
                 outcome: Err(CallError::Remote(e)),
             },
@@ -254,7 +255,7 @@ fn live_answers_come_together_then_the_result_answers_the_request() {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Response { id, outcome: Ok(_) }] if *id == call
+        [ClientEvent::Response { id, outcome: Ok(_) }] if *id == call
     ));
 }
 
@@ -290,7 +291,7 @@ fn a_cancelled_request_stops_its_run_and_drops_its_result() {
     pair.drive();
     let mut events = pair.server_events();
     // The server may also see nothing but the cancellation.
-    events.retain(|e| matches!(e, Event::Cancelled { .. }));
+    events.retain(|e| matches!(e, ServerEvent::Cancelled { .. }));
     let effects = runs.handle_event(events.pop().expect("cancelled")).unwrap();
     assert_eq!(effects.stop, ["run"]);
     assert!(matches!(
@@ -335,7 +336,7 @@ fn a_2026_ask_ends_the_run_and_the_retry_gets_the_answers_at_once() {
 
     client_answers(&mut pair, false);
     let retry = match pair.server_events().pop() {
-        Some(Event::Request(r)) => r,
+        Some(ServerEvent::Request(r)) => r,
         other => panic!("the retry: {other:?}"),
     };
     let second = retry.responder.id();
@@ -355,7 +356,7 @@ fn a_2026_ask_ends_the_run_and_the_retry_gets_the_answers_at_once() {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Response { id, outcome: Ok(_) }] if *id == call
+        [ClientEvent::Response { id, outcome: Ok(_) }] if *id == call
     ));
 }
 
@@ -396,7 +397,7 @@ fn a_task_logs_untied_asks_through_its_status_and_cancel_stops_its_run() {
         let mut cancelled: Vec<_> = pair
             .server_events()
             .into_iter()
-            .filter(|e| matches!(e, Event::TaskCancelled { .. }))
+            .filter(|e| matches!(e, ServerEvent::TaskCancelled { .. }))
             .collect();
         let effects = runs
             .handle_event(cancelled.pop().expect("cancelled"))
@@ -469,11 +470,11 @@ fn closing_ends_every_wait_and_stops_every_run() {
 #[test]
 fn other_events_pass_through() {
     let mut runs = TestRuns::new();
-    let event = Event::Closed {
+    let event = ServerEvent::Closed {
         reason: mcp_sansio::CloseReason::Local,
     };
     assert!(matches!(
         runs.handle_event(event),
-        Err(Event::Closed { .. })
+        Err(ServerEvent::Closed { .. })
     ));
 }

@@ -4,6 +4,7 @@
 mod common;
 mod tasks_kit;
 
+use mcp_sansio::testing::Side;
 use std::time::Duration;
 
 use serde_json::json;
@@ -11,11 +12,11 @@ use serde_json::json;
 use mcp_sansio::schema::InputRequests;
 use mcp_sansio::session::{Asked, TaskOptions, TaskUpdate};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{Event, InboundRequest, Side};
+use mcp_sansio::{ClientEvent, InboundRequest, ServerEvent};
 use tasks_kit::{Form, call_tool, elicit, offered_request, pair};
 
-fn closed(events: &[Event]) -> bool {
-    matches!(events.last(), Some(Event::Closed { .. }))
+fn closed(events: &[ServerEvent]) -> bool {
+    matches!(events.last(), Some(ServerEvent::Closed { .. }))
 }
 
 /// A ready pair (of `form`) whose client called a tool that the server holds, after the
@@ -40,7 +41,8 @@ fn start_task_after_eof_closes_the_session() {
     for form in Form::BOTH {
         let (mut pair, request) = held_after_eof(form);
         pair.server
-            .start_task(pair.now, &request.responder, TaskOptions::default())
+            .inbound(request.responder.id())
+            .start_task(pair.now, TaskOptions::default())
             .unwrap();
         pair.drive();
         assert!(pair.server.is_closed(), "{form:?}: closed once answered");
@@ -64,7 +66,8 @@ fn ask_input_suspending_after_eof_closes_the_session() {
     requests.insert("name".into(), elicit("name"));
     let asked = pair
         .server
-        .ask_input(pair.now, &request.responder, requests)
+        .inbound(request.responder.id())
+        .ask_input(pair.now, requests)
         .unwrap();
     assert_eq!(asked, Asked::Suspended);
     pair.drive();
@@ -73,7 +76,7 @@ fn ask_input_suspending_after_eof_closes_the_session() {
 }
 
 /// A 2025-11-25 task that asks for input after its session closed writes nothing: no live
-/// `elicitation/create` after `Event::Closed`, no request left in flight
+/// `elicitation/create` after `ServerEvent::Closed`, no request left in flight
 #[test]
 fn task_input_after_close_writes_nothing() {
     let (mut pair, _, task) = tasks_kit::started(Form::Legacy);
@@ -111,7 +114,8 @@ fn waiting_task_results_are_bounded() {
     let request = offered_request(&mut pair);
     let task = pair
         .server
-        .start_task(pair.now, &request.responder, TaskOptions::default())
+        .inbound(request.responder.id())
+        .start_task(pair.now, TaskOptions::default())
         .unwrap();
     pair.drive();
     pair.take_transcript();
@@ -181,7 +185,7 @@ fn a_cancelled_task_result_is_not_answered() {
 
 /// Found by `session_props`: with complete frames waiting in the backlog, EOF handled a frame
 /// that closed the session (an invalid initialize result) and then the frames after it, so
-/// events followed `Event::Closed`
+/// events followed `ServerEvent::Closed`
 #[test]
 fn nothing_is_delivered_after_a_frame_that_closes_the_session() {
     let now = common::origin();
@@ -189,7 +193,7 @@ fn nothing_is_delivered_after_a_frame_that_closes_the_session() {
         mcp_sansio::ProtocolVersion::V2025_11_25,
     ));
     config.limits.max_queued_bytes = 10;
-    let mut client = mcp_sansio::Session::client(std::sync::Arc::new(config), now);
+    let mut client = mcp_sansio::ClientSession::new(std::sync::Arc::new(config), now);
     let mut out = Vec::new();
     while client.poll_transmit(&mut out).is_some() {}
     // The error reply to a malformed line waits unwritten (past max_queued_bytes), so the
@@ -208,7 +212,7 @@ fn nothing_is_delivered_after_a_frame_that_closes_the_session() {
     }
     let closed = events
         .iter()
-        .position(|e| matches!(e, Event::Closed { .. }))
+        .position(|e| matches!(e, ClientEvent::Closed { .. }))
         .expect("the invalid initialize result closes the session");
     assert_eq!(closed, events.len() - 1, "nothing after Closed: {events:?}");
 }

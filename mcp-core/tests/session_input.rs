@@ -1,7 +1,7 @@
 //! Input during a request, era-agnostic for the application: one handler asks with
 //! `ask_input`; the core turns it into MRTR (`input_required`, sealed `requestState`, a retry
 //! under a new id) on modern sessions and into live requests on legacy ones; the client sees
-//! `Event::InputRequired` in both and answers with `provide_input`
+//! `ClientEvent::InputRequired` in both and answers with `provide_input`
 
 mod common;
 
@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use common::origin;
 use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
-use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::{Pair, Side};
 use mcp_sansio::{
-    AskError, Asked, CallError, EraMode, Event, InputError, InputId, ProtocolVersion,
-    RequestOptions, Responder, ServerConfig, Session, Side, jsonrpc,
+    AskError, Asked, CallError, ClientEvent, EraMode, InputError, InputId, ProtocolVersion,
+    RequestOptions, Responder, ServerConfig, ServerEvent, ServerSession, jsonrpc,
 };
 use serde_json::{Value, json};
 
@@ -30,7 +30,7 @@ fn pair(era: EraMode) -> Pair {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready { .. }]
+        [ClientEvent::Ready { .. }]
     ));
     pair.server_events();
     pair
@@ -91,7 +91,7 @@ impl Handler {
     /// answers (legacy), `None` when the request ended (answered or suspended)
     fn run(
         &mut self,
-        s: &mut Session,
+        s: &mut ServerSession,
         now: std::time::Instant,
         responder: Responder,
     ) -> Option<Responder> {
@@ -99,7 +99,11 @@ impl Handler {
             if self.known.contains_key(key) {
                 continue;
             }
-            match s.ask_input(now, &responder, one(key, request)).unwrap() {
+            match s
+                .inbound(responder.id())
+                .ask_input(now, one(key, request))
+                .unwrap()
+            {
                 Asked::Answered(answers) => self.known.extend(answers),
                 Asked::Sent => return Some(responder),
                 Asked::Suspended => return None,
@@ -118,7 +122,7 @@ impl Handler {
         };
         let result = json!({"content": [{"type": "text", "text": format!("{name}: {summary}")}]});
         let raw = serde_json::value::RawValue::from_string(result.to_string()).unwrap();
-        s.respond(responder, &raw).unwrap();
+        s.respond_raw(responder, &raw).unwrap();
         None
     }
 }
@@ -130,7 +134,7 @@ fn run_two_rounds(era: EraMode) -> (Result<Value, CallError>, Vec<(Side, String)
     let raw = serde_json::value::RawValue::from_string(r#"{"name":"greet"}"#.into()).unwrap();
     let call = pair
         .client
-        .send_request(pair.now, "tools/call", Some(raw), RequestOptions::default())
+        .send_request_raw(pair.now, "tools/call", Some(raw), RequestOptions::default())
         .unwrap();
     let mut held: Option<Responder> = None;
     // Legacy: one handler state per request; modern: every retry starts from scratch (the
@@ -143,7 +147,7 @@ fn run_two_rounds(era: EraMode) -> (Result<Value, CallError>, Vec<(Side, String)
         let now = pair.now;
         for event in pair.server_events() {
             match event {
-                Event::Request(request) => {
+                ServerEvent::Request(request) => {
                     let mut handler = Handler {
                         known: InputResponses::new(),
                     };
@@ -154,7 +158,7 @@ fn run_two_rounds(era: EraMode) -> (Result<Value, CallError>, Vec<(Side, String)
                     };
                     held = state.run(&mut pair.server, now, request.responder);
                 }
-                Event::InputAnswered { key, outcome, .. } => {
+                ServerEvent::InputAnswered { key, outcome, .. } => {
                     let response: InputResponse =
                         serde_json::from_str(outcome.unwrap().get()).unwrap();
                     legacy_state.known.insert(key, response);
@@ -167,12 +171,12 @@ fn run_two_rounds(era: EraMode) -> (Result<Value, CallError>, Vec<(Side, String)
         pair.drive();
         for event in pair.client_events() {
             match event {
-                Event::InputRequired { id, requests } => {
+                ClientEvent::InputRequired { id, requests } => {
                     pair.client
                         .provide_input(now, id, answer(&requests))
                         .unwrap();
                 }
-                Event::Response { id, outcome } => {
+                ClientEvent::Response { id, outcome } => {
                     assert_eq!(id, call);
                     let outcome = outcome.map(|r| serde_json::from_str::<Value>(r.get()).unwrap());
                     return (outcome, pair.take_transcript());
@@ -270,7 +274,7 @@ fn modern_call(id: u64, extra: Value) -> String {
     )
 }
 
-fn out(s: &mut Session) -> Vec<Value> {
+fn out(s: &mut ServerSession) -> Vec<Value> {
     let mut buf = Vec::new();
     while s.poll_transmit(&mut buf).is_some() {}
     String::from_utf8(buf)
@@ -280,11 +284,11 @@ fn out(s: &mut Session) -> Vec<Value> {
         .collect()
 }
 
-fn requests(s: &mut Session) -> Vec<mcp_sansio::InboundRequest> {
+fn requests(s: &mut ServerSession) -> Vec<mcp_sansio::InboundRequest> {
     let mut all = Vec::new();
     while let Some(e) = s.poll_event() {
         match e {
-            Event::Request(r) => all.push(r),
+            ServerEvent::Request(r) => all.push(r),
             other => panic!("{other:?}"),
         }
     }
@@ -292,11 +296,12 @@ fn requests(s: &mut Session) -> Vec<mcp_sansio::InboundRequest> {
 }
 
 /// A first round on a raw server: returns the sealed state it issued
-fn first_round(s: &mut Session, now: std::time::Instant) -> String {
+fn first_round(s: &mut ServerSession, now: std::time::Instant) -> String {
     s.handle_bytes(now, modern_call(1, json!({})).as_bytes());
     let request = requests(s).pop().unwrap();
     assert_eq!(
-        s.ask_input(now, &request.responder, one("name", elicit_name())),
+        s.inbound(request.responder.id())
+            .ask_input(now, one("name", elicit_name())),
         Ok(Asked::Suspended)
     );
     let reply = out(s).pop().unwrap();
@@ -310,7 +315,7 @@ fn tampered_foreign_expired_or_misplaced_state_is_refused() {
     let mut config = server_config();
     config.state_ttl = Duration::from_secs(60);
     let config = std::sync::Arc::new(config);
-    let mut s = Session::server(config.clone(), now);
+    let mut s = ServerSession::new(config.clone(), now);
     let state = first_round(&mut s, now);
     let answer = json!({"name": {"action": "accept", "content": {"name": "Ada"}}});
 
@@ -320,7 +325,10 @@ fn tampered_foreign_expired_or_misplaced_state_is_refused() {
         modern_call(2, json!({"inputResponses": answer, "requestState": state})).as_bytes(),
     );
     let retry = requests(&mut s).pop().unwrap();
-    match s.ask_input(now, &retry.responder, one("name", elicit_name())) {
+    match s
+        .inbound(retry.responder.id())
+        .ask_input(now, one("name", elicit_name()))
+    {
         Ok(Asked::Answered(a)) => assert!(matches!(a["name"], InputResponse::Elicit(_))),
         other => panic!("{other:?}"),
     }
@@ -335,7 +343,7 @@ fn tampered_foreign_expired_or_misplaced_state_is_refused() {
     let tampered = String::from_utf8(tampered).unwrap();
     let mut other_key = (*config).clone();
     other_key.state_key = Some([1; 32]);
-    let mut foreign = Session::server(std::sync::Arc::new(other_key), now);
+    let mut foreign = ServerSession::new(std::sync::Arc::new(other_key), now);
     let foreign_state = first_round(&mut foreign, now);
     for (id, bad, why) in [
         (3, tampered.as_str(), "altered"),
@@ -388,12 +396,13 @@ fn tampered_foreign_expired_or_misplaced_state_is_refused() {
 #[test]
 fn input_of_an_undeclared_kind_is_refused_with_32021() {
     let now = origin();
-    let mut s = Session::server(std::sync::Arc::new(server_config()), now);
+    let mut s = ServerSession::new(std::sync::Arc::new(server_config()), now);
     // This request declares elicitation only.
     s.handle_bytes(now, modern_call(1, json!({})).as_bytes());
     let request = requests(&mut s).pop().unwrap();
     let error = s
-        .ask_input(now, &request.responder, one("summary", sample_summary()))
+        .inbound(request.responder.id())
+        .ask_input(now, one("summary", sample_summary()))
         .unwrap_err();
     assert_eq!(
         error,
@@ -421,21 +430,23 @@ fn input_of_an_undeclared_kind_is_refused_with_32021() {
 #[test]
 fn only_three_methods_may_take_input_in_the_modern_era_and_a_key_is_needed() {
     let now = origin();
-    let mut s = Session::server(std::sync::Arc::new(server_config()), now);
+    let mut s = ServerSession::new(std::sync::Arc::new(server_config()), now);
     let line = modern_call(1, json!({})).replace("tools/call", "tools/list");
     s.handle_bytes(now, line.as_bytes());
     let request = requests(&mut s).pop().unwrap();
     assert!(matches!(
-        s.ask_input(now, &request.responder, one("name", elicit_name())),
+        s.inbound(request.responder.id())
+            .ask_input(now, one("name", elicit_name())),
         Err(AskError::NotAllowed { .. })
     ));
     let mut keyless = server_config();
     keyless.state_key = None;
-    let mut s = Session::server(std::sync::Arc::new(keyless), now);
+    let mut s = ServerSession::new(std::sync::Arc::new(keyless), now);
     s.handle_bytes(now, modern_call(1, json!({})).as_bytes());
     let request = requests(&mut s).pop().unwrap();
     assert_eq!(
-        s.ask_input(now, &request.responder, one("name", elicit_name())),
+        s.inbound(request.responder.id())
+            .ask_input(now, one("name", elicit_name())),
         Err(AskError::NoStateKey)
     );
 }
@@ -449,20 +460,21 @@ fn a_runaway_server_hits_the_round_cap() {
     pair.client_events();
     let call = pair
         .client
-        .send_request(pair.now, "tools/call", None, RequestOptions::default())
+        .send_request_raw(pair.now, "tools/call", None, RequestOptions::default())
         .unwrap();
     let mut rounds = 0;
     for _ in 0..10 {
         pair.drive();
         let now = pair.now;
         for event in pair.server_events() {
-            if let Event::Request(r) = event {
+            if let ServerEvent::Request(r) = event {
                 // Always asks for something new.
                 rounds += 1;
                 let key = format!("q{rounds}");
                 assert_eq!(
                     pair.server
-                        .ask_input(now, &r.responder, one(&key, elicit_name())),
+                        .inbound(r.responder.id())
+                        .ask_input(now, one(&key, elicit_name())),
                     Ok(Asked::Suspended)
                 );
             }
@@ -470,11 +482,11 @@ fn a_runaway_server_hits_the_round_cap() {
         pair.drive();
         for event in pair.client_events() {
             match event {
-                Event::InputRequired { id, requests } => pair
+                ClientEvent::InputRequired { id, requests } => pair
                     .client
                     .provide_input(now, id, answer(&requests))
                     .unwrap(),
-                Event::Response { id, outcome } => {
+                ClientEvent::Response { id, outcome } => {
                     assert_eq!(id, call);
                     assert_eq!(
                         outcome.unwrap_err(),
@@ -495,18 +507,19 @@ fn cancelling_while_the_user_answers_ends_the_call_and_sends_nothing() {
     let mut pair = pair(EraMode::Modern);
     let call = pair
         .client
-        .send_request(pair.now, "tools/call", None, RequestOptions::default())
+        .send_request_raw(pair.now, "tools/call", None, RequestOptions::default())
         .unwrap();
     pair.drive();
     let now = pair.now;
-    let Some(Event::Request(r)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(r)) = pair.server_events().pop() else {
         panic!()
     };
     pair.server
-        .ask_input(now, &r.responder, one("name", elicit_name()))
+        .inbound(r.responder.id())
+        .ask_input(now, one("name", elicit_name()))
         .unwrap();
     pair.drive();
-    let Some(Event::InputRequired { id, .. }) = pair.client_events().pop() else {
+    let Some(ClientEvent::InputRequired { id, .. }) = pair.client_events().pop() else {
         panic!()
     };
     assert_eq!(id, InputId::Retry(call));
@@ -520,7 +533,7 @@ fn cancelling_while_the_user_answers_ends_the_call_and_sends_nothing() {
     );
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Response {
+        [ClientEvent::Response {
             outcome: Err(CallError::Cancelled),
             ..
         }]
@@ -537,17 +550,18 @@ fn no_timeout_while_the_user_answers_and_it_restarts_with_the_retry() {
     let opts = RequestOptions::default().timeout(Duration::from_secs(5));
     let call = pair
         .client
-        .send_request(pair.now, "tools/call", None, opts)
+        .send_request_raw(pair.now, "tools/call", None, opts)
         .unwrap();
     pair.drive();
-    let Some(Event::Request(r)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(r)) = pair.server_events().pop() else {
         panic!()
     };
     pair.server
-        .ask_input(pair.now, &r.responder, one("name", elicit_name()))
+        .inbound(r.responder.id())
+        .ask_input(pair.now, one("name", elicit_name()))
         .unwrap();
     pair.drive();
-    let Some(Event::InputRequired { id, requests }) = pair.client_events().pop() else {
+    let Some(ClientEvent::InputRequired { id, requests }) = pair.client_events().pop() else {
         panic!()
     };
     assert_eq!(pair.client.poll_timeout(), None);
@@ -562,12 +576,12 @@ fn no_timeout_while_the_user_answers_and_it_restarts_with_the_retry() {
     pair.drive();
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Request(_)]
+        [ServerEvent::Request(_)]
     ));
     pair.advance(Duration::from_secs(5));
     match pair.client_events().as_slice() {
         [
-            Event::Response {
+            ClientEvent::Response {
                 id,
                 outcome: Err(CallError::TimedOut),
             },
@@ -581,20 +595,21 @@ fn legacy_asks_end_with_their_request() {
     let mut pair = pair(EraMode::Legacy(ProtocolVersion::V2025_11_25));
     let call = pair
         .client
-        .send_request(pair.now, "tools/call", None, RequestOptions::default())
+        .send_request_raw(pair.now, "tools/call", None, RequestOptions::default())
         .unwrap();
     pair.drive();
     let now = pair.now;
-    let Some(Event::Request(r)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(r)) = pair.server_events().pop() else {
         panic!()
     };
     assert_eq!(
         pair.server
-            .ask_input(now, &r.responder, one("name", elicit_name())),
+            .inbound(r.responder.id())
+            .ask_input(now, one("name", elicit_name())),
         Ok(Asked::Sent)
     );
     pair.drive();
-    let Some(Event::InputRequired { id: live, .. }) = pair.client_events().pop() else {
+    let Some(ClientEvent::InputRequired { id: live, .. }) = pair.client_events().pop() else {
         panic!()
     };
     assert!(matches!(live, InputId::Live(_)));
@@ -611,7 +626,7 @@ fn legacy_asks_end_with_their_request() {
     assert!(
         client_events
             .iter()
-            .any(|e| matches!(e, Event::Cancelled { id, .. } if InputId::Live(*id) == live)),
+            .any(|e| matches!(e, ClientEvent::Cancelled { id, .. } if InputId::Live(*id) == live)),
         "{client_events:?}"
     );
     assert_eq!(
@@ -625,7 +640,7 @@ fn legacy_asks_end_with_their_request() {
 fn a_legacy_ask_that_times_out_is_answered_with_the_timeout() {
     let mut pair = pair(EraMode::Legacy(ProtocolVersion::V2025_11_25));
     pair.client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             None,
@@ -633,18 +648,19 @@ fn a_legacy_ask_that_times_out_is_answered_with_the_timeout() {
         )
         .unwrap();
     pair.drive();
-    let Some(Event::Request(r)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(r)) = pair.server_events().pop() else {
         panic!()
     };
     pair.server
-        .ask_input(pair.now, &r.responder, one("name", elicit_name()))
+        .inbound(r.responder.id())
+        .ask_input(pair.now, one("name", elicit_name()))
         .unwrap();
     pair.drive();
     pair.client_events(); // the user never answers
     pair.advance(Duration::from_secs(60));
     match pair.server_events().as_slice() {
         [
-            Event::InputAnswered {
+            ServerEvent::InputAnswered {
                 request,
                 key,
                 outcome: Err(CallError::TimedOut),
@@ -667,10 +683,10 @@ fn only_surfaced_input_requests_take_input() {
     pair.client_events();
     pair.server_events();
     pair.server
-        .send_request(pair.now, "acme/ask", None, RequestOptions::default())
+        .send_request_raw(pair.now, "acme/ask", None, RequestOptions::default())
         .unwrap();
     pair.drive();
-    let Some(Event::Request(r)) = pair.client_events().pop() else {
+    let Some(ClientEvent::Request(r)) = pair.client_events().pop() else {
         panic!()
     };
     let roots: InputResponses = [(
@@ -696,17 +712,18 @@ fn only_surfaced_input_requests_take_input() {
 fn a_legacy_ask_after_the_client_closed_its_side_fails_at_once() {
     let mut pair = pair(EraMode::Legacy(ProtocolVersion::V2025_11_25));
     pair.client
-        .send_request(pair.now, "tools/call", None, RequestOptions::default())
+        .send_request_raw(pair.now, "tools/call", None, RequestOptions::default())
         .unwrap();
     pair.drive();
-    let Some(Event::Request(r)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(r)) = pair.server_events().pop() else {
         panic!()
     };
     pair.server.handle_eof(pair.now);
     let sent = pair.transcript().len();
     assert_eq!(
         pair.server
-            .ask_input(pair.now, &r.responder, one("name", elicit_name())),
+            .inbound(r.responder.id())
+            .ask_input(pair.now, one("name", elicit_name())),
         Err(AskError::PeerClosed)
     );
     pair.drive();

@@ -9,33 +9,36 @@ use serde_json::{Value, json};
 
 use common::raw;
 use legacy_kit::{
-    LEGACY, Raw, client_call, only_live_input, only_request, parse, ready, sent_by, server_ask,
+    KitEvent, LEGACY, Raw, client_call, only_live_input, only_request, parse, ready, sent_by,
+    server_ask,
 };
 use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult};
+use mcp_sansio::session::Role;
+use mcp_sansio::session::role::Server;
 use mcp_sansio::session::{InputError, InputId};
-use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::testing::{Chunking, Pair, Side};
 use mcp_sansio::{
-    CallError, CancelError, CloseReason, ErrorObject, Event, Progress, ProtocolVersion,
-    RequestOptions, SendError, Side,
+    CallError, CancelError, ClientEvent, CloseReason, ErrorObject, Progress, ProtocolVersion,
+    RequestOptions, SendError, ServerEvent, Session,
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2025_11_25;
 const BATCH_V: ProtocolVersion = ProtocolVersion::V2025_03_26;
 
-fn drain(session: &mut mcp_sansio::Session) -> Vec<Event> {
+fn drain<R: Role>(session: &mut Session<R>) -> Vec<R::Event> {
     std::iter::from_fn(|| session.poll_event()).collect()
 }
 
-fn assert_closed_with(events: &[Event], reason: &CloseReason) {
-    match events.last() {
-        Some(Event::Closed { reason: got }) => assert_eq!(got, reason),
-        other => panic!("Closed must come last: {other:?} in {events:?}"),
+fn assert_closed_with<E: KitEvent>(events: &[E], reason: &CloseReason) {
+    match events.last().map(|e| (e, e.close_reason())) {
+        Some((_, Some(got))) => assert_eq!(got, reason),
+        other => panic!(
+            "Closed must come last: {:?} in {events:?}",
+            other.map(|(e, _)| e)
+        ),
     }
     assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::Closed { .. }))
-            .count(),
+        events.iter().filter(|e| e.close_reason().is_some()).count(),
         1
     );
 }
@@ -47,11 +50,11 @@ fn client_eof_fails_pending_requests_then_closes() {
     let mut pair = ready(V);
     let a = pair
         .client
-        .send_request(pair.now, "tools/list", None, RequestOptions::default())
+        .send_request_raw(pair.now, "tools/list", None, RequestOptions::default())
         .unwrap();
     let b = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "x"}))),
@@ -60,7 +63,7 @@ fn client_eof_fails_pending_requests_then_closes() {
         .unwrap();
     let c = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "ping",
             None,
@@ -77,7 +80,7 @@ fn client_eof_fails_pending_requests_then_closes() {
     assert_eq!(events.len(), 4, "{events:?}");
     for (event, id) in events.iter().zip([a, b, c]) {
         match event {
-            Event::Response {
+            ClientEvent::Response {
                 id: got,
                 outcome: Err(CallError::SessionClosed),
             } => assert_eq!(*got, id),
@@ -91,7 +94,7 @@ fn client_eof_fails_pending_requests_then_closes() {
     assert_eq!(pair.client.outbound_in_flight(), 0);
     assert_eq!(
         pair.client
-            .send_request(pair.now, "tools/list", None, RequestOptions::default()),
+            .send_request_raw(pair.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::Closed)
     );
     // Later input and EOF change nothing.
@@ -131,7 +134,7 @@ fn server_eof_lets_the_app_answer_then_closes() {
     // The server's own request fails at once; the session stays open for the answers.
     match events.as_slice() {
         [
-            Event::Response {
+            ServerEvent::Response {
                 id,
                 outcome: Err(CallError::SessionClosed),
             },
@@ -142,20 +145,21 @@ fn server_eof_lets_the_app_answer_then_closes() {
     assert!(!pair.server.wants_read());
     assert_eq!(
         pair.server
-            .send_request(pair.now, "ping", None, RequestOptions::default()),
+            .send_request_raw(pair.now, "ping", None, RequestOptions::default()),
         Err(SendError::Closed)
     );
     // Progress and the first answer still go out.
     pair.server
-        .report_progress(&first.responder, &Progress::new(1.0))
+        .inbound(first.responder.id())
+        .report_progress(&Progress::new(1.0))
         .unwrap();
     pair.server
-        .respond(first.responder, &raw(json!({"n": "a"})))
+        .respond_raw(first.responder, &raw(json!({"n": "a"})))
         .unwrap();
     assert!(drain(&mut pair.server).is_empty(), "not closed yet");
     assert!(!pair.server.is_closed());
     pair.server
-        .respond(second.responder, &raw(json!({"n": "b"})))
+        .respond_raw(second.responder, &raw(json!({"n": "b"})))
         .unwrap();
     let events = drain(&mut pair.server);
     assert_eq!(events.len(), 1);
@@ -213,7 +217,7 @@ fn close_fails_pending_drops_inbound_and_closes_last() {
     assert_eq!(events.len(), 3, "{events:?}");
     for (event, id) in events.iter().zip([out_a, out_b]) {
         assert!(
-            matches!(event, Event::Response { id: got, outcome: Err(CallError::SessionClosed) } if *got == id),
+            matches!(event, ClientEvent::Response { id: got, outcome: Err(CallError::SessionClosed) } if *got == id),
             "{event:?}"
         );
     }
@@ -241,12 +245,12 @@ fn close_fails_pending_drops_inbound_and_closes_last() {
     // Every command refuses.
     assert_eq!(
         pair.client
-            .send_request(pair.now, "tools/list", None, RequestOptions::default()),
+            .send_request_raw(pair.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::Closed)
     );
     assert_eq!(
         pair.client
-            .send_notification("notifications/roots/list_changed", None),
+            .send_notification_raw("notifications/roots/list_changed", None),
         Err(SendError::Closed)
     );
     assert_eq!(
@@ -264,7 +268,7 @@ fn close_fails_pending_drops_inbound_and_closes_last() {
 fn bytes_queued_before_close_stay_available() {
     let mut pair = ready(V);
     pair.client
-        .send_notification("notifications/roots/list_changed", None)
+        .send_notification_raw("notifications/roots/list_changed", None)
         .unwrap();
     pair.client.close(pair.now);
     let mut buf = Vec::new();
@@ -289,7 +293,7 @@ fn server_close_drops_inbound_requests() {
     assert_closed_with(&events, &CloseReason::Local);
     let before = pair.transcript().len();
     pair.server
-        .respond(request.responder, &raw(json!({})))
+        .respond_raw(request.responder, &raw(json!({})))
         .unwrap();
     pair.drive();
     assert_eq!(pair.transcript().len(), before);
@@ -298,7 +302,7 @@ fn server_close_drops_inbound_requests() {
     let events = drain(&mut pair.client);
     assert!(matches!(
         events.as_slice(),
-        [Event::Response { id: got, outcome: Err(CallError::SessionClosed) }, Event::Closed { reason: CloseReason::PeerClosed }] if *got == id
+        [ClientEvent::Response { id: got, outcome: Err(CallError::SessionClosed) }, ClientEvent::Closed { reason: CloseReason::PeerClosed }] if *got == id
     ));
 }
 
@@ -310,7 +314,7 @@ fn closed_stays_the_last_event_when_the_send_queue_was_blocked() {
     let big = json!({"name": "x".repeat(300)});
     let mut sent = Vec::new();
     let blocked = loop {
-        match pair.client.send_request(
+        match pair.client.send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(big.clone())),
@@ -344,7 +348,7 @@ fn eof_processes_a_last_line_without_newline() {
     assert!(!server.session.is_closed());
     server
         .session
-        .respond(request.responder, &raw(json!({"tools": []})))
+        .respond_raw(request.responder, &raw(json!({"tools": []})))
         .unwrap();
     assert_eq!(
         server.out(),
@@ -356,7 +360,7 @@ fn eof_processes_a_last_line_without_newline() {
 
 // --- 11. batches -------------------------------------------------------------------------
 
-fn batch_server() -> Raw {
+fn batch_server() -> Raw<Server> {
     let mut config = Pair::server_config();
     config.capabilities = json!({"tools": {}, "prompts": {}});
     Raw::server_ready(config, BATCH_V, json!({"roots": {}}))
@@ -383,8 +387,8 @@ fn batch_answers_leave_as_one_array_once_all_are_answered() {
     let mut notifications = 0;
     for e in events {
         match e {
-            Event::Request(r) => requests.push(r),
-            Event::Notification(n) => {
+            ServerEvent::Request(r) => requests.push(r),
+            ServerEvent::Notification(n) => {
                 assert_eq!(n.method, "notifications/roots/list_changed");
                 notifications += 1;
             }
@@ -398,12 +402,12 @@ fn batch_answers_leave_as_one_array_once_all_are_answered() {
     let prompts = requests.remove(0);
     server
         .session
-        .respond(prompts.responder, &raw(json!({"messages": []})))
+        .respond_raw(prompts.responder, &raw(json!({"messages": []})))
         .unwrap();
     assert!(server.out().is_empty(), "tools/list still open");
     server
         .session
-        .respond(tools.responder, &raw(json!({"tools": []})))
+        .respond_raw(tools.responder, &raw(json!({"tools": []})))
         .unwrap();
     let out = server.out_text();
     assert_eq!(out.len(), 1, "one transmit: {out:?}");
@@ -525,7 +529,7 @@ fn a_cancelled_batch_member_is_left_out() {
     let events = server.events();
     assert_eq!(events.len(), 2);
     let mut responders = events.into_iter().map(|e| match e {
-        Event::Request(r) => r.responder,
+        ServerEvent::Request(r) => r.responder,
         other => panic!("{other:?}"),
     });
     let (first, second) = (responders.next().unwrap(), responders.next().unwrap());
@@ -535,17 +539,17 @@ fn a_cancelled_batch_member_is_left_out() {
     );
     assert!(matches!(
         server.events().as_slice(),
-        [Event::Cancelled { id, .. }] if *id == first.id()
+        [ServerEvent::Cancelled { id, .. }] if *id == first.id()
     ));
     assert!(server.out().is_empty());
     server
         .session
-        .respond(first, &raw(json!({"n": "a"})))
+        .respond_raw(first, &raw(json!({"n": "a"})))
         .unwrap();
     assert!(server.out().is_empty());
     server
         .session
-        .respond(second, &raw(json!({"n": "b"})))
+        .respond_raw(second, &raw(json!({"n": "b"})))
         .unwrap();
     assert_eq!(
         server.out(),
@@ -564,7 +568,7 @@ fn a_cancelled_batch_member_is_left_out() {
     assert_eq!(server.events().len(), 1);
     server
         .session
-        .respond(request.responder, &raw(json!({})))
+        .respond_raw(request.responder, &raw(json!({})))
         .unwrap();
     assert!(server.out().is_empty());
 }
@@ -645,13 +649,13 @@ fn batch_flow(chunking: Chunking) -> (Vec<(Side, String)>, Vec<String>) {
     let mut responders = Vec::new();
     for e in pair.server_events() {
         log.push(format!("{e:?}"));
-        if let Event::Request(r) = e {
+        if let ServerEvent::Request(r) = e {
             responders.push(r.responder);
         }
     }
     for (n, responder) in responders.into_iter().rev().enumerate() {
         pair.server
-            .respond(responder, &raw(json!({"n": n})))
+            .respond_raw(responder, &raw(json!({"n": n})))
             .unwrap();
     }
     pair.drive();

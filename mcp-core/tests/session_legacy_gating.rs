@@ -4,6 +4,7 @@
 mod common;
 mod legacy_kit;
 
+use mcp_sansio::testing::Side;
 use serde_json::{Value, json};
 
 use common::raw;
@@ -14,9 +15,12 @@ use legacy_kit::{
 use mcp_sansio::schema::{
     ElicitParams, InputRequest, InputResponse, InputResponses, ListRootsResult, Root,
 };
+use mcp_sansio::session::Role;
 use mcp_sansio::session::{InputError, InputId};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{EraMode, ErrorObject, Event, ProtocolVersion, RequestOptions, SendError, Side};
+use mcp_sansio::{
+    ClientEvent, EraMode, ErrorObject, ProtocolVersion, RequestOptions, SendError, ServerEvent,
+};
 
 fn with_server_caps(version: ProtocolVersion, caps: Value) -> Pair {
     let mut server = Pair::server_config();
@@ -52,7 +56,7 @@ fn client_refuses_methods_the_server_did_not_declare() {
         ("completion/complete", "completions"),
     ] {
         assert_eq!(
-            pair.client.send_request(
+            pair.client.send_request_raw(
                 pair.now,
                 method,
                 Some(raw(json!({}))),
@@ -85,7 +89,7 @@ fn resources_subscribe_needs_the_subscribe_capability() {
         let params = json!({"uri": "file:///a"});
         for method in ["resources/subscribe", "resources/unsubscribe"] {
             assert_eq!(
-                pair.client.send_request(
+                pair.client.send_request_raw(
                     pair.now,
                     method,
                     Some(raw(params.clone())),
@@ -109,7 +113,7 @@ fn resources_subscribe_needs_the_subscribe_capability() {
     // With the capability, the core keeps the subscription and answers `{}` itself.
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "resources/subscribe",
             Some(raw(json!({"uri": "file:///a"}))),
@@ -152,7 +156,7 @@ fn server_answers_undeclared_methods_with_method_not_found() {
     );
     assert!(server.out().is_empty());
     assert!(
-        matches!(server.events().as_slice(), [Event::Request(r)] if r.method == "resources/read")
+        matches!(server.events().as_slice(), [ServerEvent::Request(r)] if r.method == "resources/read")
     );
 }
 
@@ -167,7 +171,7 @@ fn server_requests_need_the_clients_capabilities() {
     ] {
         assert_eq!(
             pair.server
-                .send_request(pair.now, method, None, RequestOptions::default()),
+                .send_request_raw(pair.now, method, None, RequestOptions::default()),
             missing(method, capability)
         );
     }
@@ -269,7 +273,7 @@ fn unknown_methods_are_refused_unless_listed_in_extra_methods() {
     let mut pair = ready(ProtocolVersion::V2025_11_25);
     let id = pair
         .client
-        .send_request(pair.now, "acme/frobnicate", None, RequestOptions::default())
+        .send_request_raw(pair.now, "acme/frobnicate", None, RequestOptions::default())
         .unwrap();
     pair.drive();
     assert!(pair.server_events().is_empty());
@@ -294,7 +298,7 @@ fn unknown_methods_are_refused_unless_listed_in_extra_methods() {
         RequestOptions::default(),
     );
     pair.server
-        .respond(request.responder, &raw(json!({"ok": true})))
+        .respond_raw(request.responder, &raw(json!({"ok": true})))
         .unwrap();
     pair.drive();
     assert_eq!(
@@ -306,7 +310,7 @@ fn unknown_methods_are_refused_unless_listed_in_extra_methods() {
     let mut pair = ready(ProtocolVersion::V2025_11_25);
     let id = pair
         .server
-        .send_request(pair.now, "acme/ask", None, RequestOptions::default())
+        .send_request_raw(pair.now, "acme/ask", None, RequestOptions::default())
         .unwrap();
     pair.drive();
     assert!(pair.client_events().is_empty());
@@ -338,7 +342,7 @@ fn completion_is_not_gated_by_completions_on_2024_11_05() {
     ] {
         let mut pair = with_server_caps(v, caps.clone());
         assert_eq!(
-            pair.client.send_request(
+            pair.client.send_request_raw(
                 pair.now,
                 "completion/complete",
                 Some(raw(params.clone())),
@@ -365,7 +369,7 @@ fn completion_is_not_gated_by_completions_on_2024_11_05() {
         if delivered {
             assert!(out.is_empty(), "{out:?}");
             assert!(
-                matches!(events.as_slice(), [Event::Request(_)]),
+                matches!(events.as_slice(), [ServerEvent::Request(_)]),
                 "{events:?}"
             );
         } else {
@@ -383,7 +387,7 @@ fn ping_is_answered_automatically_both_ways() {
         let mut pair = ready(v);
         let from_client = pair
             .client
-            .send_request(pair.now, "ping", None, RequestOptions::default())
+            .send_request_raw(pair.now, "ping", None, RequestOptions::default())
             .unwrap();
         pair.drive();
         assert!(
@@ -402,7 +406,7 @@ fn ping_is_answered_automatically_both_ways() {
 
         let from_server = pair
             .server
-            .send_request(pair.now, "ping", None, RequestOptions::default())
+            .send_request_raw(pair.now, "ping", None, RequestOptions::default())
             .unwrap();
         pair.drive();
         assert!(
@@ -432,7 +436,7 @@ fn out_of_order_answers_resolve_to_the_right_requests() {
     for n in 0..4 {
         let id = pair
             .client
-            .send_request(
+            .send_request_raw(
                 pair.now,
                 "tools/call",
                 Some(raw(json!({"name": "t", "arguments": {"n": n}}))),
@@ -447,7 +451,7 @@ fn out_of_order_answers_resolve_to_the_right_requests() {
         .server_events()
         .into_iter()
         .map(|e| match e {
-            Event::Request(r) => r,
+            ServerEvent::Request(r) => r,
             other => panic!("{other:?}"),
         })
         .collect();
@@ -469,7 +473,7 @@ fn out_of_order_answers_resolve_to_the_right_requests() {
                 .respond_error(request.responder, &ErrorObject::new(-32000, "n = 1 fails"));
         } else {
             pair.server
-                .respond(request.responder, &raw(json!({"n": index})))
+                .respond_raw(request.responder, &raw(json!({"n": index})))
                 .unwrap();
         }
     }
@@ -478,7 +482,7 @@ fn out_of_order_answers_resolve_to_the_right_requests() {
     assert_eq!(events.len(), 4, "{events:?}");
     let mut seen = Vec::new();
     for event in events {
-        let Event::Response { id, outcome } = event else {
+        let ClientEvent::Response { id, outcome } = event else {
             panic!("{event:?}")
         };
         let n = calls.iter().position(|c| *c == id).expect("a known id");
@@ -506,89 +510,104 @@ fn duplicate_in_flight_inbound_id_is_refused_and_the_original_still_works() {
     for side in [Side::Server, Side::Client] {
         // The server gets `tools/call` as a request; the client gets `roots/list` as a live
         // input request.
-        let (mut peer, method) = match side {
-            Side::Server => (
+        match side {
+            Side::Server => duplicate_in_flight(
+                side,
                 Raw::server_ready(
                     Pair::server_config(),
                     ProtocolVersion::V2025_11_25,
                     json!({}),
                 ),
                 "tools/call",
+                |events, _| only_request(events),
+                |peer, original, _| {
+                    let p: Value = original.params_as().unwrap();
+                    assert_eq!(p, json!({"first": true}));
+                    peer.session
+                        .respond_raw(original.responder, &raw(json!({"answered": "first"})))
+                        .unwrap();
+                    json!({"answered": "first"})
+                },
+                |_| {},
             ),
-            _ => (
+            _ => duplicate_in_flight(
+                side,
                 Raw::client_ready(
                     Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25)),
                     ProtocolVersion::V2025_11_25,
                     json!({}),
                 ),
                 "roots/list",
-            ),
-        };
-        peer.feed(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"first": true}}));
-        let events = peer.events();
-        let original = match side {
-            Side::Server => Ok(only_request(events)),
-            _ => Err(only_live_input(events, method)),
-        };
-        assert!(peer.out().is_empty());
-        peer.feed(
-            &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"second": true}}),
-        );
-        let out = peer.out();
-        assert_eq!(out.len(), 1, "{out:?}");
-        assert_eq!(out[0]["id"], 7);
-        assert_eq!(out[0]["error"]["code"], -32600);
-        assert!(
-            peer.events().is_empty(),
-            "{side:?}: the duplicate reached the app"
-        );
-        assert_eq!(peer.session.inbound_in_flight(), 1);
-        // The original is still answerable, exactly once.
-        let answer = match original {
-            Ok(original) => {
-                let p: Value = original.params_as().unwrap();
-                assert_eq!(p, json!({"first": true}));
-                peer.session
-                    .respond(original.responder, &raw(json!({"answered": "first"})))
-                    .unwrap();
-                json!({"answered": "first"})
-            }
-            Err((id, request)) => {
-                assert_eq!(
-                    serde_json::to_value(&request).unwrap(),
-                    json!({"method": method, "params": {"first": true}})
-                );
-                let roots = ListRootsResult::new(vec![Root::new("file:///first")]);
-                let responses =
-                    InputResponses::from([(method.to_owned(), InputResponse::ListRoots(roots))]);
-                peer.session
-                    .provide_input(peer.now, InputId::Live(id), responses.clone())
-                    .unwrap();
-                // Exactly once: a second answer finds nothing waiting.
-                assert_eq!(
+                only_live_input,
+                |peer, (id, request), method| {
+                    assert_eq!(
+                        serde_json::to_value(&request).unwrap(),
+                        json!({"method": method, "params": {"first": true}})
+                    );
+                    let roots = ListRootsResult::new(vec![Root::new("file:///first")]);
+                    let responses = InputResponses::from([(
+                        method.to_owned(),
+                        InputResponse::ListRoots(roots),
+                    )]);
                     peer.session
-                        .provide_input(peer.now, InputId::Live(id), responses),
-                    Err(InputError::NotWaiting)
-                );
-                json!({"roots": [{"uri": "file:///first"}]})
-            }
-        };
-        assert_eq!(
-            peer.out(),
-            vec![json!({"jsonrpc": "2.0", "id": 7, "result": answer})]
-        );
-        assert_eq!(peer.session.inbound_in_flight(), 0);
-        // A string id equal in text to a number id is a different id.
-        peer.feed(&json!({"jsonrpc": "2.0", "id": 8, "method": method}));
-        peer.feed(&json!({"jsonrpc": "2.0", "id": "8", "method": method}));
-        let events = peer.events();
-        assert_eq!(events.len(), 2);
-        if side == Side::Client {
-            let ids: Vec<_> = events.into_iter().map(|e| only_input(vec![e]).0).collect();
-            assert_ne!(ids[0], ids[1]);
+                        .provide_input(peer.now, InputId::Live(id), responses.clone())
+                        .unwrap();
+                    // Exactly once: a second answer finds nothing waiting.
+                    assert_eq!(
+                        peer.session
+                            .provide_input(peer.now, InputId::Live(id), responses),
+                        Err(InputError::NotWaiting)
+                    );
+                    json!({"roots": [{"uri": "file:///first"}]})
+                },
+                |events| {
+                    let ids: Vec<_> = events.into_iter().map(|e| only_input(vec![e]).0).collect();
+                    assert_ne!(ids[0], ids[1]);
+                },
+            ),
         }
-        assert!(peer.out().is_empty());
     }
+}
+
+/// The body of the test above for one side: `take` reads the original from the events,
+/// `answer` answers it and returns the expected result, `distinct` checks the events of the
+/// two requests whose ids differ only in type
+fn duplicate_in_flight<R: Role, O>(
+    side: Side,
+    mut peer: Raw<R>,
+    method: &str,
+    take: impl FnOnce(Vec<R::Event>, &str) -> O,
+    answer: impl FnOnce(&mut Raw<R>, O, &str) -> Value,
+    distinct: impl FnOnce(Vec<R::Event>),
+) {
+    peer.feed(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"first": true}}));
+    let events = peer.events();
+    let original = take(events, method);
+    assert!(peer.out().is_empty());
+    peer.feed(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {"second": true}}));
+    let out = peer.out();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["id"], 7);
+    assert_eq!(out[0]["error"]["code"], -32600);
+    assert!(
+        peer.events().is_empty(),
+        "{side:?}: the duplicate reached the app"
+    );
+    assert_eq!(peer.session.inbound_in_flight(), 1);
+    // The original is still answerable, exactly once.
+    let answer = answer(&mut peer, original, method);
+    assert_eq!(
+        peer.out(),
+        vec![json!({"jsonrpc": "2.0", "id": 7, "result": answer})]
+    );
+    assert_eq!(peer.session.inbound_in_flight(), 0);
+    // A string id equal in text to a number id is a different id.
+    peer.feed(&json!({"jsonrpc": "2.0", "id": 8, "method": method}));
+    peer.feed(&json!({"jsonrpc": "2.0", "id": "8", "method": method}));
+    let events = peer.events();
+    assert_eq!(events.len(), 2);
+    distinct(events);
+    assert!(peer.out().is_empty());
 }
 
 #[test]
@@ -627,7 +646,7 @@ fn responses_to_unknown_ids_are_dropped_and_counted() {
         RequestOptions::default(),
     );
     pair.server
-        .respond(request.responder, &raw(json!({"tools": []})))
+        .respond_raw(request.responder, &raw(json!({"tools": []})))
         .unwrap();
     pair.drive();
     assert_eq!(
@@ -647,7 +666,7 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
         let mut pair = ready(v);
         assert!(
             matches!(
-                pair.server.send_request(
+                pair.server.send_request_raw(
                     pair.now,
                     "elicitation/create",
                     None,
@@ -675,7 +694,7 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
         for method in ["tasks/get", "tasks/list"] {
             assert!(
                 matches!(
-                    pair.client.send_request(
+                    pair.client.send_request_raw(
                         pair.now,
                         method,
                         Some(raw(json!({"taskId": "t"}))),
@@ -708,7 +727,7 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
     // table (an unknown task is -32602).
     let mut pair = ready(ProtocolVersion::V2025_11_25);
     assert!(matches!(
-        pair.client.send_request(
+        pair.client.send_request_raw(
             pair.now,
             "tasks/get",
             Some(raw(json!({"taskId": "t"}))),
@@ -730,7 +749,7 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
     pair.client_events();
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tasks/get",
             Some(raw(json!({"taskId": "t"}))),
@@ -741,11 +760,11 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
     assert!(
         pair.server_events()
             .iter()
-            .all(|e| !matches!(e, Event::Request(_)))
+            .all(|e| !matches!(e, ServerEvent::Request(_)))
     );
     match pair.client_events().as_slice() {
         [
-            Event::Response {
+            ClientEvent::Response {
                 id: got,
                 outcome: Err(mcp_sansio::CallError::Remote(e)),
             },

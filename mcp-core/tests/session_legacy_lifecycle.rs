@@ -12,10 +12,11 @@ use common::{origin, raw};
 use legacy_kit::{LEGACY, Raw, parse, ready, sent_by};
 use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult, Root};
 use mcp_sansio::session::InputId;
-use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::session::Role;
+use mcp_sansio::testing::{Chunking, Pair, Side};
 use mcp_sansio::{
-    ClientConfig, CloseReason, EraMode, Event, Implementation, ProtocolVersion, RequestOptions,
-    SendError, ServerConfig, Side,
+    ClientConfig, ClientEvent, CloseReason, EraMode, Implementation, ProtocolVersion,
+    RequestOptions, SendError, ServerConfig, ServerEvent,
 };
 
 fn client_caps() -> Value {
@@ -82,7 +83,7 @@ fn handshake_in_every_legacy_version() {
         pair.drive();
         let events = pair.client_events();
         assert!(
-            matches!(events.as_slice(), [Event::Ready { version }] if *version == v),
+            matches!(events.as_slice(), [ClientEvent::Ready { version }] if *version == v),
             "{v}: {events:?}"
         );
         assert_eq!(pair.client.version(), Some(v));
@@ -101,7 +102,7 @@ fn handshake_in_every_legacy_version() {
         pair.drive();
         let events = pair.server_events();
         assert!(
-            matches!(events.as_slice(), [Event::Ready { version }] if *version == v),
+            matches!(events.as_slice(), [ServerEvent::Ready { version }] if *version == v),
             "{v}: {events:?}"
         );
         let client_sent = sent_by(&pair, Side::Client);
@@ -160,17 +161,26 @@ fn server_answers_its_latest_legacy_version_when_the_clients_is_unsupported() {
         "2025-03-26",
         "the latest legacy version, not the modern one"
     );
-    for events in [pair.client_events(), pair.server_events()] {
-        assert!(
-            matches!(
-                events.as_slice(),
-                [Event::Ready {
-                    version: ProtocolVersion::V2025_03_26
-                }]
-            ),
-            "{events:?}"
-        );
-    }
+    let events = pair.client_events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [ClientEvent::Ready {
+                version: ProtocolVersion::V2025_03_26
+            }]
+        ),
+        "{events:?}"
+    );
+    let events = pair.server_events();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [ServerEvent::Ready {
+                version: ProtocolVersion::V2025_03_26
+            }]
+        ),
+        "{events:?}"
+    );
     assert_eq!(pair.client.version(), Some(ProtocolVersion::V2025_03_26));
 }
 
@@ -209,7 +219,7 @@ fn client_closes_when_the_server_picks_a_version_it_does_not_support() {
         let events = client.events();
         match events.as_slice() {
             [
-                Event::Closed {
+                ClientEvent::Closed {
                     reason: CloseReason::Handshake(why),
                 },
             ] => assert!(why.contains(&format!("\"{bad}\"")), "{bad}: {why}"),
@@ -218,9 +228,12 @@ fn client_closes_when_the_server_picks_a_version_it_does_not_support() {
         assert!(client.session.is_closed());
         assert_eq!(client.session.version(), None);
         assert_eq!(
-            client
-                .session
-                .send_request(client.now, "tools/list", None, RequestOptions::default()),
+            client.session.send_request_raw(
+                client.now,
+                "tools/list",
+                None,
+                RequestOptions::default()
+            ),
             Err(SendError::Closed)
         );
     }
@@ -240,7 +253,7 @@ fn client_accepts_an_older_legacy_version_than_it_offered() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Ready {
+            [ClientEvent::Ready {
                 version: ProtocolVersion::V2024_11_05
             }]
         ),
@@ -260,7 +273,7 @@ fn client_closes_when_initialize_is_refused() {
     assert!(client.out().is_empty());
     match client.events().as_slice() {
         [
-            Event::Closed {
+            ClientEvent::Closed {
                 reason: CloseReason::Handshake(why),
             },
         ] => {
@@ -282,7 +295,7 @@ fn client_closes_on_an_invalid_initialize_result() {
     }));
     match client.events().as_slice() {
         [
-            Event::Closed {
+            ClientEvent::Closed {
                 reason: CloseReason::Handshake(why),
             },
         ] => assert!(why.contains("serverInfo"), "{why}"),
@@ -309,7 +322,7 @@ fn initialize_timing_out_closes_the_client() {
     client.session.handle_timeout(t0 + Duration::from_secs(5));
     match client.events().as_slice() {
         [
-            Event::Closed {
+            ClientEvent::Closed {
                 reason: CloseReason::Handshake(why),
             },
         ] => assert!(why.contains("initialize"), "{why}"),
@@ -350,7 +363,9 @@ fn server_refuses_requests_before_initialize_except_ping() {
     );
     server.feed(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     assert!(server.out().is_empty());
-    assert!(matches!(server.events().as_slice(), [Event::Request(r)] if r.method == "tools/list"));
+    assert!(
+        matches!(server.events().as_slice(), [ServerEvent::Request(r)] if r.method == "tools/list")
+    );
 }
 
 #[test]
@@ -358,12 +373,12 @@ fn client_cannot_send_before_ready() {
     let mut pair = Pair::legacy(origin(), ProtocolVersion::V2025_11_25);
     assert_eq!(
         pair.client
-            .send_request(pair.now, "tools/list", None, RequestOptions::default()),
+            .send_request_raw(pair.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::NotReady)
     );
     assert_eq!(
         pair.client
-            .send_notification("notifications/roots/list_changed", None),
+            .send_notification_raw("notifications/roots/list_changed", None),
         Err(SendError::NotReady)
     );
     // The refused commands left nothing behind: only the handshake goes out.
@@ -387,14 +402,14 @@ fn server_cannot_send_requests_before_initialized() {
     for method in ["roots/list", "sampling/createMessage", "elicitation/create"] {
         assert_eq!(
             pair.server
-                .send_request(pair.now, method, None, RequestOptions::default()),
+                .send_request_raw(pair.now, method, None, RequestOptions::default()),
             Err(SendError::NotReady),
             "{method}"
         );
     }
     // Logging before `initialized` is allowed.
     pair.server
-        .send_notification(
+        .send_notification_raw(
             "notifications/message",
             Some(&raw(json!({"level": "info", "data": "starting"}))),
         )
@@ -403,15 +418,15 @@ fn server_cannot_send_requests_before_initialized() {
     pair.drive();
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Ready { .. }]
+        [ServerEvent::Ready { .. }]
     ));
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready { .. }, Event::Notification(n)] if n.method == "notifications/message"
+        [ClientEvent::Ready { .. }, ClientEvent::Notification(n)] if n.method == "notifications/message"
     ));
     assert!(
         pair.server
-            .send_request(pair.now, "roots/list", None, RequestOptions::default())
+            .send_request_raw(pair.now, "roots/list", None, RequestOptions::default())
             .is_ok()
     );
 }
@@ -425,7 +440,7 @@ fn pings_may_be_sent_before_the_handshake_completes() {
     let mut pair = Pair::legacy(origin(), ProtocolVersion::V2025_11_25);
     let client_ping = pair
         .client
-        .send_request(pair.now, "ping", None, RequestOptions::default())
+        .send_request_raw(pair.now, "ping", None, RequestOptions::default())
         .expect("a client may ping before the initialize result");
     // Hold everything bound for the client: the server answers initialize but never hears
     // `notifications/initialized` yet.
@@ -434,11 +449,11 @@ fn pings_may_be_sent_before_the_handshake_completes() {
     assert_eq!(pair.server.version(), Some(ProtocolVersion::V2025_11_25));
     let server_ping = pair
         .server
-        .send_request(pair.now, "ping", None, RequestOptions::default())
+        .send_request_raw(pair.now, "ping", None, RequestOptions::default())
         .expect("a server may ping before notifications/initialized");
     assert_eq!(
         pair.server
-            .send_request(pair.now, "roots/list", None, RequestOptions::default()),
+            .send_request_raw(pair.now, "roots/list", None, RequestOptions::default()),
         Err(SendError::NotReady),
         "other requests wait for notifications/initialized"
     );
@@ -447,13 +462,13 @@ fn pings_may_be_sent_before_the_handshake_completes() {
     let client_events = pair.client_events();
     assert!(
         client_events.iter().any(|e| matches!(e,
-            Event::Response { id, outcome: Ok(r) } if *id == client_ping && r.get() == "{}")),
+            ClientEvent::Response { id, outcome: Ok(r) } if *id == client_ping && r.get() == "{}")),
         "{client_events:?}"
     );
     let server_events = pair.server_events();
     assert!(
         server_events.iter().any(|e| matches!(e,
-            Event::Response { id, outcome: Ok(r) } if *id == server_ping && r.get() == "{}")),
+            ServerEvent::Response { id, outcome: Ok(r) } if *id == server_ping && r.get() == "{}")),
         "{server_events:?}"
     );
 }
@@ -525,7 +540,7 @@ fn initialized_before_initialize_does_not_make_the_server_ready() {
     assert_eq!(
         server
             .session
-            .send_request(server.now, "ping", None, RequestOptions::default()),
+            .send_request_raw(server.now, "ping", None, RequestOptions::default()),
         Err(SendError::NotReady)
     );
 }
@@ -536,31 +551,43 @@ fn initialized_before_initialize_does_not_make_the_server_ready() {
 fn unknown_error_id_is_null_before_2025_11_25_and_omitted_from_it() {
     for v in LEGACY {
         for side in [Side::Server, Side::Client] {
-            let mut peer = match side {
-                Side::Server => Raw::server_ready(Pair::server_config(), v, client_caps()),
-                _ => Raw::client_ready(legacy_client(v), v, server_caps()),
-            };
-            for line in [r#"{"jsonrpc":"2.0","id":"#, "42"] {
-                peer.feed_line(line);
-                let out = peer.out_text();
-                assert_eq!(out.len(), 1, "{v} {side:?} {line}: {out:?}");
-                let error = parse(&out[0]);
-                let code = error["error"]["code"].as_i64().unwrap();
-                assert!(code == -32700 || code == -32600, "{error}");
-                if v == ProtocolVersion::V2025_11_25 {
-                    assert!(!out[0].contains("\"id\""), "{v} {side:?}: {}", out[0]);
-                    assert!(error.get("id").is_none());
-                } else {
-                    assert!(out[0].contains(r#""id":null"#), "{v} {side:?}: {}", out[0]);
-                    assert_eq!(error["id"], Value::Null);
-                    assert!(error.as_object().unwrap().contains_key("id"));
-                }
+            match side {
+                Side::Server => unknown_error_id(
+                    v,
+                    side,
+                    Raw::server_ready(Pair::server_config(), v, client_caps()),
+                ),
+                _ => unknown_error_id(
+                    v,
+                    side,
+                    Raw::client_ready(legacy_client(v), v, server_caps()),
+                ),
             }
-            assert_eq!(peer.session.stats().invalid_messages, 2);
-            assert!(peer.events().is_empty());
-            assert!(!peer.session.is_closed());
         }
     }
+}
+
+/// The body of the test above for one side
+fn unknown_error_id<R: Role>(v: ProtocolVersion, side: Side, mut peer: Raw<R>) {
+    for line in [r#"{"jsonrpc":"2.0","id":"#, "42"] {
+        peer.feed_line(line);
+        let out = peer.out_text();
+        assert_eq!(out.len(), 1, "{v} {side:?} {line}: {out:?}");
+        let error = parse(&out[0]);
+        let code = error["error"]["code"].as_i64().unwrap();
+        assert!(code == -32700 || code == -32600, "{error}");
+        if v == ProtocolVersion::V2025_11_25 {
+            assert!(!out[0].contains("\"id\""), "{v} {side:?}: {}", out[0]);
+            assert!(error.get("id").is_none());
+        } else {
+            assert!(out[0].contains(r#""id":null"#), "{v} {side:?}: {}", out[0]);
+            assert_eq!(error["id"], Value::Null);
+            assert!(error.as_object().unwrap().contains_key("id"));
+        }
+    }
+    assert_eq!(peer.session.stats().invalid_messages, 2);
+    assert!(peer.events().is_empty());
+    assert!(!peer.session.is_closed());
 }
 
 // --- independence from chunking ----------------------------------------------------------
@@ -582,7 +609,7 @@ fn scripted_flow(chunking: Chunking) -> (Vec<(Side, String)>, Vec<String>) {
     take(&mut pair, &mut log);
     let call = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(
@@ -593,22 +620,20 @@ fn scripted_flow(chunking: Chunking) -> (Vec<(Side, String)>, Vec<String>) {
         .unwrap();
     pair.drive();
     let mut events = pair.server_events();
-    let Some(Event::Request(request)) = events.pop() else {
+    let Some(ServerEvent::Request(request)) = events.pop() else {
         panic!("{events:?}")
     };
     pair.server
-        .report_progress(
-            &request.responder,
-            &mcp_sansio::Progress::new(1.0).total(2.0).message("half"),
-        )
+        .inbound(request.responder.id())
+        .report_progress(&mcp_sansio::Progress::new(1.0).total(2.0).message("half"))
         .unwrap();
     let roots = pair
         .server
-        .send_request(pair.now, "roots/list", None, RequestOptions::default())
+        .send_request_raw(pair.now, "roots/list", None, RequestOptions::default())
         .unwrap();
     pair.drive();
     let mut events = pair.client_events();
-    let Some(Event::InputRequired {
+    let Some(ClientEvent::InputRequired {
         id: InputId::Live(roots_request),
         requests,
     }) = events.pop()
@@ -634,13 +659,13 @@ fn scripted_flow(chunking: Chunking) -> (Vec<(Side, String)>, Vec<String>) {
         )
         .unwrap();
     pair.server
-        .send_notification(
+        .send_notification_raw(
             "notifications/message",
             Some(&raw(json!({"level": "info", "data": "x"}))),
         )
         .unwrap();
     pair.server
-        .respond(request.responder, &raw(json!({"content": []})))
+        .respond_raw(request.responder, &raw(json!({"content": []})))
         .unwrap();
     pair.drive();
     take(&mut pair, &mut log);

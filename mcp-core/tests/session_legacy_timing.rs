@@ -3,6 +3,7 @@
 mod common;
 mod legacy_kit;
 
+use mcp_sansio::testing::Side;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -16,8 +17,8 @@ use mcp_sansio::schema::{
 use mcp_sansio::session::{InputError, InputId};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    CallError, CancelError, EraMode, Event, OutboundId, Progress, ProgressError, ProtocolVersion,
-    RequestOptions, Side,
+    CallError, CancelError, ClientEvent, EraMode, OutboundId, Progress, ProgressError,
+    ProtocolVersion, RequestOptions, ServerEvent,
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2025_11_25;
@@ -64,7 +65,7 @@ fn assert_timed_out(pair: &mut Pair, id: OutboundId) {
     let reason = cancelled["reason"].as_str().expect("a reason");
     assert!(reason.contains("timed out"), "{reason}");
     match pair.server_events().as_slice() {
-        [Event::Cancelled { reason, .. }] => {
+        [ServerEvent::Cancelled { reason, .. }] => {
             assert!(reason.as_deref().unwrap().contains("timed out"));
         }
         other => panic!("the server was not told: {other:?}"),
@@ -97,7 +98,7 @@ fn default_timeout_comes_from_the_client_config() {
     // The server's responder is inert now.
     let before = pair.transcript().len();
     pair.server
-        .respond(request.responder, &raw(json!({})))
+        .respond_raw(request.responder, &raw(json!({})))
         .unwrap();
     pair.drive();
     assert_eq!(pair.transcript().len(), before);
@@ -127,7 +128,7 @@ fn default_timeout_of_server_requests_comes_from_the_server_config() {
     );
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Cancelled { id: got, .. }] if *got == inbound
+        [ClientEvent::Cancelled { id: got, .. }] if *got == inbound
     ));
 }
 
@@ -179,7 +180,7 @@ fn no_timeout_waits_forever() {
         0
     );
     pair.server
-        .respond(request.responder, &raw(json!({"late": "but fine"})))
+        .respond_raw(request.responder, &raw(json!({"late": "but fine"})))
         .unwrap();
     pair.drive();
     assert_eq!(
@@ -210,12 +211,13 @@ fn progress_resets_the_timeout_only_when_asked() {
         let (id, request) = client_call(&mut pair, "tools/call", json!({"name": "x"}), options);
         pair.advance(secs(8));
         pair.server
-            .report_progress(&request.responder, &Progress::new(1.0))
+            .inbound(request.responder.id())
+            .report_progress(&Progress::new(1.0))
             .unwrap();
         pair.drive();
         assert!(matches!(
             pair.client_events().as_slice(),
-            [Event::Progress { id: got, .. }] if *got == id
+            [ClientEvent::Progress { id: got, .. }] if *got == id
         ));
         if reset {
             assert_eq!(pair.client.poll_timeout(), Some(t0 + secs(18)));
@@ -245,7 +247,8 @@ fn reset_on_progress_from_the_config() {
     );
     pair.advance(secs(5));
     pair.server
-        .report_progress(&request.responder, &Progress::new(0.5))
+        .inbound(request.responder.id())
+        .report_progress(&Progress::new(0.5))
         .unwrap();
     pair.drive();
     assert_eq!(pair.client.poll_timeout(), Some(t0 + secs(15)));
@@ -263,7 +266,8 @@ fn max_total_caps_the_request_despite_progress() {
     for (at, value) in [(8, 1.0), (14, 2.0)] {
         pair.advance(pair_until(&pair, t0 + secs(at)));
         pair.server
-            .report_progress(&request.responder, &Progress::new(value))
+            .inbound(request.responder.id())
+            .report_progress(&Progress::new(value))
             .unwrap();
         pair.drive();
         assert_eq!(pair.client_events().len(), 1, "progress at {at}s");
@@ -310,7 +314,7 @@ fn a_late_answer_after_a_timeout_is_dropped_and_counted() {
         Err(CallError::TimedOut)
     );
     pair.server
-        .respond(request.responder, &raw(json!({"too": "late"})))
+        .respond_raw(request.responder, &raw(json!({"too": "late"})))
         .unwrap();
     pair.drive();
     assert!(
@@ -346,13 +350,12 @@ fn with_progress_mints_a_token_and_progress_arrives_as_events() {
     assert_eq!(sent["params"]["_meta"]["trace"], "abc", "other _meta kept");
 
     pair.server
-        .report_progress(
-            &request.responder,
-            &Progress::new(1.0).total(3.0).message("one"),
-        )
+        .inbound(request.responder.id())
+        .report_progress(&Progress::new(1.0).total(3.0).message("one"))
         .unwrap();
     pair.server
-        .report_progress(&request.responder, &Progress::new(2.5))
+        .inbound(request.responder.id())
+        .report_progress(&Progress::new(2.5))
         .unwrap();
     pair.drive();
     let notes: Vec<_> = sent_by(&pair, Side::Server)
@@ -370,11 +373,11 @@ fn with_progress_mints_a_token_and_progress_arrives_as_events() {
     let events = pair.client_events();
     match events.as_slice() {
         [
-            Event::Progress {
+            ClientEvent::Progress {
                 id: a,
                 progress: p1,
             },
-            Event::Progress {
+            ClientEvent::Progress {
                 id: b,
                 progress: p2,
             },
@@ -386,7 +389,7 @@ fn with_progress_mints_a_token_and_progress_arrives_as_events() {
         other => panic!("{other:?}"),
     }
     pair.server
-        .respond(request.responder, &raw(json!({})))
+        .respond_raw(request.responder, &raw(json!({})))
         .unwrap();
     pair.drive();
     assert!(only_response(pair.client_events(), id).is_ok());
@@ -397,7 +400,7 @@ fn with_progress_and_no_params_still_sends_the_token() {
     let mut pair = ready(V);
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/list",
             None,
@@ -414,12 +417,13 @@ fn with_progress_and_no_params_still_sends_the_token() {
     let request = legacy_kit::only_request(pair.server_events());
     assert!(request.wants_progress);
     pair.server
-        .report_progress(&request.responder, &Progress::new(1.0))
+        .inbound(request.responder.id())
+        .report_progress(&Progress::new(1.0))
         .unwrap();
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Progress { id: got, .. }] if *got == id
+        [ClientEvent::Progress { id: got, .. }] if *got == id
     ));
 }
 
@@ -438,7 +442,8 @@ fn without_progress_there_is_no_token() {
     assert_eq!(sent["params"], json!({"name": "x"}));
     assert_eq!(
         pair.server
-            .report_progress(&request.responder, &Progress::new(1.0)),
+            .inbound(request.responder.id())
+            .report_progress(&Progress::new(1.0)),
         Err(ProgressError::NotRequested)
     );
     pair.drive();
@@ -459,27 +464,31 @@ fn progress_must_be_finite_and_increasing() {
         RequestOptions::default().with_progress(),
     );
     pair.server
-        .report_progress(&request.responder, &Progress::new(2.0))
+        .inbound(request.responder.id())
+        .report_progress(&Progress::new(2.0))
         .unwrap();
     pair.drive();
     let before = pair.transcript().len();
     for given in [2.0, 1.5, -1.0] {
         assert_eq!(
             pair.server
-                .report_progress(&request.responder, &Progress::new(given)),
+                .inbound(request.responder.id())
+                .report_progress(&Progress::new(given)),
             Err(ProgressError::NotIncreasing { last: 2.0, given })
         );
     }
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         assert_eq!(
             pair.server
-                .report_progress(&request.responder, &Progress::new(bad)),
+                .inbound(request.responder.id())
+                .report_progress(&Progress::new(bad)),
             Err(ProgressError::NotFinite)
         );
         // A total that is not a number would go out as `"total":null`, which no schema allows.
         assert_eq!(
             pair.server
-                .report_progress(&request.responder, &Progress::new(3.0).total(bad)),
+                .inbound(request.responder.id())
+                .report_progress(&Progress::new(3.0).total(bad)),
             Err(ProgressError::NotFinite),
             "total {bad}"
         );
@@ -489,12 +498,13 @@ fn progress_must_be_finite_and_increasing() {
     assert_eq!(pair.client_events().len(), 1, "only the first progress");
     // A refused report leaves the last value unchanged.
     pair.server
-        .report_progress(&request.responder, &Progress::new(2.1))
+        .inbound(request.responder.id())
+        .report_progress(&Progress::new(2.1))
         .unwrap();
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Progress { id: got, progress }] if *got == id && progress.progress == 2.1
+        [ClientEvent::Progress { id: got, progress }] if *got == id && progress.progress == 2.1
     ));
 }
 
@@ -542,7 +552,7 @@ fn stray_progress_notifications_are_dropped() {
     assert_eq!(pair.client.stats().dropped_messages, dropped);
     // After the request finished.
     pair.server
-        .respond(request.responder, &raw(json!({})))
+        .respond_raw(request.responder, &raw(json!({})))
         .unwrap();
     pair.drive();
     assert!(only_response(pair.client_events(), id).is_ok());
@@ -571,7 +581,7 @@ fn client_cancel_reaches_the_server_and_resolves_at_once() {
         .unwrap();
     // Immediately, before anything moves.
     match pair.client.poll_event() {
-        Some(Event::Response {
+        Some(ClientEvent::Response {
             id: got,
             outcome: Err(CallError::Cancelled),
         }) => assert_eq!(got, id),
@@ -585,7 +595,7 @@ fn client_cancel_reaches_the_server_and_resolves_at_once() {
         json!({"requestId": id.wire_id(), "reason": "user pressed stop"})
     );
     match pair.server_events().as_slice() {
-        [Event::Cancelled { id: got, reason }] => {
+        [ServerEvent::Cancelled { id: got, reason }] => {
             assert_eq!(*got, inbound);
             assert_eq!(reason.as_deref(), Some("user pressed stop"));
         }
@@ -596,7 +606,7 @@ fn client_cancel_reaches_the_server_and_resolves_at_once() {
     let before = pair.transcript().len();
     assert_eq!(
         pair.server
-            .respond(request.responder, &raw(json!({"x": 1}))),
+            .respond_raw(request.responder, &raw(json!({"x": 1}))),
         Ok(())
     );
     pair.drive();
@@ -628,7 +638,7 @@ fn server_cancel_reaches_the_client() {
         id.wire_id()
     );
     match pair.client_events().as_slice() {
-        [Event::Cancelled { id: got, .. }] => assert_eq!(*got, inbound),
+        [ClientEvent::Cancelled { id: got, .. }] => assert_eq!(*got, inbound),
         other => panic!("{other:?}"),
     }
     // Answering the cancelled request finds nothing waiting and sends nothing.
@@ -669,7 +679,7 @@ fn input_for_a_live_request_the_server_cancelled_is_not_waited_for() {
         Err(CallError::Cancelled)
     );
     match pair.client_events().as_slice() {
-        [Event::Cancelled { id: got, reason }] => {
+        [ClientEvent::Cancelled { id: got, reason }] => {
             assert_eq!(*got, inbound);
             assert_eq!(reason.as_deref(), Some("no longer needed"));
         }
@@ -730,7 +740,7 @@ fn an_answer_in_flight_when_the_client_cancels_is_dropped_and_counted() {
     );
     pair.pause(Side::Client);
     pair.server
-        .respond(request.responder, &raw(json!({"content": []})))
+        .respond_raw(request.responder, &raw(json!({"content": []})))
         .unwrap();
     pair.drive();
     pair.client
@@ -760,7 +770,7 @@ fn cancelling_a_finished_request_is_refused() {
         RequestOptions::default(),
     );
     pair.server
-        .respond(request.responder, &raw(json!({"tools": []})))
+        .respond_raw(request.responder, &raw(json!({"tools": []})))
         .unwrap();
     pair.drive();
     assert!(only_response(pair.client_events(), answered).is_ok());
@@ -774,7 +784,7 @@ fn cancelling_a_finished_request_is_refused() {
     pair.drive();
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Cancelled { .. }]
+        [ServerEvent::Cancelled { .. }]
     ));
     let (timed_out, _) = client_call(
         &mut pair,
@@ -817,7 +827,7 @@ fn cancelling_the_initialize_request_changes_nothing() {
     server.feed(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     assert!(matches!(
         server.events().as_slice(),
-        [Event::Ready {
+        [ServerEvent::Ready {
             version: ProtocolVersion::V2025_06_18
         }]
     ));
@@ -838,7 +848,10 @@ fn cancelling_the_initialize_request_changes_nothing() {
             "serverInfo": {"name": "s", "version": "1"}
         }
     }));
-    assert!(matches!(client.events().as_slice(), [Event::Ready { .. }]));
+    assert!(matches!(
+        client.events().as_slice(),
+        [ClientEvent::Ready { .. }]
+    ));
 }
 
 #[test]
@@ -864,7 +877,7 @@ fn a_cancellation_for_an_unknown_id_is_ignored() {
     assert_eq!(pair.transcript().len(), before, "nothing answered");
     assert_eq!(pair.server.inbound_in_flight(), 1);
     pair.server
-        .respond(request.responder, &raw(json!({"ok": 1})))
+        .respond_raw(request.responder, &raw(json!({"ok": 1})))
         .unwrap();
     pair.drive();
     assert_eq!(

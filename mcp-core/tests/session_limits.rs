@@ -11,9 +11,12 @@ use serde_json::{Value, json};
 use common::{origin, raw};
 use mcp_sansio::schema::{InputResponse, InputResponses, ListRootsResult};
 use mcp_sansio::session::InputId;
+use mcp_sansio::session::role::{Client, Server};
+use mcp_sansio::testing::Side;
 use mcp_sansio::testing::{Chunking, Pair};
 use mcp_sansio::{
-    EraMode, ErrorObject, Event, Limits, Progress, ProtocolVersion, RequestOptions, SendError, Side,
+    ClientEvent, EraMode, ErrorObject, Limits, Progress, ProtocolVersion, RequestOptions,
+    SendError, ServerEvent,
 };
 use wire::{
     Raw, assert_error, assert_error_no_id, client_config_with, initialize, live_input_of,
@@ -22,12 +25,12 @@ use wire::{
 
 // --- sessions and "still working" probes --------------------------------------------------
 
-fn server(limits: Limits) -> Raw {
+fn server(limits: Limits) -> Raw<Server> {
     Raw::server(server_config_with(limits), origin())
 }
 
 /// A legacy (2025-11-25) client after a hand-answered handshake
-fn client(limits: Limits) -> Raw {
+fn client(limits: Limits) -> Raw<Client> {
     let mut c = Raw::client(
         client_config_with(EraMode::Legacy(ProtocolVersion::V2025_11_25), limits),
         origin(),
@@ -39,21 +42,22 @@ fn client(limits: Limits) -> Raw {
         "capabilities": {"tools": {}},
         "serverInfo": {"name": "raw-server", "version": "0.1"},
     }}));
-    assert!(matches!(c.events().as_slice(), [Event::Ready { .. }]));
+    assert!(matches!(c.events().as_slice(), [ClientEvent::Ready { .. }]));
     assert_eq!(c.one_out()["method"], "notifications/initialized");
     c
 }
 
 /// A fresh server still serves a modern request end to end
-fn server_still_works(s: &mut Raw) {
+fn server_still_works(s: &mut Raw<Server>) {
     let id = json!("probe");
     s.feed_json(&modern_request(id.clone(), "tools/list", json!({})));
     let events = s.events();
-    let [Event::Request(r)] = <[Event; 1]>::try_from(events).expect("one request") else {
+    let [ServerEvent::Request(r)] = <[ServerEvent; 1]>::try_from(events).expect("one request")
+    else {
         panic!("not a request")
     };
     assert_eq!(r.method, "tools/list");
-    s.s.respond(r.responder, &raw(json!({"tools": []})))
+    s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
         .unwrap();
     let out = s.one_out();
     assert_eq!(out["id"], id);
@@ -62,20 +66,20 @@ fn server_still_works(s: &mut Raw) {
 }
 
 /// A legacy client still answers a ping and still matches a response to its request
-fn client_still_works(c: &mut Raw) {
+fn client_still_works(c: &mut Raw<Client>) {
     c.feed(r#"{"jsonrpc":"2.0","id":"probe-ping","method":"ping"}"#);
     let pong = c.one_out();
     assert_eq!(pong["id"], "probe-ping");
     assert_eq!(pong["result"], json!({}));
     let id =
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default())
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
             .unwrap();
     let sent = c.one_out();
     assert_eq!(sent["id"], id.wire_id());
     c.feed_json(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"tools": []}}));
     let events = c.events();
     assert!(
-        matches!(events.as_slice(), [Event::Response { id: got, outcome: Ok(_) }] if *got == id),
+        matches!(events.as_slice(), [ClientEvent::Response { id: got, outcome: Ok(_) }] if *got == id),
         "{events:?}"
     );
     assert!(!c.s.is_closed());
@@ -186,7 +190,7 @@ fn an_oversize_line_gets_an_error_and_the_next_line_is_processed() {
         assert_eq!(events.len(), 1, "chunk {chunk}: {events:?}");
         let r = request_of(events.into_iter().next().unwrap());
         assert_eq!(s.s.inbound_in_flight(), 1);
-        s.s.respond(r.responder, &raw(json!({}))).unwrap();
+        s.s.respond_raw(r.responder, &raw(json!({}))).unwrap();
         assert_eq!(s.one_out()["id"], 2, "the line after the oversize one");
         assert_eq!(s.s.stats().invalid_messages, 1);
         server_still_works(&mut s);
@@ -284,7 +288,7 @@ fn a_duplicate_in_flight_id_is_an_invalid_request() {
     assert!(s.events().is_empty());
     assert_eq!(s.s.inbound_in_flight(), 1);
     // The original is still answerable, exactly once.
-    s.s.respond(first.responder, &raw(json!({"content": []})))
+    s.s.respond_raw(first.responder, &raw(json!({"content": []})))
         .unwrap();
     let out = s.one_out();
     assert_eq!(out["id"], 9);
@@ -372,12 +376,12 @@ fn nothing_after_eof_or_close_and_no_panic() {
     assert!(!s.s.wants_read());
     s.feed_json(&modern_request(json!(2), "tools/list", json!({})));
     assert!(s.events().is_empty(), "input after EOF is ignored");
-    s.s.respond(r.responder, &raw(json!({"tools": []})))
+    s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
         .unwrap();
     assert_eq!(s.one_out()["id"], 1);
     assert!(matches!(
         s.events().as_slice(),
-        [Event::Closed {
+        [ServerEvent::Closed {
             reason: mcp_sansio::CloseReason::PeerClosed
         }]
     ));
@@ -435,7 +439,7 @@ fn a_full_event_queue_stops_reading_and_draining_resumes_it() {
     assert!(s.s.wants_read());
     assert!(s.out().is_empty());
     for r in responders {
-        s.s.respond(r, &raw(json!({}))).unwrap();
+        s.s.respond_raw(r, &raw(json!({}))).unwrap();
     }
     assert_eq!(s.out().len(), 20);
     server_still_works(&mut s);
@@ -489,7 +493,7 @@ fn the_inbound_limit_stops_reading_and_answering_frees_room() {
         if order.len() < 10 {
             assert!(!s.s.wants_read(), "full at {} delivered", order.len());
         }
-        s.s.respond(next, &raw(json!({}))).unwrap();
+        s.s.respond_raw(next, &raw(json!({}))).unwrap();
     }
     let expected: Vec<_> = (0..10).map(|i| json!(format!("t{i}"))).collect();
     assert_eq!(order, expected);
@@ -595,7 +599,7 @@ fn a_full_send_queue_blocks_until_drained() {
     let blocked = loop {
         match c
             .s
-            .send_request(c.now, "tools/call", params(), RequestOptions::default())
+            .send_request_raw(c.now, "tools/call", params(), RequestOptions::default())
         {
             Ok(_) => sent += 1,
             Err(e) => break e,
@@ -610,7 +614,7 @@ fn a_full_send_queue_blocks_until_drained() {
         "a refused command changes nothing"
     );
     assert_eq!(
-        c.s.send_notification("notifications/roots/list_changed", None),
+        c.s.send_notification_raw("notifications/roots/list_changed", None),
         Err(SendError::Blocked)
     );
     assert!(c.events().is_empty(), "not unblocked before draining");
@@ -622,10 +626,10 @@ fn a_full_send_queue_blocks_until_drained() {
     assert_eq!(frames, sent);
     let events = c.events();
     assert!(
-        matches!(events.as_slice(), [Event::Unblocked]),
+        matches!(events.as_slice(), [ClientEvent::Unblocked]),
         "{events:?}"
     );
-    c.s.send_request(c.now, "tools/call", params(), RequestOptions::default())
+    c.s.send_request_raw(c.now, "tools/call", params(), RequestOptions::default())
         .unwrap();
     assert_eq!(c.out().len(), 1);
     assert!(c.events().is_empty(), "Unblocked only once");
@@ -637,13 +641,13 @@ fn too_many_outbound_requests_is_refused_until_one_ends() {
     limits.max_in_flight_outbound = 2;
     let mut c = client(limits);
     let a =
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default())
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
             .unwrap();
     let _b =
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default())
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
             .unwrap();
     assert_eq!(
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default()),
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::TooManyRequests)
     );
     assert_eq!(c.out().len(), 2);
@@ -651,20 +655,20 @@ fn too_many_outbound_requests_is_refused_until_one_ends() {
     let _ = c.out();
     let _ = c.events();
     let d =
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default())
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
             .unwrap();
     assert_eq!(
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default()),
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::TooManyRequests)
     );
     let line = c.one_out();
     c.feed_json(&json!({"jsonrpc": "2.0", "id": line["id"], "result": {}}));
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Response { id, outcome: Ok(_) }] if *id == d
+        [ClientEvent::Response { id, outcome: Ok(_) }] if *id == d
     ));
     assert!(
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default())
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
             .is_ok()
     );
 }
@@ -691,7 +695,7 @@ fn a_batch_over_the_limit_is_one_invalid_request() {
     assert_eq!(rs.len(), 3);
     assert!(s.out().is_empty(), "answers wait for the whole batch");
     for r in rs {
-        s.s.respond(r.responder, &raw(json!({"tools": []})))
+        s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
             .unwrap();
     }
     let array = s.one_out();
@@ -727,7 +731,7 @@ fn scripted(era: EraMode, chunking: Chunking) -> (Vec<(Side, String)>, Vec<Strin
         let mut requests = Vec::new();
         for e in pair.server_events() {
             s.push(format!("{e:?}"));
-            if let Event::Request(r) = e {
+            if let ServerEvent::Request(r) = e {
                 requests.push(r);
             }
         }
@@ -740,7 +744,7 @@ fn scripted(era: EraMode, chunking: Chunking) -> (Vec<(Side, String)>, Vec<Strin
         let big = "é→😀".repeat(40 * i);
         ids.push(
             pair.client
-                .send_request(
+                .send_request_raw(
                     pair.now,
                     "tools/call",
                     Some(raw(
@@ -754,7 +758,7 @@ fn scripted(era: EraMode, chunking: Chunking) -> (Vec<(Side, String)>, Vec<Strin
         );
     }
     pair.client
-        .send_notification(
+        .send_notification_raw(
             "notifications/roots/list_changed",
             Some(&raw(json!({"n": 1}))),
         )
@@ -764,14 +768,12 @@ fn scripted(era: EraMode, chunking: Chunking) -> (Vec<(Side, String)>, Vec<Strin
     assert_eq!(requests.len(), 4);
     for (i, r) in requests.iter().enumerate() {
         pair.server
-            .report_progress(
-                &r.responder,
-                &Progress::new(1.0).total(4.0).message(format!("step {i}")),
-            )
+            .inbound(r.responder.id())
+            .report_progress(&Progress::new(1.0).total(4.0).message(format!("step {i}")))
             .unwrap();
     }
     pair.server
-        .send_notification(
+        .send_notification_raw(
             "notifications/tools/list_changed",
             Some(&raw(json!({"x": "ü\n\"q"}))),
         )
@@ -787,13 +789,13 @@ fn scripted(era: EraMode, chunking: Chunking) -> (Vec<(Side, String)>, Vec<Strin
     let r1 = requests.pop().unwrap();
     let r0 = requests.pop().unwrap();
     pair.server
-        .respond(
+        .respond_raw(
             r0.responder,
             &raw(json!({"content": [{"type": "text", "text": "a\nb"}]})),
         )
         .unwrap();
     pair.server
-        .respond(r1.responder, &raw(json!({"late": true})))
+        .respond_raw(r1.responder, &raw(json!({"late": true})))
         .unwrap();
     pair.server
         .respond_error(r2.responder, &ErrorObject::invalid_params("bad"));
@@ -864,7 +866,7 @@ fn a_progress_flood_keeps_the_event_queue_bounded() {
     let _ = pair.client_events();
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "t"}))),
@@ -923,16 +925,17 @@ fn progress_past_the_queue_limit_is_dropped_not_queued() {
     let message = "m".repeat(1000);
     for i in 1..=1000 {
         let p = Progress::new(f64::from(i)).message(message.clone());
-        s.s.report_progress(&r.responder, &p).unwrap();
+        s.s.inbound(r.responder.id()).report_progress(&p).unwrap();
     }
     assert!(s.s.stats().dropped_messages > 900);
     let queued: usize = s.out_lines().iter().map(String::len).sum();
     assert!(queued < 64 * 1024 + 2 * 1100, "{queued}");
     // the answer still goes out, and later progress once the queue drained
-    s.s.report_progress(&r.responder, &Progress::new(2000.0))
+    s.s.inbound(r.responder.id())
+        .report_progress(&Progress::new(2000.0))
         .unwrap();
     assert_eq!(s.one_out()["params"]["progress"], 2000.0);
-    s.s.respond(r.responder, &raw(json!({"content": []})))
+    s.s.respond_raw(r.responder, &raw(json!({"content": []})))
         .unwrap();
     assert_eq!(s.one_out()["id"], 1);
 }

@@ -5,15 +5,17 @@
 mod common;
 mod wire;
 
+use mcp_sansio::testing::Side;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use common::{origin, raw};
+use mcp_sansio::session::role::{Client, Server};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    CallError, CloseReason, EraMode, Event, Implementation, ProtocolVersion, RequestOptions,
-    SendError, ServerConfig, Side,
+    CallError, ClientEvent, CloseReason, EraMode, Implementation, ProtocolVersion, RequestOptions,
+    SendError, ServerConfig, ServerEvent,
 };
 use wire::{MODERN, Raw, assert_error, initialize, meta_with, modern_request, request, request_of};
 
@@ -48,14 +50,14 @@ fn modern_pair_ready() -> Pair {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready {
+        [ClientEvent::Ready {
             version: ProtocolVersion::V2026_07_28
         }]
     ));
     pair
 }
 
-fn raw_server() -> Raw {
+fn raw_server() -> Raw<Server> {
     Raw::server(Pair::server_config(), origin())
 }
 
@@ -71,7 +73,7 @@ fn modern_client_discovers_and_reads_the_server_from_the_result() {
     assert_eq!(pair.client.version(), None);
     assert_eq!(
         pair.client
-            .send_request(pair.now, "tools/list", None, RequestOptions::default()),
+            .send_request_raw(pair.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::NotReady)
     );
     pair.drive();
@@ -93,7 +95,7 @@ fn modern_client_discovers_and_reads_the_server_from_the_result() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Ready {
+            [ClientEvent::Ready {
                 version: ProtocolVersion::V2026_07_28
             }]
         ),
@@ -128,7 +130,7 @@ fn server_info_is_read_from_the_result_meta_of_a_foreign_server() {
     }}));
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Ready {
+        [ClientEvent::Ready {
             version: ProtocolVersion::V2026_07_28
         }]
     ));
@@ -147,7 +149,7 @@ fn every_modern_request_carries_the_meta_keys_and_keeps_the_apps_meta() {
     let mut pair = modern_pair_ready();
     let a = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({
@@ -159,11 +161,11 @@ fn every_modern_request_carries_the_meta_keys_and_keeps_the_apps_meta() {
         .unwrap();
     let b = pair
         .client
-        .send_request(pair.now, "tools/list", None, RequestOptions::default())
+        .send_request_raw(pair.now, "tools/list", None, RequestOptions::default())
         .unwrap();
     let c = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "prompts/get",
             Some(raw(json!({"name": "p", "_meta": {PV: "1999-01-01"}}))),
@@ -172,7 +174,7 @@ fn every_modern_request_carries_the_meta_keys_and_keeps_the_apps_meta() {
         .unwrap();
     let d = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "resources/list",
             Some(raw(json!({"cursor": "x"}))),
@@ -225,7 +227,7 @@ fn modern_progress_round_trip() {
     let mut pair = modern_pair_ready();
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "slow"}))),
@@ -235,11 +237,12 @@ fn modern_progress_round_trip() {
     pair.drive();
     let r = request_of(pair.server_events().pop().unwrap());
     pair.server
-        .report_progress(&r.responder, &mcp_sansio::Progress::new(0.5).total(1.0))
+        .inbound(r.responder.id())
+        .report_progress(&mcp_sansio::Progress::new(0.5).total(1.0))
         .unwrap();
     pair.drive();
     match pair.client_events().as_slice() {
-        [Event::Progress { id: got, progress }] => {
+        [ClientEvent::Progress { id: got, progress }] => {
             assert_eq!(*got, id);
             assert_eq!(progress.progress, 0.5);
             assert_eq!(progress.total, Some(1.0));
@@ -305,7 +308,7 @@ fn missing_or_non_object_capabilities_is_invalid_params() {
         "tools/list",
         json!({"_meta": {PV: MODERN, CAPS: {}}}),
     ));
-    assert!(matches!(s.events().as_slice(), [Event::Request(_)]));
+    assert!(matches!(s.events().as_slice(), [ServerEvent::Request(_)]));
 }
 
 #[test]
@@ -471,7 +474,8 @@ fn modern_progress_token_reaches_the_server_and_progress_goes_back() {
     s.feed_json(&request(json!(1), "tools/call", params));
     let r = request_of(s.events().pop().unwrap());
     assert!(r.wants_progress);
-    s.s.report_progress(&r.responder, &mcp_sansio::Progress::new(1.0))
+    s.s.inbound(r.responder.id())
+        .report_progress(&mcp_sansio::Progress::new(1.0))
         .unwrap();
     let n = s.one_out();
     assert_eq!(n["method"], "notifications/progress");
@@ -489,7 +493,7 @@ fn answer_modern(result: Value) -> Value {
         json!({"name": "t"}),
     ));
     let r = request_of(s.events().pop().unwrap());
-    s.s.respond(r.responder, &raw(result)).unwrap();
+    s.s.respond_raw(r.responder, &raw(result)).unwrap();
     let v = s.one_out();
     assert_eq!(v["id"], 42);
     v["result"].clone()
@@ -550,7 +554,7 @@ fn modern_errors_pass_through_unchanged() {
 fn a_modern_server_session_never_sends_requests() {
     let mut s = raw_server();
     assert_eq!(
-        s.s.send_request(s.now, "roots/list", None, RequestOptions::default()),
+        s.s.send_request_raw(s.now, "roots/list", None, RequestOptions::default()),
         Err(SendError::NotReady)
     );
     s.feed_json(&modern_request(json!(1), "tools/list", json!({})));
@@ -562,7 +566,7 @@ fn a_modern_server_session_never_sends_requests() {
         "x/y",
     ] {
         assert_eq!(
-            s.s.send_request(s.now, method, None, RequestOptions::default()),
+            s.s.send_request_raw(s.now, method, None, RequestOptions::default()),
             Err(SendError::NotReady),
             "{method}"
         );
@@ -593,17 +597,17 @@ fn a_modern_client_drops_requests_from_the_server() {
     // Still working.
     let id = pair
         .client
-        .send_request(pair.now, "tools/list", None, RequestOptions::default())
+        .send_request_raw(pair.now, "tools/list", None, RequestOptions::default())
         .unwrap();
     pair.drive();
     let r = request_of(pair.server_events().pop().unwrap());
     pair.server
-        .respond(r.responder, &raw(json!({"tools": []})))
+        .respond_raw(r.responder, &raw(json!({"tools": []})))
         .unwrap();
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Response { id: got, outcome: Ok(_) }] if *got == id
+        [ClientEvent::Response { id: got, outcome: Ok(_) }] if *got == id
     ));
 }
 
@@ -619,7 +623,7 @@ fn a_modern_client_may_not_send_removed_methods() {
     ] {
         let r = pair
             .client
-            .send_request(pair.now, method, None, RequestOptions::default());
+            .send_request_raw(pair.now, method, None, RequestOptions::default());
         assert!(
             matches!(r, Err(SendError::NotAllowed { method: ref m, .. }) if m == method),
             "{method}: {r:?}"
@@ -651,7 +655,7 @@ fn auto_against_our_server_is_modern() {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready {
+        [ClientEvent::Ready {
             version: ProtocolVersion::V2026_07_28
         }]
     ));
@@ -671,7 +675,7 @@ fn auto_against_a_legacy_only_server_falls_back_to_initialize() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Ready {
+            [ClientEvent::Ready {
                 version: ProtocolVersion::V2025_11_25
             }]
         ),
@@ -688,13 +692,13 @@ fn auto_against_a_legacy_only_server_falls_back_to_initialize() {
     );
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Ready {
+        [ServerEvent::Ready {
             version: ProtocolVersion::V2025_11_25
         }]
     ));
     // Legacy from here on: no _meta keys, ping allowed.
     pair.client
-        .send_request(pair.now, "ping", None, RequestOptions::default())
+        .send_request_raw(pair.now, "ping", None, RequestOptions::default())
         .unwrap();
     pair.drive();
     let last = sent_by(&pair, Side::Client).pop().unwrap();
@@ -702,11 +706,11 @@ fn auto_against_a_legacy_only_server_falls_back_to_initialize() {
     assert!(last.get("params").is_none_or(|p| p.get("_meta").is_none()));
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Response { outcome: Ok(_), .. }]
+        [ClientEvent::Response { outcome: Ok(_), .. }]
     ));
 }
 
-fn answer_initialize(c: &mut Raw, init: &Value, version: &str) {
+fn answer_initialize(c: &mut Raw<Client>, init: &Value, version: &str) {
     c.feed_json(&json!({"jsonrpc": "2.0", "id": init["id"], "result": {
         "protocolVersion": version,
         "capabilities": {"tools": {}},
@@ -735,7 +739,7 @@ fn auto_falls_back_when_discover_is_method_not_found() {
     answer_initialize(&mut c, &init, "2025-06-18");
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Ready {
+        [ClientEvent::Ready {
             version: ProtocolVersion::V2025_06_18
         }]
     ));
@@ -771,7 +775,7 @@ fn auto_falls_back_after_the_discover_timeout_on_a_raw_session() {
     answer_initialize(&mut c, &init, "2025-11-25");
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Ready {
+        [ClientEvent::Ready {
             version: ProtocolVersion::V2025_11_25
         }]
     ));
@@ -813,7 +817,7 @@ fn auto_rediscovers_when_the_fallback_initialize_is_refused_as_unsupported() {
     }}));
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Ready {
+        [ClientEvent::Ready {
             version: ProtocolVersion::V2026_07_28
         }]
     ));
@@ -856,7 +860,7 @@ fn auto_falls_back_after_the_discover_timeout_in_a_pair() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Ready {
+            [ClientEvent::Ready {
                 version: ProtocolVersion::V2025_11_25
             }]
         ),
@@ -866,7 +870,7 @@ fn auto_falls_back_after_the_discover_timeout_in_a_pair() {
     assert_eq!(pair.client.version(), Some(ProtocolVersion::V2025_11_25));
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Ready {
+        [ServerEvent::Ready {
             version: ProtocolVersion::V2025_11_25
         }]
     ));
@@ -884,7 +888,7 @@ fn modern_against_a_legacy_only_server_closes_with_a_handshake_error() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Closed {
+            [ClientEvent::Closed {
                 reason: CloseReason::Handshake(_)
             }]
         ),
@@ -895,7 +899,7 @@ fn modern_against_a_legacy_only_server_closes_with_a_handshake_error() {
     no_initialize_on_the_wire(&pair);
     assert_eq!(
         pair.client
-            .send_request(pair.now, "tools/list", None, RequestOptions::default()),
+            .send_request_raw(pair.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::Closed)
     );
 }
@@ -908,7 +912,7 @@ fn modern_closes_when_discover_is_refused_or_times_out() {
         "error": {"code": -32601, "message": "Method not found"}}));
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Closed {
+        [ClientEvent::Closed {
             reason: CloseReason::Handshake(_)
         }]
     ));
@@ -921,7 +925,7 @@ fn modern_closes_when_discover_is_refused_or_times_out() {
     c.s.handle_timeout(deadline);
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Closed {
+        [ClientEvent::Closed {
             reason: CloseReason::Handshake(_)
         }]
     ));
@@ -955,7 +959,7 @@ fn unsupported_version_naming_ours_retries_discover_once() {
                 assert!(out.is_empty(), "{out:?}");
                 assert!(matches!(
                     c.events().as_slice(),
-                    [Event::Closed {
+                    [ClientEvent::Closed {
                         reason: CloseReason::Handshake(_)
                     }]
                 ));
@@ -977,7 +981,7 @@ fn unsupported_version_naming_no_modern_version_does_not_retry() {
     assert!(c.out().is_empty());
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Closed {
+        [ClientEvent::Closed {
             reason: CloseReason::Handshake(_)
         }]
     ));
@@ -988,11 +992,11 @@ fn requests_before_discovery_finishes_are_not_ready() {
     let mut c = Raw::client(Pair::client_config(EraMode::Auto), origin());
     let _ = c.one_out();
     assert_eq!(
-        c.s.send_request(c.now, "tools/list", None, RequestOptions::default()),
+        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::NotReady)
     );
     assert_eq!(
-        c.s.send_notification("notifications/roots/list_changed", None),
+        c.s.send_notification_raw("notifications/roots/list_changed", None),
         Err(SendError::NotReady)
     );
     assert!(c.out().is_empty());
@@ -1011,7 +1015,7 @@ fn a_discover_answer_after_close_is_ignored() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Closed {
+            [ClientEvent::Closed {
                 reason: CloseReason::Local
             }]
         ),
@@ -1034,7 +1038,7 @@ fn a_fresh_server_serves_modern_then_accepts_initialize() {
         json!({"name": "t"}),
     ));
     let pending = request_of(s.events().pop().unwrap());
-    s.s.respond(r.responder, &raw(json!({"tools": []})))
+    s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
         .unwrap();
     assert_eq!(s.one_out()["result"]["resultType"], "complete");
 
@@ -1048,12 +1052,12 @@ fn a_fresh_server_serves_modern_then_accepts_initialize() {
     s.feed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     assert!(matches!(
         s.events().as_slice(),
-        [Event::Ready {
+        [ServerEvent::Ready {
             version: ProtocolVersion::V2025_06_18
         }]
     ));
     // The modern request answered late keeps its era's envelope.
-    s.s.respond(pending.responder, &raw(json!({"content": []})))
+    s.s.respond_raw(pending.responder, &raw(json!({"content": []})))
         .unwrap();
     let late = s.one_out();
     assert_eq!(late["id"], 2);
@@ -1063,7 +1067,7 @@ fn a_fresh_server_serves_modern_then_accepts_initialize() {
     let legacy = request_of(s.events().pop().unwrap());
     assert_eq!(legacy.version, ProtocolVersion::V2025_06_18);
     assert_eq!(*legacy.peer_capabilities, json!({"roots": {}}));
-    s.s.respond(legacy.responder, &raw(json!({"tools": []})))
+    s.s.respond_raw(legacy.responder, &raw(json!({"tools": []})))
         .unwrap();
     let out = s.one_out();
     assert_eq!(out["id"], 11);
@@ -1090,7 +1094,7 @@ fn a_legacy_initialized_server_treats_modern_meta_as_legacy() {
         let r = request_of(s.events().pop().unwrap());
         assert_eq!(r.version, ProtocolVersion::V2025_11_25);
         assert_eq!(*r.peer_capabilities, json!({"sampling": {}}));
-        s.s.respond(r.responder, &raw(json!({"content": []})))
+        s.s.respond_raw(r.responder, &raw(json!({"content": []})))
             .unwrap();
         let out = s.one_out();
         assert_eq!(out["id"], i + 1);
@@ -1101,7 +1105,7 @@ fn a_legacy_initialized_server_treats_modern_meta_as_legacy() {
     assert_error(&s.one_out(), &json!(9), -32601);
     // And the legacy server may send requests to its client.
     assert!(
-        s.s.send_request(
+        s.s.send_request_raw(
             s.now,
             "sampling/createMessage",
             None,
@@ -1116,7 +1120,7 @@ fn a_modern_pair_request_times_out_like_any_other() {
     let mut pair = modern_pair_ready();
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "slow"}))),
@@ -1128,11 +1132,11 @@ fn a_modern_pair_request_times_out_like_any_other() {
     pair.advance(Duration::from_secs(2));
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Response { id: got, outcome: Err(CallError::TimedOut) }] if *got == id
+        [ClientEvent::Response { id: got, outcome: Err(CallError::TimedOut) }] if *got == id
     ));
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Cancelled { .. }]
+        [ServerEvent::Cancelled { .. }]
     ));
 }
 
@@ -1197,7 +1201,7 @@ fn a_discover_result_without_a_modern_version_falls_back_or_closes() {
         assert!(
             matches!(
                 c.events().as_slice(),
-                [Event::Closed {
+                [ClientEvent::Closed {
                     reason: CloseReason::Handshake(_)
                 }]
             ),
@@ -1214,7 +1218,7 @@ fn eof_during_discovery_closes_with_a_handshake_error() {
     c.s.handle_eof(c.now);
     assert!(matches!(
         c.events().as_slice(),
-        [Event::Closed {
+        [ClientEvent::Closed {
             reason: CloseReason::Handshake(_)
         }]
     ));

@@ -11,10 +11,11 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::session::Role;
+use mcp_sansio::testing::{Chunking, Pair, Side};
 use mcp_sansio::{
-    ClientConfig, EraMode, ErrorObject, Event, Limits, OutboundId, Progress, ProtocolVersion,
-    RequestOptions, Responder, ServerConfig, Session, Side,
+    ClientConfig, ClientEvent, ClientSession, EraMode, ErrorObject, Limits, OutboundId, Progress,
+    ProtocolVersion, RequestOptions, Responder, ServerConfig, ServerEvent, ServerSession, Session,
 };
 
 // --- (a) arbitrary input to a fresh session -------------------------------------------------
@@ -142,7 +143,13 @@ fn input_strategy() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
-fn session_for(kind: u8) -> Session {
+/// A session of either role, chosen at run time
+enum AnySession {
+    Client(ClientSession),
+    Server(ServerSession),
+}
+
+fn session_for(kind: u8) -> AnySession {
     let mut small = Limits::default();
     small.max_message_size = 200;
     small.max_queued_events = 2;
@@ -152,12 +159,12 @@ fn session_for(kind: u8) -> Session {
     let client = |era, limits: Limits| {
         let mut c: ClientConfig = Pair::client_config(era);
         c.limits = limits;
-        Session::client(Arc::new(c), origin())
+        AnySession::Client(ClientSession::new(Arc::new(c), origin()))
     };
     let server = |limits: Limits| {
         let mut s: ServerConfig = Pair::server_config();
         s.limits = limits;
-        Session::server(Arc::new(s), origin())
+        AnySession::Server(ServerSession::new(Arc::new(s), origin()))
     };
     match kind % 8 {
         0 => client(EraMode::Auto, Limits::default()),
@@ -174,7 +181,7 @@ fn session_for(kind: u8) -> Session {
 }
 
 /// Drains a session; returns (bytes, frames, events); checks every frame is one JSON value
-fn drain(s: &mut Session, events: &mut Vec<Event>) -> (usize, usize) {
+fn drain<R: Role>(s: &mut Session<R>, events: &mut Vec<R::Event>) -> (usize, usize) {
     let mut bytes = 0;
     let mut frames = 0;
     loop {
@@ -200,11 +207,45 @@ fn drain(s: &mut Session, events: &mut Vec<Event>) -> (usize, usize) {
     }
 }
 
-fn closed_once_and_last(events: &[Event]) {
+/// What these properties read of an event, on either end
+trait Observed: std::fmt::Debug {
+    /// A `Closed` event
+    fn is_closed(&self) -> bool;
+    /// The request a `Response` event ends
+    fn response(&self) -> Option<&OutboundId>;
+    /// The request a `Progress` event reports on
+    fn progress(&self) -> Option<&OutboundId>;
+}
+
+macro_rules! observed {
+    ($($event:ty),*) => {$(
+        impl Observed for $event {
+            fn is_closed(&self) -> bool {
+                matches!(self, Self::Closed { .. })
+            }
+            fn response(&self) -> Option<&OutboundId> {
+                match self {
+                    Self::Response { id, .. } => Some(id),
+                    _ => None,
+                }
+            }
+            fn progress(&self) -> Option<&OutboundId> {
+                match self {
+                    Self::Progress { id, .. } => Some(id),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+observed!(ClientEvent, ServerEvent);
+
+fn closed_once_and_last(events: &[impl Observed]) {
     let closed: Vec<_> = events
         .iter()
         .enumerate()
-        .filter(|(_, e)| matches!(e, Event::Closed { .. }))
+        .filter(|(_, e)| e.is_closed())
         .map(|(i, _)| i)
         .collect();
     assert!(closed.len() <= 1, "Closed twice: {events:?}");
@@ -225,51 +266,75 @@ proptest! {
         as_messages in any::<bool>(),
         eof in any::<bool>(),
     ) {
-        let mut s = session_for(kind);
-        let mut events = Vec::new();
-        let (initial, _) = drain(&mut s, &mut events);
-        let now = origin();
-        let mut out_bytes = 0;
-        if as_messages {
-            for (i, frame) in input.split(|&b| b == b'\n').enumerate() {
-                s.handle_message(now, frame);
-                if drain_every[i % drain_every.len()] {
-                    out_bytes += drain(&mut s, &mut events).0;
-                }
-            }
-        } else {
-            let mut rest = &input[..];
-            let mut i = 0;
-            while !rest.is_empty() {
-                let n = cuts[i % cuts.len()].min(rest.len());
-                let (head, tail) = rest.split_at(n);
-                s.handle_bytes(now, head);
-                if drain_every[i % drain_every.len()] {
-                    out_bytes += drain(&mut s, &mut events).0;
-                }
-                rest = tail;
-                i += 1;
-            }
-        }
-        if eof {
-            s.handle_eof(now);
-        }
-        s.handle_timeout(now + Duration::from_secs(3600));
-        out_bytes += drain(&mut s, &mut events).0;
-        // Bounds: each frame or batch entry gives at most one event and one reply; lifecycle
-        // messages (a discover retry, the initialize fallback) answer responses, also frames.
-        let frames = input.iter().filter(|&&b| b == b'\n' || b == b',').count() + 1;
-        prop_assert!(events.len() <= frames + 2, "{} events for {} frames", events.len(), frames);
-        prop_assert!(
-            out_bytes <= 600 * frames + 2 * input.len(),
-            "{out_bytes} bytes out for {} bytes in ({initial} initially)", input.len()
-        );
-        closed_once_and_last(&events);
-        if eof && !s.is_closed() {
-            // Only unanswered inbound requests keep it open.
-            prop_assert!(s.inbound_in_flight() > 0);
+        match session_for(kind) {
+            AnySession::Client(s) => arbitrary_input(s, &input, &cuts, &drain_every, as_messages, eof)?,
+            AnySession::Server(s) => arbitrary_input(s, &input, &cuts, &drain_every, as_messages, eof)?,
         }
     }
+}
+
+/// The body of `arbitrary_input_never_panics_and_stays_bounded`, for a session of either role
+fn arbitrary_input<R: Role>(
+    mut s: Session<R>,
+    input: &[u8],
+    cuts: &[usize],
+    drain_every: &[bool],
+    as_messages: bool,
+    eof: bool,
+) -> Result<(), TestCaseError>
+where
+    R::Event: Observed,
+{
+    let mut events = Vec::new();
+    let (initial, _) = drain(&mut s, &mut events);
+    let now = origin();
+    let mut out_bytes = 0;
+    if as_messages {
+        for (i, frame) in input.split(|&b| b == b'\n').enumerate() {
+            s.handle_message(now, frame);
+            if drain_every[i % drain_every.len()] {
+                out_bytes += drain(&mut s, &mut events).0;
+            }
+        }
+    } else {
+        let mut rest = input;
+        let mut i = 0;
+        while !rest.is_empty() {
+            let n = cuts[i % cuts.len()].min(rest.len());
+            let (head, tail) = rest.split_at(n);
+            s.handle_bytes(now, head);
+            if drain_every[i % drain_every.len()] {
+                out_bytes += drain(&mut s, &mut events).0;
+            }
+            rest = tail;
+            i += 1;
+        }
+    }
+    if eof {
+        s.handle_eof(now);
+    }
+    s.handle_timeout(now + Duration::from_secs(3600));
+    out_bytes += drain(&mut s, &mut events).0;
+    // Bounds: each frame or batch entry gives at most one event and one reply; lifecycle
+    // messages (a discover retry, the initialize fallback) answer responses, also frames.
+    let frames = input.iter().filter(|&&b| b == b'\n' || b == b',').count() + 1;
+    prop_assert!(
+        events.len() <= frames + 2,
+        "{} events for {} frames",
+        events.len(),
+        frames
+    );
+    prop_assert!(
+        out_bytes <= 600 * frames + 2 * input.len(),
+        "{out_bytes} bytes out for {} bytes in ({initial} initially)",
+        input.len()
+    );
+    closed_once_and_last(&events);
+    if eof && !s.is_closed() {
+        // Only unanswered inbound requests keep it open.
+        prop_assert!(s.inbound_in_flight() > 0);
+    }
+    Ok(())
 }
 
 // --- (b) random operations on a pair ---------------------------------------------------------
@@ -344,8 +409,8 @@ fn side(b: bool) -> Side {
 
 #[derive(Default)]
 struct World {
-    client_events: Vec<Event>,
-    server_events: Vec<Event>,
+    client_events: Vec<ClientEvent>,
+    server_events: Vec<ServerEvent>,
     client_sent: Vec<OutboundId>,
     server_sent: Vec<OutboundId>,
     /// Responders the server holds, with the last progress reported
@@ -355,10 +420,12 @@ struct World {
 
 impl World {
     fn collect(&mut self, pair: &mut Pair) {
-        let closed = |events: &[Event]| events.iter().any(|e| matches!(e, Event::Closed { .. }));
+        fn closed(events: &[impl Observed]) -> bool {
+            events.iter().any(Observed::is_closed)
+        }
         for e in pair.client_events() {
             match e {
-                Event::Request(r) => {
+                ClientEvent::Request(r) => {
                     assert!(!closed(&self.client_events), "a request after Closed");
                     self.client_held.push(r.responder);
                 }
@@ -367,7 +434,7 @@ impl World {
         }
         for e in pair.server_events() {
             match e {
-                Event::Request(r) => {
+                ServerEvent::Request(r) => {
                     assert!(!closed(&self.server_events), "a request after Closed");
                     self.server_held.push((r.responder, None, r.wants_progress));
                 }
@@ -387,23 +454,19 @@ fn pick<T>(v: &mut Vec<T>, i: usize) -> Option<T> {
 }
 
 /// Each id gets exactly one Response, no Progress after it, and nothing after Closed
-fn check_outcomes(events: &[Event], sent: &[OutboundId], who: &str) {
+fn check_outcomes(events: &[impl Observed], sent: &[OutboundId], who: &str) {
     closed_once_and_last(events);
     let mut done: HashMap<OutboundId, usize> = HashMap::new();
     for e in events {
-        match e {
-            Event::Response { id, .. } => {
-                assert!(sent.contains(id), "{who}: a response for {id} never sent");
-                *done.entry(*id).or_default() += 1;
-            }
-            Event::Progress { id, .. } => {
-                assert!(sent.contains(id), "{who}: progress for {id} never sent");
-                assert!(
-                    !done.contains_key(id),
-                    "{who}: progress for {id} after its response"
-                );
-            }
-            _ => {}
+        if let Some(id) = e.response() {
+            assert!(sent.contains(id), "{who}: a response for {id} never sent");
+            *done.entry(*id).or_default() += 1;
+        } else if let Some(id) = e.progress() {
+            assert!(sent.contains(id), "{who}: progress for {id} never sent");
+            assert!(
+                !done.contains_key(id),
+                "{who}: progress for {id} after its response"
+            );
         }
     }
     for id in sent {
@@ -461,16 +524,18 @@ fn run(era: EraMode, chunking: Chunking, ops: &[Op], end: End) {
                     o = o.reset_on_progress().max_total(Duration::from_secs(20));
                 }
                 let params = Some(raw(json!({"name": "t"})));
-                if let Ok(id) = pair
-                    .client
-                    .send_request(pair.now, SEND_METHODS[*method], params, o)
+                if let Ok(id) =
+                    pair.client
+                        .send_request_raw(pair.now, SEND_METHODS[*method], params, o)
                 {
                     w.client_sent.push(id);
                 }
             }
             Op::Respond(i) => {
                 if let Some((r, _, _)) = pick(&mut w.server_held, *i) {
-                    pair.server.respond(r, &raw(json!({"ok": true}))).unwrap();
+                    pair.server
+                        .respond_raw(r, &raw(json!({"ok": true})))
+                        .unwrap();
                 }
             }
             Op::RespondError(i) => {
@@ -484,7 +549,10 @@ fn run(era: EraMode, chunking: Chunking, ops: &[Op], end: End) {
                     let n = w.server_held.len();
                     let (r, last, wants) = &mut w.server_held[i % n];
                     let next = last.map_or(1.0, |l| l + 1.0);
-                    let result = pair.server.report_progress(r, &Progress::new(next));
+                    let result = pair
+                        .server
+                        .inbound(r.id())
+                        .report_progress(&Progress::new(next));
                     if *wants {
                         result.unwrap();
                         *last = Some(next);
@@ -503,19 +571,19 @@ fn run(era: EraMode, chunking: Chunking, ops: &[Op], end: End) {
             Op::ServerNotify => {
                 let _ = pair
                     .server
-                    .send_notification("notifications/tools/list_changed", None);
+                    .send_notification_raw("notifications/tools/list_changed", None);
             }
             Op::ServerRequest => {
                 if let Ok(id) =
                     pair.server
-                        .send_request(pair.now, "ping", None, RequestOptions::default())
+                        .send_request_raw(pair.now, "ping", None, RequestOptions::default())
                 {
                     w.server_sent.push(id);
                 }
             }
             Op::ClientAnswer(i) => {
                 if let Some(r) = pick(&mut w.client_held, *i) {
-                    pair.client.respond(r, &raw(json!({}))).unwrap();
+                    pair.client.respond_raw(r, &raw(json!({}))).unwrap();
                 }
             }
             Op::Drive => {}
@@ -543,17 +611,23 @@ fn run(era: EraMode, chunking: Chunking, ops: &[Op], end: End) {
     w.collect(&mut pair);
     // Unanswered inbound requests hold an EOF'd session open until answered.
     for r in std::mem::take(&mut w.client_held) {
-        pair.client.respond(r, &raw(json!({}))).unwrap();
+        pair.client.respond_raw(r, &raw(json!({}))).unwrap();
     }
     for (r, _, _) in std::mem::take(&mut w.server_held) {
-        pair.server.respond(r, &raw(json!({}))).unwrap();
+        pair.server.respond_raw(r, &raw(json!({}))).unwrap();
     }
     pair.drive();
     w.collect(&mut pair);
     assert!(pair.client.is_closed(), "client open after {end:?}");
     assert!(pair.server.is_closed(), "server open after {end:?}");
-    assert!(matches!(w.client_events.last(), Some(Event::Closed { .. })));
-    assert!(matches!(w.server_events.last(), Some(Event::Closed { .. })));
+    assert!(matches!(
+        w.client_events.last(),
+        Some(ClientEvent::Closed { .. })
+    ));
+    assert!(matches!(
+        w.server_events.last(),
+        Some(ServerEvent::Closed { .. })
+    ));
     assert_eq!(pair.client.poll_timeout(), None);
     check_outcomes(&w.client_events, &w.client_sent, "client");
     check_outcomes(&w.server_events, &w.server_sent, "server");

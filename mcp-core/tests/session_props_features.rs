@@ -6,9 +6,9 @@
 //! Invariants checked after every step and at the end:
 //! - nothing panics;
 //! - every frame either session writes is valid JSON-RPC (`jsonrpc::decode`);
-//! - every `OutboundId` from `send_request` gets exactly one `Event::Response` by the time
+//! - every `OutboundId` from `send_request` gets exactly one `Response` event by the time
 //!   the session closed, none before it was sent, no progress after it;
-//! - nothing follows `Event::Closed`, which comes once;
+//! - nothing follows the `Closed` event, which comes once;
 //! - each side answers each request id at most as often as requests with that id reached it
 //!   (every inbound request answered at most once);
 //! - the transmit and event queues stay within a bound derived from `Limits`.
@@ -29,10 +29,10 @@ use common::{origin, raw};
 use mcp_sansio::jsonrpc::{self, Decoded, Message};
 use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
 use mcp_sansio::session::{InputId, ListKind, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
-use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::{Pair, Side};
 use mcp_sansio::{
-    ClientConfig, EraMode, ErrorObject, Event, Limits, OutboundId, Progress, ProtocolVersion,
-    RequestOptions, Responder, ServerConfig, Session, Side,
+    ClientConfig, ClientEvent, ClientSession, EraMode, ErrorObject, Limits, OutboundId, Progress,
+    ProtocolVersion, RequestOptions, Responder, ServerConfig, ServerEvent, ServerSession, Transmit,
 };
 
 const SEED: u64 = 0xabc;
@@ -235,10 +235,81 @@ enum End {
 
 // --- the harness ------------------------------------------------------------------------------
 
+/// An event of either end
+enum AnyEvent {
+    Client(ClientEvent),
+    Server(ServerEvent),
+}
+
+impl std::fmt::Debug for AnyEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Client(e) => e.fmt(f),
+            Self::Server(e) => e.fmt(f),
+        }
+    }
+}
+
+impl AnyEvent {
+    fn is_closed(&self) -> bool {
+        matches!(
+            self,
+            Self::Client(ClientEvent::Closed { .. }) | Self::Server(ServerEvent::Closed { .. })
+        )
+    }
+
+    /// The request a `Response` event ends
+    fn response(&self) -> Option<&OutboundId> {
+        match self {
+            Self::Client(ClientEvent::Response { id, .. })
+            | Self::Server(ServerEvent::Response { id, .. }) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The request a `Progress` event reports on
+    fn progress(&self) -> Option<&OutboundId> {
+        match self {
+            Self::Client(ClientEvent::Progress { id, .. })
+            | Self::Server(ServerEvent::Progress { id, .. }) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// One end of the pair, borrowed: the session a `Side` names
+enum SessionMut<'a> {
+    Client(&'a mut ClientSession),
+    Server(&'a mut ServerSession),
+}
+
+impl SessionMut<'_> {
+    fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit> {
+        match self {
+            Self::Client(s) => s.poll_transmit(buf),
+            Self::Server(s) => s.poll_transmit(buf),
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<AnyEvent> {
+        match self {
+            Self::Client(s) => s.poll_event().map(AnyEvent::Client),
+            Self::Server(s) => s.poll_event().map(AnyEvent::Server),
+        }
+    }
+
+    fn handle_bytes(&mut self, now: Instant, data: &[u8]) {
+        match self {
+            Self::Client(s) => s.handle_bytes(now, data),
+            Self::Server(s) => s.handle_bytes(now, data),
+        }
+    }
+}
+
 /// One end of the pair and what the test knows about it
 #[derive(Default)]
 struct Book {
-    events: Vec<Event>,
+    events: Vec<AnyEvent>,
     sent: Vec<OutboundId>,
     /// Frames this side wrote
     written: Vec<String>,
@@ -256,8 +327,8 @@ struct Held {
 }
 
 struct Duo {
-    client: Session,
-    server: Session,
+    client: ClientSession,
+    server: ServerSession,
     now: Instant,
     to_client: Vec<u8>,
     to_server: Vec<u8>,
@@ -313,10 +384,10 @@ impl Duo {
         let client = client_config(setup);
         let server = server_config(setup);
         let limits = client.limits.clone();
-        let mut server = Session::server(Arc::new(server), now);
+        let mut server = ServerSession::new(Arc::new(server), now);
         server.anchor_wall_clock(now, 1_700_000_000_000);
         Self {
-            client: Session::client(Arc::new(client), now),
+            client: ClientSession::new(Arc::new(client), now),
             server,
             now,
             to_client: vec![],
@@ -335,10 +406,10 @@ impl Duo {
         }
     }
 
-    fn session(&mut self, side: Side) -> &mut Session {
+    fn session(&mut self, side: Side) -> SessionMut<'_> {
         match side {
-            Side::Client => &mut self.client,
-            _ => &mut self.server,
+            Side::Client => SessionMut::Client(&mut self.client),
+            _ => SessionMut::Server(&mut self.server),
         }
     }
 
@@ -435,45 +506,34 @@ impl Duo {
         moved
     }
 
-    fn take_event(&mut self, side: Side, e: Event) {
+    fn take_event(&mut self, side: Side, e: AnyEvent) {
         let book = self.book(side);
         assert!(!book.closed, "{side:?}: an event after Closed: {e:?}");
-        match (&e, side) {
-            (Event::Closed { .. }, _) => book.closed = true,
-            (Event::Response { id, .. }, _) => {
-                assert!(
-                    book.sent.contains(id),
-                    "{side:?}: a response to {id} never sent"
-                );
-                assert!(
-                    !book
-                        .events
-                        .iter()
-                        .any(|p| matches!(p, Event::Response { id: q, .. } if q == id)),
-                    "{side:?}: a second response to {id}: {e:?}"
-                );
-            }
-            (Event::Progress { id, .. }, _) => {
-                assert!(
-                    !book
-                        .events
-                        .iter()
-                        .any(|p| matches!(p, Event::Response { id: q, .. } if q == id)),
-                    "{side:?}: progress for {id} after its response"
-                );
-            }
-            _ => {}
+        if e.is_closed() {
+            book.closed = true;
+        } else if let Some(id) = e.response() {
+            assert!(
+                book.sent.contains(id),
+                "{side:?}: a response to {id} never sent"
+            );
+            assert!(
+                !book.events.iter().any(|p| p.response() == Some(id)),
+                "{side:?}: a second response to {id}: {e:?}"
+            );
+        } else if let Some(id) = e.progress() {
+            assert!(
+                !book.events.iter().any(|p| p.response() == Some(id)),
+                "{side:?}: progress for {id} after its response"
+            );
         }
         match e {
-            Event::Request(r) => match side {
-                Side::Client => self.client_held.push(r.responder),
-                _ => self.held.push(Held {
-                    responder: r.responder,
-                    wants_progress: r.wants_progress,
-                    last_progress: 0.0,
-                }),
-            },
-            Event::InputRequired { id, requests } => {
+            AnyEvent::Client(ClientEvent::Request(r)) => self.client_held.push(r.responder),
+            AnyEvent::Server(ServerEvent::Request(r)) => self.held.push(Held {
+                responder: r.responder,
+                wants_progress: r.wants_progress,
+                last_progress: 0.0,
+            }),
+            AnyEvent::Client(ClientEvent::InputRequired { id, requests }) => {
                 if std::env::var("FEATURES_DEBUG").is_ok() {
                     eprintln!("INPUT {id:?} {}", requests.len());
                 }
@@ -901,7 +961,10 @@ fn apply(duo: &mut Duo, op: &Op) {
             if let Some(ms) = timeout_ms {
                 o = o.timeout(Duration::from_millis(*ms));
             }
-            if let Ok(id) = duo.client.send_request(now, method, Some(raw(params)), o) {
+            if let Ok(id) = duo
+                .client
+                .send_request_raw(now, method, Some(raw(params)), o)
+            {
                 duo.cb.sent.push(id);
             }
         }
@@ -909,7 +972,7 @@ fn apply(duo: &mut Duo, op: &Op) {
             if let Some(i) = pick(&duo.held, *i) {
                 let h = duo.held.remove(i);
                 let result = raw(json!({"content": [{"type": "text", "text": "ok"}]}));
-                duo.server.respond(h.responder, &result).unwrap();
+                duo.server.respond_raw(h.responder, &result).unwrap();
             }
         }
         Op::RespondError(i) => {
@@ -922,15 +985,26 @@ fn apply(duo: &mut Duo, op: &Op) {
         Op::RespondBad(i) => {
             if let Some(i) = pick(&duo.held, *i) {
                 let h = duo.held.remove(i);
-                let _ = duo
+                // Refused: the core hands the responder back, and the peer gets an internal
+                // error instead
+                if let Err(e) = duo
                     .server
-                    .respond(h.responder, &RawValue::from_string("7".into()).unwrap());
+                    .respond_raw(h.responder, &RawValue::from_string("7".into()).unwrap())
+                {
+                    duo.server.respond_error(
+                        e.into_responder(),
+                        &ErrorObject::internal_error("the server produced an invalid result"),
+                    );
+                }
             }
         }
         Op::Ask(i, k) => {
             if let Some(i) = pick(&duo.held, *i) {
                 let requests = input_requests(*k);
-                let _ = duo.server.ask_input(now, &duo.held[i].responder, requests);
+                let _ = duo
+                    .server
+                    .inbound(duo.held[i].responder.id())
+                    .ask_input(now, requests);
             }
         }
         Op::StartTask(i, ttl, poll) => {
@@ -942,7 +1016,11 @@ fn apply(duo: &mut Duo, op: &Op) {
                 if let Some(p) = poll {
                     o = o.poll_interval(Duration::from_millis(*p));
                 }
-                if let Ok(task) = duo.server.start_task(now, &duo.held[i].responder, o) {
+                if let Ok(task) = duo
+                    .server
+                    .inbound(duo.held[i].responder.id())
+                    .start_task(now, o)
+                {
                     duo.tasks.push(task);
                 }
             }
@@ -968,7 +1046,7 @@ fn apply(duo: &mut Duo, op: &Op) {
                 } else {
                     Progress::new(next).total(10.0)
                 };
-                let result = duo.server.report_progress(&h.responder, &p);
+                let result = duo.server.inbound(h.responder.id()).report_progress(&p);
                 if result.is_ok() && h.wants_progress && p.progress.is_finite() {
                     h.last_progress = next;
                 }
@@ -988,7 +1066,7 @@ fn apply(duo: &mut Duo, op: &Op) {
             if k % 4 == 3 {
                 o = o.as_task(Some(Duration::from_secs(5)));
             }
-            if let Ok(id) = duo.server.send_request(now, method, params, o) {
+            if let Ok(id) = duo.server.send_request_raw(now, method, params, o) {
                 duo.sb.sent.push(id);
             }
         }
@@ -1023,7 +1101,7 @@ fn apply(duo: &mut Duo, op: &Op) {
         Op::ClientAnswer(i) => {
             if let Some(i) = pick(&duo.client_held, *i) {
                 let r = duo.client_held.remove(i);
-                let _ = duo.client.respond(r, &raw(json!({})));
+                let _ = duo.client.respond_raw(r, &raw(json!({})));
             }
         }
         Op::ClientStartInputTask(i) => {
@@ -1108,10 +1186,12 @@ fn run(setup: &Setup, ops: &[Op], end: End, after: &[Op]) {
     // Unanswered inbound requests hold an EOF'd session open until answered.
     for _ in 0..4 {
         for h in std::mem::take(&mut duo.held) {
-            duo.server.respond(h.responder, &raw(json!({}))).unwrap();
+            duo.server
+                .respond_raw(h.responder, &raw(json!({})))
+                .unwrap();
         }
         for r in std::mem::take(&mut duo.client_held) {
-            duo.client.respond(r, &raw(json!({}))).unwrap();
+            duo.client.respond_raw(r, &raw(json!({}))).unwrap();
         }
         for (id, _) in std::mem::take(&mut duo.inputs) {
             let _ = duo
@@ -1146,14 +1226,14 @@ fn run(setup: &Setup, ops: &[Op], end: End, after: &[Op]) {
     assert_eq!(duo.server.poll_timeout(), None);
     for (side, book) in [(Side::Client, &duo.cb), (Side::Server, &duo.sb)] {
         assert!(
-            matches!(book.events.last(), Some(Event::Closed { .. })),
+            book.events.last().is_some_and(AnyEvent::is_closed),
             "{side:?}: the last event is Closed"
         );
         for id in &book.sent {
             let n = book
                 .events
                 .iter()
-                .filter(|e| matches!(e, Event::Response { id: q, .. } if q == id))
+                .filter(|e| e.response() == Some(id))
                 .count();
             assert_eq!(n, 1, "{side:?}: {id} must end exactly once");
         }

@@ -8,31 +8,45 @@ use serde_json::json;
 
 use common::{origin, raw};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{CallError, Event, ProtocolVersion, RequestOptions, Session};
+use mcp_sansio::{
+    CallError, ClientEvent, ClientSession, ProtocolVersion, RequestOptions, ServerEvent,
+    ServerSession,
+};
 
 #[test]
 fn session_is_send_sync_unwind_safe() {
     fn check<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
-    check::<Session>();
-    check::<Event>();
+    check::<ClientSession>();
+    check::<ServerSession>();
+    check::<ClientEvent>();
+    check::<ServerEvent>();
     check::<Pair>();
 }
 
 #[test]
 fn event_stays_small() {
-    assert!(size_of::<Event>() <= 128, "{}", size_of::<Event>());
+    assert!(
+        size_of::<ClientEvent>() <= 128,
+        "{}",
+        size_of::<ClientEvent>()
+    );
+    assert!(
+        size_of::<ServerEvent>() <= 128,
+        "{}",
+        size_of::<ServerEvent>()
+    );
 }
 
 fn call_round_trip(mut pair: Pair) -> Pair {
     pair.drive();
     let ready: Vec<_> = pair.client_events();
     assert!(
-        matches!(ready.as_slice(), [Event::Ready { .. }]),
+        matches!(ready.as_slice(), [ClientEvent::Ready { .. }]),
         "{ready:?}"
     );
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "echo"}))),
@@ -41,18 +55,18 @@ fn call_round_trip(mut pair: Pair) -> Pair {
         .unwrap();
     pair.drive();
     let mut server_events = pair.server_events();
-    let Some(Event::Request(request)) = server_events.pop() else {
+    let Some(ServerEvent::Request(request)) = server_events.pop() else {
         panic!("{server_events:?}")
     };
     assert_eq!(request.method, "tools/call");
     pair.server
-        .respond(request.responder, &raw(json!({"content": []})))
+        .respond_raw(request.responder, &raw(json!({"content": []})))
         .unwrap();
     pair.drive();
     let events = pair.client_events();
     match events.as_slice() {
         [
-            Event::Response {
+            ClientEvent::Response {
                 id: got,
                 outcome: Ok(result),
             },
@@ -107,17 +121,17 @@ fn timeout_sends_cancel() {
     let opts = RequestOptions::default().timeout(Duration::from_secs(5));
     let id = pair
         .client
-        .send_request(pair.now, "tools/list", None, opts)
+        .send_request_raw(pair.now, "tools/list", None, opts)
         .unwrap();
     pair.drive();
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Ready { .. }, Event::Request(_)]
+        [ServerEvent::Ready { .. }, ServerEvent::Request(_)]
     ));
     pair.advance(Duration::from_secs(5));
     match pair.client_events().as_slice() {
         [
-            Event::Response {
+            ClientEvent::Response {
                 id: got,
                 outcome: Err(CallError::TimedOut),
             },
@@ -126,6 +140,6 @@ fn timeout_sends_cancel() {
     }
     assert!(matches!(
         pair.server_events().as_slice(),
-        [Event::Cancelled { .. }]
+        [ServerEvent::Cancelled { .. }]
     ));
 }

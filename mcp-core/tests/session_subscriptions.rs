@@ -6,9 +6,10 @@ mod common;
 
 use common::{origin, raw};
 use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::Side;
 use mcp_sansio::{
-    CallError, EraMode, Event, Limits, ListKind, OutboundId, ProtocolVersion, RequestOptions,
-    SendError, ServerConfig, Side,
+    CallError, ClientEvent, EraMode, Limits, ListKind, OutboundId, ProtocolVersion, RequestOptions,
+    SendError, ServerConfig, ServerEvent,
 };
 use serde_json::{Value, json};
 
@@ -29,7 +30,7 @@ fn pair(era: EraMode) -> Pair {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready { .. }]
+        [ClientEvent::Ready { .. }]
     ));
     pair.server_events();
     pair
@@ -38,7 +39,7 @@ fn pair(era: EraMode) -> Pair {
 fn listen(pair: &mut Pair, filter: Value) -> OutboundId {
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "subscriptions/listen",
             Some(raw(json!({ "notifications": filter }))),
@@ -49,11 +50,11 @@ fn listen(pair: &mut Pair, filter: Value) -> OutboundId {
     id
 }
 
-fn notifications(events: Vec<Event>) -> Vec<(String, Value)> {
+fn notifications(events: Vec<ClientEvent>) -> Vec<(String, Value)> {
     events
         .into_iter()
         .map(|e| match e {
-            Event::Notification(n) => (
+            ClientEvent::Notification(n) => (
                 n.method,
                 n.params
                     .map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap()),
@@ -152,7 +153,7 @@ fn the_client_ends_a_stream_by_cancelling_and_the_server_ends_all_on_shutdown() 
     assert_eq!(pair.server.subscription_count(), 0);
     match pair.client_events().as_slice() {
         [
-            Event::Response {
+            ClientEvent::Response {
                 id,
                 outcome: Ok(result),
             },
@@ -191,7 +192,7 @@ fn a_stream_that_falls_behind_is_ended_with_a_clear_error() {
     pair.drive();
     let events = pair.client_events();
     let ended = events.iter().find_map(|e| match e {
-        Event::Response {
+        ClientEvent::Response {
             id: got,
             outcome: Err(CallError::Remote(e)),
         } if *got == id => Some(e),
@@ -217,7 +218,7 @@ fn the_number_of_streams_is_bounded() {
     let events = pair.client_events();
     assert!(
         events.iter().any(
-            |e| matches!(e, Event::Response { id, outcome: Err(CallError::Remote(e)) }
+            |e| matches!(e, ClientEvent::Response { id, outcome: Err(CallError::Remote(e)) }
             if *id == third && e.code == -32603)
         ),
         "{events:?}"
@@ -230,7 +231,7 @@ fn legacy_resource_subscriptions_and_list_changed() {
     let mut pair = pair(EraMode::Legacy(ProtocolVersion::V2025_11_25));
     let sub = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "resources/subscribe",
             Some(raw(json!({"uri": "file:///dir"}))),
@@ -243,7 +244,7 @@ fn legacy_resource_subscriptions_and_list_changed() {
         "the core answers subscribe"
     );
     assert!(matches!(pair.client_events().as_slice(),
-        [Event::Response { id, outcome: Ok(r) }] if *id == sub && r.get() == "{}"));
+        [ClientEvent::Response { id, outcome: Ok(r) }] if *id == sub && r.get() == "{}"));
 
     assert_eq!(
         pair.server
@@ -277,7 +278,7 @@ fn legacy_resource_subscriptions_and_list_changed() {
     );
 
     pair.client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "resources/unsubscribe",
             Some(raw(json!({"uri": "file:///dir"}))),
@@ -303,7 +304,7 @@ fn modern_task_status_reaches_streams_that_name_the_task() {
     pair.client_events();
     let call = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "slow"}))),
@@ -311,13 +312,14 @@ fn modern_task_status_reaches_streams_that_name_the_task() {
         )
         .unwrap();
     pair.drive();
-    let Some(Event::Request(r)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(r)) = pair.server_events().pop() else {
         panic!()
     };
     assert!(r.task_offered);
     let task = pair
         .server
-        .start_task(pair.now, &r.responder, Default::default())
+        .inbound(r.responder.id())
+        .start_task(pair.now, Default::default())
         .unwrap();
     pair.drive();
     let created: Value = pair
@@ -344,7 +346,7 @@ fn modern_task_status_reaches_streams_that_name_the_task() {
     // The stream's notification ends the call at once (no poll needed): one Response.
     let responses: Vec<_> = events
         .iter()
-        .filter(|e| matches!(e, Event::Response { id, .. } if *id == call))
+        .filter(|e| matches!(e, ClientEvent::Response { id, .. } if *id == call))
         .collect();
     assert_eq!(responses.len(), 1, "{events:?}");
     let tagged = pair
@@ -366,14 +368,14 @@ fn a_client_reads_which_listen_stream_a_notification_belongs_to() {
     pair.client_events();
     pair.server.notify_list_changed(ListKind::Tools).unwrap();
     pair.server
-        .send_notification("notifications/custom", None)
+        .send_notification_raw("notifications/custom", None)
         .unwrap();
     pair.drive();
     let ids: Vec<(String, Option<mcp_sansio::RequestId>)> = pair
         .client_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::Notification(n) => Some((n.method.clone(), n.subscription_id())),
+            ClientEvent::Notification(n) => Some((n.method.clone(), n.subscription_id())),
             _ => None,
         })
         .collect();

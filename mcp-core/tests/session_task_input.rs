@@ -3,6 +3,7 @@
 
 mod common;
 
+use mcp_sansio::testing::Side;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use common::{origin, raw};
 use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    EraMode, Event, ProtocolVersion, RequestOptions, ServerConfig, Side, TaskId, TaskOptions,
-    TaskUpdate,
+    ClientEvent, EraMode, ProtocolVersion, RequestOptions, ServerConfig, ServerEvent, TaskId,
+    TaskOptions, TaskUpdate,
 };
 use serde_json::{Value, json};
 
@@ -60,22 +61,23 @@ struct Handler {
 }
 
 impl Handler {
-    fn on_event(&mut self, pair: &mut Pair, event: Event) {
+    fn on_event(&mut self, pair: &mut Pair, event: ServerEvent) {
         let now = pair.now;
         match event {
-            Event::Request(request) => {
+            ServerEvent::Request(request) => {
                 assert!(request.task_offered, "the client offered a task");
                 let options = TaskOptions::default().poll_interval(Duration::from_millis(200));
                 let task = pair
                     .server
-                    .start_task(now, &request.responder, options)
+                    .inbound(request.responder.id())
+                    .start_task(now, options)
                     .unwrap();
                 pair.server
                     .update_task(now, task, TaskUpdate::InputRequired(name_request()))
                     .unwrap();
                 self.task = Some(task);
             }
-            Event::TaskInput { task, responses } => {
+            ServerEvent::TaskInput { task, responses } => {
                 assert_eq!(Some(task), self.task);
                 match (&self.name, responses.get("name"), responses.get("summary")) {
                     (None, Some(InputResponse::Elicit(r)), _) => {
@@ -129,7 +131,7 @@ fn run(era: EraMode) -> (Value, Vec<(Side, String)>, usize) {
     };
     let call = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "greet"}))),
@@ -146,16 +148,16 @@ fn run(era: EraMode) -> (Value, Vec<(Side, String)>, usize) {
         pair.drive();
         for event in pair.client_events() {
             match event {
-                Event::InputRequired { id, requests } => {
+                ClientEvent::InputRequired { id, requests } => {
                     pair.client
                         .provide_input(pair.now, id, answer(&requests))
                         .unwrap();
                 }
-                Event::TaskStatus { id, .. } => {
+                ClientEvent::TaskStatus { id, .. } => {
                     assert_eq!(id, call);
                     statuses += 1;
                 }
-                Event::Response { id, outcome } => {
+                ClientEvent::Response { id, outcome } => {
                     assert_eq!(id, call);
                     let result = serde_json::from_str(outcome.unwrap().get()).unwrap();
                     return (result, pair.take_transcript(), statuses);
@@ -245,7 +247,7 @@ fn a_server_sampling_request_runs_as_a_task_on_the_client() {
     }));
     let sampling = pair
         .server
-        .send_request(
+        .send_request_raw(
             pair.now,
             "sampling/createMessage",
             Some(params),
@@ -253,13 +255,11 @@ fn a_server_sampling_request_runs_as_a_task_on_the_client() {
         )
         .unwrap();
     pair.drive();
-    let Some(Event::InputRequired { id, .. }) = pair.client_events().pop() else {
+    let Some(ClientEvent::InputRequired { id, .. }) = pair.client_events().pop() else {
         panic!("the client sees the sampling request")
     };
-    let mcp_sansio::InputId::Live(inbound) = id else {
-        panic!()
-    };
-    assert!(pair.client.task_offered(inbound));
+    assert!(matches!(id, mcp_sansio::InputId::Live(_)));
+    assert!(pair.client.input_task_offered(id));
     let task = pair
         .client
         .start_input_task(
@@ -274,10 +274,14 @@ fn a_server_sampling_request_runs_as_a_task_on_the_client() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::TaskStatus { id, .. } if *id == sampling)),
+            .any(|e| matches!(e, ServerEvent::TaskStatus { id, .. } if *id == sampling)),
         "{events:?}"
     );
-    assert!(!events.iter().any(|e| matches!(e, Event::Response { .. })));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ServerEvent::Response { .. }))
+    );
     pair.advance(Duration::from_millis(250));
     assert!(
         pair.transcript()
@@ -294,7 +298,7 @@ fn a_server_sampling_request_runs_as_a_task_on_the_client() {
     for _ in 0..10 {
         pair.advance(Duration::from_millis(100));
         for e in pair.server_events() {
-            if let Event::Response { id, outcome } = e {
+            if let ServerEvent::Response { id, outcome } = e {
                 assert_eq!(id, sampling);
                 done = Some(outcome);
             }
@@ -323,7 +327,7 @@ fn a_client_task_cannot_ask_the_server_for_input_and_bad_results_change_nothing(
     let params =
         raw(json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}));
     pair.server
-        .send_request(
+        .send_request_raw(
             pair.now,
             "elicitation/create",
             Some(params),
@@ -331,7 +335,7 @@ fn a_client_task_cannot_ask_the_server_for_input_and_bad_results_change_nothing(
         )
         .unwrap();
     pair.drive();
-    let Some(Event::InputRequired { id, .. }) = pair.client_events().pop() else {
+    let Some(ClientEvent::InputRequired { id, .. }) = pair.client_events().pop() else {
         panic!()
     };
     let task = pair
@@ -366,7 +370,7 @@ fn a_new_input_round_after_working_is_announced_again() {
     pair.drive();
     pair.client_events();
     pair.client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(raw(json!({"name": "greet"}))),
@@ -374,13 +378,14 @@ fn a_new_input_round_after_working_is_announced_again() {
         )
         .unwrap();
     pair.drive();
-    let Some(Event::Request(r)) = pair.server_events().pop() else {
+    let Some(ServerEvent::Request(r)) = pair.server_events().pop() else {
         panic!()
     };
     let options = TaskOptions::default().poll_interval(Duration::from_millis(100));
     let task = pair
         .server
-        .start_task(pair.now, &r.responder, options)
+        .inbound(r.responder.id())
+        .start_task(pair.now, options)
         .unwrap();
     pair.server
         .update_task(pair.now, task, TaskUpdate::InputRequired(name_request()))
@@ -389,7 +394,7 @@ fn a_new_input_round_after_working_is_announced_again() {
     let mut step = |pair: &mut Pair| {
         pair.advance(Duration::from_millis(100));
         for e in pair.client_events() {
-            if let Event::InputRequired { requests, .. } = e {
+            if let ClientEvent::InputRequired { requests, .. } = e {
                 prompts.push(requests.keys().cloned().collect::<Vec<_>>());
             }
         }

@@ -6,6 +6,7 @@
 mod common;
 mod tasks_kit;
 
+use mcp_sansio::testing::Side;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use common::{origin, raw};
 use mcp_sansio::schema::TaskStatus;
 use mcp_sansio::session::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{EraMode, Event, RequestOptions, Session, Side, jsonrpc};
+use mcp_sansio::{ClientEvent, EraMode, RequestOptions, ServerSession, jsonrpc};
 use tasks_kit::{
     ANCHOR_MS, Form, SEED, call_tool, count_method, offered_request, pair, response_to, sent_by,
     started, tool_result,
@@ -71,7 +72,7 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
         assert!(
             matches!(
                 events.as_slice(),
-                [Event::TaskStatus { id, status: TaskStatus::Working, .. }] if *id == call
+                [ClientEvent::TaskStatus { id, status: TaskStatus::Working, .. }] if *id == call
             ),
             "{form:?}: {events:?}"
         );
@@ -111,12 +112,12 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
         let events = pair.client_events();
         match events.as_slice() {
             [
-                Event::TaskStatus {
+                ClientEvent::TaskStatus {
                     id: a,
                     status: TaskStatus::Completed,
                     ..
                 },
-                Event::Response {
+                ClientEvent::Response {
                     id: b,
                     outcome: Ok(result),
                 },
@@ -259,7 +260,7 @@ fn a_result_that_is_not_an_object_is_refused_and_changes_nothing() {
 fn unknown_task_is_refused() {
     // A task id of another session names nothing here.
     let (_, _, task) = started(Form::Modern);
-    let mut other = Session::server(Arc::new(tasks_kit::server_config(Form::Modern)), origin());
+    let mut other = ServerSession::new(Arc::new(tasks_kit::server_config(Form::Modern)), origin());
     assert_eq!(
         other.update_task(origin(), task, TaskUpdate::Working(None)),
         Err(TaskError::UnknownTask)
@@ -283,7 +284,7 @@ fn start_task_without_an_offer_is_refused_and_the_request_stays_answerable() {
         options.timeout = Some(Some(Duration::from_secs(30)));
         let call = pair
             .client
-            .send_request(
+            .send_request_raw(
                 pair.now,
                 "tools/call",
                 Some(raw(json!({"name": "slow"}))),
@@ -295,7 +296,8 @@ fn start_task_without_an_offer_is_refused_and_the_request_stays_answerable() {
         let responder = request.responder;
         assert_eq!(
             pair.server
-                .start_task(pair.now, &responder, TaskOptions::default()),
+                .inbound(responder.id())
+                .start_task(pair.now, TaskOptions::default()),
             Err(TaskError::NotOffered),
             "{form:?}"
         );
@@ -305,12 +307,12 @@ fn start_task_without_an_offer_is_refused_and_the_request_stays_answerable() {
             "{form:?}: nothing answered yet"
         );
         pair.server
-            .respond(responder, &tool_result("direct"))
+            .respond_raw(responder, &tool_result("direct"))
             .unwrap();
         pair.drive();
         let events = pair.client_events();
         match events.as_slice() {
-            [Event::Response { id, outcome: Ok(r) }] if *id == call => {
+            [ClientEvent::Response { id, outcome: Ok(r) }] if *id == call => {
                 assert!(r.get().contains("direct"), "{r}");
             }
             other => panic!("{form:?}: {other:?}"),
@@ -340,7 +342,7 @@ fn modern_task_needs_the_extension_on_both_sides_and_only_for_tools_call() {
     // Both declare it, but only tools/call may become a task.
     let mut pair = pair_modern();
     pair.client
-        .send_request(pair.now, "prompts/list", None, RequestOptions::default())
+        .send_request_raw(pair.now, "prompts/list", None, RequestOptions::default())
         .unwrap();
     assert!(!offered_request(&mut pair).task_offered);
     call_tool(&mut pair, Form::Modern, "slow");
@@ -372,7 +374,7 @@ fn legacy_as_task_needs_the_servers_tasks_capability() {
         tasks_kit::client_config(Form::Legacy),
         Pair::server_config(),
     );
-    let sent = pair.client.send_request(
+    let sent = pair.client.send_request_raw(
         pair.now,
         "tools/call",
         Some(raw(json!({"name": "slow"}))),
@@ -392,17 +394,19 @@ fn after_start_task_the_responder_is_spent() {
         call_tool(&mut pair, form, "slow");
         let request = offered_request(&mut pair);
         pair.server
-            .start_task(pair.now, &request.responder, TaskOptions::default())
+            .inbound(request.responder.id())
+            .start_task(pair.now, TaskOptions::default())
             .unwrap();
         assert_eq!(pair.server.inbound_in_flight(), 0, "{form:?}");
         // A second start or a direct answer changes nothing on the wire.
         assert_eq!(
             pair.server
-                .start_task(pair.now, &request.responder, TaskOptions::default()),
+                .inbound(request.responder.id())
+                .start_task(pair.now, TaskOptions::default()),
             Err(TaskError::NotInFlight)
         );
         pair.server
-            .respond(request.responder, &tool_result("twice"))
+            .respond_raw(request.responder, &tool_result("twice"))
             .unwrap();
         pair.drive();
         let answers: Vec<Value> = sent_by(&pair, Side::Server)
@@ -422,12 +426,12 @@ fn an_offered_task_answered_directly_is_a_plain_response() {
         let request = offered_request(&mut pair);
         assert!(request.task_offered);
         pair.server
-            .respond(request.responder, &tool_result("at once"))
+            .respond_raw(request.responder, &tool_result("at once"))
             .unwrap();
         pair.drive();
         let events = pair.client_events();
         match events.as_slice() {
-            [Event::Response { id, outcome: Ok(r) }] if *id == call => {
+            [ClientEvent::Response { id, outcome: Ok(r) }] if *id == call => {
                 assert!(r.get().contains("at once"), "{form:?}: {r}");
             }
             other => panic!("{form:?}: {other:?}"),
@@ -450,7 +454,7 @@ fn a_task_backed_call_past_its_cap_times_out_and_cancels_the_task() {
         }
         let call = pair
             .client
-            .send_request(
+            .send_request_raw(
                 pair.now,
                 "tools/call",
                 Some(raw(json!({"name": "slow"}))),
@@ -460,9 +464,9 @@ fn a_task_backed_call_past_its_cap_times_out_and_cancels_the_task() {
         let request = offered_request(&mut pair);
         let task = pair
             .server
+            .inbound(request.responder.id())
             .start_task(
                 pair.now,
-                &request.responder,
                 TaskOptions::default().poll_interval(Duration::from_millis(250)),
             )
             .unwrap();
@@ -471,7 +475,7 @@ fn a_task_backed_call_past_its_cap_times_out_and_cancels_the_task() {
         pair.advance(Duration::from_secs(2));
         let events = pair.client_events();
         assert!(
-            matches!(events.as_slice(), [Event::Response { id, outcome: Err(mcp_sansio::CallError::TimedOut) }] if *id == call),
+            matches!(events.as_slice(), [ClientEvent::Response { id, outcome: Err(mcp_sansio::CallError::TimedOut) }] if *id == call),
             "{form:?}: {events:?}"
         );
         // Polls at 250, 500, 750 ms; at 900 ms the call ends with tasks/cancel.
@@ -496,7 +500,7 @@ fn a_server_cannot_make_the_client_poll_faster_than_every_10_ms() {
             options = options.as_task(None);
         }
         pair.client
-            .send_request(
+            .send_request_raw(
                 pair.now,
                 "tools/call",
                 Some(raw(json!({"name": "slow"}))),
@@ -505,9 +509,9 @@ fn a_server_cannot_make_the_client_poll_faster_than_every_10_ms() {
             .unwrap();
         let request = offered_request(&mut pair);
         pair.server
+            .inbound(request.responder.id())
             .start_task(
                 pair.now,
-                &request.responder,
                 TaskOptions::default().poll_interval(Duration::from_millis(1)),
             )
             .unwrap();

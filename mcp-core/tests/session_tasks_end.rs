@@ -5,6 +5,7 @@
 mod common;
 mod tasks_kit;
 
+use mcp_sansio::testing::Side;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -14,7 +15,7 @@ use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::TaskStatus;
 use mcp_sansio::session::{TaskError, TaskUpdate};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{CallError, Event, OutboundId, Side};
+use mcp_sansio::{CallError, ClientEvent, OutboundId, ServerEvent};
 use tasks_kit::{
     Form, count_method, inject_json, last_request, response_to, sent_by, started, task_request,
     task0, tool_result, without_meta,
@@ -26,20 +27,20 @@ fn tool_error() -> Box<serde_json::value::RawValue> {
 
 /// The client's responses for `call` among `events`
 fn responses(
-    events: &[Event],
+    events: &[ClientEvent],
     call: OutboundId,
 ) -> Vec<&Result<Box<serde_json::value::RawValue>, CallError>> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::Response { id, outcome } if *id == call => Some(outcome),
+            ClientEvent::Response { id, outcome } if *id == call => Some(outcome),
             _ => None,
         })
         .collect()
 }
 
 /// Runs the pair until the client's call ends (polls included); returns every client event
-fn finish(pair: &mut Pair) -> Vec<Event> {
+fn finish(pair: &mut Pair) -> Vec<ClientEvent> {
     pair.drive();
     pair.advance(Duration::from_millis(250));
     pair.client_events()
@@ -63,9 +64,9 @@ fn tool_error_is_completed_in_2026_and_failed_in_2025_11_25() {
         assert_eq!(pair.server.task_status(task), Some(expected), "{form:?}");
         let events = finish(&mut pair);
         assert!(
-            events
-                .iter()
-                .any(|e| matches!(e, Event::TaskStatus { status, .. } if *status == expected)),
+            events.iter().any(
+                |e| matches!(e, ClientEvent::TaskStatus { status, .. } if *status == expected)
+            ),
             "{form:?}: {events:?}"
         );
         let outcomes = responses(&events, call);
@@ -154,7 +155,7 @@ fn cancel_sends_tasks_cancel_and_ends_the_call_at_once() {
             events.push(e);
         }
         assert!(
-            matches!(events.as_slice(), [Event::Response { id, outcome: Err(CallError::Cancelled) }] if *id == call),
+            matches!(events.as_slice(), [ClientEvent::Response { id, outcome: Err(CallError::Cancelled) }] if *id == call),
             "{form:?}: {events:?}"
         );
         pair.drive();
@@ -174,7 +175,7 @@ fn cancel_sends_tasks_cancel_and_ends_the_call_at_once() {
         }
         let server_events = pair.server_events();
         assert!(
-            matches!(server_events.as_slice(), [Event::TaskCancelled { task: t }] if *t == task),
+            matches!(server_events.as_slice(), [ServerEvent::TaskCancelled { task: t }] if *t == task),
             "{form:?}: {server_events:?}"
         );
         assert_eq!(pair.server.task_status(task), Some(TaskStatus::Cancelled));
@@ -245,7 +246,9 @@ fn cancel_racing_completion_gives_one_response() {
             "{form:?}: {events:?}"
         );
         assert!(
-            !events.iter().any(|e| matches!(e, Event::TaskStatus { .. })),
+            !events
+                .iter()
+                .any(|e| matches!(e, ClientEvent::TaskStatus { .. })),
             "{form:?}: {events:?}"
         );
     }
@@ -320,7 +323,7 @@ fn cancel_while_2026_input_is_awaited_sends_tasks_cancel() {
     assert!(
         pair.client_events()
             .iter()
-            .any(|e| matches!(e, Event::InputRequired { .. }))
+            .any(|e| matches!(e, ClientEvent::InputRequired { .. }))
     );
     pair.take_transcript();
     pair.client.cancel(pair.now, call, None).unwrap();

@@ -1,11 +1,12 @@
 //! Tasks that need input: 2026 `input_required` read from `tasks/get` and answered with
 //! `tasks/update` (by hand or through the client's `provide_input`); 2025-11-25 live
 //! requests carrying the related-task `_meta`. Either way the server application gets one
-//! `Event::TaskInput` and the task is working again.
+//! `ServerEvent::TaskInput` and the task is working again.
 
 mod common;
 mod tasks_kit;
 
+use mcp_sansio::testing::Side;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 use mcp_sansio::schema::{InputResponses, TaskStatus};
 use mcp_sansio::session::{InputId, TaskUpdate};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{Event, Side};
+use mcp_sansio::{ClientEvent, ServerEvent};
 use tasks_kit::{
     Form, accept, count_method, inject_json, last_request, response_to, sent_by, started,
     task_request, task0, tool_result, two_keys, without_meta,
@@ -46,12 +47,12 @@ fn parked_modern() -> (Pair, mcp_sansio::OutboundId, mcp_sansio::session::TaskId
     let events = pair.client_events();
     match events.as_slice() {
         [
-            Event::TaskStatus {
+            ClientEvent::TaskStatus {
                 id: a,
                 status: TaskStatus::InputRequired,
                 ..
             },
-            Event::InputRequired {
+            ClientEvent::InputRequired {
                 id: InputId::Retry(b),
                 requests,
             },
@@ -94,7 +95,7 @@ fn modern_tasks_get_lists_the_input_requests_and_the_client_prompts_once() {
         !pair
             .client_events()
             .iter()
-            .any(|e| matches!(e, Event::InputRequired { .. })),
+            .any(|e| matches!(e, ClientEvent::InputRequired { .. })),
         "no second prompt for the same round"
     );
 }
@@ -151,7 +152,7 @@ fn modern_partial_tasks_update_keeps_input_required_with_the_other_key() {
     );
     let events = pair.server_events();
     match events.as_slice() {
-        [Event::TaskInput { task: t, responses }] if *t == task => {
+        [ServerEvent::TaskInput { task: t, responses }] if *t == task => {
             assert_eq!(responses.keys().collect::<Vec<_>>(), ["color", "name"]);
             assert_eq!(
                 serde_json::to_value(&responses["name"]).unwrap()["content"]["name"],
@@ -219,7 +220,7 @@ fn modern_provide_input_sends_tasks_update_and_resumes_polling() {
     );
     let events = pair.server_events();
     assert!(
-        matches!(events.as_slice(), [Event::TaskInput { task: t, responses }]
+        matches!(events.as_slice(), [ServerEvent::TaskInput { task: t, responses }]
             if *t == task && responses.len() == 2),
         "{events:?}"
     );
@@ -231,7 +232,7 @@ fn modern_provide_input_sends_tasks_update_and_resumes_polling() {
     );
     let events = pair.client_events();
     assert!(
-        matches!(events.as_slice(), [Event::TaskStatus { id, status: TaskStatus::Working, .. }] if *id == call),
+        matches!(events.as_slice(), [ClientEvent::TaskStatus { id, status: TaskStatus::Working, .. }] if *id == call),
         "{events:?}"
     );
     pair.server
@@ -243,13 +244,13 @@ fn modern_provide_input_sends_tasks_update_and_resumes_polling() {
         .unwrap();
     pair.advance(Duration::from_millis(250));
     let events = pair.client_events();
-    let responses: Vec<&Event> = events
+    let responses: Vec<&ClientEvent> = events
         .iter()
-        .filter(|e| matches!(e, Event::Response { .. }))
+        .filter(|e| matches!(e, ClientEvent::Response { .. }))
         .collect();
     assert_eq!(responses.len(), 1, "{events:?}");
     assert!(
-        matches!(responses[0], Event::Response { id, outcome: Ok(r) } if *id == call && r.get().contains("Ada likes blue")),
+        matches!(responses[0], ClientEvent::Response { id, outcome: Ok(r) } if *id == call && r.get().contains("Ada likes blue")),
         "{events:?}"
     );
 }
@@ -270,7 +271,7 @@ fn modern_partial_provide_input_surfaces_the_remaining_key_again() {
     let events = pair.client_events();
     match events.as_slice() {
         [
-            Event::InputRequired {
+            ClientEvent::InputRequired {
                 id: InputId::Retry(id),
                 requests,
             },
@@ -285,7 +286,7 @@ fn modern_partial_provide_input_surfaces_the_remaining_key_again() {
     pair.drive();
     let events = pair.server_events();
     assert!(
-        matches!(events.as_slice(), [Event::TaskInput { responses, .. }] if responses.len() == 2),
+        matches!(events.as_slice(), [ServerEvent::TaskInput { responses, .. }] if responses.len() == 2),
         "{events:?}"
     );
 }
@@ -319,11 +320,11 @@ fn legacy_input_becomes_live_requests_with_the_related_task_meta() {
     let mut statuses = Vec::new();
     for event in pair.client_events() {
         match event {
-            Event::InputRequired {
+            ClientEvent::InputRequired {
                 id: InputId::Live(id),
                 requests,
             } => live.push((id, requests)),
-            Event::TaskStatus { id, status, .. } if id == call => statuses.push(status),
+            ClientEvent::TaskStatus { id, status, .. } if id == call => statuses.push(status),
             other => panic!("{other:?}"),
         }
     }
@@ -362,7 +363,7 @@ fn legacy_input_becomes_live_requests_with_the_related_task_meta() {
     pair.drive();
     let events = pair.server_events();
     match events.as_slice() {
-        [Event::TaskInput { task: t, responses }] if *t == task => {
+        [ServerEvent::TaskInput { task: t, responses }] if *t == task => {
             assert_eq!(responses.keys().collect::<Vec<_>>(), ["color", "name"]);
             let name = serde_json::to_value(&responses["name"]).unwrap();
             assert!(name["content"]["name"].is_string(), "{name}");
@@ -376,7 +377,7 @@ fn legacy_input_becomes_live_requests_with_the_related_task_meta() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::TaskStatus {
+            [ClientEvent::TaskStatus {
                 status: TaskStatus::Working,
                 ..
             }]
@@ -411,7 +412,7 @@ fn legacy_live_input_is_withdrawn_when_the_task_ends() {
     assert_eq!(
         events
             .iter()
-            .filter(|e| matches!(e, Event::Response { id, outcome: Ok(_) } if *id == call))
+            .filter(|e| matches!(e, ClientEvent::Response { id, outcome: Ok(_) } if *id == call))
             .count(),
         1,
         "{events:?}"
@@ -429,7 +430,7 @@ fn legacy_live_input_is_withdrawn_when_the_task_goes_back_to_working() {
         .client_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::InputRequired {
+            ClientEvent::InputRequired {
                 id: InputId::Live(id),
                 ..
             } => Some(id),
@@ -457,7 +458,7 @@ fn legacy_live_input_is_withdrawn_when_the_task_goes_back_to_working() {
     let cancelled = pair
         .client_events()
         .into_iter()
-        .filter(|e| matches!(e, Event::Cancelled { id, .. } if live.contains(id)))
+        .filter(|e| matches!(e, ClientEvent::Cancelled { id, .. } if live.contains(id)))
         .count();
     assert_eq!(cancelled, 2);
     // Asking again sends only the new requests.
@@ -476,7 +477,7 @@ fn legacy_live_input_is_withdrawn_when_the_task_goes_back_to_working() {
         .client_events()
         .into_iter()
         .find_map(|e| match e {
-            Event::InputRequired {
+            ClientEvent::InputRequired {
                 id: InputId::Live(id),
                 ..
             } => Some(id),
@@ -489,7 +490,7 @@ fn legacy_live_input_is_withdrawn_when_the_task_goes_back_to_working() {
     pair.drive();
     let events = pair.server_events();
     assert!(
-        matches!(events.as_slice(), [Event::TaskInput { responses, .. }]
+        matches!(events.as_slice(), [ServerEvent::TaskInput { responses, .. }]
             if responses.keys().collect::<Vec<_>>() == ["name"]),
         "{events:?}"
     );

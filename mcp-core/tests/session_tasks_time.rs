@@ -4,6 +4,7 @@
 mod common;
 mod tasks_kit;
 
+use mcp_sansio::testing::Side;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use mcp_sansio::schema::TaskStatus;
 use mcp_sansio::session::{TaskError, TaskOptions, TaskUpdate};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{CallError, Event, Limits, OutboundId, Side};
+use mcp_sansio::{CallError, ClientEvent, Limits, OutboundId};
 use tasks_kit::{
     Form, call_tool, count_method, inject_json, offered_request, pair_with, response_to, started,
     task_request, task0, tool_result,
@@ -27,7 +28,8 @@ fn short_lived(form: Form) -> (Pair, OutboundId, mcp_sansio::session::TaskId) {
         .poll_interval(Duration::from_secs(10));
     let task = pair
         .server
-        .start_task(pair.now, &request.responder, options)
+        .inbound(request.responder.id())
+        .start_task(pair.now, options)
         .unwrap();
     pair.drive();
     pair.client_events();
@@ -87,7 +89,7 @@ fn the_clients_poll_of_an_expired_task_ends_its_call_with_the_error() {
         let events = pair.client_events();
         match events.as_slice() {
             [
-                Event::Response {
+                ClientEvent::Response {
                     id,
                     outcome: Err(CallError::Remote(e)),
                 },
@@ -138,7 +140,8 @@ fn the_legacy_clients_requested_ttl_is_kept_when_the_server_sets_none() {
     call_tool(&mut pair, Form::Legacy, "slow"); // asks for 60 s
     let request = offered_request(&mut pair);
     pair.server
-        .start_task(pair.now, &request.responder, TaskOptions::default())
+        .inbound(request.responder.id())
+        .start_task(pair.now, TaskOptions::default())
         .unwrap();
     pair.drive();
     let created = response_to(
@@ -166,7 +169,8 @@ fn the_task_table_is_bounded_and_evicts_ended_tasks_first() {
             let r = offered_request(&mut pair);
             tasks.push(
                 pair.server
-                    .start_task(pair.now, &r.responder, TaskOptions::default())
+                    .inbound(r.responder.id())
+                    .start_task(pair.now, TaskOptions::default())
                     .unwrap(),
             );
         }
@@ -174,7 +178,8 @@ fn the_task_table_is_bounded_and_evicts_ended_tasks_first() {
         let r = offered_request(&mut pair);
         assert_eq!(
             pair.server
-                .start_task(pair.now, &r.responder, TaskOptions::default()),
+                .inbound(r.responder.id())
+                .start_task(pair.now, TaskOptions::default()),
             Err(TaskError::TableFull),
             "{form:?}"
         );
@@ -184,7 +189,7 @@ fn the_task_table_is_bounded_and_evicts_ended_tasks_first() {
         pair.drive();
         let events = pair.client_events();
         assert!(
-            events.iter().any(|e| matches!(e, Event::Response { id, outcome: Err(CallError::Remote(_)) } if *id == third)),
+            events.iter().any(|e| matches!(e, ClientEvent::Response { id, outcome: Err(CallError::Remote(_)) } if *id == third)),
             "{form:?}: {events:?}"
         );
 
@@ -197,7 +202,8 @@ fn the_task_table_is_bounded_and_evicts_ended_tasks_first() {
         let r = offered_request(&mut pair);
         let fourth = pair
             .server
-            .start_task(pair.now, &r.responder, TaskOptions::default())
+            .inbound(r.responder.id())
+            .start_task(pair.now, TaskOptions::default())
             .unwrap();
         assert_eq!(pair.server.task_status(tasks[0]), None, "{form:?}");
         assert_eq!(pair.server.task_status(tasks[1]), Some(TaskStatus::Working));
@@ -241,7 +247,7 @@ fn status_news_after_the_end_is_ignored_and_counted() {
         assert_eq!(
             events
                 .iter()
-                .filter(|e| matches!(e, Event::Response { .. }))
+                .filter(|e| matches!(e, ClientEvent::Response { .. }))
                 .count(),
             1,
             "{form:?}: {events:?}"
@@ -288,11 +294,11 @@ fn a_completed_status_notification_ends_a_2026_call_before_the_next_poll() {
     let events = pair.client_events();
     match events.as_slice() {
         [
-            Event::TaskStatus {
+            ClientEvent::TaskStatus {
                 status: TaskStatus::Completed,
                 ..
             },
-            Event::Response { id, outcome: Ok(r) },
+            ClientEvent::Response { id, outcome: Ok(r) },
         ] if *id == call => {
             let r: Value = serde_json::from_str(r.get()).unwrap();
             assert_eq!(r["content"][0]["text"], "early", "{r}");
@@ -329,7 +335,7 @@ fn a_terminal_legacy_status_notification_fetches_the_result_at_once() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::Response { id, outcome: Ok(_) } if *id == call)),
+            .any(|e| matches!(e, ClientEvent::Response { id, outcome: Ok(_) } if *id == call)),
         "{events:?}"
     );
 }
@@ -379,7 +385,7 @@ fn terminal_news_twice_fetches_the_legacy_result_once() {
     let events = pair.client_events();
     let done = events
         .iter()
-        .filter(|e| matches!(e, Event::Response { id, .. } if *id == call))
+        .filter(|e| matches!(e, ClientEvent::Response { id, .. } if *id == call))
         .count();
     assert_eq!(done, 1, "{events:?}");
     let completed = events
@@ -387,7 +393,7 @@ fn terminal_news_twice_fetches_the_legacy_result_once() {
         .filter(|e| {
             matches!(
                 e,
-                Event::TaskStatus {
+                ClientEvent::TaskStatus {
                     status: TaskStatus::Completed,
                     ..
                 }

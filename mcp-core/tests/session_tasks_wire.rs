@@ -12,14 +12,15 @@ use serde_json::{Value, json};
 
 use common::{origin, raw};
 use mcp_sansio::schema::TaskStatus;
+use mcp_sansio::session::role::Server;
 use mcp_sansio::session::{TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
-use mcp_sansio::{Event, InboundRequest, Responder};
+use mcp_sansio::{InboundRequest, Responder, ServerEvent};
 use tasks_kit::{ANCHOR_MS, Form, SEED, ext_meta, server_config, tool_result, two_keys};
 use wire::{Raw, assert_error, meta_with};
 
 const MODERN: &str = "2026-07-28";
 
-fn modern_server() -> Raw {
+fn modern_server() -> Raw<Server> {
     let mut s = Raw::server(server_config(Form::Modern), origin());
     s.s.anchor_wall_clock(s.now, ANCHOR_MS);
     s
@@ -36,22 +37,22 @@ fn req(id: &str, method: &str, mut params: Value, ext: bool) -> Value {
 }
 
 /// Feeds one request and returns the one answer
-fn ask(s: &mut Raw, id: &str, method: &str, params: Value, ext: bool) -> Value {
+fn ask(s: &mut Raw<Server>, id: &str, method: &str, params: Value, ext: bool) -> Value {
     s.feed_json(&req(id, method, params, ext));
     s.one_out()
 }
 
-fn the_request(s: &mut Raw) -> InboundRequest {
+fn the_request(s: &mut Raw<Server>) -> InboundRequest {
     let mut events = s.events();
     assert_eq!(events.len(), 1, "{events:?}");
     match events.pop().unwrap() {
-        Event::Request(r) => r,
+        ServerEvent::Request(r) => r,
         other => panic!("{other:?}"),
     }
 }
 
 /// A task created from a 2026 tools/call; returns its CreateTaskResult message
-fn create(s: &mut Raw, options: TaskOptions) -> (TaskId, Value, Responder) {
+fn create(s: &mut Raw<Server>, options: TaskOptions) -> (TaskId, Value, Responder) {
     s.feed_json(&req(
         "call",
         "tools/call",
@@ -60,7 +61,10 @@ fn create(s: &mut Raw, options: TaskOptions) -> (TaskId, Value, Responder) {
     ));
     let request = the_request(s);
     assert!(request.task_offered);
-    let task = s.s.start_task(s.now, &request.responder, options).unwrap();
+    let task =
+        s.s.inbound(request.responder.id())
+            .start_task(s.now, options)
+            .unwrap();
     (task, s.one_out(), request.responder)
 }
 
@@ -274,7 +278,9 @@ fn tasks_cancel_of_a_working_task_acks_and_cancels() {
         json!({"resultType": "complete"}),
         "{answer}"
     );
-    assert!(matches!(s.events().as_slice(), [Event::TaskCancelled { task: t }] if *t == task));
+    assert!(
+        matches!(s.events().as_slice(), [ServerEvent::TaskCancelled { task: t }] if *t == task)
+    );
     let got = ask(&mut s, "g", "tasks/get", json!({"taskId": task_id()}), true);
     assert_eq!(got["result"]["status"], "cancelled", "{got}");
 }
@@ -325,7 +331,7 @@ fn an_invalid_answer_for_a_pending_key_leaves_the_key_pending() {
     );
     let events = s.events();
     assert!(
-        matches!(events.as_slice(), [Event::TaskInput { responses, .. }] if responses.len() == 2),
+        matches!(events.as_slice(), [ServerEvent::TaskInput { responses, .. }] if responses.len() == 2),
         "{events:?}"
     );
 }
@@ -357,7 +363,7 @@ fn an_offered_task_may_still_be_answered_directly() {
     s.feed_json(&req("1", "tools/call", json!({"name": "greet"}), true));
     let request = the_request(&mut s);
     assert!(request.task_offered);
-    s.s.respond(request.responder, &tool_result("Hello, x!"))
+    s.s.respond_raw(request.responder, &tool_result("Hello, x!"))
         .unwrap();
     let answer = s.one_out();
     assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
@@ -366,7 +372,7 @@ fn an_offered_task_may_still_be_answered_directly() {
 
 // --- 2025-11-25 shapes ------------------------------------------------------------------------
 
-fn legacy_server() -> Raw {
+fn legacy_server() -> Raw<Server> {
     let mut s = Raw::server(server_config(Form::Legacy), origin());
     s.s.anchor_wall_clock(s.now, ANCHOR_MS);
     s.feed_json(&wire::initialize(
@@ -391,7 +397,8 @@ fn legacy_task_methods_have_the_2025_11_25_shapes() {
     let request = the_request(&mut s);
     assert!(request.task_offered);
     let task =
-        s.s.start_task(s.now, &request.responder, TaskOptions::default())
+        s.s.inbound(request.responder.id())
+            .start_task(s.now, TaskOptions::default())
             .unwrap();
     let created = s.one_out();
     assert_eq!(created["result"]["task"]["ttl"], 5000, "{created}");
@@ -460,7 +467,8 @@ fn legacy_live_input_answers_reach_the_task_only_when_valid() {
     ));
     let request = the_request(&mut s);
     let task =
-        s.s.start_task(s.now, &request.responder, TaskOptions::default())
+        s.s.inbound(request.responder.id())
+            .start_task(s.now, TaskOptions::default())
             .unwrap();
     s.out();
     s.s.update_task(s.now, task, TaskUpdate::InputRequired(two_keys()))

@@ -1,5 +1,5 @@
-//! The typed layer: `Session::request::<M>`, `InboundRequest::params::<M>`,
-//! `Session::respond_with`, `Pending::decode`, version fitting of what is sent
+//! The typed layer: `Session::send_request::<M>`, `InboundRequest::params::<M>`,
+//! `Session::respond`, `Pending::decode`, version fitting of what is sent
 
 mod common;
 
@@ -7,7 +7,8 @@ use common::origin;
 use mcp_sansio::schema::method::{CallTool, ListTools, Method};
 use mcp_sansio::schema::{CallToolParams, CallToolResult, ContentBlock, ListToolsResult, Tool};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{CallError, Event, ProtocolVersion, RequestOptions, jsonrpc};
+use mcp_sansio::testing::Side;
+use mcp_sansio::{CallError, ClientEvent, ProtocolVersion, RequestOptions, ServerEvent, jsonrpc};
 use serde_json::{Map, Value, json};
 
 fn ready(version: Option<ProtocolVersion>) -> Pair {
@@ -18,7 +19,7 @@ fn ready(version: Option<ProtocolVersion>) -> Pair {
     pair.drive();
     assert!(matches!(
         pair.client_events().as_slice(),
-        [Event::Ready { .. }]
+        [ClientEvent::Ready { .. }]
     ));
     pair.server_events();
     pair
@@ -29,7 +30,7 @@ fn one_request(pair: &mut Pair) -> mcp_sansio::InboundRequest {
     let mut events = pair.server_events();
     assert_eq!(events.len(), 1, "{events:?}");
     match events.pop() {
-        Some(Event::Request(r)) => r,
+        Some(ServerEvent::Request(r)) => r,
         other => panic!("{other:?}"),
     }
 }
@@ -44,7 +45,7 @@ fn one_response(
     let mut events = pair.client_events();
     assert_eq!(events.len(), 1, "{events:?}");
     match events.pop() {
-        Some(Event::Response { id, outcome }) => (id, outcome),
+        Some(ClientEvent::Response { id, outcome }) => (id, outcome),
         other => panic!("{other:?}"),
     }
 }
@@ -54,7 +55,7 @@ fn last_sent_by_server(pair: &Pair) -> Value {
         .transcript()
         .iter()
         .rev()
-        .find(|(side, _)| *side == mcp_sansio::Side::Server)
+        .find(|(side, _)| *side == Side::Server)
         .expect("the server sent something");
     serde_json::from_str(line).unwrap()
 }
@@ -72,7 +73,7 @@ fn typed_call_round_trip_in_every_era() {
         args.insert("text".into(), json!("hi"));
         let call = pair
             .client
-            .request::<CallTool>(
+            .send_request::<CallTool>(
                 pair.now,
                 CallToolParams::new("echo").with_arguments(args),
                 RequestOptions::default(),
@@ -85,7 +86,7 @@ fn typed_call_round_trip_in_every_era() {
         assert_eq!(params.name, "echo");
         assert_eq!(params.arguments.as_ref().unwrap()["text"], "hi");
         pair.server
-            .respond_with(request.responder, CallToolResult::text("hi back"))
+            .respond(request.responder, CallToolResult::text("hi back"))
             .unwrap();
         let (id, outcome) = one_response(&mut pair);
         assert!(call == id);
@@ -107,7 +108,7 @@ fn missing_required_params_name_the_field() {
     let mut pair = ready(Some(ProtocolVersion::V2025_11_25));
     let raw = serde_json::value::RawValue::from_string(r#"{"arguments":{}}"#.into()).unwrap();
     pair.client
-        .send_request(pair.now, "tools/call", Some(raw), RequestOptions::default())
+        .send_request_raw(pair.now, "tools/call", Some(raw), RequestOptions::default())
         .unwrap();
     let request = one_request(&mut pair);
     let error = request.params::<CallTool>().unwrap_err();
@@ -126,12 +127,12 @@ fn a_result_of_the_wrong_shape_is_an_invalid_result() {
     let mut pair = ready(Some(ProtocolVersion::V2025_11_25));
     let list = pair
         .client
-        .request::<ListTools>(pair.now, Default::default(), RequestOptions::default())
+        .send_request::<ListTools>(pair.now, Default::default(), RequestOptions::default())
         .unwrap();
     let request = one_request(&mut pair);
     // `tools` is required in a tools/list result.
     pair.server
-        .respond(
+        .respond_raw(
             request.responder,
             &serde_json::value::RawValue::from_string("{}".into()).unwrap(),
         )
@@ -158,7 +159,7 @@ fn results_are_fitted_to_the_request_version() {
     ] {
         let mut pair = ready(Some(version));
         pair.client
-            .request::<CallTool>(
+            .send_request::<CallTool>(
                 pair.now,
                 CallToolParams::new("speak"),
                 RequestOptions::default(),
@@ -166,7 +167,7 @@ fn results_are_fitted_to_the_request_version() {
             .unwrap();
         let request = one_request(&mut pair);
         let result = CallToolResult::new(vec![ContentBlock::audio("UklGRg==", "audio/wav")]);
-        pair.server.respond_with(request.responder, result).unwrap();
+        pair.server.respond(request.responder, result).unwrap();
         pair.drive();
         let wire = last_sent_by_server(&pair);
         assert_eq!(
@@ -181,7 +182,7 @@ fn typed_list_decodes_tools() {
     let mut pair = ready(None);
     let list = pair
         .client
-        .request::<ListTools>(pair.now, Default::default(), RequestOptions::default())
+        .send_request::<ListTools>(pair.now, Default::default(), RequestOptions::default())
         .unwrap();
     let request = one_request(&mut pair);
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
@@ -189,7 +190,7 @@ fn typed_list_decodes_tools() {
         unreachable!()
     };
     let result = ListToolsResult::new(vec![Tool::new("echo", schema)]);
-    pair.server.respond_with(request.responder, result).unwrap();
+    pair.server.respond(request.responder, result).unwrap();
     let (_, outcome) = one_response(&mut pair);
     let tools = list.decode(outcome).unwrap();
     assert_eq!(tools.tools[0].name, "echo");
@@ -201,7 +202,7 @@ fn respond_with_after_the_peer_cancelled_sends_nothing() {
     let mut pair = ready(Some(ProtocolVersion::V2025_11_25));
     let call = pair
         .client
-        .request::<CallTool>(
+        .send_request::<CallTool>(
             pair.now,
             CallToolParams::new("slow"),
             RequestOptions::default(),
@@ -212,7 +213,7 @@ fn respond_with_after_the_peer_cancelled_sends_nothing() {
     pair.drive();
     let sent_before = pair.transcript().len();
     pair.server
-        .respond_with(request.responder, CallToolResult::text("late"))
+        .respond(request.responder, CallToolResult::text("late"))
         .unwrap();
     pair.drive();
     assert_eq!(pair.transcript().len(), sent_before);
@@ -243,11 +244,11 @@ fn cacheable_modern_results_get_caching_hints_unless_the_handler_set_them() {
     ] {
         let mut pair = ready(version);
         pair.client
-            .send_request(pair.now, method, None, RequestOptions::default())
+            .send_request_raw(pair.now, method, None, RequestOptions::default())
             .unwrap();
         let request = one_request(&mut pair);
         let raw = serde_json::value::RawValue::from_string(result.to_string()).unwrap();
-        pair.server.respond(request.responder, &raw).unwrap();
+        pair.server.respond_raw(request.responder, &raw).unwrap();
         pair.drive();
         let wire = last_sent_by_server(&pair);
         let got = wire["result"]

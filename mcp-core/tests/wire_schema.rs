@@ -11,6 +11,7 @@
 mod common;
 mod schema_support;
 
+use mcp_sansio::testing::Side;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
@@ -22,26 +23,49 @@ use mcp_sansio::schema::{
 };
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    CallError, Event, InboundRequest, OutboundId, Progress, ProtocolVersion, RequestOptions, Side,
+    CallError, ClientEvent, InboundRequest, OutboundId, Progress, ProtocolVersion, RequestOptions,
+    ServerEvent,
 };
 use schema_support::{Doc, Schemas};
 use serde_json::{Map, Value, json};
 
-fn only_request(events: Vec<Event>) -> InboundRequest {
-    match <[Event; 1]>::try_from(events) {
-        Ok([Event::Request(r)]) => r,
+fn only_request(events: Vec<ServerEvent>) -> InboundRequest {
+    match <[ServerEvent; 1]>::try_from(events) {
+        Ok([ServerEvent::Request(r)]) => r,
         other => panic!("expected one request: {other:?}"),
     }
 }
 
-fn response_to(
-    events: &[Event],
-    id: OutboundId,
-) -> &Result<Box<serde_json::value::RawValue>, CallError> {
+type Outcome = Result<Box<serde_json::value::RawValue>, CallError>;
+
+/// Either end's `Response` event
+trait ResponseEvent: std::fmt::Debug {
+    fn response(&self) -> Option<(OutboundId, &Outcome)>;
+}
+
+impl ResponseEvent for ClientEvent {
+    fn response(&self) -> Option<(OutboundId, &Outcome)> {
+        match self {
+            Self::Response { id, outcome } => Some((*id, outcome)),
+            _ => None,
+        }
+    }
+}
+
+impl ResponseEvent for ServerEvent {
+    fn response(&self) -> Option<(OutboundId, &Outcome)> {
+        match self {
+            Self::Response { id, outcome } => Some((*id, outcome)),
+            _ => None,
+        }
+    }
+}
+
+fn response_to<E: ResponseEvent>(events: &[E], id: OutboundId) -> &Outcome {
     events
         .iter()
-        .find_map(|e| match e {
-            Event::Response { id: got, outcome } if *got == id => Some(outcome),
+        .find_map(|e| match e.response() {
+            Some((got, outcome)) if got == id => Some(outcome),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no response to {id:?} in {events:?}"))
@@ -57,7 +81,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     };
     pair.drive();
     assert!(
-        matches!(pair.client_events().as_slice(), [Event::Ready { version: v }] if *v == version),
+        matches!(pair.client_events().as_slice(), [ClientEvent::Ready { version: v }] if *v == version),
         "{version}"
     );
     pair.server_events();
@@ -65,7 +89,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     // tools/list
     let list = pair
         .client
-        .request::<ListTools>(
+        .send_request::<ListTools>(
             pair.now,
             PaginatedParams::default(),
             RequestOptions::default(),
@@ -83,7 +107,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
             .with_output_schema(schema),
     ])
     .with_cache(0, CacheScope::Private);
-    pair.server.respond_with(r.responder, tools).unwrap();
+    pair.server.respond(r.responder, tools).unwrap();
     pair.drive();
     let events = pair.client_events();
     assert!(response_to(&events, list.id()).is_ok(), "{events:?}");
@@ -93,7 +117,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     args.insert("to".into(), json!(3));
     let call = pair
         .client
-        .request::<CallTool>(
+        .send_request::<CallTool>(
             pair.now,
             CallToolParams::new("count").with_arguments(args),
             RequestOptions::default().with_progress(),
@@ -102,14 +126,16 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     pair.drive();
     let r = only_request(pair.server_events());
     pair.server
-        .report_progress(&r.responder, &Progress::new(1.0).total(3.0).message("one"))
+        .inbound(r.responder.id())
+        .report_progress(&Progress::new(1.0).total(3.0).message("one"))
         .unwrap();
     pair.server
-        .report_progress(&r.responder, &Progress::new(2.0))
+        .inbound(r.responder.id())
+        .report_progress(&Progress::new(2.0))
         .unwrap();
     pair.drive();
     pair.server
-        .respond_with(r.responder, CallToolResult::structured(json!({"n": 3})))
+        .respond(r.responder, CallToolResult::structured(json!({"n": 3})))
         .unwrap();
     pair.drive();
     let events = pair.client_events();
@@ -117,7 +143,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     assert_eq!(
         events
             .iter()
-            .filter(|e| matches!(e, Event::Progress { .. }))
+            .filter(|e| matches!(e, ClientEvent::Progress { .. }))
             .count(),
         2
     );
@@ -125,7 +151,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     // a cancelled call
     let call = pair
         .client
-        .request::<CallTool>(
+        .send_request::<CallTool>(
             pair.now,
             CallToolParams::new("count"),
             RequestOptions::default(),
@@ -139,11 +165,11 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     pair.drive();
     let events = pair.server_events();
     assert!(
-        matches!(events.as_slice(), [Event::Cancelled { .. }]),
+        matches!(events.as_slice(), [ServerEvent::Cancelled { .. }]),
         "{events:?}"
     );
     pair.server
-        .respond_with(r.responder, CallToolResult::text("late"))
+        .respond(r.responder, CallToolResult::text("late"))
         .unwrap();
     pair.drive();
     let events = pair.client_events();
@@ -155,7 +181,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     // a timed-out call
     let call = pair
         .client
-        .request::<CallTool>(
+        .send_request::<CallTool>(
             pair.now,
             CallToolParams::new("count"),
             RequestOptions::default().timeout(Duration::from_secs(1)),
@@ -175,14 +201,14 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     if legacy {
         let ping = pair
             .client
-            .send_request(pair.now, "ping", None, RequestOptions::default())
+            .send_request_raw(pair.now, "ping", None, RequestOptions::default())
             .unwrap();
         pair.drive();
         let events = pair.client_events();
         assert!(response_to(&events, ping).is_ok(), "{events:?}");
         let ping = pair
             .server
-            .send_request(pair.now, "ping", None, RequestOptions::default())
+            .send_request_raw(pair.now, "ping", None, RequestOptions::default())
             .unwrap();
         pair.drive();
         let events = pair.server_events();
@@ -191,7 +217,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
     }
 
     // an unknown method: the server's core answers method not found
-    let unknown = pair.client.send_request(
+    let unknown = pair.client.send_request_raw(
         pair.now,
         "no/such/method",
         Some(raw(json!({}))),
@@ -246,7 +272,7 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
         for (method, params, answer) in asks {
             let id = pair
                 .server
-                .send_request(
+                .send_request_raw(
                     pair.now,
                     method,
                     Some(raw(params)),
@@ -256,8 +282,8 @@ fn exchange(version: ProtocolVersion) -> Vec<(Side, String)> {
             pair.drive();
             // The client application sees a server's input request as InputRequired.
             let events = pair.client_events();
-            let (input, requests) = match <[Event; 1]>::try_from(events) {
-                Ok([Event::InputRequired { id, requests }]) => (id, requests),
+            let (input, requests) = match <[ClientEvent; 1]>::try_from(events) {
+                Ok([ClientEvent::InputRequired { id, requests }]) => (id, requests),
                 other => panic!("expected one input request: {other:?}"),
             };
             assert_eq!(requests.keys().collect::<Vec<_>>(), [method]);

@@ -8,7 +8,7 @@
 //! assertions and DPoP proofs come from a caller-supplied [`ClientAssertion`] and
 //! [`DpopSigner`].
 //!
-//! Resource-server side: [`resource`] builds the `WWW-Authenticate` challenges and the
+//! Resource-server side: [`crate::http::protected`] builds the `WWW-Authenticate` challenges and the
 //! Protected Resource Metadata document a protected server answers with.
 //!
 //! ```
@@ -36,9 +36,8 @@ mod error;
 mod http;
 mod metadata;
 mod pkce;
-pub mod resource;
 mod tokens;
-mod url;
+pub(crate) mod url;
 
 pub use challenge::{BearerChallenge, Challenge, parse as parse_www_authenticate};
 pub use client::{AuthAction, AuthEvent, OAuthClient, Verdict};

@@ -20,18 +20,18 @@ pub enum ToolCallError {
 }
 
 /// Decodes the outcome of a `tools/call` of `tool` (from
-/// [`Event::Response`](crate::Event::Response)) and checks it with `outputs`
+/// [`ClientEvent::Response`](crate::ClientEvent::Response)) and checks it with `outputs`
 ///
 /// ```
 /// # use mcp_sansio::client::{check_call_result, OutputValidator};
 /// # use mcp_sansio::testing::Pair;
-/// # use mcp_sansio::{Event, ProtocolVersion, RequestOptions};
+/// # use mcp_sansio::{ProtocolVersion, RequestOptions};
 /// # use mcp_sansio::schema::{CallToolParams, method::CallTool};
 /// # let mut pair = Pair::legacy(std::time::Instant::now(), ProtocolVersion::V2025_11_25);
 /// # pair.drive();
 /// # let outputs = OutputValidator::new();
-/// let call = pair.client.request::<CallTool>(pair.now, CallToolParams::new("echo"), RequestOptions::default())?;
-/// // ... later, on `Event::Response { id, outcome }` with `call == id`:
+/// let call = pair.client.send_request::<CallTool>(pair.now, CallToolParams::new("echo"), RequestOptions::default())?;
+/// // ... later, on `ClientEvent::Response { id, outcome }` with `call == id`:
 /// # let outcome = Ok(serde_json::value::RawValue::from_string(r#"{"content":[]}"#.into()).unwrap());
 /// let result = check_call_result(&outputs, "echo", call, outcome);
 /// # assert!(result.is_ok());

@@ -32,6 +32,7 @@ mod header_value;
 mod headers;
 mod modern;
 mod origin;
+pub mod protected;
 mod response;
 mod server;
 mod session_id;

@@ -17,7 +17,7 @@ use super::{HeaderParam, validate_tool_headers};
 use crate::codec::sse::{encode_comment, encode_event};
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
 use crate::schema::{Tool, meta};
-use crate::session::{Event, ListKind, Relation, SendError, ServerConfig, Session};
+use crate::session::{ListKind, Relation, SendError, ServerConfig, ServerEvent, ServerSession};
 use crate::version::{Era, ProtocolVersion};
 
 /// What [`HttpServer::handle_request`] decided
@@ -86,7 +86,7 @@ impl Exchange {
 /// One session with its streams
 #[derive(Debug)]
 struct Conn {
-    session: Session,
+    session: ServerSession,
     wire: Wire,
     /// 2025 wire: the `Mcp-Session-Id`
     session_id: Option<String>,
@@ -101,7 +101,7 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(session: Session, wire: Wire, session_id: Option<String>, now: Instant) -> Self {
+    fn new(session: ServerSession, wire: Wire, session_id: Option<String>, now: Instant) -> Self {
         Self {
             session,
             wire,
@@ -134,11 +134,11 @@ impl Conn {
 /// [`poll_output`](Self::poll_output) yields, and calls
 /// [`handle_timeout`](Self::handle_timeout) at [`poll_timeout`](Self::poll_timeout).
 ///
-/// - **2025 wire** (stateful): `initialize` creates a [`Session`] under a fresh
+/// - **2025 wire** (stateful): `initialize` creates a [`ServerSession`](crate::ServerSession) under a fresh
 ///   `Mcp-Session-Id` from the binding's [`SessionIdSource`]; later POSTs, GETs and DELETEs
 ///   name it (unknown ids get 404). A POSTed request opens an SSE stream (a priming event
 ///   with id and `retry:` first) that carries what its handler sends (progress, logs sent
-///   with [`Session::send_notification_for`], input requests) and then its answer, after
+///   with [`Inbound::send_notification`](crate::session::Inbound::send_notification), input requests) and then its answer, after
 ///   which the stream ends. Everything else goes on the standalone GET stream, or waits
 ///   (bounded) until one opens. Event ids are `<stream>-<seq>`; a GET with `Last-Event-ID`
 ///   replays the rest of that stream. Closing a response is not a cancellation here.
@@ -163,7 +163,7 @@ pub struct HttpServer {
     exchanges: HashMap<ExchangeId, Exchange>,
     next_exchange: u64,
     outputs: VecDeque<Output>,
-    events: VecDeque<(SessionKey, Event)>,
+    events: VecDeque<(SessionKey, ServerEvent)>,
     dirty: BTreeSet<SessionKey>,
     tool_params: HashMap<String, Vec<HeaderParam>>,
     now: Instant,
@@ -181,7 +181,7 @@ impl HttpServer {
             .filter(|v| v.era() == Era::Modern)
             .map(|v| v.as_str())
             .collect();
-        let stateless = Session::server(Arc::clone(&server_config), now);
+        let stateless = ServerSession::new(Arc::clone(&server_config), now);
         let mut conns = HashMap::new();
         conns.insert(
             SessionKey::STATELESS,
@@ -232,7 +232,7 @@ impl HttpServer {
     /// draining, so its output is routed at the next [`poll_output`](Self::poll_output)
     ///
     /// `None` once the session was deleted or evicted.
-    pub fn session_mut(&mut self, key: SessionKey) -> Option<&mut Session> {
+    pub fn session_mut(&mut self, key: SessionKey) -> Option<&mut ServerSession> {
         let conn = self.conns.get_mut(&key)?;
         self.dirty.insert(key);
         Some(&mut conn.session)
@@ -319,7 +319,7 @@ impl HttpServer {
     ///
     /// 2025 wire: the stream's messages keep being buffered for a resumption with
     /// `Last-Event-ID`. 2026 wire: the request is cancelled (the session emits
-    /// [`Event::Cancelled`], or ends the listen stream).
+    /// [`ServerEvent::Cancelled`], or ends the listen stream).
     pub fn handle_closed(&mut self, now: Instant, exchange: ExchangeId) {
         self.tick(now);
         let Some(ex) = self.exchanges.remove(&exchange) else {
@@ -403,7 +403,7 @@ impl HttpServer {
     }
 
     /// Tells every session that a list changed (see
-    /// [`Session::notify_list_changed`]): legacy sessions get it on their standalone GET
+    /// [`ServerSession::notify_list_changed`](crate::Session::notify_list_changed)): legacy sessions get it on their standalone GET
     /// stream, 2026 listen streams that asked for it on theirs
     ///
     /// # Errors
@@ -427,7 +427,7 @@ impl HttpServer {
     }
 
     /// Tells every session's subscribers that a resource changed (see
-    /// [`Session::notify_resource_updated`]); returns how many notifications were queued
+    /// [`ServerSession::notify_resource_updated`](crate::Session::notify_resource_updated)); returns how many notifications were queued
     pub fn notify_resource_updated(&mut self, uri: &str) -> usize {
         let mut sent = 0;
         let keys: Vec<SessionKey> = self.conns.keys().copied().collect();
@@ -468,7 +468,7 @@ impl HttpServer {
     ///
     /// Answer requests through [`session_mut`](Self::session_mut) with that key.
     #[must_use]
-    pub fn poll_event(&mut self) -> Option<(SessionKey, Event)> {
+    pub fn poll_event(&mut self) -> Option<(SessionKey, ServerEvent)> {
         self.flush();
         self.events.pop_front()
     }
@@ -710,7 +710,7 @@ impl HttpServer {
         };
         let key = SessionKey(self.next_key);
         self.next_key += 1;
-        let mut session = Session::server(Arc::clone(&self.server_config), self.now);
+        let mut session = ServerSession::new(Arc::clone(&self.server_config), self.now);
         if let Some((at, unix_ms)) = self.wall_anchor {
             session.anchor_wall_clock(at, unix_ms);
         }

@@ -13,7 +13,7 @@ use super::headers::{Headers, MCP_METHOD};
 use crate::auth::{AuthAction, AuthError, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
 use crate::codec::sse::SseDecoder;
 use crate::schema::ListToolsResult;
-use crate::session::Session;
+use crate::session::ClientSession;
 
 /// How long POSTs wait for the head of the standalone GET stream (2025 wire) before going out
 /// anyway
@@ -147,7 +147,7 @@ struct CancelParams {
 }
 
 /// The whole client side of Streamable HTTP as one sans-IO machine: which HTTP requests to
-/// make, and what each response means for the client [`Session`]
+/// make, and what each response means for the [`ClientSession`](crate::ClientSession)
 ///
 /// [`ClientTransport`] sits between a client `Session` and the binding's HTTP library. The
 /// binding's loop is:
@@ -268,7 +268,7 @@ impl ClientTransport {
         &mut self,
         now: Instant,
         response: AuthResponse,
-        session: &mut Session,
+        session: &mut ClientSession,
     ) {
         if let Some(auth) = self.auth.as_mut() {
             auth.handle_response(now, response);
@@ -277,7 +277,7 @@ impl ClientTransport {
     }
 
     /// Where the user agent of an [`AuthAction::Authorize`] was redirected to
-    pub fn handle_auth_redirect(&mut self, now: Instant, url: &str, session: &mut Session) {
+    pub fn handle_auth_redirect(&mut self, now: Instant, url: &str, session: &mut ClientSession) {
         if let Some(auth) = self.auth.as_mut() {
             auth.handle_redirect(now, url);
         }
@@ -285,7 +285,7 @@ impl ClientTransport {
     }
 
     /// The user agent of an [`AuthAction::Authorize`] failed
-    pub fn handle_auth_error(&mut self, now: Instant, reason: &str, session: &mut Session) {
+    pub fn handle_auth_error(&mut self, now: Instant, reason: &str, session: &mut ClientSession) {
         if let Some(auth) = self.auth.as_mut() {
             auth.handle_user_agent_error(reason);
         }
@@ -293,7 +293,7 @@ impl ClientTransport {
     }
 
     /// Resends the parked requests once no flow runs (or fails them if it failed)
-    fn after_auth(&mut self, now: Instant, session: &mut Session) {
+    fn after_auth(&mut self, now: Instant, session: &mut ClientSession) {
         let Some(auth) = self.auth.as_mut() else {
             return;
         };
@@ -333,7 +333,7 @@ impl ClientTransport {
         stream: StreamId,
         status: u16,
         headers: &(impl Headers + ?Sized),
-        session: &mut Session,
+        session: &mut ClientSession,
     ) -> bool {
         let (Some(auth), Some(entry)) = (self.auth.as_mut(), self.streams.get(&stream)) else {
             return false;
@@ -423,7 +423,7 @@ impl ClientTransport {
 
     /// Takes what the session transmits and plans the HTTP requests that carry it; call
     /// after every change to the session (a command, or any `handle_*` here)
-    pub fn pull(&mut self, session: &mut Session) {
+    pub fn pull(&mut self, session: &mut ClientSession) {
         if self.closed {
             return;
         }
@@ -461,7 +461,7 @@ impl ClientTransport {
     }
 
     /// [`pull`](Self::pull), then starts the wait for the GET stream's head if it just opened
-    fn pull_at(&mut self, now: Instant, session: &mut Session) {
+    fn pull_at(&mut self, now: Instant, session: &mut ClientSession) {
         self.pull(session);
         if let Some((_, deadline @ None)) = &mut self.get_wait {
             *deadline = Some(now + GET_HEAD_WAIT);
@@ -526,7 +526,7 @@ impl ClientTransport {
         stream: StreamId,
         status: u16,
         headers: &(impl Headers + ?Sized),
-        session: &mut Session,
+        session: &mut ClientSession,
     ) {
         if self.challenge(now, stream, status, headers, session) {
             return;
@@ -572,7 +572,7 @@ impl ClientTransport {
         now: Instant,
         stream: StreamId,
         data: &[u8],
-        session: &mut Session,
+        session: &mut ClientSession,
     ) {
         let Some(entry) = self.streams.get_mut(&stream) else {
             return;
@@ -617,7 +617,7 @@ impl ClientTransport {
     }
 
     /// A response's body ended
-    pub fn handle_end(&mut self, now: Instant, stream: StreamId, session: &mut Session) {
+    pub fn handle_end(&mut self, now: Instant, stream: StreamId, session: &mut ClientSession) {
         let Some(mut entry) = self.streams.remove(&stream) else {
             return;
         };
@@ -666,7 +666,7 @@ impl ClientTransport {
         now: Instant,
         stream: StreamId,
         error: &str,
-        session: &mut Session,
+        session: &mut ClientSession,
     ) {
         if let Some(entry) = self.streams.remove(&stream) {
             let awaits = if entry.complete { None } else { entry.awaits };
@@ -712,7 +712,7 @@ impl ClientTransport {
         })
     }
 
-    fn shut(&mut self, session: &mut Session, now: Instant) {
+    fn shut(&mut self, session: &mut ClientSession, now: Instant) {
         let mut ids: Vec<StreamId> = self.streams.keys().copied().collect();
         ids.sort();
         for id in ids {
@@ -835,7 +835,13 @@ impl ClientTransport {
     }
 
     /// Feeds one message to the session; notes the answer its stream was waiting for
-    fn deliver(&mut self, now: Instant, stream: StreamId, message: &[u8], session: &mut Session) {
+    fn deliver(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        message: &[u8],
+        session: &mut ClientSession,
+    ) {
         if let Ok(peek) = serde_json::from_slice::<Peek<'_>>(message)
             && peek.method.is_none()
             && let Some(id) = &peek.id
@@ -857,7 +863,13 @@ impl ClientTransport {
     }
 
     /// A request's answer will not come: the session gets an error answer in its place
-    fn fail(&mut self, now: Instant, awaits: Option<Value>, why: &str, session: &mut Session) {
+    fn fail(
+        &mut self,
+        now: Instant,
+        awaits: Option<Value>,
+        why: &str,
+        session: &mut ClientSession,
+    ) {
         let Some(id) = awaits else { return };
         self.tools_lists.remove(&id.to_string());
         let error = serde_json::json!({

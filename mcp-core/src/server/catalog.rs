@@ -100,7 +100,7 @@ pub(crate) struct ToolEntry {
 ///   `Invalid cursor`.
 /// - **Caching hints.** List results carry [`CatalogConfig::cache`]; fitting them to a
 ///   legacy version ([`FitVersion`](crate::schema::FitVersion), done by
-///   [`Session::respond_with`](crate::Session::respond_with)) removes them again.
+///   [`Session::respond`](crate::Session::respond)) removes them again.
 /// - **Changes.** Every registration or removal is noted for
 ///   [`take_changes`](Self::take_changes) and counted in [`revisions`](Self::revisions).
 #[derive(Debug)]

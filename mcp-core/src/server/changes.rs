@@ -43,7 +43,7 @@ impl ListChanges {
     /// A method is included only when its list changed **and** `server_capabilities`
     /// (as given to [`ServerConfig`](crate::ServerConfig)) declares `listChanged: true` for
     /// it. Legacy era: send each to the connection with
-    /// [`Session::notify`](crate::Session::notify). Modern era (2026-07-28): there is no
+    /// [`Session::send_notification`](crate::Session::send_notification). Modern era (2026-07-28): there is no
     /// connection-wide channel; the same names go to the `subscriptions/listen` streams
     /// whose filter asked for them (`toolsListChanged`, ...), which is the binding's job.
     pub fn notifications(&self, server_capabilities: &Value) -> Vec<&'static str> {

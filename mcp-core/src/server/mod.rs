@@ -30,9 +30,9 @@
 //! use mcp_sansio::server::Catalog;
 //! use mcp_sansio::schema::method::CallTool;
 //! use mcp_sansio::schema::CallToolResult;
-//! use mcp_sansio::{InboundRequest, RespondError, Session};
+//! use mcp_sansio::{InboundRequest, RespondError, ServerSession};
 //!
-//! fn call_tool(session: &mut Session, catalog: &Catalog, request: InboundRequest) -> Result<(), RespondError> {
+//! fn call_tool(session: &mut ServerSession, catalog: &Catalog, request: InboundRequest) -> Result<(), RespondError> {
 //!     let outcome = request.params::<CallTool>().and_then(|params| match catalog.check_call(&params) {
 //!         // The binding runs the tool's handler here.
 //!         Ok(tool) => Ok(CallToolResult::text(format!("ran {}", tool.name))),
@@ -40,7 +40,7 @@
 //!         Err(refused) => refused.into_response(),
 //!     });
 //!     match outcome {
-//!         Ok(result) => session.respond_with(request.responder, result),
+//!         Ok(result) => session.respond(request.responder, result),
 //!         Err(error) => Ok(session.respond_error(request.responder, &error)),
 //!     }
 //! }
@@ -58,6 +58,7 @@ mod registry;
 mod route;
 mod runs;
 mod templates;
+pub mod uri_template;
 mod validate;
 
 pub use call::CallCheck;

@@ -20,9 +20,9 @@ use crate::schema::method::{
     Method, ReadResource,
 };
 use crate::schema::{CompleteParams, FitVersion};
-use crate::uri_template::Variables;
+use crate::server::uri_template::Variables;
 use crate::version::ProtocolVersion;
-use crate::{InboundRequest, Responder, Session};
+use crate::{InboundRequest, Responder, ServerSession};
 
 /// A response decided without a handler, already fitted to the request's version: respond
 /// with it ([`respond`])
@@ -64,10 +64,13 @@ pub enum Route {
 
 /// Responds to a request with an [`Answer`] (a no-op if the peer cancelled or the session
 /// closed)
-pub fn respond(session: &mut Session, responder: Responder, answer: &Answer) {
+pub fn respond(session: &mut ServerSession, responder: Responder, answer: &Answer) {
     match answer {
         Ok(raw) => {
-            let _ = session.respond(responder, raw);
+            if let Err(refused) = session.respond_raw(responder, raw) {
+                let error = ErrorObject::internal_error("the server produced an invalid result");
+                session.respond_error(refused.into_responder(), &error);
+            }
         }
         Err(error) => session.respond_error(responder, error),
     }

@@ -25,8 +25,8 @@ use crate::schema::{
     InputRequests, InputResponse, InputResponses, LoggingMessageNotificationParams,
 };
 use crate::{
-    AskError, Asked, CallError, Event, InboundId, InboundRequest, Responder, Session, TaskError,
-    TaskId, TaskOptions, TaskUpdate,
+    AskError, Asked, CallError, InboundId, InboundRequest, Responder, ServerEvent, ServerSession,
+    TaskError, TaskId, TaskOptions, TaskUpdate,
 };
 
 /// What a handler's `ask` gets back: the answers, keyed like its requests, or why not
@@ -120,14 +120,14 @@ struct Gathering<W> {
     waiter: W,
 }
 
-/// The handler runs of one server [`Session`] and what they wait for
+/// The handler runs of one [`ServerSession`] and what they wait for
 ///
 /// The binding's loop, for every session it serves:
-/// - [`Event::Request`]: pass it through [`handle_request`](Self::handle_request); if it
+/// - [`ServerEvent::Request`]: pass it through [`handle_request`](Self::handle_request); if it
 ///   comes back, dispatch it (`Catalog::route`), and for a handler it starts, call
 ///   [`started`](Self::started) with the run's handle.
-/// - [`Event::Cancelled`], [`Event::TaskCancelled`], [`Event::TaskInput`] and
-///   [`Event::InputAnswered`]: [`handle_event`](Self::handle_event).
+/// - [`ServerEvent::Cancelled`], [`ServerEvent::TaskCancelled`], [`ServerEvent::TaskInput`] and
+///   [`ServerEvent::InputAnswered`]: [`handle_event`](Self::handle_event).
 /// - The handler's messages: [`finish`](Self::finish) (its result), [`log`](Self::log),
 ///   [`start_task`](Self::start_task), [`ask`](Self::ask).
 /// - The session is gone: [`close`](Self::close).
@@ -181,7 +181,7 @@ impl<R, W> Runs<R, W> {
     /// to dispatch
     pub fn handle_request(
         &mut self,
-        session: &mut Session,
+        session: &mut ServerSession,
         request: InboundRequest,
     ) -> Option<InboundRequest> {
         if !request.is::<SetLevel>() {
@@ -191,7 +191,7 @@ impl<R, W> Runs<R, W> {
             Ok(p) => {
                 self.log_filter.set_level(p.level);
                 let empty = RawValue::from_string("{}".into()).expect("`{}` is JSON");
-                let _ = session.respond(request.responder, &empty);
+                let _ = session.respond_raw(request.responder, &empty);
             }
             Err(e) => session.respond_error(request.responder, &e),
         }
@@ -206,10 +206,10 @@ impl<R, W> Runs<R, W> {
     /// Takes the events that concern handler runs: a cancelled request or task stops its
     /// run and ends its waits, and input answers reach the handler that asked; hands back
     /// every other event
-    pub fn handle_event(&mut self, event: Event) -> Result<Effects<R, W>, Event> {
+    pub fn handle_event(&mut self, event: ServerEvent) -> Result<Effects<R, W>, ServerEvent> {
         match event {
-            Event::Cancelled { id, .. } => Ok(self.stop(id, Effects::none())),
-            Event::TaskCancelled { task } => {
+            ServerEvent::Cancelled { id, .. } => Ok(self.stop(id, Effects::none())),
+            ServerEvent::TaskCancelled { task } => {
                 let mut effects = Effects::none();
                 if let Some(waiter) = self.task_asks.remove(&task) {
                     effects.replies.push((waiter, Err(AskFailure::Cancelled)));
@@ -225,11 +225,11 @@ impl<R, W> Runs<R, W> {
                 }
                 Ok(effects)
             }
-            Event::TaskInput { task, responses } => Ok(match self.task_asks.remove(&task) {
+            ServerEvent::TaskInput { task, responses } => Ok(match self.task_asks.remove(&task) {
                 Some(waiter) => Effects::reply(waiter, Ok(responses)),
                 None => Effects::none(),
             }),
-            Event::InputAnswered {
+            ServerEvent::InputAnswered {
                 request,
                 key,
                 outcome,
@@ -295,7 +295,7 @@ impl<R, W> Runs<R, W> {
     /// say: its result is dropped.
     pub fn finish(
         &mut self,
-        session: &mut Session,
+        session: &mut ServerSession,
         now: Instant,
         responder: Responder,
         result: Result<Box<RawValue>, ErrorObject>,
@@ -314,7 +314,11 @@ impl<R, W> Runs<R, W> {
         }
         match result {
             Ok(raw) => {
-                let _ = session.respond(responder, &raw);
+                if let Err(refused) = session.respond_raw(responder, &raw) {
+                    let error =
+                        ErrorObject::internal_error("the server produced an invalid result");
+                    session.respond_error(refused.into_responder(), &error);
+                }
             }
             Err(error) => session.respond_error(responder, &error),
         }
@@ -326,7 +330,7 @@ impl<R, W> Runs<R, W> {
     /// stream) unless the request became a task and was answered already
     pub fn log(
         &self,
-        session: &mut Session,
+        session: &mut ServerSession,
         id: InboundId,
         filter: Option<LogFilter>,
         params: &LoggingMessageNotificationParams,
@@ -339,9 +343,11 @@ impl<R, W> Runs<R, W> {
             return;
         };
         let _ = if self.tasks.contains_key(&id) {
-            session.send_notification(METHOD, Some(&raw))
+            session.send_notification_raw(METHOD, Some(&raw))
         } else {
-            session.send_notification_for(id, METHOD, Some(&raw))
+            session
+                .inbound(id)
+                .send_notification_raw(METHOD, Some(&raw))
         };
     }
 
@@ -349,15 +355,15 @@ impl<R, W> Runs<R, W> {
     /// the task ([`finish`](Self::finish))
     ///
     /// # Errors
-    /// What [`Session::start_task_to`] refuses.
+    /// What [`Inbound::start_task`](crate::session::Inbound::start_task) refuses.
     pub fn start_task(
         &mut self,
-        session: &mut Session,
+        session: &mut ServerSession,
         now: Instant,
         id: InboundId,
         options: TaskOptions,
     ) -> Result<TaskId, TaskError> {
-        let task = session.start_task_to(now, id, options)?;
+        let task = session.inbound(id).start_task(now, options)?;
         self.tasks.insert(id, task);
         Ok(task)
     }
@@ -366,15 +372,15 @@ impl<R, W> Runs<R, W> {
     ///
     /// - A task asks through its status (`input_required` with the requests: on 2026
     ///   `tasks/get` shows them and `tasks/update` answers; on 2025-11-25 live requests); the
-    ///   answers arrive as [`Event::TaskInput`].
+    ///   answers arrive as [`ServerEvent::TaskInput`].
     /// - Otherwise the session asks: answers already at hand (a 2026 retry) are replied at
-    ///   once; live requests (legacy) are gathered from [`Event::InputAnswered`]; a 2026
+    ///   once; live requests (legacy) are gathered from [`ServerEvent::InputAnswered`]; a 2026
     ///   request answered with `input_required` ends this run (it is stopped, and the
     ///   waiter gets [`AskFailure::Cancelled`]), since the client's retry runs the handler
     ///   again.
     pub fn ask(
         &mut self,
-        session: &mut Session,
+        session: &mut ServerSession,
         now: Instant,
         id: InboundId,
         requests: InputRequests,
@@ -390,7 +396,7 @@ impl<R, W> Runs<R, W> {
             };
         }
         let missing = requests.len();
-        match session.ask_input_to(now, id, requests) {
+        match session.inbound(id).ask_input(now, requests) {
             Ok(Asked::Answered(answers)) => Effects::reply(waiter, Ok(answers)),
             Ok(Asked::Sent) => {
                 self.gathering.insert(

@@ -6,7 +6,7 @@ use super::catalog::{Catalog, duplicate};
 use super::error::{CatalogError, EntryKind};
 use crate::jsonrpc::{ErrorObject, code};
 use crate::schema::{CompleteResult, Resource, ResourceTemplate};
-use crate::uri_template::{UriTemplate, Variables};
+use crate::server::uri_template::{UriTemplate, Variables};
 
 /// A template with its parsed URI template
 #[derive(Debug)]

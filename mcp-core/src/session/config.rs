@@ -186,7 +186,7 @@ pub struct RequestOptions {
     /// Overrides [`Timeouts::max_total`]
     pub max_total: Option<Option<Duration>>,
     /// Ask the peer for progress: the core mints a `progressToken` and emits
-    /// [`Event::Progress`](super::Event::Progress)
+    /// `Progress` event
     pub progress: bool,
     /// Ask for the request to run as a task (2025-11-25 `params.task`, with this lifetime);
     /// see [`as_task`](Self::as_task)
@@ -221,7 +221,7 @@ impl RequestOptions {
 
     /// Run the request as a task if the server can (2025-11-25 `tools/call` with
     /// `params.task`; `ttl` is the requested lifetime). The call still ends in one
-    /// [`Event::Response`](super::Event::Response): the core follows the task. In 2026 the
+    /// `Response` event: the core follows the task. In 2026 the
     /// server decides by itself, for clients that declare the tasks extension.
     pub fn as_task(mut self, ttl: Option<Duration>) -> Self {
         self.task = Some(ttl);

@@ -1,17 +1,17 @@
 //! Errors of session commands: local misuse only; the session is unchanged when one is returned
 
-/// Errors from [`Session::send_request`](super::Session::send_request) and
-/// [`Session::send_notification`](super::Session::send_notification)
+/// Errors from [`Session::send_request`](super::Session::send_request),
+/// [`Session::send_notification`](super::Session::send_notification) and their raw forms
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SendError {
-    /// The handshake has not finished; wait for [`Event::Ready`](super::Event::Ready)
+    /// The handshake has not finished; wait for the `Ready` event
     #[error("the session is not ready yet")]
     NotReady,
     /// The session is closing or closed
     #[error("the session is closed")]
     Closed,
-    /// Too many bytes wait in `poll_transmit`; wait for [`Event::Unblocked`](super::Event::Unblocked)
+    /// Too many bytes wait in `poll_transmit`; wait for the `Unblocked` event
     #[error("the send queue is full")]
     Blocked,
     /// [`Limits::max_in_flight_outbound`](super::Limits::max_in_flight_outbound) requests are in flight
@@ -38,16 +38,28 @@ pub enum SendError {
     ParamsNotAnObject,
 }
 
-/// Errors from [`Session::respond`](super::Session::respond)
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Errors from [`Session::respond`](super::Session::respond) and
+/// [`Session::respond_raw`](super::Session::respond_raw); nothing was sent
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RespondError {
-    /// The result is not a JSON object; the peer was sent an internal error instead
-    #[error("a result must be a JSON object; the peer got an internal error instead")]
-    ResultNotAnObject,
+    /// The result is not a JSON object (or did not serialize to one); the request is still
+    /// in flight: answer it through the [`Responder`](super::Responder) handed back, with
+    /// [`respond_error`](super::Session::respond_error) say
+    #[error("a result must be a JSON object")]
+    ResultNotAnObject(super::Responder),
 }
 
-/// Errors from [`Session::report_progress`](super::Session::report_progress)
+impl RespondError {
+    /// The responder the failed command handed back, to answer the request otherwise
+    pub fn into_responder(self) -> super::Responder {
+        match self {
+            Self::ResultNotAnObject(responder) => responder,
+        }
+    }
+}
+
+/// Errors from [`Inbound::report_progress`](super::Inbound::report_progress)
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProgressError {

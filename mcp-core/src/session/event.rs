@@ -7,8 +7,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::ask::InputId;
 use super::ids::{InboundId, OutboundId, Responder};
-use super::input::InputId;
 use super::tasks::TaskId;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
@@ -130,7 +130,7 @@ pub struct InboundRequest {
     /// Whether the peer asked for progress notifications
     pub wants_progress: bool,
     /// Whether the client allows answering with a task
-    /// ([`Session::start_task`](super::Session::start_task))
+    /// ([`Inbound::start_task`](super::Inbound::start_task))
     pub task_offered: bool,
 }
 

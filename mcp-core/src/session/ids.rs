@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-/// A request we sent; matches [`Event::Response`](super::Event::Response) and
-/// [`Event::Progress`](super::Event::Progress)
+/// A request we sent; matches the `Response` and `Progress` events
 ///
 /// Ids are allocated by the session in increasing order and never reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,7 +21,7 @@ impl fmt::Display for OutboundId {
     }
 }
 
-/// A request the peer sent us; matches [`Event::Cancelled`](super::Event::Cancelled)
+/// A request the peer sent us; matches `Cancelled` event
 ///
 /// A slot index plus a generation, so a stale id never matches a later request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,7 +48,7 @@ pub struct Responder {
 }
 
 impl Responder {
-    /// The request's id, to match a later [`Event::Cancelled`](super::Event::Cancelled)
+    /// The request's id, to match a later `Cancelled` event
     pub fn id(&self) -> InboundId {
         self.id
     }

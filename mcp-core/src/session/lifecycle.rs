@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::outbound::{OutEntry, Owner};
+use super::outbound_table::{OutEntry, Owner};
 use super::{
-    Answer, CallError, ClientConfig, CloseReason, Core, EraMode, Event, Role, ServerConfig,
+    Answer, CallError, ClientConfig, CloseReason, Core, EraMode, Event, ServerConfig, Side,
 };
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::schema::{DiscoverResult, Implementation, InitializeParams, InitializeResult, meta};
@@ -72,15 +72,19 @@ const MAX_DISCOVER_ATTEMPTS: u8 = 2;
 impl Core {
     pub(super) fn client_config(&self) -> &ClientConfig {
         match &self.role {
-            Role::Client(c) => c,
-            Role::Server(_) => unreachable!("client lifecycle on a server session"),
+            Side::Client(c) => c,
+            Side::Server(_) => unreachable!(
+                "only a ClientSession runs client lifecycle steps, and its constructor set Side::Client"
+            ),
         }
     }
 
     pub(super) fn server_config(&self) -> &ServerConfig {
         match &self.role {
-            Role::Server(s) => s,
-            Role::Client(_) => unreachable!("server lifecycle on a client session"),
+            Side::Server(s) => s,
+            Side::Client(_) => unreachable!(
+                "only a ServerSession runs server lifecycle steps, and its constructor set Side::Server"
+            ),
         }
     }
 

@@ -1,63 +1,61 @@
-//! The session engine: one MCP connection, client side or server side, as a pure state machine
+//! The session engine: one MCP connection as a pure state machine, a [`ClientSession`] or a
+//! [`ServerSession`]
 //!
-//! See [`Session`] for the API and the crate docs for the run loop.
+//! Both are [`Session`] over their [`Role`]: what both ends do (feed bytes, drain transmits
+//! and events, send requests, answer them) is written once, what only one end does is a
+//! method of that end's type. See the crate docs for the run loop.
 
+mod ask;
 mod batch;
 mod config;
 mod error;
 mod event;
 mod gating;
 mod ids;
-mod inbound;
-mod input;
+mod inbound_handle;
+mod inbound_table;
 mod lifecycle;
-mod outbound;
+mod outbound_table;
+mod outgoing;
 mod receive;
+pub mod role;
 mod seal;
-mod send;
 mod subscriptions;
-mod task_follow;
 mod tasks;
-mod transmit;
+mod transmit_queue;
 mod typed;
 
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+pub use ask::{AskError, Asked, InputError, InputId};
 pub use config::{ClientConfig, EraMode, Limits, RequestOptions, ServerConfig, Timeouts};
 pub use error::{CancelError, ProgressError, RespondError, SendError};
-pub use event::{CallError, CloseReason, Event, InboundNotification, InboundRequest, Progress};
+pub(crate) use event::Event;
+pub use event::{CallError, CloseReason, InboundNotification, InboundRequest, Progress};
 pub use ids::{InboundId, OutboundId, Responder};
-pub use input::{AskError, Asked, InputError, InputId};
+pub use inbound_handle::Inbound;
 pub use lifecycle::PeerInfo;
+pub use role::{ClientEvent, Role, ServerEvent};
 pub use subscriptions::ListKind;
 pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
-pub use transmit::{Relation, Transmit};
+pub use transmit_queue::{Relation, Transmit};
 pub use typed::Pending;
 
 use self::batch::Batches;
-use self::inbound::InboundTable;
+use self::inbound_table::InboundTable;
 use self::lifecycle::Phase;
-use self::outbound::{OutboundTable, Owner};
-use self::send::Answer;
-use self::transmit::TransmitQueue;
+use self::outbound_table::{OutboundTable, Owner};
+use self::outgoing::Answer;
+use self::transmit_queue::TransmitQueue;
 use crate::codec::{FrameError, LineCodec};
 use crate::jsonrpc::{ErrorId, ErrorObject};
 use crate::version::ProtocolVersion;
-
-/// Which end of the connection a session is
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Side {
-    /// The MCP client (the host application's side)
-    Client,
-    /// The MCP server (the side offering tools, resources and prompts)
-    Server,
-}
 
 /// Counters of peer input the session dropped; for diagnostics and tests
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -76,35 +74,62 @@ pub struct Stats {
     pub dropped_messages: u64,
 }
 
-/// Protocol state for one MCP connection, client side or server side
+/// Protocol state for one MCP connection: a [`ClientSession`] or a [`ServerSession`]
 ///
-/// `Session` performs no I/O and never reads a clock. It has four kinds of methods:
-/// - getters taking `&self`: [`side`](Self::side), [`version`](Self::version),
-///   [`peer`](Self::peer), [`wants_read`](Self::wants_read), [`is_closed`](Self::is_closed),
-///   [`stats`](Self::stats);
+/// `Session` performs no I/O and never reads a clock. Its methods are of four kinds:
+/// - getters taking `&self`: [`version`](Self::version), [`peer`](Self::peer),
+///   [`wants_read`](Self::wants_read), [`is_closed`](Self::is_closed), [`stats`](Self::stats);
 /// - inputs: [`handle_bytes`](Self::handle_bytes), [`handle_message`](Self::handle_message),
 ///   [`handle_eof`](Self::handle_eof), [`handle_timeout`](Self::handle_timeout);
 /// - commands: [`send_request`](Self::send_request),
 ///   [`send_notification`](Self::send_notification), [`respond`](Self::respond),
-///   [`respond_error`](Self::respond_error), [`report_progress`](Self::report_progress),
-///   [`cancel`](Self::cancel), [`close`](Self::close);
-/// - outputs: [`poll_transmit`](Self::poll_transmit), [`poll_event`](Self::poll_event),
-///   [`poll_timeout`](Self::poll_timeout).
+///   [`respond_error`](Self::respond_error), [`cancel`](Self::cancel), [`close`](Self::close),
+///   and the role's own: a client's [`provide_input`](Self::provide_input), a server's
+///   [`inbound`](Self::inbound) (progress, asking for input, tasks, notifications for one
+///   request) and change notifications;
+/// - outputs: [`poll_transmit`](Self::poll_transmit), [`poll_event`](Self::poll_event)
+///   (a [`ClientEvent`] or a [`ServerEvent`]), [`poll_timeout`](Self::poll_timeout).
+///
+/// Typed commands come first; each has a raw-JSON escape hatch named `*_raw`.
 ///
 /// After every input or command, drain `poll_transmit` and `poll_event` until both return
 /// `None`, then read `poll_timeout`. Inputs never fail: what the peer did becomes events,
-/// automatic error replies, or [`Event::Closed`]. Commands fail only for local misuse, and
+/// automatic error replies, or a `Closed` event. Commands fail only for local misuse, and
 /// leave the session unchanged when they do.
-#[derive(Debug)]
-pub struct Session {
+pub struct Session<R: Role> {
     codec: LineCodec,
     core: Core,
+    role: PhantomData<R>,
+}
+
+/// The client end of a connection: it starts the handshake (or discovery), sends requests and
+/// answers the server's input requests
+pub type ClientSession = Session<role::Client>;
+
+/// The server end of a connection: it answers requests (both eras at once), asks for input on
+/// their behalf, runs tasks and tells subscribers of changes
+pub type ServerSession = Session<role::Server>;
+
+// Both ends move between threads and survive a panic in the code that drives them.
+const _: () = {
+    const fn assert_send_sync_unwind_safe<T: Send + Sync + std::panic::UnwindSafe>() {}
+    assert_send_sync_unwind_safe::<ClientSession>();
+    assert_send_sync_unwind_safe::<ServerSession>();
+};
+
+impl<R: Role> std::fmt::Debug for Session<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("codec", &self.codec)
+            .field("core", &self.core)
+            .finish()
+    }
 }
 
 /// Everything but the input framing, so a frame borrowed from the codec can be handled
 #[derive(Debug)]
 struct Core {
-    role: Role,
+    role: Side,
     phase: Phase,
     peer: Option<PeerInfo>,
     now: Instant,
@@ -136,57 +161,55 @@ struct Core {
     subscriptions: subscriptions::Subscriptions,
 }
 
+/// The configuration of this end, by role
 #[derive(Debug)]
-enum Role {
+enum Side {
     Client(Arc<ClientConfig>),
     Server(Arc<ServerConfig>),
 }
 
-impl Session {
+impl ClientSession {
     /// A client session; it starts the handshake (or discovery) at once
     ///
     /// Drain [`poll_transmit`](Self::poll_transmit): the first message (`initialize` or
-    /// `server/discover`) is already queued. [`Event::Ready`] follows once the server
+    /// `server/discover`) is already queued. [`ClientEvent::Ready`] follows once the server
     /// answered; application requests fail with [`SendError::NotReady`] before it.
-    pub fn client(config: Arc<ClientConfig>, now: Instant) -> Self {
+    pub fn new(config: Arc<ClientConfig>, now: Instant) -> Self {
         let caps = serde_json::to_string(&config.capabilities).expect("a Value serializes");
         let info = serde_json::to_string(&config.info).expect("Implementation serializes");
         let era = config.era;
-        let mut core = Core::new(Role::Client(config), now, caps, info);
+        let mut core = Core::new(Side::Client(config), now, caps, info);
         match era {
             EraMode::Legacy(v) => core.start_initialize(v),
             EraMode::Auto | EraMode::Modern => core.start_discover(ProtocolVersion::LATEST, 0),
         }
         Self::with_core(core)
     }
+}
 
+impl ServerSession {
     /// A server session; it waits for the client's first message
     ///
     /// One server session serves both eras: a legacy client's `initialize` and a modern
     /// client's per-request `_meta` both work.
-    pub fn server(config: Arc<ServerConfig>, now: Instant) -> Self {
+    pub fn new(config: Arc<ServerConfig>, now: Instant) -> Self {
         let caps = serde_json::to_string(&config.capabilities).expect("a Value serializes");
         let info = serde_json::to_string(&config.info).expect("Implementation serializes");
-        let core = Core::new(Role::Server(config), now, caps, info);
+        let core = Core::new(Side::Server(config), now, caps, info);
         Self::with_core(core)
     }
+}
 
+impl<R: Role> Session<R> {
     fn with_core(core: Core) -> Self {
         Self {
             codec: LineCodec::new(core.limits().max_message_size),
             core,
+            role: PhantomData,
         }
     }
 
     // --- getters -------------------------------------------------------------------------
-
-    /// Which end this session is
-    pub fn side(&self) -> Side {
-        match self.core.role {
-            Role::Client(_) => Side::Client,
-            Role::Server(_) => Side::Server,
-        }
-    }
 
     /// The negotiated version: after the legacy handshake, or after a client's discovery
     ///
@@ -196,7 +219,7 @@ impl Session {
         self.core.phase.version()
     }
 
-    /// What the peer declared about itself, once known (see [`Event::Ready`])
+    /// What the peer declared about itself, once known (see `Ready` event)
     pub fn peer(&self) -> Option<&PeerInfo> {
         self.core.peer.as_ref()
     }
@@ -211,7 +234,7 @@ impl Session {
         self.core.accepts_input() && !self.core.backlog && !self.core.eof
     }
 
-    /// Whether [`Event::Closed`] has been emitted (or is queued)
+    /// Whether a `Closed` event has been emitted (or is queued)
     pub fn is_closed(&self) -> bool {
         matches!(self.core.phase, Phase::Closed)
     }
@@ -298,7 +321,7 @@ impl Session {
     /// The peer closed its sending side (EOF on stdin, stream closed)
     ///
     /// Requests we sent fail with [`CallError::SessionClosed`] at once. Requests the peer
-    /// sent may still be answered; [`Event::Closed`] follows once the last is answered (at
+    /// sent may still be answered; a `Closed` event follows once the last is answered (at
     /// once if none is pending).
     pub fn handle_eof(&mut self, now: Instant) {
         self.core.tick(now);
@@ -327,8 +350,9 @@ impl Session {
 
     // --- commands ------------------------------------------------------------------------
 
-    /// Sends a request; its outcome arrives as exactly one [`Event::Response`] with the
-    /// returned id
+    /// Sends a request by method name with raw JSON params (the escape hatch of
+    /// [`send_request`](Self::send_request), for methods the schema does not type); its
+    /// outcome arrives as exactly one `Response` event with the returned id
     ///
     /// `params` must be a JSON object. On a modern session the core adds the `_meta` keys the
     /// era requires (protocol version, client capabilities and info); with
@@ -337,7 +361,7 @@ impl Session {
     /// # Errors
     /// [`SendError`] for local misuse: not ready, closed, a method this side may not send in
     /// this era, a capability the peer did not declare, or a full queue.
-    pub fn send_request(
+    pub fn send_request_raw(
         &mut self,
         now: Instant,
         method: &str,
@@ -348,13 +372,14 @@ impl Session {
         self.core.send_request(method, params, options)
     }
 
-    /// Sends a notification
+    /// Sends a notification by method name with raw JSON params (the escape hatch of
+    /// [`send_notification`](Self::send_notification))
     ///
     /// # Errors
     /// [`SendError`] when closed, blocked, before a client's handshake, for notifications the
     /// core sends itself (`initialized`, `cancelled`, `progress`), or params that are not an
     /// object.
-    pub fn send_notification(
+    pub fn send_notification_raw(
         &mut self,
         method: &str,
         params: Option<&RawValue>,
@@ -362,35 +387,21 @@ impl Session {
         self.core.send_notification(method, params)
     }
 
-    /// Sends a notification that belongs to an inbound request still in flight, such as a
-    /// `notifications/message` log line its handler writes
-    ///
-    /// On a byte stream it is the same as [`send_notification`](Self::send_notification);
-    /// the frame's [`Transmit::relation`] names the request, so Streamable HTTP sends it on
-    /// that request's response stream (in 2026-07-28 there is nowhere else for it to go). A
-    /// no-op returning `Ok` if the request already ended.
-    ///
-    /// # Errors
-    /// As [`send_notification`](Self::send_notification), except that it may be used on a
-    /// server before a legacy client's `notifications/initialized`.
-    pub fn send_notification_for(
-        &mut self,
-        id: InboundId,
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> Result<(), SendError> {
-        self.core.send_notification_for(id, method, params)
-    }
-
-    /// Answers an inbound request with a result
+    /// Answers an inbound request with a raw JSON result (the escape hatch of
+    /// [`respond`](Self::respond))
     ///
     /// Consumes the [`Responder`]. If the peer cancelled the request or the session closed,
     /// nothing is sent and this returns `Ok`. On a modern server the core adds
     /// `resultType: "complete"` when absent and the server's info in `_meta`.
     ///
     /// # Errors
-    /// [`RespondError::ResultNotAnObject`]: the peer was sent an internal error instead.
-    pub fn respond(&mut self, responder: Responder, result: &RawValue) -> Result<(), RespondError> {
+    /// [`RespondError::ResultNotAnObject`] (with the responder handed back) when `result` is
+    /// not a JSON object; nothing was sent.
+    pub fn respond_raw(
+        &mut self,
+        responder: Responder,
+        result: &RawValue,
+    ) -> Result<(), RespondError> {
         let r = self.core.respond(responder, Ok(result));
         self.pump(false);
         r
@@ -404,41 +415,9 @@ impl Session {
         self.pump(false);
     }
 
-    /// Reports progress on an inbound request whose sender asked for it
-    ///
-    /// A no-op returning `Ok` if the request already ended. While more than
-    /// [`Limits::max_queued_bytes`] wait to be transmitted the report is dropped (counted in
-    /// [`Stats::dropped_messages`]): a later report supersedes it, and a peer that does not
-    /// read cannot grow the queue.
-    ///
-    /// # Errors
-    /// [`ProgressError::NotRequested`] if the peer gave no progress token;
-    /// [`ProgressError::NotIncreasing`] if `progress` does not exceed the last value sent;
-    /// [`ProgressError::NotFinite`] if `progress` or `total` is NaN or infinite.
-    pub fn report_progress(
-        &mut self,
-        responder: &Responder,
-        progress: &Progress,
-    ) -> Result<(), ProgressError> {
-        self.core.report_progress(responder.id, progress)
-    }
-
-    /// Reports progress on an inbound request by its id, for bindings whose handler holds the
-    /// [`Responder`] elsewhere; the same rules as [`report_progress`](Self::report_progress)
-    ///
-    /// # Errors
-    /// As [`report_progress`](Self::report_progress).
-    pub fn report_progress_to(
-        &mut self,
-        id: InboundId,
-        progress: &Progress,
-    ) -> Result<(), ProgressError> {
-        self.core.report_progress(id, progress)
-    }
-
     /// Cancels a request we sent
     ///
-    /// Sends `notifications/cancelled` and emits its [`Event::Response`] with
+    /// Sends `notifications/cancelled` and emits its `Response` event with
     /// [`CallError::Cancelled`]; a late answer from the peer is dropped.
     ///
     /// # Errors
@@ -456,7 +435,7 @@ impl Session {
     /// Closes the session now
     ///
     /// Every request we sent fails with [`CallError::SessionClosed`], every unanswered inbound
-    /// request is dropped, then [`Event::Closed`] is emitted. Bytes already queued stay
+    /// request is dropped, then a `Closed` event is emitted. Bytes already queued stay
     /// available from `poll_transmit`.
     pub fn close(&mut self, now: Instant) {
         self.core.tick(now);
@@ -481,14 +460,18 @@ impl Session {
         Some(t)
     }
 
-    /// The next event, or `None` when drained
+    /// The next event (a [`ClientEvent`] or a [`ServerEvent`]), or `None` when drained
     #[must_use]
-    pub fn poll_event(&mut self) -> Option<Event> {
-        let event = self.core.events.pop_front()?;
-        if self.core.backlog && self.core.accepts_input() {
-            self.pump(false);
+    pub fn poll_event(&mut self) -> Option<R::Event> {
+        loop {
+            let event = self.core.events.pop_front()?;
+            if self.core.backlog && self.core.accepts_input() {
+                self.pump(false);
+            }
+            if let Some(event) = R::event(event) {
+                return Some(event);
+            }
         }
-        Some(event)
     }
 
     /// The instant at which [`handle_timeout`](Self::handle_timeout) should next be called
@@ -531,7 +514,7 @@ impl Session {
 }
 
 impl Core {
-    fn new(role: Role, now: Instant, caps_json: String, info_json: String) -> Self {
+    fn new(role: Side, now: Instant, caps_json: String, info_json: String) -> Self {
         Self {
             role,
             phase: Phase::Fresh,
@@ -561,16 +544,16 @@ impl Core {
     #[inline]
     fn limits(&self) -> &Limits {
         match &self.role {
-            Role::Client(c) => &c.limits,
-            Role::Server(s) => &s.limits,
+            Side::Client(c) => &c.limits,
+            Side::Server(s) => &s.limits,
         }
     }
 
     /// Our capabilities, as sent: the configuration's
     fn own_caps(&self) -> &Value {
         match &self.role {
-            Role::Client(c) => &c.capabilities,
-            Role::Server(s) => &s.capabilities,
+            Side::Client(c) => &c.capabilities,
+            Side::Server(s) => &s.capabilities,
         }
     }
 
@@ -614,8 +597,8 @@ impl Core {
 
     fn extra_methods(&self) -> &[String] {
         match &self.role {
-            Role::Client(c) => &c.extra_methods,
-            Role::Server(s) => &s.extra_methods,
+            Side::Client(c) => &c.extra_methods,
+            Side::Server(s) => &s.extra_methods,
         }
     }
 
@@ -736,7 +719,7 @@ impl Core {
     }
 }
 
-impl Role {
+impl Side {
     fn is_client(&self) -> bool {
         matches!(self, Self::Client(_))
     }

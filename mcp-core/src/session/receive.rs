@@ -8,13 +8,13 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::gating::{self, Capability, Gate};
-use super::inbound::InEntry;
+use super::inbound_table::InEntry;
 use super::lifecycle::Phase;
-use super::outbound::Owner;
-use super::send::{Answer, cacheable};
+use super::outbound_table::Owner;
+use super::outgoing::{Answer, cacheable};
 use super::{
     CallError, Core, Event, InboundNotification, InboundRequest, OutboundId, Progress, Responder,
-    Role, input, tasks,
+    Side, ask, tasks,
 };
 use crate::codec::FrameError;
 use crate::jsonrpc::{self, Decoded, ErrorObject, Invalid, Message, RequestId};
@@ -39,7 +39,7 @@ pub(super) struct ParamsWithMeta {
     #[serde(rename = "_meta", default)]
     meta: Option<RequestMeta>,
     #[serde(rename = "inputResponses", default)]
-    input_responses: Option<input::Answers>,
+    input_responses: Option<ask::Answers>,
     #[serde(rename = "requestState", default)]
     request_state: Option<String>,
     /// 2025-11-25 task augmentation
@@ -55,7 +55,7 @@ pub(super) struct Delivery {
     batch: Option<u32>,
     /// A modern request to a server
     modern: bool,
-    answers: Option<Box<input::Answers>>,
+    answers: Option<Box<ask::Answers>>,
     task_param: Option<tasks::TaskParam>,
 }
 
@@ -155,8 +155,8 @@ impl Core {
             }
         };
         match self.role {
-            Role::Server(_) => self.server_request(request, parsed, batch),
-            Role::Client(_) => {
+            Side::Server(_) => self.server_request(request, parsed, batch),
+            Side::Client(_) => {
                 let meta = parsed.meta.unwrap_or_default();
                 self.client_request(request, &meta, parsed.task, batch);
             }
@@ -235,7 +235,7 @@ impl Core {
                 if request.method == "server/discover" {
                     return self.server_discover(&request.id, batch);
                 }
-                let answers = match input::mrtr_method(&request.method) {
+                let answers = match ask::mrtr_method(&request.method) {
                     Some(method) => self.retry_answers(
                         method,
                         parsed.input_responses,
@@ -319,8 +319,8 @@ impl Core {
             task_param,
         } = delivery;
         let gate = match self.role {
-            Role::Server(_) => gating::client_request(&request.method, version),
-            Role::Client(_) => gating::server_request(&request.method, version),
+            Side::Server(_) => gating::client_request(&request.method, version),
+            Side::Client(_) => gating::server_request(&request.method, version),
         };
         let refusal = match gate {
             Gate::Known(Some(Capability { path, name }))
@@ -379,7 +379,7 @@ impl Core {
             modern,
             version,
             peer_caps: modern.then(|| Arc::clone(&peer_caps)),
-            mrtr_method: input::mrtr_method(&request.method).filter(|_| modern),
+            mrtr_method: ask::mrtr_method(&request.method).filter(|_| modern),
             answers,
             asks: 0,
             task_offered,
@@ -410,7 +410,7 @@ impl Core {
             "notifications/tasks/status" | "notifications/tasks"
                 if self.task_notified(n.params.as_deref()) => {}
             "notifications/initialized" => {
-                if let (Role::Server(_), Phase::Initialized { version }) = (&self.role, self.phase)
+                if let (Side::Server(_), Phase::Initialized { version }) = (&self.role, self.phase)
                 {
                     self.phase = Phase::Ready { version };
                     self.events.push_back(Event::Ready { version });

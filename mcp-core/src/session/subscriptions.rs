@@ -27,8 +27,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::tasks::TASKS_EXTENSION;
-use super::transmit::Relation;
-use super::{Answer, Core, SendError, Session};
+use super::transmit_queue::Relation;
+use super::{Answer, Core, SendError, ServerSession};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
 use crate::schema::{has_capability, meta};
@@ -121,7 +121,7 @@ struct UriParams {
     uri: String,
 }
 
-impl Session {
+impl ServerSession {
     /// Tells subscribed clients that a list changed
     ///
     /// Legacy: `notifications/<kind>/list_changed` when the server declared `listChanged`

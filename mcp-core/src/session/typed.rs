@@ -13,15 +13,15 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::{
-    CallError, InboundRequest, OutboundId, RequestOptions, RespondError, Responder, SendError,
-    Session,
+    CallError, InboundRequest, OutboundId, RequestOptions, RespondError, Responder, Role,
+    SendError, Session,
 };
 use crate::jsonrpc::ErrorObject;
 use crate::schema::FitVersion;
 use crate::schema::method::{Method, Notification};
 
 /// A typed handle to a request in flight; match it against
-/// [`Event::Response`](super::Event::Response) and decode the outcome with
+/// `Response` event and decode the outcome with
 /// [`decode`](Self::decode)
 pub struct Pending<M> {
     id: OutboundId,
@@ -76,16 +76,16 @@ impl<M> fmt::Debug for Pending<M> {
     }
 }
 
-impl Session {
+impl<R: Role> Session<R> {
     /// Sends a typed request, fitted to the version in use
     ///
     /// ```
     /// # use mcp_sansio::testing::Pair;
-    /// # use mcp_sansio::{Event, ProtocolVersion, RequestOptions};
+    /// # use mcp_sansio::{ProtocolVersion, RequestOptions};
     /// use mcp_sansio::schema::{CallToolParams, method::CallTool};
     /// # let mut pair = Pair::legacy(std::time::Instant::now(), ProtocolVersion::V2025_11_25);
     /// # pair.drive();
-    /// let call = pair.client.request::<CallTool>(
+    /// let call = pair.client.send_request::<CallTool>(
     ///     pair.now,
     ///     CallToolParams::new("echo"),
     ///     RequestOptions::default(),
@@ -94,8 +94,8 @@ impl Session {
     /// ```
     ///
     /// # Errors
-    /// As [`send_request`](Self::send_request).
-    pub fn request<M: Method>(
+    /// As [`send_request_raw`](Self::send_request_raw).
+    pub fn send_request<M: Method>(
         &mut self,
         now: Instant,
         mut params: M::Params,
@@ -106,7 +106,7 @@ impl Session {
         }
         let raw =
             serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        let id = self.send_request(now, M::NAME, Some(raw), options)?;
+        let id = self.send_request_raw(now, M::NAME, Some(raw), options)?;
         Ok(Pending {
             id,
             method: PhantomData,
@@ -116,14 +116,17 @@ impl Session {
     /// Sends a typed notification, fitted to the version in use
     ///
     /// # Errors
-    /// As [`send_notification`](Self::send_notification).
-    pub fn notify<N: Notification>(&mut self, mut params: N::Params) -> Result<(), SendError> {
+    /// As [`send_notification_raw`](Self::send_notification_raw).
+    pub fn send_notification<N: Notification>(
+        &mut self,
+        mut params: N::Params,
+    ) -> Result<(), SendError> {
         if let Some(version) = self.version() {
             params.fit_to(version);
         }
         let raw =
             serde_json::value::to_raw_value(&params).map_err(|_| SendError::ParamsNotAnObject)?;
-        self.send_notification(N::NAME, Some(&raw))
+        self.send_notification_raw(N::NAME, Some(&raw))
     }
 
     /// Answers an inbound request with a typed result, fitted to the request's version
@@ -132,8 +135,8 @@ impl Session {
     /// session closed).
     ///
     /// # Errors
-    /// As [`respond`](Self::respond).
-    pub fn respond_with<T: Serialize + FitVersion>(
+    /// As [`respond_raw`](Self::respond_raw).
+    pub fn respond<T: Serialize + FitVersion>(
         &mut self,
         responder: Responder,
         mut result: T,
@@ -143,13 +146,8 @@ impl Session {
         };
         result.fit_to(version);
         match serde_json::value::to_raw_value(&result) {
-            Ok(raw) => self.respond(responder, &raw),
-            Err(e) => {
-                let error =
-                    ErrorObject::internal_error(format!("the result did not serialize: {e}"));
-                self.respond_error(responder, &error);
-                Err(RespondError::ResultNotAnObject)
-            }
+            Ok(raw) => self.respond_raw(responder, &raw),
+            Err(_) => Err(RespondError::ResultNotAnObject(responder)),
         }
     }
 }

@@ -12,7 +12,9 @@ use mcp_sansio::http::{
 };
 use mcp_sansio::schema::{InputRequest, InputRequests};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{ErrorObject, Event, InboundId, Progress, Responder, ServerConfig};
+use mcp_sansio::{
+    ErrorObject, InboundId, Progress, Responder, ServerConfig, ServerEvent, ServerSession,
+};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -194,10 +196,10 @@ impl Kit {
         }
     }
 
-    fn on_event(&mut self, key: SessionKey, event: Event) {
+    fn on_event(&mut self, key: SessionKey, event: ServerEvent) {
         let now = self.now;
         match event {
-            Event::Request(request) => {
+            ServerEvent::Request(request) => {
                 let session = self.http.session_mut(key).unwrap();
                 let params: Value = request.params_as().unwrap_or(json!({}));
                 let name = params["name"].as_str().unwrap_or("").to_owned();
@@ -216,18 +218,17 @@ impl Kit {
                     }
                     ("tools/call", "progress") => {
                         session
-                            .report_progress(&responder, &Progress::new(1.0).total(2.0))
+                            .inbound(responder.id())
+                            .report_progress(&Progress::new(1.0).total(2.0))
                             .unwrap();
                         let log = raw(json!({"level": "info", "data": "working"}));
                         session
-                            .send_notification_for(
-                                responder.id(),
-                                "notifications/message",
-                                Some(&log),
-                            )
+                            .inbound(responder.id())
+                            .send_notification_raw("notifications/message", Some(&log))
                             .unwrap();
                         session
-                            .report_progress(&responder, &Progress::new(2.0).total(2.0))
+                            .inbound(responder.id())
+                            .report_progress(&Progress::new(2.0).total(2.0))
                             .unwrap();
                         respond(session, responder, json!({"content": []}));
                     }
@@ -241,7 +242,8 @@ impl Kit {
                     }
                     ("tools/call", "ask") => {
                         match session
-                            .ask_input(now, &responder, one_elicitation())
+                            .inbound(responder.id())
+                            .ask_input(now, one_elicitation())
                             .unwrap()
                         {
                             mcp_sansio::Asked::Sent => self.held.push((key, responder, name)),
@@ -261,7 +263,7 @@ impl Kit {
                     _ => respond(session, responder, json!({})),
                 }
             }
-            Event::InputAnswered { request, .. } => {
+            ServerEvent::InputAnswered { request, .. } => {
                 let at = self
                     .held
                     .iter()
@@ -275,9 +277,9 @@ impl Kit {
                     json!({"content": [{"type": "text", "text": "Ada"}]}),
                 );
             }
-            Event::Cancelled { id, .. } => self.cancelled.push(id),
-            Event::Notification(n) => self.notifications.push(n.method),
-            Event::Closed { .. } => self.closed.push(key),
+            ServerEvent::Cancelled { id, .. } => self.cancelled.push(id),
+            ServerEvent::Notification(n) => self.notifications.push(n.method),
+            ServerEvent::Closed { .. } => self.closed.push(key),
             _ => {}
         }
     }
@@ -327,8 +329,8 @@ impl Kit {
     }
 }
 
-pub fn respond(session: &mut mcp_sansio::Session, responder: Responder, result: Value) {
-    session.respond(responder, &raw(result)).unwrap();
+pub fn respond(session: &mut ServerSession, responder: Responder, result: Value) {
+    session.respond_raw(responder, &raw(result)).unwrap();
 }
 
 pub fn raw(value: Value) -> Box<RawValue> {

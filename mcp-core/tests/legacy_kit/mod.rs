@@ -4,16 +4,77 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::common::{origin, raw};
 use mcp_sansio::schema::{InputRequest, InputRequests};
 use mcp_sansio::session::InputId;
+use mcp_sansio::session::Role;
+use mcp_sansio::session::role::{Client, Server};
 use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::Side;
 use mcp_sansio::{
-    CallError, ClientConfig, EraMode, ErrorObject, Event, InboundId, InboundRequest, OutboundId,
-    ProtocolVersion, RequestOptions, ServerConfig, Session, Side,
+    CallError, ClientConfig, ClientEvent, ClientSession, CloseReason, EraMode, ErrorObject,
+    InboundId, InboundRequest, OutboundId, ProtocolVersion, RequestOptions, ServerConfig,
+    ServerEvent, ServerSession, Session,
 };
+
+/// What the helpers below read from either end's events
+pub trait KitEvent: std::fmt::Debug + Sized {
+    /// The request, or the event back
+    fn into_request(self) -> Result<InboundRequest, Self>;
+    /// The response's id and outcome, or the event back
+    fn into_response(self) -> Result<(OutboundId, Result<Box<RawValue>, CallError>), Self>;
+    /// The reason of a `Closed` event
+    fn close_reason(&self) -> Option<&CloseReason>;
+}
+
+impl KitEvent for ClientEvent {
+    fn into_request(self) -> Result<InboundRequest, Self> {
+        match self {
+            Self::Request(r) => Ok(r),
+            other => Err(other),
+        }
+    }
+
+    fn into_response(self) -> Result<(OutboundId, Result<Box<RawValue>, CallError>), Self> {
+        match self {
+            Self::Response { id, outcome } => Ok((id, outcome)),
+            other => Err(other),
+        }
+    }
+
+    fn close_reason(&self) -> Option<&CloseReason> {
+        match self {
+            Self::Closed { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+impl KitEvent for ServerEvent {
+    fn into_request(self) -> Result<InboundRequest, Self> {
+        match self {
+            Self::Request(r) => Ok(r),
+            other => Err(other),
+        }
+    }
+
+    fn into_response(self) -> Result<(OutboundId, Result<Box<RawValue>, CallError>), Self> {
+        match self {
+            Self::Response { id, outcome } => Ok((id, outcome)),
+            other => Err(other),
+        }
+    }
+
+    fn close_reason(&self) -> Option<&CloseReason> {
+        match self {
+            Self::Closed { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
 
 /// Every legacy-era version, oldest first
 pub const LEGACY: [ProtocolVersion; 4] = [
@@ -41,9 +102,9 @@ pub fn ready_with(client: ClientConfig, server: ServerConfig) -> Pair {
     let mut pair = Pair::new(origin(), client, server);
     pair.drive();
     let c = pair.client_events();
-    assert!(matches!(c.as_slice(), [Event::Ready { .. }]), "{c:?}");
+    assert!(matches!(c.as_slice(), [ClientEvent::Ready { .. }]), "{c:?}");
     let s = pair.server_events();
-    assert!(matches!(s.as_slice(), [Event::Ready { .. }]), "{s:?}");
+    assert!(matches!(s.as_slice(), [ServerEvent::Ready { .. }]), "{s:?}");
     pair
 }
 
@@ -56,7 +117,7 @@ pub fn sent_by(pair: &Pair, side: Side) -> Vec<Value> {
         .collect()
 }
 
-/// Client sends `method`; the server's `Event::Request` for it is returned
+/// Client sends `method`; the server's `ServerEvent::Request` for it is returned
 pub fn client_call(
     pair: &mut Pair,
     method: &str,
@@ -65,7 +126,7 @@ pub fn client_call(
 ) -> (OutboundId, InboundRequest) {
     let id = pair
         .client
-        .send_request(pair.now, method, Some(raw(params)), options)
+        .send_request_raw(pair.now, method, Some(raw(params)), options)
         .unwrap_or_else(|e| panic!("{method}: {e}"));
     pair.drive();
     let request = only_request(pair.server_events());
@@ -73,7 +134,7 @@ pub fn client_call(
     (id, request)
 }
 
-/// Server sends `method`; the client's `Event::Request` for it is returned
+/// Server sends `method`; the client's `ClientEvent::Request` for it is returned
 pub fn server_call(
     pair: &mut Pair,
     method: &str,
@@ -82,7 +143,7 @@ pub fn server_call(
 ) -> (OutboundId, InboundRequest) {
     let id = pair
         .server
-        .send_request(pair.now, method, Some(raw(params)), options)
+        .send_request_raw(pair.now, method, Some(raw(params)), options)
         .unwrap_or_else(|e| panic!("{method}: {e}"));
     pair.drive();
     let request = only_request(pair.client_events());
@@ -91,7 +152,7 @@ pub fn server_call(
 }
 
 /// Server sends a live input request (`roots/list`, `sampling/createMessage` or
-/// `elicitation/create`); the client's `Event::InputRequired` for it is checked and its
+/// `elicitation/create`); the client's `ClientEvent::InputRequired` for it is checked and its
 /// id and typed request returned
 pub fn server_ask(
     pair: &mut Pair,
@@ -101,7 +162,7 @@ pub fn server_ask(
 ) -> (OutboundId, InboundId, InputRequest) {
     let id = pair
         .server
-        .send_request(pair.now, method, Some(raw(params)), options)
+        .send_request_raw(pair.now, method, Some(raw(params)), options)
         .unwrap_or_else(|e| panic!("{method}: {e}"));
     pair.drive();
     let (inbound, request) = only_live_input(pair.client_events(), method);
@@ -109,11 +170,11 @@ pub fn server_ask(
 }
 
 /// The single event, which must be a legacy `InputRequired`: its live id and its requests
-pub fn only_input(events: Vec<Event>) -> (InboundId, InputRequests) {
-    match <[Event; 1]>::try_from(events) {
+pub fn only_input(events: Vec<ClientEvent>) -> (InboundId, InputRequests) {
+    match <[ClientEvent; 1]>::try_from(events) {
         Ok(
             [
-                Event::InputRequired {
+                ClientEvent::InputRequired {
                     id: InputId::Live(id),
                     requests,
                 },
@@ -126,7 +187,7 @@ pub fn only_input(events: Vec<Event>) -> (InboundId, InputRequests) {
 
 /// The single event, which must be a legacy `InputRequired` holding exactly one request,
 /// keyed by `method` and of that method; its live id and the request
-pub fn only_live_input(events: Vec<Event>, method: &str) -> (InboundId, InputRequest) {
+pub fn only_live_input(events: Vec<ClientEvent>, method: &str) -> (InboundId, InputRequest) {
     let (id, mut requests) = only_input(events);
     assert_eq!(
         requests.keys().collect::<Vec<_>>(),
@@ -139,22 +200,26 @@ pub fn only_live_input(events: Vec<Event>, method: &str) -> (InboundId, InputReq
 }
 
 /// The single event, which must be a request
-pub fn only_request(events: Vec<Event>) -> InboundRequest {
-    match <[Event; 1]>::try_from(events) {
-        Ok([Event::Request(r)]) => r,
-        Ok([other]) => panic!("expected a request, got {other:?}"),
+pub fn only_request<E: KitEvent>(events: Vec<E>) -> InboundRequest {
+    match <[E; 1]>::try_from(events) {
+        Ok([event]) => match event.into_request() {
+            Ok(r) => r,
+            Err(other) => panic!("expected a request, got {other:?}"),
+        },
         Err(events) => panic!("expected one request, got {events:?}"),
     }
 }
 
 /// The single event, which must be the response to `id`; its outcome
-pub fn only_response(events: Vec<Event>, id: OutboundId) -> Result<Value, CallError> {
-    match <[Event; 1]>::try_from(events) {
-        Ok([Event::Response { id: got, outcome }]) => {
-            assert_eq!(got, id, "response to the wrong request");
-            outcome.map(|r| parse(r.get()))
-        }
-        Ok([other]) => panic!("expected a response, got {other:?}"),
+pub fn only_response<E: KitEvent>(events: Vec<E>, id: OutboundId) -> Result<Value, CallError> {
+    match <[E; 1]>::try_from(events) {
+        Ok([event]) => match event.into_response() {
+            Ok((got, outcome)) => {
+                assert_eq!(got, id, "response to the wrong request");
+                outcome.map(|r| parse(r.get()))
+            }
+            Err(other) => panic!("expected a response, got {other:?}"),
+        },
         Err(events) => panic!("expected one response, got {events:?}"),
     }
 }
@@ -169,24 +234,16 @@ pub fn remote(outcome: Result<Value, CallError>) -> ErrorObject {
 
 /// One session fed hand-written JSON lines, as if from a misbehaving peer
 #[derive(Debug)]
-pub struct Raw {
-    pub session: Session,
+pub struct Raw<R: Role> {
+    pub session: Session<R>,
     pub now: Instant,
 }
 
-impl Raw {
+impl Raw<Server> {
     pub fn server(config: ServerConfig) -> Self {
         let now = origin();
         Self {
-            session: Session::server(Arc::new(config), now),
-            now,
-        }
-    }
-
-    pub fn client(config: ClientConfig) -> Self {
-        let now = origin();
-        Self {
-            session: Session::client(Arc::new(config), now),
+            session: ServerSession::new(Arc::new(config), now),
             now,
         }
     }
@@ -210,10 +267,20 @@ impl Raw {
         s.feed(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         let events = s.events();
         assert!(
-            matches!(events.as_slice(), [Event::Ready { version: v }] if *v == version),
+            matches!(events.as_slice(), [ServerEvent::Ready { version: v }] if *v == version),
             "{events:?}"
         );
         s
+    }
+}
+
+impl Raw<Client> {
+    pub fn client(config: ClientConfig) -> Self {
+        let now = origin();
+        Self {
+            session: ClientSession::new(Arc::new(config), now),
+            now,
+        }
     }
 
     /// A client after a raw handshake: its initialize is answered with `version` and the
@@ -235,12 +302,14 @@ impl Raw {
         assert_eq!(out[0]["method"], "notifications/initialized");
         let events = c.events();
         assert!(
-            matches!(events.as_slice(), [Event::Ready { version: v }] if *v == version),
+            matches!(events.as_slice(), [ClientEvent::Ready { version: v }] if *v == version),
             "{events:?}"
         );
         c
     }
+}
 
+impl<R: Role> Raw<R> {
     /// Feeds one message as a line
     pub fn feed(&mut self, message: &Value) {
         self.feed_line(&message.to_string());
@@ -277,7 +346,7 @@ impl Raw {
     }
 
     /// Every event since the last call
-    pub fn events(&mut self) -> Vec<Event> {
+    pub fn events(&mut self) -> Vec<R::Event> {
         std::iter::from_fn(|| self.session.poll_event()).collect()
     }
 }

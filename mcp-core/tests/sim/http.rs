@@ -20,16 +20,19 @@ use mcp_sansio::schema::InputRequests;
 use mcp_sansio::session::{InputId, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    EraMode, ErrorObject, Event, Limits, Progress, ProtocolVersion, RequestOptions, Responder,
-    Session,
+    ClientEvent, ClientSession, EraMode, ErrorObject, Limits, Progress, ProtocolVersion,
+    RequestOptions, Responder, ServerEvent,
 };
 use serde_json::json;
 
-use super::{Ledger, Source, answers, check_bounds, check_frame, input_requests, origin, raw};
+use super::{
+    Ledger, Source, answers, check_bounds, check_frame, check_subscriptions, input_requests,
+    origin, raw,
+};
 
 /// One simulated HTTP client
 struct Client {
-    session: Session,
+    session: ClientSession,
     http: HttpClient,
     ledger: Ledger,
     /// POSTs written but not yet arrived at the server
@@ -124,7 +127,7 @@ impl HttpSim {
             c.timeouts.max_total = Some(Duration::from_secs(60));
             c.limits = limits.clone();
             clients.push(Client {
-                session: Session::client(Arc::new(c), now),
+                session: ClientSession::new(Arc::new(c), now),
                 http: HttpClient::new(),
                 ledger: Ledger::default(),
                 outbox: VecDeque::new(),
@@ -212,7 +215,10 @@ impl HttpSim {
                     if arg == 3 {
                         o = o.as_task(None);
                     }
-                    if let Ok(id) = c.session.send_request(now, method, Some(raw(&params)), o) {
+                    if let Ok(id) = c
+                        .session
+                        .send_request_raw(now, method, Some(raw(&params)), o)
+                    {
                         c.ledger.sent(id);
                     }
                 }
@@ -264,7 +270,7 @@ impl HttpSim {
                         } else {
                             let result =
                                 json!({"content": [{"type": "text", "text": "hello world"}]});
-                            let _ = s.respond(h.responder, &raw(&result));
+                            let _ = s.respond_raw(h.responder, &raw(&result));
                         }
                     }
                 }
@@ -277,15 +283,15 @@ impl HttpSim {
                     if let Some(s) = self.http.session_mut(h.key) {
                         if arg.is_multiple_of(2) {
                             h.progress += 1.0;
-                            let r = s.report_progress(&h.responder, &Progress::new(h.progress));
+                            let r = s
+                                .inbound(h.responder.id())
+                                .report_progress(&Progress::new(h.progress));
                             assert!(!h.wants_progress || r.is_ok(), "{r:?}");
                         } else {
                             let params = raw(&json!({"level": "info", "data": "x"}));
-                            let _ = s.send_notification_for(
-                                h.responder.id(),
-                                "notifications/message",
-                                Some(&params),
-                            );
+                            let _ = s
+                                .inbound(h.responder.id())
+                                .send_notification_raw("notifications/message", Some(&params));
                         }
                     }
                 }
@@ -296,8 +302,9 @@ impl HttpSim {
                     let i = (k % self.held.len() as u64) as usize;
                     let key = self.held[i].key;
                     if let Some(s) = self.http.session_mut(key)
-                        && let Ok(mcp_sansio::Asked::Suspended) =
-                            s.ask_input(now, &self.held[i].responder, input_requests(arg))
+                        && let Ok(mcp_sansio::Asked::Suspended) = s
+                            .inbound(self.held[i].responder.id())
+                            .ask_input(now, input_requests(arg))
                     {
                         self.held.remove(i);
                     }
@@ -309,11 +316,9 @@ impl HttpSim {
                     let i = (k % self.held.len() as u64) as usize;
                     let key = self.held[i].key;
                     if let Some(s) = self.http.session_mut(key)
-                        && let Ok(task) = s.start_task(
-                            now,
-                            &self.held[i].responder,
-                            TaskOptions::default().ttl(Duration::from_secs(90)),
-                        )
+                        && let Ok(task) = s
+                            .inbound(self.held[i].responder.id())
+                            .start_task(now, TaskOptions::default().ttl(Duration::from_secs(90)))
                     {
                         self.held.remove(i);
                         self.tasks.push((key, task));
@@ -350,7 +355,7 @@ impl HttpSim {
                             let _ = c.session.provide_input(now, id, answers(&requests));
                         }
                     } else if let Some(r) = c.held.pop() {
-                        let _ = c.session.respond(r, &raw(&json!({})));
+                        let _ = c.session.respond_raw(r, &raw(&json!({})));
                     }
                 }
             }
@@ -450,9 +455,9 @@ impl HttpSim {
                     && let Some(s) = self.http.session_mut(key)
                 {
                     if arg < 4 {
-                        let _ = s.send_notification("notifications/tools/list_changed", None);
+                        let _ = s.send_notification_raw("notifications/tools/list_changed", None);
                     } else {
-                        let _ = s.send_request(now, "ping", None, RequestOptions::default());
+                        let _ = s.send_request_raw(now, "ping", None, RequestOptions::default());
                     }
                 }
             }
@@ -593,16 +598,16 @@ impl HttpSim {
             while let Some((key, event)) = self.http.poll_event() {
                 busy = true;
                 match event {
-                    Event::Request(r) => self.held.push(Held {
+                    ServerEvent::Request(r) => self.held.push(Held {
                         key,
                         wants_progress: r.wants_progress,
                         responder: r.responder,
                         progress: 0.0,
                     }),
-                    Event::Cancelled { id, .. } => {
+                    ServerEvent::Cancelled { id, .. } => {
                         self.held.retain(|h| h.key != key || h.responder.id() != id);
                     }
-                    Event::Closed { .. } => {
+                    ServerEvent::Closed { .. } => {
                         self.held.retain(|h| h.key != key);
                         self.tasks.retain(|(k, _)| *k != key);
                     }
@@ -632,9 +637,11 @@ impl HttpSim {
                     }
                     c.ledger.observe(&format!("client {i}"), &e);
                     match e {
-                        Event::Ready { version } if c.legacy => c.http.set_version(version),
-                        Event::InputRequired { id, requests } => c.inputs.push((id, requests)),
-                        Event::Request(r) => c.held.push(r.responder),
+                        ClientEvent::Ready { version } if c.legacy => c.http.set_version(version),
+                        ClientEvent::InputRequired { id, requests } => {
+                            c.inputs.push((id, requests))
+                        }
+                        ClientEvent::Request(r) => c.held.push(r.responder),
                         _ => {}
                     }
                 }
@@ -723,6 +730,7 @@ impl HttpSim {
         for key in keys {
             if let Some(s) = self.http.session_mut(key) {
                 check_bounds(s, &limits, "http server session");
+                check_subscriptions(s, &limits, "http server session");
             }
         }
         for (i, c) in self.clients.iter().enumerate() {
@@ -796,7 +804,7 @@ impl HttpSim {
             for h in std::mem::take(&mut self.held) {
                 moved = true;
                 if let Some(s) = self.http.session_mut(h.key) {
-                    let _ = s.respond(h.responder, &raw(&json!({"content": []})));
+                    let _ = s.respond_raw(h.responder, &raw(&json!({"content": []})));
                 }
             }
             for c in &mut self.clients {
@@ -806,7 +814,7 @@ impl HttpSim {
                 }
                 while let Some(r) = c.held.pop() {
                     moved = true;
-                    let _ = c.session.respond(r, &raw(&json!({})));
+                    let _ = c.session.respond_raw(r, &raw(&json!({})));
                 }
             }
             self.settle();

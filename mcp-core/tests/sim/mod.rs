@@ -10,10 +10,10 @@
 //! - nothing panics;
 //! - every frame a session writes is one line of valid JSON-RPC, within the peer's message
 //!   size limit;
-//! - every outbound request ends in exactly one `Event::Response`: never twice, never for an
+//! - every outbound request ends in exactly one `Response` event: never twice, never for an
 //!   id that was not sent, no progress, task status or input request after it; and, once the
 //!   pipes flow again and the clock moved past every timeout, every request has ended;
-//! - `Event::Closed` comes at most once and is the last event; a closed session arms no timer;
+//! - `Closed` comes at most once and is the last event; a closed session arms no timer;
 //! - the queues stay within their limits: queued events and bytes, requests in flight both
 //!   ways, tasks, subscriptions (bounds derived from `Limits`).
 
@@ -26,11 +26,13 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::jsonrpc::{self, Decoded};
 use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse, InputResponses};
-use mcp_sansio::session::{InputId, ListKind, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};
-use mcp_sansio::testing::{Chunking, Pair};
+use mcp_sansio::session::{
+    InputId, ListKind, Role, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate,
+};
+use mcp_sansio::testing::{Chunking, Pair, Side};
 use mcp_sansio::{
-    EraMode, ErrorObject, Event, Limits, OutboundId, Progress, ProtocolVersion, RequestOptions,
-    Responder, Session, Side,
+    CallError, ClientEvent, EraMode, ErrorObject, Limits, OutboundId, Progress, ProtocolVersion,
+    RequestOptions, Responder, ServerEvent, ServerSession, Session,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -150,7 +152,7 @@ pub struct Ledger {
     pub live: HashSet<OutboundId>,
     /// Requests that ended, with how
     pub ended: HashMap<OutboundId, String>,
-    /// `Event::Closed` was seen
+    /// `Closed` was seen
     pub closed: bool,
     /// Events seen in total
     pub events: u64,
@@ -167,7 +169,7 @@ impl Ledger {
     }
 
     /// Checks one event against the ledger; returns it for the caller to act on
-    pub fn observe(&mut self, who: &str, event: &Event) {
+    pub fn observe(&mut self, who: &str, event: &impl Observed) {
         assert!(!self.closed, "{who}: an event after Closed: {event:?}");
         self.events += 1;
         let live = |l: &Self, id: &OutboundId, what: &str| {
@@ -179,8 +181,8 @@ impl Ledger {
                     .map_or("unknown".to_owned(), |how| format!("ended ({how})"))
             );
         };
-        match event {
-            Event::Response { id, outcome } => {
+        match event.seen() {
+            Seen::Response(id, outcome) => {
                 live(self, id, "a response");
                 self.live.remove(id);
                 let how = match outcome {
@@ -189,14 +191,55 @@ impl Ledger {
                 };
                 self.ended.insert(*id, how);
             }
-            Event::Progress { id, .. } => live(self, id, "progress"),
-            Event::TaskStatus { id, .. } => live(self, id, "task status"),
-            Event::InputRequired {
+            Seen::Live(id, what) => live(self, id, what),
+            Seen::Closed => self.closed = true,
+            Seen::Other => {}
+        }
+    }
+}
+
+/// What the [`Ledger`] reads of one event, from either end
+pub enum Seen<'a> {
+    /// A request we sent ended
+    Response(&'a OutboundId, &'a Result<Box<RawValue>, CallError>),
+    /// Something about a request we sent that must still be live (progress, task status, an
+    /// input request for a retry), and what it is
+    Live(&'a OutboundId, &'static str),
+    /// The session ended
+    Closed,
+    /// Nothing the ledger tracks
+    Other,
+}
+
+/// An event the [`Ledger`] can check: a [`ClientEvent`] or a [`ServerEvent`]
+pub trait Observed: std::fmt::Debug {
+    /// What the ledger reads of it
+    fn seen(&self) -> Seen<'_>;
+}
+
+impl Observed for ClientEvent {
+    fn seen(&self) -> Seen<'_> {
+        match self {
+            Self::Response { id, outcome } => Seen::Response(id, outcome),
+            Self::Progress { id, .. } => Seen::Live(id, "progress"),
+            Self::TaskStatus { id, .. } => Seen::Live(id, "task status"),
+            Self::InputRequired {
                 id: InputId::Retry(id),
                 ..
-            } => live(self, id, "an input request"),
-            Event::Closed { .. } => self.closed = true,
-            _ => {}
+            } => Seen::Live(id, "an input request"),
+            Self::Closed { .. } => Seen::Closed,
+            _ => Seen::Other,
+        }
+    }
+}
+
+impl Observed for ServerEvent {
+    fn seen(&self) -> Seen<'_> {
+        match self {
+            Self::Response { id, outcome } => Seen::Response(id, outcome),
+            Self::Progress { id, .. } => Seen::Live(id, "progress"),
+            Self::Closed { .. } => Seen::Closed,
+            _ => Seen::Other,
         }
     }
 }
@@ -500,7 +543,7 @@ impl PairSim {
                     && let Ok(id) =
                         self.pair
                             .client
-                            .send_request(now, method, Some(raw(&params)), o)
+                            .send_request_raw(now, method, Some(raw(&params)), o)
                 {
                     self.client.sent(id);
                 }
@@ -524,7 +567,7 @@ impl PairSim {
                             .client
                             .respond_error(r, &ErrorObject::internal_error("no"));
                     } else {
-                        let _ = self.pair.client.respond(r, &raw(&json!({})));
+                        let _ = self.pair.client.respond_raw(r, &raw(&json!({})));
                     }
                 }
             }
@@ -566,7 +609,8 @@ impl PairSim {
                     let r = self
                         .pair
                         .server
-                        .report_progress(&h.responder, &Progress::new(next).total(10.0));
+                        .inbound(h.responder.id())
+                        .report_progress(&Progress::new(next).total(10.0));
                     if h.wants_progress {
                         // A request that ended (cancelled, closed) makes this a no-op.
                         assert!(r.is_ok(), "progress on a request that asked for it: {r:?}");
@@ -581,7 +625,8 @@ impl PairSim {
                     let r = self
                         .pair
                         .server
-                        .ask_input(now, &self.held[i].responder, requests);
+                        .inbound(self.held[i].responder.id())
+                        .ask_input(now, requests);
                     if let Ok(mcp_sansio::Asked::Suspended) = r {
                         // The request was answered with input_required.
                         self.held.remove(i);
@@ -595,7 +640,12 @@ impl PairSim {
                     if ttl > 0 {
                         o = o.ttl(Duration::from_secs(u64::from(ttl) * 20));
                     }
-                    if let Ok(task) = self.pair.server.start_task(now, &self.held[i].responder, o) {
+                    if let Ok(task) = self
+                        .pair
+                        .server
+                        .inbound(self.held[i].responder.id())
+                        .start_task(now, o)
+                    {
                         self.held.remove(i);
                         self.tasks.push(task);
                     }
@@ -629,11 +679,11 @@ impl PairSim {
                     let i = (k % self.held.len() as u64) as usize;
                     let id = self.held[i].responder.id();
                     let params = raw(&json!({"level": "info", "data": "working"}));
-                    let _ = self.pair.server.send_notification_for(
-                        id,
-                        "notifications/message",
-                        Some(&params),
-                    );
+                    let _ = self
+                        .pair
+                        .server
+                        .inbound(id)
+                        .send_notification_raw("notifications/message", Some(&params));
                 }
             }
             Op::ServerRequest(which) => {
@@ -643,7 +693,7 @@ impl PairSim {
                         1 => ("roots/list", None),
                         _ => ("x/unknown", Some(raw(&json!({})))),
                     };
-                    if let Ok(id) = self.pair.server.send_request(
+                    if let Ok(id) = self.pair.server.send_request_raw(
                         now,
                         method,
                         params,
@@ -674,7 +724,7 @@ impl PairSim {
                         _ => self
                             .pair
                             .server
-                            .send_notification("notifications/tools/list_changed", None),
+                            .send_notification_raw("notifications/tools/list_changed", None),
                     };
                 }
             }
@@ -726,8 +776,14 @@ impl PairSim {
         match how {
             0 => server.respond_error(h.responder, &ErrorObject::internal_error("boom")),
             1 => {
-                // Refused (the peer gets an internal error), or a no-op if it already ended
-                let _ = server.respond(h.responder, &raw(&json!([1, 2])));
+                // Refused, or a no-op if it already ended; the core hands a refused
+                // responder back, and the peer gets an internal error instead
+                if let Err(e) = server.respond_raw(h.responder, &raw(&json!([1, 2]))) {
+                    server.respond_error(
+                        e.into_responder(),
+                        &ErrorObject::internal_error("the server produced an invalid result"),
+                    );
+                }
             }
             _ => {
                 let result = match h.method.as_str() {
@@ -739,7 +795,7 @@ impl PairSim {
                     _ => json!({}),
                 };
                 server
-                    .respond(h.responder, &raw(&result))
+                    .respond_raw(h.responder, &raw(&result))
                     .expect("an object result");
             }
         }
@@ -769,13 +825,14 @@ impl PairSim {
                     i % 5
                 ),
             };
-            let session = match to {
-                Side::Client => &mut self.pair.client,
-                _ => &mut self.pair.server,
-            };
-            session.handle_bytes(now, line.as_bytes());
-            session.handle_bytes(now, b"\n");
-            check_bounds(session, &limits, &format!("{to:?} under a flood"));
+            let who = format!("{to:?} under a flood");
+            match to {
+                Side::Client => flood_one(&mut self.pair.client, now, &line, &limits, &who),
+                _ => {
+                    flood_one(&mut self.pair.server, now, &line, &limits, &who);
+                    check_subscriptions(&self.pair.server, &limits, &who);
+                }
+            }
         }
     }
 
@@ -795,14 +852,10 @@ impl PairSim {
         self.pair
             .truncate_held(other(side), (cut % (held as u64 + 1)) as usize);
         self.pair.discard_held(side);
-        let dying = match side {
-            Side::Client => &mut self.pair.client,
-            _ => &mut self.pair.server,
-        };
-        dying.close(now);
-        let mut buf = Vec::new();
-        while dying.poll_transmit(&mut buf).is_some() {}
-        while dying.poll_event().is_some() {}
+        match side {
+            Side::Client => die(&mut self.pair.client, now),
+            _ => die(&mut self.pair.server, now),
+        }
         self.pair.resume(other(side));
         self.pair.drive();
         self.collect();
@@ -842,8 +895,8 @@ impl PairSim {
             }
             self.client.observe("client", &e);
             match e {
-                Event::Request(r) => self.client_held.push(r.responder),
-                Event::InputRequired { id, requests } => self.inputs.push((id, requests)),
+                ClientEvent::Request(r) => self.client_held.push(r.responder),
+                ClientEvent::InputRequired { id, requests } => self.inputs.push((id, requests)),
                 _ => {}
             }
         }
@@ -853,7 +906,7 @@ impl PairSim {
             }
             self.server.observe("server", &e);
             match e {
-                Event::Request(r) => self.held.push(Held {
+                ServerEvent::Request(r) => self.held.push(Held {
                     wants_progress: r.wants_progress,
                     task_offered: r.task_offered,
                     method: r.method,
@@ -861,7 +914,7 @@ impl PairSim {
                     progress: 0.0,
                 }),
                 // The responder is inert now; keep some to check a late answer is a no-op.
-                Event::Cancelled { id, .. } if self.server.events.is_multiple_of(2) => {
+                ServerEvent::Cancelled { id, .. } if self.server.events.is_multiple_of(2) => {
                     self.held.retain(|h| h.responder.id() != id);
                 }
                 _ => {}
@@ -871,19 +924,12 @@ impl PairSim {
 
     fn check(&self) {
         let limits = self.setup.limits();
-        for (side, s, ledger) in [
-            (Side::Client, &self.pair.client, &self.client),
-            (Side::Server, &self.pair.server, &self.server),
-        ] {
-            if !self.alive(side) {
-                continue;
-            }
-            check_bounds(s, &limits, &format!("{side:?}"));
-            if s.is_closed() {
-                assert!(ledger.closed, "{side:?} closed without Event::Closed");
-                assert!(ledger.live.is_empty(), "{side:?} closed with requests live");
-                assert_eq!(s.poll_timeout(), None, "{side:?}: a timer after close");
-            }
+        if self.alive(Side::Client) {
+            check_side(Side::Client, &self.pair.client, &self.client, &limits);
+        }
+        if self.alive(Side::Server) {
+            check_side(Side::Server, &self.pair.server, &self.server, &limits);
+            check_subscriptions(&self.pair.server, &limits, &format!("{:?}", Side::Server));
         }
     }
 
@@ -925,30 +971,63 @@ impl PairSim {
             self.settle();
             while !self.held.is_empty() {
                 for h in std::mem::take(&mut self.held) {
-                    let _ = self.pair.server.respond(h.responder, &raw(&json!({})));
+                    let _ = self.pair.server.respond_raw(h.responder, &raw(&json!({})));
                 }
                 self.settle();
             }
         }
         self.settle();
-        for (side, s, ledger) in [
-            (Side::Client, &self.pair.client, &self.client),
-            (Side::Server, &self.pair.server, &self.server),
-        ] {
-            if !self.alive(side) {
-                continue;
-            }
-            assert!(
-                s.is_closed(),
-                "{side:?} still open at the end: {} inbound, {} held",
-                s.inbound_in_flight(),
-                self.held.len()
-            );
-            assert!(ledger.closed, "{side:?}: no Event::Closed");
-            assert_eq!(s.outbound_in_flight(), 0);
-            assert_eq!(s.inbound_in_flight(), 0);
+        let held = self.held.len();
+        if self.alive(Side::Client) {
+            check_end(Side::Client, &self.pair.client, &self.client, held);
+        }
+        if self.alive(Side::Server) {
+            check_end(Side::Server, &self.pair.server, &self.server, held);
         }
     }
+}
+
+/// One message fed straight into `session` without draining, then the queue bounds
+fn flood_one<R: Role>(
+    session: &mut Session<R>,
+    now: Instant,
+    line: &str,
+    limits: &Limits,
+    who: &str,
+) {
+    session.handle_bytes(now, line.as_bytes());
+    session.handle_bytes(now, b"\n");
+    check_bounds(session, limits, who);
+}
+
+/// A dying session: closed, its output and events thrown away
+fn die<R: Role>(dying: &mut Session<R>, now: Instant) {
+    dying.close(now);
+    let mut buf = Vec::new();
+    while dying.poll_transmit(&mut buf).is_some() {}
+    while dying.poll_event().is_some() {}
+}
+
+/// The invariants of one live side after a step
+fn check_side<R: Role>(side: Side, s: &Session<R>, ledger: &Ledger, limits: &Limits) {
+    check_bounds(s, limits, &format!("{side:?}"));
+    if s.is_closed() {
+        assert!(ledger.closed, "{side:?} closed without a Closed event");
+        assert!(ledger.live.is_empty(), "{side:?} closed with requests live");
+        assert_eq!(s.poll_timeout(), None, "{side:?}: a timer after close");
+    }
+}
+
+/// The end state of one side that is still alive
+fn check_end<R: Role>(side: Side, s: &Session<R>, ledger: &Ledger, held: usize) {
+    assert!(
+        s.is_closed(),
+        "{side:?} still open at the end: {} inbound, {held} held",
+        s.inbound_in_flight(),
+    );
+    assert!(ledger.closed, "{side:?}: no Closed event");
+    assert_eq!(s.outbound_in_flight(), 0);
+    assert_eq!(s.inbound_in_flight(), 0);
 }
 
 fn other(side: Side) -> Side {
@@ -962,8 +1041,9 @@ fn pick<T: Copy>(v: &[T], k: u64) -> Option<T> {
     (!v.is_empty()).then(|| v[(k % v.len() as u64) as usize])
 }
 
-/// The queue bounds a session keeps whatever the peer and the caller do
-pub fn check_bounds(s: &Session, limits: &Limits, who: &str) {
+/// The queue bounds a session keeps whatever the peer and the caller do (a server's
+/// subscriptions: [`check_subscriptions`])
+pub fn check_bounds<R: Role>(s: &Session<R>, limits: &Limits, who: &str) {
     assert!(
         s.outbound_in_flight() <= limits.max_in_flight_outbound,
         "{who}: {} outbound in flight",
@@ -986,7 +1066,15 @@ pub fn check_bounds(s: &Session, limits: &Limits, who: &str) {
         "{who}: {bytes} bytes queued (limit {})",
         limits.max_queued_bytes
     );
-    assert!(s.subscription_count() <= limits.max_subscriptions);
+}
+
+/// The subscription bound a server session keeps (only a server has subscriptions)
+pub fn check_subscriptions(s: &ServerSession, limits: &Limits, who: &str) {
+    assert!(
+        s.subscription_count() <= limits.max_subscriptions,
+        "{who}: {} subscriptions",
+        s.subscription_count()
+    );
 }
 
 // --- input requests and hostile lines -------------------------------------------------------------

@@ -2,6 +2,7 @@
 //! extension) on a `Pair`, and readers of the transcript
 #![allow(dead_code, unreachable_pub)]
 
+use mcp_sansio::testing::Side;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -12,8 +13,8 @@ use mcp_sansio::schema::{InputRequest, InputRequests};
 use mcp_sansio::session::TASKS_EXTENSION;
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    ClientConfig, EraMode, Event, InboundRequest, OutboundId, ProtocolVersion, RequestOptions,
-    ServerConfig, Side,
+    ClientConfig, ClientEvent, EraMode, InboundRequest, OutboundId, ProtocolVersion,
+    RequestOptions, ServerConfig, ServerEvent,
 };
 
 /// The server's task id seed: task ids are `{SEED:016x}-{n}`
@@ -72,7 +73,7 @@ pub fn pair_with(_form: Form, client: ClientConfig, server: ServerConfig) -> Pai
     pair.drive();
     let events = pair.client_events();
     assert!(
-        matches!(events.as_slice(), [Event::Ready { .. }]),
+        matches!(events.as_slice(), [ClientEvent::Ready { .. }]),
         "{events:?}"
     );
     pair.server_events();
@@ -93,7 +94,7 @@ pub fn call_tool(pair: &mut Pair, form: Form, name: &str) -> OutboundId {
     };
     let id = pair
         .client
-        .send_request(
+        .send_request_raw(
             pair.now,
             "tools/call",
             Some(super::common::raw(json!({"name": name, "arguments": {}}))),
@@ -110,7 +111,7 @@ pub fn offered_request(pair: &mut Pair) -> InboundRequest {
     let mut events = pair.server_events();
     assert_eq!(events.len(), 1, "{events:?}");
     match events.pop().unwrap() {
-        Event::Request(r) => r,
+        ServerEvent::Request(r) => r,
         other => panic!("expected a request, got {other:?}"),
     }
 }
@@ -181,9 +182,9 @@ pub fn started(form: Form) -> (Pair, OutboundId, mcp_sansio::session::TaskId) {
     assert!(request.task_offered, "{form:?}: the client offered a task");
     let task = pair
         .server
+        .inbound(request.responder.id())
         .start_task(
             pair.now,
-            &request.responder,
             mcp_sansio::session::TaskOptions::default()
                 .ttl(Duration::from_secs(60))
                 .poll_interval(Duration::from_millis(250)),

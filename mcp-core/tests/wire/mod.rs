@@ -9,33 +9,42 @@ use serde_json::{Value, json};
 
 use mcp_sansio::schema::InputRequests;
 use mcp_sansio::session::InputId;
+use mcp_sansio::session::Role;
+use mcp_sansio::session::role::{Client, Server};
 use mcp_sansio::testing::Pair;
-use mcp_sansio::{ClientConfig, EraMode, Event, InboundId, Limits, ServerConfig, Session};
+use mcp_sansio::{
+    ClientConfig, ClientEvent, ClientSession, EraMode, InboundId, InboundRequest, Limits,
+    ServerConfig, ServerEvent, ServerSession, Session,
+};
 
 /// The modern protocol version string
 pub const MODERN: &str = "2026-07-28";
 
 /// A session driven by hand on a fake clock
-pub struct Raw {
-    pub s: Session,
+pub struct Raw<R: Role> {
+    pub s: Session<R>,
     pub now: Instant,
 }
 
-impl Raw {
+impl Raw<Server> {
     pub fn server(config: ServerConfig, now: Instant) -> Self {
         Self {
-            s: Session::server(Arc::new(config), now),
+            s: ServerSession::new(Arc::new(config), now),
             now,
         }
     }
+}
 
+impl Raw<Client> {
     pub fn client(config: ClientConfig, now: Instant) -> Self {
         Self {
-            s: Session::client(Arc::new(config), now),
+            s: ClientSession::new(Arc::new(config), now),
             now,
         }
     }
+}
 
+impl<R: Role> Raw<R> {
     /// Feeds one line (a `\n` is appended)
     pub fn feed(&mut self, line: &str) {
         let mut bytes = line.as_bytes().to_vec();
@@ -89,7 +98,7 @@ impl Raw {
     }
 
     /// Every queued event
-    pub fn events(&mut self) -> Vec<Event> {
+    pub fn events(&mut self) -> Vec<R::Event> {
         std::iter::from_fn(|| self.s.poll_event()).collect()
     }
 }
@@ -159,19 +168,43 @@ pub fn client_config_with(era: EraMode, limits: Limits) -> ClientConfig {
     c
 }
 
+/// Either end's event, for the helpers that read both
+pub trait AnyEvent: std::fmt::Debug + Sized {
+    /// The request, or the event back
+    fn into_request(self) -> Result<InboundRequest, Self>;
+}
+
+impl AnyEvent for ClientEvent {
+    fn into_request(self) -> Result<InboundRequest, Self> {
+        match self {
+            Self::Request(r) => Ok(r),
+            other => Err(other),
+        }
+    }
+}
+
+impl AnyEvent for ServerEvent {
+    fn into_request(self) -> Result<InboundRequest, Self> {
+        match self {
+            Self::Request(r) => Ok(r),
+            other => Err(other),
+        }
+    }
+}
+
 /// A request event's method, or panic
-pub fn request_of(e: Event) -> mcp_sansio::InboundRequest {
-    match e {
-        Event::Request(r) => r,
-        other => panic!("expected a request, got {other:?}"),
+pub fn request_of<E: AnyEvent>(e: E) -> InboundRequest {
+    match e.into_request() {
+        Ok(r) => r,
+        Err(other) => panic!("expected a request, got {other:?}"),
     }
 }
 
 /// A legacy live input request event (a server's `roots/list`, `sampling/createMessage` or
 /// `elicitation/create`): its id and requests, or panic
-pub fn live_input_of(e: Event) -> (InboundId, InputRequests) {
+pub fn live_input_of(e: ClientEvent) -> (InboundId, InputRequests) {
     match e {
-        Event::InputRequired {
+        ClientEvent::InputRequired {
             id: InputId::Live(id),
             requests,
         } => (id, requests),

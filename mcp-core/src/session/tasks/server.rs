@@ -16,7 +16,7 @@
 //! [`Session::update_task`] as the work goes on. The status machine is enforced:
 //! `working` ⇄ `input_required` → `completed` | `failed` | `cancelled`, and a terminal status
 //! never changes. Tasks expire `ttl` after creation (on the session's clock); the table is
-//! bounded by [`Limits::max_tasks`](super::Limits::max_tasks).
+//! bounded by [`Limits::max_tasks`](crate::session::Limits::max_tasks).
 //!
 //! Where the 2025-11-25 spec and the extension differ on a tool result with `isError: true`,
 //! each is followed: 2025-11-25 reports such a task as `failed` ("for tool calls
@@ -31,16 +31,16 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::ids::{InboundId, Responder};
-use super::input::Answers;
-use super::input::InputId;
-use super::outbound::{OutEntry, Owner};
-use super::{Answer, Core, Event, Role, Session};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::schema::{
     FitVersion, InputRequests, InputResponse, InputResponses, RELATED_TASK_META_KEY, TaskStatus,
     has_capability,
 };
+use crate::session::ask::Answers;
+use crate::session::ask::InputId;
+use crate::session::ids::InboundId;
+use crate::session::outbound_table::{OutEntry, Owner};
+use crate::session::{Answer, ClientSession, Core, Event, Role, Session, Side};
 use crate::version::{Era, ProtocolVersion};
 
 /// The id of the tasks extension of 2026-07-28
@@ -89,7 +89,7 @@ pub enum TaskUpdate {
     Working(Option<String>),
     /// The task needs input: 2026 clients read the requests from `tasks/get` and answer with
     /// `tasks/update`; 2025-11-25 clients get them as live requests. Either way the answers
-    /// arrive as one [`Event::TaskInput`] and the task is `working` again.
+    /// arrive as one [`ServerEvent::TaskInput`](crate::session::ServerEvent::TaskInput) and the task is `working` again.
     InputRequired(InputRequests),
     /// Done: the result of the original request (a `CallToolResult`)
     Completed(Box<RawValue>),
@@ -97,7 +97,7 @@ pub enum TaskUpdate {
     Failed(ErrorObject),
 }
 
-/// Errors from [`Session::start_task`] and [`Session::update_task`]
+/// Errors from [`Inbound::start_task`](crate::session::Inbound::start_task) and [`Session::update_task`]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskError {
@@ -114,7 +114,7 @@ pub enum TaskError {
     /// A terminal status never changes
     #[error("the task already ended ({0:?})")]
     Terminal(TaskStatus),
-    /// [`Limits::max_tasks`](super::Limits::max_tasks) live tasks exist
+    /// [`Limits::max_tasks`](crate::session::Limits::max_tasks) live tasks exist
     #[error("the task table is full")]
     TableFull,
     /// The result is not a JSON object
@@ -350,76 +350,12 @@ fn error_json(e: &ErrorObject) -> Value {
     v
 }
 
-impl Session {
-    /// Answers an inbound request with a task handle instead of a result
-    ///
-    /// The client offered a task ([`InboundRequest::task_offered`](super::InboundRequest::task_offered));
-    /// the handler keeps working and reports with [`update_task`](Self::update_task). The
-    /// task is in the table before the handle is sent, so `tasks/get` finds it at once.
-    ///
-    /// The responder is borrowed, as by [`ask_input`](Self::ask_input): on success the
-    /// request has ended and answering it later is a no-op; on an error it is still in
-    /// flight and the same responder answers it.
-    ///
-    /// # Errors
-    /// [`TaskError::NotOffered`] (the request is left as it was: answer it directly),
-    /// [`TaskError::NotInFlight`], [`TaskError::TableFull`] (answer it directly, e.g. with
-    /// [`TaskError::to_error`]).
-    pub fn start_task(
-        &mut self,
-        now: Instant,
-        responder: &Responder,
-        options: TaskOptions,
-    ) -> Result<TaskId, TaskError> {
-        self.core.tick(now);
-        self.core.start_task(responder.id, options)
-    }
-
-    /// [`start_task`](Self::start_task) by the request's id, for bindings whose handler holds
-    /// the [`Responder`] elsewhere
-    ///
-    /// # Errors
-    /// As [`start_task`](Self::start_task).
-    pub fn start_task_to(
-        &mut self,
-        now: Instant,
-        id: InboundId,
-        options: TaskOptions,
-    ) -> Result<TaskId, TaskError> {
-        self.core.tick(now);
-        self.core.start_task(id, options)
-    }
-
-    /// Client side (2025-11-25): runs a server's input request (task-augmented
-    /// `sampling/createMessage` or `elicitation/create`, surfaced as
-    /// [`Event::InputRequired`] with [`InputId::Live`]) as a task; finish it with
-    /// [`update_task`](Self::update_task) and `TaskUpdate::Completed(the sampling or
-    /// elicitation result)`
-    ///
-    /// # Errors
-    /// As [`start_task`](Self::start_task); [`TaskError::NotOffered`] also for a `Retry` id.
-    pub fn start_input_task(
-        &mut self,
-        now: Instant,
-        id: InputId,
-        options: TaskOptions,
-    ) -> Result<TaskId, TaskError> {
-        self.core.tick(now);
-        match id {
-            InputId::Live(inbound) => self.core.start_task(inbound, options),
-            InputId::Retry(_) => Err(TaskError::NotOffered),
-        }
-    }
-
-    /// Whether the peer offered to run this inbound request as a task
-    pub fn task_offered(&self, id: InboundId) -> bool {
-        self.core
-            .inbound
-            .get(id)
-            .is_some_and(|e| e.task_offered.is_some())
-    }
-
+impl<R: Role> Session<R> {
     /// Moves a task on; see [`TaskUpdate`]
+    ///
+    /// A server's tasks are the requests its handlers turned into tasks
+    /// ([`Inbound::start_task`](crate::session::Inbound::start_task)); a 2025-11-25 client's are the
+    /// input requests it runs as tasks ([`start_input_task`](Session::start_input_task)).
     ///
     /// # Errors
     /// [`TaskError::UnknownTask`] (expired or never existed), [`TaskError::Terminal`] (a
@@ -440,8 +376,46 @@ impl Session {
     }
 }
 
+impl ClientSession {
+    /// Whether the server offered to run this input request as a task (a 2025-11-25
+    /// task-augmented `sampling/createMessage` or `elicitation/create`); see
+    /// [`start_input_task`](Session::start_input_task)
+    pub fn input_task_offered(&self, id: InputId) -> bool {
+        match id {
+            InputId::Live(inbound) => self
+                .core
+                .inbound
+                .get(inbound)
+                .is_some_and(|e| e.task_offered.is_some()),
+            InputId::Retry(_) => false,
+        }
+    }
+
+    /// Runs a server's input request (task-augmented `sampling/createMessage` or
+    /// `elicitation/create`, 2025-11-25, surfaced as
+    /// [`ClientEvent::InputRequired`](crate::session::ClientEvent::InputRequired) with
+    /// [`InputId::Live`]) as a task; finish it with [`update_task`](Session::update_task)
+    /// and `TaskUpdate::Completed(the sampling or elicitation result)`
+    ///
+    /// # Errors
+    /// As [`Inbound::start_task`](crate::session::Inbound::start_task); [`TaskError::NotOffered`] also
+    /// for a `Retry` id.
+    pub fn start_input_task(
+        &mut self,
+        now: Instant,
+        id: InputId,
+        options: TaskOptions,
+    ) -> Result<TaskId, TaskError> {
+        self.core.tick(now);
+        match id {
+            InputId::Live(inbound) => self.core.start_task(inbound, options),
+            InputId::Retry(_) => Err(TaskError::NotOffered),
+        }
+    }
+}
+
 impl Core {
-    pub(super) fn start_task(
+    pub(in crate::session) fn start_task(
         &mut self,
         inbound: InboundId,
         options: TaskOptions,
@@ -467,8 +441,8 @@ impl Core {
         let seq = self.server_tasks.next;
         self.server_tasks.next += 1;
         let seed = match &self.role {
-            Role::Server(s) => s.task_id_seed,
-            Role::Client(c) => c.task_id_seed,
+            Side::Server(s) => s.task_id_seed,
+            Side::Client(c) => c.task_id_seed,
         };
         let wire_id = format!("{seed:016x}-{seq}");
         let expires = ttl.map(|t| self.now + t);
@@ -529,7 +503,11 @@ impl Core {
         }
     }
 
-    pub(super) fn update_task(&mut self, id: TaskId, update: TaskUpdate) -> Result<(), TaskError> {
+    pub(in crate::session) fn update_task(
+        &mut self,
+        id: TaskId,
+        update: TaskUpdate,
+    ) -> Result<(), TaskError> {
         let now_ms = self.clock_ms();
         let Some(task) = self.server_tasks.tasks.get_mut(&id.0) else {
             return Err(TaskError::UnknownTask);
@@ -613,7 +591,7 @@ impl Core {
         }
         if let Some(params) = notify {
             let params = RawValue::from_string(params).expect("valid JSON");
-            if !matches!(self.phase, super::lifecycle::Phase::Closed) {
+            if !matches!(self.phase, crate::session::lifecycle::Phase::Closed) {
                 let out = self.out.start();
                 jsonrpc::write_notification(out, "notifications/tasks/status", Some(&params));
                 self.out.finish();
@@ -660,7 +638,7 @@ impl Core {
     fn ask_task_input_live(&mut self, id: TaskId, requests: InputRequests) {
         // Nobody reads a closed session; the task stays input_required until its handler
         // moves it on (as when a live request times out).
-        if matches!(self.phase, super::lifecycle::Phase::Closed) || self.eof {
+        if matches!(self.phase, crate::session::lifecycle::Phase::Closed) || self.eof {
             return;
         }
         let timeout = self.role.timeouts().request;
@@ -705,11 +683,11 @@ impl Core {
     }
 
     /// 2025-11-25: the answer to a task's live input request
-    pub(super) fn task_input_answered(
+    pub(in crate::session) fn task_input_answered(
         &mut self,
         id: u64,
         entry: &OutEntry,
-        outcome: Result<Box<RawValue>, super::CallError>,
+        outcome: Result<Box<RawValue>, crate::session::CallError>,
     ) {
         let key = entry.input_key.as_deref().unwrap_or_default().to_owned();
         let Some(task) = self.server_tasks.tasks.get_mut(&id) else {
@@ -757,7 +735,7 @@ impl Core {
     }
 
     /// The task methods, answered from the table; `true` when the request was one of them
-    pub(super) fn serve_task_method(
+    pub(in crate::session) fn serve_task_method(
         &mut self,
         request: &jsonrpc::Request,
         version: ProtocolVersion,
@@ -914,7 +892,7 @@ impl Core {
     }
 
     /// Drops tasks whose lifetime ended
-    pub(super) fn expire_tasks(&mut self) {
+    pub(in crate::session) fn expire_tasks(&mut self) {
         while let Some(&(at, id)) = self.server_tasks.expiries.first() {
             if at > self.now {
                 break;
@@ -941,7 +919,7 @@ fn tool_result_is_error(result: &RawValue) -> bool {
     serde_json::from_str::<R>(result.get()).is_ok_and(|r| r.is_error)
 }
 
-/// Whether an answer decodes as an input response (and so can reach [`Event::TaskInput`])
+/// Whether an answer decodes as an input response (and so can reach [`ServerEvent::TaskInput`](crate::session::ServerEvent::TaskInput))
 fn is_input_response(answer: &RawValue) -> bool {
     serde_json::from_str::<InputResponse>(answer.get()).is_ok()
 }

@@ -22,8 +22,8 @@ pub struct Transmit {
 ///
 /// Streamable HTTP answers each POSTed request on that POST's response, and sends what the
 /// handler produces while it runs (progress, logs sent with
-/// [`Session::send_notification_for`](super::Session::send_notification_for), input requests
-/// asked with [`Session::ask_input`](super::Session::ask_input), a listen stream's
+/// [`Inbound::send_notification`](super::Inbound::send_notification), input requests
+/// asked with [`Inbound::ask_input`](super::Inbound::ask_input), a listen stream's
 /// notifications) on the same response before the answer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 
 use super::ids::InboundId;
-use super::task_follow::FollowedTask;
+use super::tasks::client::FollowedTask;
 
 /// The task methods a client sends for a task it follows
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-//! The resource-server side: what a protected MCP server answers before its handler runs
+//! The resource-server side of OAuth over HTTP: what a protected MCP server answers before
+//! its handler runs
 //!
 //! [`ResourceServer`] knows the resource identifier, its Protected Resource Metadata and
 //! where that document is served. A binding asks it for the document
@@ -9,9 +10,9 @@
 //! resource_metadata="..."` for a missing or invalid token, 403 `insufficient_scope` for a
 //! token without the scopes the request needs.
 
-use super::metadata::ProtectedResourceMetadata;
-use super::url;
-use crate::http::{Headers, HttpResponse};
+use super::{Headers, HttpResponse};
+use crate::auth::ProtectedResourceMetadata;
+use crate::auth::url;
 
 /// What a protected endpoint does with a request before the MCP server sees it, from
 /// [`ResourceServer::gate`]
@@ -235,8 +236,8 @@ pub fn bearer_token(authorization: Option<&str>) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::BearerChallenge;
     use super::*;
+    use crate::auth::BearerChallenge;
 
     #[test]
     fn challenges_round_trip_through_the_client_parser() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::input::Answers;
+use super::ask::Answers;
 use crate::jsonrpc::RequestId;
 use crate::version::ProtocolVersion;
 

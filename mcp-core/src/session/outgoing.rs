@@ -6,11 +6,11 @@ use serde_json::value::RawValue;
 use super::gating::{Capability, Gate};
 use super::ids::InboundId;
 use super::lifecycle::Phase;
-use super::outbound::{OutEntry, Owner};
-use super::transmit::Relation;
+use super::outbound_table::{OutEntry, Owner};
+use super::transmit_queue::Relation;
 use super::{
     CallError, CancelError, Core, Event, OutboundId, Progress, ProgressError, RequestOptions,
-    RespondError, Responder, Role, SendError, gating, tasks,
+    RespondError, Responder, SendError, Side, gating, tasks,
 };
 use crate::jsonrpc::{self, ErrorId, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
@@ -210,8 +210,8 @@ impl Core {
             _ => return Err(SendError::NotReady),
         };
         let gate = match self.role {
-            Role::Client(_) => gating::client_request(method, version),
-            Role::Server(_) => gating::server_request(method, version),
+            Side::Client(_) => gating::client_request(method, version),
+            Side::Server(_) => gating::server_request(method, version),
         };
         match gate {
             _ if method == "initialize" => {
@@ -387,18 +387,18 @@ impl Core {
         responder: Responder,
         answer: Result<&RawValue, &ErrorObject>,
     ) -> Result<(), RespondError> {
-        let Some(entry) = self.inbound.remove(responder.id) else {
+        if self.inbound.get(responder.id).is_none() {
             return Ok(());
-        };
+        }
+        if answer.is_ok_and(|r| !raw::is_object(r.get())) {
+            return Err(RespondError::ResultNotAnObject(responder));
+        }
+        let entry = self
+            .inbound
+            .remove(responder.id)
+            .expect("in flight, checked above");
         self.inbound_ended(responder.id, &entry);
-        let mut result = Ok(());
-        let internal;
         let answer = match answer {
-            Ok(r) if !raw::is_object(r.get()) => {
-                internal = ErrorObject::internal_error("the server produced an invalid result");
-                result = Err(RespondError::ResultNotAnObject);
-                Answer::Error(&internal)
-            }
             Ok(r) if entry.modern && entry.cacheable => Answer::CacheableResult(r.get()),
             Ok(r) if entry.modern => Answer::ModernResult(r.get()),
             Ok(r) => Answer::Result(r.get()),
@@ -410,7 +410,7 @@ impl Core {
             self.flush_batch(b);
         }
         self.close_if_drained();
-        result
+        Ok(())
     }
 
     pub(super) fn report_progress(

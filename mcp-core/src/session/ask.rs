@@ -1,16 +1,16 @@
 //! Input from the user during a request (elicitation, sampling, roots), the same for the
 //! application in both eras
 //!
-//! Server side, a handler asks once with [`Session::ask_input`]:
+//! Server side, a handler asks once with [`Inbound::ask_input`](super::Inbound::ask_input):
 //! - on a modern (2026-07-28) request the core answers the request with an
 //!   `InputRequiredResult` (`inputRequests` plus a sealed `requestState`), and the client's
 //!   retry (a new request carrying `inputResponses` and the state back) runs the handler
 //!   again, this time with the answers at hand: a multi-round-trip request (MRTR);
 //! - on a legacy session the core sends a live `elicitation/create`, `sampling/createMessage`
 //!   or `roots/list` request to the client, and its answer arrives as
-//!   [`Event::InputAnswered`].
+//!   [`ServerEvent::InputAnswered`](super::ServerEvent::InputAnswered).
 //!
-//! Client side, both eras surface as [`Event::InputRequired`]; [`Session::provide_input`]
+//! Client side, both eras surface as [`ClientEvent::InputRequired`](super::ClientEvent::InputRequired); [`Session::provide_input`]
 //! answers: the core retries the request (modern) or answers the live request (legacy).
 //!
 //! `requestState` is untrusted input on its way back: it is sealed with HMAC-SHA256 under
@@ -26,9 +26,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::ids::{InboundId, OutboundId, Responder};
-use super::outbound::{OutEntry, Owner};
+use super::outbound_table::{OutEntry, Owner};
 use super::seal::{self, SealError};
-use super::{Answer, CallError, Core, Event, Role, Session};
+use super::{Answer, CallError, ClientSession, Core, Event, Role, Session, Side};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::schema::{
     FitVersion, InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses,
@@ -51,21 +51,21 @@ pub enum InputId {
     Live(InboundId),
 }
 
-/// What [`Session::ask_input`] did
+/// What [`Inbound::ask_input`](super::Inbound::ask_input) did
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Asked {
     /// Every answer is already here (a modern retry carried them): go on
     Answered(InputResponses),
     /// Legacy: the requests went to the client; each answer arrives as
-    /// [`Event::InputAnswered`]
+    /// [`ServerEvent::InputAnswered`](super::ServerEvent::InputAnswered)
     Sent,
     /// Modern: the request was answered with `input_required` and has ended; stop the
-    /// handler. The client's retry arrives as a new [`Event::Request`] with the answers.
+    /// handler. The client's retry arrives as a new [`ServerEvent::Request`](super::ServerEvent::Request) with the answers.
     Suspended,
 }
 
-/// Errors from [`Session::ask_input`]; the session and the request are unchanged
+/// Errors from [`Inbound::ask_input`](super::Inbound::ask_input); the session and the request are unchanged
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AskError {
@@ -97,7 +97,7 @@ pub enum AskError {
         /// Why it did not decode
         reason: String,
     },
-    /// The send queue is full; retry after [`Event::Unblocked`]
+    /// The send queue is full; retry after `Unblocked` event
     #[error("the send queue is full")]
     Blocked,
     /// The client closed its side of the connection: no answer could come
@@ -165,7 +165,7 @@ struct StatePayload {
     a: Answers,
 }
 
-impl Session {
+impl<R: Role> Session<R> {
     /// Anchors the wall clock: `now` corresponds to `unix_ms` milliseconds since the Unix
     /// epoch
     ///
@@ -177,53 +177,14 @@ impl Session {
         self.core.tick(now);
         self.core.wall_anchor = Some((now, unix_ms));
     }
+}
 
-    /// Asks the client for input on behalf of an inbound request's handler
-    ///
-    /// `requests` maps keys of the handler's choosing to input requests. On a modern request
-    /// the core answers it with `input_required` (a sealed `requestState` carries what is
-    /// known) and the client's retry runs the handler again with the answers; on a legacy
-    /// session it sends live requests whose answers arrive as [`Event::InputAnswered`].
-    /// [`Asked`] says which happened.
-    ///
-    /// # Errors
-    /// [`AskError`]: the request ended, the client lacks the capability (answer with
-    /// [`AskError::to_error`]), the method cannot take input in this era, no state key, or
-    /// an invalid answer from the client.
-    pub fn ask_input(
-        &mut self,
-        now: Instant,
-        responder: &Responder,
-        requests: InputRequests,
-    ) -> Result<Asked, AskError> {
-        self.core.tick(now);
-        let result = self.core.ask_input(responder.id, requests);
-        self.pump(false);
-        result
-    }
-
-    /// [`ask_input`](Self::ask_input) by the request's id, for bindings whose handler holds
-    /// the [`Responder`] elsewhere
-    ///
-    /// # Errors
-    /// As [`ask_input`](Self::ask_input).
-    pub fn ask_input_to(
-        &mut self,
-        now: Instant,
-        id: InboundId,
-        requests: InputRequests,
-    ) -> Result<Asked, AskError> {
-        self.core.tick(now);
-        let result = self.core.ask_input(id, requests);
-        self.pump(false);
-        result
-    }
-
-    /// Answers an [`Event::InputRequired`]
+impl ClientSession {
+    /// Answers an [`ClientEvent::InputRequired`](super::ClientEvent::InputRequired)
     ///
     /// `Retry`: the core sends the original request again under a new id, with these
     /// answers and the server's `requestState`; the outcome still arrives as one
-    /// [`Event::Response`] for the original [`OutboundId`]. `Live`: the core answers the
+    /// `Response` event for the original [`OutboundId`]. `Live`: the core answers the
     /// server's request with the one response given.
     ///
     /// # Errors
@@ -241,8 +202,8 @@ impl Session {
         result
     }
 
-    /// Refuses an [`Event::InputRequired`]: a `Retry` request is cancelled (its
-    /// [`Event::Response`] carries [`CallError::Cancelled`]); a `Live` request is answered
+    /// Refuses an [`ClientEvent::InputRequired`](super::ClientEvent::InputRequired): a `Retry` request is cancelled (its
+    /// `Response` event carries [`CallError::Cancelled`]); a `Live` request is answered
     /// with `error`
     ///
     /// # Errors
@@ -293,8 +254,8 @@ impl Core {
 
     fn server_state_settings(&self) -> (Option<[u8; 32]>, std::time::Duration) {
         match &self.role {
-            Role::Server(s) => (s.state_key, s.state_ttl),
-            Role::Client(_) => (None, std::time::Duration::ZERO),
+            Side::Server(s) => (s.state_key, s.state_ttl),
+            Side::Client(_) => (None, std::time::Duration::ZERO),
         }
     }
 
@@ -473,7 +434,7 @@ impl Core {
     }
 
     /// An inbound request ended: its live input asks are withdrawn
-    pub(super) fn inbound_ended(&mut self, id: InboundId, entry: &super::inbound::InEntry) {
+    pub(super) fn inbound_ended(&mut self, id: InboundId, entry: &super::inbound_table::InEntry) {
         if entry.asks == 0 {
             return;
         }
@@ -498,8 +459,8 @@ impl Core {
         };
         let app_id = OutboundId(entry.app_id);
         let limit = match &self.role {
-            Role::Client(c) => c.max_input_rounds,
-            Role::Server(_) => 0,
+            Side::Client(c) => c.max_input_rounds,
+            Side::Server(_) => 0,
         };
         if entry.rounds >= limit {
             let outcome = Err(CallError::TooManyInputRounds { limit });

@@ -1,7 +1,7 @@
 //! Tasks, client side: a task-backed call looks like one slow call
 //!
 //! When the server answers a request with a task handle (2025-11-25 `{task}` after the
-//! client asked with [`RequestOptions::as_task`](super::RequestOptions::as_task); 2026
+//! client asked with [`RequestOptions::as_task`](crate::session::RequestOptions::as_task); 2026
 //! `resultType: "task"` whenever the client declares the tasks extension), the core keeps
 //! the request open, polls `tasks/get` at the server's suggested interval (or reads status
 //! notifications), emits [`Event::TaskStatus`] on every change, fetches the result
@@ -16,11 +16,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::input::InputId;
-use super::outbound::{OutEntry, Owner, TaskOp};
-use super::{CallError, Core, Event, OutboundId};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
+use crate::session::ask::InputId;
+use crate::session::outbound_table::{OutEntry, Owner, TaskOp};
+use crate::session::{CallError, Core, Event, OutboundId};
 use crate::version::Era;
 
 /// Polling interval when the server suggests none
@@ -83,7 +83,7 @@ impl Core {
     }
 
     /// A result that may be a task handle; `None` when it was one (and the call goes on)
-    pub(super) fn client_task_created(
+    pub(in crate::session) fn client_task_created(
         &mut self,
         wire: u64,
         mut entry: OutEntry,
@@ -230,7 +230,7 @@ impl Core {
 
     /// Sends a core-owned task request (`tasks/get`, `tasks/result`, `tasks/update`,
     /// `tasks/cancel`) for a followed task
-    pub(super) fn send_task_op(
+    pub(in crate::session) fn send_task_op(
         &mut self,
         app: u64,
         op: TaskOp,
@@ -257,7 +257,7 @@ impl Core {
     }
 
     /// A followed task's poll time came: ask `tasks/get`
-    pub(super) fn poll_task(&mut self, wire: u64, entry: OutEntry) {
+    pub(in crate::session) fn poll_task(&mut self, wire: u64, entry: OutEntry) {
         let app = entry.app_id;
         let task_id = entry
             .task
@@ -270,7 +270,7 @@ impl Core {
     }
 
     /// The answer to a core-owned task request
-    pub(super) fn task_op_answered(
+    pub(in crate::session) fn task_op_answered(
         &mut self,
         app: u64,
         op: TaskOp,
@@ -299,7 +299,7 @@ impl Core {
 
     /// A status notification (`notifications/tasks/status` in 2025-11-25,
     /// `notifications/tasks` in 2026) about a task we follow; `true` if it was one
-    pub(super) fn task_notified(&mut self, params: Option<&RawValue>) -> bool {
+    pub(in crate::session) fn task_notified(&mut self, params: Option<&RawValue>) -> bool {
         let Some(view) = params.and_then(|p| serde_json::from_str::<TaskView>(p.get()).ok()) else {
             return false;
         };
@@ -313,7 +313,11 @@ impl Core {
     }
 
     /// `provide_input` for a task waiting in `input_required` (2026): `tasks/update`
-    pub(super) fn provide_task_input(&mut self, app: u64, responses: &InputResponses) -> bool {
+    pub(in crate::session) fn provide_task_input(
+        &mut self,
+        app: u64,
+        responses: &InputResponses,
+    ) -> bool {
         let wire = self.outbound.wire_of(app);
         let Some(entry) = self.outbound.get_mut(wire) else {
             return false;
@@ -336,7 +340,7 @@ impl Core {
     }
 
     /// `cancel` of a task-backed call: `tasks/cancel`
-    pub(super) fn cancel_followed_task(&mut self, entry: &OutEntry) {
+    pub(in crate::session) fn cancel_followed_task(&mut self, entry: &OutEntry) {
         if let Some(task) = &entry.task {
             self.followed.remove(&task.task_id);
             let task_id = task.task_id.clone();

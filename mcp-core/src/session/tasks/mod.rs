@@ -1,0 +1,8 @@
+//! Tasks, both sides: the server's task table and the task methods it answers
+//! ([`server`]), and the tasks a client follows behind its calls ([`client`])
+
+pub(super) mod client;
+mod server;
+
+pub(super) use server::*;
+pub use server::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
