@@ -13,8 +13,10 @@
 //!
 //! - [`Server`]: tools, resources, resource templates and prompts as async functions, registered
 //!   on a [`ServerBuilder`]; served over stdio, any `AsyncRead`/`AsyncWrite` pair, or Streamable
-//!   HTTP (HTTP/1.1 framed by this crate over `httparse`). Handlers get a [`Context`] to report
-//!   progress, log, and ask the client for input; a cancelled request drops its handler.
+//!   HTTP (HTTP/1.1 framed by this crate over `httparse`, not hyper, so not even the `tokio`
+//!   crate is in the tree; the README's "HTTP stack" section says why). Handlers get a
+//!   [`Context`] to report progress, log, and ask the client for input; a cancelled request
+//!   drops its handler.
 //! - [`Client`]: starts a server as a child process (killed on drop, reaped) and talks to it
 //!   over stdio, or connects over any byte stream or to a Streamable HTTP endpoint; typed calls
 //!   with pagination followed; dropping a call's future cancels the request, a
