@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use common::support::oauth::{
-    REDIRECT, SCOPE, SECRET, free_port, rules, token, tokens_are_checked, validation,
+    REDIRECT, SCOPE, SECRET, form, free_port, rules, token, tokens_are_checked, validation,
 };
 
 const CLIENT_ID: &str = "client-1";
@@ -166,12 +166,6 @@ fn json_answer(status: u16, body: &Value) -> Answer {
 
 fn oauth_error(error: &str) -> Answer {
     json_answer(400, &json!({ "error": error }))
-}
-
-fn form(text: &str) -> HashMap<String, String> {
-    form_urlencoded::parse(text.as_bytes())
-        .into_owned()
-        .collect()
 }
 
 fn answer(issuer: &str, state: &Mutex<AsState>, request: &mut tiny_http::Request) -> Answer {

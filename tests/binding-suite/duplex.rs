@@ -6,43 +6,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcp_sansio::schema::{CallToolResult, Tool};
 use mcp_sansio::{
-    CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
-    ServerConfig,
+    CallError, ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
 };
 use serde_json::Map;
 use serde_json::value::RawValue;
 
-use super::support::{ERAS, LEGACY, echo_schema, text};
-use super::{Flag, wait_for};
+use super::support::{ERAS, LEGACY, text};
+use super::{echo_tool, slow_tool, wait_for};
 use crate::binding::{CallWatch, Client, ClientError, ConnectError, Server};
 use crate::rt;
 
-/// `echo` answers its `text`; `slow` reports three progress steps, then waits an hour,
-/// setting `aborted` when it is dropped
+/// `echo` and `slow` (which sets `aborted` when it is dropped)
 fn server(aborted: Arc<AtomicBool>) -> Server {
-    Server::builder(ServerConfig::new(Implementation::new("test-server", "1.0")))
-        .tool(Tool::new("echo", echo_schema()), |_cx, args| async move {
-            Ok(CallToolResult::text(
-                args["text"].as_str().unwrap_or_default(),
-            ))
-        })
-        .unwrap()
-        .tool(Tool::new("slow", Map::new()), move |cx, _args| {
-            let aborted = Arc::clone(&aborted);
-            async move {
-                let _flag = Flag(aborted);
-                for i in 1..=3 {
-                    cx.progress(Progress::new(f64::from(i)).total(3.0));
-                    rt::sleep(Duration::from_millis(10)).await;
-                }
-                rt::sleep(Duration::from_secs(3600)).await;
-                Ok(CallToolResult::text("never"))
-            }
-        })
-        .unwrap()
-        .build()
+    let builder = Server::builder(ServerConfig::new(Implementation::new("test-server", "1.0")));
+    slow_tool(echo_tool(builder), aborted).build()
 }
 
 async fn connect(era: EraMode, aborted: Arc<AtomicBool>) -> Client {

@@ -8,55 +8,26 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_sansio::http::HttpConfig;
-use mcp_sansio::schema::{CallToolResult, InputRequests, Tool};
+use mcp_sansio::schema::InputRequests;
 use mcp_sansio::{
-    CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
-    ServerConfig,
+    CallError, ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, json};
 
 use super::support::raw_http::malformed_requests_get_the_spec_status;
-use super::support::{LEGACY, answer_ada, echo_schema, greeting, name_request, text};
-use super::{Flag, wait_for};
+use super::support::{LEGACY, answer_ada, text};
+use super::{echo_tool, greet_tool, slow_tool, wait_for};
 use crate::binding::{Client, ClientError, ClientOptions, HttpServerHandle, InputHandler, Server};
 use crate::rt;
 
-/// `echo`; `slow` (progress, then an hour, setting `aborted` when dropped); `greet` (asks
-/// for a name, counting its runs in `runs`)
+/// `echo`, `slow` (which sets `aborted` when it is dropped) and `greet` (which counts its
+/// runs in `runs`)
 fn server(aborted: Arc<AtomicBool>, runs: Arc<AtomicUsize>) -> Server {
     let mut config = ServerConfig::new(Implementation::new("http-test-server", "1.0"));
     config.state_key = Some([7; 32]);
-    Server::builder(config)
-        .tool(Tool::new("echo", echo_schema()), |_cx, args| async move {
-            Ok(CallToolResult::text(
-                args["text"].as_str().unwrap_or_default(),
-            ))
-        })
-        .unwrap()
-        .tool(Tool::new("slow", Map::new()), move |cx, _args| {
-            let aborted = Arc::clone(&aborted);
-            async move {
-                let _flag = Flag(aborted);
-                for i in 1..=3 {
-                    cx.progress(Progress::new(f64::from(i)).total(3.0));
-                    rt::sleep(Duration::from_millis(10)).await;
-                }
-                rt::sleep(Duration::from_secs(3600)).await;
-                Ok(CallToolResult::text("never"))
-            }
-        })
-        .unwrap()
-        .tool(Tool::new("greet", Map::new()), move |cx, _args| {
-            let runs = Arc::clone(&runs);
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let answers = cx.ask(name_request()).await.map_err(|e| e.to_error())?;
-                Ok(greeting(&answers))
-            }
-        })
-        .unwrap()
-        .build()
+    let builder = slow_tool(echo_tool(Server::builder(config)), aborted);
+    greet_tool(builder, runs).build()
 }
 
 async fn start(aborted: Arc<AtomicBool>, runs: Arc<AtomicUsize>) -> HttpServerHandle {

@@ -4,28 +4,19 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_sansio::schema::{InputRequests, Tool};
+use mcp_sansio::schema::InputRequests;
 use mcp_sansio::{CallError, ClientConfig, EraMode, Implementation, ServerConfig};
 use serde_json::{Map, json};
 
-use super::support::{LEGACY, answer_ada, greeting, name_request};
+use super::greet_tool;
+use super::support::{LEGACY, answer_ada};
 use crate::binding::{Client, ClientError, ClientOptions, InputHandler, Server};
 use crate::rt;
 
 fn server(runs: Arc<AtomicUsize>) -> Server {
     let mut config = ServerConfig::new(Implementation::new("ask-server", "1.0"));
     config.state_key = Some([7; 32]);
-    Server::builder(config)
-        .tool(Tool::new("greet", Map::new()), move |cx, _args| {
-            let runs = Arc::clone(&runs);
-            async move {
-                runs.fetch_add(1, Ordering::SeqCst);
-                let answers = cx.ask(name_request()).await.map_err(|e| e.to_error())?;
-                Ok(greeting(&answers))
-            }
-        })
-        .unwrap()
-        .build()
+    greet_tool(Server::builder(config), runs).build()
 }
 
 fn answering() -> InputHandler {

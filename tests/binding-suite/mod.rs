@@ -24,8 +24,14 @@ mod tasks;
 mod typed;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+
+use mcp_sansio::Progress;
+use mcp_sansio::schema::{CallToolResult, Tool};
+use serde_json::Map;
+
+use crate::binding::ServerBuilder;
 
 /// Sets its flag when dropped: a handler holding one was dropped (aborted) once it is set
 pub(crate) struct Flag(pub(crate) Arc<AtomicBool>);
@@ -53,4 +59,55 @@ pub(crate) fn serve(server: crate::binding::Server) -> (crate::rt::Reader, crate
     let (client, (r, w)) = crate::rt::pipes();
     crate::rt::spawn(async move { server.serve(r, w).await }).detach();
     client
+}
+
+/// Adds `echo`, which answers its `text` (required by its schema)
+pub(crate) fn echo_tool(builder: ServerBuilder) -> ServerBuilder {
+    builder
+        .tool(
+            Tool::new("echo", support::echo_schema()),
+            |_cx, args| async move {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            },
+        )
+        .unwrap()
+}
+
+/// Adds `slow`, which reports three progress steps, then waits an hour, setting `aborted`
+/// when it is dropped
+pub(crate) fn slow_tool(builder: ServerBuilder, aborted: Arc<AtomicBool>) -> ServerBuilder {
+    builder
+        .tool(Tool::new("slow", Map::new()), move |cx, _args| {
+            let aborted = Arc::clone(&aborted);
+            async move {
+                let _flag = Flag(aborted);
+                for i in 1..=3 {
+                    cx.progress(Progress::new(f64::from(i)).total(3.0));
+                    crate::rt::sleep(Duration::from_millis(10)).await;
+                }
+                crate::rt::sleep(Duration::from_secs(3600)).await;
+                Ok(CallToolResult::text("never"))
+            }
+        })
+        .unwrap()
+}
+
+/// Adds `greet`, which asks for a name with `Context::ask` and greets it, counting its runs
+/// in `runs`
+pub(crate) fn greet_tool(builder: ServerBuilder, runs: Arc<AtomicUsize>) -> ServerBuilder {
+    builder
+        .tool(Tool::new("greet", Map::new()), move |cx, _args| {
+            let runs = Arc::clone(&runs);
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                let answers = cx
+                    .ask(support::name_request())
+                    .await
+                    .map_err(|e| e.to_error())?;
+                Ok(support::greeting(&answers))
+            }
+        })
+        .unwrap()
 }

@@ -256,7 +256,8 @@ impl Drop for AuthorizationServer {
     }
 }
 
-fn form(text: &str) -> HashMap<String, String> {
+/// The pairs of an `application/x-www-form-urlencoded` text (a form body or a query)
+pub(crate) fn form(text: &str) -> HashMap<String, String> {
     form_urlencoded::parse(text.as_bytes())
         .into_owned()
         .collect()
