@@ -20,7 +20,8 @@ use mcp_sansio::{
 use mcp_sansio_blocking::{Client, ClientOptions, Server};
 use serde_json::json;
 
-use common::{config, object};
+use common::config;
+use common::support::object;
 
 /// Callers at once, and calls each makes
 const CALLERS: usize = 8;

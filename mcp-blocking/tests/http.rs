@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use mcp_sansio::http::HttpConfig;
-use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse, Tool};
+use mcp_sansio::schema::{CallToolResult, InputRequests, Tool};
 use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
     ServerConfig,
@@ -20,21 +20,21 @@ use mcp_sansio_blocking::{
     InputHandler, Server,
 };
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use common::object;
-
-const LEGACY: EraMode = EraMode::Legacy(ProtocolVersion::V2025_11_25);
+use common::support::raw_http::malformed_requests_get_the_spec_status;
+use common::support::{LEGACY, answer_ada, echo_schema, greeting, name_request, text};
 
 fn server(tokens: mpsc::Sender<CancellationToken>, runs: Arc<AtomicUsize>) -> Server {
     let tokens = Mutex::new(tokens);
     let mut config = ServerConfig::new(Implementation::new("http-test-server", "1.0"));
     config.state_key = Some([7; 32]);
     Server::builder(config)
-        .tool(
-            Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))),
-            |_cx, args| Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())),
-        )
+        .tool(Tool::new("echo", echo_schema()), |_cx, args| {
+            Ok(CallToolResult::text(
+                args["text"].as_str().unwrap_or_default(),
+            ))
+        })
         .unwrap()
         .tool(Tool::new("slow", Map::new()), move |cx, _args| {
             let _ = tokens.lock().unwrap().send(cx.cancellation());
@@ -47,23 +47,8 @@ fn server(tokens: mpsc::Sender<CancellationToken>, runs: Arc<AtomicUsize>) -> Se
         .unwrap()
         .tool(Tool::new("greet", Map::new()), move |cx, _args| {
             runs.fetch_add(1, Ordering::SeqCst);
-            let request: InputRequest = serde_json::from_value(json!({
-                "method": "elicitation/create",
-                "params": {"message": "Your name?", "requestedSchema": {
-                    "type": "object", "properties": {"name": {"type": "string"}}}}
-            }))
-            .unwrap();
-            let answers = cx
-                .ask([("name".to_owned(), request)].into())
-                .map_err(|e| e.to_error())?;
-            let Some(InputResponse::Elicit(answer)) = answers.get("name") else {
-                return Ok(CallToolResult::error("no name"));
-            };
-            let v = serde_json::to_value(answer).unwrap();
-            Ok(CallToolResult::text(format!(
-                "Hello, {}!",
-                v["content"]["name"].as_str().unwrap_or("?")
-            )))
+            let answers = cx.ask(name_request()).map_err(|e| e.to_error())?;
+            Ok(greeting(&answers))
         })
         .unwrap()
         .build()
@@ -84,17 +69,7 @@ fn url(handle: &HttpServerHandle) -> String {
 }
 
 fn answering() -> InputHandler {
-    Arc::new(|requests: InputRequests| {
-        Ok(requests
-            .keys()
-            .map(|k| {
-                let r: InputResponse =
-                    serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
-                        .unwrap();
-                (k.clone(), r)
-            })
-            .collect())
-    })
+    Arc::new(|requests: InputRequests| Ok(answer_ada(&requests)))
 }
 
 fn connect(url: &str, era: EraMode) -> Client {
@@ -103,10 +78,6 @@ fn connect(url: &str, era: EraMode) -> Client {
     config.capabilities = json!({"elicitation": {}});
     config.timeouts.request = Some(Duration::from_secs(20));
     Client::connect_http(url, config, ClientOptions::default().input(answering())).unwrap()
-}
-
-fn text(text: &str) -> Map<String, Value> {
-    object(json!({ "text": text }))
 }
 
 #[test]
@@ -176,109 +147,13 @@ fn list_call_progress_cancel_and_ask_in_both_eras() {
     }
 }
 
-/// A raw HTTP request: status, session id header and body
-fn raw(
-    url: &str,
-    method: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, Option<String>, String) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut request = ureq::http::Request::builder().method(method).uri(url);
-    for (n, v) in headers {
-        request = request.header(*n, *v);
-    }
-    let response = agent.run(request.body(body.to_owned()).unwrap()).unwrap();
-    let status = response.status().as_u16();
-    let sid = response
-        .headers()
-        .get("mcp-session-id")
-        .map(|v| v.to_str().unwrap().to_owned());
-    let sse = response
-        .headers()
-        .get("content-type")
-        .is_some_and(|c| c.to_str().unwrap().starts_with("text/event-stream"));
-    let mut reader = response.into_body().into_reader();
-    let mut all = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        use std::io::Read;
-        let n = reader.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        all.extend_from_slice(&buf[..n]);
-        // An event stream: read until the first answer, then stop.
-        if sse && String::from_utf8_lossy(&all).contains("\"result\"") {
-            break;
-        }
-    }
-    (status, sid, String::from_utf8(all).unwrap())
-}
-
-const JSON: (&str, &str) = ("Content-Type", "application/json");
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
-
-fn error_code(body: &str) -> i64 {
-    let v: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("a JSON body: {body}"));
-    assert_eq!(v["jsonrpc"], "2.0");
-    v["error"]["code"].as_i64().expect("a JSON-RPC error")
-}
-
 #[test]
 fn malformed_requests_get_the_spec_status_and_the_server_keeps_serving() {
     let handle = start(mpsc::channel().0, Arc::default());
     let url = url(&handle);
     let other = connect(&url, LEGACY);
 
-    let (status, _, body) = raw(&url, "POST", &[JSON, ACCEPT], "{not json");
-    assert_eq!(status, 400);
-    assert_eq!(error_code(&body), -32700);
-    let (status, _, body) = raw(
-        &url,
-        "POST",
-        &[("Content-Type", "text/plain"), ACCEPT],
-        "{}",
-    );
-    assert_eq!(status, 415);
-    error_code(&body);
-    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let unknown = [JSON, ACCEPT, ("Mcp-Session-Id", "no-such-session")];
-    let (status, _, body) = raw(&url, "POST", &unknown, ping);
-    assert_eq!(status, 404);
-    error_code(&body);
-    let big = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
-        "x".repeat(100 * 1024)
-    );
-    let (status, _, body) = raw(&url, "POST", &[JSON, ACCEPT], &big);
-    assert_eq!(status, 413);
-    error_code(&body);
-    let hostile = [JSON, ACCEPT, ("Origin", "http://evil.example")];
-    let (status, _, body) = raw(&url, "POST", &hostile, ping);
-    assert_eq!(status, 403);
-    error_code(&body);
-
-    // The session of a 2025 client is deleted: later requests get 404.
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}});
-    let (status, sid, _) = raw(&url, "POST", &[JSON, ACCEPT], &init.to_string());
-    assert_eq!(status, 200);
-    let sid = sid.expect("a session id");
-    let (status, _, _) = raw(&url, "DELETE", &[("Mcp-Session-Id", sid.as_str())], "");
-    assert_eq!(status, 200);
-    let (status, _, body) = raw(
-        &url,
-        "POST",
-        &[JSON, ACCEPT, ("Mcp-Session-Id", sid.as_str())],
-        ping,
-    );
-    assert_eq!(status, 404);
-    error_code(&body);
+    malformed_requests_get_the_spec_status(&url);
 
     // Other clients are unaffected, in both eras.
     let result = other.call_tool("echo", text("fine")).unwrap();

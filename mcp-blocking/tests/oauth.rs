@@ -4,18 +4,19 @@
 //! registration, authorization code with PKCE, token, the retried request) and refreshes
 //! its token when the server stops accepting it
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::io::Cursor;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_sansio::auth::resource::ResourceServer;
-use mcp_sansio::auth::{BearerChallenge, OAuthConfig};
+use jsonwebtoken::DecodingKey;
+use mcp_sansio::auth::OAuthConfig;
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::schema::{CallToolResult, Tool};
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
@@ -26,45 +27,12 @@ use mcp_sansio_blocking::{
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-const SECRET: &[u8] = b"test-secret";
-const SCOPE: &str = "mcp:read";
-/// Never fetched: the headless user agent stops at it
-const REDIRECT: &str = "http://127.0.0.1:1/callback";
+use common::support::oauth::{
+    REDIRECT, SCOPE, SECRET, form, free_port, rules, token, tokens_are_checked, validation,
+};
+
 const CLIENT_ID: &str = "client-1";
 const CLIENT_SECRET: &str = "client-1-secret";
-
-/// A free port on 127.0.0.1 (the resource URL names it before the server binds)
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn now() -> i64 {
-    i64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_secs(),
-    )
-    .unwrap()
-}
-
-/// An HS256 access token for `resource` from `issuer`
-fn token(issuer: &str, resource: &str, scope: &str, lifetime: i64, serial: usize) -> String {
-    let claims = json!({
-        "iss": issuer, "aud": resource, "sub": "u", "scope": scope,
-        "iat": now(), "exp": now() + lifetime, "n": serial,
-    });
-    jsonwebtoken::encode(
-        &Header::new(Algorithm::HS256),
-        &claims,
-        &EncodingKey::from_secret(SECRET).unwrap(),
-    )
-    .unwrap()
-}
 
 /// Tokens the protected server no longer accepts
 type Revoked = Arc<Mutex<HashSet<String>>>;
@@ -74,14 +42,10 @@ type Revoked = Arc<Mutex<HashSet<String>>>;
 fn protected(issuer: &str, revoked: Revoked) -> (HttpServerHandle, String) {
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
-    let rules = ResourceServer::new(&resource, issuer)
-        .unwrap()
-        .required_scopes(&[SCOPE]);
-    let mut validation = Validation::new(Algorithm::HS256);
-    validation.set_audience(&[resource.as_str()]);
-    validation.set_issuer(&[issuer]);
-    validation.leeway = 0;
-    let jwt = jwt_verifier(DecodingKey::from_secret(SECRET).unwrap(), validation);
+    let jwt = jwt_verifier(
+        DecodingKey::from_secret(SECRET).unwrap(),
+        validation(&resource, issuer),
+    );
     let verifier: TokenVerifier = Arc::new(move |token: &str| {
         if revoked.lock().unwrap().contains(token) {
             return Err("the token was revoked".into());
@@ -98,126 +62,17 @@ fn protected(issuer: &str, revoked: Revoked) -> (HttpServerHandle, String) {
         .serve_http_protected(
             SocketAddr::from(([127, 0, 0, 1], port)),
             HttpConfig::default(),
-            Protection::new(rules, verifier),
+            Protection::new(rules(&resource, issuer), verifier),
         )
         .unwrap();
     (handle, resource)
-}
-
-/// One raw request: status, `WWW-Authenticate`, and the JSON body (or the first SSE data)
-fn request(url: &str, method: &str, authorization: Option<&str>) -> (u16, Option<String>, Value) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "1"}},
-    });
-    let mut builder = ureq::http::Request::builder()
-        .method(method)
-        .uri(url)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream");
-    if let Some(a) = authorization {
-        builder = builder.header("Authorization", a);
-    }
-    let body = if method == "POST" {
-        body.to_string().into_bytes()
-    } else {
-        Vec::new()
-    };
-    let response = agent.run(builder.body(body).unwrap()).unwrap();
-    let status = response.status().as_u16();
-    let www = response
-        .headers()
-        .get("www-authenticate")
-        .map(|v| v.to_str().unwrap().to_owned());
-    let text = response.into_body().read_to_string().unwrap();
-    let json = serde_json::from_str(&text).unwrap_or_else(|_| {
-        text.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .find_map(|d| serde_json::from_str(d.trim()).ok())
-            .unwrap_or(Value::Null)
-    });
-    (status, www, json)
-}
-
-fn challenge(www: Option<String>) -> BearerChallenge {
-    BearerChallenge::from_headers([www.expect("a WWW-Authenticate header").as_str()])
-        .expect("a Bearer challenge")
 }
 
 #[test]
 fn tokens_are_checked_before_the_mcp_server_runs() {
     let issuer = "http://127.0.0.1:1";
     let (handle, resource) = protected(issuer, Revoked::default());
-    let metadata_url = resource.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
-
-    // The metadata is public.
-    let (status, _, doc) = request(&metadata_url, "GET", None);
-    assert_eq!(status, 200);
-    assert_eq!(doc["resource"], resource.as_str());
-    assert_eq!(doc["authorization_servers"], json!([issuer]));
-    assert_eq!(doc["scopes_supported"], json!([SCOPE]));
-
-    // No token, on POST and on GET: 401 pointing at the metadata, with the scope to ask for.
-    for method in ["POST", "GET"] {
-        let (status, www, _) = request(&resource, method, None);
-        assert_eq!(status, 401, "{method}");
-        let c = challenge(www);
-        assert_eq!(c.resource_metadata.as_deref(), Some(metadata_url.as_str()));
-        assert_eq!(c.scope.as_deref(), Some(SCOPE));
-        assert_eq!(c.error, None);
-    }
-
-    // Garbage, expired, and another resource's tokens: 401 invalid_token.
-    for (bad, why) in [
-        ("Bearer not-a-jwt".to_owned(), "invalid"),
-        (
-            format!("Bearer {}", token(issuer, &resource, SCOPE, -120, 0)),
-            "expired",
-        ),
-        (
-            format!(
-                "Bearer {}",
-                token(issuer, "http://127.0.0.1:9/mcp", SCOPE, 600, 0)
-            ),
-            "not for this resource",
-        ),
-    ] {
-        let (status, www, body) = request(&resource, "POST", Some(&bad));
-        assert_eq!(status, 401, "{why}");
-        let c = challenge(www);
-        assert_eq!(c.error.as_deref(), Some("invalid_token"), "{why}");
-        assert!(c.error_description.unwrap().contains(why), "{why}");
-        assert_eq!(c.resource_metadata.as_deref(), Some(metadata_url.as_str()));
-        assert_eq!(body["error"], "invalid_token");
-    }
-
-    // Not a bearer token at all: as if there were none.
-    let (status, www, _) = request(&resource, "POST", Some("Basic dTpw"));
-    assert_eq!(status, 401);
-    assert_eq!(challenge(www).error, None);
-
-    // A valid token without the scope: 403 insufficient_scope.
-    let under = format!("Bearer {}", token(issuer, &resource, "mcp:other", 600, 0));
-    let (status, www, _) = request(&resource, "POST", Some(&under));
-    assert_eq!(status, 403);
-    let c = challenge(www);
-    assert_eq!(c.error.as_deref(), Some("insufficient_scope"));
-    assert_eq!(c.scope.as_deref(), Some(SCOPE));
-
-    // A good token reaches the MCP server.
-    let good = format!(
-        "Bearer {}",
-        token(issuer, &resource, "mcp:read mcp:other", 600, 0)
-    );
-    let (status, www, body) = request(&resource, "POST", Some(&good));
-    assert_eq!(status, 200, "{body}");
-    assert!(www.is_none());
-    assert_eq!(body["result"]["serverInfo"]["name"], "protected");
+    tokens_are_checked(&resource, issuer);
     handle.shutdown();
 }
 
@@ -311,12 +166,6 @@ fn json_answer(status: u16, body: &Value) -> Answer {
 
 fn oauth_error(error: &str) -> Answer {
     json_answer(400, &json!({ "error": error }))
-}
-
-fn form(text: &str) -> HashMap<String, String> {
-    form_urlencoded::parse(text.as_bytes())
-        .into_owned()
-        .collect()
 }
 
 fn answer(issuer: &str, state: &Mutex<AsState>, request: &mut tiny_http::Request) -> Answer {

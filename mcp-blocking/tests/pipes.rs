@@ -8,21 +8,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use mcp_sansio::schema::{
-    CallToolResult, InputRequest, InputRequests, InputResponse, LoggingLevel, Tool,
-};
-use mcp_sansio::{
-    CallError, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions, ServerConfig,
-};
+use mcp_sansio::schema::{CallToolResult, InputRequests, LoggingLevel, Tool};
+use mcp_sansio::{CallError, EraMode, Implementation, Progress, RequestOptions, ServerConfig};
 use mcp_sansio_blocking::{
     CallWatch, CancellationToken, ClientError, ClientOptions, InputHandler, Server,
 };
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use common::{config, connect, object};
-
-const LEGACY: EraMode = EraMode::Legacy(ProtocolVersion::V2025_11_25);
+use common::support::{
+    ERAS, LEGACY, answer_ada, echo_schema, greeting, log_levels, name_request, object, text,
+};
+use common::{config, connect};
 
 /// A server whose `slow` tool reports three progress steps, then waits for cancellation and
 /// hands its token to the test
@@ -32,10 +29,11 @@ fn server(tokens: mpsc::Sender<CancellationToken>) -> Server {
     config.state_key = Some([7; 32]);
     Server::builder(config)
         .logging()
-        .tool(
-            Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))),
-            |_cx, args| Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())),
-        )
+        .tool(Tool::new("echo", echo_schema()), |_cx, args| {
+            Ok(CallToolResult::text(
+                args["text"].as_str().unwrap_or_default(),
+            ))
+        })
         .unwrap()
         .tool(Tool::new("slow", Map::new()), move |cx, _args| {
             let _ = tokens.lock().unwrap().send(cx.cancellation());
@@ -62,23 +60,13 @@ fn plain_server() -> Server {
 
 #[test]
 fn typed_calls_in_every_era_mode() {
-    for (era, version) in [
-        (EraMode::Auto, ProtocolVersion::V2026_07_28),
-        (EraMode::Modern, ProtocolVersion::V2026_07_28),
-        (LEGACY, ProtocolVersion::V2025_11_25),
-        (
-            EraMode::Legacy(ProtocolVersion::V2024_11_05),
-            ProtocolVersion::V2024_11_05,
-        ),
-    ] {
+    for (era, version) in ERAS {
         let client = connect(plain_server(), config(era), ClientOptions::default());
         assert_eq!(client.peer().version, version);
         let tools = client.list_tools().unwrap();
         let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["chatty", "echo", "slow"], "{era:?}");
-        let result = client
-            .call_tool("echo", object(json!({"text": "hello world"})))
-            .unwrap();
+        let result = client.call_tool("echo", text("hello world")).unwrap();
         assert_eq!(result.content[0].as_text(), Some("hello world"));
         // Arguments that fail the input schema are a tool error, not a protocol error.
         assert!(client.call_tool("echo", Map::new()).unwrap().is_error());
@@ -121,9 +109,7 @@ fn progress_arrives_and_dropping_the_call_cancels_the_handler() {
             "{era:?}"
         );
         // The connection still works.
-        let result = client
-            .call_tool("echo", object(json!({"text": "still here"})))
-            .unwrap();
+        let result = client.call_tool("echo", text("still here")).unwrap();
         assert_eq!(result.content[0].as_text(), Some("still here"));
     }
 }
@@ -172,13 +158,7 @@ fn a_request_times_out_and_the_handler_is_cancelled() {
 }
 
 fn notification_levels(rx: &mpsc::Receiver<mcp_sansio::InboundNotification>) -> Vec<String> {
-    rx.try_iter()
-        .map(|n| {
-            assert_eq!(n.method, "notifications/message");
-            let params: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
-            params["level"].as_str().unwrap().to_owned()
-        })
-        .collect()
+    log_levels(rx.try_iter())
 }
 
 #[test]
@@ -230,40 +210,15 @@ fn asking_server(runs: Arc<AtomicUsize>) -> Server {
     Server::builder(config)
         .tool(Tool::new("greet", Map::new()), move |cx, _args| {
             runs.fetch_add(1, Ordering::SeqCst);
-            let request: InputRequest = serde_json::from_value(json!({
-                "method": "elicitation/create",
-                "params": {"message": "Your name?", "requestedSchema": {
-                    "type": "object", "properties": {"name": {"type": "string"}}}}
-            }))
-            .unwrap();
-            let mut requests = InputRequests::new();
-            requests.insert("name".into(), request);
-            let answers = cx.ask(requests).map_err(|e| e.to_error())?;
-            let Some(InputResponse::Elicit(answer)) = answers.get("name") else {
-                return Ok(CallToolResult::error("no name"));
-            };
-            let v = serde_json::to_value(answer).unwrap();
-            Ok(CallToolResult::text(format!(
-                "Hello, {}!",
-                v["content"]["name"].as_str().unwrap_or("?")
-            )))
+            let answers = cx.ask(name_request()).map_err(|e| e.to_error())?;
+            Ok(greeting(&answers))
         })
         .unwrap()
         .build()
 }
 
 fn answering() -> InputHandler {
-    Arc::new(|requests: InputRequests| {
-        Ok(requests
-            .keys()
-            .map(|k| {
-                let r: InputResponse =
-                    serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
-                        .unwrap();
-                (k.clone(), r)
-            })
-            .collect())
-    })
+    Arc::new(|requests: InputRequests| Ok(answer_ada(&requests)))
 }
 
 #[test]
@@ -320,7 +275,7 @@ fn typed_tool_schema_and_arguments() {
         .build();
     let client = connect(server, config(EraMode::Auto), ClientOptions::default());
     let tools = client.list_tools().unwrap();
-    let schema = Value::Object(tools[0].input_schema.clone());
+    let schema = serde_json::Value::Object(tools[0].input_schema.clone());
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["properties"]["a"]["type"], "number");
     assert_eq!(schema["required"], json!(["a", "b"]));

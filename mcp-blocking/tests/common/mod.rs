@@ -1,4 +1,6 @@
-//! What the glue tests share: a server and a client joined by two OS pipes
+//! What the glue tests share: a server and a client joined by two OS pipes; and the binding
+//! suite's runtime-free support (fixtures, raw HTTP, OAuth), which the async bindings' suite
+//! uses too
 
 #![allow(dead_code)]
 
@@ -6,7 +8,9 @@ use std::thread;
 
 use mcp_sansio::{ClientConfig, EraMode, Implementation};
 use mcp_sansio_blocking::{Client, ClientOptions, Server};
-use serde_json::{Map, Value};
+
+#[path = "../../../tests/binding-suite/support/mod.rs"]
+pub(crate) mod support;
 
 /// Serves `server` on a thread over a pipe pair and connects a client to it
 pub(crate) fn connect(server: Server, config: ClientConfig, options: ClientOptions) -> Client {
@@ -21,12 +25,4 @@ pub(crate) fn config(era: EraMode) -> ClientConfig {
     let mut config = ClientConfig::new(Implementation::new("test-client", "1.0"));
     config.era = era;
     config
-}
-
-/// A JSON object from a `json!` literal
-pub(crate) fn object(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
 }

@@ -1,17 +1,17 @@
 //! Child processes: a server's stderr can be captured line by line; a server that dies during
-//! the handshake is a clear error
-
-mod common;
+//! the handshake is a clear error; the last client gone, the child is killed and reaped
 
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion};
-use mcp_sansio_async_std::{Client, ClientOptions, ConnectError};
+
+use crate::binding::{Client, ClientOptions, ConnectError};
+use crate::rt;
 
 #[test]
 fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {
-    smol::block_on(async {
-        let mut command = async_process::Command::new("sh");
+    rt::block_on(async {
+        let mut command = rt::Command::new("sh");
         command.args(["-c", "echo 'starting up' >&2; echo 'giving up' >&2; exit 3"]);
-        let (tx, rx) = async_channel::unbounded();
+        let (tx, mut rx) = rt::channel();
         let mut config = ClientConfig::new(Implementation::new("c", "1"));
         config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
         let outcome =
@@ -20,34 +20,42 @@ fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {
             matches!(outcome, Err(ConnectError::Handshake(_))),
             "{outcome:?}"
         );
+        // The channel ends when the child closes its stderr.
         let mut lines = Vec::new();
-        while let Ok(line) = rx.recv().await {
+        while let Some(line) = rx.recv().await {
             lines.push(line);
         }
         assert_eq!(lines, ["starting up", "giving up"]);
     });
 }
 
-/// The everything-server example beside this test binary (`cargo test` builds examples)
+/// The binding's everything-server example beside this test binary (`cargo test` builds the
+/// examples; it needs `http`)
+#[cfg(feature = "http")]
 fn everything_server() -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let dir = exe
         .parent()
         .and_then(std::path::Path::parent)
         .expect("target/<profile>/deps");
-    let server = dir.join("examples/everything-server-async-std");
+    let server = dir.join("examples").join(rt::EVERYTHING_SERVER);
     assert!(server.exists(), "{} is not built", server.display());
     server
 }
 
+#[cfg(feature = "http")]
 #[test]
 fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
-    smol::block_on(async {
-        let dir = std::env::temp_dir().join(format!("mcp-async-std-child-{}", std::process::id()));
+    rt::block_on(async {
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-{}-child-{}",
+            rt::EVERYTHING_SERVER,
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let pid_file = dir.join("pid");
         // `exec` keeps the shell's pid: the file names the server process itself.
-        let mut command = async_process::Command::new("sh");
+        let mut command = rt::Command::new("sh");
         command.arg("-c").arg(format!(
             "echo $$ > '{}'; exec '{}'",
             pid_file.display(),
@@ -68,18 +76,14 @@ fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
         let clone = client.clone();
         drop(client);
         // A clone keeps the server alive.
-        assert_eq!(
-            clone
-                .call_tool(
-                    "add",
-                    serde_json::from_value(serde_json::json!({"a": 1, "b": 2})).unwrap()
-                )
-                .await
-                .unwrap()
-                .content[0]
-                .as_text(),
-            Some("3")
-        );
+        let sum = clone
+            .call_tool(
+                "add",
+                super::support::object(serde_json::json!({"a": 1, "b": 2})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(sum.content[0].as_text(), Some("3"));
         drop(clone);
         // Killed and reaped: no process, not even a zombie, is left.
         let mut gone = false;
@@ -88,7 +92,7 @@ fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
                 gone = true;
                 break;
             }
-            async_io::Timer::after(std::time::Duration::from_millis(5)).await;
+            rt::sleep(std::time::Duration::from_millis(5)).await;
         }
         let _ = std::fs::remove_dir_all(&dir);
         assert!(gone, "the server process {pid} is still there");

@@ -1,21 +1,18 @@
 //! Handlers log with `Context::log`; legacy clients get what passes the connection's level
 //! (`info` until `logging/setLevel`), modern clients only what a request opted into
 
-mod common;
-
 use mcp_sansio::schema::{CallToolResult, LoggingLevel, Tool};
 use mcp_sansio::{
-    ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
+    ClientConfig, EraMode, Implementation, InboundNotification, RequestOptions, ServerConfig,
 };
-use mcp_sansio_async_std::{Client, ClientOptions, Server};
-use serde_json::{Map, Value, json};
+use serde_json::value::RawValue;
+use serde_json::{Map, json};
 
-async fn connect(
-    era: EraMode,
-) -> (
-    Client,
-    async_channel::Receiver<mcp_sansio::InboundNotification>,
-) {
+use super::support::{LEGACY, log_levels};
+use crate::binding::{Client, ClientOptions, Server};
+use crate::rt;
+
+async fn connect(era: EraMode) -> (Client, rt::Receiver<InboundNotification>) {
     let server = Server::builder(ServerConfig::new(Implementation::new("log-server", "1.0")))
         .logging()
         .tool(Tool::new("chatty", Map::new()), |cx, _args| async move {
@@ -26,33 +23,28 @@ async fn connect(
         })
         .unwrap()
         .build();
-    let (r, w) = common::serve(server);
+    let (r, w) = super::serve(server);
     let mut config = ClientConfig::new(Implementation::new("c", "1"));
     config.era = era;
-    let (tx, rx) = async_channel::unbounded();
+    let (tx, rx) = rt::channel();
     let client = Client::connect_with(r, w, config, ClientOptions::default().notifications(tx))
         .await
         .unwrap();
     (client, rx)
 }
 
-fn levels(rx: &mut async_channel::Receiver<mcp_sansio::InboundNotification>) -> Vec<String> {
-    let mut got = Vec::new();
-    while let Ok(n) = rx.try_recv() {
-        assert_eq!(n.method, "notifications/message");
-        let params: Value = serde_json::from_str(n.params.unwrap().get()).unwrap();
-        got.push(params["level"].as_str().unwrap().to_owned());
-    }
-    got
+/// The levels of the log messages received so far
+fn levels(rx: &mut rt::Receiver<InboundNotification>) -> Vec<String> {
+    log_levels(std::iter::from_fn(|| rx.try_recv()))
 }
 
 #[test]
 fn legacy_levels_follow_set_level() {
-    smol::block_on(async {
-        let (client, mut rx) = connect(EraMode::Legacy(ProtocolVersion::V2025_11_25)).await;
+    rt::block_on(async {
+        let (client, mut rx) = connect(LEGACY).await;
         client.call_tool("chatty", Map::new()).await.unwrap();
         assert_eq!(levels(&mut rx), ["info", "error"]);
-        let raw = serde_json::value::RawValue::from_string(r#"{"level":"error"}"#.into()).unwrap();
+        let raw = RawValue::from_string(r#"{"level":"error"}"#.into()).unwrap();
         client
             .request_raw(
                 "logging/setLevel",
@@ -69,11 +61,11 @@ fn legacy_levels_follow_set_level() {
 
 #[test]
 fn modern_requests_get_no_logs_unless_they_ask() {
-    smol::block_on(async {
+    rt::block_on(async {
         let (client, mut rx) = connect(EraMode::Modern).await;
         client.call_tool("chatty", Map::new()).await.unwrap();
         assert!(levels(&mut rx).is_empty());
-        let raw = serde_json::value::RawValue::from_string(
+        let raw = RawValue::from_string(
             r#"{"name":"chatty","_meta":{"io.modelcontextprotocol/logLevel":"debug"}}"#.into(),
         )
         .unwrap();

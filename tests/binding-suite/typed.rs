@@ -1,12 +1,13 @@
 //! A tool with typed arguments: the schema comes from `schemars`, the handler gets the value
 
-mod common;
-
 use mcp_sansio::schema::CallToolResult;
 use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
-use mcp_sansio_async_std::{Client, Server};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+use super::support::object;
+use crate::binding::{Client, Server};
+use crate::rt;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct AddArgs {
@@ -18,14 +19,14 @@ struct AddArgs {
 
 #[test]
 fn typed_tool_schema_and_arguments() {
-    smol::block_on(async {
+    rt::block_on(async {
         let server = Server::builder(ServerConfig::new(Implementation::new("typed", "1.0")))
             .typed_tool("add", "Adds two numbers", |_cx, args: AddArgs| async move {
                 Ok(CallToolResult::text((args.a + args.b).to_string()))
             })
             .unwrap()
             .build();
-        let (r, w) = common::serve(server);
+        let (r, w) = super::serve(server);
         let client = Client::connect(r, w, ClientConfig::new(Implementation::new("c", "1")))
             .await
             .unwrap();
@@ -34,9 +35,7 @@ fn typed_tool_schema_and_arguments() {
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["properties"]["a"]["type"], "number");
         assert_eq!(schema["required"], json!(["a", "b"]));
-        let Value::Object(args) = json!({"a": 2, "b": 3.5}) else {
-            unreachable!()
-        };
+        let args = object(json!({"a": 2, "b": 3.5}));
         let result = client.call_tool("add", args).await.unwrap();
         assert_eq!(result.content[0].as_text(), Some("5.5"));
         // Arguments that fail the derived schema are a tool error.

@@ -1,0 +1,184 @@
+//! The binding's glue over an in-memory pipe pair: connect in every era mode, typed calls,
+//! progress, cancellation by dropping the call (the handler is aborted) or by a handle
+//! (before the call first runs, or from elsewhere), timeouts, a server that hangs up, errors
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mcp_sansio::{
+    CallError, ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
+};
+use serde_json::Map;
+use serde_json::value::RawValue;
+
+use super::support::{ERAS, LEGACY, text};
+use super::{echo_tool, slow_tool, wait_for};
+use crate::binding::{CallWatch, Client, ClientError, ConnectError, Server};
+use crate::rt;
+
+/// `echo` and `slow` (which sets `aborted` when it is dropped)
+fn server(aborted: Arc<AtomicBool>) -> Server {
+    let builder = Server::builder(ServerConfig::new(Implementation::new("test-server", "1.0")));
+    slow_tool(echo_tool(builder), aborted).build()
+}
+
+async fn connect(era: EraMode, aborted: Arc<AtomicBool>) -> Client {
+    let (r, w) = super::serve(server(aborted));
+    let mut config = ClientConfig::new(Implementation::new("test-client", "1.0"));
+    config.era = era;
+    Client::connect(r, w, config).await.unwrap()
+}
+
+fn slow() -> Box<RawValue> {
+    RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap()
+}
+
+/// A client in `era` speaks `version`, lists the tools and calls them; bad arguments are a
+/// tool error, an unknown tool a protocol error
+pub(crate) async fn typed_calls(era: EraMode, version: ProtocolVersion) {
+    let client = connect(era, Arc::default()).await;
+    assert_eq!(client.peer().version, version);
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "slow"]);
+    let result = client.call_tool("echo", text("hello world")).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("hello world"));
+    // Arguments that fail the input schema are a tool error, not a protocol error.
+    let result = client.call_tool("echo", Map::new()).await.unwrap();
+    assert!(result.is_error());
+    // An unknown tool is a protocol error.
+    match client.call_tool("nope", Map::new()).await {
+        Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code, -32602),
+        other => panic!("{other:?}"),
+    }
+    client.close().await;
+}
+
+#[test]
+fn typed_calls_in_every_era_mode() {
+    rt::block_on(async {
+        for (era, version) in ERAS {
+            typed_calls(era, version).await;
+        }
+    });
+}
+
+#[test]
+fn progress_arrives_and_dropping_the_call_aborts_the_handler() {
+    rt::block_on(async {
+        for era in [LEGACY, EraMode::Modern] {
+            let aborted = Arc::new(AtomicBool::new(false));
+            let client = connect(era, Arc::clone(&aborted)).await;
+            let (tx, mut rx) = rt::channel();
+            let call = {
+                let client = client.clone();
+                rt::spawn(async move {
+                    client
+                        .call_tool_with("slow", Map::new(), Default::default(), tx)
+                        .await
+                })
+            };
+            for expected in 1..=3 {
+                let p = rx.recv().await.unwrap();
+                assert_eq!(p.progress, f64::from(expected));
+                assert_eq!(p.total, Some(3.0));
+            }
+            // Aborting the task drops the call's future, which cancels the request.
+            call.abort().await;
+            assert!(
+                wait_for(&aborted).await,
+                "{era:?}: the server aborted the cancelled handler"
+            );
+            // The connection still works.
+            let result = client.call_tool("echo", text("still here")).await.unwrap();
+            assert_eq!(result.content[0].as_text(), Some("still here"));
+        }
+    });
+}
+
+#[test]
+fn a_cancel_handle_cancels_from_elsewhere() {
+    rt::block_on(async {
+        let aborted = Arc::new(AtomicBool::new(false));
+        let client = connect(EraMode::Modern, Arc::clone(&aborted)).await;
+        let (handle, call) = client.start(
+            "tools/call",
+            Some(slow()),
+            RequestOptions::default(),
+            CallWatch::default(),
+        );
+        let call = rt::spawn(call);
+        rt::sleep(Duration::from_millis(50)).await;
+        handle.cancel();
+        let outcome = call.join().await;
+        assert!(
+            matches!(outcome, Err(ClientError::Call(CallError::Cancelled))),
+            "{outcome:?}"
+        );
+        assert!(wait_for(&aborted).await, "the handler was aborted");
+    });
+}
+
+#[test]
+fn a_cancel_before_the_call_first_runs_ends_it_without_sending_it() {
+    rt::block_on(async {
+        let aborted = Arc::new(AtomicBool::new(false));
+        let client = connect(LEGACY, Arc::clone(&aborted)).await;
+        let (handle, call) = client.start(
+            "tools/call",
+            Some(slow()),
+            RequestOptions::default(),
+            CallWatch::default(),
+        );
+        // The request is sent when its future first runs; this cancel comes before that.
+        handle.cancel();
+        let outcome = rt::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("the cancelled call ends at once, not after the handler's hour");
+        assert!(
+            matches!(outcome, Err(ClientError::Call(CallError::Cancelled))),
+            "{outcome:?}"
+        );
+        // The connection still works, and the slow handler never ran (its drop sets the flag).
+        let result = client.call_tool("echo", text("still here")).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("still here"));
+        assert!(!aborted.load(Ordering::SeqCst), "the handler never started");
+    });
+}
+
+#[test]
+fn a_request_times_out() {
+    rt::block_on(async {
+        let client = connect(LEGACY, Arc::default()).await;
+        let options = RequestOptions::default().timeout(Duration::from_millis(200));
+        let outcome = client
+            .request_raw("tools/call", Some(slow()), options, None)
+            .await;
+        assert!(
+            matches!(outcome, Err(ClientError::Call(CallError::TimedOut))),
+            "{outcome:?}"
+        );
+    });
+}
+
+#[test]
+fn a_closed_server_fails_the_handshake_and_calls_after_close() {
+    rt::block_on(async {
+        // The server side hangs up at once: the handshake fails with a clear error.
+        let ((cr, cw), server_ends) = rt::pipes();
+        drop(server_ends);
+        let config = ClientConfig::new(Implementation::new("c", "1"));
+        let outcome = Client::connect(cr, cw, config).await;
+        assert!(
+            matches!(outcome, Err(ConnectError::Handshake(_))),
+            "{outcome:?}"
+        );
+        // A call on a closed client ends, it does not hang.
+        let client = connect(EraMode::Modern, Arc::default()).await;
+        let other = client.clone();
+        client.close().await;
+        let outcome = other.list_tools().await;
+        assert!(outcome.is_err(), "{outcome:?}");
+    });
+}

@@ -1,0 +1,104 @@
+//! OAuth on 127.0.0.1: a server protected by a JWT verifier answers the Protected Resource
+//! Metadata and refuses missing, invalid, expired, foreign and under-scoped tokens with 401
+//! or 403 and the right `WWW-Authenticate`; and our client, challenged by it, discovers a
+//! small authorization server, registers, authorizes with PKCE through the headless user
+//! agent, gets a token and calls the tool
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use jsonwebtoken::DecodingKey;
+use mcp_sansio::auth::OAuthConfig;
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+use serde_json::Map;
+
+use super::support::oauth::{
+    AuthorizationServer, REDIRECT, SECRET, free_port, rules, tokens_are_checked, validation,
+};
+use crate::binding::{
+    Client, ClientOptions, HttpServerHandle, OAuthOptions, Protection, Server, headless_user_agent,
+    jwt_verifier,
+};
+use crate::rt;
+
+/// A server named `protected` with one tool, `hello`, behind `issuer`'s tokens: its handle
+/// and its resource URL
+async fn protected(issuer: &str) -> (HttpServerHandle, String) {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let verifier = jwt_verifier(
+        DecodingKey::from_secret(SECRET).unwrap(),
+        validation(&resource, issuer),
+    );
+    let server = Server::builder(ServerConfig::new(Implementation::new("protected", "1.0")))
+        .tool(Tool::new("hello", Map::new()), |_cx, _args| async move {
+            Ok(CallToolResult::text("hello"))
+        })
+        .unwrap()
+        .build();
+    let handle = server
+        .serve_http_protected(
+            SocketAddr::from(([127, 0, 0, 1], port)),
+            HttpConfig::default(),
+            Protection::new(rules(&resource, issuer), verifier),
+        )
+        .await
+        .unwrap();
+    (handle, resource)
+}
+
+#[test]
+fn tokens_are_checked_before_the_mcp_server_runs() {
+    rt::block_on(async {
+        let issuer = "http://127.0.0.1:1";
+        let (handle, resource) = protected(issuer).await;
+        // The raw requests block: they go from a thread of their own.
+        rt::unblock(move || tokens_are_checked(&resource, issuer)).await;
+        handle.shutdown().await;
+    });
+}
+
+#[test]
+fn our_client_authorizes_with_pkce_and_calls_the_protected_server() {
+    rt::block_on(async {
+        let authorization = AuthorizationServer::start();
+        let (handle, resource) = protected(&authorization.issuer).await;
+
+        let auth = OAuthOptions::new(OAuthConfig::new(REDIRECT), headless_user_agent(REDIRECT));
+        let config = ClientConfig::new(Implementation::new("oauth-client", "1.0"));
+        let client = rt::timeout(
+            Duration::from_secs(30),
+            Client::connect_http(&resource, config, ClientOptions::default().auth(auth)),
+        )
+        .await
+        .expect("connects in time")
+        .expect("connects after authorizing");
+        let result = client.call_tool("hello", Map::new()).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("hello"));
+        client.close().await;
+        handle.shutdown().await;
+
+        let seen = authorization.seen.lock().unwrap();
+        for step in [
+            "GET /.well-known/oauth-authorization-server",
+            "POST /register",
+            "GET /authorize",
+            "POST /token",
+        ] {
+            assert!(
+                seen.requests.iter().any(|r| r == step),
+                "{step} in {:?}",
+                seen.requests
+            );
+        }
+        assert!(seen.pkce_ok, "the verifier matches the S256 challenge");
+        // RFC 8707: the resource is the server's, byte for byte, in both requests.
+        assert_eq!(
+            seen.resource_at_authorize.as_deref(),
+            Some(resource.as_str())
+        );
+        assert_eq!(seen.resource_at_token.as_deref(), Some(resource.as_str()));
+    });
+}
