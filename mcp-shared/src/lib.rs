@@ -62,13 +62,22 @@ pub mod alarm;
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod calls;
+pub mod chan;
 pub mod client;
+pub mod driver;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
+pub mod http_client;
+#[cfg(feature = "http")]
+pub mod http_server;
 pub mod peer;
+pub mod runtime;
 pub mod server;
 #[cfg(unix)]
 pub mod stdio;
+
+pub use runtime::Runtime;
 
 /// The README (for crates.io), whose examples run as doc tests too
 #[cfg(doctest)]
