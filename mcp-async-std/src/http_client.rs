@@ -42,6 +42,7 @@ pub(crate) async fn connect_client(
     let transport = mcp_sansio::http::ClientTransport::new();
     let tasks = Tasks {
         net: Net::new(target),
+        #[cfg(feature = "auth")]
         auth_tasks: Vec::new(),
         from_net,
         #[cfg(feature = "auth")]
@@ -235,6 +236,7 @@ struct Tasks {
     net: Net,
     /// Authorization steps in flight (dropped, and so cancelled, when the actor ends and
     /// drops this)
+    #[cfg(feature = "auth")]
     auth_tasks: Vec<Task<()>>,
     from_net: Sender<FromNet>,
     #[cfg(feature = "auth")]

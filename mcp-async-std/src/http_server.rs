@@ -126,10 +126,10 @@ pub(crate) async fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let limit = http_config.max_body_size;
     let Actor {
         to_actor,
         stop: stop_actor,
+        body_limit: limit,
         run,
     } = Actor::new(http_config, server);
     let actor = smol::spawn(run);

@@ -57,6 +57,8 @@ pub struct Actor<B: AsRef<[u8]> + 'static> {
     pub to_actor: Sender<ToActor<B>>,
     /// Ends the actor (the server shuts down)
     pub stop: Sender<()>,
+    /// The largest request body the connections read (the core's `max_body_size`)
+    pub body_limit: usize,
     /// The actor itself: run it on a task of its own
     pub run: std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
 }
@@ -78,11 +80,13 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
             app: server.app(),
             handlers,
         };
+        let body_limit = config.max_body_size;
         let clock = (R::now(), unix_ms());
         let front = ServerFront::new(config, Arc::clone(&server.config), &tools, app, clock);
         Self {
             to_actor,
             stop,
+            body_limit,
             run: Box::pin(run(front, conns, handler_rx, stopped)),
         }
     }

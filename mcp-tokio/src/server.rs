@@ -231,7 +231,7 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, None).await
+        crate::http_server::serve(addr, config, &self.core, None).await
     }
 
     /// [`serve_http_with`](Self::serve_http_with) as an OAuth-protected resource: the
@@ -247,17 +247,7 @@ impl Server {
         config: HttpConfig,
         protection: crate::auth::Protection,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, Some(protection)).await
-    }
-
-    #[cfg(feature = "http")]
-    async fn serve_http_inner(
-        &self,
-        addr: SocketAddr,
-        config: HttpConfig,
-        protection: Option<crate::http_server::Protection>,
-    ) -> io::Result<HttpServerHandle> {
-        crate::http_server::serve(addr, config, &self.core, protection).await
+        crate::http_server::serve(addr, config, &self.core, Some(protection)).await
     }
 
     /// Serves one connection over this process's stdin and stdout
