@@ -4,7 +4,7 @@
 //!
 //! Each connection task reads a request (the body up to the core's `max_body_size`) and
 //! hands it to the actor ([`ToActor`]) with a channel for the [`Answer`]; an open answer's
-//! [`Piece`](crate::http::Piece)s follow on a channel of their own. The binding keeps the
+//! [`Piece`]s follow on a channel of their own. The binding keeps the
 //! sockets and the HTTP/1.1 framing (hyper, or its own).
 
 use std::future::Future;

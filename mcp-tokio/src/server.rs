@@ -94,7 +94,8 @@ pub type Context = mcp_sansio_shared::server::Context<Tokio>;
 /// (`tools`, `resources`, `prompts`, `completions`), keeping what the
 /// [`ServerConfig`] already declares (such as `listChanged`). Then
 /// [`build`](#method.build) makes the server. Its methods (their full docs follow below, under
-/// *Implementations*; `R` there is this crate's runtime and `Context<R>` is [`Context`]):
+/// *Implementations*; `R` there is this crate's runtime, `S` is [`Server`] and `Context<R>`
+/// is [`Context`]):
 ///
 /// | method | registers | the handler gets, and returns |
 /// |---|---|---|
