@@ -4,15 +4,13 @@ use std::ops::Deref;
 use std::process::Stdio;
 use std::sync::Arc;
 
-use async_channel::Sender;
 use async_process::{Child, Command as ProcessCommand};
 use futures_lite::{AsyncRead, AsyncWrite};
-use mcp_sansio::{ClientConfig, PeerInfo, Session};
-use mcp_sansio_shared::client::Commands;
+use mcp_sansio::ClientConfig;
 
 pub use mcp_sansio_shared::client::{ClientError, ConnectError};
 
-use crate::driver::{self, AsyncStd, ClientOptions, Command, oneshot};
+use crate::runtime::{AsyncStd, ClientOptions};
 
 /// A connected MCP client; cheap to clone, every clone talks to the same connection
 ///
@@ -36,14 +34,12 @@ impl Deref for Client {
     }
 }
 
-impl Commands for AsyncStd {
-    type CommandTx = Sender<Command>;
-
-    async fn send_command(tx: &Sender<Command>, command: Command) -> bool {
-        tx.send(command).await.is_ok()
-    }
-    fn try_send_command(tx: &Sender<Command>, command: Command) -> bool {
-        tx.try_send(command).is_ok()
+impl From<mcp_sansio_shared::client::Client<AsyncStd>> for Client {
+    fn from(inner: mcp_sansio_shared::client::Client<AsyncStd>) -> Self {
+        Self {
+            inner,
+            _child: None,
+        }
     }
 }
 
@@ -112,20 +108,8 @@ impl Client {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let session = Session::client(Arc::new(config), driver::now());
-        let (tx, rx) = async_channel::bounded(256);
-        let (ready_tx, ready_rx) = oneshot::channel();
-        smol::spawn(driver::run(
-            session,
-            reader,
-            writer,
-            rx,
-            None,
-            options,
-            Some(ready_tx),
-        ))
-        .detach();
-        Self::when_ready(tx, ready_rx).await
+        let inner = mcp_sansio_shared::driver::connect(reader, writer, config, &options).await?;
+        Ok(inner.into())
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
@@ -141,14 +125,8 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let target = crate::h1::Target::parse(url).map_err(ConnectError::Url)?;
-        let session = Session::client(Arc::new(config), driver::now());
-        let (tx, rx) = async_channel::bounded(256);
-        let (ready_tx, ready_rx) = oneshot::channel();
-        smol::spawn(crate::http_client::run(
-            target, session, rx, options, ready_tx,
-        ))
-        .detach();
-        Self::when_ready(tx, ready_rx).await
+        let inner = crate::http_client::connect_client(target, config, &options).await?;
+        Ok(inner.into())
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -205,18 +183,6 @@ impl Client {
         let mut client = Self::connect_with(stdout, stdin, config, options).await?;
         client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
         Ok(client)
-    }
-
-    /// A handle once the actor reports the handshake or discovery done
-    async fn when_ready(
-        commands: Sender<Command>,
-        ready: oneshot::Receiver<Result<PeerInfo, String>>,
-    ) -> Result<Self, ConnectError> {
-        let inner = mcp_sansio_shared::client::Client::when_ready(commands, ready).await?;
-        Ok(Self {
-            inner,
-            _child: None,
-        })
     }
 
     /// Closes the connection (the child process, if any, is killed when the last handle

@@ -1,6 +1,7 @@
-//! The client over Streamable HTTP: one actor owns the client `Session` and its
-//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (in a [`ClientFront`]); a task per request carries what the transport plans over HTTP/1.1
-//! ([`crate::h1`]) on `async-net`, keeping idle connections for the next request
+//! The client over Streamable HTTP: the kernel's actor owns the client `Session` and its
+//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (`mcp_sansio_shared::http_client`);
+//! a task per request carries what the transport plans over HTTP/1.1 ([`crate::h1`]) on
+//! `async-net`, keeping idle connections for the next request
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
 //! status or a broken stream means, resumption, the GET stream, DELETE on close) is the
@@ -9,25 +10,46 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_channel::{Receiver, Sender};
+use async_channel::Sender;
 use async_net::TcpStream;
-use futures_lite::FutureExt;
-use mcp_sansio::Session;
+use mcp_sansio::ClientConfig;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
+use mcp_sansio_shared::http::Requests;
 #[cfg(feature = "auth")]
 use mcp_sansio_shared::http::client_transport;
-use mcp_sansio_shared::http::{ClientFront, Requests};
+use mcp_sansio_shared::http_client::net_channel;
 use smol::Task;
 
-use crate::driver::{self, ClientOptions, Command, HandlerMsg, Handlers, Peer, Ready};
+use crate::client::ConnectError;
 use crate::h1::{self, Body, Conn, Framing, ReadError, Target};
-
-/// How long closing waits for the server to answer DELETE
-const DELETE_WAIT: Duration = Duration::from_secs(2);
+use crate::runtime::{AsyncStd, ClientOptions};
 
 /// From the request tasks to the actor
 type FromNet = mcp_sansio_shared::http::FromNet<Vec<u8>>;
+
+/// Connects to `target` and waits for the handshake or discovery
+pub(crate) async fn connect_client(
+    target: Target,
+    config: ClientConfig,
+    options: &ClientOptions,
+) -> Result<mcp_sansio_shared::client::Client<AsyncStd>, ConnectError> {
+    let (from_net, net_rx) = net_channel();
+    #[cfg(feature = "auth")]
+    let (transport, user_agent) =
+        client_transport(options.auth.as_ref(), &target.url(), "mcp-sansio-async-std");
+    #[cfg(not(feature = "auth"))]
+    let transport = mcp_sansio::http::ClientTransport::new();
+    let tasks = Tasks {
+        net: Net::new(target),
+        #[cfg(feature = "auth")]
+        auth_tasks: Vec::new(),
+        from_net,
+        #[cfg(feature = "auth")]
+        user_agent,
+    };
+    mcp_sansio_shared::http_client::connect(config, transport, tasks, net_rx, options).await
+}
 
 /// How long connecting may take
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -209,19 +231,12 @@ async fn exchange(
     Ok((keep_alive && body.is_done() && framing != Framing::UntilClose).then_some(conn))
 }
 
-/// What woke the actor
-enum Wake {
-    Command(Option<Command>),
-    Net(FromNet),
-    Handler(HandlerMsg),
-    /// The timer fired: whether the core's deadline is due
-    Timeout(bool),
-}
-
 /// Performs requests on tasks of their own
 struct Tasks {
     net: Net,
-    /// Authorization steps in flight (dropped, and so cancelled, when the actor ends)
+    /// Authorization steps in flight (dropped, and so cancelled, when the actor ends and
+    /// drops this)
+    #[cfg(feature = "auth")]
     auth_tasks: Vec<Task<()>>,
     from_net: Sender<FromNet>,
     #[cfg(feature = "auth")]
@@ -275,141 +290,5 @@ impl Requests for Tasks {
     fn finished(&mut self, task: Task<()>) {
         // The task is past its last message: let it hand its connection back.
         task.detach();
-    }
-}
-
-struct Actor {
-    front: ClientFront<Tasks>,
-    peer: Peer,
-    options: ClientOptions,
-    handlers: Handlers,
-}
-
-/// Runs a client connection over Streamable HTTP until it closes
-pub(crate) async fn run(
-    target: Target,
-    session: Session,
-    commands: Receiver<Command>,
-    options: ClientOptions,
-    ready: Ready,
-) {
-    let (from_net, net_rx) = async_channel::unbounded();
-    let (handlers, handler_rx) = Handlers::channel();
-    #[cfg(feature = "auth")]
-    let (transport, user_agent) =
-        client_transport(options.auth.as_ref(), &target.url(), "mcp-sansio-async-std");
-    #[cfg(not(feature = "auth"))]
-    let transport = mcp_sansio::http::ClientTransport::new();
-    let tasks = Tasks {
-        net: Net::new(target),
-        auth_tasks: Vec::new(),
-        from_net,
-        #[cfg(feature = "auth")]
-        user_agent,
-    };
-    let actor = Actor {
-        front: ClientFront::new(session, transport, tasks, driver::now),
-        peer: Peer::new(Some(ready)),
-        options,
-        handlers,
-    };
-    actor.run(commands, net_rx, handler_rx).await;
-}
-
-impl Actor {
-    async fn run(
-        mut self,
-        commands: Receiver<Command>,
-        net_rx: Receiver<FromNet>,
-        handler_rx: driver::HandlerRx,
-    ) {
-        let mut closing = false;
-        let mut timer = driver::Timer::new();
-        loop {
-            self.pump();
-            if self.front.session.is_closed() {
-                break;
-            }
-            let deadline = self.front.poll_timeout();
-            let command = async {
-                if closing {
-                    std::future::pending().await
-                } else {
-                    Wake::Command(commands.recv().await.ok())
-                }
-            };
-            // The actor holds a sender of both: they never close while it runs.
-            let net = async {
-                match net_rx.recv().await {
-                    Ok(msg) => Wake::Net(msg),
-                    Err(_) => std::future::pending().await,
-                }
-            };
-            let handler = async {
-                match handler_rx.recv().await {
-                    Ok((_, msg)) => Wake::Handler(msg),
-                    Err(_) => std::future::pending().await,
-                }
-            };
-            let armed = timer.arm(deadline);
-            let timeout = async {
-                if armed {
-                    Wake::Timeout(timer.wait(deadline).await)
-                } else {
-                    std::future::pending().await
-                }
-            };
-            match command.race(net).race(handler).race(timeout).await {
-                Wake::Command(command) => {
-                    closing = match command {
-                        Some(command) => self.peer.on_command(&mut self.front.session, command),
-                        None => true,
-                    };
-                    if closing {
-                        self.close().await;
-                    }
-                }
-                Wake::Net(msg) => self.front.on_net(msg),
-                Wake::Handler(msg) => self.peer.on_handler(&mut self.front.session, msg),
-                Wake::Timeout(due) => {
-                    if due {
-                        self.front.handle_timeout();
-                    }
-                }
-            }
-        }
-        // Dropping the tasks closes every response still open.
-        self.front.abort_all();
-        self.front.requests.auth_tasks.clear();
-        self.peer.abort_all();
-        driver::close_and_drain(&commands);
-        driver::close_and_drain(&handler_rx);
-    }
-
-    /// Ends the session: DELETE (2025 wire), then close
-    async fn close(&mut self) {
-        if let Some(delete) = self.front.close() {
-            let (tx, _rx) = async_channel::unbounded();
-            let _ = self
-                .front
-                .requests
-                .net
-                .clone()
-                .perform(delete, tx)
-                .or(async {
-                    async_io::Timer::after(DELETE_WAIT).await;
-                })
-                .await;
-        }
-        self.front.closed();
-    }
-
-    /// Moves what the session transmits into HTTP requests and delivers its events until
-    /// both are quiet
-    fn pump(&mut self) {
-        let (peer, options) = (&mut self.peer, &self.options);
-        let handlers = &self.handlers;
-        self.front
-            .pump(|session, event| peer.on_event(session, event, None, options, handlers));
     }
 }

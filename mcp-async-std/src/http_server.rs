@@ -1,6 +1,6 @@
 //! Streamable HTTP serving: a task per connection frames HTTP/1.1 ([`crate::h1`]), one
-//! actor task owns the [`HttpServer`] rules and every session behind them (no lock around
-//! the core)
+//! actor task (the kernel's, `mcp_sansio_shared::http_server`) owns the [`HttpServer`] rules
+//! and every session behind them (no lock around the core)
 //!
 //! Each connection task reads a request (the body up to the core's
 //! [`HttpConfig::max_body_size`]) and hands it to the actor with a channel for the answer.
@@ -12,15 +12,16 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
-use mcp_sansio::ServerConfig;
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, SessionKey};
-use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse};
+use mcp_sansio_shared::chan;
+use mcp_sansio_shared::http::Piece;
+use mcp_sansio_shared::http_server::Actor;
+use mcp_sansio_shared::server::ServerCore;
 use smol::Task;
 
 #[cfg(feature = "auth")]
@@ -28,10 +29,8 @@ pub(crate) use crate::auth::Protection;
 /// Without the `auth` feature no server is protected: there is no `Protection` to give
 #[cfg(not(feature = "auth"))]
 pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
-use crate::driver::{
-    self, ClientOptions, Dispatch, HandlerMsg, HandlerRx, Handlers, Peer, oneshot,
-};
 use crate::h1::{self, Body, Conn, Framing, ReadError};
+use crate::runtime::AsyncStd;
 
 /// How long shutdown waits for open connections to finish
 const GRACE: Duration = Duration::from_secs(5);
@@ -118,31 +117,22 @@ enum Accepted {
     Stop,
 }
 
-/// Starts serving `config`'s sessions with `dispatch` at `addr`
+/// Starts serving `server`'s sessions at `addr`
 pub(crate) async fn serve(
     addr: SocketAddr,
     http_config: HttpConfig,
-    server_config: Arc<ServerConfig>,
-    dispatch: Arc<dyn Dispatch>,
-    tools: Vec<mcp_sansio::schema::Tool>,
+    server: &ServerCore<AsyncStd>,
     protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let limit = http_config.max_body_size;
-    let (to_actor, from_conns) = async_channel::unbounded();
-    let (handlers, handler_rx) = Handlers::channel();
-    let (stop_actor, actor_stop) = oneshot::channel();
-    let app = App {
-        dispatch,
-        handlers,
-        options: ClientOptions::default(),
-    };
-    let clock = (driver::now(), driver::unix_ms());
-    let actor = Actor {
-        front: ServerFront::new(http_config, server_config, &tools, app, clock),
-    };
-    let actor = smol::spawn(actor.run(from_conns, handler_rx, actor_stop));
+    let Actor {
+        to_actor,
+        stop: stop_actor,
+        body_limit: limit,
+        run,
+    } = Actor::new(http_config, server);
+    let actor = smol::spawn(run);
     // `stop` closing (the handle's sender dropped) stops the accept loop and, through
     // `draining`, asks every connection to finish; `alive` closes when the last has.
     let (stop, stopped) = async_channel::bounded::<()>(1);
@@ -190,90 +180,8 @@ pub(crate) async fn serve(
     })
 }
 
-/// The actor's channels: `async-channel`'s
-struct Chans;
-
-impl Channels for Chans {
-    type Body = Vec<u8>;
-    type Reply = Sender<Answer>;
-    type Frames = Sender<Piece>;
-    type FramesRx = Receiver<Piece>;
-
-    fn reply(reply: Self::Reply, answer: Answer) -> bool {
-        reply.try_send(answer).is_ok()
-    }
-
-    fn frames() -> (Self::Frames, Self::FramesRx) {
-        async_channel::unbounded()
-    }
-
-    fn send(frames: &Self::Frames, piece: Piece) {
-        let _ = frames.try_send(piece);
-    }
-}
-
-type ToActor = mcp_sansio_shared::http::ToActor<Chans>;
-type Answer = mcp_sansio_shared::http::Answer<Chans>;
-
-/// What woke the actor
-enum Wake {
-    Conn(Option<ToActor>),
-    Handler(Option<(SessionKey, HandlerMsg)>),
-    /// The timer fired: whether the core's deadline is due
-    Timeout(bool),
-    Stop,
-}
-
-type App = mcp_sansio_shared::http::PeerApp<driver::AsyncStd>;
-
-struct Actor {
-    front: ServerFront<Chans, Peer>,
-}
-
-impl Actor {
-    async fn run(mut self, conns: Receiver<ToActor>, handler_rx: HandlerRx, stop: Receiver<()>) {
-        let mut timer = driver::Timer::new();
-        loop {
-            self.front.pump();
-            let deadline = self.front.poll_timeout();
-            let armed = timer.arm(deadline);
-            let wake = async { Wake::Conn(conns.recv().await.ok()) }
-                .race(async { Wake::Handler(handler_rx.recv().await.ok()) })
-                .race(async {
-                    if armed {
-                        Wake::Timeout(timer.wait(deadline).await)
-                    } else {
-                        std::future::pending().await
-                    }
-                })
-                .race(async {
-                    let _ = stop.recv().await;
-                    Wake::Stop
-                })
-                .await;
-            match wake {
-                Wake::Conn(Some(msg)) => self.front.on_conn(driver::now(), msg),
-                Wake::Conn(None) | Wake::Stop => break,
-                Wake::Handler(Some((key, msg))) => {
-                    if let Some((peer, session)) = self.front.peer(key) {
-                        peer.on_handler(session, msg);
-                    }
-                }
-                Wake::Handler(None) => {}
-                Wake::Timeout(due) => {
-                    if due {
-                        self.front.handle_timeout(driver::now());
-                    }
-                }
-            }
-        }
-        // Shutting down: every open response ends (its channel closes), handlers stop, and
-        // requests still queued get their answer channel closed (503).
-        driver::close_and_drain(&conns);
-        driver::close_and_drain(&handler_rx);
-        self.front.end_all();
-    }
-}
+type ToActor = mcp_sansio_shared::http_server::ToActor<Vec<u8>>;
+type Answer = mcp_sansio_shared::http_server::Answer<Vec<u8>>;
 
 /// A request read off a connection
 enum Received {
@@ -368,7 +276,7 @@ async fn connection(
             let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(408))).await;
             return;
         };
-        let (reply, answer) = oneshot::channel();
+        let (reply, answer) = chan::oneshot();
         let (msg, keep_alive) = match received {
             Received::Request {
                 method,

@@ -415,13 +415,13 @@
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod client;
-mod driver;
 #[cfg(feature = "http")]
 mod h1;
 #[cfg(feature = "http")]
 mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
+mod runtime;
 pub mod server;
 
 #[cfg(feature = "auth")]
@@ -430,12 +430,12 @@ pub use auth::{
     headless_user_agent, jwt_verifier,
 };
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
-#[doc(hidden)]
-pub use driver::AsyncStd;
-pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+#[doc(hidden)]
+pub use runtime::AsyncStd;
+pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use server::{Context, Server, ServerBuilder};
 
 /// The README (for crates.io), whose example (on Streamable HTTP) runs as a doc test too

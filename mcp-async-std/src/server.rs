@@ -8,18 +8,16 @@
 use std::io;
 #[cfg(feature = "http")]
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use futures_lite::{AsyncRead, AsyncWrite};
+use mcp_sansio::ServerConfig;
 #[cfg(feature = "http")]
 use mcp_sansio::http::HttpConfig;
-use mcp_sansio::{ServerConfig, Session};
-use mcp_sansio_shared::server::{AsyncRuntime, ServerCore};
-use smol::Task;
+use mcp_sansio_shared::server::ServerCore;
 
-use crate::driver::{self, AsyncStd, Dispatch};
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
+use crate::runtime::AsyncStd;
 
 /// What a handler can do besides returning its result: report progress, log, ask the client
 /// for input, run as a task
@@ -95,7 +93,8 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 /// (`tools`, `resources`, `prompts`, `completions`), keeping what the
 /// [`ServerConfig`] already declares (such as `listChanged`). Then
 /// [`build`](#method.build) makes the server. Its methods (their full docs follow below, under
-/// *Implementations*; `R` there is this crate's runtime and `Context<R>` is [`Context`]):
+/// *Implementations*; `R` there is this crate's runtime, `S` is [`Server`] and `Context<R>`
+/// is [`Context`]):
 ///
 /// | method | registers | the handler gets, and returns |
 /// |---|---|---|
@@ -171,28 +170,7 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 ///
 /// The crate's docs show the [handlers' `Context`](crate#handlers-and-their-context),
 /// [typed tools](crate#typed-tools) and how to serve the built server.
-pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<AsyncStd>;
-
-/// Handlers run on smol's global executor; dropping a handler's task cancels it. One-shot
-/// replies are `async-channel`s with room for one message.
-impl AsyncRuntime for AsyncStd {
-    type ReplyRx<T: Send + 'static> = async_channel::Receiver<T>;
-    type HandlerRx = driver::HandlerRx;
-    type Server = Server;
-
-    fn handler_channel() -> (Self::HandlerTx, driver::HandlerRx) {
-        async_channel::unbounded()
-    }
-    fn oneshot<T: Send + 'static>() -> (async_channel::Sender<T>, async_channel::Receiver<T>) {
-        async_channel::bounded(1)
-    }
-    async fn recv<T: Send + 'static>(rx: async_channel::Receiver<T>) -> Option<T> {
-        rx.recv().await.ok()
-    }
-    fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> Task<()> {
-        smol::spawn(future)
-    }
-}
+pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<AsyncStd, Server>;
 
 /// A built server; serve as many connections as you like
 #[derive(Clone)]
@@ -226,19 +204,7 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let session = Session::server(Arc::clone(&self.core.config), driver::now());
-        let (_keep, commands) = async_channel::bounded(1);
-        let dispatch: Arc<dyn Dispatch> = self.core.dispatch.clone();
-        driver::run(
-            session,
-            reader,
-            writer,
-            commands,
-            Some(dispatch),
-            driver::ClientOptions::default(),
-            None,
-        )
-        .await;
+        mcp_sansio_shared::driver::serve(&self.core, reader, writer).await;
     }
 
     /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
@@ -265,7 +231,7 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, None).await
+        crate::http_server::serve(addr, config, &self.core, None).await
     }
 
     /// [`serve_http_with`](Self::serve_http_with) as an OAuth-protected resource: the
@@ -281,20 +247,7 @@ impl Server {
         config: HttpConfig,
         protection: crate::auth::Protection,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, Some(protection)).await
-    }
-
-    #[cfg(feature = "http")]
-    async fn serve_http_inner(
-        &self,
-        addr: SocketAddr,
-        config: HttpConfig,
-        protection: Option<crate::http_server::Protection>,
-    ) -> io::Result<HttpServerHandle> {
-        let dispatch: Arc<dyn Dispatch> = self.core.dispatch.clone();
-        let tools = self.core.dispatch.catalog().tools().cloned().collect();
-        let server_config = Arc::clone(&self.core.config);
-        crate::http_server::serve(addr, config, server_config, dispatch, tools, protection).await
+        crate::http_server::serve(addr, config, &self.core, Some(protection)).await
     }
 
     /// Serves one connection over this process's stdin and stdout

@@ -17,7 +17,7 @@ use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
-use mcp_sansio::{InboundNotification, InputId, Session};
+use mcp_sansio::{InboundNotification, InboundRequest, Session};
 use mcp_sansio_shared::peer;
 
 use crate::cancel::CancellationToken;
@@ -41,18 +41,25 @@ pub(crate) type Handlers = peer::Handlers<Blocking>;
 pub(crate) type Peer = peer::Peer<Blocking>;
 /// Who waits for a client's handshake
 pub(crate) type Ready = peer::Ready<Blocking>;
+/// What a connection runs the application with (see [`app`])
+pub(crate) type App = peer::App<Blocking>;
 
 /// What the server side does with inbound requests (the server's dispatcher, as an object)
-pub(crate) trait Dispatch: peer::Dispatch<Blocking> {}
-impl<T: peer::Dispatch<Blocking>> Dispatch for T {}
+pub(crate) trait Dispatch: Send + Sync + 'static {
+    /// Handles one request; returns the handler's run if it started one
+    fn dispatch(
+        &self,
+        session: &mut Session,
+        request: InboundRequest,
+        handlers: &Handlers,
+    ) -> Option<CancellationToken>;
+}
 
-impl peer::Runtime for Blocking {
+impl peer::Plumbing for Blocking {
     type Run = CancellationToken;
     type Reply<T: Send + 'static> = mpsc::Sender<T>;
     type Stream<T: Send + 'static> = mpsc::Sender<T>;
     type HandlerTx = Route;
-    type Options = ClientOptions;
-    type Dispatch = dyn Dispatch;
 
     fn now() -> Instant {
         now()
@@ -75,31 +82,38 @@ impl peer::Runtime for Blocking {
             To::Direct(sink) => sink.upgrade().is_some_and(|sink| sink.handler(msg).is_ok()),
         }
     }
-    fn notification(options: &ClientOptions, notification: InboundNotification) {
-        if let Some(tx) = &options.notifications {
-            let _ = tx.send(notification);
-        }
-    }
-    fn input(
-        options: &ClientOptions,
-        id: InputId,
-        requests: InputRequests,
-        handlers: &Handlers,
-    ) -> Result<(), ErrorObject> {
-        let Some(handler) = &options.input else {
-            return Err(peer::no_input_handler());
-        };
-        // The application may take its time (a user answering): its own thread
-        let handler = Arc::clone(handler);
-        let messages = handlers.clone();
-        thread::Builder::new()
-            .name("mcp-input".into())
-            .spawn(move || {
-                let result = handler(requests);
-                let _ = messages.send(HandlerMsg::Answered { id, result });
-            })
-            .map(|_| ())
-            .map_err(|_| ErrorObject::internal_error("no thread for the input handler"))
+}
+
+/// What a connection runs the application with: `dispatch` serves requests (servers), the
+/// client's `options` take notifications and input requests
+pub(crate) fn app(dispatch: Option<Arc<dyn Dispatch>>, options: &ClientOptions) -> App {
+    let notifications = options.notifications.clone();
+    let input = options.input.clone();
+    peer::App {
+        dispatch: dispatch.map(|d| -> peer::Dispatch<Blocking> {
+            Box::new(move |session, request, handlers| d.dispatch(session, request, handlers))
+        }),
+        notification: Box::new(move |notification| {
+            if let Some(tx) = &notifications {
+                let _ = tx.send(notification);
+            }
+        }),
+        input: Box::new(move |id, requests, handlers| {
+            let Some(handler) = &input else {
+                return Err(peer::no_input_handler());
+            };
+            // The application may take its time (a user answering): its own thread
+            let handler = Arc::clone(handler);
+            let messages = handlers.clone();
+            thread::Builder::new()
+                .name("mcp-input".into())
+                .spawn(move || {
+                    let result = handler(requests);
+                    let _ = messages.send(HandlerMsg::Answered { id, result });
+                })
+                .map(|_| ())
+                .map_err(|_| ErrorObject::internal_error("no thread for the input handler"))
+        }),
     }
 }
 
@@ -314,8 +328,7 @@ struct State {
     /// A thread holds the writer token: it writes outside the lock and comes back for
     /// whatever was queued meanwhile
     writing: bool,
-    dispatch: Option<Arc<dyn Dispatch>>,
-    options: ClientOptions,
+    app: App,
     handlers: Handlers,
     /// The deadline the driver thread sleeps until (`None`: no deadline)
     sleeps_until: Option<Instant>,
@@ -369,7 +382,7 @@ impl State {
     /// An application's command
     fn command(&mut self, command: Command) {
         let close = self.peer.on_command(&mut self.session, command);
-        if close && self.dispatch.is_none() {
+        if close && self.app.dispatch.is_none() {
             self.session.close(now());
         }
     }
@@ -377,13 +390,8 @@ impl State {
     /// Delivers every event of the session
     fn deliver(&mut self) {
         while let Some(event) = self.session.poll_event() {
-            self.peer.on_event(
-                &mut self.session,
-                event,
-                self.dispatch.as_ref(),
-                &self.options,
-                &self.handlers,
-            );
+            self.peer
+                .on_event(&mut self.session, event, &self.app, &self.handlers);
         }
     }
 
@@ -611,8 +619,7 @@ where
                 peer: Peer::new(ready),
                 out: Vec::with_capacity(64 * 1024),
                 writing: false,
-                dispatch,
-                options,
+                app: app(dispatch, &options),
                 handlers: Handlers::new(Route(To::Direct(sink))),
                 sleeps_until: None,
                 reader_waits: false,

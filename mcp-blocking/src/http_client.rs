@@ -103,7 +103,7 @@ impl Requests for Threads {
 struct Actor {
     front: ClientFront<Threads>,
     peer: Peer,
-    options: ClientOptions,
+    app: driver::App,
     handlers: Handlers,
 }
 
@@ -143,7 +143,7 @@ pub(crate) fn run(
     let actor = Actor {
         front: ClientFront::new(session, transport, threads, driver::now),
         peer: Peer::new(Some(ready)),
-        options,
+        app: driver::app(None, &options),
         handlers: Handlers::new(Route::inbox(tx)),
     };
     actor.run(&inbox);
@@ -202,10 +202,10 @@ impl Actor {
     /// Moves what the session transmits into HTTP requests and delivers its events until
     /// both are quiet
     fn pump(&mut self) {
-        let (peer, options) = (&mut self.peer, &self.options);
+        let (peer, app) = (&mut self.peer, &self.app);
         let handlers = &self.handlers;
         self.front
-            .pump(|session, event| peer.on_event(session, event, None, options, handlers));
+            .pump(|session, event| peer.on_event(session, event, app, handlers));
     }
 }
 

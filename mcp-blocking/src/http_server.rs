@@ -120,9 +120,8 @@ pub(crate) fn serve(
     let limit = http_config.max_body_size;
     let (tx, inbox) = crossbeam_channel::unbounded();
     let app = App {
-        dispatch,
+        app: driver::app(Some(dispatch), &ClientOptions::default()),
         handlers: Handlers::new(Route::inbox(tx.clone())),
-        options: ClientOptions::default(),
     };
     let clock = (driver::now(), driver::unix_ms());
     let actor = Actor {

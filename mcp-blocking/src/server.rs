@@ -572,7 +572,7 @@ impl Dispatcher {
     }
 }
 
-impl mcp_sansio_shared::peer::Dispatch<driver::Blocking> for Dispatcher {
+impl Dispatch for Dispatcher {
     fn dispatch(
         &self,
         session: &mut Session,

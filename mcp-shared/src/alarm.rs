@@ -6,9 +6,12 @@
 //! `eventfd` write and another `epoll_wait`) per message. An [`Alarm`] moves the timer only
 //! when the core's deadline comes *earlier* than the armed one; a later deadline (or none)
 //! leaves the timer where it is: it fires early, the binding sees that nothing is due yet,
-//! and arms it again at the deadline of the moment.
+//! and arms it again at the deadline of the moment. A [`Timer`] is that on a
+//! [`Runtime`]'s timer: what each async actor sleeps on.
 
 use std::time::Instant;
+
+use crate::runtime::Runtime;
 
 /// When a binding's one timer must be (re)armed; see the module's docs
 #[derive(Debug, Default, Clone, Copy)]
@@ -38,6 +41,46 @@ impl Alarm {
     pub fn fired(&mut self, deadline: Option<Instant>, now: Instant) -> bool {
         self.armed = None;
         deadline.is_some_and(|deadline| deadline <= now)
+    }
+}
+
+/// An actor's one timer on a runtime, moved only when the core's deadline comes sooner
+pub struct Timer<R: Runtime> {
+    timer: R::Timer,
+    alarm: Alarm,
+}
+
+impl<R: Runtime> std::fmt::Debug for Timer<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timer")
+            .field("alarm", &self.alarm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Runtime> Default for Timer<R> {
+    fn default() -> Self {
+        Self {
+            timer: R::timer(),
+            alarm: Alarm::default(),
+        }
+    }
+}
+
+impl<R: Runtime> Timer<R> {
+    /// Arms the timer for the core's `deadline` if it must move; `true` when it is armed
+    pub fn arm(&mut self, deadline: Option<Instant>) -> bool {
+        if let Some(at) = self.alarm.rearm(deadline) {
+            R::reset(&mut self.timer, at);
+        }
+        self.alarm.is_armed()
+    }
+
+    /// Waits for the armed timer (cancel-safe: dropping the wait keeps the timer); `true`
+    /// when the core's `deadline` is due then
+    pub async fn wait(&mut self, deadline: Option<Instant>) -> bool {
+        (&mut self.timer).await;
+        self.alarm.fired(deadline, R::now())
     }
 }
 

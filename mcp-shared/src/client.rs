@@ -1,5 +1,6 @@
 //! The client handles every binding shares: errors, and the async bindings' typed calls over
-//! the actor's command channel
+//! the actor's command channel, with what a connection does with the server's notifications
+//! and input requests ([`ClientOptions`])
 
 use std::future::Future;
 use std::io;
@@ -15,9 +16,14 @@ use mcp_sansio::{CallError, PeerInfo, Progress, RequestOptions, SendError};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{InputRequests, InputResponses};
+use mcp_sansio::{InboundNotification, Session};
+
 use crate::calls::{self, Exchange, Next};
-use crate::peer::{Command, TaskStatusUpdate};
-use crate::server::AsyncRuntime;
+use crate::chan;
+use crate::peer::{self, App, Command, HandlerMsg, Ready, TaskStatusUpdate};
+use crate::runtime::Runtime;
 
 /// Why a call failed
 #[derive(Debug, thiserror::Error)]
@@ -49,27 +55,143 @@ pub enum ConnectError {
     Handshake(String),
 }
 
-/// A runtime's channel of commands to a connection's actor
-pub trait Commands: AsyncRuntime {
-    /// The sending half (bounded: a sender waits while the actor is behind)
-    type CommandTx: Clone + Send + Sync + 'static;
-    /// Sends a command, waiting for room; `false` once the actor is gone
-    fn send_command(
-        tx: &Self::CommandTx,
-        command: Command<Self>,
-    ) -> impl Future<Output = bool> + Send;
-    /// Sends a command if there is room now; `false` otherwise
-    fn try_send_command(tx: &Self::CommandTx, command: Command<Self>) -> bool;
+/// The sending half of a connection actor's commands (bounded: a sender waits while the
+/// actor is behind)
+pub type Commands<R> = chan::Sender<Command<R>>;
+
+/// How many commands wait for an actor at the most
+const COMMANDS: usize = 256;
+
+/// The client application's answer to the server's input requests
+pub type InputHandler = Arc<
+    dyn Fn(
+            InputRequests,
+        )
+            -> std::pin::Pin<Box<dyn Future<Output = Result<InputResponses, ErrorObject>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// What a client connection does with what the server sends besides responses
+///
+/// The async bindings' `ClientOptions` (this type for their runtime); the channels are the
+/// runtime's unbounded ones.
+#[non_exhaustive]
+pub struct ClientOptions<R: Runtime> {
+    /// Answers the server's input requests (elicitation, sampling, roots) in both eras;
+    /// without it they are refused
+    pub input: Option<InputHandler>,
+    /// Receives the server's notifications (log messages, list changes, resource updates,
+    /// subscription traffic); without it they are dropped
+    pub notifications: Option<R::Sender<InboundNotification>>,
+    /// Child processes only: receives the server's stderr line by line instead of passing
+    /// it through
+    pub stderr: Option<R::Sender<String>>,
+    /// HTTP only: authorize with OAuth when the server challenges (401, or 403
+    /// `insufficient_scope`)
+    #[cfg(feature = "auth")]
+    pub auth: Option<crate::auth::asynchronous::OAuthOptions>,
+}
+
+impl<R: Runtime> Default for ClientOptions<R> {
+    fn default() -> Self {
+        Self {
+            input: None,
+            notifications: None,
+            stderr: None,
+            #[cfg(feature = "auth")]
+            auth: None,
+        }
+    }
+}
+
+impl<R: Runtime> Clone for ClientOptions<R> {
+    fn clone(&self) -> Self {
+        Self {
+            input: self.input.clone(),
+            notifications: self.notifications.clone(),
+            stderr: self.stderr.clone(),
+            #[cfg(feature = "auth")]
+            auth: self.auth.clone(),
+        }
+    }
+}
+
+impl<R: Runtime> std::fmt::Debug for ClientOptions<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut f = f.debug_struct("ClientOptions");
+        f.field("input", &self.input.is_some())
+            .field("notifications", &self.notifications.is_some())
+            .field("stderr", &self.stderr.is_some());
+        #[cfg(feature = "auth")]
+        f.field("auth", &self.auth.is_some());
+        f.finish()
+    }
+}
+
+impl<R: Runtime> ClientOptions<R> {
+    /// With an input handler
+    pub fn input(mut self, handler: InputHandler) -> Self {
+        self.input = Some(handler);
+        self
+    }
+
+    /// Authorizes HTTP connections with OAuth
+    #[cfg(feature = "auth")]
+    pub fn auth(mut self, auth: crate::auth::asynchronous::OAuthOptions) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Captures a child server's stderr, line by line
+    pub fn stderr(mut self, sender: R::Sender<String>) -> Self {
+        self.stderr = Some(sender);
+        self
+    }
+
+    /// With a channel for the server's notifications
+    pub fn notifications(mut self, sender: R::Sender<InboundNotification>) -> Self {
+        self.notifications = Some(sender);
+        self
+    }
+
+    /// What the connection runs the application with: notifications go to
+    /// [`notifications`](Self::notifications), input requests to the
+    /// [`input`](Self::input) handler on a task of its own; no requests are served
+    pub fn app(&self) -> App<R> {
+        let notifications = self.notifications.clone();
+        let input = self.input.clone();
+        App {
+            dispatch: None,
+            notification: Box::new(move |notification| {
+                if let Some(tx) = &notifications {
+                    let _ = R::send(tx, notification);
+                }
+            }),
+            input: Box::new(move |id, requests, handlers| {
+                let Some(handler) = &input else {
+                    return Err(peer::no_input_handler());
+                };
+                let future = handler(requests);
+                let messages = handlers.clone();
+                R::spawn(async move {
+                    let result = future.await;
+                    let _ = messages.send(HandlerMsg::Answered { id, result });
+                });
+                Ok(())
+            }),
+        }
+    }
 }
 
 /// The typed calls of a connected async client; the bindings' `Client` dereferences to it
-pub struct Client<R: Commands> {
-    commands: R::CommandTx,
+pub struct Client<R: Runtime> {
+    commands: Commands<R>,
     peer: Arc<PeerInfo>,
     tokens: Arc<AtomicU64>,
 }
 
-impl<R: Commands> Clone for Client<R> {
+impl<R: Runtime> Clone for Client<R> {
     fn clone(&self) -> Self {
         Self {
             commands: self.commands.clone(),
@@ -79,7 +201,7 @@ impl<R: Commands> Clone for Client<R> {
     }
 }
 
-impl<R: Commands> std::fmt::Debug for Client<R> {
+impl<R: Runtime> std::fmt::Debug for Client<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("peer", &self.peer)
@@ -90,15 +212,15 @@ impl<R: Commands> std::fmt::Debug for Client<R> {
 /// Cancels one request from anywhere (dropping the request's future does the same)
 ///
 /// The async bindings' `CancelHandle`, from their `Client::start`.
-pub struct CancelHandle<R: Commands> {
-    commands: R::CommandTx,
+pub struct CancelHandle<R: Runtime> {
+    commands: Commands<R>,
     token: u64,
     /// Set by [`cancel`](Self::cancel), read by the request's future before and after it
     /// sends the request: a cancel that comes first is not lost
     cancelled: Arc<AtomicBool>,
 }
 
-impl<R: Commands> Clone for CancelHandle<R> {
+impl<R: Runtime> Clone for CancelHandle<R> {
     fn clone(&self) -> Self {
         Self {
             commands: self.commands.clone(),
@@ -108,7 +230,7 @@ impl<R: Commands> Clone for CancelHandle<R> {
     }
 }
 
-impl<R: Commands> std::fmt::Debug for CancelHandle<R> {
+impl<R: Runtime> std::fmt::Debug for CancelHandle<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CancelHandle")
             .field("token", &self.token)
@@ -116,14 +238,16 @@ impl<R: Commands> std::fmt::Debug for CancelHandle<R> {
     }
 }
 
-impl<R: Commands> CancelHandle<R> {
+impl<R: Runtime> CancelHandle<R> {
     /// Cancels the request (`notifications/cancelled`, or `tasks/cancel` for a task-backed
     /// call); its future then ends with [`CallError::Cancelled`] or the connection's close.
     /// A no-op once the request has ended. Before the request was sent (it is sent when its
     /// future first runs), the future ends with [`CallError::Cancelled`] without sending it.
     pub fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
-        let _ = R::try_send_command(&self.commands, Command::Cancel { token: self.token });
+        let _ = self
+            .commands
+            .try_send(Command::Cancel { token: self.token });
     }
 }
 
@@ -131,14 +255,14 @@ impl<R: Commands> CancelHandle<R> {
 ///
 /// The async bindings' `CallWatch`, for their `Client::start`.
 #[non_exhaustive]
-pub struct CallWatch<R: Commands> {
+pub struct CallWatch<R: Runtime> {
     /// Progress reports (ask for them with [`RequestOptions::with_progress`])
-    pub progress: Option<R::Stream<Progress>>,
+    pub progress: Option<R::Sender<Progress>>,
     /// Status changes of the task behind a task-backed call
-    pub task_status: Option<R::Stream<TaskStatusUpdate>>,
+    pub task_status: Option<R::Sender<TaskStatusUpdate>>,
 }
 
-impl<R: Commands> Default for CallWatch<R> {
+impl<R: Runtime> Default for CallWatch<R> {
     fn default() -> Self {
         Self {
             progress: None,
@@ -147,7 +271,7 @@ impl<R: Commands> Default for CallWatch<R> {
     }
 }
 
-impl<R: Commands> std::fmt::Debug for CallWatch<R> {
+impl<R: Runtime> std::fmt::Debug for CallWatch<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallWatch")
             .field("progress", &self.progress.is_some())
@@ -157,31 +281,42 @@ impl<R: Commands> std::fmt::Debug for CallWatch<R> {
 }
 
 /// Cancels a request if its future is dropped before it finishes
-struct CancelOnDrop<'a, R: Commands> {
-    commands: &'a R::CommandTx,
+struct CancelOnDrop<'a, R: Runtime> {
+    commands: &'a Commands<R>,
     token: u64,
     armed: bool,
 }
 
-impl<R: Commands> Drop for CancelOnDrop<'_, R> {
+impl<R: Runtime> Drop for CancelOnDrop<'_, R> {
     fn drop(&mut self) {
         if self.armed {
-            let _ = R::try_send_command(self.commands, Command::Cancel { token: self.token });
+            let _ = self
+                .commands
+                .try_send(Command::Cancel { token: self.token });
         }
     }
 }
 
-impl<R: Commands> Client<R> {
-    /// A handle once the actor reports the handshake or discovery done
+impl<R: Runtime> Client<R> {
+    /// Starts a connection: `actor` runs it on a task of its own with the client session
+    /// (at the runtime's now), the commands' receiving end and who waits for the handshake;
+    /// returns the handle once the actor reports the handshake or discovery done
     ///
     /// # Errors
     /// [`ConnectError::Handshake`] when it failed or the connection closed first.
     #[doc(hidden)]
-    pub async fn when_ready(
-        commands: R::CommandTx,
-        ready: R::ReplyRx<Result<PeerInfo, String>>,
-    ) -> Result<Self, ConnectError> {
-        let peer = match R::recv(ready).await {
+    pub async fn start_actor<F>(
+        config: mcp_sansio::ClientConfig,
+        actor: impl FnOnce(Session, chan::Receiver<Command<R>>, Ready<R>) -> F,
+    ) -> Result<Self, ConnectError>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let session = Session::client(Arc::new(config), R::now());
+        let (commands, rx) = async_channel::bounded(COMMANDS);
+        let (ready, ready_rx) = chan::oneshot();
+        R::spawn(actor(session, rx, ready));
+        let peer = match chan::reply(ready_rx).await {
             Some(Ok(peer)) => peer,
             Some(Err(why)) => return Err(ConnectError::Handshake(why)),
             None => return Err(ConnectError::Handshake("the connection closed".into())),
@@ -207,7 +342,7 @@ impl<R: Commands> Client<R> {
         method: &str,
         params: Option<Box<RawValue>>,
         options: RequestOptions,
-        progress: Option<R::Stream<Progress>>,
+        progress: Option<R::Sender<Progress>>,
     ) -> Result<Box<RawValue>, ClientError> {
         let watch = CallWatch {
             progress,
@@ -242,7 +377,7 @@ impl<R: Commands> Client<R> {
             if cancelled.load(Ordering::SeqCst) {
                 return Err(ClientError::Call(CallError::Cancelled));
             }
-            let (reply, rx) = R::oneshot();
+            let (reply, rx) = chan::oneshot();
             let command = Command::Request {
                 method,
                 params,
@@ -252,7 +387,7 @@ impl<R: Commands> Client<R> {
                 progress: watch.progress,
                 task_status: watch.task_status,
             };
-            if !R::send_command(&commands, command).await {
+            if commands.send(command).await.is_err() {
                 return Err(ClientError::Closed);
             }
             let mut guard = CancelOnDrop::<R> {
@@ -263,9 +398,9 @@ impl<R: Commands> Client<R> {
             // A cancel between the check above and the send went ahead of the request and
             // found nothing to cancel: send it again, now behind the request.
             if cancelled.load(Ordering::SeqCst) {
-                let _ = R::try_send_command(&commands, Command::Cancel { token });
+                let _ = commands.try_send(Command::Cancel { token });
             }
-            let outcome = R::recv(rx).await.ok_or(ClientError::Closed)?;
+            let outcome = chan::reply(rx).await.ok_or(ClientError::Closed)?;
             guard.armed = false;
             Ok(outcome??)
         };
@@ -277,7 +412,7 @@ impl<R: Commands> Client<R> {
     async fn exchange<E: Exchange + Send>(
         &self,
         mut call: E,
-        mut progress: Option<R::Stream<Progress>>,
+        mut progress: Option<R::Sender<Progress>>,
     ) -> Result<E::Output, ClientError> {
         let mut answer = None;
         loop {
@@ -357,7 +492,7 @@ impl<R: Commands> Client<R> {
         name: &str,
         arguments: Map<String, Value>,
         options: RequestOptions,
-        progress: R::Stream<Progress>,
+        progress: R::Sender<Progress>,
     ) -> Result<CallToolResult, ClientError> {
         let call = calls::call_tool(name, arguments, options.with_progress());
         self.exchange(call, Some(progress)).await
@@ -399,21 +534,21 @@ impl<R: Commands> Client<R> {
         method: &str,
         params: Option<Box<RawValue>>,
     ) -> Result<(), ClientError> {
-        let (reply, rx) = R::oneshot();
+        let (reply, rx) = chan::oneshot();
         let command = Command::Notify {
             method: method.to_owned(),
             params,
             reply,
         };
-        if !R::send_command(&self.commands, command).await {
+        if self.commands.send(command).await.is_err() {
             return Err(ClientError::Closed);
         }
-        Ok(R::recv(rx).await.ok_or(ClientError::Closed)??)
+        Ok(chan::reply(rx).await.ok_or(ClientError::Closed)??)
     }
 
     /// Asks the actor to close the connection
     #[doc(hidden)]
     pub async fn close(&self) {
-        let _ = R::send_command(&self.commands, Command::Close).await;
+        let _ = self.commands.send(Command::Close).await;
     }
 }

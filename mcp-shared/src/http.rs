@@ -3,8 +3,9 @@
 //! conversions between the core's requests and responses and the `http` crate's types
 //!
 //! A binding keeps what is its runtime's: sockets, tasks or threads, channels, and the
-//! select loop that waits for the next input. Everything it does with an input once it has
-//! one lives here, once.
+//! loop that waits for the next input (the async bindings' loops are the kernel's:
+//! [`http_client`](crate::http_client), [`http_server`](crate::http_server)). Everything it
+//! does with an input once it has one lives here, once.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -579,16 +580,15 @@ pub fn response<B>(
 
 /// What every session's [`Peer`](crate::peer::Peer) of an HTTP server runs the application
 /// with
-pub struct PeerApp<R: crate::peer::Runtime> {
-    /// The server's request dispatcher
-    pub dispatch: Arc<R::Dispatch>,
+pub struct PeerApp<R: crate::peer::Plumbing> {
+    /// The server's dispatcher (notifications of the client are dropped, input requests
+    /// refused)
+    pub app: crate::peer::App<R>,
     /// The actor's handler channel (each session's peer tags it with its key)
     pub handlers: crate::peer::Handlers<R>,
-    /// What the peer does with the client's notifications and input requests
-    pub options: R::Options,
 }
 
-impl<R: crate::peer::Runtime> SessionPeer for crate::peer::Peer<R> {
+impl<R: crate::peer::Plumbing> SessionPeer for crate::peer::Peer<R> {
     type App = PeerApp<R>;
 
     fn fresh() -> Self {
@@ -597,14 +597,7 @@ impl<R: crate::peer::Runtime> SessionPeer for crate::peer::Peer<R> {
 
     fn on_event(&mut self, app: &PeerApp<R>, session: &mut Session, key: SessionKey, event: Event) {
         let handlers = app.handlers.for_session(key);
-        Self::on_event(
-            self,
-            session,
-            event,
-            Some(&app.dispatch),
-            &app.options,
-            &handlers,
-        );
+        Self::on_event(self, session, event, &app.app, &handlers);
     }
 
     fn abort_all(&mut self) {

@@ -11,23 +11,28 @@
 //!
 //! # What is here
 //!
-//! Nothing in this crate is protocol logic (every protocol decision is `mcp-sansio`'s), and
-//! nothing is tied to a runtime: what a binding does with an input once it has one lives here,
-//! once, generic over the binding's runtime (a [`peer::Runtime`], and a
-//! [`server::AsyncRuntime`] for the async bindings: its channels, how it spawns and stops a
-//! handler run, its clock). Each binding keeps its sockets, tasks or threads, and the loop that
-//! waits for the next input.
+//! Nothing in this crate is protocol logic (every protocol decision is `mcp-sansio`'s). It is
+//! the binding kernel: what a binding does with an input once it has one lives here, once.
+//! The async bindings are facades over it: each implements the small [`Runtime`] trait
+//! (spawn, stop a handler run, one timer, its channel type, now) and keeps only its IO
+//! (sockets, its HTTP stack, child processes, stdio), type aliases and docs. The blocking
+//! binding shares the per-connection state through [`peer::Plumbing`] and keeps its threads.
 //!
+//! - [`runtime`]: the [`Runtime`] trait, all the kernel asks of an async runtime;
 //! - [`peer`]: the per-connection state every binding's actor runs: the application's calls
-//!   in flight, the server's handler runs, and the messages between them and the actor;
+//!   in flight, the server's handler runs, the messages between them and the actor, and what
+//!   the application does with what the peer sends (an [`App`](peer::App) of closures);
+//! - [`driver`]: the async bindings' actor that owns one session over a byte stream;
 //! - [`server`]: the catalog-and-handlers [`Registry`](server::Registry) every binding's
 //!   `ServerBuilder` fills, and the async bindings' builder, handler `Context` and dispatcher;
-//! - [`client`] and [`calls`]: the errors every client shares, the async bindings' typed calls,
-//!   and those calls as sans-IO exchanges;
+//! - [`client`] and [`calls`]: the errors every client shares, the async bindings' typed calls
+//!   and `ClientOptions`, and those calls as sans-IO exchanges;
+//! - [`chan`]: the kernel's own runtime-neutral channels;
 //! - [`alarm`]: one timer per connection, moved only when the core's deadline comes earlier;
 //! - `stdio` (Unix): this process's stdin and stdout as pipes an event loop can drive;
-//! - `http` (feature `http`): the Streamable HTTP front ends' actor state around the core's
+//! - `http` (feature `http`): the Streamable HTTP front ends' state around the core's
 //!   `HttpServer` and `ClientTransport`, and conversions to the `http` crate's types;
+//!   `http_client` and `http_server`: the async bindings' HTTP actors over that state;
 //! - `auth` (feature `auth`): the OAuth client's options, the `private_key_jwt` signer, DPoP
 //!   keys, the headless user agent's redirect following, JWT verification, and the protected
 //!   server's gate.
@@ -62,13 +67,22 @@ pub mod alarm;
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod calls;
+pub mod chan;
 pub mod client;
+pub mod driver;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
+pub mod http_client;
+#[cfg(feature = "http")]
+pub mod http_server;
 pub mod peer;
+pub mod runtime;
 pub mod server;
 #[cfg(unix)]
 pub mod stdio;
+
+pub use runtime::Runtime;
 
 /// The README (for crates.io), whose examples run as doc tests too
 #[cfg(doctest)]

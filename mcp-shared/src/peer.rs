@@ -1,13 +1,13 @@
 //! The per-`Session` glue every binding's actor runs: the application's calls in flight, the
 //! server's handler runs, and the messages between them and the actor
 //!
-//! Generic over a [`Runtime`]: what really differs between tokio, async-std and plain threads
-//! is how a reply or a report is sent, how a handler run is stopped, and how a client's input
-//! handler is started. Every decision stays in `mcp-sansio`; this only maps commands, events and
-//! handler messages onto `Session` calls and reply channels.
+//! Generic over the binding's [`Plumbing`]: how a reply or a report is sent, how a handler
+//! run is stopped, the clock. What the application does with what the peer sends (start a
+//! handler, take a notification, answer an input request) comes as plain closures, an
+//! [`App`]. Every decision stays in `mcp-sansio`; this only maps commands, events and handler
+//! messages onto `Session` calls and reply channels.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_sansio::http::SessionKey;
@@ -21,12 +21,18 @@ use mcp_sansio::{
 };
 use serde_json::value::RawValue;
 
+use crate::chan;
+use crate::runtime::Runtime;
+
 /// What an outbound request's caller waits for
 pub type Outcome = Result<Box<RawValue>, CallError>;
 
-/// What a binding's runtime brings to the shared glue: its reply and report channels, how a
-/// handler run stops, its clock, and how a client's input handler starts
-pub trait Runtime: Sized + Send + Sync + 'static {
+/// How a binding's tasks or threads reach each other, as a [`Peer`] needs it: its reply and
+/// report channels, how a handler run stops, its clock
+///
+/// Every async [`Runtime`] has it (its runs, the kernel's channels, the application's
+/// channels); the blocking binding implements it for its threads.
+pub trait Plumbing: Sized + Send + Sync + 'static {
     /// A running server handler; [`stop`](Self::stop) ends it
     type Run: Send + 'static;
     /// The sending half of a one-reply channel
@@ -35,10 +41,6 @@ pub trait Runtime: Sized + Send + Sync + 'static {
     type Stream<T: Send + 'static>: Send + 'static;
     /// The sending half of the actor's channel for handler messages
     type HandlerTx: Clone + Send + Sync + 'static;
-    /// What a client connection does with the server's notifications and input requests
-    type Options;
-    /// The server side's request dispatcher, as the actor holds it
-    type Dispatch: ?Sized + Dispatch<Self>;
 
     /// The core's clock
     fn now() -> Instant;
@@ -50,34 +52,77 @@ pub trait Runtime: Sized + Send + Sync + 'static {
     fn stop(run: Self::Run);
     /// Sends a handler message to the actor; `false` once it is gone
     fn send_handler(tx: &Self::HandlerTx, key: SessionKey, msg: HandlerMsg<Self>) -> bool;
-    /// Hands a notification of the server to the application (or drops it)
-    fn notification(options: &Self::Options, notification: InboundNotification);
-    /// Starts the application's input handler, whose answer comes back as
-    /// [`HandlerMsg::Answered`] through `handlers`
-    ///
-    /// # Errors
-    /// The error to refuse the input with at once (no input handler, say).
-    fn input(
-        options: &Self::Options,
-        id: InputId,
-        requests: InputRequests,
-        handlers: &Handlers<Self>,
-    ) -> Result<(), ErrorObject>;
 }
 
-/// What the server side does with inbound requests: start a handler, or answer at once
-pub trait Dispatch<R: Runtime>: Send + Sync + 'static {
-    /// Handles one request; returns the handler's run if it started one
-    fn dispatch(
-        &self,
-        session: &mut Session,
-        request: InboundRequest,
-        handlers: &Handlers<R>,
-    ) -> Option<R::Run>;
+/// An async runtime's plumbing: its handler runs, the kernel's channels for replies and
+/// handler messages, its own channels for the application's reports
+impl<R: Runtime> Plumbing for R {
+    type Run = R::Run;
+    type Reply<T: Send + 'static> = chan::Sender<T>;
+    type Stream<T: Send + 'static> = R::Sender<T>;
+    type HandlerTx = chan::Sender<(SessionKey, HandlerMsg<R>)>;
+
+    fn now() -> Instant {
+        R::now()
+    }
+    fn reply<T: Send + 'static>(tx: chan::Sender<T>, value: T) {
+        let _ = tx.try_send(value);
+    }
+    fn report<T: Send + 'static>(tx: &R::Sender<T>, value: T) {
+        let _ = R::send(tx, value);
+    }
+    fn stop(run: R::Run) {
+        R::stop(run);
+    }
+    fn send_handler(tx: &Self::HandlerTx, key: SessionKey, msg: HandlerMsg<R>) -> bool {
+        tx.try_send((key, msg)).is_ok()
+    }
+}
+
+/// Starts a handler run for an inbound request, or answers it at once (then `None`)
+pub type Dispatch<R> = Box<
+    dyn Fn(&mut Session, InboundRequest, &Handlers<R>) -> Option<<R as Plumbing>::Run>
+        + Send
+        + Sync,
+>;
+
+/// What a connection's application does with what its peer sends besides responses:
+/// plain closures, made once per connection
+pub struct App<R: Plumbing> {
+    /// A server's dispatcher; without one, requests are refused (method not found)
+    pub dispatch: Option<Dispatch<R>>,
+    /// Takes a notification of the peer (or drops it)
+    pub notification: Box<dyn Fn(InboundNotification) + Send + Sync>,
+    /// Starts the application's input handler, whose answer comes back as
+    /// [`HandlerMsg::Answered`] through the handlers' channel; `Err` refuses the input at
+    /// once (no input handler, say)
+    #[allow(clippy::type_complexity)]
+    pub input:
+        Box<dyn Fn(InputId, InputRequests, &Handlers<R>) -> Result<(), ErrorObject> + Send + Sync>,
+}
+
+impl<R: Plumbing> std::fmt::Debug for App<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("dispatch", &self.dispatch.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Plumbing> App<R> {
+    /// A server's: `dispatch` starts its handlers; notifications are dropped and input
+    /// requests refused
+    pub fn server(dispatch: Dispatch<R>) -> Self {
+        Self {
+            dispatch: Some(dispatch),
+            notification: Box::new(drop),
+            input: Box::new(|_, _, _| Err(no_input_handler())),
+        }
+    }
 }
 
 /// Commands from the application's handles to the actor
-pub enum Command<R: Runtime> {
+pub enum Command<R: Plumbing> {
     /// Send a request
     Request {
         /// The method
@@ -114,7 +159,7 @@ pub enum Command<R: Runtime> {
 }
 
 /// Messages from server handlers (and client input handlers) to the actor
-pub enum HandlerMsg<R: Runtime> {
+pub enum HandlerMsg<R: Plumbing> {
     /// A handler finished
     Done {
         /// Its request's responder
@@ -166,7 +211,7 @@ pub enum HandlerMsg<R: Runtime> {
 }
 
 /// Who waits for a client's handshake
-pub type Ready<R> = <R as Runtime>::Reply<Result<PeerInfo, String>>;
+pub type Ready<R> = <R as Plumbing>::Reply<Result<PeerInfo, String>>;
 
 /// A change of the task behind a task-backed call
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,12 +225,12 @@ pub struct TaskStatusUpdate {
 
 /// Where handlers send their messages: one channel for the actor, each message tagged with
 /// the session it is for (stdio connections have one session, [`SessionKey::STATELESS`])
-pub struct Handlers<R: Runtime> {
+pub struct Handlers<R: Plumbing> {
     tx: R::HandlerTx,
     key: SessionKey,
 }
 
-impl<R: Runtime> Clone for Handlers<R> {
+impl<R: Plumbing> Clone for Handlers<R> {
     fn clone(&self) -> Self {
         Self {
             tx: self.tx.clone(),
@@ -194,7 +239,7 @@ impl<R: Runtime> Clone for Handlers<R> {
     }
 }
 
-impl<R: Runtime> std::fmt::Debug for Handlers<R> {
+impl<R: Plumbing> std::fmt::Debug for Handlers<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Handlers")
             .field("key", &self.key)
@@ -202,7 +247,7 @@ impl<R: Runtime> std::fmt::Debug for Handlers<R> {
     }
 }
 
-impl<R: Runtime> Handlers<R> {
+impl<R: Plumbing> Handlers<R> {
     /// Senders into `tx` tagged with [`SessionKey::STATELESS`]
     pub fn new(tx: R::HandlerTx) -> Self {
         Self {
@@ -234,19 +279,30 @@ impl<R: Runtime> Handlers<R> {
     }
 }
 
-struct Pending<R: Runtime> {
+/// An async actor's end of its [`Handlers`] channel
+pub type HandlerRx<R> = chan::Receiver<(SessionKey, HandlerMsg<R>)>;
+
+impl<R: Runtime> Handlers<R> {
+    /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
+    pub fn channel() -> (Self, HandlerRx<R>) {
+        let (tx, rx) = async_channel::unbounded();
+        (Self::new(tx), rx)
+    }
+}
+
+struct Pending<R: Plumbing> {
     reply: R::Reply<Result<Outcome, SendError>>,
     progress: Option<R::Stream<Progress>>,
     task_status: Option<R::Stream<TaskStatusUpdate>>,
 }
 
 /// What a handler waiting in `ask` gets its answers through
-type AskWaiter<R> = <R as Runtime>::Reply<AskReply>;
+type AskWaiter<R> = <R as Plumbing>::Reply<AskReply>;
 
 /// The per-`Session` state of an actor: the application's calls in flight, the handlers
 /// running, and what they wait for. Every transport's actor drives its sessions through
 /// this, so stdio and HTTP handle events alike.
-pub struct Peer<R: Runtime> {
+pub struct Peer<R: Plumbing> {
     pending: HashMap<OutboundId, Pending<R>>,
     tokens: HashMap<u64, OutboundId>,
     /// The server's handler runs: the core takes every decision around them, this only
@@ -255,7 +311,7 @@ pub struct Peer<R: Runtime> {
     ready: Option<Ready<R>>,
 }
 
-impl<R: Runtime> Peer<R> {
+impl<R: Plumbing> Peer<R> {
     /// A peer; `ready` hears of the handshake (clients)
     pub fn new(ready: Option<Ready<R>>) -> Self {
         Self {
@@ -281,8 +337,7 @@ impl<R: Runtime> Peer<R> {
         &mut self,
         session: &mut Session,
         event: Event,
-        dispatch: Option<&Arc<R::Dispatch>>,
-        options: &R::Options,
+        app: &App<R>,
         handlers: &Handlers<R>,
     ) {
         match event {
@@ -311,11 +366,11 @@ impl<R: Runtime> Peer<R> {
                     R::report(tx, TaskStatusUpdate { status, message });
                 }
             }
-            Event::Request(request) => match dispatch {
-                Some(d) => {
+            Event::Request(request) => match &app.dispatch {
+                Some(dispatch) => {
                     if let Some(request) = self.runs.handle_request(session, request) {
                         let id = request.responder.id();
-                        if let Some(run) = d.dispatch(session, request, handlers) {
+                        if let Some(run) = dispatch(session, request, handlers) {
                             self.runs.started(id, run);
                         }
                     }
@@ -325,9 +380,9 @@ impl<R: Runtime> Peer<R> {
                     session.respond_error(request.responder, &error);
                 }
             },
-            Event::Notification(n) => R::notification(options, n),
+            Event::Notification(n) => (app.notification)(n),
             Event::InputRequired { id, requests } => {
-                if let Err(error) = R::input(options, id, requests, handlers) {
+                if let Err(error) = (app.input)(id, requests, handlers) {
                     let _ = session.refuse_input(R::now(), id, &error);
                 }
             }

@@ -2,10 +2,11 @@
 //! handlers' [`Context`], the builder, and the dispatcher that starts handler runs
 //!
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
-//! from `mcp-sansio`; this only runs the handlers, on the binding's [`AsyncRuntime`].
+//! from `mcp-sansio`; this only runs the handlers, on the binding's [`Runtime`].
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -23,37 +24,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::peer::{Dispatch, HandlerMsg, Handlers, Runtime};
-
-/// A runtime that runs handlers as futures: it spawns them, and its replies can be awaited
-pub trait AsyncRuntime: Runtime {
-    /// The receiving half of a one-reply channel
-    type ReplyRx<T: Send + 'static>: Send + 'static;
-    /// The actor's end of its channel for handler messages
-    type HandlerRx: Send + 'static;
-    /// The binding's server type, made from the built core
-    type Server: From<ServerCore<Self>>;
-
-    /// A channel for handler messages
-    fn handler_channel() -> (Self::HandlerTx, Self::HandlerRx);
-
-    /// A channel for one reply
-    fn oneshot<T: Send + 'static>() -> (Self::Reply<T>, Self::ReplyRx<T>);
-    /// Waits for the reply; `None` when the sender went away
-    fn recv<T: Send + 'static>(rx: Self::ReplyRx<T>) -> impl Future<Output = Option<T>> + Send;
-    /// Runs a handler in a task of its own; stopping the run cancels it
-    fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> Self::Run;
-}
-
-impl<R: AsyncRuntime> Handlers<R> {
-    /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
-    ///
-    /// [`SessionKey::STATELESS`]: mcp_sansio::http::SessionKey::STATELESS
-    pub fn channel() -> (Self, R::HandlerRx) {
-        let (tx, rx) = R::handler_channel();
-        (Self::new(tx), rx)
-    }
-}
+use crate::chan;
+use crate::peer::{App, HandlerMsg, Handlers};
+use crate::runtime::Runtime;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn<R> = Arc<
@@ -155,9 +128,7 @@ impl<R: Runtime> Context<R> {
             });
         }
     }
-}
 
-impl<R: AsyncRuntime> Context<R> {
     /// Asks the client for input (elicitation, sampling, roots), whatever the era
     ///
     /// Legacy sessions send live requests and this waits for every answer. On a modern
@@ -168,14 +139,14 @@ impl<R: AsyncRuntime> Context<R> {
     /// # Errors
     /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
     pub async fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
-        let (reply, rx) = R::oneshot();
+        let (reply, rx) = chan::oneshot();
         let msg = HandlerMsg::Ask {
             id: self.id,
             requests,
             reply,
         };
         self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
-        R::recv(rx).await.ok_or(AskFailure::Closed)?
+        chan::reply(rx).await.ok_or(AskFailure::Closed)?
     }
 
     /// Answers the request with a task handle now and keeps working: the handler's result
@@ -186,7 +157,7 @@ impl<R: AsyncRuntime> Context<R> {
     /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
     /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
     pub async fn run_as_task(&self, options: TaskOptions) -> Result<TaskId, TaskError> {
-        let (reply, rx) = R::oneshot();
+        let (reply, rx) = chan::oneshot();
         self.messages
             .send(HandlerMsg::StartTask {
                 id: self.id,
@@ -194,24 +165,27 @@ impl<R: AsyncRuntime> Context<R> {
                 reply,
             })
             .map_err(|_| TaskError::NotInFlight)?;
-        R::recv(rx).await.ok_or(TaskError::NotInFlight)?
+        chan::reply(rx).await.ok_or(TaskError::NotInFlight)?
     }
 }
 
 /// Builds a server: its tools, resources, resource templates, prompts and completion
 /// handler, each with an async handler
 ///
-/// The async bindings' builder: they name it `ServerBuilder` (this type for their runtime:
-/// `mcp_sansio_tokio::ServerBuilder`, `mcp_sansio_async_std::ServerBuilder`), start it with
-/// their `Server::builder`, and document it with examples on their pages.
-pub struct ServerBuilder<R: AsyncRuntime> {
+/// The async bindings' builder: they name it `ServerBuilder` (this type for their runtime
+/// and their `Server`: `mcp_sansio_tokio::ServerBuilder`,
+/// `mcp_sansio_async_std::ServerBuilder`), start it with their `Server::builder`, and
+/// document it with examples on their pages. [`build`](Self::build) makes an `S` (the
+/// binding's `Server`) from the built [`ServerCore`].
+pub struct ServerBuilder<R: Runtime, S> {
     registry: AsyncRegistry<R>,
+    server: PhantomData<fn() -> S>,
 }
 
 type AsyncRegistry<R> = Registry<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>;
 type AsyncTable<R> = Table<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>;
 
-impl<R: AsyncRuntime> std::fmt::Debug for ServerBuilder<R> {
+impl<R: Runtime, S> std::fmt::Debug for ServerBuilder<R, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
             .field("config", self.registry.config())
@@ -219,12 +193,13 @@ impl<R: AsyncRuntime> std::fmt::Debug for ServerBuilder<R> {
     }
 }
 
-impl<R: AsyncRuntime> ServerBuilder<R> {
+impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     /// Starts building a server (the bindings' `Server::builder`)
     #[doc(hidden)]
     pub fn new(config: ServerConfig) -> Self {
         Self {
             registry: Registry::new(config),
+            server: PhantomData,
         }
     }
 
@@ -353,9 +328,9 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
     }
 
     /// The server, ready to serve connections
-    pub fn build(self) -> R::Server {
+    pub fn build(self) -> S {
         let (config, table) = self.registry.build();
-        R::Server::from(ServerCore {
+        S::from(ServerCore {
             config: Arc::new(config),
             dispatch: Arc::new(Dispatcher { table }),
         })
@@ -364,14 +339,14 @@ impl<R: AsyncRuntime> ServerBuilder<R> {
 
 /// What a built server holds: its configuration and its dispatcher
 #[doc(hidden)]
-pub struct ServerCore<R: AsyncRuntime> {
+pub struct ServerCore<R: Runtime> {
     /// The sessions' configuration
     pub config: Arc<ServerConfig>,
     /// The catalog and the handlers
     pub dispatch: Arc<Dispatcher<R>>,
 }
 
-impl<R: AsyncRuntime> Clone for ServerCore<R> {
+impl<R: Runtime> Clone for ServerCore<R> {
     fn clone(&self) -> Self {
         Self {
             config: Arc::clone(&self.config),
@@ -382,7 +357,7 @@ impl<R: AsyncRuntime> Clone for ServerCore<R> {
 
 /// The catalog and the handlers of a built server
 #[doc(hidden)]
-pub struct Dispatcher<R: AsyncRuntime> {
+pub struct Dispatcher<R: Runtime> {
     table: AsyncTable<R>,
 }
 
@@ -631,7 +606,18 @@ pub fn unregistered<T>(session: &mut Session, request: InboundRequest) -> Option
     None
 }
 
-impl<R: AsyncRuntime> Dispatcher<R> {
+impl<R: Runtime> ServerCore<R> {
+    /// What a connection (or an HTTP server's sessions) runs the application with: this
+    /// server's dispatcher
+    pub fn app(&self) -> App<R> {
+        let dispatcher = Arc::clone(&self.dispatch);
+        App::server(Box::new(move |session, request, handlers| {
+            dispatcher.dispatch(session, request, handlers)
+        }))
+    }
+}
+
+impl<R: Runtime> Dispatcher<R> {
     /// The server's catalog
     pub fn catalog(&self) -> &Catalog {
         self.table.catalog()
@@ -656,10 +642,10 @@ impl<R: AsyncRuntime> Dispatcher<R> {
             let _ = messages.send(HandlerMsg::Done { responder, result });
         })
     }
-}
 
-impl<R: AsyncRuntime> Dispatch<R> for Dispatcher<R> {
-    fn dispatch(
+    /// Starts the handler the catalog routes `request` to, on a task of its own; `None` when
+    /// the request has been answered already
+    pub fn dispatch(
         &self,
         session: &mut Session,
         request: InboundRequest,

@@ -4,15 +4,13 @@ use std::ops::Deref;
 use std::process::Stdio;
 use std::sync::Arc;
 
-use mcp_sansio::{ClientConfig, PeerInfo, Session};
-use mcp_sansio_shared::client::Commands;
+use mcp_sansio::ClientConfig;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command as ProcessCommand};
-use tokio::sync::{mpsc, oneshot};
 
 pub use mcp_sansio_shared::client::{ClientError, ConnectError};
 
-use crate::driver::{self, ClientOptions, Command, Tokio};
+use crate::runtime::{ClientOptions, Compat, Tokio};
 
 /// A connected MCP client; cheap to clone, every clone talks to the same connection
 ///
@@ -36,14 +34,12 @@ impl Deref for Client {
     }
 }
 
-impl Commands for Tokio {
-    type CommandTx = mpsc::Sender<Command>;
-
-    async fn send_command(tx: &mpsc::Sender<Command>, command: Command) -> bool {
-        tx.send(command).await.is_ok()
-    }
-    fn try_send_command(tx: &mpsc::Sender<Command>, command: Command) -> bool {
-        tx.try_send(command).is_ok()
+impl From<mcp_sansio_shared::client::Client<Tokio>> for Client {
+    fn from(inner: mcp_sansio_shared::client::Client<Tokio>) -> Self {
+        Self {
+            inner,
+            _child: None,
+        }
     }
 }
 
@@ -111,19 +107,9 @@ impl Client {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let session = Session::client(Arc::new(config), driver::now());
-        let (tx, rx) = mpsc::channel(256);
-        let (ready_tx, ready_rx) = oneshot::channel();
-        tokio::spawn(driver::run(
-            session,
-            reader,
-            writer,
-            rx,
-            None,
-            options,
-            Some(ready_tx),
-        ));
-        Self::when_ready(tx, ready_rx).await
+        let (reader, writer) = (Compat(reader), Compat(writer));
+        let inner = mcp_sansio_shared::driver::connect(reader, writer, config, &options).await?;
+        Ok(inner.into())
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
@@ -138,19 +124,8 @@ impl Client {
         config: ClientConfig,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
-        let uri: hyper::Uri = url
-            .parse()
-            .map_err(|e| ConnectError::Url(format!("{url}: {e}")))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
-            return Err(ConnectError::Url(format!(
-                "{url}: only http:// URLs are supported"
-            )));
-        }
-        let session = Session::client(Arc::new(config), driver::now());
-        let (tx, rx) = mpsc::channel(256);
-        let (ready_tx, ready_rx) = oneshot::channel();
-        tokio::spawn(crate::http_client::run(uri, session, rx, options, ready_tx));
-        Self::when_ready(tx, ready_rx).await
+        let inner = crate::http_client::connect(url, config, &options).await?;
+        Ok(inner.into())
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -206,18 +181,6 @@ impl Client {
         let mut client = Self::connect_with(stdout, stdin, config, options).await?;
         client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
         Ok(client)
-    }
-
-    /// A handle once the actor reports the handshake or discovery done
-    async fn when_ready(
-        commands: mpsc::Sender<Command>,
-        ready: oneshot::Receiver<Result<PeerInfo, String>>,
-    ) -> Result<Self, ConnectError> {
-        let inner = mcp_sansio_shared::client::Client::when_ready(commands, ready).await?;
-        Ok(Self {
-            inner,
-            _child: None,
-        })
     }
 
     /// Closes the connection (the child process, if any, is killed when the last handle

@@ -1,12 +1,10 @@
-//! The client over Streamable HTTP: one actor owns the client `Session` and its
-//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (in a [`ClientFront`]); hyper tasks
-//! carry each request the transport plans
+//! The client over Streamable HTTP: the kernel's actor owns the client `Session` and its
+//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (`mcp_sansio_shared::http_client`);
+//! hyper tasks carry each request the transport plans
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
 //! status or a broken stream means, resumption, the GET stream, DELETE on close) is the
 //! transport's; this file performs HTTP and reports what came back.
-
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -15,27 +13,60 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as Hyper;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use mcp_sansio::Session;
+use mcp_sansio::ClientConfig;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
 #[cfg(feature = "auth")]
 use mcp_sansio_shared::http::client_transport;
-use mcp_sansio_shared::http::{ClientFront, Requests, header_list};
-use tokio::sync::mpsc;
+use mcp_sansio_shared::http::{Requests, header_list};
+use mcp_sansio_shared::http_client::net_channel;
 use tokio::task::AbortHandle;
 
-use crate::driver::{self, ClientOptions, Command, Handlers, Peer, Ready};
+use crate::client::ConnectError;
+use crate::runtime::{ClientOptions, Tokio};
 
 type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
 
 /// From the request tasks to the actor
 type FromNet = mcp_sansio_shared::http::FromNet<Bytes>;
+/// Where the request tasks report
+type NetTx = mcp_sansio_shared::chan::Sender<FromNet>;
+
+/// Connects to `url` (`http://` only) and waits for the handshake or discovery
+pub(crate) async fn connect(
+    url: &str,
+    config: ClientConfig,
+    options: &ClientOptions,
+) -> Result<mcp_sansio_shared::client::Client<Tokio>, ConnectError> {
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| ConnectError::Url(format!("{url}: {e}")))?;
+    if uri.scheme_str() != Some("http") || uri.host().is_none() {
+        return Err(ConnectError::Url(format!(
+            "{url}: only http:// URLs are supported"
+        )));
+    }
+    let (from_net, net_rx) = net_channel();
+    #[cfg(feature = "auth")]
+    let (transport, user_agent) =
+        client_transport(options.auth.as_ref(), &uri.to_string(), "mcp-sansio-tokio");
+    #[cfg(not(feature = "auth"))]
+    let transport = mcp_sansio::http::ClientTransport::new();
+    let tasks = Tasks {
+        net: Hyper::builder(TokioExecutor::new()).build_http(),
+        uri,
+        from_net,
+        #[cfg(feature = "auth")]
+        user_agent,
+    };
+    mcp_sansio_shared::http_client::connect(config, transport, tasks, net_rx, options).await
+}
 
 /// Performs requests on hyper tasks
 struct Tasks {
     net: Net,
     uri: hyper::Uri,
-    from_net: mpsc::UnboundedSender<FromNet>,
+    from_net: NetTx,
     #[cfg(feature = "auth")]
     user_agent: Option<crate::auth::UserAgent>,
 }
@@ -64,7 +95,7 @@ impl Requests for Tasks {
             match response {
                 Ok(response) => forward(stream, response, &tx).await,
                 Err(error) => {
-                    let _ = tx.send(FromNet::Failed { stream, error });
+                    let _ = tx.try_send(FromNet::Failed { stream, error });
                 }
             }
         })
@@ -84,7 +115,7 @@ impl Requests for Tasks {
                 let net = self.net.clone();
                 tokio::spawn(async move {
                     let response = crate::auth::perform(&net, request).await;
-                    let _ = tx.send(FromNet::Auth(response));
+                    let _ = tx.try_send(FromNet::Auth(response));
                 });
             }
             AuthAction::Authorize { url } => {
@@ -94,7 +125,7 @@ impl Requests for Tasks {
                         Some(agent) => agent(url).await,
                         None => Err("no user agent".into()),
                     };
-                    let _ = tx.send(FromNet::Redirect(result));
+                    let _ = tx.try_send(FromNet::Redirect(result));
                 });
             }
             _ => {}
@@ -107,116 +138,12 @@ impl Requests for Tasks {
     }
 }
 
-struct Actor {
-    front: ClientFront<Tasks>,
-    peer: Peer,
-    options: ClientOptions,
-    handlers: Handlers,
-}
-
-/// Runs a client connection over Streamable HTTP until it closes
-pub(crate) async fn run(
-    uri: hyper::Uri,
-    session: Session,
-    commands: mpsc::Receiver<Command>,
-    options: ClientOptions,
-    ready: Ready,
-) {
-    let (from_net, net_rx) = mpsc::unbounded_channel();
-    let (handlers, handler_rx) = Handlers::channel();
-    #[cfg(feature = "auth")]
-    let (transport, user_agent) =
-        client_transport(options.auth.as_ref(), &uri.to_string(), "mcp-sansio-tokio");
-    #[cfg(not(feature = "auth"))]
-    let transport = mcp_sansio::http::ClientTransport::new();
-    let tasks = Tasks {
-        net: Hyper::builder(TokioExecutor::new()).build_http(),
-        uri,
-        from_net,
-        #[cfg(feature = "auth")]
-        user_agent,
-    };
-    let actor = Actor {
-        front: ClientFront::new(session, transport, tasks, driver::now),
-        peer: Peer::new(Some(ready)),
-        options,
-        handlers,
-    };
-    actor.run(commands, net_rx, handler_rx).await;
-}
-
-impl Actor {
-    async fn run(
-        mut self,
-        mut commands: mpsc::Receiver<Command>,
-        mut net_rx: mpsc::UnboundedReceiver<FromNet>,
-        mut handler_rx: driver::HandlerRx,
-    ) {
-        let mut closing = false;
-        let mut timer = driver::Timer::new();
-        loop {
-            self.pump();
-            if self.front.session.is_closed() {
-                break;
-            }
-            let deadline = self.front.poll_timeout();
-            let armed = timer.arm(deadline);
-            tokio::select! {
-                command = commands.recv(), if !closing => {
-                    closing = match command {
-                        Some(command) => self.peer.on_command(&mut self.front.session, command),
-                        None => true,
-                    };
-                    if closing {
-                        self.close().await;
-                    }
-                }
-                Some(msg) = net_rx.recv() => self.front.on_net(msg),
-                Some((_, msg)) = handler_rx.recv() => {
-                    self.peer.on_handler(&mut self.front.session, msg);
-                }
-                due = timer.wait(deadline), if armed => {
-                    if due {
-                        self.front.handle_timeout();
-                    }
-                }
-            }
-        }
-        self.front.abort_all();
-        self.peer.abort_all();
-    }
-
-    /// Ends the session: DELETE (2025 wire), then close
-    async fn close(&mut self) {
-        if let Some(delete) = self.front.close()
-            && let Ok(request) = self.front.requests.request(delete)
-        {
-            let net = &self.front.requests.net;
-            let _ = tokio::time::timeout(Duration::from_secs(2), net.request(request)).await;
-        }
-        self.front.closed();
-    }
-
-    /// Moves what the session transmits into HTTP requests and delivers its events until
-    /// both are quiet
-    fn pump(&mut self) {
-        let (peer, options) = (&mut self.peer, &self.options);
-        let handlers = &self.handlers;
-        self.front
-            .pump(|session, event| peer.on_event(session, event, None, options, handlers));
-    }
-}
-
 /// Sends a response's head and body pieces to the actor
-async fn forward(
-    no: StreamId,
-    response: hyper::Response<Incoming>,
-    tx: &mpsc::UnboundedSender<FromNet>,
-) {
+async fn forward(no: StreamId, response: hyper::Response<Incoming>, tx: &NetTx) {
     let status = response.status().as_u16();
     let headers = header_list(response.headers());
     if tx
-        .send(FromNet::Head {
+        .try_send(FromNet::Head {
             stream: no,
             status,
             headers,
@@ -229,10 +156,10 @@ async fn forward(
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else { break };
         if let Ok(data) = frame.into_data()
-            && tx.send(FromNet::Chunk { stream: no, data }).is_err()
+            && tx.try_send(FromNet::Chunk { stream: no, data }).is_err()
         {
             return;
         }
     }
-    let _ = tx.send(FromNet::End { stream: no });
+    let _ = tx.try_send(FromNet::End { stream: no });
 }

@@ -1,5 +1,6 @@
-//! Streamable HTTP serving: hyper owns the sockets, one actor task owns the
-//! [`HttpServer`] rules and every session behind them (no lock around the core)
+//! Streamable HTTP serving: hyper owns the sockets, one actor task (the kernel's,
+//! `mcp_sansio_shared::http_server`) owns the [`HttpServer`] rules and every session behind
+//! them (no lock around the core)
 //!
 //! Each hyper connection task reads a request (the body up to the core's
 //! [`HttpConfig::max_body_size`]) and hands it to the actor with a channel for the answer.
@@ -13,7 +14,6 @@ use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -24,14 +24,16 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse};
-use mcp_sansio_shared::http::{Channels, Piece, ServerFront, header_list, response};
+use mcp_sansio_shared::chan::{self, Receiver, Sender};
+use mcp_sansio_shared::http::{Piece, header_list, response};
+use mcp_sansio_shared::http_server::Actor;
+use mcp_sansio_shared::server::ServerCore;
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::driver::{self, ClientOptions, Dispatch, HandlerRx, Handlers, Peer};
+use crate::runtime::Tokio;
 
 #[cfg(feature = "auth")]
 pub(crate) use crate::auth::Protection;
@@ -76,31 +78,22 @@ impl Drop for HttpServerHandle {
     }
 }
 
-/// Starts serving `config`'s sessions with `dispatch` at `addr`
+/// Starts serving `server`'s sessions at `addr`
 pub(crate) async fn serve(
     addr: SocketAddr,
     http_config: HttpConfig,
-    server_config: Arc<ServerConfig>,
-    dispatch: Arc<dyn Dispatch>,
-    tools: Vec<mcp_sansio::schema::Tool>,
+    server: &ServerCore<Tokio>,
     protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let limit = http_config.max_body_size;
-    let (to_actor, from_conns) = mpsc::unbounded_channel();
-    let (handlers, handler_rx) = Handlers::channel();
-    let (stop_actor, actor_stop) = oneshot::channel();
-    let app = App {
-        dispatch,
-        handlers,
-        options: ClientOptions::default(),
-    };
-    let clock = (driver::now(), driver::unix_ms());
-    let actor = Actor {
-        front: ServerFront::new(http_config, server_config, &tools, app, clock),
-    };
-    let actor = tokio::spawn(actor.run(from_conns, handler_rx, actor_stop));
+    let Actor {
+        to_actor,
+        stop: stop_actor,
+        body_limit: limit,
+        run,
+    } = Actor::new(http_config, server);
+    let actor = tokio::spawn(run);
     let (stop, mut stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let graceful = GracefulShutdown::new();
@@ -125,7 +118,7 @@ pub(crate) async fn serve(
         }
         drop(listener);
         // The actor ends every open response first, so the connections can finish.
-        let _ = stop_actor.send(());
+        let _ = stop_actor.try_send(());
         let _ = actor.await;
         let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
     });
@@ -136,76 +129,13 @@ pub(crate) async fn serve(
     })
 }
 
-/// The actor's channels: tokio's
-struct Chans;
-
-impl Channels for Chans {
-    type Body = Bytes;
-    type Reply = oneshot::Sender<Answer>;
-    type Frames = mpsc::UnboundedSender<Piece>;
-    type FramesRx = mpsc::UnboundedReceiver<Piece>;
-
-    fn reply(reply: Self::Reply, answer: Answer) -> bool {
-        reply.send(answer).is_ok()
-    }
-
-    fn frames() -> (Self::Frames, Self::FramesRx) {
-        mpsc::unbounded_channel()
-    }
-
-    fn send(frames: &Self::Frames, piece: Piece) {
-        let _ = frames.send(piece);
-    }
-}
-
-type ToActor = mcp_sansio_shared::http::ToActor<Chans>;
-type Answer = mcp_sansio_shared::http::Answer<Chans>;
-
-type App = mcp_sansio_shared::http::PeerApp<driver::Tokio>;
-
-struct Actor {
-    front: ServerFront<Chans, Peer>,
-}
-
-impl Actor {
-    async fn run(
-        mut self,
-        mut conns: mpsc::UnboundedReceiver<ToActor>,
-        mut handler_rx: HandlerRx,
-        mut stop: oneshot::Receiver<()>,
-    ) {
-        let mut timer = driver::Timer::new();
-        loop {
-            self.front.pump();
-            let deadline = self.front.poll_timeout();
-            let armed = timer.arm(deadline);
-            tokio::select! {
-                msg = conns.recv() => match msg {
-                    Some(msg) => self.front.on_conn(driver::now(), msg),
-                    None => break,
-                },
-                Some((key, msg)) = handler_rx.recv() => {
-                    if let Some((peer, session)) = self.front.peer(key) {
-                        peer.on_handler(session, msg);
-                    }
-                }
-                due = timer.wait(deadline), if armed => {
-                    if due {
-                        self.front.handle_timeout(driver::now());
-                    }
-                }
-                _ = &mut stop => break,
-            }
-        }
-        // Shutting down: every open response ends (its channel closes), handlers stop.
-        self.front.end_all();
-    }
-}
+type ToActor = mcp_sansio_shared::http_server::ToActor<Bytes>;
+type Answer = mcp_sansio_shared::http_server::Answer<Bytes>;
 
 /// One HTTP exchange on a connection task
 async fn exchange(
     req: Request<Incoming>,
-    to_actor: mpsc::UnboundedSender<ToActor>,
+    to_actor: Sender<ToActor>,
     limit: usize,
     #[cfg_attr(not(feature = "auth"), allow(unused_variables))] protection: Option<Protection>,
 ) -> Result<Response<ResponseBody>, Infallible> {
@@ -217,7 +147,7 @@ async fn exchange(
     {
         return Ok(whole(denial));
     }
-    let (reply, answer) = oneshot::channel();
+    let (reply, answer) = chan::oneshot();
     let msg = match Limited::new(req.into_body(), limit).collect().await {
         Ok(body) => ToActor::Request {
             method,
@@ -229,22 +159,22 @@ async fn exchange(
         // The client broke off the body: nobody reads the answer.
         Err(_) => return Ok(plain(400)),
     };
-    if to_actor.send(msg).is_err() {
+    if to_actor.try_send(msg).is_err() {
         return Ok(plain(503));
     }
-    let Ok(answer) = answer.await else {
+    let Some(answer) = chan::reply(answer).await else {
         return Ok(plain(503));
     };
     match answer {
         Answer::Complete(response) => Ok(whole(response)),
         Answer::Open { exchange, frames } => {
             let mut stream = Streaming {
-                frames,
+                frames: Box::pin(frames),
                 to_actor,
                 exchange,
                 ended: false,
             };
-            let Some(Piece::Head(head)) = stream.frames.recv().await else {
+            let Ok(Piece::Head(head)) = stream.frames.recv().await else {
                 stream.ended = true;
                 return Ok(plain(503));
             };
@@ -275,8 +205,8 @@ enum ResponseBody {
 /// The body of an open exchange; dropped before its end, it tells the actor the client went
 /// away
 struct Streaming {
-    frames: mpsc::UnboundedReceiver<Piece>,
-    to_actor: mpsc::UnboundedSender<ToActor>,
+    frames: Pin<Box<Receiver<Piece>>>,
+    to_actor: Sender<ToActor>,
     exchange: ExchangeId,
     ended: bool,
 }
@@ -284,7 +214,7 @@ struct Streaming {
 impl Drop for Streaming {
     fn drop(&mut self) {
         if !self.ended {
-            let _ = self.to_actor.send(ToActor::Closed(self.exchange));
+            let _ = self.to_actor.try_send(ToActor::Closed(self.exchange));
         }
     }
 }
@@ -300,7 +230,7 @@ impl Body for ResponseBody {
         match self.get_mut() {
             Self::Full(body) => Poll::Ready(body.take().map(|b| Ok(Frame::data(b)))),
             Self::Stream(stream) => loop {
-                match stream.frames.poll_recv(cx) {
+                match chan::poll_recv(stream.frames.as_mut(), cx) {
                     Poll::Ready(Some(Piece::Body(data))) => {
                         return Poll::Ready(Some(Ok(Frame::data(Bytes::from(data)))));
                     }

@@ -9,18 +9,16 @@
 use std::io;
 #[cfg(feature = "http")]
 use std::net::SocketAddr;
-use std::sync::Arc;
 
+use mcp_sansio::ServerConfig;
 #[cfg(feature = "http")]
 use mcp_sansio::http::HttpConfig;
-use mcp_sansio::{ServerConfig, Session};
-use mcp_sansio_shared::server::{AsyncRuntime, ServerCore};
+use mcp_sansio_shared::server::ServerCore;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot};
 
-use crate::driver::{self, Dispatch, Tokio};
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
+use crate::runtime::{Compat, Tokio};
 
 /// What a handler can do besides returning its result: report progress, log, ask the client
 /// for input, run as a task
@@ -96,7 +94,8 @@ pub type Context = mcp_sansio_shared::server::Context<Tokio>;
 /// (`tools`, `resources`, `prompts`, `completions`), keeping what the
 /// [`ServerConfig`] already declares (such as `listChanged`). Then
 /// [`build`](#method.build) makes the server. Its methods (their full docs follow below, under
-/// *Implementations*; `R` there is this crate's runtime and `Context<R>` is [`Context`]):
+/// *Implementations*; `R` there is this crate's runtime, `S` is [`Server`] and `Context<R>`
+/// is [`Context`]):
 ///
 /// | method | registers | the handler gets, and returns |
 /// |---|---|---|
@@ -172,27 +171,7 @@ pub type Context = mcp_sansio_shared::server::Context<Tokio>;
 ///
 /// The crate's docs show the [handlers' `Context`](crate#handlers-and-their-context),
 /// [typed tools](crate#typed-tools) and how to serve the built server.
-pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<Tokio>;
-
-impl AsyncRuntime for Tokio {
-    type ReplyRx<T: Send + 'static> = oneshot::Receiver<T>;
-    type HandlerRx = driver::HandlerRx;
-    type Server = Server;
-
-    fn handler_channel() -> (Self::HandlerTx, driver::HandlerRx) {
-        mpsc::unbounded_channel()
-    }
-
-    fn oneshot<T: Send + 'static>() -> (oneshot::Sender<T>, oneshot::Receiver<T>) {
-        oneshot::channel()
-    }
-    async fn recv<T: Send + 'static>(rx: oneshot::Receiver<T>) -> Option<T> {
-        rx.await.ok()
-    }
-    fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> Self::Run {
-        tokio::spawn(future).abort_handle()
-    }
-}
+pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<Tokio, Server>;
 
 /// A built server; serve as many connections as you like
 #[derive(Clone)]
@@ -226,19 +205,7 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let session = Session::server(Arc::clone(&self.core.config), driver::now());
-        let (_keep, commands) = mpsc::channel(1);
-        let dispatch: Arc<dyn Dispatch> = self.core.dispatch.clone();
-        driver::run(
-            session,
-            reader,
-            writer,
-            commands,
-            Some(dispatch),
-            driver::ClientOptions::default(),
-            None,
-        )
-        .await;
+        mcp_sansio_shared::driver::serve(&self.core, Compat(reader), Compat(writer)).await;
     }
 
     /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
@@ -265,7 +232,7 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, None).await
+        crate::http_server::serve(addr, config, &self.core, None).await
     }
 
     /// [`serve_http_with`](Self::serve_http_with) as an OAuth-protected resource: the
@@ -281,20 +248,7 @@ impl Server {
         config: HttpConfig,
         protection: crate::auth::Protection,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, Some(protection)).await
-    }
-
-    #[cfg(feature = "http")]
-    async fn serve_http_inner(
-        &self,
-        addr: SocketAddr,
-        config: HttpConfig,
-        protection: Option<crate::http_server::Protection>,
-    ) -> io::Result<HttpServerHandle> {
-        let dispatch: Arc<dyn Dispatch> = self.core.dispatch.clone();
-        let tools = self.core.dispatch.catalog().tools().cloned().collect();
-        let server_config = Arc::clone(&self.core.config);
-        crate::http_server::serve(addr, config, server_config, dispatch, tools, protection).await
+        crate::http_server::serve(addr, config, &self.core, Some(protection)).await
     }
 
     /// Serves one connection over this process's stdin and stdout

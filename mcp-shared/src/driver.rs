@@ -1,0 +1,170 @@
+//! The async bindings' actor that owns one `Session` over a byte stream: it reads, feeds the
+//! core, drains its outputs, writes, and sleeps until the core's next deadline. No lock
+//! around the core.
+//!
+//! The stream is any `futures-io` reader and writer (the tokio binding adapts tokio's); the
+//! tasks and the timer are the binding's [`Runtime`]'s.
+
+/// The byte streams the actor drives: `futures-io`'s
+pub use futures_lite::{AsyncRead, AsyncWrite};
+use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
+use mcp_sansio::Session;
+use mcp_sansio::http::SessionKey;
+
+use crate::alarm::Timer;
+use crate::chan::{self, Receiver};
+use crate::client::{Client, ClientOptions, ConnectError};
+use crate::peer::{App, Command, HandlerMsg, Handlers, Peer, Ready, unix_ms};
+use crate::runtime::Runtime;
+use crate::server::ServerCore;
+
+/// Connects over a reader and a writer, with `options`, and waits for the handshake or
+/// discovery (the bindings' `Client::connect_with`)
+///
+/// # Errors
+/// [`ConnectError::Handshake`] when the server refuses or speaks no common version.
+pub async fn connect<R, I, O>(
+    reader: I,
+    writer: O,
+    config: mcp_sansio::ClientConfig,
+    options: &ClientOptions<R>,
+) -> Result<Client<R>, ConnectError>
+where
+    R: Runtime,
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let app = options.app();
+    Client::start_actor(config, move |session, commands, ready| {
+        run::<R, I, O>(session, reader, writer, commands, app, Some(ready))
+    })
+    .await
+}
+
+/// Serves one connection of `server` until the client closes it (the bindings'
+/// `Server::serve`)
+pub async fn serve<R, I, O>(server: &ServerCore<R>, reader: I, writer: O)
+where
+    R: Runtime,
+    I: AsyncRead + Unpin + Send + 'static,
+    O: AsyncWrite + Unpin + Send + 'static,
+{
+    let session = Session::server(std::sync::Arc::clone(&server.config), R::now());
+    let (_keep, commands) = async_channel::bounded(1);
+    run::<R, I, O>(session, reader, writer, commands, server.app(), None).await;
+}
+
+/// What woke the connection actor
+enum Wake<R: Runtime> {
+    Read(std::io::Result<usize>),
+    Command(Option<Command<R>>),
+    Handler(Option<(SessionKey, HandlerMsg<R>)>),
+    /// The timer fired: whether the core's deadline is due
+    Timeout(bool),
+}
+
+/// Runs one connection until it closes
+async fn run<R, I, O>(
+    mut session: Session,
+    mut reader: I,
+    mut writer: O,
+    commands: Receiver<Command<R>>,
+    app: App<R>,
+    ready: Option<Ready<R>>,
+) where
+    R: Runtime,
+    I: AsyncRead + Unpin + Send,
+    O: AsyncWrite + Unpin + Send,
+{
+    session.anchor_wall_clock(R::now(), unix_ms());
+    let serving = app.dispatch.is_some();
+    let mut peer = Peer::new(ready);
+    let (handlers, handler_rx) = Handlers::<R>::channel();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut out = Vec::with_capacity(64 * 1024);
+    let mut commands_open = true;
+    let mut reading = true;
+    let mut timer = Timer::<R>::default();
+    loop {
+        // Drain: write everything, then deliver every event.
+        loop {
+            while session.poll_transmit(&mut out).is_some() {}
+            if !out.is_empty() {
+                if writer.write_all(&out).await.is_err() || writer.flush().await.is_err() {
+                    session.close(R::now());
+                }
+                out.clear();
+            }
+            let Some(event) = session.poll_event() else {
+                break;
+            };
+            peer.on_event(&mut session, event, &app, &handlers);
+        }
+        if session.is_closed() {
+            break;
+        }
+        let deadline = session.poll_timeout();
+        let armed = timer.arm(deadline);
+        let want_read = reading && session.wants_read();
+        // Whichever is ready first (a fair race); the others are dropped, and reading,
+        // receiving and sleeping lose nothing when dropped.
+        let wake = {
+            let read = async {
+                if want_read {
+                    Wake::Read(reader.read(&mut buf).await)
+                } else {
+                    std::future::pending().await
+                }
+            };
+            let command = async {
+                if commands_open {
+                    Wake::Command(commands.recv().await.ok())
+                } else {
+                    std::future::pending().await
+                }
+            };
+            let handler = async { Wake::Handler(handler_rx.recv().await.ok()) };
+            let timeout = async {
+                if armed {
+                    Wake::Timeout(timer.wait(deadline).await)
+                } else {
+                    std::future::pending().await
+                }
+            };
+            read.race(command).race(handler).race(timeout).await
+        };
+        match wake {
+            Wake::Read(Ok(0) | Err(_)) => {
+                reading = false;
+                session.handle_eof(R::now());
+            }
+            Wake::Read(Ok(n)) => session.handle_bytes(R::now(), &buf[..n]),
+            Wake::Command(command) => {
+                let close = match command {
+                    Some(command) => peer.on_command(&mut session, command),
+                    None => true,
+                };
+                if close {
+                    commands_open = false;
+                    if !serving {
+                        session.close(R::now());
+                    }
+                }
+            }
+            Wake::Handler(msg) => {
+                if let Some((_, msg)) = msg {
+                    peer.on_handler(&mut session, msg);
+                }
+            }
+            Wake::Timeout(due) => {
+                if due {
+                    session.handle_timeout(R::now());
+                }
+            }
+        }
+    }
+    peer.abort_all();
+    chan::close_and_drain(&commands);
+    chan::close_and_drain(&handler_rx);
+    let _ = writer.close().await;
+}

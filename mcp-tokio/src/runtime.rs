@@ -1,0 +1,94 @@
+//! tokio as the binding kernel (`mcp-sansio-shared`) sees it: handler runs are tasks stopped
+//! through their [`AbortHandle`], one [`Sleep`] per actor, and the application's channels are
+//! tokio's unbounded ones; with the client's options and the adapter from tokio's byte
+//! streams to the kernel's (`futures-io`)
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio::time::{Instant, Sleep};
+
+pub use mcp_sansio::server::AskFailure;
+pub use mcp_sansio_shared::client::InputHandler;
+pub use mcp_sansio_shared::peer::TaskStatusUpdate;
+
+/// The tokio runtime as the binding kernel (`mcp-sansio-shared`) sees it
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Tokio;
+
+impl mcp_sansio_shared::Runtime for Tokio {
+    type Run = AbortHandle;
+    type Timer = Pin<Box<Sleep>>;
+    type Sender<T: Send + 'static> = mpsc::UnboundedSender<T>;
+
+    /// The core's clock as tokio sees it, so paused-time tests drive protocol timeouts
+    fn now() -> std::time::Instant {
+        Instant::now().into_std()
+    }
+    fn spawn<F: Future<Output = ()> + Send + 'static>(future: F) {
+        tokio::spawn(future);
+    }
+    fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> AbortHandle {
+        tokio::spawn(future).abort_handle()
+    }
+    fn stop(run: AbortHandle) {
+        run.abort();
+    }
+    fn timer() -> Pin<Box<Sleep>> {
+        Box::pin(tokio::time::sleep_until(Instant::now()))
+    }
+    fn reset(timer: &mut Pin<Box<Sleep>>, at: std::time::Instant) {
+        timer.as_mut().reset(Instant::from_std(at));
+    }
+    fn send<T: Send + 'static>(tx: &mpsc::UnboundedSender<T>, value: T) -> bool {
+        tx.send(value).is_ok()
+    }
+}
+
+/// What a client connection does with what the server sends besides responses
+///
+/// The channels are tokio's unbounded ones (`tokio::sync::mpsc::unbounded_channel()`). Its
+/// fields and methods are listed below.
+pub type ClientOptions = mcp_sansio_shared::client::ClientOptions<Tokio>;
+
+/// A tokio reader or writer as the kernel's (`futures-io`) one
+pub(crate) struct Compat<T>(pub(crate) T);
+
+impl<T: AsyncRead + Unpin> mcp_sansio_shared::driver::AsyncRead for Compat<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut buf = ReadBuf::new(buf);
+        match Pin::new(&mut self.0).poll_read(cx, &mut buf) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(buf.filled().len())),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> mcp_sansio_shared::driver::AsyncWrite for Compat<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
