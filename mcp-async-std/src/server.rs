@@ -121,7 +121,7 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 ///     CallToolResult, CompleteResult, GetPromptResult, Prompt, PromptArgument, PromptMessage,
 ///     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 /// };
-/// use mcp_sansio_async_std::mcp_sansio::uri_template::Variables;
+/// use mcp_sansio_async_std::mcp_sansio::server::uri_template::Variables;
 /// use mcp_sansio_async_std::mcp_sansio::{ErrorObject, Implementation, ServerConfig};
 /// use mcp_sansio_async_std::{Context, Server};
 /// use serde_json::{Map, json};

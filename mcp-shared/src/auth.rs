@@ -14,12 +14,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_sansio::auth::resource::{Gate, ResourceServer};
 use mcp_sansio::auth::{
     AuthRequest, AuthResponse, ClientAssertion, DpopClaims, DpopSigner, OAuthClient, OAuthConfig,
     TokenStore,
 };
 use mcp_sansio::http::HttpResponse;
+use mcp_sansio::http::protected::{Gate, ResourceServer};
 
 /// The largest response body accepted from an authorization endpoint
 pub const MAX_RESPONSE_BODY: usize = 1024 * 1024;

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
-use mcp_sansio::{InboundNotification, Session};
+use mcp_sansio::{ClientSession, InboundNotification};
 
 use crate::calls::{self, Exchange, Next};
 use crate::chan;
@@ -307,12 +307,12 @@ impl<R: Runtime> Client<R> {
     #[doc(hidden)]
     pub async fn start_actor<F>(
         config: mcp_sansio::ClientConfig,
-        actor: impl FnOnce(Session, chan::Receiver<Command<R>>, Ready<R>) -> F,
+        actor: impl FnOnce(ClientSession, chan::Receiver<Command<R>>, Ready<R>) -> F,
     ) -> Result<Self, ConnectError>
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        let session = Session::client(Arc::new(config), R::now());
+        let session = ClientSession::new(Arc::new(config), R::now());
         let (commands, rx) = async_channel::bounded(COMMANDS);
         let (ready, ready_rx) = chan::oneshot();
         R::spawn(actor(session, rx, ready));

@@ -8,13 +8,13 @@
 /// The byte streams the actor drives: `futures-io`'s
 pub use futures_lite::{AsyncRead, AsyncWrite};
 use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
-use mcp_sansio::Session;
 use mcp_sansio::http::SessionKey;
+use mcp_sansio::{ServerSession, Session};
 
 use crate::alarm::Timer;
 use crate::chan::{self, Receiver};
 use crate::client::{Client, ClientOptions, ConnectError};
-use crate::peer::{App, Command, HandlerMsg, Handlers, Peer, Ready, unix_ms};
+use crate::peer::{App, Command, HandlerMsg, Handlers, Peer, Ready, Side, unix_ms};
 use crate::runtime::Runtime;
 use crate::server::ServerCore;
 
@@ -36,7 +36,7 @@ where
 {
     let app = options.app();
     Client::start_actor(config, move |session, commands, ready| {
-        run::<R, I, O>(session, reader, writer, commands, app, Some(ready))
+        run::<R, _, I, O>(session, reader, writer, commands, app, Some(ready))
     })
     .await
 }
@@ -49,9 +49,9 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
-    let session = Session::server(std::sync::Arc::clone(&server.config), R::now());
+    let session = ServerSession::new(std::sync::Arc::clone(&server.config), R::now());
     let (_keep, commands) = async_channel::bounded(1);
-    run::<R, I, O>(session, reader, writer, commands, server.app(), None).await;
+    run::<R, _, I, O>(session, reader, writer, commands, server.app(), None).await;
 }
 
 /// What woke the connection actor
@@ -64,8 +64,8 @@ enum Wake<R: Runtime> {
 }
 
 /// Runs one connection until it closes
-async fn run<R, I, O>(
-    mut session: Session,
+async fn run<R, S, I, O>(
+    mut session: Session<S>,
     mut reader: I,
     mut writer: O,
     commands: Receiver<Command<R>>,
@@ -73,6 +73,7 @@ async fn run<R, I, O>(
     ready: Option<Ready<R>>,
 ) where
     R: Runtime,
+    S: Side,
     I: AsyncRead + Unpin + Send,
     O: AsyncWrite + Unpin + Send,
 {
@@ -98,7 +99,7 @@ async fn run<R, I, O>(
             let Some(event) = session.poll_event() else {
                 break;
             };
-            peer.on_event(&mut session, event, &app, &handlers);
+            S::on_event(&mut peer, &mut session, event, &app, &handlers);
         }
         if session.is_closed() {
             break;
@@ -153,7 +154,7 @@ async fn run<R, I, O>(
             }
             Wake::Handler(msg) => {
                 if let Some((_, msg)) = msg {
-                    peer.on_handler(&mut session, msg);
+                    S::on_handler(&mut peer, &mut session, msg);
                 }
             }
             Wake::Timeout(due) => {

@@ -18,7 +18,7 @@ use mcp_sansio::http::{
     ResponseHead, SessionIdSource, SessionKey, StreamId, session_id_from_bytes,
 };
 use mcp_sansio::schema::Tool;
-use mcp_sansio::{Event, ServerConfig, Session};
+use mcp_sansio::{ClientEvent, ClientSession, ServerConfig, ServerEvent, ServerSession};
 
 #[cfg(feature = "auth")]
 use crate::auth::OAuthOptions;
@@ -106,7 +106,13 @@ pub trait SessionPeer: Sized {
     /// A peer for a session that just appeared
     fn fresh() -> Self;
     /// `event` happened on its session `key`
-    fn on_event(&mut self, app: &Self::App, session: &mut Session, key: SessionKey, event: Event);
+    fn on_event(
+        &mut self,
+        app: &Self::App,
+        session: &mut ServerSession,
+        key: SessionKey,
+        event: ServerEvent,
+    );
     /// Its session is gone, or the server stops: stop its handlers
     fn abort_all(&mut self);
 }
@@ -154,7 +160,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
     }
 
     /// The session `key` and its peer (made now if it had none), if the session is open
-    pub fn peer(&mut self, key: SessionKey) -> Option<(&mut P, &mut Session)> {
+    pub fn peer(&mut self, key: SessionKey) -> Option<(&mut P, &mut ServerSession)> {
         let session = self.http.session_mut(key)?;
         Some((self.peers.entry(key).or_insert_with(P::fresh), session))
     }
@@ -213,7 +219,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             let mut busy = false;
             while let Some((key, event)) = self.http.poll_event() {
                 busy = true;
-                let closed = matches!(event, Event::Closed { .. });
+                let closed = matches!(event, ServerEvent::Closed { .. });
                 if let Some(session) = self.http.session_mut(key) {
                     let peer = self.peers.entry(key).or_insert_with(P::fresh);
                     peer.on_event(&self.app, session, key, event);
@@ -348,7 +354,7 @@ pub trait Requests {
 /// flight
 pub struct ClientFront<R: Requests> {
     /// The client session
-    pub session: Session,
+    pub session: ClientSession,
     /// The core's plan for carrying it over HTTP
     pub transport: ClientTransport,
     /// How requests are performed
@@ -390,7 +396,7 @@ pub fn client_transport<U: Clone>(
 impl<R: Requests> ClientFront<R> {
     /// Carries `session` over `transport` with `requests`; `clock` is the binding's now
     pub fn new(
-        session: Session,
+        session: ClientSession,
         transport: ClientTransport,
         requests: R,
         clock: fn() -> Instant,
@@ -423,7 +429,7 @@ impl<R: Requests> ClientFront<R> {
 
     /// Moves what the session transmits into HTTP requests and delivers its events to
     /// `on_event` until both are quiet
-    pub fn pump(&mut self, mut on_event: impl FnMut(&mut Session, Event)) {
+    pub fn pump(&mut self, mut on_event: impl FnMut(&mut ClientSession, ClientEvent)) {
         loop {
             self.transport.pull(&mut self.session);
             self.perform_aborts();
@@ -595,9 +601,15 @@ impl<R: crate::peer::Plumbing> SessionPeer for crate::peer::Peer<R> {
         Self::new(None)
     }
 
-    fn on_event(&mut self, app: &PeerApp<R>, session: &mut Session, key: SessionKey, event: Event) {
+    fn on_event(
+        &mut self,
+        app: &PeerApp<R>,
+        session: &mut ServerSession,
+        key: SessionKey,
+        event: ServerEvent,
+    ) {
         let handlers = app.handlers.for_session(key);
-        Self::on_event(self, session, event, &app.app, &handlers);
+        self.on_server_event(session, event, &app.app, &handlers);
     }
 
     fn abort_all(&mut self) {
@@ -651,7 +663,13 @@ mod tests {
             Self
         }
 
-        fn on_event(&mut self, app: &Cell<usize>, _: &mut Session, _: SessionKey, _: Event) {
+        fn on_event(
+            &mut self,
+            app: &Cell<usize>,
+            _: &mut ServerSession,
+            _: SessionKey,
+            _: ServerEvent,
+        ) {
             app.set(app.get() + 1);
         }
 
@@ -792,7 +810,7 @@ mod tests {
         }
         let mut config = ClientConfig::new(Implementation::new("c", "1"));
         config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
-        let session = Session::client(Arc::new(config), now());
+        let session = ClientSession::new(Arc::new(config), now());
         let mut front = ClientFront::new(session, ClientTransport::new(), Fake::default(), now);
         front.pump(|_, _| {});
         assert_eq!(front.requests.started.len(), 1, "initialize goes out first");

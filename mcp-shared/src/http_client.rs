@@ -131,7 +131,7 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
                     }
                 }
                 Wake::Net(msg) => self.front.on_net(msg),
-                Wake::Handler(msg) => self.peer.on_handler(&mut self.front.session, msg),
+                Wake::Handler(msg) => self.peer.on_client_handler(&mut self.front.session, msg),
                 Wake::Timeout(due) => {
                     if due {
                         self.front.handle_timeout();
@@ -186,6 +186,6 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
         let (peer, app) = (&mut self.peer, &self.app);
         let handlers = &self.handlers.0;
         self.front
-            .pump(|session, event| peer.on_event(session, event, app, handlers));
+            .pump(|session, event| peer.on_client_event(session, event, app, handlers));
     }
 }

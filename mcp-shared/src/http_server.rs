@@ -131,7 +131,7 @@ async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
             Wake::Conn(None) | Wake::Stop => break,
             Wake::Handler(Some((key, msg))) => {
                 if let Some((peer, session)) = front.peer(key) {
-                    peer.on_handler(session, msg);
+                    peer.on_server_handler(session, msg);
                 }
             }
             Wake::Handler(None) => {}

@@ -14,10 +14,11 @@ use mcp_sansio::http::SessionKey;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
 use mcp_sansio::server::{AskFailure, AskReply, Effects, LogFilter, Runs};
+use mcp_sansio::session::{Role, role};
 use mcp_sansio::{
-    CallError, Event, InboundId, InboundNotification, InboundRequest, InputId, OutboundId,
-    PeerInfo, Progress, RequestOptions, Responder, SendError, Session, TaskError, TaskId,
-    TaskOptions,
+    CallError, ClientEvent, ClientSession, InboundId, InboundNotification, InboundRequest, InputId,
+    OutboundId, PeerInfo, Progress, RequestOptions, Responder, SendError, ServerEvent,
+    ServerSession, Session, TaskError, TaskId, TaskOptions,
 };
 use serde_json::value::RawValue;
 
@@ -81,7 +82,7 @@ impl<R: Runtime> Plumbing for R {
 
 /// Starts a handler run for an inbound request, or answers it at once (then `None`)
 pub type Dispatch<R> = Box<
-    dyn Fn(&mut Session, InboundRequest, &Handlers<R>) -> Option<<R as Plumbing>::Run>
+    dyn Fn(&mut ServerSession, InboundRequest, &Handlers<R>) -> Option<<R as Plumbing>::Run>
         + Send
         + Sync,
 >;
@@ -332,41 +333,91 @@ impl<R: Plumbing> Peer<R> {
         }
     }
 
-    /// Handles one event of the session
-    pub fn on_event(
+    /// A request of ours ended: its caller gets the outcome
+    fn response(&mut self, id: OutboundId, outcome: Outcome) {
+        if let Some(p) = self.pending.remove(&id) {
+            R::reply(p.reply, Ok(outcome));
+        }
+        self.tokens.retain(|_, v| *v != id);
+    }
+
+    fn progress(&self, id: OutboundId, progress: Progress) {
+        if let Some(tx) = self.pending.get(&id).and_then(|p| p.progress.as_ref()) {
+            R::report(tx, progress);
+        }
+    }
+
+    fn task_status(
+        &self,
+        id: OutboundId,
+        status: mcp_sansio::schema::TaskStatus,
+        message: Option<String>,
+    ) {
+        if let Some(tx) = self.pending.get(&id).and_then(|p| p.task_status.as_ref()) {
+            R::report(tx, TaskStatusUpdate { status, message });
+        }
+    }
+
+    fn closed(&mut self, reason: &mcp_sansio::CloseReason) {
+        if let Some(tx) = self.ready.take() {
+            R::reply(tx, Err(reason.to_string()));
+        }
+    }
+
+    /// Handles one event of a client session
+    pub fn on_client_event(
         &mut self,
-        session: &mut Session,
-        event: Event,
+        session: &mut ClientSession,
+        event: ClientEvent,
         app: &App<R>,
         handlers: &Handlers<R>,
     ) {
         match event {
-            Event::Ready { .. } => {
+            ClientEvent::Ready { .. } => {
                 if let (Some(tx), Some(peer)) = (self.ready.take(), session.peer()) {
                     R::reply(tx, Ok(peer.clone()));
                 }
             }
-            Event::Response { id, outcome } => {
-                if let Some(p) = self.pending.remove(&id) {
-                    R::reply(p.reply, Ok(outcome));
-                }
-                self.tokens.retain(|_, v| *v != id);
-            }
-            Event::Progress { id, progress } => {
-                if let Some(tx) = self.pending.get(&id).and_then(|p| p.progress.as_ref()) {
-                    R::report(tx, progress);
-                }
-            }
-            Event::TaskStatus {
+            ClientEvent::Response { id, outcome } => self.response(id, outcome),
+            ClientEvent::Progress { id, progress } => self.progress(id, progress),
+            ClientEvent::TaskStatus {
                 id,
                 status,
                 message,
-            } => {
-                if let Some(tx) = self.pending.get(&id).and_then(|p| p.task_status.as_ref()) {
-                    R::report(tx, TaskStatusUpdate { status, message });
+            } => self.task_status(id, status, message),
+            // A client serves no requests of its own.
+            ClientEvent::Request(request) => {
+                let error = ErrorObject::method_not_found(&request.method);
+                session.respond_error(request.responder, &error);
+            }
+            ClientEvent::Notification(n) => (app.notification)(n),
+            ClientEvent::InputRequired { id, requests } => {
+                if let Err(error) = (app.input)(id, requests, handlers) {
+                    let _ = session.refuse_input(R::now(), id, &error);
                 }
             }
-            Event::Request(request) => match &app.dispatch {
+            ClientEvent::Closed { reason } => self.closed(&reason),
+            _ => {}
+        }
+    }
+
+    /// Handles one event of a server session
+    pub fn on_server_event(
+        &mut self,
+        session: &mut ServerSession,
+        event: ServerEvent,
+        app: &App<R>,
+        handlers: &Handlers<R>,
+    ) {
+        match event {
+            ServerEvent::Response { id, outcome } => self.response(id, outcome),
+            ServerEvent::Progress { id, progress } => self.progress(id, progress),
+            ServerEvent::TaskStatus {
+                id,
+                status,
+                message,
+            } => self.task_status(id, status, message),
+            ServerEvent::Request(request) => match &app.dispatch {
                 Some(dispatch) => {
                     if let Some(request) = self.runs.handle_request(session, request) {
                         let id = request.responder.id();
@@ -380,17 +431,8 @@ impl<R: Plumbing> Peer<R> {
                     session.respond_error(request.responder, &error);
                 }
             },
-            Event::Notification(n) => (app.notification)(n),
-            Event::InputRequired { id, requests } => {
-                if let Err(error) = (app.input)(id, requests, handlers) {
-                    let _ = session.refuse_input(R::now(), id, &error);
-                }
-            }
-            Event::Closed { reason } => {
-                if let Some(tx) = self.ready.take() {
-                    R::reply(tx, Err(reason.to_string()));
-                }
-            }
+            ServerEvent::Notification(n) => (app.notification)(n),
+            ServerEvent::Closed { reason } => self.closed(&reason),
             // Cancellations and input answers concern the handler runs.
             other => {
                 if let Ok(effects) = self.runs.handle_event(other) {
@@ -401,7 +443,7 @@ impl<R: Plumbing> Peer<R> {
     }
 
     /// Handles one command of the application's handles; `true` when it asks to close
-    pub fn on_command(&mut self, session: &mut Session, command: Command<R>) -> bool {
+    pub fn on_command<S: Role>(&mut self, session: &mut Session<S>, command: Command<R>) -> bool {
         match command {
             Command::Request {
                 method,
@@ -411,7 +453,7 @@ impl<R: Plumbing> Peer<R> {
                 reply,
                 progress,
                 task_status,
-            } => match session.send_request(R::now(), &method, params, options) {
+            } => match session.send_request_raw(R::now(), &method, params, options) {
                 Ok(id) => {
                     self.tokens.insert(token, id);
                     self.pending.insert(
@@ -436,20 +478,23 @@ impl<R: Plumbing> Peer<R> {
                 method,
                 params,
                 reply,
-            } => R::reply(reply, session.send_notification(&method, params.as_deref())),
+            } => R::reply(
+                reply,
+                session.send_notification_raw(&method, params.as_deref()),
+            ),
             Command::Close => return true,
         }
         false
     }
 
-    /// Handles one message of a handler (server) or input handler (client)
-    pub fn on_handler(&mut self, session: &mut Session, msg: HandlerMsg<R>) {
+    /// Handles one message of a server's handler
+    pub fn on_server_handler(&mut self, session: &mut ServerSession, msg: HandlerMsg<R>) {
         match msg {
             HandlerMsg::Done { responder, result } => {
                 self.runs.finish(session, R::now(), responder, result);
             }
             HandlerMsg::Progress { id, progress } => {
-                let _ = session.report_progress_to(id, &progress);
+                let _ = session.inbound(id).report_progress(&progress);
             }
             HandlerMsg::Log { id, filter, params } => {
                 self.runs.log(session, id, filter, &params);
@@ -457,17 +502,23 @@ impl<R: Plumbing> Peer<R> {
             HandlerMsg::StartTask { id, options, reply } => {
                 R::reply(reply, self.runs.start_task(session, R::now(), id, options));
             }
-            HandlerMsg::Answered { id, result } => {
-                let _ = match result {
-                    Ok(responses) => session.provide_input(R::now(), id, responses).map(|_| ()),
-                    Err(error) => session.refuse_input(R::now(), id, &error),
-                };
-            }
             HandlerMsg::Ask {
                 id,
                 requests,
                 reply,
             } => Self::apply(self.runs.ask(session, R::now(), id, requests, reply)),
+            // Only a client's input handler answers input requests.
+            HandlerMsg::Answered { .. } => {}
+        }
+    }
+
+    /// Handles one message of a client's input handler
+    pub fn on_client_handler(&mut self, session: &mut ClientSession, msg: HandlerMsg<R>) {
+        if let HandlerMsg::Answered { id, result } = msg {
+            let _ = match result {
+                Ok(responses) => session.provide_input(R::now(), id, responses).map(|_| ()),
+                Err(error) => session.refuse_input(R::now(), id, &error),
+            };
         }
     }
 
@@ -487,4 +538,57 @@ pub fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A session's role as an actor drives it: which of [`Peer`]'s event and handler methods
+/// apply, so one run loop serves clients and servers
+pub trait Side: Role + Sized {
+    /// Hands one event of the session to `peer`
+    fn on_event<R: Plumbing>(
+        peer: &mut Peer<R>,
+        session: &mut Session<Self>,
+        event: Self::Event,
+        app: &App<R>,
+        handlers: &Handlers<R>,
+    );
+    /// Hands one handler message to `peer`
+    fn on_handler<R: Plumbing>(peer: &mut Peer<R>, session: &mut Session<Self>, msg: HandlerMsg<R>);
+}
+
+impl Side for role::Client {
+    fn on_event<R: Plumbing>(
+        peer: &mut Peer<R>,
+        session: &mut ClientSession,
+        event: ClientEvent,
+        app: &App<R>,
+        handlers: &Handlers<R>,
+    ) {
+        peer.on_client_event(session, event, app, handlers);
+    }
+    fn on_handler<R: Plumbing>(
+        peer: &mut Peer<R>,
+        session: &mut ClientSession,
+        msg: HandlerMsg<R>,
+    ) {
+        peer.on_client_handler(session, msg);
+    }
+}
+
+impl Side for role::Server {
+    fn on_event<R: Plumbing>(
+        peer: &mut Peer<R>,
+        session: &mut ServerSession,
+        event: ServerEvent,
+        app: &App<R>,
+        handlers: &Handlers<R>,
+    ) {
+        peer.on_server_event(session, event, app, handlers);
+    }
+    fn on_handler<R: Plumbing>(
+        peer: &mut Peer<R>,
+        session: &mut ServerSession,
+        msg: HandlerMsg<R>,
+    ) {
+        peer.on_server_handler(session, msg);
+    }
 }

@@ -17,9 +17,11 @@ use mcp_sansio::schema::{
     LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
 };
+use mcp_sansio::server::uri_template::Variables;
 use mcp_sansio::server::{AskFailure, Catalog, CatalogError, LogFilter, Route};
-use mcp_sansio::uri_template::Variables;
-use mcp_sansio::{InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId};
+use mcp_sansio::{
+    InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskId,
+};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -504,7 +506,7 @@ impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
     /// request has been answered already (the catalog's own answers, errors)
     pub fn route(
         &self,
-        session: &mut Session,
+        session: &mut ServerSession,
         request: InboundRequest,
     ) -> Option<(InboundRequest, Job<T, S, P, C>)> {
         // The catalog decides; this only names the handler the route names.
@@ -600,7 +602,7 @@ pub fn decode_arguments<A: serde::de::DeserializeOwned>(
 
 /// Answers a request routed to a handler a server does not hold (the catalog and the
 /// handlers are built together, so this does not happen)
-pub fn unregistered<T>(session: &mut Session, request: InboundRequest) -> Option<T> {
+pub fn unregistered<T>(session: &mut ServerSession, request: InboundRequest) -> Option<T> {
     let error = ErrorObject::internal_error(format!("no handler for {}", request.method));
     session.respond_error(request.responder, &error);
     None
@@ -647,7 +649,7 @@ impl<R: Runtime> Dispatcher<R> {
     /// the request has been answered already
     pub fn dispatch(
         &self,
-        session: &mut Session,
+        session: &mut ServerSession,
         request: InboundRequest,
         messages: &Handlers<R>,
     ) -> Option<R::Run> {

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use mcp_sansio::schema::method::ListResourceTemplates;
 use mcp_sansio::schema::{GetPromptParams, PaginatedParams, Tool};
-use mcp_sansio::uri_template::{UriTemplate, Variables};
+use mcp_sansio::server::uri_template::{UriTemplate, Variables};
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions};
 use mcp_sansio_tokio::Client;
 use serde_json::{Map, Value, json};

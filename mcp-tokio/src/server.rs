@@ -122,7 +122,7 @@ pub type Context = mcp_sansio_shared::server::Context<Tokio>;
 ///     CallToolResult, CompleteResult, GetPromptResult, Prompt, PromptArgument, PromptMessage,
 ///     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 /// };
-/// use mcp_sansio_tokio::mcp_sansio::uri_template::Variables;
+/// use mcp_sansio_tokio::mcp_sansio::server::uri_template::Variables;
 /// use mcp_sansio_tokio::mcp_sansio::{ErrorObject, Implementation, ServerConfig};
 /// use mcp_sansio_tokio::{Context, Server};
 /// use serde_json::{Map, json};
