@@ -12,25 +12,21 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::http::{HttpServer, SessionKey};
 use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::method::{
-    CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
-    Method, ReadResource, SetLevel,
-};
+use mcp_sansio::schema::method::{LoggingMessage, Notification};
 use mcp_sansio::schema::{
     CallToolResult, CompleteResult, GetPromptResult, InputRequests, InputResponse, InputResponses,
     LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
 };
-use mcp_sansio::server::{CallCheck, Catalog, LogFilter, ResourceMatch};
-use mcp_sansio::uri_template::TemplateValue;
+use mcp_sansio::server::{Catalog, LogFilter, Route, respond};
+use mcp_sansio::uri_template::{TemplateValue, Variables};
 use mcp_sansio::{
     AskError, Asked, Era, Event, InboundId, InboundRequest, ListKind, Progress, ProgressError,
     Responder, Session, TaskId, TaskOptions, TaskUpdate,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
@@ -292,20 +288,10 @@ impl ServerCore {
         }))
     }
 
-    fn answer_now<T: serde::Serialize + mcp_sansio::schema::FitVersion>(
-        session: Option<&mut Session>,
-        request: InboundRequest,
-        result: Result<T, ErrorObject>,
-    ) {
-        let Some(session) = session else { return };
-        match result {
-            Ok(r) => {
-                let _ = session.respond_with(request.responder, r);
-            }
-            Err(e) => session.respond_error(request.responder, &e),
-        }
-    }
-
+    /// Routes one request: the catalog answers what it can (lists, unknown tools, bad
+    /// arguments; `logging/setLevel` sets the session's log filter), the application gets
+    /// the handler event the route names, or a plain `Request` for what the catalog does not
+    /// serve (and for every request when routing is off)
     fn request<'py>(
         &mut self,
         py: Python<'py>,
@@ -314,169 +300,69 @@ impl ServerCore {
         request: InboundRequest,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let c = classes(py)?;
-        if !self.route {
-            let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
-            let method = request.method.clone();
-            let id = self.track(key, request, Kind::Other);
-            return Ok(Some(c.request.bind(py).call1((id, method, params))?));
-        }
-        let catalog = Arc::clone(&self.catalog);
-        let session = sessions.get(key);
-        match request.method.as_str() {
-            m if m == ListTools::NAME => {
-                let r = request
-                    .params::<ListTools>()
-                    .and_then(|p| catalog.list_tools(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == ListResources::NAME => {
-                let r = request
-                    .params::<ListResources>()
-                    .and_then(|p| catalog.list_resources(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == ListResourceTemplates::NAME => {
-                let r = request
-                    .params::<ListResourceTemplates>()
-                    .and_then(|p| catalog.list_resource_templates(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == ListPrompts::NAME => {
-                let r = request
-                    .params::<ListPrompts>()
-                    .and_then(|p| catalog.list_prompts(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == SetLevel::NAME => {
-                match request.params::<SetLevel>() {
-                    Ok(p) => {
-                        self.log_levels
-                            .entry(key)
-                            .or_insert_with(LogFilter::legacy)
-                            .set_level(p.level);
-                        if let Some(s) = session {
-                            let empty = RawValue::from_string("{}".into()).expect("valid JSON");
-                            let _ = s.respond(request.responder, &empty);
-                        }
-                    }
-                    Err(e) => {
-                        if let Some(s) = session {
-                            s.respond_error(request.responder, &e);
-                        }
-                    }
-                }
-                Ok(None)
-            }
-            m if m == CallTool::NAME => {
-                let params = match request.params::<CallTool>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer_now::<CallToolResult>(session, request, Err(e));
-                        return Ok(None);
-                    }
-                };
-                match catalog.check_call(&params) {
-                    Ok(tool) => {
-                        let name = tool.name.clone();
-                        let args = Value::Object(params.arguments.unwrap_or_default());
-                        let args = convert::to_py(py, &args)?;
-                        let id = self.track(key, request, Kind::Tool);
-                        Ok(Some(c.tool_call.bind(py).call1((id, name, args))?))
-                    }
-                    Err(check) => {
-                        let r: Result<CallToolResult, ErrorObject> =
-                            CallCheck::into_response(check);
-                        Self::answer_now(session, request, r);
-                        Ok(None)
-                    }
-                }
-            }
-            m if m == ReadResource::NAME => {
-                let params = match request.params::<ReadResource>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer_now::<ReadResourceResult>(session, request, Err(e));
-                        return Ok(None);
-                    }
-                };
-                let uri = params.uri;
-                let found = match catalog.resolve(&uri) {
-                    Some(ResourceMatch::Resource(r)) => Some((r.uri.clone(), PyDict::new(py))),
-                    Some(ResourceMatch::Template {
-                        template,
-                        variables,
-                    }) => {
-                        let vars = PyDict::new(py);
-                        for (name, value) in variables.iter() {
-                            match value {
-                                TemplateValue::String(s) => vars.set_item(name, s)?,
-                                TemplateValue::List(l) => vars.set_item(name, l)?,
-                                TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
-                                _ => {}
-                            }
-                        }
-                        Some((template.uri_template.clone(), vars))
-                    }
-                    _ => None,
-                };
-                match found {
-                    Some((res_key, vars)) => {
-                        let id = self.track(key, request, Kind::Resource);
-                        Ok(Some(
-                            c.resource_read.bind(py).call1((id, uri, res_key, vars))?,
-                        ))
-                    }
-                    None => {
-                        let error = mcp_sansio::server::resource_not_found(&uri);
-                        Self::answer_now::<ReadResourceResult>(session, request, Err(error));
-                        Ok(None)
-                    }
-                }
-            }
-            m if m == GetPrompt::NAME => {
-                let params = match request.params::<GetPrompt>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer_now::<GetPromptResult>(session, request, Err(e));
-                        return Ok(None);
-                    }
-                };
-                match catalog.check_prompt_args(&params.name, params.arguments.as_ref()) {
-                    Ok(_) => {
-                        let args = params.arguments.unwrap_or_default();
-                        let id = self.track(key, request, Kind::Prompt);
-                        Ok(Some(c.prompt_get.bind(py).call1((
-                            id,
-                            params.name,
-                            args,
-                        ))?))
-                    }
-                    Err(e) => {
-                        Self::answer_now::<GetPromptResult>(session, request, Err(e));
-                        Ok(None)
-                    }
-                }
-            }
-            m if m == Complete::NAME && self.completions => {
-                if let Err(e) = request.params::<Complete>() {
-                    Self::answer_now::<CompleteResult>(session, request, Err(e));
+        let session = if self.route { sessions.get(key) } else { None };
+        let (request, route) = match session {
+            None => (request, None),
+            Some(session) => {
+                let filter = self.log_levels.entry(key).or_insert_with(LogFilter::legacy);
+                let Some(request) = filter.handle_set_level(session, request) else {
                     return Ok(None);
+                };
+                match self.catalog.try_route(&request, self.completions) {
+                    Some(Route::Answer(answer)) => {
+                        respond(session, request.responder, &answer);
+                        return Ok(None);
+                    }
+                    route => (request, route),
                 }
-                let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
-                let id = self.track(key, request, Kind::Complete);
-                Ok(Some(c.completion.bind(py).call1((id, params))?))
             }
-            _ => {
-                let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
-                let method = request.method.clone();
-                let id = self.track(key, request, Kind::Other);
-                Ok(Some(c.request.bind(py).call1((id, method, params))?))
-            }
-        }
+        };
+        let params = || convert::opt_raw_to_py(py, request.params.as_deref());
+        let (kind, class, args) = match route {
+            Some(Route::Tool { name, arguments }) => (
+                Kind::Tool,
+                &c.tool_call,
+                vec![
+                    name.into_pyobject(py)?.into_any(),
+                    convert::to_py(py, &Value::Object(arguments))?,
+                ],
+            ),
+            Some(Route::Resource {
+                key: entry,
+                uri,
+                variables,
+            }) => (
+                Kind::Resource,
+                &c.resource_read,
+                vec![
+                    uri.into_pyobject(py)?.into_any(),
+                    entry.into_pyobject(py)?.into_any(),
+                    variables_to_py(py, &variables)?,
+                ],
+            ),
+            Some(Route::Prompt { name, arguments }) => (
+                Kind::Prompt,
+                &c.prompt_get,
+                vec![
+                    name.into_pyobject(py)?.into_any(),
+                    arguments.into_pyobject(py)?.into_any(),
+                ],
+            ),
+            // The handler gets the params as the client sent them.
+            Some(Route::Complete(_)) => (Kind::Complete, &c.completion, vec![params()?]),
+            _ => (
+                Kind::Other,
+                &c.request,
+                vec![
+                    request.method.as_str().into_pyobject(py)?.into_any(),
+                    params()?,
+                ],
+            ),
+        };
+        let id = self.track(key, request, kind);
+        let mut call = vec![id.into_pyobject(py)?.into_any()];
+        call.extend(args);
+        Ok(Some(class.bind(py).call1(PyTuple::new(py, call)?)?))
     }
 
     // --- commands ------------------------------------------------------------------------
@@ -620,11 +506,10 @@ impl ServerCore {
         let Some(session) = sessions.get(key) else {
             return Ok(false);
         };
-        const METHOD: &str = "notifications/message";
         let sent = if in_task {
-            session.send_notification(METHOD, Some(&raw))
+            session.send_notification(LoggingMessage::NAME, Some(&raw))
         } else {
-            session.send_notification_for(inbound, METHOD, Some(&raw))
+            session.send_notification_for(inbound, LoggingMessage::NAME, Some(&raw))
         };
         sent.map_err(|e| events::local_error(py, e))?;
         Ok(true)
@@ -1051,4 +936,18 @@ impl PyServerSession {
     fn pending_requests(&self) -> usize {
         self.core.pending_count()
     }
+}
+
+/// A URI template's variables as a dict (a list or a map where the template says so)
+fn variables_to_py<'py>(py: Python<'py>, variables: &Variables) -> PyResult<Bound<'py, PyAny>> {
+    let vars = PyDict::new(py);
+    for (name, value) in variables.iter() {
+        match value {
+            TemplateValue::String(s) => vars.set_item(name, s)?,
+            TemplateValue::List(l) => vars.set_item(name, l)?,
+            TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
+            _ => {}
+        }
+    }
+    Ok(vars.into_any())
 }
