@@ -4,14 +4,25 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_sansio::schema::method::{
+    CallTool, CancelTask, Complete, GetPrompt, GetTask, ListPrompts, ListResourceTemplates,
+    ListResources, ListTools, Method, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen,
+    Unsubscribe,
+};
+use mcp_sansio::schema::{
+    CallToolParams, CompleteArgument, CompleteParams, GetPromptParams, MetaParams, PaginatedParams,
+    ReadResourceParams, SetLevelParams, SubscribeParams, SubscriptionsListenParams, TaskIdParams,
+    UnsubscribeParams,
+};
 use mcp_sansio::{
-    ClientConfig, EraMode, Event, Implementation, InboundId, InputId, OutboundId, ProtocolVersion,
-    RequestOptions, Responder, Session,
+    ClientConfig, EraMode, Event, Implementation, InboundId, InputId, OutboundId, Pending,
+    ProtocolVersion, RequestOptions, Responder, SendError, Session,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use serde_json::{Value, json};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::config::random_u64;
@@ -51,23 +62,22 @@ fn era(era: &str) -> PyResult<EraMode> {
 }
 
 impl PyClientSession {
-    fn send(
+    /// Sends a typed request (its params fitted to the version in use); its id
+    fn request<M: Method>(
         &mut self,
         py: Python<'_>,
-        method: &str,
-        params: Option<Value>,
+        params: M::Params,
         options: RequestOptions,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let raw = params
-            .map(|p| serde_json::value::to_raw_value(&p))
-            .transpose()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let now = self.clock.instant(now);
-        let id = self
-            .session
-            .send_request(now, method, raw, options)
-            .map_err(|e| events::local_error(py, e))?;
+        let sent = self.session.request::<M>(now, params, options);
+        self.sent(py, sent.map(Pending::id))
+    }
+
+    /// Records a request that was sent; its id
+    fn sent(&mut self, py: Python<'_>, sent: Result<OutboundId, SendError>) -> PyResult<u64> {
+        let id = sent.map_err(|e| events::local_error(py, e))?;
         self.outbound.insert(id.wire_id(), id);
         Ok(id.wire_id())
     }
@@ -99,13 +109,6 @@ fn options(
     o
 }
 
-fn json_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
-    match obj {
-        Some(o) if !o.is_none() => Ok(Some(convert::to_json(o)?)),
-        _ => Ok(None),
-    }
-}
-
 #[pymethods]
 impl PyClientSession {
     #[new]
@@ -125,7 +128,7 @@ impl PyClientSession {
         let clock = Clock::new(py, now)?;
         let mut config = ClientConfig::new(Implementation::new(name, version));
         config.era = self::era(era)?;
-        if let Some(caps) = json_of(capabilities)? {
+        if let Some(caps) = typed::<Value>(capabilities, "capabilities")? {
             if !caps.is_object() {
                 return Err(PyValueError::new_err("capabilities must be a dict"));
             }
@@ -307,14 +310,14 @@ impl PyClientSession {
         task_ttl: Option<f64>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let params = json_of(params)?;
-        self.send(
-            py,
-            method,
-            params,
-            options(progress, timeout, as_task, task_ttl),
-            now,
-        )
+        let params = params
+            .filter(|p| !p.is_none())
+            .map(convert::to_raw)
+            .transpose()?;
+        let options = options(progress, timeout, as_task, task_ttl);
+        let now = self.clock.instant(now);
+        let sent = self.session.send_request(now, method, params, options);
+        self.sent(py, sent)
     }
 
     /// `tools/call`
@@ -332,17 +335,10 @@ impl PyClientSession {
         task_ttl: Option<f64>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let mut params = json!({ "name": name });
-        if let Some(args) = json_of(arguments)? {
-            params["arguments"] = args;
-        }
-        self.send(
-            py,
-            "tools/call",
-            Some(params),
-            options(progress, timeout, as_task, task_ttl),
-            now,
-        )
+        let mut params = CallToolParams::new(name);
+        params.arguments = typed(arguments, "tool arguments")?;
+        let options = options(progress, timeout, as_task, task_ttl);
+        self.request::<CallTool>(py, params, options, now)
     }
 
     /// `tools/list`
@@ -353,13 +349,7 @@ impl PyClientSession {
         cursor: Option<String>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        self.send(
-            py,
-            "tools/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
+        self.request::<ListTools>(py, page(cursor), RequestOptions::default(), now)
     }
 
     /// `resources/list`
@@ -370,13 +360,7 @@ impl PyClientSession {
         cursor: Option<String>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
+        self.request::<ListResources>(py, page(cursor), RequestOptions::default(), now)
     }
 
     /// `resources/templates/list`
@@ -387,25 +371,14 @@ impl PyClientSession {
         cursor: Option<String>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/templates/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
+        self.request::<ListResourceTemplates>(py, page(cursor), RequestOptions::default(), now)
     }
 
     /// `resources/read`
     #[pyo3(signature = (uri, *, now=None))]
     fn read_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/read",
-            Some(json!({ "uri": uri })),
-            RequestOptions::default(),
-            now,
-        )
+        let params = ReadResourceParams::new(uri);
+        self.request::<ReadResource>(py, params, RequestOptions::default(), now)
     }
 
     /// `prompts/list`
@@ -416,13 +389,7 @@ impl PyClientSession {
         cursor: Option<String>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        self.send(
-            py,
-            "prompts/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
+        self.request::<ListPrompts>(py, page(cursor), RequestOptions::default(), now)
     }
 
     /// `prompts/get`
@@ -434,17 +401,9 @@ impl PyClientSession {
         arguments: Option<&Bound<'_, PyAny>>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let mut params = json!({ "name": name });
-        if let Some(args) = json_of(arguments)? {
-            params["arguments"] = args;
-        }
-        self.send(
-            py,
-            "prompts/get",
-            Some(params),
-            RequestOptions::default(),
-            now,
-        )
+        let mut params = GetPromptParams::new(name);
+        params.arguments = typed(arguments, "prompt arguments")?;
+        self.request::<GetPrompt>(py, params, RequestOptions::default(), now)
     }
 
     /// `completion/complete`: `ref` is `{"type": "ref/prompt", "name": ...}` or
@@ -458,24 +417,18 @@ impl PyClientSession {
         context: Option<&Bound<'_, PyAny>>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let mut params =
-            json!({ "ref": convert::to_json(r#ref)?, "argument": convert::to_json(argument)? });
-        if let Some(ctx) = json_of(context)? {
-            params["context"] = ctx;
-        }
-        self.send(
-            py,
-            "completion/complete",
-            Some(params),
-            RequestOptions::default(),
-            now,
-        )
+        let argument: CompleteArgument = convert::from_py(argument, "completion argument")?;
+        let reference = convert::from_py(r#ref, "completion ref")?;
+        let mut params = CompleteParams::new(reference, argument.name, argument.value);
+        params.argument.extra = argument.extra;
+        params.context = typed(context, "completion context")?;
+        self.request::<Complete>(py, params, RequestOptions::default(), now)
     }
 
     /// `ping`
     #[pyo3(signature = (*, now=None))]
     fn ping(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<u64> {
-        self.send(py, "ping", None, RequestOptions::default(), now)
+        self.request::<Ping>(py, MetaParams::new(), RequestOptions::default(), now)
     }
 
     /// `logging/setLevel` (legacy era)
@@ -486,25 +439,15 @@ impl PyClientSession {
         level: &str,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        self.send(
-            py,
-            "logging/setLevel",
-            Some(json!({ "level": level })),
-            RequestOptions::default(),
-            now,
-        )
+        let params = SetLevelParams::new(crate::server::log_level(level)?);
+        self.request::<SetLevel>(py, params, RequestOptions::default(), now)
     }
 
     /// `resources/subscribe` (legacy era)
     #[pyo3(signature = (uri, *, now=None))]
     fn subscribe_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/subscribe",
-            Some(json!({ "uri": uri })),
-            RequestOptions::default(),
-            now,
-        )
+        let params = SubscribeParams::new(uri);
+        self.request::<Subscribe>(py, params, RequestOptions::default(), now)
     }
 
     /// `resources/unsubscribe` (legacy era)
@@ -515,13 +458,8 @@ impl PyClientSession {
         uri: &str,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/unsubscribe",
-            Some(json!({ "uri": uri })),
-            RequestOptions::default(),
-            now,
-        )
+        let params = UnsubscribeParams::new(uri);
+        self.request::<Unsubscribe>(py, params, RequestOptions::default(), now)
     }
 
     /// `subscriptions/listen` (modern era): `notifications` is the filter object, e.g.
@@ -534,38 +472,25 @@ impl PyClientSession {
         notifications: &Bound<'_, PyAny>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let params = json!({ "notifications": convert::to_json(notifications)? });
-        self.send(
-            py,
-            "subscriptions/listen",
-            Some(params),
-            RequestOptions::default().no_timeout(),
-            now,
-        )
+        let filter = convert::from_py(notifications, "subscription filter")?;
+        let params = SubscriptionsListenParams::new(filter);
+        let options = RequestOptions::default().no_timeout();
+        self.request::<SubscriptionsListen>(py, params, options, now)
     }
 
     /// `tasks/get`
     #[pyo3(signature = (task_id, *, now=None))]
     fn get_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "tasks/get",
-            Some(json!({ "taskId": task_id })),
-            RequestOptions::default(),
-            now,
-        )
+        let params = TaskIdParams::new(task_id);
+        self.request::<GetTask>(py, params, RequestOptions::default(), now)
     }
 
     /// `tasks/cancel`
     #[pyo3(signature = (task_id, *, now=None))]
     fn cancel_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "tasks/cancel",
-            Some(json!({ "taskId": task_id })),
-            RequestOptions::default(),
-            now,
-        )
+        // Either era's marker names this request (the result goes to Python undecoded).
+        let params = TaskIdParams::new(task_id);
+        self.request::<CancelTask>(py, params, RequestOptions::default(), now)
     }
 
     /// Sends a notification
@@ -705,9 +630,14 @@ impl PyClientSession {
     }
 }
 
-fn paged(cursor: Option<String>) -> Value {
-    match cursor {
-        Some(c) => json!({ "cursor": c }),
-        None => json!({}),
-    }
+/// The params of one page of a list
+fn page(cursor: Option<String>) -> PaginatedParams {
+    cursor.map_or_else(PaginatedParams::new, PaginatedParams::at)
+}
+
+/// Optional typed params from Python data (`None` when absent)
+fn typed<T: DeserializeOwned>(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<T>> {
+    obj.filter(|o| !o.is_none())
+        .map(|o| convert::from_py(o, what))
+        .transpose()
 }
