@@ -20,7 +20,7 @@ use mcp_sansio::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -109,8 +109,7 @@ fn options(
     o
 }
 
-#[pymethods]
-impl PyClientSession {
+connection_pymethods!(PyClientSession, {
     #[new]
     #[pyo3(signature = (name, version, *, era="auto", capabilities=None, request_timeout=60.0,
         discover_timeout=3.0, now=None))]
@@ -153,43 +152,6 @@ impl PyClientSession {
             inbound: HashMap::new(),
             by_inbound: HashMap::new(),
         })
-    }
-
-    /// Feeds bytes read from the transport (newline-delimited JSON; any chunking)
-    #[pyo3(signature = (data, now=None))]
-    fn receive_data(&mut self, data: &[u8], now: Option<f64>) {
-        self.session.handle_bytes(self.clock.instant(now), data);
-    }
-
-    /// Feeds one whole message (a message-framed transport: an HTTP body, an SSE event)
-    #[pyo3(signature = (message, now=None))]
-    fn receive_message(&mut self, message: &[u8], now: Option<f64>) {
-        self.session
-            .handle_message(self.clock.instant(now), message);
-    }
-
-    /// The peer closed its side of the transport
-    #[pyo3(signature = (now=None))]
-    fn receive_eof(&mut self, now: Option<f64>) {
-        self.session.handle_eof(self.clock.instant(now));
-    }
-
-    /// Fires the timers due at `now`
-    #[pyo3(signature = (now=None))]
-    fn handle_timeout(&mut self, now: Option<f64>) {
-        self.session.handle_timeout(self.clock.instant(now));
-    }
-
-    /// Every byte waiting to be written (empty when nothing is)
-    fn data_to_send<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        self.buf.clear();
-        while self.session.poll_transmit(&mut self.buf).is_some() {}
-        PyBytes::new(py, &self.buf)
-    }
-
-    /// When `handle_timeout` should next be called, or `None`
-    fn next_deadline(&self) -> Option<f64> {
-        self.session.poll_timeout().map(|i| self.clock.float(i))
     }
 
     /// The next event, or `None`
@@ -585,30 +547,6 @@ impl PyClientSession {
         Ok(true)
     }
 
-    /// Closes the session now: requests in flight fail with `ConnectionClosed`
-    #[pyo3(signature = (now=None))]
-    fn close(&mut self, now: Option<f64>) {
-        self.session.close(self.clock.instant(now));
-    }
-
-    /// Whether the driver should read more input
-    #[getter]
-    fn wants_read(&self) -> bool {
-        self.session.wants_read()
-    }
-
-    /// Whether `Closed` was emitted (or is queued)
-    #[getter]
-    fn is_closed(&self) -> bool {
-        self.session.is_closed()
-    }
-
-    /// The protocol version in use, once ready
-    #[getter]
-    fn version(&self) -> Option<&'static str> {
-        self.session.version().map(|v| v.as_str())
-    }
-
     /// The server: `{"version", "info", "capabilities", "instructions"}`, once ready
     #[getter]
     fn peer<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -628,7 +566,7 @@ impl PyClientSession {
     fn requests_in_flight(&self) -> usize {
         self.session.outbound_in_flight()
     }
-}
+});
 
 /// The params of one page of a list
 fn page(cursor: Option<String>) -> PaginatedParams {

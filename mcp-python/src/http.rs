@@ -15,9 +15,8 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
-use crate::convert;
 use crate::events;
-use crate::server::{self, ServerCore};
+use crate::server::ServerCore;
 
 /// Session ids from the standard library's random hasher keys and a counter
 struct Ids {
@@ -84,8 +83,7 @@ impl PyHttpServer {
     }
 }
 
-#[pymethods]
-impl PyHttpServer {
+server_pymethods!(pymethods_block, PyHttpServer, http, {
     #[new]
     #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,
         max_body_size=None, idle_timeout=None, retry=None, keepalive=None))]
@@ -276,131 +274,9 @@ impl PyHttpServer {
         self.http.poll_timeout().map(|i| self.clock.float(i))
     }
 
-    /// As `ServerSession.respond`
-    #[pyo3(signature = (request_id, result, now=None))]
-    fn respond(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        result: &Bound<'_, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        self.core
-            .respond(py, &mut self.http, now, request_id, result)
-    }
-
-    /// As `ServerSession.respond_error`
-    #[pyo3(signature = (request_id, code, message, data=None, now=None))]
-    fn respond_error(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        code: i64,
-        message: &str,
-        data: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let error = events::error_object(py, code, message, data)?;
-        self.core
-            .respond_error(py, &mut self.http, now, request_id, error)
-    }
-
-    /// As `ServerSession.report_progress`
-    #[pyo3(signature = (request_id, progress, total=None, message=None))]
-    fn report_progress(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> PyResult<bool> {
-        let p = server::progress(progress, total, message);
-        self.core.report_progress(py, &mut self.http, request_id, p)
-    }
-
-    /// As `ServerSession.log`
-    #[pyo3(signature = (request_id, level, data, logger=None))]
-    fn log(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        level: &str,
-        data: &Bound<'_, PyAny>,
-        logger: Option<String>,
-    ) -> PyResult<bool> {
-        let level = server::log_level(level)?;
-        let data = convert::to_json(data)?;
-        self.core
-            .log(py, &mut self.http, request_id, level, data, logger)
-    }
-
-    /// As `ServerSession.ask_input`
-    #[pyo3(signature = (request_id, requests, now=None))]
-    fn ask_input<'py>(
-        &mut self,
-        py: Python<'py>,
-        request_id: u64,
-        requests: &Bound<'py, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
-        let now = self.clock.instant(now);
-        self.core
-            .ask_input(py, &mut self.http, now, request_id, requests)
-    }
-
-    /// As `ServerSession.start_task`
-    #[pyo3(signature = (request_id, ttl=None, poll_interval=None, now=None))]
-    fn start_task(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        ttl: Option<f64>,
-        poll_interval: Option<f64>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        let now = self.clock.instant(now);
-        let options = server::task_options(ttl, poll_interval);
-        self.core
-            .start_task(py, &mut self.http, now, request_id, options)
-    }
-
-    /// As `ServerSession.update_task`
-    #[pyo3(signature = (task_id, status, message=None, requests=None, now=None))]
-    fn update_task(
-        &mut self,
-        py: Python<'_>,
-        task_id: u64,
-        status: &str,
-        message: Option<String>,
-        requests: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let update = server::task_update(status, message, requests)?;
-        self.core
-            .update_task(py, &mut self.http, now, task_id, update)
-    }
-
-    /// Requests the application has not answered yet
-    #[getter]
-    fn pending_requests(&self) -> usize {
-        self.core.pending_count()
-    }
-
-    /// Tells every session that a list changed (`"tools"`, `"prompts"`, `"resources"`):
-    /// legacy sessions on their GET stream, 2026 listen streams that asked for it
-    fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
-        self.http
-            .notify_list_changed(server::list_kind(kind)?)
-            .map_err(|e| events::local_error(py, e))
-    }
-
     /// Tells every session's subscribers a resource changed; returns how many
     /// notifications were queued
     fn notify_resource_updated(&mut self, uri: &str) -> usize {
         self.http.notify_resource_updated(uri)
     }
-}
+});

@@ -25,7 +25,7 @@ use mcp_sansio::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 use serde_json::Value;
 
 use crate::clock::Clock;
@@ -695,8 +695,7 @@ pub(crate) struct PyServerSession {
     buf: Vec<u8>,
 }
 
-#[pymethods]
-impl PyServerSession {
+server_pymethods!(connection_pymethods, PyServerSession, session, {
     #[new]
     #[pyo3(signature = (config, *, now=None))]
     fn new(py: Python<'_>, config: &PyServerConfig, now: Option<f64>) -> PyResult<Self> {
@@ -708,31 +707,6 @@ impl PyServerSession {
             clock,
             buf: Vec::new(),
         })
-    }
-
-    /// Feeds bytes read from the transport (newline-delimited JSON; any chunking)
-    #[pyo3(signature = (data, now=None))]
-    fn receive_data(&mut self, data: &[u8], now: Option<f64>) {
-        self.session.handle_bytes(self.clock.instant(now), data);
-    }
-
-    /// Feeds one whole message (a message-framed transport)
-    #[pyo3(signature = (message, now=None))]
-    fn receive_message(&mut self, message: &[u8], now: Option<f64>) {
-        self.session
-            .handle_message(self.clock.instant(now), message);
-    }
-
-    /// The peer closed its side of the transport
-    #[pyo3(signature = (now=None))]
-    fn receive_eof(&mut self, now: Option<f64>) {
-        self.session.handle_eof(self.clock.instant(now));
-    }
-
-    /// Fires the timers due at `now`
-    #[pyo3(signature = (now=None))]
-    fn handle_timeout(&mut self, now: Option<f64>) {
-        self.session.handle_timeout(self.clock.instant(now));
     }
 
     /// The next event, or `None`
@@ -751,139 +725,9 @@ impl PyServerSession {
         Ok(None)
     }
 
-    /// Every byte waiting to be written (empty when nothing is)
-    fn data_to_send<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        self.buf.clear();
-        while self.session.poll_transmit(&mut self.buf).is_some() {}
-        PyBytes::new(py, &self.buf)
-    }
-
-    /// When `handle_timeout` should next be called, or `None`
-    fn next_deadline(&self) -> Option<f64> {
-        self.session.poll_timeout().map(|i| self.clock.float(i))
-    }
-
-    /// Answers a request; a no-op returning `False` once it was answered or cancelled
-    #[pyo3(signature = (request_id, result, now=None))]
-    fn respond(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        result: &Bound<'_, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        self.core
-            .respond(py, &mut self.session, now, request_id, result)
-    }
-
-    /// Answers a request with a JSON-RPC error
-    #[pyo3(signature = (request_id, code, message, data=None, now=None))]
-    fn respond_error(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        code: i64,
-        message: &str,
-        data: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let error = events::error_object(py, code, message, data)?;
-        self.core
-            .respond_error(py, &mut self.session, now, request_id, error)
-    }
-
-    /// Reports progress on a request whose client asked for it
-    #[pyo3(signature = (request_id, progress, total=None, message=None))]
-    fn report_progress(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> PyResult<bool> {
-        let p = self::progress(progress, total, message);
-        self.core
-            .report_progress(py, &mut self.session, request_id, p)
-    }
-
-    /// Logs to the client (`notifications/message`) if its level lets `level` through
-    #[pyo3(signature = (request_id, level, data, logger=None))]
-    fn log(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        level: &str,
-        data: &Bound<'_, PyAny>,
-        logger: Option<String>,
-    ) -> PyResult<bool> {
-        let level = log_level(level)?;
-        let data = convert::to_json(data)?;
-        self.core
-            .log(py, &mut self.session, request_id, level, data, logger)
-    }
-
-    /// Asks the client for input: `("answered", responses)`, `("sent", None)` (legacy: wait
-    /// for `InputAnswered`) or `("suspended", None)` (modern: the request was answered with
-    /// `input_required`; the client's retry arrives as a new request)
-    #[pyo3(signature = (request_id, requests, now=None))]
-    fn ask_input<'py>(
-        &mut self,
-        py: Python<'py>,
-        request_id: u64,
-        requests: &Bound<'py, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
-        let now = self.clock.instant(now);
-        self.core
-            .ask_input(py, &mut self.session, now, request_id, requests)
-    }
-
-    /// Answers a request with a task handle; its later `respond` completes the task
-    #[pyo3(signature = (request_id, ttl=None, poll_interval=None, now=None))]
-    fn start_task(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        ttl: Option<f64>,
-        poll_interval: Option<f64>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        let now = self.clock.instant(now);
-        let options = task_options(ttl, poll_interval);
-        self.core
-            .start_task(py, &mut self.session, now, request_id, options)
-    }
-
-    /// Moves a task to `"working"` (with a message) or `"input_required"` (with requests)
-    #[pyo3(signature = (task_id, status, message=None, requests=None, now=None))]
-    fn update_task(
-        &mut self,
-        py: Python<'_>,
-        task_id: u64,
-        status: &str,
-        message: Option<String>,
-        requests: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let update = task_update(status, message, requests)?;
-        self.core
-            .update_task(py, &mut self.session, now, task_id, update)
-    }
-
     /// A task's status (`working`, `input_required`, `completed`, `failed`, `cancelled`)
     fn task_status(&mut self, task_id: u64) -> Option<String> {
         self.core.task_status(&mut self.session, task_id)
-    }
-
-    /// Tells subscribed clients a list changed (`"tools"`, `"prompts"`, `"resources"`)
-    fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
-        self.session
-            .notify_list_changed(list_kind(kind)?)
-            .map_err(|e| events::local_error(py, e))
     }
 
     /// Tells subscribers a resource changed; returns how many notifications were queued
@@ -906,37 +750,7 @@ impl PyServerSession {
             .send_notification(method, raw.as_deref())
             .map_err(|e| events::local_error(py, e))
     }
-
-    /// Closes the session now
-    #[pyo3(signature = (now=None))]
-    fn close(&mut self, now: Option<f64>) {
-        self.session.close(self.clock.instant(now));
-    }
-
-    /// Whether the driver should read more input
-    #[getter]
-    fn wants_read(&self) -> bool {
-        self.session.wants_read()
-    }
-
-    /// Whether `Closed` was emitted (or is queued)
-    #[getter]
-    fn is_closed(&self) -> bool {
-        self.session.is_closed()
-    }
-
-    /// The negotiated version (legacy clients), else `None`
-    #[getter]
-    fn version(&self) -> Option<&'static str> {
-        self.session.version().map(|v| v.as_str())
-    }
-
-    /// Requests the application has not answered yet
-    #[getter]
-    fn pending_requests(&self) -> usize {
-        self.core.pending_count()
-    }
-}
+});
 
 /// A URI template's variables as a dict (a list or a map where the template says so)
 fn variables_to_py<'py>(py: Python<'py>, variables: &Variables) -> PyResult<Bound<'py, PyAny>> {
