@@ -109,7 +109,57 @@ fn options(
     o
 }
 
-connection_pymethods!(PyClientSession, {
+/// One command per request whose params come from (at most) one argument:
+/// `name(argument: Type = default) => Method(params)`
+macro_rules! with_requests {
+    ($block:ident, $class:ty, [$(
+        $(#[$doc:meta])*
+        $name:ident($($arg:ident: $ty:ty $(= $default:tt)?)?) => $method:ident($params:expr);
+    )*], { $($own:tt)* }) => {
+        $block!($class, {
+            $(
+                $(#[$doc])*
+                #[pyo3(signature = ($($arg $(= $default)?,)? *, now=None))]
+                fn $name(
+                    &mut self,
+                    py: Python<'_>,
+                    $($arg: $ty,)?
+                    now: Option<f64>,
+                ) -> PyResult<u64> {
+                    self.request::<$method>(py, $params, RequestOptions::default(), now)
+                }
+            )*
+            $($own)*
+        });
+    };
+}
+
+with_requests!(connection_pymethods, PyClientSession, [
+    /// `tools/list`
+    list_tools(cursor: Option<String> = None) => ListTools(page(cursor));
+    /// `resources/list`
+    list_resources(cursor: Option<String> = None) => ListResources(page(cursor));
+    /// `resources/templates/list`
+    list_resource_templates(cursor: Option<String> = None) => ListResourceTemplates(page(cursor));
+    /// `resources/read`
+    read_resource(uri: &str) => ReadResource(ReadResourceParams::new(uri));
+    /// `prompts/list`
+    list_prompts(cursor: Option<String> = None) => ListPrompts(page(cursor));
+    /// `ping`
+    ping() => Ping(MetaParams::new());
+    /// `logging/setLevel` (legacy era)
+    set_logging_level(level: &str) => SetLevel(SetLevelParams::new(crate::server::log_level(level)?));
+    /// `resources/subscribe` (legacy era)
+    subscribe_resource(uri: &str) => Subscribe(SubscribeParams::new(uri));
+    /// `resources/unsubscribe` (legacy era)
+    unsubscribe_resource(uri: &str) => Unsubscribe(UnsubscribeParams::new(uri));
+    /// `tasks/get`
+    get_task(task_id: &str) => GetTask(TaskIdParams::new(task_id));
+    // Either era's `tasks/cancel` marker names this request (its result goes to Python
+    // undecoded).
+    /// `tasks/cancel`
+    cancel_task(task_id: &str) => CancelTask(TaskIdParams::new(task_id));
+], {
     #[new]
     #[pyo3(signature = (name, version, *, era="auto", capabilities=None, request_timeout=60.0,
         discover_timeout=3.0, now=None))]
@@ -303,57 +353,6 @@ connection_pymethods!(PyClientSession, {
         self.request::<CallTool>(py, params, options, now)
     }
 
-    /// `tools/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_tools(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.request::<ListTools>(py, page(cursor), RequestOptions::default(), now)
-    }
-
-    /// `resources/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_resources(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.request::<ListResources>(py, page(cursor), RequestOptions::default(), now)
-    }
-
-    /// `resources/templates/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_resource_templates(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.request::<ListResourceTemplates>(py, page(cursor), RequestOptions::default(), now)
-    }
-
-    /// `resources/read`
-    #[pyo3(signature = (uri, *, now=None))]
-    fn read_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
-        let params = ReadResourceParams::new(uri);
-        self.request::<ReadResource>(py, params, RequestOptions::default(), now)
-    }
-
-    /// `prompts/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_prompts(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.request::<ListPrompts>(py, page(cursor), RequestOptions::default(), now)
-    }
-
     /// `prompts/get`
     #[pyo3(signature = (name, arguments=None, *, now=None))]
     fn get_prompt(
@@ -387,43 +386,6 @@ connection_pymethods!(PyClientSession, {
         self.request::<Complete>(py, params, RequestOptions::default(), now)
     }
 
-    /// `ping`
-    #[pyo3(signature = (*, now=None))]
-    fn ping(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<u64> {
-        self.request::<Ping>(py, MetaParams::new(), RequestOptions::default(), now)
-    }
-
-    /// `logging/setLevel` (legacy era)
-    #[pyo3(signature = (level, *, now=None))]
-    fn set_logging_level(
-        &mut self,
-        py: Python<'_>,
-        level: &str,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        let params = SetLevelParams::new(crate::server::log_level(level)?);
-        self.request::<SetLevel>(py, params, RequestOptions::default(), now)
-    }
-
-    /// `resources/subscribe` (legacy era)
-    #[pyo3(signature = (uri, *, now=None))]
-    fn subscribe_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
-        let params = SubscribeParams::new(uri);
-        self.request::<Subscribe>(py, params, RequestOptions::default(), now)
-    }
-
-    /// `resources/unsubscribe` (legacy era)
-    #[pyo3(signature = (uri, *, now=None))]
-    fn unsubscribe_resource(
-        &mut self,
-        py: Python<'_>,
-        uri: &str,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        let params = UnsubscribeParams::new(uri);
-        self.request::<Unsubscribe>(py, params, RequestOptions::default(), now)
-    }
-
     /// `subscriptions/listen` (modern era): `notifications` is the filter object, e.g.
     /// `{"toolsListChanged": True, "resourceSubscriptions": ["file:///a"]}`; the stream's
     /// notifications arrive as `Notification` events until it is cancelled
@@ -438,35 +400,6 @@ connection_pymethods!(PyClientSession, {
         let params = SubscriptionsListenParams::new(filter);
         let options = RequestOptions::default().no_timeout();
         self.request::<SubscriptionsListen>(py, params, options, now)
-    }
-
-    /// `tasks/get`
-    #[pyo3(signature = (task_id, *, now=None))]
-    fn get_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
-        let params = TaskIdParams::new(task_id);
-        self.request::<GetTask>(py, params, RequestOptions::default(), now)
-    }
-
-    /// `tasks/cancel`
-    #[pyo3(signature = (task_id, *, now=None))]
-    fn cancel_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
-        // Either era's marker names this request (the result goes to Python undecoded).
-        let params = TaskIdParams::new(task_id);
-        self.request::<CancelTask>(py, params, RequestOptions::default(), now)
-    }
-
-    /// Sends a notification
-    #[pyo3(signature = (method, params=None))]
-    fn send_notification(
-        &mut self,
-        py: Python<'_>,
-        method: &str,
-        params: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let raw = params.map(convert::to_raw).transpose()?;
-        self.session
-            .send_notification(method, raw.as_deref())
-            .map_err(|e| events::local_error(py, e))
     }
 
     /// Cancels a request we sent: the peer gets `notifications/cancelled`, and the request

@@ -68,6 +68,20 @@ macro_rules! connection_pymethods {
                 self.session.close(self.clock.instant(now));
             }
 
+            /// Sends a notification
+            #[pyo3(signature = (method, params=None))]
+            fn send_notification(
+                &mut self,
+                py: Python<'_>,
+                method: &str,
+                params: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<()> {
+                let raw = params.map($crate::convert::to_raw).transpose()?;
+                self.session
+                    .send_notification(method, raw.as_deref())
+                    .map_err(|e| $crate::events::local_error(py, e))
+            }
+
             /// Whether the driver should read more input
             #[getter]
             fn wants_read(&self) -> bool {

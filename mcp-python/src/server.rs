@@ -736,20 +736,6 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
             .notify_resource_updated(uri)
             .map_err(|e| events::local_error(py, e))
     }
-
-    /// Sends a notification
-    #[pyo3(signature = (method, params=None))]
-    fn send_notification(
-        &mut self,
-        py: Python<'_>,
-        method: &str,
-        params: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let raw = params.map(convert::to_raw).transpose()?;
-        self.session
-            .send_notification(method, raw.as_deref())
-            .map_err(|e| events::local_error(py, e))
-    }
 });
 
 /// A URI template's variables as a dict (a list or a map where the template says so)
