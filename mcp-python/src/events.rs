@@ -80,6 +80,14 @@ pub(crate) fn mcp_error<'py>(py: Python<'py>, error: &ErrorObject) -> PyResult<B
         .call1((error.code, error.message.as_str(), data))
 }
 
+/// The `McpError` for a JSON-RPC error object, to raise
+pub(crate) fn mcp_exception(py: Python<'_>, error: &ErrorObject) -> PyErr {
+    match mcp_error(py, error) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
 /// The exception for why a request of ours has no result
 pub(crate) fn call_error<'py>(py: Python<'py>, error: &CallError) -> PyResult<Bound<'py, PyAny>> {
     let c = classes(py)?;

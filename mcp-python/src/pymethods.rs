@@ -123,7 +123,7 @@ macro_rules! server_pymethods {
                 now: Option<f64>,
             ) -> PyResult<bool> {
                 let now = self.clock.instant(now);
-                self.core.respond(py, &mut self.$sessions, now, request_id, result)
+                self.core.answer(py, &mut self.$sessions, now, request_id, Ok(result))
             }
 
             /// Answers a request with a JSON-RPC error (fails its task, if it became one)
@@ -139,7 +139,7 @@ macro_rules! server_pymethods {
             ) -> PyResult<bool> {
                 let now = self.clock.instant(now);
                 let error = $crate::events::error_object(py, code, message, data)?;
-                self.core.respond_error(py, &mut self.$sessions, now, request_id, error)
+                self.core.answer(py, &mut self.$sessions, now, request_id, Err(error))
             }
 
             /// Reports progress on a request whose client asked for it

@@ -14,18 +14,20 @@ use mcp_sansio::http::{HttpServer, SessionKey};
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::method::{LoggingMessage, Notification};
 use mcp_sansio::schema::{
-    CallToolResult, CompleteResult, GetPromptResult, InputRequests, InputResponse, InputResponses,
-    LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
+    CallToolResult, CompleteResult, FitVersion, GetPromptResult, InputRequests, InputResponse,
+    InputResponses, LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
 };
 use mcp_sansio::server::{Catalog, LogFilter, Route, respond};
 use mcp_sansio::uri_template::{TemplateValue, Variables};
 use mcp_sansio::{
-    AskError, Asked, Era, Event, InboundId, InboundRequest, ListKind, Progress, ProgressError,
-    Responder, Session, TaskId, TaskOptions, TaskUpdate,
+    AskError, Asked, Event, InboundId, InboundRequest, ListKind, Progress, ProgressError,
+    RespondError, Responder, Session, TaskError, TaskId, TaskOptions, TaskUpdate,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::clock::Clock;
@@ -152,9 +154,7 @@ impl ServerCore {
         let id = self.next_id;
         self.next_id += 1;
         let inbound = request.responder.id();
-        let log_filter = (request.version.era() == Era::Modern).then(|| {
-            LogFilter::from_params(request.params.as_deref()).unwrap_or_else(|_| LogFilter::off())
-        });
+        let log_filter = LogFilter::for_request(&request);
         self.by_inbound.insert((key, inbound), id);
         self.pending.insert(
             id,
@@ -367,71 +367,59 @@ impl ServerCore {
 
     // --- commands ------------------------------------------------------------------------
 
-    /// Answers a request with a result (a no-op once it was answered or cancelled)
-    pub(crate) fn respond(
+    /// Ends a request with the application's result or error: the task it became completes
+    /// (fails), or the request is answered; `False` once it was answered or cancelled
+    pub(crate) fn answer(
         &mut self,
         py: Python<'_>,
         sessions: &mut dyn Sessions,
         now: Instant,
         request_id: u64,
-        result: &Bound<'_, PyAny>,
+        outcome: Result<&Bound<'_, PyAny>, ErrorObject>,
     ) -> PyResult<bool> {
         let Some(p) = self.untrack(request_id) else {
             return Ok(false);
         };
         if let Some(task) = p.task {
-            let raw = convert::to_raw(result)?;
-            return self.finish_task(py, sessions, now, task, TaskUpdate::Completed(raw));
+            let update = match outcome {
+                Ok(result) => TaskUpdate::Completed(convert::to_raw(result)?),
+                Err(error) => TaskUpdate::Failed(error),
+            };
+            return self.update_task(py, sessions, now, task, update);
         }
         let Some(session) = sessions.get(p.key) else {
             return Ok(false);
         };
-        let outcome = match p.kind {
-            Kind::Tool => session.respond_with(
-                p.responder,
-                convert::from_py::<CallToolResult>(result, "tool result")?,
-            ),
+        let result = match outcome {
+            Ok(result) => result,
+            Err(error) => {
+                session.respond_error(p.responder, &error);
+                return Ok(true);
+            }
+        };
+        let sent = match p.kind {
+            Kind::Tool => {
+                respond_as::<CallToolResult>(session, p.responder, result, "tool result")?
+            }
             Kind::Resource => {
                 let r = convert::from_py::<ReadResourceResult>(result, "resource contents")?;
                 session.respond_with(p.responder, self.catalog.with_read_cache(r))
             }
-            Kind::Prompt => session.respond_with(
-                p.responder,
-                convert::from_py::<GetPromptResult>(result, "prompt result")?,
-            ),
-            Kind::Complete => session.respond_with(
-                p.responder,
-                convert::from_py::<CompleteResult>(result, "completion result")?,
-            ),
+            Kind::Prompt => {
+                respond_as::<GetPromptResult>(session, p.responder, result, "prompt result")?
+            }
+            Kind::Complete => {
+                respond_as::<CompleteResult>(session, p.responder, result, "completion result")?
+            }
             Kind::Other => session.respond(p.responder, &convert::to_raw(result)?),
         };
-        outcome.map_err(|e| events::local_error(py, e))?;
+        sent.map_err(|e| events::local_error(py, e))?;
         Ok(true)
     }
 
-    /// Answers a request with a JSON-RPC error (a no-op once answered or cancelled)
-    pub(crate) fn respond_error(
-        &mut self,
-        py: Python<'_>,
-        sessions: &mut dyn Sessions,
-        now: Instant,
-        request_id: u64,
-        error: ErrorObject,
-    ) -> PyResult<bool> {
-        let Some(p) = self.untrack(request_id) else {
-            return Ok(false);
-        };
-        if let Some(task) = p.task {
-            return self.finish_task(py, sessions, now, task, TaskUpdate::Failed(error));
-        }
-        let Some(session) = sessions.get(p.key) else {
-            return Ok(false);
-        };
-        session.respond_error(p.responder, &error);
-        Ok(true)
-    }
-
-    fn finish_task(
+    /// Moves a task on (working, input_required; completed or failed through `answer`);
+    /// `False` once it ended
+    pub(crate) fn update_task(
         &mut self,
         py: Python<'_>,
         sessions: &mut dyn Sessions,
@@ -447,11 +435,19 @@ impl ServerCore {
         };
         match session.update_task(now, tid, update) {
             Ok(()) => Ok(true),
-            Err(mcp_sansio::TaskError::Terminal(_) | mcp_sansio::TaskError::UnknownTask) => {
-                Ok(false)
-            }
+            Err(TaskError::Terminal(_) | TaskError::UnknownTask) => Ok(false),
             Err(e) => Err(events::local_error(py, e)),
         }
+    }
+
+    /// A request the application still has to answer, and its session
+    fn in_flight<'s>(
+        &self,
+        sessions: &'s mut dyn Sessions,
+        request_id: u64,
+    ) -> Option<(&Pending, &'s mut Session)> {
+        let p = self.pending.get(&request_id)?;
+        Some((p, sessions.get(p.key)?))
     }
 
     /// Reports progress; `False` when the client did not ask for it or the request ended
@@ -462,15 +458,12 @@ impl ServerCore {
         request_id: u64,
         progress: Progress,
     ) -> PyResult<bool> {
-        let Some(p) = self.pending.get(&request_id) else {
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
             return Ok(false);
         };
         if !p.wants_progress {
             return Ok(false);
         }
-        let Some(session) = sessions.get(p.key) else {
-            return Ok(false);
-        };
         match session.report_progress_to(p.inbound, &progress) {
             Ok(()) => Ok(true),
             Err(ProgressError::NotRequested) => Ok(false),
@@ -488,7 +481,7 @@ impl ServerCore {
         data: Value,
         logger: Option<String>,
     ) -> PyResult<bool> {
-        let Some(p) = self.pending.get(&request_id) else {
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
             return Ok(false);
         };
         let filter = p
@@ -502,14 +495,10 @@ impl ServerCore {
         params.logger = logger;
         let raw = serde_json::value::to_raw_value(&params)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let (key, inbound, in_task) = (p.key, p.inbound, p.task.is_some());
-        let Some(session) = sessions.get(key) else {
-            return Ok(false);
-        };
-        let sent = if in_task {
+        let sent = if p.task.is_some() {
             session.send_notification(LoggingMessage::NAME, Some(&raw))
         } else {
-            session.send_notification_for(inbound, LoggingMessage::NAME, Some(&raw))
+            session.send_notification_for(p.inbound, LoggingMessage::NAME, Some(&raw))
         };
         sent.map_err(|e| events::local_error(py, e))?;
         Ok(true)
@@ -526,10 +515,7 @@ impl ServerCore {
     ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
         let requests: InputRequests = convert::from_py(requests, "input requests")?;
         let count = requests.len();
-        let Some(p) = self.pending.get(&request_id) else {
-            return Err(events::local_error(py, AskError::NotInFlight));
-        };
-        let Some(session) = sessions.get(p.key) else {
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
             return Err(events::local_error(py, AskError::NotInFlight));
         };
         match session.ask_input_to(now, p.inbound, requests) {
@@ -551,7 +537,7 @@ impl ServerCore {
                 Ok(("suspended", py.None().into_bound(py)))
             }
             Err(e @ (AskError::NotDeclared { .. } | AskError::InvalidAnswer { .. })) => {
-                Err(PyErr::from_value(events::mcp_error(py, &e.to_error())?))
+                Err(events::mcp_exception(py, &e.to_error()))
             }
             Err(e) => Err(events::local_error(py, e)),
         }
@@ -566,16 +552,10 @@ impl ServerCore {
         request_id: u64,
         options: TaskOptions,
     ) -> PyResult<u64> {
-        let Some(p) = self.pending.get(&request_id) else {
-            return Err(events::local_error(
-                py,
-                "the request is no longer in flight",
-            ));
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
+            return Err(events::local_error(py, TaskError::NotInFlight));
         };
         let key = p.key;
-        let Some(session) = sessions.get(key) else {
-            return Err(events::local_error(py, "the session is closed"));
-        };
         match session.start_task_to(now, p.inbound, options) {
             Ok(tid) => {
                 let id = self.next_task;
@@ -587,23 +567,9 @@ impl ServerCore {
                 }
                 Ok(id)
             }
-            Err(e @ mcp_sansio::TaskError::NotOffered) => {
-                Err(PyErr::from_value(events::mcp_error(py, &e.to_error())?))
-            }
+            Err(e @ TaskError::NotOffered) => Err(events::mcp_exception(py, &e.to_error())),
             Err(e) => Err(events::local_error(py, e)),
         }
-    }
-
-    /// Moves a task on (working, input_required); completing goes through `respond`
-    pub(crate) fn update_task(
-        &mut self,
-        py: Python<'_>,
-        sessions: &mut dyn Sessions,
-        now: Instant,
-        task: u64,
-        update: TaskUpdate,
-    ) -> PyResult<bool> {
-        self.finish_task(py, sessions, now, task, update)
     }
 
     /// The task status of a task id, as the spec names it
@@ -750,4 +716,14 @@ fn variables_to_py<'py>(py: Python<'py>, variables: &Variables) -> PyResult<Boun
         }
     }
     Ok(vars.into_any())
+}
+
+/// Answers with Python data decoded as the typed result `T` (`ValueError` if it is none)
+fn respond_as<T: DeserializeOwned + Serialize + FitVersion>(
+    session: &mut Session,
+    responder: Responder,
+    result: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<Result<(), RespondError>> {
+    Ok(session.respond_with(responder, convert::from_py::<T>(result, what)?))
 }
