@@ -1,7 +1,6 @@
 //! The `HttpServer` class: the Streamable HTTP rules of `mcp_sansio::http::HttpServer` (both
 //! wires, every session of one endpoint) for a Python HTTP front end to drive
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,6 +15,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
 use crate::events;
+use crate::numbers::Numbers;
 use crate::server::ServerCore;
 
 /// Session ids from the standard library's random hasher keys and a counter
@@ -44,9 +44,7 @@ pub(crate) struct PyHttpServer {
     core: ServerCore,
     clock: Clock,
     ids: Ids,
-    next_exchange: u64,
-    exchanges: HashMap<ExchangeId, u64>,
-    by_number: HashMap<u64, ExchangeId>,
+    exchanges: Numbers<ExchangeId>,
 }
 
 type Headers = Vec<(&'static str, String)>;
@@ -62,25 +60,6 @@ fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTupl
             PyBytes::new(py, &r.body).into_any(),
         ],
     )
-}
-
-impl PyHttpServer {
-    fn number(&mut self, exchange: ExchangeId) -> u64 {
-        if let Some(n) = self.exchanges.get(&exchange) {
-            return *n;
-        }
-        let n = self.next_exchange;
-        self.next_exchange += 1;
-        self.exchanges.insert(exchange, n);
-        self.by_number.insert(n, exchange);
-        n
-    }
-
-    fn retire(&mut self, number: u64) {
-        if let Some(ex) = self.by_number.remove(&number) {
-            self.exchanges.remove(&ex);
-        }
-    }
 }
 
 server_pymethods!(pymethods_block, PyHttpServer, http, {
@@ -138,9 +117,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
                 keys: [RandomState::new(), RandomState::new()],
                 counter: 0,
             },
-            next_exchange: 1,
-            exchanges: HashMap::new(),
-            by_number: HashMap::new(),
+            exchanges: Numbers::new(),
         })
     }
 
@@ -181,7 +158,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         {
             Reply::Complete(r) => complete(py, r),
             Reply::Open(ex) => {
-                let n = self.number(ex);
+                let n = self.exchanges.number(ex);
                 PyTuple::new(
                     py,
                     [
@@ -197,9 +174,9 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     /// The client went away before an open response ended
     #[pyo3(signature = (exchange, now=None))]
     fn handle_closed(&mut self, exchange: u64, now: Option<f64>) {
-        if let Some(ex) = self.by_number.get(&exchange).copied() {
+        if let Some(ex) = self.exchanges.id(exchange) {
             self.http.handle_closed(self.clock.instant(now), ex);
-            self.retire(exchange);
+            self.exchanges.retire(exchange);
         }
     }
 
@@ -211,7 +188,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         };
         let t = match output {
             Output::Head { exchange, head } => {
-                let n = self.number(exchange);
+                let n = self.exchanges.number(exchange);
                 let headers: Headers = head.headers;
                 PyTuple::new(
                     py,
@@ -224,7 +201,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
                 )?
             }
             Output::Body { exchange, data } => {
-                let n = self.number(exchange);
+                let n = self.exchanges.number(exchange);
                 PyTuple::new(
                     py,
                     [
@@ -235,8 +212,8 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
                 )?
             }
             Output::End { exchange } => {
-                let n = self.number(exchange);
-                self.retire(n);
+                let n = self.exchanges.number(exchange);
+                self.exchanges.retire(n);
                 PyTuple::new(
                     py,
                     [

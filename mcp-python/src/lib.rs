@@ -16,6 +16,7 @@ mod convert;
 mod events;
 mod http;
 mod http_client;
+mod numbers;
 mod server;
 
 use pyo3::prelude::*;
