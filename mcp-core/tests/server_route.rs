@@ -244,6 +244,52 @@ fn routes(mut pair: Pair) {
     assert!(none.unwrap()["error"].as_str().unwrap().contains("-32601"));
 }
 
+/// `try_route` decides what `route` decides, and leaves what the catalog does not serve to
+/// the caller instead of answering it method-not-found
+fn tries(mut pair: Pair) {
+    pair.drive();
+    pair.client_events();
+    pair.server_events();
+    let catalog = catalog();
+
+    let request = inbound(&mut pair, "tools/list", json!({}));
+    match catalog.try_route(&request, false) {
+        Some(Route::Answer(Ok(list))) => {
+            let list: Value = serde_json::from_str(list.get()).unwrap();
+            assert_eq!(list["tools"][0]["name"], "echo");
+        }
+        other => panic!("{other:?}"),
+    }
+    let call = json!({"name": "echo", "arguments": {"text": "hi"}});
+    let request = inbound(&mut pair, "tools/call", call);
+    assert!(matches!(
+        catalog.try_route(&request, false),
+        Some(Route::Tool { name, .. }) if name == "echo"
+    ));
+
+    let complete = json!({"ref": {"type": "ref/prompt", "name": "greeting"}, "argument": {"name": "name", "value": "A"}});
+    let request = inbound(&mut pair, "completion/complete", complete);
+    assert!(matches!(
+        catalog.try_route(&request, true),
+        Some(Route::Complete(_))
+    ));
+    assert!(catalog.try_route(&request, false).is_none());
+    match catalog.route(&request, false) {
+        Route::Answer(Err(e)) => assert_eq!(e.code, mcp_sansio::jsonrpc::code::METHOD_NOT_FOUND),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn try_route_leaves_unserved_methods_to_the_caller_in_a_legacy_session() {
+    tries(Pair::legacy(origin(), ProtocolVersion::V2025_11_25));
+}
+
+#[test]
+fn try_route_leaves_unserved_methods_to_the_caller_in_a_modern_session() {
+    tries(Pair::modern(origin()));
+}
+
 #[test]
 fn routes_in_a_legacy_session() {
     routes(Pair::legacy(origin(), ProtocolVersion::V2025_11_25));

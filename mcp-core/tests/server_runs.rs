@@ -205,6 +205,43 @@ fn set_level_with_bad_params_is_invalid_params() {
 }
 
 #[test]
+fn a_filter_of_its_own_answers_set_level_and_hands_back_the_rest() {
+    // A binding that keeps the connection's filter itself (not in `Runs`).
+    let mut pair = legacy(ProtocolVersion::V2025_06_18);
+    let mut filter = LogFilter::legacy();
+    let (set, req) = request(&mut pair, "logging/setLevel", json!({"level": "warning"}));
+    assert!(filter.handle_set_level(&mut pair.server, req).is_none());
+    assert_eq!(filter, LogFilter::at(LoggingLevel::Warning));
+    let (bad, req) = request(&mut pair, "logging/setLevel", json!({"level": "loudest"}));
+    assert!(filter.handle_set_level(&mut pair.server, req).is_none());
+    assert_eq!(filter, LogFilter::at(LoggingLevel::Warning));
+    pair.drive();
+    match pair.client_events().as_slice() {
+        [
+            ClientEvent::Response {
+                id: first,
+                outcome: Ok(empty),
+            },
+            ClientEvent::Response {
+                id: second,
+                outcome: Err(CallError::Remote(e)),
+            },
+        ] if *first == set && *second == bad => {
+            assert_eq!(empty.get(), "{}");
+            assert_eq!(e.code, jsonrpc::code::INVALID_PARAMS);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let (_, req) = call_tool(&mut pair);
+    let back = filter
+        .handle_set_level(&mut pair.server, req)
+        .expect("not setLevel: handed back");
+    assert_eq!(back.method, "tools/call");
+    assert_eq!(filter, LogFilter::at(LoggingLevel::Warning));
+}
+
+#[test]
 fn a_request_carries_its_own_filter_only_in_2026() {
     let mut pair = legacy(ProtocolVersion::V2025_11_25);
     let (_, req) = call_tool(&mut pair);

@@ -4,14 +4,25 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_sansio::schema::method::{
+    CallTool, CancelTask, Complete, GetPrompt, GetTask, ListPrompts, ListResourceTemplates,
+    ListResources, ListTools, Method, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen,
+    Unsubscribe,
+};
+use mcp_sansio::schema::{
+    CallToolParams, CompleteArgument, CompleteParams, GetPromptParams, MetaParams, PaginatedParams,
+    ReadResourceParams, SetLevelParams, SubscribeParams, SubscriptionsListenParams, TaskIdParams,
+    UnsubscribeParams,
+};
 use mcp_sansio::{
-    ClientConfig, EraMode, Event, Implementation, InboundId, InputId, OutboundId, ProtocolVersion,
-    RequestOptions, Responder, Session,
+    ClientConfig, ClientEvent, ClientSession, EraMode, Implementation, InboundId, InputId,
+    OutboundId, Pending, ProtocolVersion, RequestOptions, Responder, SendError,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
-use serde_json::{Value, json};
+use pyo3::types::PyDict;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use crate::clock::Clock;
 use crate::config::random_u64;
@@ -24,7 +35,7 @@ use crate::events::{self, classes};
 /// sent before `Ready` raise `LocalProtocolError`.
 #[pyclass(module = "mcp_sansio._core", name = "ClientSession")]
 pub(crate) struct PyClientSession {
-    pub(crate) session: Session,
+    pub(crate) session: ClientSession,
     pub(crate) clock: Clock,
     buf: Vec<u8>,
     outbound: HashMap<u64, OutboundId>,
@@ -51,23 +62,22 @@ fn era(era: &str) -> PyResult<EraMode> {
 }
 
 impl PyClientSession {
-    fn send(
+    /// Sends a typed request (its params fitted to the version in use); its id
+    fn request<M: Method>(
         &mut self,
         py: Python<'_>,
-        method: &str,
-        params: Option<Value>,
+        params: M::Params,
         options: RequestOptions,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let raw = params
-            .map(|p| serde_json::value::to_raw_value(&p))
-            .transpose()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let now = self.clock.instant(now);
-        let id = self
-            .session
-            .send_request(now, method, raw, options)
-            .map_err(|e| events::local_error(py, e))?;
+        let sent = self.session.send_request::<M>(now, params, options);
+        self.sent(py, sent.map(Pending::id))
+    }
+
+    /// Records a request that was sent; its id
+    fn sent(&mut self, py: Python<'_>, sent: Result<OutboundId, SendError>) -> PyResult<u64> {
+        let id = sent.map_err(|e| events::local_error(py, e))?;
         self.outbound.insert(id.wire_id(), id);
         Ok(id.wire_id())
     }
@@ -99,15 +109,57 @@ fn options(
     o
 }
 
-fn json_of(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
-    match obj {
-        Some(o) if !o.is_none() => Ok(Some(convert::to_json(o)?)),
-        _ => Ok(None),
-    }
+/// One command per request whose params come from (at most) one argument:
+/// `name(argument: Type = default) => Method(params)`
+macro_rules! with_requests {
+    ($block:ident, $class:ty, [$(
+        $(#[$doc:meta])*
+        $name:ident($($arg:ident: $ty:ty $(= $default:tt)?)?) => $method:ident($params:expr);
+    )*], { $($own:tt)* }) => {
+        $block!($class, {
+            $(
+                $(#[$doc])*
+                #[pyo3(signature = ($($arg $(= $default)?,)? *, now=None))]
+                fn $name(
+                    &mut self,
+                    py: Python<'_>,
+                    $($arg: $ty,)?
+                    now: Option<f64>,
+                ) -> PyResult<u64> {
+                    self.request::<$method>(py, $params, RequestOptions::default(), now)
+                }
+            )*
+            $($own)*
+        });
+    };
 }
 
-#[pymethods]
-impl PyClientSession {
+with_requests!(connection_pymethods, PyClientSession, [
+    /// `tools/list`
+    list_tools(cursor: Option<String> = None) => ListTools(page(cursor));
+    /// `resources/list`
+    list_resources(cursor: Option<String> = None) => ListResources(page(cursor));
+    /// `resources/templates/list`
+    list_resource_templates(cursor: Option<String> = None) => ListResourceTemplates(page(cursor));
+    /// `resources/read`
+    read_resource(uri: &str) => ReadResource(ReadResourceParams::new(uri));
+    /// `prompts/list`
+    list_prompts(cursor: Option<String> = None) => ListPrompts(page(cursor));
+    /// `ping`
+    ping() => Ping(MetaParams::new());
+    /// `logging/setLevel` (legacy era)
+    set_logging_level(level: &str) => SetLevel(SetLevelParams::new(crate::server::log_level(level)?));
+    /// `resources/subscribe` (legacy era)
+    subscribe_resource(uri: &str) => Subscribe(SubscribeParams::new(uri));
+    /// `resources/unsubscribe` (legacy era)
+    unsubscribe_resource(uri: &str) => Unsubscribe(UnsubscribeParams::new(uri));
+    /// `tasks/get`
+    get_task(task_id: &str) => GetTask(TaskIdParams::new(task_id));
+    // Either era's `tasks/cancel` marker names this request (its result goes to Python
+    // undecoded).
+    /// `tasks/cancel`
+    cancel_task(task_id: &str) => CancelTask(TaskIdParams::new(task_id));
+], {
     #[new]
     #[pyo3(signature = (name, version, *, era="auto", capabilities=None, request_timeout=60.0,
         discover_timeout=3.0, now=None))]
@@ -125,7 +177,7 @@ impl PyClientSession {
         let clock = Clock::new(py, now)?;
         let mut config = ClientConfig::new(Implementation::new(name, version));
         config.era = self::era(era)?;
-        if let Some(caps) = json_of(capabilities)? {
+        if let Some(caps) = typed::<Value>(capabilities, "capabilities")? {
             if !caps.is_object() {
                 return Err(PyValueError::new_err("capabilities must be a dict"));
             }
@@ -138,7 +190,7 @@ impl PyClientSession {
             config.discover_timeout = Duration::from_secs_f64(discover_timeout);
         }
         config.task_id_seed = random_u64();
-        let session = Session::client(Arc::new(config), clock.instant(now));
+        let session = ClientSession::new(Arc::new(config), clock.instant(now));
         Ok(Self {
             session,
             clock,
@@ -152,49 +204,12 @@ impl PyClientSession {
         })
     }
 
-    /// Feeds bytes read from the transport (newline-delimited JSON; any chunking)
-    #[pyo3(signature = (data, now=None))]
-    fn receive_data(&mut self, data: &[u8], now: Option<f64>) {
-        self.session.handle_bytes(self.clock.instant(now), data);
-    }
-
-    /// Feeds one whole message (a message-framed transport: an HTTP body, an SSE event)
-    #[pyo3(signature = (message, now=None))]
-    fn receive_message(&mut self, message: &[u8], now: Option<f64>) {
-        self.session
-            .handle_message(self.clock.instant(now), message);
-    }
-
-    /// The peer closed its side of the transport
-    #[pyo3(signature = (now=None))]
-    fn receive_eof(&mut self, now: Option<f64>) {
-        self.session.handle_eof(self.clock.instant(now));
-    }
-
-    /// Fires the timers due at `now`
-    #[pyo3(signature = (now=None))]
-    fn handle_timeout(&mut self, now: Option<f64>) {
-        self.session.handle_timeout(self.clock.instant(now));
-    }
-
-    /// Every byte waiting to be written (empty when nothing is)
-    fn data_to_send<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        self.buf.clear();
-        while self.session.poll_transmit(&mut self.buf).is_some() {}
-        PyBytes::new(py, &self.buf)
-    }
-
-    /// When `handle_timeout` should next be called, or `None`
-    fn next_deadline(&self) -> Option<f64> {
-        self.session.poll_timeout().map(|i| self.clock.float(i))
-    }
-
     /// The next event, or `None`
     fn next_event<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let c = classes(py)?;
         while let Some(event) = self.session.poll_event() {
             let e = match event {
-                Event::Response { id, outcome } => {
+                ClientEvent::Response { id, outcome } => {
                     self.outbound.remove(&id.wire_id());
                     match outcome {
                         Ok(raw) => c
@@ -207,7 +222,7 @@ impl PyClientSession {
                             .call1((id.wire_id(), events::call_error(py, &e)?))?,
                     }
                 }
-                Event::Ready { version } => {
+                ClientEvent::Ready { version } => {
                     let peer = self.session.peer();
                     let info = match peer {
                         Some(p) => convert::typed_to_py(py, &p.info)?,
@@ -222,13 +237,13 @@ impl PyClientSession {
                         .bind(py)
                         .call1((version.as_str(), info, caps, instructions))?
                 }
-                Event::Progress { id, progress } => c.progress.bind(py).call1((
+                ClientEvent::Progress { id, progress } => c.progress.bind(py).call1((
                     id.wire_id(),
                     progress.progress,
                     progress.total,
                     progress.message,
                 ))?,
-                Event::Notification(n) => {
+                ClientEvent::Notification(n) => {
                     let subscription = match n.subscription_id() {
                         Some(mcp_sansio::RequestId::Number(id)) => u64::try_from(id).ok(),
                         _ => None,
@@ -239,7 +254,7 @@ impl PyClientSession {
                         subscription,
                     ))?
                 }
-                Event::InputRequired { id, requests } => {
+                ClientEvent::InputRequired { id, requests } => {
                     let input = self.next_input;
                     self.next_input += 1;
                     self.inputs.insert(input, id);
@@ -247,7 +262,7 @@ impl PyClientSession {
                         .bind(py)
                         .call1((input, convert::typed_to_py(py, &requests)?))?
                 }
-                Event::TaskStatus {
+                ClientEvent::TaskStatus {
                     id,
                     status,
                     message,
@@ -260,7 +275,7 @@ impl PyClientSession {
                         .bind(py)
                         .call1((id.wire_id(), status, message))?
                 }
-                Event::Request(request) => {
+                ClientEvent::Request(request) => {
                     let rid = self.next_request;
                     self.next_request += 1;
                     let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
@@ -269,15 +284,15 @@ impl PyClientSession {
                     self.inbound.insert(rid, request.responder);
                     c.request.bind(py).call1((rid, method, params))?
                 }
-                Event::Cancelled { id, reason } => {
+                ClientEvent::Cancelled { id, reason } => {
                     let Some(rid) = self.by_inbound.remove(&id) else {
                         continue;
                     };
                     self.inbound.remove(&rid);
                     c.cancelled.bind(py).call1((rid, reason))?
                 }
-                Event::Unblocked => c.unblocked.bind(py).call0()?,
-                Event::Closed { reason } => {
+                ClientEvent::Unblocked => c.unblocked.bind(py).call0()?,
+                ClientEvent::Closed { reason } => {
                     self.inputs.clear();
                     self.inbound.clear();
                     self.by_inbound.clear();
@@ -307,14 +322,14 @@ impl PyClientSession {
         task_ttl: Option<f64>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let params = json_of(params)?;
-        self.send(
-            py,
-            method,
-            params,
-            options(progress, timeout, as_task, task_ttl),
-            now,
-        )
+        let params = params
+            .filter(|p| !p.is_none())
+            .map(convert::to_raw)
+            .transpose()?;
+        let options = options(progress, timeout, as_task, task_ttl);
+        let now = self.clock.instant(now);
+        let sent = self.session.send_request_raw(now, method, params, options);
+        self.sent(py, sent)
     }
 
     /// `tools/call`
@@ -332,97 +347,10 @@ impl PyClientSession {
         task_ttl: Option<f64>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let mut params = json!({ "name": name });
-        if let Some(args) = json_of(arguments)? {
-            params["arguments"] = args;
-        }
-        self.send(
-            py,
-            "tools/call",
-            Some(params),
-            options(progress, timeout, as_task, task_ttl),
-            now,
-        )
-    }
-
-    /// `tools/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_tools(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.send(
-            py,
-            "tools/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `resources/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_resources(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `resources/templates/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_resource_templates(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/templates/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `resources/read`
-    #[pyo3(signature = (uri, *, now=None))]
-    fn read_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/read",
-            Some(json!({ "uri": uri })),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `prompts/list`
-    #[pyo3(signature = (cursor=None, *, now=None))]
-    fn list_prompts(
-        &mut self,
-        py: Python<'_>,
-        cursor: Option<String>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.send(
-            py,
-            "prompts/list",
-            Some(paged(cursor)),
-            RequestOptions::default(),
-            now,
-        )
+        let mut params = CallToolParams::new(name);
+        params.arguments = typed(arguments, "tool arguments")?;
+        let options = options(progress, timeout, as_task, task_ttl);
+        self.request::<CallTool>(py, params, options, now)
     }
 
     /// `prompts/get`
@@ -434,17 +362,9 @@ impl PyClientSession {
         arguments: Option<&Bound<'_, PyAny>>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let mut params = json!({ "name": name });
-        if let Some(args) = json_of(arguments)? {
-            params["arguments"] = args;
-        }
-        self.send(
-            py,
-            "prompts/get",
-            Some(params),
-            RequestOptions::default(),
-            now,
-        )
+        let mut params = GetPromptParams::new(name);
+        params.arguments = typed(arguments, "prompt arguments")?;
+        self.request::<GetPrompt>(py, params, RequestOptions::default(), now)
     }
 
     /// `completion/complete`: `ref` is `{"type": "ref/prompt", "name": ...}` or
@@ -458,70 +378,12 @@ impl PyClientSession {
         context: Option<&Bound<'_, PyAny>>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let mut params =
-            json!({ "ref": convert::to_json(r#ref)?, "argument": convert::to_json(argument)? });
-        if let Some(ctx) = json_of(context)? {
-            params["context"] = ctx;
-        }
-        self.send(
-            py,
-            "completion/complete",
-            Some(params),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `ping`
-    #[pyo3(signature = (*, now=None))]
-    fn ping(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<u64> {
-        self.send(py, "ping", None, RequestOptions::default(), now)
-    }
-
-    /// `logging/setLevel` (legacy era)
-    #[pyo3(signature = (level, *, now=None))]
-    fn set_logging_level(
-        &mut self,
-        py: Python<'_>,
-        level: &str,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.send(
-            py,
-            "logging/setLevel",
-            Some(json!({ "level": level })),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `resources/subscribe` (legacy era)
-    #[pyo3(signature = (uri, *, now=None))]
-    fn subscribe_resource(&mut self, py: Python<'_>, uri: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/subscribe",
-            Some(json!({ "uri": uri })),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `resources/unsubscribe` (legacy era)
-    #[pyo3(signature = (uri, *, now=None))]
-    fn unsubscribe_resource(
-        &mut self,
-        py: Python<'_>,
-        uri: &str,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        self.send(
-            py,
-            "resources/unsubscribe",
-            Some(json!({ "uri": uri })),
-            RequestOptions::default(),
-            now,
-        )
+        let argument: CompleteArgument = convert::from_py(argument, "completion argument")?;
+        let reference = convert::from_py(r#ref, "completion ref")?;
+        let mut params = CompleteParams::new(reference, argument.name, argument.value);
+        params.argument.extra = argument.extra;
+        params.context = typed(context, "completion context")?;
+        self.request::<Complete>(py, params, RequestOptions::default(), now)
     }
 
     /// `subscriptions/listen` (modern era): `notifications` is the filter object, e.g.
@@ -534,52 +396,10 @@ impl PyClientSession {
         notifications: &Bound<'_, PyAny>,
         now: Option<f64>,
     ) -> PyResult<u64> {
-        let params = json!({ "notifications": convert::to_json(notifications)? });
-        self.send(
-            py,
-            "subscriptions/listen",
-            Some(params),
-            RequestOptions::default().no_timeout(),
-            now,
-        )
-    }
-
-    /// `tasks/get`
-    #[pyo3(signature = (task_id, *, now=None))]
-    fn get_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "tasks/get",
-            Some(json!({ "taskId": task_id })),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// `tasks/cancel`
-    #[pyo3(signature = (task_id, *, now=None))]
-    fn cancel_task(&mut self, py: Python<'_>, task_id: &str, now: Option<f64>) -> PyResult<u64> {
-        self.send(
-            py,
-            "tasks/cancel",
-            Some(json!({ "taskId": task_id })),
-            RequestOptions::default(),
-            now,
-        )
-    }
-
-    /// Sends a notification
-    #[pyo3(signature = (method, params=None))]
-    fn send_notification(
-        &mut self,
-        py: Python<'_>,
-        method: &str,
-        params: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let raw = params.map(convert::to_raw).transpose()?;
-        self.session
-            .send_notification(method, raw.as_deref())
-            .map_err(|e| events::local_error(py, e))
+        let filter = convert::from_py(notifications, "subscription filter")?;
+        let params = SubscriptionsListenParams::new(filter);
+        let options = RequestOptions::default().no_timeout();
+        self.request::<SubscriptionsListen>(py, params, options, now)
     }
 
     /// Cancels a request we sent: the peer gets `notifications/cancelled`, and the request
@@ -654,34 +474,10 @@ impl PyClientSession {
         };
         self.by_inbound.remove(&responder.id());
         let raw = convert::to_raw(result)?;
-        self.session
-            .respond(responder, &raw)
-            .map_err(|e| events::local_error(py, e))?;
+        if let Err(refused) = self.session.respond_raw(responder, &raw) {
+            return Err(events::refused_result(py, &mut self.session, refused));
+        }
         Ok(true)
-    }
-
-    /// Closes the session now: requests in flight fail with `ConnectionClosed`
-    #[pyo3(signature = (now=None))]
-    fn close(&mut self, now: Option<f64>) {
-        self.session.close(self.clock.instant(now));
-    }
-
-    /// Whether the driver should read more input
-    #[getter]
-    fn wants_read(&self) -> bool {
-        self.session.wants_read()
-    }
-
-    /// Whether `Closed` was emitted (or is queued)
-    #[getter]
-    fn is_closed(&self) -> bool {
-        self.session.is_closed()
-    }
-
-    /// The protocol version in use, once ready
-    #[getter]
-    fn version(&self) -> Option<&'static str> {
-        self.session.version().map(|v| v.as_str())
     }
 
     /// The server: `{"version", "info", "capabilities", "instructions"}`, once ready
@@ -703,11 +499,16 @@ impl PyClientSession {
     fn requests_in_flight(&self) -> usize {
         self.session.outbound_in_flight()
     }
+});
+
+/// The params of one page of a list
+fn page(cursor: Option<String>) -> PaginatedParams {
+    cursor.map_or_else(PaginatedParams::new, PaginatedParams::at)
 }
 
-fn paged(cursor: Option<String>) -> Value {
-    match cursor {
-        Some(c) => json!({ "cursor": c }),
-        None => json!({}),
-    }
+/// Optional typed params from Python data (`None` when absent)
+fn typed<T: DeserializeOwned>(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<T>> {
+    obj.filter(|o| !o.is_none())
+        .map(|o| convert::from_py(o, what))
+        .transpose()
 }

@@ -5,12 +5,13 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_sansio::schema::{Prompt, Resource, ResourceTemplate, Tool};
-use mcp_sansio::server::Catalog;
+use mcp_sansio::schema::Tool;
+use mcp_sansio::server::{Catalog, CatalogError};
 use mcp_sansio::{Implementation, ProtocolVersion};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::convert;
@@ -36,12 +37,20 @@ fn declare(caps: &mut Map<String, Value>, name: &str) {
         .or_insert_with(|| Value::Object(Map::new()));
 }
 
-fn list<'py>(obj: Option<&Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    match obj {
-        None => Ok(Vec::new()),
-        Some(o) if o.is_none() => Ok(Vec::new()),
-        Some(o) => Ok(o.cast::<PyList>()?.iter().collect()),
+/// Adds each entry of a Python list (`None`: no entries) with `add`; how many there were
+fn add_each<T: DeserializeOwned>(
+    list: Option<&Bound<'_, PyAny>>,
+    what: &str,
+    mut add: impl FnMut(T) -> Result<(), CatalogError>,
+) -> PyResult<usize> {
+    let Some(list) = list.filter(|l| !l.is_none()) else {
+        return Ok(0);
+    };
+    let list = list.cast::<PyList>()?;
+    for entry in list.iter() {
+        add(convert::from_py(&entry, what)?).map_err(|e| PyValueError::new_err(e.to_string()))?;
     }
+    Ok(list.len())
 }
 
 #[pymethods]
@@ -85,41 +94,19 @@ impl PyServerConfig {
             _ => Map::new(),
         };
         let mut catalog = Catalog::default();
-        let bad = |e: mcp_sansio::server::CatalogError| PyValueError::new_err(e.to_string());
-        let tools = list(tools)?;
-        for t in &tools {
-            catalog
-                .add_tool(convert::from_py::<Tool>(t, "tool")?)
-                .map_err(bad)?;
-        }
-        let resources = list(resources)?;
-        for r in &resources {
-            catalog
-                .add_resource(convert::from_py::<Resource>(r, "resource")?)
-                .map_err(bad)?;
-        }
-        let templates = list(resource_templates)?;
-        for t in &templates {
-            catalog
-                .add_template(convert::from_py::<ResourceTemplate>(
-                    t,
-                    "resource template",
-                )?)
-                .map_err(bad)?;
-        }
-        let prompts = list(prompts)?;
-        for p in &prompts {
-            catalog
-                .add_prompt(convert::from_py::<Prompt>(p, "prompt")?)
-                .map_err(bad)?;
-        }
-        if !tools.is_empty() {
+        let tools = add_each(tools, "tool", |t| catalog.add_tool(t))?;
+        let resources = add_each(resources, "resource", |r| catalog.add_resource(r))?;
+        let templates = add_each(resource_templates, "resource template", |t| {
+            catalog.add_template(t)
+        })?;
+        let prompts = add_each(prompts, "prompt", |p| catalog.add_prompt(p))?;
+        if tools > 0 {
             declare(&mut caps, "tools");
         }
-        if !resources.is_empty() || !templates.is_empty() || resource_subscriptions {
+        if resources + templates > 0 || resource_subscriptions {
             declare(&mut caps, "resources");
         }
-        if !prompts.is_empty() {
+        if prompts > 0 {
             declare(&mut caps, "prompts");
         }
         if completions {

@@ -58,6 +58,19 @@ pub(crate) fn classes(py: Python<'_>) -> PyResult<&Classes> {
 }
 
 /// A `LocalProtocolError` with this message
+/// A result the session refused (not a JSON object): the peer gets an internal error, as
+/// before, and Python a `LocalError` naming why
+pub(crate) fn refused_result<S: mcp_sansio::session::Role>(
+    py: Python<'_>,
+    session: &mut mcp_sansio::Session<S>,
+    refused: mcp_sansio::RespondError,
+) -> PyErr {
+    let message = refused.to_string();
+    let error = ErrorObject::internal_error("the server produced an invalid result");
+    session.respond_error(refused.into_responder(), &error);
+    local_error(py, message)
+}
+
 pub(crate) fn local_error(py: Python<'_>, message: impl std::fmt::Display) -> PyErr {
     match classes(py) {
         Ok(c) => match c.local_error.bind(py).call1((message.to_string(),)) {
@@ -78,6 +91,14 @@ pub(crate) fn mcp_error<'py>(py: Python<'py>, error: &ErrorObject) -> PyResult<B
         .mcp_error
         .bind(py)
         .call1((error.code, error.message.as_str(), data))
+}
+
+/// The `McpError` for a JSON-RPC error object, to raise
+pub(crate) fn mcp_exception(py: Python<'_>, error: &ErrorObject) -> PyErr {
+    match mcp_error(py, error) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
 }
 
 /// The exception for why a request of ours has no result

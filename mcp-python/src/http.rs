@@ -1,7 +1,6 @@
 //! The `HttpServer` class: the Streamable HTTP rules of `mcp_sansio::http::HttpServer` (both
 //! wires, every session of one endpoint) for a Python HTTP front end to drive
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,9 +14,9 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
-use crate::convert;
 use crate::events;
-use crate::server::{self, ServerCore};
+use crate::numbers::Numbers;
+use crate::server::ServerCore;
 
 /// Session ids from the standard library's random hasher keys and a counter
 struct Ids {
@@ -45,9 +44,7 @@ pub(crate) struct PyHttpServer {
     core: ServerCore,
     clock: Clock,
     ids: Ids,
-    next_exchange: u64,
-    exchanges: HashMap<ExchangeId, u64>,
-    by_number: HashMap<u64, ExchangeId>,
+    exchanges: Numbers<ExchangeId>,
 }
 
 type Headers = Vec<(&'static str, String)>;
@@ -65,27 +62,7 @@ fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTupl
     )
 }
 
-impl PyHttpServer {
-    fn number(&mut self, exchange: ExchangeId) -> u64 {
-        if let Some(n) = self.exchanges.get(&exchange) {
-            return *n;
-        }
-        let n = self.next_exchange;
-        self.next_exchange += 1;
-        self.exchanges.insert(exchange, n);
-        self.by_number.insert(n, exchange);
-        n
-    }
-
-    fn retire(&mut self, number: u64) {
-        if let Some(ex) = self.by_number.remove(&number) {
-            self.exchanges.remove(&ex);
-        }
-    }
-}
-
-#[pymethods]
-impl PyHttpServer {
+server_pymethods!(pymethods_block, PyHttpServer, http, {
     #[new]
     #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,
         max_body_size=None, idle_timeout=None, retry=None, keepalive=None))]
@@ -140,9 +117,7 @@ impl PyHttpServer {
                 keys: [RandomState::new(), RandomState::new()],
                 counter: 0,
             },
-            next_exchange: 1,
-            exchanges: HashMap::new(),
-            by_number: HashMap::new(),
+            exchanges: Numbers::new(),
         })
     }
 
@@ -183,7 +158,7 @@ impl PyHttpServer {
         {
             Reply::Complete(r) => complete(py, r),
             Reply::Open(ex) => {
-                let n = self.number(ex);
+                let n = self.exchanges.number(ex);
                 PyTuple::new(
                     py,
                     [
@@ -199,9 +174,9 @@ impl PyHttpServer {
     /// The client went away before an open response ended
     #[pyo3(signature = (exchange, now=None))]
     fn handle_closed(&mut self, exchange: u64, now: Option<f64>) {
-        if let Some(ex) = self.by_number.get(&exchange).copied() {
+        if let Some(ex) = self.exchanges.id(exchange) {
             self.http.handle_closed(self.clock.instant(now), ex);
-            self.retire(exchange);
+            self.exchanges.retire(exchange);
         }
     }
 
@@ -213,7 +188,7 @@ impl PyHttpServer {
         };
         let t = match output {
             Output::Head { exchange, head } => {
-                let n = self.number(exchange);
+                let n = self.exchanges.number(exchange);
                 let headers: Headers = head.headers;
                 PyTuple::new(
                     py,
@@ -226,7 +201,7 @@ impl PyHttpServer {
                 )?
             }
             Output::Body { exchange, data } => {
-                let n = self.number(exchange);
+                let n = self.exchanges.number(exchange);
                 PyTuple::new(
                     py,
                     [
@@ -237,8 +212,8 @@ impl PyHttpServer {
                 )?
             }
             Output::End { exchange } => {
-                let n = self.number(exchange);
-                self.retire(n);
+                let n = self.exchanges.number(exchange);
+                self.exchanges.retire(n);
                 PyTuple::new(
                     py,
                     [
@@ -276,131 +251,9 @@ impl PyHttpServer {
         self.http.poll_timeout().map(|i| self.clock.float(i))
     }
 
-    /// As `ServerSession.respond`
-    #[pyo3(signature = (request_id, result, now=None))]
-    fn respond(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        result: &Bound<'_, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        self.core
-            .respond(py, &mut self.http, now, request_id, result)
-    }
-
-    /// As `ServerSession.respond_error`
-    #[pyo3(signature = (request_id, code, message, data=None, now=None))]
-    fn respond_error(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        code: i64,
-        message: &str,
-        data: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let error = events::error_object(py, code, message, data)?;
-        self.core
-            .respond_error(py, &mut self.http, now, request_id, error)
-    }
-
-    /// As `ServerSession.report_progress`
-    #[pyo3(signature = (request_id, progress, total=None, message=None))]
-    fn report_progress(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> PyResult<bool> {
-        let p = server::progress(progress, total, message);
-        self.core.report_progress(py, &mut self.http, request_id, p)
-    }
-
-    /// As `ServerSession.log`
-    #[pyo3(signature = (request_id, level, data, logger=None))]
-    fn log(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        level: &str,
-        data: &Bound<'_, PyAny>,
-        logger: Option<String>,
-    ) -> PyResult<bool> {
-        let level = server::log_level(level)?;
-        let data = convert::to_json(data)?;
-        self.core
-            .log(py, &mut self.http, request_id, level, data, logger)
-    }
-
-    /// As `ServerSession.ask_input`
-    #[pyo3(signature = (request_id, requests, now=None))]
-    fn ask_input<'py>(
-        &mut self,
-        py: Python<'py>,
-        request_id: u64,
-        requests: &Bound<'py, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
-        let now = self.clock.instant(now);
-        self.core
-            .ask_input(py, &mut self.http, now, request_id, requests)
-    }
-
-    /// As `ServerSession.start_task`
-    #[pyo3(signature = (request_id, ttl=None, poll_interval=None, now=None))]
-    fn start_task(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        ttl: Option<f64>,
-        poll_interval: Option<f64>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        let now = self.clock.instant(now);
-        let options = server::task_options(ttl, poll_interval);
-        self.core
-            .start_task(py, &mut self.http, now, request_id, options)
-    }
-
-    /// As `ServerSession.update_task`
-    #[pyo3(signature = (task_id, status, message=None, requests=None, now=None))]
-    fn update_task(
-        &mut self,
-        py: Python<'_>,
-        task_id: u64,
-        status: &str,
-        message: Option<String>,
-        requests: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let update = server::task_update(status, message, requests)?;
-        self.core
-            .update_task(py, &mut self.http, now, task_id, update)
-    }
-
-    /// Requests the application has not answered yet
-    #[getter]
-    fn pending_requests(&self) -> usize {
-        self.core.pending_count()
-    }
-
-    /// Tells every session that a list changed (`"tools"`, `"prompts"`, `"resources"`):
-    /// legacy sessions on their GET stream, 2026 listen streams that asked for it
-    fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
-        self.http
-            .notify_list_changed(server::list_kind(kind)?)
-            .map_err(|e| events::local_error(py, e))
-    }
-
     /// Tells every session's subscribers a resource changed; returns how many
     /// notifications were queued
     fn notify_resource_updated(&mut self, uri: &str) -> usize {
         self.http.notify_resource_updated(uri)
     }
-}
+});

@@ -1,13 +1,12 @@
 //! The `HttpClientTransport` class: `mcp_sansio::http::ClientTransport` (which HTTP requests a
 //! client session needs, and what each response means) for a Python HTTP client to drive
 
-use std::collections::HashMap;
-
 use mcp_sansio::http::{ClientTransport, HttpRequest, StreamId};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
 use crate::client::PyClientSession;
+use crate::numbers::Numbers;
 
 /// The client side of Streamable HTTP for one `ClientSession`, sans IO
 ///
@@ -19,31 +18,12 @@ use crate::client::PyClientSession;
 #[pyclass(module = "mcp_sansio._core", name = "HttpClientTransport")]
 pub(crate) struct PyHttpClientTransport {
     inner: ClientTransport,
-    next: u64,
-    numbers: HashMap<StreamId, u64>,
-    streams: HashMap<u64, StreamId>,
+    streams: Numbers<StreamId>,
 }
 
 impl PyHttpClientTransport {
-    fn number(&mut self, id: StreamId) -> u64 {
-        if let Some(n) = self.numbers.get(&id) {
-            return *n;
-        }
-        let n = self.next;
-        self.next += 1;
-        self.numbers.insert(id, n);
-        self.streams.insert(n, id);
-        n
-    }
-
-    fn retire(&mut self, n: u64) {
-        if let Some(id) = self.streams.remove(&n) {
-            self.numbers.remove(&id);
-        }
-    }
-
     fn request<'py>(&mut self, py: Python<'py>, r: HttpRequest) -> PyResult<Bound<'py, PyTuple>> {
-        let n = self.number(r.stream);
+        let n = self.streams.number(r.stream);
         PyTuple::new(
             py,
             [
@@ -62,9 +42,7 @@ impl PyHttpClientTransport {
     fn new() -> Self {
         Self {
             inner: ClientTransport::new(),
-            next: 1,
-            numbers: HashMap::new(),
-            streams: HashMap::new(),
+            streams: Numbers::new(),
         }
     }
 
@@ -84,8 +62,8 @@ impl PyHttpClientTransport {
     /// The next stream to abort (drop its connection, report nothing more), or `None`
     fn next_abort(&mut self) -> Option<u64> {
         let id = self.inner.poll_abort()?;
-        let n = self.number(id);
-        self.retire(n);
+        let n = self.streams.number(id);
+        self.streams.retire(n);
         Some(n)
     }
 
@@ -97,7 +75,7 @@ impl PyHttpClientTransport {
         headers: Vec<(String, String)>,
         mut session: PyRefMut<'_, PyClientSession>,
     ) {
-        let Some(id) = self.streams.get(&stream).copied() else {
+        let Some(id) = self.streams.id(stream) else {
             return;
         };
         let now = session.clock.instant(None);
@@ -112,7 +90,7 @@ impl PyHttpClientTransport {
         data: &[u8],
         mut session: PyRefMut<'_, PyClientSession>,
     ) {
-        let Some(id) = self.streams.get(&stream).copied() else {
+        let Some(id) = self.streams.id(stream) else {
             return;
         };
         let now = session.clock.instant(None);
@@ -121,12 +99,12 @@ impl PyHttpClientTransport {
 
     /// A response's body ended
     fn handle_end(&mut self, stream: u64, mut session: PyRefMut<'_, PyClientSession>) {
-        let Some(id) = self.streams.get(&stream).copied() else {
+        let Some(id) = self.streams.id(stream) else {
             return;
         };
         let now = session.clock.instant(None);
         self.inner.handle_end(now, id, &mut session.session);
-        self.retire(stream);
+        self.streams.retire(stream);
     }
 
     /// The request failed (connection refused, reset, ...)
@@ -136,13 +114,13 @@ impl PyHttpClientTransport {
         error: &str,
         mut session: PyRefMut<'_, PyClientSession>,
     ) {
-        let Some(id) = self.streams.get(&stream).copied() else {
+        let Some(id) = self.streams.id(stream) else {
             return;
         };
         let now = session.clock.instant(None);
         self.inner
             .handle_failed(now, id, error, &mut session.session);
-        self.retire(stream);
+        self.streams.retire(stream);
     }
 
     /// When `handle_timeout` should next be called (a reconnection), or `None`

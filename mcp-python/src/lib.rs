@@ -6,6 +6,9 @@
 //! protocol decides happens here, in Rust; the Python drivers only move bytes and run
 //! handlers.
 
+#[macro_use]
+mod pymethods;
+
 mod client;
 mod clock;
 mod config;
@@ -13,6 +16,7 @@ mod convert;
 mod events;
 mod http;
 mod http_client;
+mod numbers;
 mod server;
 
 use pyo3::prelude::*;

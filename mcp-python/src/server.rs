@@ -12,25 +12,23 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::http::{HttpServer, SessionKey};
 use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::method::{
-    CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
-    Method, ReadResource, SetLevel,
-};
+use mcp_sansio::schema::method::{LoggingMessage, Notification};
 use mcp_sansio::schema::{
-    CallToolResult, CompleteResult, GetPromptResult, InputRequests, InputResponse, InputResponses,
-    LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
+    CallToolResult, CompleteResult, FitVersion, GetPromptResult, InputRequests, InputResponse,
+    InputResponses, LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
 };
-use mcp_sansio::server::{CallCheck, Catalog, LogFilter, ResourceMatch};
-use mcp_sansio::uri_template::TemplateValue;
+use mcp_sansio::server::uri_template::{TemplateValue, Variables};
+use mcp_sansio::server::{Catalog, LogFilter, Route, respond};
 use mcp_sansio::{
-    AskError, Asked, Era, Event, InboundId, InboundRequest, ListKind, Progress, ProgressError,
-    Responder, Session, TaskId, TaskOptions, TaskUpdate,
+    AskError, Asked, InboundId, InboundRequest, ListKind, Progress, ProgressError, RespondError,
+    Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions, TaskUpdate,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyDict, PyTuple};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
@@ -40,17 +38,17 @@ use crate::events::{self, classes};
 /// Where the sessions of a server live: one owned session, or an HTTP endpoint's table
 pub(crate) trait Sessions {
     /// The session behind `key`, if it still exists
-    fn get(&mut self, key: SessionKey) -> Option<&mut Session>;
+    fn get(&mut self, key: SessionKey) -> Option<&mut ServerSession>;
 }
 
-impl Sessions for Session {
-    fn get(&mut self, _key: SessionKey) -> Option<&mut Session> {
+impl Sessions for ServerSession {
+    fn get(&mut self, _key: SessionKey) -> Option<&mut ServerSession> {
         Some(self)
     }
 }
 
 impl Sessions for HttpServer {
-    fn get(&mut self, key: SessionKey) -> Option<&mut Session> {
+    fn get(&mut self, key: SessionKey) -> Option<&mut ServerSession> {
         self.session_mut(key)
     }
 }
@@ -156,9 +154,7 @@ impl ServerCore {
         let id = self.next_id;
         self.next_id += 1;
         let inbound = request.responder.id();
-        let log_filter = (request.version.era() == Era::Modern).then(|| {
-            LogFilter::from_params(request.params.as_deref()).unwrap_or_else(|_| LogFilter::off())
-        });
+        let log_filter = LogFilter::for_request(&request);
         self.by_inbound.insert((key, inbound), id);
         self.pending.insert(
             id,
@@ -188,11 +184,11 @@ impl ServerCore {
         py: Python<'py>,
         sessions: &mut dyn Sessions,
         key: SessionKey,
-        event: Event,
+        event: ServerEvent,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let c = classes(py)?;
         Ok(Some(match event {
-            Event::Ready { version } => {
+            ServerEvent::Ready { version } => {
                 let peer = sessions.get(key).and_then(|s| s.peer().cloned());
                 let (info, caps) = match &peer {
                     Some(p) => (
@@ -205,12 +201,12 @@ impl ServerCore {
                     .bind(py)
                     .call1((version.as_str(), info, caps, py.None()))?
             }
-            Event::Request(request) => return self.request(py, sessions, key, request),
-            Event::Notification(n) => c.notification.bind(py).call1((
+            ServerEvent::Request(request) => return self.request(py, sessions, key, request),
+            ServerEvent::Notification(n) => c.notification.bind(py).call1((
                 n.method.as_str(),
                 convert::opt_raw_to_py(py, n.params.as_deref())?,
             ))?,
-            Event::Cancelled { id, reason } => {
+            ServerEvent::Cancelled { id, reason } => {
                 let Some(rid) = self.by_inbound.get(&(key, id)).copied() else {
                     return Ok(None);
                 };
@@ -222,7 +218,7 @@ impl ServerCore {
                 self.untrack(rid);
                 c.cancelled.bind(py).call1((rid, reason))?
             }
-            Event::InputAnswered {
+            ServerEvent::InputAnswered {
                 request,
                 key: input_key,
                 outcome,
@@ -261,7 +257,7 @@ impl ServerCore {
                     }
                 }
             }
-            Event::TaskInput { task, responses } => {
+            ServerEvent::TaskInput { task, responses } => {
                 let Some(tid) = self.by_task.get(&(key, task)).copied() else {
                     return Ok(None);
                 };
@@ -269,14 +265,14 @@ impl ServerCore {
                     .bind(py)
                     .call1((tid, convert::typed_to_py(py, &responses)?))?
             }
-            Event::TaskCancelled { task } => {
+            ServerEvent::TaskCancelled { task } => {
                 let Some(tid) = self.by_task.get(&(key, task)).copied() else {
                     return Ok(None);
                 };
                 c.task_cancelled.bind(py).call1((tid,))?
             }
-            Event::Unblocked => c.unblocked.bind(py).call0()?,
-            Event::Closed { reason } => {
+            ServerEvent::Unblocked => c.unblocked.bind(py).call0()?,
+            ServerEvent::Closed { reason } => {
                 // The handlers of the session's unanswered requests are told to stop (a
                 // `Cancelled` each), then the session's `Closed`.
                 let closed = c.closed.bind(py).call1((events::close_reason(&reason),))?;
@@ -292,20 +288,10 @@ impl ServerCore {
         }))
     }
 
-    fn answer_now<T: serde::Serialize + mcp_sansio::schema::FitVersion>(
-        session: Option<&mut Session>,
-        request: InboundRequest,
-        result: Result<T, ErrorObject>,
-    ) {
-        let Some(session) = session else { return };
-        match result {
-            Ok(r) => {
-                let _ = session.respond_with(request.responder, r);
-            }
-            Err(e) => session.respond_error(request.responder, &e),
-        }
-    }
-
+    /// Routes one request: the catalog answers what it can (lists, unknown tools, bad
+    /// arguments; `logging/setLevel` sets the session's log filter), the application gets
+    /// the handler event the route names, or a plain `Request` for what the catalog does not
+    /// serve (and for every request when routing is off)
     fn request<'py>(
         &mut self,
         py: Python<'py>,
@@ -314,238 +300,128 @@ impl ServerCore {
         request: InboundRequest,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let c = classes(py)?;
-        if !self.route {
-            let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
-            let method = request.method.clone();
-            let id = self.track(key, request, Kind::Other);
-            return Ok(Some(c.request.bind(py).call1((id, method, params))?));
-        }
-        let catalog = Arc::clone(&self.catalog);
-        let session = sessions.get(key);
-        match request.method.as_str() {
-            m if m == ListTools::NAME => {
-                let r = request
-                    .params::<ListTools>()
-                    .and_then(|p| catalog.list_tools(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == ListResources::NAME => {
-                let r = request
-                    .params::<ListResources>()
-                    .and_then(|p| catalog.list_resources(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == ListResourceTemplates::NAME => {
-                let r = request
-                    .params::<ListResourceTemplates>()
-                    .and_then(|p| catalog.list_resource_templates(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == ListPrompts::NAME => {
-                let r = request
-                    .params::<ListPrompts>()
-                    .and_then(|p| catalog.list_prompts(&p));
-                Self::answer_now(session, request, r);
-                Ok(None)
-            }
-            m if m == SetLevel::NAME => {
-                match request.params::<SetLevel>() {
-                    Ok(p) => {
-                        self.log_levels
-                            .entry(key)
-                            .or_insert_with(LogFilter::legacy)
-                            .set_level(p.level);
-                        if let Some(s) = session {
-                            let empty = RawValue::from_string("{}".into()).expect("valid JSON");
-                            let _ = s.respond(request.responder, &empty);
-                        }
-                    }
-                    Err(e) => {
-                        if let Some(s) = session {
-                            s.respond_error(request.responder, &e);
-                        }
-                    }
-                }
-                Ok(None)
-            }
-            m if m == CallTool::NAME => {
-                let params = match request.params::<CallTool>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer_now::<CallToolResult>(session, request, Err(e));
-                        return Ok(None);
-                    }
-                };
-                match catalog.check_call(&params) {
-                    Ok(tool) => {
-                        let name = tool.name.clone();
-                        let args = Value::Object(params.arguments.unwrap_or_default());
-                        let args = convert::to_py(py, &args)?;
-                        let id = self.track(key, request, Kind::Tool);
-                        Ok(Some(c.tool_call.bind(py).call1((id, name, args))?))
-                    }
-                    Err(check) => {
-                        let r: Result<CallToolResult, ErrorObject> =
-                            CallCheck::into_response(check);
-                        Self::answer_now(session, request, r);
-                        Ok(None)
-                    }
-                }
-            }
-            m if m == ReadResource::NAME => {
-                let params = match request.params::<ReadResource>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer_now::<ReadResourceResult>(session, request, Err(e));
-                        return Ok(None);
-                    }
-                };
-                let uri = params.uri;
-                let found = match catalog.resolve(&uri) {
-                    Some(ResourceMatch::Resource(r)) => Some((r.uri.clone(), PyDict::new(py))),
-                    Some(ResourceMatch::Template {
-                        template,
-                        variables,
-                    }) => {
-                        let vars = PyDict::new(py);
-                        for (name, value) in variables.iter() {
-                            match value {
-                                TemplateValue::String(s) => vars.set_item(name, s)?,
-                                TemplateValue::List(l) => vars.set_item(name, l)?,
-                                TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
-                                _ => {}
-                            }
-                        }
-                        Some((template.uri_template.clone(), vars))
-                    }
-                    _ => None,
-                };
-                match found {
-                    Some((res_key, vars)) => {
-                        let id = self.track(key, request, Kind::Resource);
-                        Ok(Some(
-                            c.resource_read.bind(py).call1((id, uri, res_key, vars))?,
-                        ))
-                    }
-                    None => {
-                        let error = mcp_sansio::server::resource_not_found(&uri);
-                        Self::answer_now::<ReadResourceResult>(session, request, Err(error));
-                        Ok(None)
-                    }
-                }
-            }
-            m if m == GetPrompt::NAME => {
-                let params = match request.params::<GetPrompt>() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        Self::answer_now::<GetPromptResult>(session, request, Err(e));
-                        return Ok(None);
-                    }
-                };
-                match catalog.check_prompt_args(&params.name, params.arguments.as_ref()) {
-                    Ok(_) => {
-                        let args = params.arguments.unwrap_or_default();
-                        let id = self.track(key, request, Kind::Prompt);
-                        Ok(Some(c.prompt_get.bind(py).call1((
-                            id,
-                            params.name,
-                            args,
-                        ))?))
-                    }
-                    Err(e) => {
-                        Self::answer_now::<GetPromptResult>(session, request, Err(e));
-                        Ok(None)
-                    }
-                }
-            }
-            m if m == Complete::NAME && self.completions => {
-                if let Err(e) = request.params::<Complete>() {
-                    Self::answer_now::<CompleteResult>(session, request, Err(e));
+        let session = if self.route { sessions.get(key) } else { None };
+        let (request, route) = match session {
+            None => (request, None),
+            Some(session) => {
+                let filter = self.log_levels.entry(key).or_insert_with(LogFilter::legacy);
+                let Some(request) = filter.handle_set_level(session, request) else {
                     return Ok(None);
+                };
+                match self.catalog.try_route(&request, self.completions) {
+                    Some(Route::Answer(answer)) => {
+                        respond(session, request.responder, &answer);
+                        return Ok(None);
+                    }
+                    route => (request, route),
                 }
-                let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
-                let id = self.track(key, request, Kind::Complete);
-                Ok(Some(c.completion.bind(py).call1((id, params))?))
             }
-            _ => {
-                let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
-                let method = request.method.clone();
-                let id = self.track(key, request, Kind::Other);
-                Ok(Some(c.request.bind(py).call1((id, method, params))?))
-            }
-        }
+        };
+        let params = || convert::opt_raw_to_py(py, request.params.as_deref());
+        let (kind, class, args) = match route {
+            Some(Route::Tool { name, arguments }) => (
+                Kind::Tool,
+                &c.tool_call,
+                vec![
+                    name.into_pyobject(py)?.into_any(),
+                    convert::to_py(py, &Value::Object(arguments))?,
+                ],
+            ),
+            Some(Route::Resource {
+                key: entry,
+                uri,
+                variables,
+            }) => (
+                Kind::Resource,
+                &c.resource_read,
+                vec![
+                    uri.into_pyobject(py)?.into_any(),
+                    entry.into_pyobject(py)?.into_any(),
+                    variables_to_py(py, &variables)?,
+                ],
+            ),
+            Some(Route::Prompt { name, arguments }) => (
+                Kind::Prompt,
+                &c.prompt_get,
+                vec![
+                    name.into_pyobject(py)?.into_any(),
+                    arguments.into_pyobject(py)?.into_any(),
+                ],
+            ),
+            // The handler gets the params as the client sent them.
+            Some(Route::Complete(_)) => (Kind::Complete, &c.completion, vec![params()?]),
+            _ => (
+                Kind::Other,
+                &c.request,
+                vec![
+                    request.method.as_str().into_pyobject(py)?.into_any(),
+                    params()?,
+                ],
+            ),
+        };
+        let id = self.track(key, request, kind);
+        let mut call = vec![id.into_pyobject(py)?.into_any()];
+        call.extend(args);
+        Ok(Some(class.bind(py).call1(PyTuple::new(py, call)?)?))
     }
 
     // --- commands ------------------------------------------------------------------------
 
-    /// Answers a request with a result (a no-op once it was answered or cancelled)
-    pub(crate) fn respond(
+    /// Ends a request with the application's result or error: the task it became completes
+    /// (fails), or the request is answered; `False` once it was answered or cancelled
+    pub(crate) fn answer(
         &mut self,
         py: Python<'_>,
         sessions: &mut dyn Sessions,
         now: Instant,
         request_id: u64,
-        result: &Bound<'_, PyAny>,
+        outcome: Result<&Bound<'_, PyAny>, ErrorObject>,
     ) -> PyResult<bool> {
         let Some(p) = self.untrack(request_id) else {
             return Ok(false);
         };
         if let Some(task) = p.task {
-            let raw = convert::to_raw(result)?;
-            return self.finish_task(py, sessions, now, task, TaskUpdate::Completed(raw));
+            let update = match outcome {
+                Ok(result) => TaskUpdate::Completed(convert::to_raw(result)?),
+                Err(error) => TaskUpdate::Failed(error),
+            };
+            return self.update_task(py, sessions, now, task, update);
         }
         let Some(session) = sessions.get(p.key) else {
             return Ok(false);
         };
-        let outcome = match p.kind {
-            Kind::Tool => session.respond_with(
-                p.responder,
-                convert::from_py::<CallToolResult>(result, "tool result")?,
-            ),
+        let result = match outcome {
+            Ok(result) => result,
+            Err(error) => {
+                session.respond_error(p.responder, &error);
+                return Ok(true);
+            }
+        };
+        let sent = match p.kind {
+            Kind::Tool => {
+                respond_as::<CallToolResult>(session, p.responder, result, "tool result")?
+            }
             Kind::Resource => {
                 let r = convert::from_py::<ReadResourceResult>(result, "resource contents")?;
-                session.respond_with(p.responder, self.catalog.with_read_cache(r))
+                session.respond(p.responder, self.catalog.with_read_cache(r))
             }
-            Kind::Prompt => session.respond_with(
-                p.responder,
-                convert::from_py::<GetPromptResult>(result, "prompt result")?,
-            ),
-            Kind::Complete => session.respond_with(
-                p.responder,
-                convert::from_py::<CompleteResult>(result, "completion result")?,
-            ),
-            Kind::Other => session.respond(p.responder, &convert::to_raw(result)?),
+            Kind::Prompt => {
+                respond_as::<GetPromptResult>(session, p.responder, result, "prompt result")?
+            }
+            Kind::Complete => {
+                respond_as::<CompleteResult>(session, p.responder, result, "completion result")?
+            }
+            Kind::Other => session.respond_raw(p.responder, &convert::to_raw(result)?),
         };
-        outcome.map_err(|e| events::local_error(py, e))?;
-        Ok(true)
-    }
-
-    /// Answers a request with a JSON-RPC error (a no-op once answered or cancelled)
-    pub(crate) fn respond_error(
-        &mut self,
-        py: Python<'_>,
-        sessions: &mut dyn Sessions,
-        now: Instant,
-        request_id: u64,
-        error: ErrorObject,
-    ) -> PyResult<bool> {
-        let Some(p) = self.untrack(request_id) else {
-            return Ok(false);
-        };
-        if let Some(task) = p.task {
-            return self.finish_task(py, sessions, now, task, TaskUpdate::Failed(error));
+        if let Err(refused) = sent {
+            return Err(events::refused_result(py, session, refused));
         }
-        let Some(session) = sessions.get(p.key) else {
-            return Ok(false);
-        };
-        session.respond_error(p.responder, &error);
         Ok(true)
     }
 
-    fn finish_task(
+    /// Moves a task on (working, input_required; completed or failed through `answer`);
+    /// `False` once it ended
+    pub(crate) fn update_task(
         &mut self,
         py: Python<'_>,
         sessions: &mut dyn Sessions,
@@ -561,11 +437,19 @@ impl ServerCore {
         };
         match session.update_task(now, tid, update) {
             Ok(()) => Ok(true),
-            Err(mcp_sansio::TaskError::Terminal(_) | mcp_sansio::TaskError::UnknownTask) => {
-                Ok(false)
-            }
+            Err(TaskError::Terminal(_) | TaskError::UnknownTask) => Ok(false),
             Err(e) => Err(events::local_error(py, e)),
         }
+    }
+
+    /// A request the application still has to answer, and its session
+    fn in_flight<'s>(
+        &self,
+        sessions: &'s mut dyn Sessions,
+        request_id: u64,
+    ) -> Option<(&Pending, &'s mut ServerSession)> {
+        let p = self.pending.get(&request_id)?;
+        Some((p, sessions.get(p.key)?))
     }
 
     /// Reports progress; `False` when the client did not ask for it or the request ended
@@ -576,16 +460,13 @@ impl ServerCore {
         request_id: u64,
         progress: Progress,
     ) -> PyResult<bool> {
-        let Some(p) = self.pending.get(&request_id) else {
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
             return Ok(false);
         };
         if !p.wants_progress {
             return Ok(false);
         }
-        let Some(session) = sessions.get(p.key) else {
-            return Ok(false);
-        };
-        match session.report_progress_to(p.inbound, &progress) {
+        match session.inbound(p.inbound).report_progress(&progress) {
             Ok(()) => Ok(true),
             Err(ProgressError::NotRequested) => Ok(false),
             Err(e) => Err(events::local_error(py, e)),
@@ -602,7 +483,7 @@ impl ServerCore {
         data: Value,
         logger: Option<String>,
     ) -> PyResult<bool> {
-        let Some(p) = self.pending.get(&request_id) else {
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
             return Ok(false);
         };
         let filter = p
@@ -616,15 +497,12 @@ impl ServerCore {
         params.logger = logger;
         let raw = serde_json::value::to_raw_value(&params)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let (key, inbound, in_task) = (p.key, p.inbound, p.task.is_some());
-        let Some(session) = sessions.get(key) else {
-            return Ok(false);
-        };
-        const METHOD: &str = "notifications/message";
-        let sent = if in_task {
-            session.send_notification(METHOD, Some(&raw))
+        let sent = if p.task.is_some() {
+            session.send_notification_raw(LoggingMessage::NAME, Some(&raw))
         } else {
-            session.send_notification_for(inbound, METHOD, Some(&raw))
+            session
+                .inbound(p.inbound)
+                .send_notification_raw(LoggingMessage::NAME, Some(&raw))
         };
         sent.map_err(|e| events::local_error(py, e))?;
         Ok(true)
@@ -641,13 +519,10 @@ impl ServerCore {
     ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
         let requests: InputRequests = convert::from_py(requests, "input requests")?;
         let count = requests.len();
-        let Some(p) = self.pending.get(&request_id) else {
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
             return Err(events::local_error(py, AskError::NotInFlight));
         };
-        let Some(session) = sessions.get(p.key) else {
-            return Err(events::local_error(py, AskError::NotInFlight));
-        };
-        match session.ask_input_to(now, p.inbound, requests) {
+        match session.inbound(p.inbound).ask_input(now, requests) {
             Ok(Asked::Answered(answers)) => Ok(("answered", convert::typed_to_py(py, &answers)?)),
             Ok(Asked::Sent) => {
                 self.asks.insert(
@@ -666,7 +541,7 @@ impl ServerCore {
                 Ok(("suspended", py.None().into_bound(py)))
             }
             Err(e @ (AskError::NotDeclared { .. } | AskError::InvalidAnswer { .. })) => {
-                Err(PyErr::from_value(events::mcp_error(py, &e.to_error())?))
+                Err(events::mcp_exception(py, &e.to_error()))
             }
             Err(e) => Err(events::local_error(py, e)),
         }
@@ -681,17 +556,11 @@ impl ServerCore {
         request_id: u64,
         options: TaskOptions,
     ) -> PyResult<u64> {
-        let Some(p) = self.pending.get(&request_id) else {
-            return Err(events::local_error(
-                py,
-                "the request is no longer in flight",
-            ));
+        let Some((p, session)) = self.in_flight(sessions, request_id) else {
+            return Err(events::local_error(py, TaskError::NotInFlight));
         };
         let key = p.key;
-        let Some(session) = sessions.get(key) else {
-            return Err(events::local_error(py, "the session is closed"));
-        };
-        match session.start_task_to(now, p.inbound, options) {
+        match session.inbound(p.inbound).start_task(now, options) {
             Ok(tid) => {
                 let id = self.next_task;
                 self.next_task += 1;
@@ -702,23 +571,9 @@ impl ServerCore {
                 }
                 Ok(id)
             }
-            Err(e @ mcp_sansio::TaskError::NotOffered) => {
-                Err(PyErr::from_value(events::mcp_error(py, &e.to_error())?))
-            }
+            Err(e @ TaskError::NotOffered) => Err(events::mcp_exception(py, &e.to_error())),
             Err(e) => Err(events::local_error(py, e)),
         }
-    }
-
-    /// Moves a task on (working, input_required); completing goes through `respond`
-    pub(crate) fn update_task(
-        &mut self,
-        py: Python<'_>,
-        sessions: &mut dyn Sessions,
-        now: Instant,
-        task: u64,
-        update: TaskUpdate,
-    ) -> PyResult<bool> {
-        self.finish_task(py, sessions, now, task, update)
     }
 
     /// The task status of a task id, as the spec names it
@@ -804,50 +659,24 @@ pub(crate) fn list_kind(kind: &str) -> PyResult<ListKind> {
 /// `data_to_send()`.
 #[pyclass(module = "mcp_sansio._core", name = "ServerSession")]
 pub(crate) struct PyServerSession {
-    session: Session,
+    session: ServerSession,
     core: ServerCore,
     clock: Clock,
     buf: Vec<u8>,
 }
 
-#[pymethods]
-impl PyServerSession {
+server_pymethods!(connection_pymethods, PyServerSession, session, {
     #[new]
     #[pyo3(signature = (config, *, now=None))]
     fn new(py: Python<'_>, config: &PyServerConfig, now: Option<f64>) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
-        let session = Session::server(Arc::clone(&config.config), clock.instant(now));
+        let session = ServerSession::new(Arc::clone(&config.config), clock.instant(now));
         Ok(Self {
             session,
             core: ServerCore::new(config),
             clock,
             buf: Vec::new(),
         })
-    }
-
-    /// Feeds bytes read from the transport (newline-delimited JSON; any chunking)
-    #[pyo3(signature = (data, now=None))]
-    fn receive_data(&mut self, data: &[u8], now: Option<f64>) {
-        self.session.handle_bytes(self.clock.instant(now), data);
-    }
-
-    /// Feeds one whole message (a message-framed transport)
-    #[pyo3(signature = (message, now=None))]
-    fn receive_message(&mut self, message: &[u8], now: Option<f64>) {
-        self.session
-            .handle_message(self.clock.instant(now), message);
-    }
-
-    /// The peer closed its side of the transport
-    #[pyo3(signature = (now=None))]
-    fn receive_eof(&mut self, now: Option<f64>) {
-        self.session.handle_eof(self.clock.instant(now));
-    }
-
-    /// Fires the timers due at `now`
-    #[pyo3(signature = (now=None))]
-    fn handle_timeout(&mut self, now: Option<f64>) {
-        self.session.handle_timeout(self.clock.instant(now));
     }
 
     /// The next event, or `None`
@@ -866,139 +695,9 @@ impl PyServerSession {
         Ok(None)
     }
 
-    /// Every byte waiting to be written (empty when nothing is)
-    fn data_to_send<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        self.buf.clear();
-        while self.session.poll_transmit(&mut self.buf).is_some() {}
-        PyBytes::new(py, &self.buf)
-    }
-
-    /// When `handle_timeout` should next be called, or `None`
-    fn next_deadline(&self) -> Option<f64> {
-        self.session.poll_timeout().map(|i| self.clock.float(i))
-    }
-
-    /// Answers a request; a no-op returning `False` once it was answered or cancelled
-    #[pyo3(signature = (request_id, result, now=None))]
-    fn respond(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        result: &Bound<'_, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        self.core
-            .respond(py, &mut self.session, now, request_id, result)
-    }
-
-    /// Answers a request with a JSON-RPC error
-    #[pyo3(signature = (request_id, code, message, data=None, now=None))]
-    fn respond_error(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        code: i64,
-        message: &str,
-        data: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let error = events::error_object(py, code, message, data)?;
-        self.core
-            .respond_error(py, &mut self.session, now, request_id, error)
-    }
-
-    /// Reports progress on a request whose client asked for it
-    #[pyo3(signature = (request_id, progress, total=None, message=None))]
-    fn report_progress(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> PyResult<bool> {
-        let p = self::progress(progress, total, message);
-        self.core
-            .report_progress(py, &mut self.session, request_id, p)
-    }
-
-    /// Logs to the client (`notifications/message`) if its level lets `level` through
-    #[pyo3(signature = (request_id, level, data, logger=None))]
-    fn log(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        level: &str,
-        data: &Bound<'_, PyAny>,
-        logger: Option<String>,
-    ) -> PyResult<bool> {
-        let level = log_level(level)?;
-        let data = convert::to_json(data)?;
-        self.core
-            .log(py, &mut self.session, request_id, level, data, logger)
-    }
-
-    /// Asks the client for input: `("answered", responses)`, `("sent", None)` (legacy: wait
-    /// for `InputAnswered`) or `("suspended", None)` (modern: the request was answered with
-    /// `input_required`; the client's retry arrives as a new request)
-    #[pyo3(signature = (request_id, requests, now=None))]
-    fn ask_input<'py>(
-        &mut self,
-        py: Python<'py>,
-        request_id: u64,
-        requests: &Bound<'py, PyAny>,
-        now: Option<f64>,
-    ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
-        let now = self.clock.instant(now);
-        self.core
-            .ask_input(py, &mut self.session, now, request_id, requests)
-    }
-
-    /// Answers a request with a task handle; its later `respond` completes the task
-    #[pyo3(signature = (request_id, ttl=None, poll_interval=None, now=None))]
-    fn start_task(
-        &mut self,
-        py: Python<'_>,
-        request_id: u64,
-        ttl: Option<f64>,
-        poll_interval: Option<f64>,
-        now: Option<f64>,
-    ) -> PyResult<u64> {
-        let now = self.clock.instant(now);
-        let options = task_options(ttl, poll_interval);
-        self.core
-            .start_task(py, &mut self.session, now, request_id, options)
-    }
-
-    /// Moves a task to `"working"` (with a message) or `"input_required"` (with requests)
-    #[pyo3(signature = (task_id, status, message=None, requests=None, now=None))]
-    fn update_task(
-        &mut self,
-        py: Python<'_>,
-        task_id: u64,
-        status: &str,
-        message: Option<String>,
-        requests: Option<&Bound<'_, PyAny>>,
-        now: Option<f64>,
-    ) -> PyResult<bool> {
-        let now = self.clock.instant(now);
-        let update = task_update(status, message, requests)?;
-        self.core
-            .update_task(py, &mut self.session, now, task_id, update)
-    }
-
     /// A task's status (`working`, `input_required`, `completed`, `failed`, `cancelled`)
     fn task_status(&mut self, task_id: u64) -> Option<String> {
         self.core.task_status(&mut self.session, task_id)
-    }
-
-    /// Tells subscribed clients a list changed (`"tools"`, `"prompts"`, `"resources"`)
-    fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
-        self.session
-            .notify_list_changed(list_kind(kind)?)
-            .map_err(|e| events::local_error(py, e))
     }
 
     /// Tells subscribers a resource changed; returns how many notifications were queued
@@ -1007,48 +706,28 @@ impl PyServerSession {
             .notify_resource_updated(uri)
             .map_err(|e| events::local_error(py, e))
     }
+});
 
-    /// Sends a notification
-    #[pyo3(signature = (method, params=None))]
-    fn send_notification(
-        &mut self,
-        py: Python<'_>,
-        method: &str,
-        params: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let raw = params.map(convert::to_raw).transpose()?;
-        self.session
-            .send_notification(method, raw.as_deref())
-            .map_err(|e| events::local_error(py, e))
+/// A URI template's variables as a dict (a list or a map where the template says so)
+fn variables_to_py<'py>(py: Python<'py>, variables: &Variables) -> PyResult<Bound<'py, PyAny>> {
+    let vars = PyDict::new(py);
+    for (name, value) in variables.iter() {
+        match value {
+            TemplateValue::String(s) => vars.set_item(name, s)?,
+            TemplateValue::List(l) => vars.set_item(name, l)?,
+            TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
+            _ => {}
+        }
     }
+    Ok(vars.into_any())
+}
 
-    /// Closes the session now
-    #[pyo3(signature = (now=None))]
-    fn close(&mut self, now: Option<f64>) {
-        self.session.close(self.clock.instant(now));
-    }
-
-    /// Whether the driver should read more input
-    #[getter]
-    fn wants_read(&self) -> bool {
-        self.session.wants_read()
-    }
-
-    /// Whether `Closed` was emitted (or is queued)
-    #[getter]
-    fn is_closed(&self) -> bool {
-        self.session.is_closed()
-    }
-
-    /// The negotiated version (legacy clients), else `None`
-    #[getter]
-    fn version(&self) -> Option<&'static str> {
-        self.session.version().map(|v| v.as_str())
-    }
-
-    /// Requests the application has not answered yet
-    #[getter]
-    fn pending_requests(&self) -> usize {
-        self.core.pending_count()
-    }
+/// Answers with Python data decoded as the typed result `T` (`ValueError` if it is none)
+fn respond_as<T: DeserializeOwned + Serialize + FitVersion>(
+    session: &mut ServerSession,
+    responder: Responder,
+    result: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<Result<(), RespondError>> {
+    Ok(session.respond(responder, convert::from_py::<T>(result, what)?))
 }

@@ -5,7 +5,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{ErrorObject, code};
+use crate::schema::method::SetLevel;
 use crate::schema::{LoggingLevel, Meta, meta};
+use crate::{InboundRequest, ServerSession};
 
 /// The least severe log level a client wants, or nothing at all
 ///
@@ -48,6 +50,31 @@ impl LogFilter {
     /// Applies `logging/setLevel`
     pub fn set_level(&mut self, level: LoggingLevel) {
         self.level = Some(level);
+    }
+
+    /// Takes one inbound request of a server: answers `logging/setLevel` itself (this
+    /// filter, the connection's, changes; invalid params are -32602), and hands back every
+    /// other request for the server to dispatch
+    ///
+    /// For a binding that keeps the connection's filter itself; [`Runs`](super::Runs) does
+    /// this for the bindings that use it.
+    pub fn handle_set_level(
+        &mut self,
+        session: &mut ServerSession,
+        request: InboundRequest,
+    ) -> Option<InboundRequest> {
+        if !request.is::<SetLevel>() {
+            return Some(request);
+        }
+        match request.params::<SetLevel>() {
+            Ok(p) => {
+                self.set_level(p.level);
+                let empty = RawValue::from_string("{}".into()).expect("`{}` is JSON");
+                let _ = session.respond_raw(request.responder, &empty);
+            }
+            Err(e) => session.respond_error(request.responder, &e),
+        }
+        None
     }
 
     /// The filter of one modern request, from its params' `_meta`: the

@@ -10,7 +10,9 @@
 //!   ([`Catalog::resolve`]), checks `prompts/get` arguments, helps with
 //!   `completion/complete` ([`complete`]) and tracks list changes ([`ListChanges`]).
 //!   [`Catalog::route`] makes all of those decisions for one inbound request: the answer to
-//!   send now, or the handler (tool, resource reader, prompt, completion) to run.
+//!   send now, or the handler (tool, resource reader, prompt, completion) to run;
+//!   [`Catalog::try_route`] does the same but leaves the methods the catalog does not serve
+//!   to a server that answers them itself.
 //! - [`Runs`]: the handler runs of one session and every decision around them
 //!   (`logging/setLevel` and which log filter applies, live input answers gathered for a
 //!   handler's `ask`, a task's input, which run a cancellation stops, whether a result
@@ -18,7 +20,8 @@
 //! - Subscriptions (legacy `resources/subscribe` and modern `subscriptions/listen`) are kept
 //!   by the session itself: see [`Session::notify_resource_updated`](crate::Session::notify_resource_updated).
 //! - [`LogFilter`]: which `notifications/message` a client wants, per legacy connection
-//!   (`logging/setLevel`) or per modern request (`_meta` log level).
+//!   (`logging/setLevel`, answered by [`LogFilter::handle_set_level`]) or per modern request
+//!   (`_meta` log level).
 //! - [`SchemaValidator`]: JSON Schema validation with bounded work and no retrieval, also
 //!   usable on the client side.
 //!

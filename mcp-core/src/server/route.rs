@@ -93,9 +93,22 @@ impl Catalog {
     /// `completion` says whether the server has a `completion/complete` handler; without
     /// one that method is method-not-found, like any method the catalog does not serve.
     pub fn route(&self, request: &InboundRequest, completion: bool) -> Route {
+        self.try_route(request, completion)
+            .unwrap_or_else(|| Route::Answer(Err(ErrorObject::method_not_found(&request.method))))
+    }
+
+    /// Routes one inbound request as [`route`](Self::route) does, but leaves the methods
+    /// the catalog does not serve to the caller: `None` for them (instead of
+    /// method-not-found)
+    ///
+    /// For a server whose application answers other methods itself (the Python binding
+    /// hands them to the application as plain requests). The catalog serves the list
+    /// methods, `tools/call`, `resources/read`, `prompts/get`, and `completion/complete`
+    /// when `completion` is set.
+    pub fn try_route(&self, request: &InboundRequest, completion: bool) -> Option<Route> {
         let version = request.version;
         let answer = |answer| Route::Answer(answer);
-        match request.method.as_str() {
+        Some(match request.method.as_str() {
             ListTools::NAME => answer(fitted(
                 request
                     .params::<ListTools>()
@@ -164,7 +177,7 @@ impl Catalog {
                 Ok(params) => Route::Complete(params),
                 Err(e) => Route::Answer(Err(e)),
             },
-            _ => Route::Answer(Err(ErrorObject::method_not_found(&request.method))),
-        }
+            _ => return None,
+        })
     }
 }

@@ -20,7 +20,6 @@ use serde_json::value::RawValue;
 
 use super::LogFilter;
 use crate::jsonrpc::ErrorObject;
-use crate::schema::method::SetLevel;
 use crate::schema::{
     InputRequests, InputResponse, InputResponses, LoggingMessageNotificationParams,
 };
@@ -184,18 +183,7 @@ impl<R, W> Runs<R, W> {
         session: &mut ServerSession,
         request: InboundRequest,
     ) -> Option<InboundRequest> {
-        if !request.is::<SetLevel>() {
-            return Some(request);
-        }
-        match request.params::<SetLevel>() {
-            Ok(p) => {
-                self.log_filter.set_level(p.level);
-                let empty = RawValue::from_string("{}".into()).expect("`{}` is JSON");
-                let _ = session.respond_raw(request.responder, &empty);
-            }
-            Err(e) => session.respond_error(request.responder, &e),
-        }
-        None
+        self.log_filter.handle_set_level(session, request)
     }
 
     /// Records the handler run the binding started for request `id`
