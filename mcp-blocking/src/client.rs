@@ -179,7 +179,7 @@ impl Client {
     ) -> Result<Self, ConnectError> {
         let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
         let session = Session::client(Arc::new(config), driver::now());
-        let (tx, inbox) = mpsc::channel();
+        let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();
         let net = tx.clone();
         thread::Builder::new()

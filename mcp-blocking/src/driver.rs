@@ -1,16 +1,19 @@
 //! What drives a `Session` on threads: the shared per-session [`Peer`] (what the application
 //! and the handlers asked for, mapped onto the core's calls, in `mcp-sansio-shared`) on plain
-//! threads ([`Blocking`]), the one channel every actor waits on ([`Input`], [`recv_until`]),
-//! and the actor of a byte-stream connection ([`open`], [`Driver::run`]).
+//! threads ([`Blocking`]), byte-stream connections (the session behind a lock, fed on
+//! whichever thread has input: see [`open`]), and the channel an HTTP actor waits on
+//! ([`Input`], [`recv_until`]).
 
-use std::collections::VecDeque;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering, fence};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
-use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
+use std::thread;
 use std::time::Instant;
 
+#[cfg(feature = "http")]
+use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
@@ -23,8 +26,8 @@ pub use mcp_sansio_shared::peer::TaskStatusUpdate;
 pub(crate) use mcp_sansio_shared::peer::{Outcome, unix_ms};
 
 /// Plain threads as the shared glue (`mcp-sansio-shared`) sees them: a handler run is its
-/// cancellation token, replies and reports go through `std` channels, handler messages to the
-/// actor's [`Route`], and a client's input handler runs on a thread
+/// cancellation token, replies go through crossbeam channels, reports through `std` ones,
+/// handler messages take a [`Route`], and a client's input handler runs on a thread
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Blocking;
 
@@ -63,8 +66,14 @@ impl peer::Runtime for Blocking {
     fn stop(run: CancellationToken) {
         run.cancel();
     }
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     fn send_handler(tx: &Route, key: SessionKey, msg: HandlerMsg) -> bool {
-        tx.0.send(Input::Handler(key, msg)).is_ok()
+        match &tx.0 {
+            #[cfg(feature = "http")]
+            To::Inbox(tx) => tx.send(Input::Handler(key, msg)).is_ok(),
+            // A byte-stream connection has one session
+            To::Direct(sink) => sink.upgrade().is_some_and(|sink| sink.handler(msg).is_ok()),
+        }
     }
     fn notification(options: &ClientOptions, notification: InboundNotification) {
         if let Some(tx) = &options.notifications {
@@ -92,6 +101,19 @@ impl peer::Runtime for Blocking {
             .map(|_| ())
             .map_err(|_| ErrorObject::internal_error("no thread for the input handler"))
     }
+}
+
+/// Everything an HTTP actor waits for, on one channel
+#[cfg(feature = "http")]
+pub(crate) enum Input {
+    Command(Command),
+    Handler(SessionKey, HandlerMsg),
+    /// HTTP server: from the connection threads
+    #[cfg(feature = "http")]
+    Http(crate::http_server::ToActor),
+    /// HTTP client: from the request threads
+    #[cfg(feature = "http")]
+    Net(crate::http_client::FromNet),
 }
 
 pub use mcp_sansio::server::AskFailure;
@@ -164,33 +186,14 @@ pub(crate) fn now() -> Instant {
     Instant::now()
 }
 
-
-/// Everything an actor waits for, on one channel: its application's commands, its handlers'
-/// messages, and its transport's news
-pub(crate) enum Input {
-    Command(Command),
-    Handler(SessionKey, HandlerMsg),
-    /// Byte streams: a chunk the reader thread read (its first `len` bytes; 0 is the end)
-    Read { buf: Vec<u8>, len: usize },
-    /// Byte streams: the writer thread gave a buffer back while the actor waited for one, or
-    /// (`ok == false`) the transport refused a write
-    Written { ok: bool },
-    /// HTTP server: from the connection threads
-    #[cfg(feature = "http")]
-    Http(crate::http_server::ToActor),
-    /// HTTP client: from the request threads
-    #[cfg(feature = "http")]
-    Net(crate::http_client::FromNet),
-}
-
-/// Waits for the next input until `deadline`; `Ok(None)` when the deadline passed first,
-/// `Err` once nobody can send any more
+/// Waits for the next input until `deadline`; `None` when the deadline passed first
+#[cfg(feature = "http")]
 pub(crate) fn recv_until(
     inbox: &Receiver<Input>,
     deadline: Option<Instant>,
 ) -> Result<Option<Input>, ()> {
     let received = match deadline {
-        Some(d) => inbox.recv_timeout(d.saturating_duration_since(now())),
+        Some(d) => inbox.recv_deadline(d),
         None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
     };
     match received {
@@ -200,9 +203,19 @@ pub(crate) fn recv_until(
     }
 }
 
-/// Where the application's handles and the handlers send to an actor: its inbox
+/// Where handler threads (and a client's handles) send their messages: an HTTP actor's
+/// inbox, or a byte-stream connection itself, which takes them at once on the sending
+/// thread (no hand-off)
 #[derive(Clone)]
-pub(crate) struct Route(mpsc::Sender<Input>);
+pub(crate) struct Route(To);
+
+#[derive(Clone)]
+enum To {
+    #[cfg(feature = "http")]
+    Inbox(Sender<Input>),
+    /// Gone once the connection's driver has ended
+    Direct(Weak<dyn Sink>),
+}
 
 impl std::fmt::Debug for Route {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -211,16 +224,29 @@ impl std::fmt::Debug for Route {
 }
 
 impl Route {
-    /// To an actor's inbox
-    pub(crate) fn inbox(tx: mpsc::Sender<Input>) -> Self {
-        Self(tx)
+    /// To an HTTP actor's inbox
+    #[cfg(feature = "http")]
+    pub(crate) fn inbox(tx: Sender<Input>) -> Self {
+        Self(To::Inbox(tx))
     }
 
-    /// Sends an application's command to the actor; `Err` (and the command dropped) once
+    /// Sends an application's command to the driver; `Err` (and the command dropped) once
     /// it is gone
     pub(crate) fn command(&self, command: Command) -> Result<(), ()> {
-        self.0.send(Input::Command(command)).map_err(|_| ())
+        match &self.0 {
+            #[cfg(feature = "http")]
+            To::Inbox(tx) => tx.send(Input::Command(command)).map_err(|_| ()),
+            To::Direct(sink) => sink.upgrade().ok_or(())?.command(command),
+        }
     }
+}
+
+/// What takes messages directly on the sending thread: a byte-stream connection
+trait Sink: Send + Sync {
+    /// A handler's message; `Err` once the connection is gone
+    fn handler(&self, msg: HandlerMsg) -> Result<(), ()>;
+    /// An application's command; `Err` (and the command dropped) once the connection is gone
+    fn command(&self, command: Command) -> Result<(), ()>;
 }
 
 /// The pieces one byte-stream connection runs with
@@ -231,55 +257,338 @@ pub(crate) struct Connection {
     pub(crate) ready: Option<Ready>,
 }
 
-/// Bytes the reader thread reads at once
-const READ_CHUNK: usize = 64 * 1024;
-
-/// Most bytes the actor takes out of the session's queue for one `write`
+/// Most bytes a writer takes out of the session's queue for one `write`: all that ever sits
+/// outside the core's own limit ([`mcp_sansio::Limits::max_queued_bytes`]), besides one message
 const WRITE_CHUNK: usize = 256 * 1024;
 
-/// Buffers each way between the actor and its reader and writer threads: with two, the
-/// reader reads the next chunk while the actor feeds the last one, and the actor fills the
-/// next write while the writer writes the last one. All that ever sits outside the core's
-/// own limits ([`mcp_sansio::Limits::max_queued_bytes`]) is these buffers.
-const BUFFERS: usize = 2;
-
-/// Most inputs the actor takes from its inbox before it settles the session (delivers the
-/// events, hands the output to the writer)
-const BATCH: usize = 64;
-
-/// The actor of a byte-stream connection (stdio, a child's pipes, a socket): the one thread
-/// that owns the `Session`. See [`open`].
-pub(crate) struct Driver {
-    session: Session,
-    peer: Peer,
-    dispatch: Option<Arc<dyn Dispatch>>,
-    options: ClientOptions,
-    /// The actor's own inbox, as handlers see it
-    handlers: Handlers,
-    inbox: Receiver<Input>,
-    /// Chunks read and not fed yet: the session did not want them when they came
-    unfed: VecDeque<(Vec<u8>, usize)>,
-    /// Empty read buffers the actor holds until the session wants bytes
-    read_spare: Vec<Vec<u8>>,
-    /// Gives the reader thread its buffers back
-    to_reader: mpsc::Sender<Vec<u8>>,
-    /// The end of the input was fed
-    eof: bool,
-    /// What the writer thread writes; `None` once the connection is done with it
-    to_writer: Option<mpsc::Sender<Vec<u8>>>,
-    /// Empty write buffers the writer thread gave back
-    write_spare: Receiver<Vec<u8>>,
-    /// The actor waits for an empty write buffer: the writer wakes it when it gives one back
-    wants_buffer: Arc<AtomicBool>,
-    writer: Option<JoinHandle<()>>,
+/// A byte-stream connection (stdio, a child's pipes, a socket): no thread of its own sits
+/// between the bytes and the session. Whoever has something for the session takes the lock
+/// and feeds it on its own thread: the reader thread its bytes, a caller its request, a
+/// handler its result. The same thread then delivers what the core decided (a response to
+/// its caller, a request to the worker pool) before it lets go. A W1 round trip so crosses
+/// threads only where it must: to the peer (the transport), to a worker (handlers run on
+/// the pool), and back to the caller.
+///
+/// Nobody waits for the session's lock to hand it something: a caller or a handler that
+/// finds the lock taken leaves its command or message in the stream's [`Stream::delegated`]
+/// queue and goes on, and the holder takes it before it lets go (the holder checks for it
+/// after letting go, too, so nothing waits in the queue with nobody holding the lock). Under
+/// load (many callers, many handlers) this spares one sleep and one wake-up per message.
+///
+/// Nobody writes under the session's lock: a peer slow to read (or one that is itself
+/// blocked writing to us) must never keep our reader from feeding the session, or two such
+/// peers wait for each other forever. The session's own output queue is the write queue
+/// (bounded by the core: `SendError::Blocked`, `wants_read`). One thread at a time holds the
+/// writer token ([`State::writing`]): it takes a chunk of the output under the lock, writes
+/// it outside, and comes back for what was queued meanwhile until nothing is left; a thread
+/// that finds the token taken leaves its output to the holder. A caller or a handler takes
+/// the token itself (no hand-off on the fast path); the reader thread and the timers never
+/// block in `write`: they leave their output to the writer thread.
+///
+/// The driver thread ([`Driver::run`]) only keeps the core's timers and notices the close.
+struct Stream<W> {
+    state: Mutex<State>,
+    /// What callers and handlers left for the holder of `state`, in the order they came
+    delegated: Mutex<Vec<Delegated>>,
+    /// `delegated` is not empty: whoever lets go of `state` looks
+    has_delegated: AtomicBool,
+    /// Wakes the reader while it waits for the session to want bytes (backpressure)
+    readable: Sender<()>,
+    /// The session wants bytes and is open, as of the last settling: the reader reads again
+    /// without taking the lock to ask
+    may_read: AtomicBool,
+    /// Wakes the driver thread: an earlier deadline, or the session closed
+    wake: Sender<()>,
+    /// The transport's writing half: only the holder of the writer token locks it, never
+    /// while it holds the session's lock; `None` once the connection ended
+    writer: Mutex<Option<W>>,
+    /// Wakes the writer thread: output the reader thread or a timer left
+    write_wake: Sender<()>,
 }
 
-/// Opens a byte-stream connection: a reader thread reads `reader` and a writer thread writes
-/// `writer`, each talking to the actor only through channels, so neither the peer's reading
-/// nor its writing ever stops the actor; the returned [`Route`] takes the application's
-/// commands to it from any thread. [`Driver::run`] is the actor: it must run (on a thread
-/// of its own) for anything to happen.
-pub(crate) fn open<R, W>(conn: Connection, reader: R, writer: W) -> (Route, Driver)
+struct State {
+    session: Session,
+    peer: Peer,
+    /// The writer token's buffer, kept here between writes so it is not allocated per write
+    out: Vec<u8>,
+    /// A thread holds the writer token: it writes outside the lock and comes back for
+    /// whatever was queued meanwhile
+    writing: bool,
+    dispatch: Option<Arc<dyn Dispatch>>,
+    options: ClientOptions,
+    handlers: Handlers,
+    /// The deadline the driver thread sleeps until (`None`: no deadline)
+    sleeps_until: Option<Instant>,
+    /// The reader waits on `readable`
+    reader_waits: bool,
+    /// The driver ended: nothing reaches the session any more
+    done: bool,
+}
+
+/// What a caller or a handler left for the session's lock holder
+enum Delegated {
+    Command(Command),
+    Handler(HandlerMsg),
+}
+
+/// Whether the thread that settles the session may block in `write`
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Writes {
+    /// A caller, a handler, the writer thread: takes the writer token if it is free
+    Itself,
+    /// The reader thread, a timer: leaves the output to the writer thread
+    Leave,
+}
+
+impl State {
+    /// Takes what callers and handlers left while another thread held the lock, in order
+    fn take_delegated<W>(&mut self, stream: &Stream<W>) {
+        if !stream.has_delegated.load(Ordering::SeqCst) {
+            return;
+        }
+        let items = {
+            let mut queue = stream
+                .delegated
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            stream.has_delegated.store(false, Ordering::SeqCst);
+            std::mem::take(&mut *queue)
+        };
+        if self.done {
+            // Once the connection ended, a dropped command tells its caller so.
+            return;
+        }
+        for item in items {
+            match item {
+                Delegated::Command(command) => self.command(command),
+                Delegated::Handler(msg) => self.peer.on_handler(&mut self.session, msg),
+            }
+        }
+    }
+
+    /// An application's command
+    fn command(&mut self, command: Command) {
+        let close = self.peer.on_command(&mut self.session, command);
+        if close && self.dispatch.is_none() {
+            self.session.close(now());
+        }
+    }
+
+    /// Delivers every event of the session
+    fn deliver(&mut self) {
+        while let Some(event) = self.session.poll_event() {
+            self.peer.on_event(
+                &mut self.session,
+                event,
+                self.dispatch.as_ref(),
+                &self.options,
+                &self.handlers,
+            );
+        }
+    }
+
+    /// Wakes the reader if the session wants bytes again, the driver if its deadline moved
+    /// closer or the session closed
+    fn signal<W>(&mut self, stream: &Stream<W>) {
+        let closed = self.session.is_closed();
+        let may_read = !closed && !self.done && self.session.wants_read();
+        stream.may_read.store(may_read, Ordering::Release);
+        if self.reader_waits && (closed || self.session.wants_read()) {
+            // One pending wake is enough: the reader checks again when it wakes.
+            let _ = stream.readable.try_send(());
+        }
+        let deadline = self.session.poll_timeout();
+        let sooner = match (deadline, self.sleeps_until) {
+            (Some(d), Some(s)) => d < s,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if closed || sooner {
+            // The driver re-reads the deadline when it wakes; one pending wake is enough.
+            self.sleeps_until = deadline;
+            let _ = stream.wake.try_send(());
+        }
+    }
+}
+
+/// Settles the session after an input or a command, then lets go of the lock: takes what
+/// others left meanwhile, delivers every event, and writes the output if `writes` allows and
+/// no other thread holds the writer token (outside the lock, in order, coming back for what
+/// was queued meanwhile); else the output waits in the session's queue for the token's
+/// holder or the writer thread. Once it let go, it looks for what was left meanwhile.
+fn settle<'a, W: Write>(stream: &'a Stream<W>, mut st: MutexGuard<'a, State>, writes: Writes) {
+    loop {
+        let deferring = crate::pool::defer();
+        st = settle_locked(stream, st, writes);
+        drop(st);
+        // The workers of the jobs queued meanwhile start now that the lock is free.
+        drop(deferring);
+        match stream.relock_for_delegated() {
+            Some(again) => st = again,
+            None => return,
+        }
+    }
+}
+
+/// Lets go of the lock without settling, unless something was left meanwhile
+fn unlock<W: Write>(stream: &Stream<W>, st: MutexGuard<'_, State>, writes: Writes) {
+    drop(st);
+    if let Some(st) = stream.relock_for_delegated() {
+        settle(stream, st, writes);
+    }
+}
+
+/// [`settle`] under the lock (it lets go only while it writes)
+fn settle_locked<'a, W: Write>(
+    stream: &'a Stream<W>,
+    mut st: MutexGuard<'a, State>,
+    writes: Writes,
+) -> MutexGuard<'a, State> {
+    loop {
+        st.take_delegated(stream);
+        st.deliver();
+        st.signal(stream);
+        if st.writing || st.session.queued_bytes() == 0 {
+            break;
+        }
+        if writes == Writes::Leave {
+            // One pending wake is enough: the writer thread drains until nothing is left.
+            let _ = stream.write_wake.try_send(());
+            break;
+        }
+        st.writing = true;
+        let mut out = std::mem::take(&mut st.out);
+        while out.len() < WRITE_CHUNK && st.session.poll_transmit(&mut out).is_some() {}
+        drop(st);
+        // Handlers start while this thread writes.
+        crate::pool::start_deferred();
+        let written = {
+            let mut writer = stream.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            let written = writer
+                .as_mut()
+                .is_some_and(|w| w.write_all(&out).is_ok() && w.flush().is_ok());
+            if !written {
+                // Later output has nowhere to go either.
+                *writer = None;
+            }
+            written
+        };
+        out.clear();
+        st = stream.lock();
+        st.out = out;
+        st.writing = false;
+        if !written {
+            st.session.close(now());
+        }
+    }
+    if st.done && !st.writing && st.session.queued_bytes() == 0 {
+        // The connection ended and its last bytes are out: the peer sees the end. No token
+        // holder has the writer locked now.
+        let writer = stream
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut writer) = writer {
+            let _ = writer.flush();
+        }
+    }
+    st
+}
+
+impl<W> Stream<W> {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The lock, unless another thread holds it
+    fn try_lock(&self) -> Option<MutexGuard<'_, State>> {
+        match self.state.try_lock() {
+            Ok(st) => Some(st),
+            Err(TryLockError::Poisoned(st)) => Some(st.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// After letting go of the lock: the lock again if something was left meanwhile and no
+    /// other thread holds it (a thread that does takes it before it lets go)
+    fn relock_for_delegated(&self) -> Option<MutexGuard<'_, State>> {
+        // With the fence in `delegate`: either we see what was left, or the thread that
+        // left it sees the lock free and takes it itself.
+        fence(Ordering::SeqCst);
+        if !self.has_delegated.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.try_lock()
+    }
+
+    /// Leaves `item` for the lock's holder; the lock if it turned out free after all (the
+    /// caller then takes the queue itself)
+    fn delegate(&self, item: Delegated) -> Option<MutexGuard<'_, State>> {
+        self.delegated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(item);
+        self.has_delegated.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        self.try_lock()
+    }
+}
+
+impl<W: Write + Send> Stream<W> {
+    /// Takes `item` to the session: at once on this thread if the lock is free, else through
+    /// the holder; `Err` once the connection is gone
+    fn enter(&self, item: Delegated) -> Result<(), ()> {
+        let st = match self.try_lock() {
+            Some(mut st) => {
+                if st.done {
+                    unlock(self, st, Writes::Itself);
+                    return Err(());
+                }
+                // What others left came first.
+                st.take_delegated(self);
+                match item {
+                    Delegated::Command(command) => st.command(command),
+                    Delegated::Handler(msg) => {
+                        let State { session, peer, .. } = &mut *st;
+                        peer.on_handler(session, msg);
+                    }
+                }
+                st
+            }
+            // The holder takes it (or drops it, and so tells a caller, if the connection
+            // ended); if the lock turned out free, settling takes it here.
+            None => match self.delegate(item) {
+                Some(st) => st,
+                None => return Ok(()),
+            },
+        };
+        settle(self, st, Writes::Itself);
+        Ok(())
+    }
+}
+
+impl<W: Write + Send> Sink for Stream<W> {
+    fn handler(&self, msg: HandlerMsg) -> Result<(), ()> {
+        self.enter(Delegated::Handler(msg))
+    }
+
+    fn command(&self, command: Command) -> Result<(), ()> {
+        self.enter(Delegated::Command(command))
+    }
+}
+
+/// Runs a byte-stream connection's timers until it closes; see [`open`]
+pub(crate) struct Driver<W> {
+    stream: Arc<Stream<W>>,
+    woken: Receiver<()>,
+}
+
+/// Opens a byte-stream connection: a reader thread starts reading `reader`, a writer thread
+/// waits to write what the reader and the timers leave; the returned [`Route`] takes the
+/// application's commands to the session from any thread; [`Driver::run`] must run (on a
+/// thread of its own) for the core's timers to fire and the connection to end
+pub(crate) fn open<R, W>(conn: Connection, reader: R, writer: W) -> (Route, Driver<W>)
 where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
@@ -291,247 +600,152 @@ where
         ready,
     } = conn;
     session.anchor_wall_clock(now(), unix_ms());
-    let (tx, inbox) = mpsc::channel();
-    let (to_reader, reader_spare) = mpsc::channel();
-    let (to_writer, writer_full) = mpsc::channel();
-    let (writer_spare, write_spare) = mpsc::channel();
-    let wants_buffer = Arc::new(AtomicBool::new(false));
-    for _ in 0..BUFFERS {
-        let _ = writer_spare.send(Vec::with_capacity(64 * 1024));
-    }
-    let read_spare = (0..BUFFERS).map(|_| vec![0; READ_CHUNK]).collect();
-    let input = tx.clone();
+    let (wake, woken) = crossbeam_channel::bounded(1);
+    let (write_wake, write_woken) = crossbeam_channel::bounded(1);
+    let (readable, reader_woken) = crossbeam_channel::bounded(1);
+    let stream = Arc::new_cyclic(|me: &Weak<Stream<W>>| {
+        let sink: Weak<dyn Sink> = me.clone();
+        Stream {
+            state: Mutex::new(State {
+                session,
+                peer: Peer::new(ready),
+                out: Vec::with_capacity(64 * 1024),
+                writing: false,
+                dispatch,
+                options,
+                handlers: Handlers::new(Route(To::Direct(sink))),
+                sleeps_until: None,
+                reader_waits: false,
+                done: false,
+            }),
+            delegated: Mutex::new(Vec::new()),
+            has_delegated: AtomicBool::new(false),
+            readable,
+            may_read: AtomicBool::new(false),
+            wake,
+            writer: Mutex::new(Some(writer)),
+            write_wake,
+        }
+    });
+    let weak = Arc::downgrade(&stream);
+    let _ = thread::Builder::new()
+        .name("mcp-writer".into())
+        .spawn(move || write(&write_woken, &weak));
+    let me: Weak<Stream<W>> = Arc::downgrade(&stream);
+    let sink: Weak<dyn Sink> = me;
+    let route = Route(To::Direct(sink));
+    // The client's first bytes (its handshake) go out now.
+    settle(&stream, stream.lock(), Writes::Itself);
+    let weak = Arc::downgrade(&stream);
     let _ = thread::Builder::new()
         .name("mcp-reader".into())
-        .spawn(move || read(reader, &reader_spare, &input));
-    let (input, wants) = (tx.clone(), Arc::clone(&wants_buffer));
-    let writer = thread::Builder::new()
-        .name("mcp-writer".into())
-        .spawn(move || write(writer, &writer_full, &writer_spare, &input, &wants))
-        .ok();
-    if writer.is_none() {
-        session.close(now());
-    }
-    let route = Route(tx);
-    let driver = Driver {
-        session,
-        peer: Peer::new(ready),
-        dispatch,
-        options,
-        handlers: Handlers::new(route.clone()),
-        inbox,
-        unfed: VecDeque::new(),
-        read_spare,
-        to_reader,
-        eof: false,
-        to_writer: Some(to_writer),
-        write_spare,
-        wants_buffer,
-        writer,
-    };
-    (route, driver)
+        .spawn(move || read(reader, &reader_woken, &weak));
+    (route, Driver { stream, woken })
 }
 
-/// The reader thread: reads into each buffer the actor hands it (it hands them while the
-/// session wants bytes, so a peer that sends faster than the session takes is held back by
-/// the transport) and sends what it read, until the end of the input or of the actor
-fn read<R: Read>(mut reader: R, spare: &Receiver<Vec<u8>>, actor: &mpsc::Sender<Input>) {
-    while let Ok(mut buf) = spare.recv() {
-        let len = loop {
-            match reader.read(&mut buf) {
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                read => break read.unwrap_or(0),
-            }
+/// The writer thread: writes what the reader thread and the timers left, until the
+/// connection is gone
+fn write<W: Write + Send>(woken: &Receiver<()>, stream: &Weak<Stream<W>>) {
+    // The sender lives in the stream: the wait ends when the stream does.
+    while woken.recv().is_ok() {
+        let Some(stream) = stream.upgrade() else {
+            return;
         };
-        if actor.send(Input::Read { buf, len }).is_err() || len == 0 {
-            return;
-        }
+        settle(&stream, stream.lock(), Writes::Itself);
     }
 }
 
-/// The writer thread: writes each buffer the actor sends and gives it back, until the actor
-/// is done; then the transport closes (the peer sees the end)
-fn write<W: Write>(
-    mut writer: W,
-    full: &Receiver<Vec<u8>>,
-    spare: &mpsc::Sender<Vec<u8>>,
-    actor: &mpsc::Sender<Input>,
-    wants_buffer: &AtomicBool,
-) {
-    while let Ok(mut buf) = full.recv() {
-        if writer.write_all(&buf).is_err() || writer.flush().is_err() {
-            let _ = actor.send(Input::Written { ok: false });
-            return;
-        }
-        buf.clear();
-        let _ = spare.send(buf);
-        // With the fence in `Driver::transmit`: either the actor sees this buffer, or this
-        // sees that it waits for one.
-        fence(Ordering::SeqCst);
-        if wants_buffer.swap(false, Ordering::SeqCst) {
-            let _ = actor.send(Input::Written { ok: true });
-        }
-    }
-}
-
-impl Driver {
-    /// Runs the connection until its session closes: waits for the next input (or the
-    /// core's next deadline), takes whatever else came meanwhile, then settles the session.
-    /// At the end, stops every handler still running, lets every waiting caller know, writes
-    /// what the session still had to send and closes the writer.
-    pub(crate) fn run(mut self) {
-        self.settle();
-        while !self.session.is_closed() {
-            match recv_until(&self.inbox, self.session.poll_timeout()) {
-                Ok(Some(input)) => self.handle(input),
-                Ok(None) => {
-                    if self.session.poll_timeout().is_some_and(|d| d <= now()) {
-                        self.session.handle_timeout(now());
-                    }
-                }
-                // Never while the actor holds a sender itself (its `handlers`)
-                Err(()) => break,
-            }
-            for _ in 1..BATCH {
-                match self.inbox.try_recv() {
-                    Ok(input) => self.handle(input),
-                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-                }
-            }
-            self.settle();
-        }
-        self.peer.abort_all();
-        // Callers still waiting learn that the connection is closed.
-        self.peer = Peer::new(None);
-        self.finish_writing();
-    }
-
-    /// Takes one input
-    fn handle(&mut self, input: Input) {
-        match input {
-            Input::Command(command) => {
-                let close = self.peer.on_command(&mut self.session, command);
-                if close && self.dispatch.is_none() {
-                    self.session.close(now());
-                }
-            }
-            Input::Handler(_, msg) => self.peer.on_handler(&mut self.session, msg),
-            Input::Read { buf, len } => self.unfed.push_back((buf, len)),
-            Input::Written { ok } => {
-                if !ok {
-                    self.to_writer = None;
-                    self.session.close(now());
-                }
-            }
-            #[cfg(feature = "http")]
-            Input::Http(_) | Input::Net(_) => {}
-        }
-    }
-
-    /// After inputs: feeds what was read while the session wants it, delivers every event,
-    /// hands the output to the writer, and gives the reader its buffers while the session
-    /// wants more, until nothing moves
-    fn settle(&mut self) {
+/// The reader thread: reads a chunk while the session wants bytes, and feeds it to the
+/// session itself; a peer that sends faster than the session takes is held back by the
+/// transport. It never writes, so it never waits for the peer to read.
+fn read<R: Read, W: Write + Send>(mut reader: R, woken: &Receiver<()>, stream: &Weak<Stream<W>>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
         loop {
-            let fed = self.feed();
-            let mut delivered = false;
-            while let Some(event) = self.session.poll_event() {
-                delivered = true;
-                self.peer.on_event(
-                    &mut self.session,
-                    event,
-                    self.dispatch.as_ref(),
-                    &self.options,
-                    &self.handlers,
-                );
-            }
-            let sent = self.transmit();
-            if !(fed || delivered || sent) {
-                break;
-            }
-        }
-        if !self.eof && self.session.wants_read() {
-            for buf in self.read_spare.drain(..) {
-                let _ = self.to_reader.send(buf);
-            }
-        }
-    }
-
-    /// Feeds the chunks read while the session wants bytes; `true` if it fed any
-    fn feed(&mut self) -> bool {
-        let mut fed = false;
-        while !self.session.is_closed() && self.session.wants_read() {
-            let Some((buf, len)) = self.unfed.pop_front() else {
-                break;
+            let Some(stream) = stream.upgrade() else {
+                return;
             };
-            if len == 0 {
-                self.eof = true;
-                self.session.handle_eof(now());
-            } else {
-                self.session.handle_bytes(now(), &buf[..len]);
+            if stream.may_read.load(Ordering::Acquire) {
+                break;
             }
-            self.read_spare.push(buf);
-            fed = true;
-        }
-        fed
-    }
-
-    /// Hands the session's output to the writer thread if it has a buffer free; `true` if
-    /// it handed some
-    fn transmit(&mut self) -> bool {
-        if self.session.queued_bytes() == 0 {
-            return false;
-        }
-        let Some(to_writer) = &self.to_writer else {
-            // Nowhere to write: the connection is closing.
-            let mut dropped = Vec::new();
-            while self.session.poll_transmit(&mut dropped).is_some() {
-                dropped.clear();
+            let mut st = stream.lock();
+            st.reader_waits = false;
+            if st.done || st.session.is_closed() {
+                unlock(&stream, st, Writes::Leave);
+                return;
             }
-            return false;
+            if st.session.wants_read() {
+                unlock(&stream, st, Writes::Leave);
+                break;
+            }
+            st.reader_waits = true;
+            unlock(&stream, st, Writes::Leave);
+            drop(stream);
+            // The sender lives in the stream: the wait ends when the stream does.
+            if woken.recv().is_err() {
+                return;
+            }
+        }
+        let read = reader.read(&mut buf);
+        let Some(stream) = stream.upgrade() else {
+            return;
         };
-        let mut out = match self.write_spare.try_recv() {
-            Ok(out) => out,
-            Err(_) => {
-                self.wants_buffer.store(true, Ordering::SeqCst);
-                // With the fence in `write`: either this sees the buffer given back
-                // meanwhile, or the writer sees the flag and wakes the actor.
-                fence(Ordering::SeqCst);
-                match self.write_spare.try_recv() {
-                    Ok(out) => {
-                        self.wants_buffer.store(false, Ordering::SeqCst);
-                        out
-                    }
-                    Err(_) => return false,
+        let mut st = stream.lock();
+        if st.done {
+            unlock(&stream, st, Writes::Leave);
+            return;
+        }
+        match read {
+            Ok(n) if n > 0 => st.session.handle_bytes(now(), &buf[..n]),
+            _ => st.session.handle_eof(now()),
+        }
+        settle(&stream, st, Writes::Leave);
+        if !matches!(read, Ok(n) if n > 0) {
+            return;
+        }
+    }
+}
+
+impl<W: Write + Send> Driver<W> {
+    /// Fires the core's timers until the session closes, then stops every handler still
+    /// running, drops what waits for the session, writes what the session still had to
+    /// send (unless a writer is at it, which then does) and closes the writer
+    pub(crate) fn run(self) {
+        let Self { stream, woken } = self;
+        loop {
+            let deadline = {
+                let mut st = stream.lock();
+                if st.session.is_closed() {
+                    unlock(&stream, st, Writes::Leave);
+                    break;
+                }
+                let deadline = st.session.poll_timeout();
+                st.sleeps_until = deadline;
+                unlock(&stream, st, Writes::Leave);
+                deadline
+            };
+            let timed_out = match deadline {
+                Some(d) => woken.recv_deadline(d).is_err(),
+                None => woken.recv().is_err(),
+            };
+            if timed_out {
+                let mut st = stream.lock();
+                if st.session.poll_timeout().is_some_and(|d| d <= now()) {
+                    st.session.handle_timeout(now());
+                    // A peer that does not read must not keep the timers from firing.
+                    settle(&stream, st, Writes::Leave);
+                } else {
+                    unlock(&stream, st, Writes::Leave);
                 }
             }
-        };
-        while out.len() < WRITE_CHUNK && self.session.poll_transmit(&mut out).is_some() {}
-        if to_writer.send(out).is_err() {
-            self.to_writer = None;
-            self.session.close(now());
         }
-        true
-    }
-
-    /// The session closed: hands the writer the rest of its output (waiting for the writer's
-    /// buffers now), then closes the writer and waits until it wrote everything
-    fn finish_writing(&mut self) {
-        while self.session.queued_bytes() > 0 {
-            let Some(to_writer) = &self.to_writer else {
-                break;
-            };
-            let Ok(mut out) = self.write_spare.recv() else {
-                break;
-            };
-            while out.len() < WRITE_CHUNK && self.session.poll_transmit(&mut out).is_some() {}
-            if to_writer.send(out).is_err() {
-                break;
-            }
-        }
-        self.to_writer = None;
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
-        }
+        let mut st = stream.lock();
+        st.done = true;
+        st.peer.abort_all();
+        // Callers still waiting learn that the connection is closed.
+        st.peer = Peer::new(None);
+        let _ = stream.readable.try_send(());
+        // Settling drops what callers and handlers left: its callers learn it too.
+        settle(&stream, st, Writes::Itself);
     }
 }

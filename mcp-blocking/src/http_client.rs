@@ -10,10 +10,10 @@
 use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 use std::time::Duration;
 
+use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::Session;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
@@ -183,7 +183,7 @@ impl Actor {
     /// Ends the session: DELETE (2025 wire, waited for briefly), then close
     fn close(&mut self) {
         if let Some(delete) = self.front.close() {
-            let (done, finished) = mpsc::channel::<()>();
+            let (done, finished) = crossbeam_channel::bounded::<()>(1);
             let agent = self.front.requests.agent.clone();
             let uri = self.front.requests.uri.clone();
             let spawned = thread::Builder::new()

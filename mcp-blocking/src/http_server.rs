@@ -19,9 +19,9 @@ use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::{self, JoinHandle};
 
+use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{HttpConfig, ResponseHead};
 use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
@@ -118,7 +118,7 @@ pub(crate) fn serve(
         .ok_or_else(|| io::Error::other("not an IP listener"))?;
     let http = Arc::new(http);
     let limit = http_config.max_body_size;
-    let (tx, inbox) = mpsc::channel();
+    let (tx, inbox) = crossbeam_channel::unbounded();
     let app = App {
         dispatch,
         handlers: Handlers::new(Route::inbox(tx.clone())),
@@ -169,7 +169,7 @@ pub(crate) fn serve(
     })
 }
 
-/// The actor's channels: `std`'s
+/// The actor's channels: crossbeam's
 pub(crate) struct Chans;
 
 impl Channels for Chans {
@@ -183,7 +183,7 @@ impl Channels for Chans {
     }
 
     fn frames() -> (Self::Frames, Self::FramesRx) {
-        mpsc::channel()
+        crossbeam_channel::unbounded()
     }
 
     fn send(frames: &Self::Frames, piece: Piece) {
@@ -277,7 +277,7 @@ fn exchange(
         .as_reader()
         .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
         .read_to_end(&mut body);
-    let (reply, answer) = mpsc::channel();
+    let (reply, answer) = crossbeam_channel::bounded(1);
     let msg = match read {
         Ok(_) if body.len() > limit => ToActor::Oversize { reply },
         Ok(_) => ToActor::Request {

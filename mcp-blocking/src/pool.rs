@@ -4,13 +4,28 @@
 //! finds every worker busy waits in the queue (the core bounds the requests in flight, so
 //! the queue is bounded too).
 //!
-//! The queue is a `VecDeque` behind a mutex with a condition variable: an idle worker sleeps
-//! on a futex until a job comes, and the thread that queues a job wakes one (outside the
-//! queue's lock, so the woken worker does not find it taken).
+//! The queue is a `VecDeque` behind a mutex with a condition variable, not a channel: an
+//! idle worker sleeps on a futex until a job comes. (A crossbeam channel's receiver spins
+//! and calls `sched_yield` a few times before it sleeps; with one hand-off per request
+//! that cost, on a busy machine with few cores, most of a W1 round trip.)
+//!
+//! Under load the opposite holds: when requests come in bursts, waking a sleeping worker
+//! for each job (a futex wake and a context switch) costs more than the job. So a worker
+//! that finishes a job while others are still busy (or while jobs were queueing) first
+//! *searches* for a short while ([`SEARCH`]): it polls the queue, yielding its core, and
+//! takes the next job without sleeping; a job that finds a searcher wakes nobody. One
+//! request at a time (nobody else busy, nothing queued) never searches: the worker sleeps
+//! at once, as above.
 
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a worker searches for the next job before it sleeps (see the module's docs)
+const SEARCH: Duration = Duration::from_micros(50);
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -20,6 +35,8 @@ struct Queue {
     live: usize,
     /// Workers waiting for a job
     idle: usize,
+    /// Workers polling for a job without sleeping (at most one)
+    searching: usize,
     /// The pool is gone: workers end once the queue is empty
     closed: bool,
 }
@@ -29,11 +46,81 @@ struct Shared {
     queue: Mutex<Queue>,
     /// Idle workers wait here for a job
     job: Condvar,
+    /// `queue.jobs.len()`, for a searching worker to poll without the lock
+    queued: AtomicUsize,
+}
+
+impl Queue {
+    /// Workers besides the calling one are running jobs
+    fn others_busy(&self) -> bool {
+        self.live > self.idle + self.searching + 1
+    }
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Queue> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+thread_local! {
+    /// This thread holds a session's lock: wake-ups and new workers wait until it let go
+    static DEFERRING: Cell<bool> = const { Cell::new(false) };
+    /// What this thread will do once it let go of the lock
+    static DEFERRED: RefCell<Vec<(Arc<Shared>, Start)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How a queued job gets its worker
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// An idle worker
+    Wake,
+    /// A new worker
+    Spawn,
+}
+
+/// Holds back the wake-ups (and new workers) of jobs queued on this thread while the
+/// returned guard lives (or until [`start_deferred`]): a worker woken while the queuing
+/// thread still holds a session's lock would find it taken (or, woken on the same core,
+/// preempt the holder). Dropping the guard, also while unwinding from a panic, starts the
+/// workers held back.
+pub(crate) fn defer() -> Deferring {
+    DEFERRING.with(|d| d.set(true));
+    Deferring(())
+}
+
+/// Holds back workers' wake-ups on this thread while it lives; see [`defer`]
+pub(crate) struct Deferring(());
+
+impl Drop for Deferring {
+    fn drop(&mut self) {
+        DEFERRING.with(|d| d.set(false));
+        start_deferred();
+    }
+}
+
+/// Wakes (or starts) the workers of the jobs queued since [`defer`] (deferring goes on)
+pub(crate) fn start_deferred() {
+    let deferred = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+    for (shared, start) in deferred {
+        start_worker(&shared, start);
+    }
+}
+
+/// Wakes an idle worker or starts a new one
+fn start_worker(shared: &Arc<Shared>, start: Start) {
+    match start {
+        Start::Wake => shared.job.notify_one(),
+        Start::Spawn => {
+            let worker_shared = Arc::clone(shared);
+            let started = thread::Builder::new()
+                .name("mcp-handler".into())
+                .spawn(move || worker(&worker_shared));
+            if started.is_err() {
+                // The job waits for a worker that is (or will be) running, if any.
+                shared.lock().live -= 1;
+            }
+        }
     }
 }
 
@@ -61,31 +148,29 @@ impl Pool {
     /// Runs `job` on a worker: an idle one, a new one while under the bound, else the next
     /// one to finish
     pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) {
-        let spawn = {
+        let start = {
             let mut q = self.shared.lock();
             q.jobs.push_back(Box::new(job));
-            if q.idle >= q.jobs.len() {
+            self.shared.queued.store(q.jobs.len(), Ordering::Release);
+            if q.searching >= q.jobs.len() {
+                // A searching worker takes it without being woken.
+                return;
+            } else if q.searching + q.idle >= q.jobs.len() {
                 // An idle worker not yet woken for an earlier job takes it.
-                false
+                Start::Wake
             } else if q.live < self.max {
                 q.live += 1;
-                true
+                Start::Spawn
             } else {
                 // The next worker to finish takes it.
                 return;
             }
         };
-        if !spawn {
-            self.shared.job.notify_one();
-            return;
-        }
-        let shared = Arc::clone(&self.shared);
-        let started = thread::Builder::new()
-            .name("mcp-handler".into())
-            .spawn(move || worker(&shared));
-        if started.is_err() {
-            // The job waits for a worker that is (or will be) running, if any.
-            self.shared.lock().live -= 1;
+        if DEFERRING.with(Cell::get) {
+            DEFERRED.with(|d| d.borrow_mut().push((Arc::clone(&self.shared), start)));
+        } else {
+            // Outside the queue's lock: the woken worker does not find it taken.
+            start_worker(&self.shared, start);
         }
     }
 }
@@ -100,8 +185,12 @@ impl Drop for Pool {
 
 fn worker(shared: &Shared) {
     let mut q = shared.lock();
+    // The last job came while others were busy or queued: more are likely to follow.
+    let mut busy = false;
     loop {
         if let Some(job) = q.jobs.pop_front() {
+            shared.queued.store(q.jobs.len(), Ordering::Release);
+            busy = !q.jobs.is_empty() || q.others_busy();
             drop(q);
             // A panicking handler is answered by its own catch; the worker survives anyway.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
@@ -114,9 +203,36 @@ fn worker(shared: &Shared) {
             shared.job.notify_all();
             return;
         }
+        if q.searching == 0 && (busy || q.others_busy()) {
+            q.searching += 1;
+            drop(q);
+            search(shared);
+            q = shared.lock();
+            q.searching -= 1;
+            busy = false;
+            continue;
+        }
         q.idle += 1;
         q = shared.job.wait(q).unwrap_or_else(PoisonError::into_inner);
         q.idle -= 1;
+    }
+}
+
+/// Polls the queue for up to [`SEARCH`], yielding the core between polls; returns as soon
+/// as a job is queued (the caller takes it under the lock) or the time is up
+fn search(shared: &Shared) {
+    let start = Instant::now();
+    let mut polls = 0u32;
+    while shared.queued.load(Ordering::Acquire) == 0 {
+        polls += 1;
+        if polls < 16 {
+            std::hint::spin_loop();
+        } else {
+            thread::yield_now();
+            if start.elapsed() >= SEARCH {
+                return;
+            }
+        }
     }
 }
 
@@ -163,5 +279,30 @@ mod tests {
             q = shared.job.wait(q).unwrap();
         }
         assert!(q.jobs.is_empty());
+    }
+
+    #[test]
+    fn jobs_queued_while_deferring_start_when_the_guard_ends_even_by_a_panic() {
+        let pool = Pool::new(2);
+        let (tx, rx) = mpsc::channel();
+        {
+            let _deferring = defer();
+            let tx = tx.clone();
+            pool.execute(move || tx.send("deferred").unwrap());
+            // No worker exists yet to run it: its start waits for the guard.
+            assert!(DEFERRED.with(|d| d.borrow().len()) == 1);
+            assert!(rx.try_recv().is_err());
+        }
+        assert_eq!(rx.recv().unwrap(), "deferred");
+        // A panic while deferring (a handler's dispatch, say) still starts what it queued.
+        let pool = std::panic::AssertUnwindSafe(&pool);
+        let unwound = std::panic::catch_unwind(|| {
+            let _deferring = defer();
+            pool.execute(move || tx.send("after a panic").unwrap());
+            panic!("while deferring");
+        });
+        assert!(unwound.is_err());
+        assert!(!DEFERRING.with(Cell::get));
+        assert_eq!(rx.recv().unwrap(), "after a panic");
     }
 }
