@@ -386,17 +386,17 @@
 //! whoever has input feeds the session on its own thread, the same call wakes four: the
 //! server's reader, a worker, the client's reader, and the caller.
 //!
-//! Measured on the project's 2-core VM (`mcp-bench`, 5 runs each, medians, the actor built
-//! with channels that park at once, two buffers each way, and up to 64 inputs taken per
-//! wake before settling):
+//! Measured on the project's 2-core VM (`mcp-bench`, the two builds interleaved, medians of
+//! each round; the actor built with channels that park at once, two buffers each way, and up
+//! to 64 inputs taken per wake before settling):
 //!
 //! | workload | behind a lock | one actor per session |
 //! |---|---|---|
-//! | W1, both processes on one core (`taskset -c 1`) | 36,000-38,200 calls/s | 12,800-13,300 (35%) |
-//! | W2, on one core | 93,400-95,500 | 80,500-81,400 (85%) |
+//! | W1, on one core (`taskset -c 1`; 2 rounds of 3 runs) | 31,600 and 38,500 calls/s | 12,800 and 13,300 (35-42%) |
+//! | W2, on one core (2 rounds of 3 runs) | 94,400 and 96,400 | 81,400 and 80,500 (84-86%) |
 //! | W1, voluntary context switches per call, on one core | 3.2 | 9.7 |
 //! | W1, voluntary context switches per call, both cores | 6.0 | 12.5 |
-//! | W1, both cores, under other load (A/B interleaved) | 9,900 and 8,500 | 6,100 and 5,200 |
+//! | W1, both cores, under other load (2 rounds of 5 runs) | 9,900 and 8,500 | 6,100 and 5,200 |
 //!
 //! Batching does not close the gap: W1 has one message in flight, so every wake carries one
 //! input. So on byte streams the session stays behind a lock, with the lock's costs kept
