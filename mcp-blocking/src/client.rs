@@ -150,19 +150,7 @@ impl Client {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
-        let session = Session::client(Arc::new(config), driver::now());
-        let (ready_tx, ready_rx) = mpsc::channel();
-        let conn = Connection {
-            session,
-            dispatch: None,
-            options,
-            ready: Some(ready_tx),
-        };
-        let (link, driver) = driver::open(conn, reader, writer);
-        thread::Builder::new()
-            .name("mcp-client".into())
-            .spawn(move || driver.run())?;
-        Self::when_ready(link, &ready_rx, None)
+        Self::over(reader, writer, config, options, None)
     }
 
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
@@ -239,6 +227,22 @@ impl Client {
                 })?;
         }
         let guard = ChildGuard(Mutex::new(child));
+        Self::over(stdout, stdin, config, options, Some(guard))
+    }
+
+    /// Runs a connection over `reader` and `writer` on a driver thread of its own and waits
+    /// for the handshake or discovery; `child` is the server process behind them, if any
+    fn over<R, W>(
+        reader: R,
+        writer: W,
+        config: ClientConfig,
+        options: ClientOptions,
+        child: Option<ChildGuard>,
+    ) -> Result<Self, ConnectError>
+    where
+        R: Read + Send + 'static,
+        W: Write + Send + 'static,
+    {
         let session = Session::client(Arc::new(config), driver::now());
         let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
@@ -247,12 +251,12 @@ impl Client {
             options,
             ready: Some(ready_tx),
         };
-        let (link, driver) = driver::open(conn, stdout, stdin);
+        let (link, driver) = driver::open(conn, reader, writer);
         thread::Builder::new()
             .name("mcp-client".into())
             .spawn(move || driver.run())?;
-        // On failure the guard drops here: the child is killed and reaped.
-        Self::when_ready(link, &ready_rx, Some(guard))
+        // On failure a child's guard drops here: the child is killed and reaped.
+        Self::when_ready(link, &ready_rx, child)
     }
 
     /// A handle once the driver reports the handshake or discovery done

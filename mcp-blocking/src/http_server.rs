@@ -30,7 +30,21 @@ use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
 pub(crate) use crate::auth::Protection;
 /// Without the `auth` feature no server is protected: there is no `Protection` to give
 #[cfg(not(feature = "auth"))]
-pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
+#[derive(Clone)]
+pub(crate) enum Protection {}
+
+#[cfg(not(feature = "auth"))]
+impl Protection {
+    /// What `auth`'s protection answers instead of serving the request; never called here
+    fn admit_blocking(
+        &self,
+        _: &str,
+        _: &str,
+        _: &[(String, String)],
+    ) -> Option<mcp_sansio::http::HttpResponse> {
+        match *self {}
+    }
+}
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
 
 /// A running HTTP server: its address, and the way to stop it
@@ -225,29 +239,6 @@ impl Actor {
     }
 }
 
-/// What a protected server answers instead of serving the request (the metadata, or a
-/// refusal of a missing or bad token), if anything
-#[cfg(feature = "auth")]
-fn denied(
-    protection: Option<&Protection>,
-    method: &str,
-    path: &str,
-    headers: &[(String, String)],
-) -> Option<mcp_sansio::http::HttpResponse> {
-    protection?.admit_blocking(method, path, headers)
-}
-
-/// Without the `auth` feature no server is protected
-#[cfg(not(feature = "auth"))]
-fn denied(
-    protection: Option<&Protection>,
-    _: &str,
-    _: &str,
-    _: &[(String, String)],
-) -> Option<mcp_sansio::http::HttpResponse> {
-    protection.map(|never| match *never {})
-}
-
 /// One HTTP exchange, on a thread of its own
 fn exchange(
     mut request: tiny_http::Request,
@@ -267,7 +258,10 @@ fn exchange(
         })
         .collect();
     let path = request.url().split('?').next().unwrap_or_default();
-    if let Some(denial) = denied(protection, &method, path, &headers) {
+    // A protected server answers some requests itself: the metadata, a refusal of a missing
+    // or bad token.
+    let denial = protection.and_then(|p| p.admit_blocking(&method, path, &headers));
+    if let Some(denial) = denial {
         let _ = request.respond(complete(denial.status, &denial.headers, denial.body));
         return;
     }

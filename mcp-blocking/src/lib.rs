@@ -24,7 +24,8 @@
 //! bytes, a caller its request, a handler its result. Nobody writes under that lock: one thread
 //! at a time writes the session's output outside it, so a peer slow to read never stops our
 //! reader; a driver thread only fires the core's timers. Streamable HTTP runs one actor thread
-//! per server or client that owns the sessions and waits on one channel.
+//! per server or client that owns the sessions and waits on one channel. [Design](#design)
+//! says why byte streams are not driven by an actor too.
 //!
 //! The protocol's types (the schema of every message, [`ServerConfig`](mcp_sansio::ServerConfig),
 //! [`ClientConfig`](mcp_sansio::ClientConfig), errors) are `mcp-sansio`'s, re-exported here as
@@ -369,6 +370,39 @@
 //! builds one for JWTs): it serves the Protected Resource Metadata and answers requests
 //! without a valid token 401 or 403 before any MCP processing. See
 //! `examples/jwt-protected-server.rs` and `tests/oauth.rs`.
+//!
+//! # Design
+//!
+//! The async bindings, and this crate's Streamable HTTP side, give each `Session` one owner:
+//! an actor that reads, feeds the core, drains its outputs, writes, and sleeps until
+//! `poll_timeout`. On a byte stream this crate does not, because on plain threads an owner
+//! costs a thread hand-off (a futex wake and a context switch) for everything that reaches
+//! the session or leaves it. A blocking `read` cannot also wait on a channel, so the owner
+//! needs a reader thread; it must never block in `write` (two peers writing to each other
+//! would each stop reading, and both hang: `tests/duplex.rs`), so it needs a writer thread
+//! too. A sequential call then wakes ten threads: on the client the actor (the caller's
+//! command), its writer, its reader, the actor again, and the caller; on the server its
+//! reader, the actor, a pool worker, the actor again, and its writer. Behind a lock, where
+//! whoever has input feeds the session on its own thread, the same call wakes four: the
+//! server's reader, a worker, the client's reader, and the caller.
+//!
+//! Measured on the project's 2-core VM (`mcp-bench`, the two builds interleaved, medians of
+//! each round; the actor built with channels that park at once, two buffers each way, and up
+//! to 64 inputs taken per wake before settling):
+//!
+//! | workload | behind a lock | one actor per session |
+//! |---|---|---|
+//! | W1, on one core (`taskset -c 1`; 2 rounds of 3 runs) | 31,600 and 38,500 calls/s | 12,800 and 13,300 (35-42%) |
+//! | W2, on one core (2 rounds of 3 runs) | 94,400 and 96,400 | 81,400 and 80,500 (84-86%) |
+//! | W1, voluntary context switches per call, on one core | 3.2 | 9.7 |
+//! | W1, voluntary context switches per call, both cores | 6.0 | 12.5 |
+//! | W1, both cores, under other load (2 rounds of 5 runs) | 9,900 and 8,500 | 6,100 and 5,200 |
+//!
+//! Batching does not close the gap: W1 has one message in flight, so every wake carries one
+//! input. So on byte streams the session stays behind a lock, with the lock's costs kept
+//! off the fast path: nobody waits for it (a thread that finds it taken leaves its message
+//! for the holder), nobody writes under it, and a pool worker is woken only once the lock is
+//! free.
 //!
 //! # Features
 //!
