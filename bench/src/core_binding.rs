@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    ClientConfig, EraMode, Event, Implementation, RequestOptions, ServerConfig, Session,
+    ClientConfig, ClientEvent, ClientSession, EraMode, Implementation, RequestOptions,
+    ServerConfig, ServerEvent, ServerSession,
 };
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -51,9 +52,9 @@ fn ready_shared(
     client: &Arc<ClientConfig>,
     server: &Arc<ServerConfig>,
     now: Instant,
-) -> (Session, Session) {
-    let mut c = Session::client(Arc::clone(client), now);
-    let mut s = Session::server(Arc::clone(server), now);
+) -> (ClientSession, ServerSession) {
+    let mut c = ClientSession::new(Arc::clone(client), now);
+    let mut s = ServerSession::new(Arc::clone(server), now);
     let mut buf = Vec::new();
     let mut ready = false;
     for _ in 0..8 {
@@ -64,7 +65,7 @@ fn ready_shared(
         c.handle_bytes(now, &buf);
         buf.clear();
         while let Some(e) = c.poll_event() {
-            ready |= matches!(e, Event::Ready { .. });
+            ready |= matches!(e, ClientEvent::Ready { .. });
         }
         while s.poll_event().is_some() {}
     }
@@ -73,11 +74,11 @@ fn ready_shared(
 }
 
 /// A ready client and server
-fn ready(era: EraMode, now: Instant) -> (Session, Session) {
+fn ready(era: EraMode, now: Instant) -> (ClientSession, ServerSession) {
     let mut pair = Pair::new(now, client_config(era), server_config());
     pair.drive();
     assert!(
-        matches!(pair.client_events().as_slice(), [Event::Ready { .. }]),
+        matches!(pair.client_events().as_slice(), [ClientEvent::Ready { .. }]),
         "the handshake completes"
     );
     let _ = pair.server_events();
@@ -86,8 +87,8 @@ fn ready(era: EraMode, now: Instant) -> (Session, Session) {
 
 /// `k` calls in flight at once: all requests out, all answered, all answers in
 fn calls(
-    client: &mut Session,
-    server: &mut Session,
+    client: &mut ClientSession,
+    server: &mut ServerSession,
     now: Instant,
     buf: &mut Vec<u8>,
     result: &RawValue,
@@ -96,7 +97,7 @@ fn calls(
 ) {
     for _ in 0..k {
         client
-            .send_request(now, "tools/call", Some(params()), RequestOptions::default())
+            .send_request_raw(now, "tools/call", Some(params()), RequestOptions::default())
             .expect("ready");
     }
     while client.poll_transmit(buf).is_some() {}
@@ -107,11 +108,11 @@ fn calls(
     server.handle_bytes(now, buf);
     buf.clear();
     while let Some(event) = server.poll_event() {
-        let Event::Request(request) = event else {
+        let ServerEvent::Request(request) = event else {
             panic!("expected a request, got {event:?}")
         };
         server
-            .respond(request.responder, result)
+            .respond_raw(request.responder, result)
             .expect("an object");
     }
     while server.poll_transmit(buf).is_some() {}
@@ -124,7 +125,7 @@ fn calls(
     let mut done = 0;
     while let Some(event) = client.poll_event() {
         match event {
-            Event::Response { outcome: Ok(r), .. } => {
+            ClientEvent::Response { outcome: Ok(r), .. } => {
                 black_box(r);
                 done += 1;
             }
@@ -222,11 +223,11 @@ pub(crate) fn w3(era: EraMode, runs: usize, n: usize) -> Result<Vec<f64>, String
     let mut to_child = child.stdin.take().expect("piped");
     let mut from_child = child.stdout.take().expect("piped");
     let now = origin();
-    let mut client = Session::client(Arc::new(client_config(era)), now);
+    let mut client = ClientSession::new(Arc::new(client_config(era)), now);
     let mut buf = Vec::with_capacity(64 * 1024);
     let mut read = vec![0u8; 64 * 1024];
     // Runs the client until `want` responses arrived (0: until ready).
-    let mut pump = |client: &mut Session, want: usize| -> Result<(), String> {
+    let mut pump = |client: &mut ClientSession, want: usize| -> Result<(), String> {
         let mut got = 0;
         loop {
             while client.poll_transmit(&mut buf).is_some() {}
@@ -237,15 +238,15 @@ pub(crate) fn w3(era: EraMode, runs: usize, n: usize) -> Result<Vec<f64>, String
             }
             while let Some(event) = client.poll_event() {
                 match event {
-                    Event::Ready { .. } if want == 0 => return Ok(()),
-                    Event::Response { outcome: Ok(r), .. } => {
+                    ClientEvent::Ready { .. } if want == 0 => return Ok(()),
+                    ClientEvent::Response { outcome: Ok(r), .. } => {
                         black_box(r);
                         got += 1;
                     }
-                    Event::Response {
+                    ClientEvent::Response {
                         outcome: Err(e), ..
                     } => return Err(e.to_string()),
-                    Event::Closed { reason } => return Err(reason.to_string()),
+                    ClientEvent::Closed { reason } => return Err(reason.to_string()),
                     _ => {}
                 }
             }
@@ -266,9 +267,12 @@ pub(crate) fn w3(era: EraMode, runs: usize, n: usize) -> Result<Vec<f64>, String
             if failure.is_some() {
                 return;
             }
-            if let Err(e) =
-                client.send_request(now, "tools/call", Some(params()), RequestOptions::default())
-            {
+            if let Err(e) = client.send_request_raw(
+                now,
+                "tools/call",
+                Some(params()),
+                RequestOptions::default(),
+            ) {
                 failure = Some(e.to_string());
                 return;
             }
@@ -288,7 +292,7 @@ pub(crate) fn w3(era: EraMode, runs: usize, n: usize) -> Result<Vec<f64>, String
 /// The W3 child with the core alone: blocking stdio, answers every `tools/call` with the echo
 pub(crate) fn serve_stdio() -> Result<(), String> {
     let now = origin();
-    let mut server = Session::server(Arc::new(server_config()), now);
+    let mut server = ServerSession::new(Arc::new(server_config()), now);
     let stdin = std::io::stdin();
     let mut stdin = stdin.lock();
     let stdout = std::io::stdout();
@@ -305,7 +309,7 @@ pub(crate) fn serve_stdio() -> Result<(), String> {
             let mut moved = false;
             while let Some(event) = server.poll_event() {
                 moved = true;
-                if let Event::Request(request) = event {
+                if let ServerEvent::Request(request) = event {
                     let text = request
                         .params_as::<serde_json::Value>()
                         .ok()
@@ -313,7 +317,7 @@ pub(crate) fn serve_stdio() -> Result<(), String> {
                         .unwrap_or_default();
                     let result = json!({"content": [{"type": "text", "text": text}]});
                     let result = RawValue::from_string(result.to_string()).expect("valid");
-                    let _ = server.respond(request.responder, &result);
+                    let _ = server.respond_raw(request.responder, &result);
                 }
             }
             while server.poll_transmit(&mut buf).is_some() {
@@ -369,7 +373,7 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
     let servers_only = alloc::live();
     servers.clear();
     // Heap per session after `shrink_to_fit`, plus the session value itself.
-    let inline = size_of::<Session>() as f64;
+    let inline = size_of::<ServerSession>() as f64;
     let client_idle = (both - servers_only) as f64 / SESSIONS as f64 + inline;
     let server_idle = (servers_only - base) as f64 / SESSIONS as f64 + inline;
     let client_spare = client_grown as f64 / SESSIONS as f64;
@@ -379,14 +383,14 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
     let mut buf = Vec::with_capacity(1 << 20);
     let mut responders = Vec::with_capacity(REQUESTS);
     // Warm the tables up to their size, then measure a second batch of the same size.
-    let measure = |client: &mut Session,
-                   server: &mut Session,
+    let measure = |client: &mut ClientSession,
+                   server: &mut ServerSession,
                    buf: &mut Vec<u8>,
                    responders: &mut Vec<mcp_sansio::Responder>| {
         let start = alloc::live();
         for _ in 0..REQUESTS {
             client
-                .send_request(now, "tools/call", Some(params()), RequestOptions::default())
+                .send_request_raw(now, "tools/call", Some(params()), RequestOptions::default())
                 .expect("ready");
         }
         while client.poll_transmit(buf).is_some() {}
@@ -395,7 +399,7 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
         server.handle_bytes(now, buf);
         buf.clear();
         while let Some(event) = server.poll_event() {
-            if let Event::Request(r) = event {
+            if let ServerEvent::Request(r) = event {
                 responders.push(r.responder);
             }
         }
@@ -405,7 +409,7 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
     let _ = measure(&mut client, &mut server, &mut buf, &mut responders);
     let result = result();
     for r in responders.drain(..) {
-        server.respond(r, &result).expect("an object");
+        server.respond_raw(r, &result).expect("an object");
     }
     while server.poll_transmit(&mut buf).is_some() {}
     client.handle_bytes(now, &buf);

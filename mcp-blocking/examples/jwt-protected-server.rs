@@ -20,8 +20,8 @@ use std::net::SocketAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use mcp_sansio::auth::resource::ResourceServer;
 use mcp_sansio::http::HttpConfig;
+use mcp_sansio::http::protected::ResourceServer;
 use mcp_sansio::schema::{CallToolResult, Tool};
 use mcp_sansio::{Implementation, ServerConfig};
 use mcp_sansio_blocking::{Protection, Server, jwt_verifier};

@@ -6,7 +6,7 @@
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves (`ureq`,
 //! plain `http://`). On the server side, [`Protection`] applies
-//! [`mcp_sansio::auth::resource`]'s rules with a [`TokenVerifier`] that is a plain function.
+//! [`mcp_sansio::http::protected`]'s rules with a [`TokenVerifier`] that is a plain function.
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
 pub use mcp_sansio_shared::auth::StoreFactory;

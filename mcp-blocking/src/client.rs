@@ -9,12 +9,13 @@ use std::thread;
 
 #[cfg(doc)]
 use mcp_sansio::CallError;
+use mcp_sansio::ClientSession;
 use mcp_sansio::schema::method::Method;
 use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptParams, GetPromptResult, Prompt,
     ReadResourceResult, Resource, Tool,
 };
-use mcp_sansio::{ClientConfig, PeerInfo, Progress, RequestOptions, SendError, Session};
+use mcp_sansio::{ClientConfig, PeerInfo, Progress, RequestOptions, SendError};
 use mcp_sansio_shared::calls::{self, Exchange, Next};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -166,7 +167,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
-        let session = Session::client(Arc::new(config), driver::now());
+        let session = ClientSession::new(Arc::new(config), driver::now());
         let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();
         let net = tx.clone();
@@ -243,7 +244,7 @@ impl Client {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
-        let session = Session::client(Arc::new(config), driver::now());
+        let session = ClientSession::new(Arc::new(config), driver::now());
         let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
             session,

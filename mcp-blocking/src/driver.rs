@@ -17,8 +17,8 @@ use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
-use mcp_sansio::{InboundNotification, InboundRequest, Session};
-use mcp_sansio_shared::peer;
+use mcp_sansio::{InboundNotification, InboundRequest, ServerSession, Session};
+use mcp_sansio_shared::peer::{self, Side};
 
 use crate::cancel::CancellationToken;
 
@@ -49,7 +49,7 @@ pub(crate) trait Dispatch: Send + Sync + 'static {
     /// Handles one request; returns the handler's run if it started one
     fn dispatch(
         &self,
-        session: &mut Session,
+        session: &mut ServerSession,
         request: InboundRequest,
         handlers: &Handlers,
     ) -> Option<CancellationToken>;
@@ -264,8 +264,8 @@ trait Sink: Send + Sync {
 }
 
 /// The pieces one byte-stream connection runs with
-pub(crate) struct Connection {
-    pub(crate) session: Session,
+pub(crate) struct Connection<S: Side> {
+    pub(crate) session: Session<S>,
     pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
     pub(crate) options: ClientOptions,
     pub(crate) ready: Option<Ready>,
@@ -300,8 +300,8 @@ const WRITE_CHUNK: usize = 256 * 1024;
 /// block in `write`: they leave their output to the writer thread.
 ///
 /// The driver thread ([`Driver::run`]) only keeps the core's timers and notices the close.
-struct Stream<W> {
-    state: Mutex<State>,
+struct Stream<S: Side, W> {
+    state: Mutex<State<S>>,
     /// What callers and handlers left for the holder of `state`, in the order they came
     delegated: Mutex<Vec<Delegated>>,
     /// `delegated` is not empty: whoever lets go of `state` looks
@@ -320,8 +320,8 @@ struct Stream<W> {
     write_wake: Sender<()>,
 }
 
-struct State {
-    session: Session,
+struct State<S: Side> {
+    session: Session<S>,
     peer: Peer,
     /// The writer token's buffer, kept here between writes so it is not allocated per write
     out: Vec<u8>,
@@ -353,9 +353,9 @@ enum Writes {
     Leave,
 }
 
-impl State {
+impl<S: Side> State<S> {
     /// Takes what callers and handlers left while another thread held the lock, in order
-    fn take_delegated<W>(&mut self, stream: &Stream<W>) {
+    fn take_delegated<W>(&mut self, stream: &Stream<S, W>) {
         if !stream.has_delegated.load(Ordering::SeqCst) {
             return;
         }
@@ -374,7 +374,7 @@ impl State {
         for item in items {
             match item {
                 Delegated::Command(command) => self.command(command),
-                Delegated::Handler(msg) => self.peer.on_handler(&mut self.session, msg),
+                Delegated::Handler(msg) => S::on_handler(&mut self.peer, &mut self.session, msg),
             }
         }
     }
@@ -390,14 +390,19 @@ impl State {
     /// Delivers every event of the session
     fn deliver(&mut self) {
         while let Some(event) = self.session.poll_event() {
-            self.peer
-                .on_event(&mut self.session, event, &self.app, &self.handlers);
+            S::on_event(
+                &mut self.peer,
+                &mut self.session,
+                event,
+                &self.app,
+                &self.handlers,
+            );
         }
     }
 
     /// Wakes the reader if the session wants bytes again, the driver if its deadline moved
     /// closer or the session closed
-    fn signal<W>(&mut self, stream: &Stream<W>) {
+    fn signal<W>(&mut self, stream: &Stream<S, W>) {
         let closed = self.session.is_closed();
         let may_read = !closed && !self.done && self.session.wants_read();
         stream.may_read.store(may_read, Ordering::Release);
@@ -424,7 +429,11 @@ impl State {
 /// no other thread holds the writer token (outside the lock, in order, coming back for what
 /// was queued meanwhile); else the output waits in the session's queue for the token's
 /// holder or the writer thread. Once it let go, it looks for what was left meanwhile.
-fn settle<'a, W: Write>(stream: &'a Stream<W>, mut st: MutexGuard<'a, State>, writes: Writes) {
+fn settle<'a, S: Side, W: Write>(
+    stream: &'a Stream<S, W>,
+    mut st: MutexGuard<'a, State<S>>,
+    writes: Writes,
+) {
     loop {
         let deferring = crate::pool::defer();
         st = settle_locked(stream, st, writes);
@@ -439,7 +448,7 @@ fn settle<'a, W: Write>(stream: &'a Stream<W>, mut st: MutexGuard<'a, State>, wr
 }
 
 /// Lets go of the lock without settling, unless something was left meanwhile
-fn unlock<W: Write>(stream: &Stream<W>, st: MutexGuard<'_, State>, writes: Writes) {
+fn unlock<S: Side, W: Write>(stream: &Stream<S, W>, st: MutexGuard<'_, State<S>>, writes: Writes) {
     drop(st);
     if let Some(st) = stream.relock_for_delegated() {
         settle(stream, st, writes);
@@ -447,11 +456,11 @@ fn unlock<W: Write>(stream: &Stream<W>, st: MutexGuard<'_, State>, writes: Write
 }
 
 /// [`settle`] under the lock (it lets go only while it writes)
-fn settle_locked<'a, W: Write>(
-    stream: &'a Stream<W>,
-    mut st: MutexGuard<'a, State>,
+fn settle_locked<'a, S: Side, W: Write>(
+    stream: &'a Stream<S, W>,
+    mut st: MutexGuard<'a, State<S>>,
     writes: Writes,
-) -> MutexGuard<'a, State> {
+) -> MutexGuard<'a, State<S>> {
     loop {
         st.take_delegated(stream);
         st.deliver();
@@ -504,13 +513,13 @@ fn settle_locked<'a, W: Write>(
     st
 }
 
-impl<W> Stream<W> {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<S: Side, W> Stream<S, W> {
+    fn lock(&self) -> MutexGuard<'_, State<S>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The lock, unless another thread holds it
-    fn try_lock(&self) -> Option<MutexGuard<'_, State>> {
+    fn try_lock(&self) -> Option<MutexGuard<'_, State<S>>> {
         match self.state.try_lock() {
             Ok(st) => Some(st),
             Err(TryLockError::Poisoned(st)) => Some(st.into_inner()),
@@ -520,7 +529,7 @@ impl<W> Stream<W> {
 
     /// After letting go of the lock: the lock again if something was left meanwhile and no
     /// other thread holds it (a thread that does takes it before it lets go)
-    fn relock_for_delegated(&self) -> Option<MutexGuard<'_, State>> {
+    fn relock_for_delegated(&self) -> Option<MutexGuard<'_, State<S>>> {
         // With the fence in `delegate`: either we see what was left, or the thread that
         // left it sees the lock free and takes it itself.
         fence(Ordering::SeqCst);
@@ -532,7 +541,7 @@ impl<W> Stream<W> {
 
     /// Leaves `item` for the lock's holder; the lock if it turned out free after all (the
     /// caller then takes the queue itself)
-    fn delegate(&self, item: Delegated) -> Option<MutexGuard<'_, State>> {
+    fn delegate(&self, item: Delegated) -> Option<MutexGuard<'_, State<S>>> {
         self.delegated
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -543,7 +552,7 @@ impl<W> Stream<W> {
     }
 }
 
-impl<W: Write + Send> Stream<W> {
+impl<S: Side, W: Write + Send> Stream<S, W> {
     /// Takes `item` to the session: at once on this thread if the lock is free, else through
     /// the holder; `Err` once the connection is gone
     fn enter(&self, item: Delegated) -> Result<(), ()> {
@@ -559,7 +568,7 @@ impl<W: Write + Send> Stream<W> {
                     Delegated::Command(command) => st.command(command),
                     Delegated::Handler(msg) => {
                         let State { session, peer, .. } = &mut *st;
-                        peer.on_handler(session, msg);
+                        S::on_handler(peer, session, msg);
                     }
                 }
                 st
@@ -576,7 +585,7 @@ impl<W: Write + Send> Stream<W> {
     }
 }
 
-impl<W: Write + Send> Sink for Stream<W> {
+impl<S: Side, W: Write + Send> Sink for Stream<S, W> {
     fn handler(&self, msg: HandlerMsg) -> Result<(), ()> {
         self.enter(Delegated::Handler(msg))
     }
@@ -587,8 +596,8 @@ impl<W: Write + Send> Sink for Stream<W> {
 }
 
 /// Runs a byte-stream connection's timers until it closes; see [`open`]
-pub(crate) struct Driver<W> {
-    stream: Arc<Stream<W>>,
+pub(crate) struct Driver<S: Side, W> {
+    stream: Arc<Stream<S, W>>,
     woken: Receiver<()>,
 }
 
@@ -596,7 +605,11 @@ pub(crate) struct Driver<W> {
 /// waits to write what the reader and the timers leave; the returned [`Route`] takes the
 /// application's commands to the session from any thread; [`Driver::run`] must run (on a
 /// thread of its own) for the core's timers to fire and the connection to end
-pub(crate) fn open<R, W>(conn: Connection, reader: R, writer: W) -> (Route, Driver<W>)
+pub(crate) fn open<S: Side, R, W>(
+    conn: Connection<S>,
+    reader: R,
+    writer: W,
+) -> (Route, Driver<S, W>)
 where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
@@ -611,7 +624,7 @@ where
     let (wake, woken) = crossbeam_channel::bounded(1);
     let (write_wake, write_woken) = crossbeam_channel::bounded(1);
     let (readable, reader_woken) = crossbeam_channel::bounded(1);
-    let stream = Arc::new_cyclic(|me: &Weak<Stream<W>>| {
+    let stream = Arc::new_cyclic(|me: &Weak<Stream<S, W>>| {
         let sink: Weak<dyn Sink> = me.clone();
         Stream {
             state: Mutex::new(State {
@@ -638,7 +651,7 @@ where
     let _ = thread::Builder::new()
         .name("mcp-writer".into())
         .spawn(move || write(&write_woken, &weak));
-    let me: Weak<Stream<W>> = Arc::downgrade(&stream);
+    let me: Weak<Stream<S, W>> = Arc::downgrade(&stream);
     let sink: Weak<dyn Sink> = me;
     let route = Route(To::Direct(sink));
     // The client's first bytes (its handshake) go out now.
@@ -652,7 +665,7 @@ where
 
 /// The writer thread: writes what the reader thread and the timers left, until the
 /// connection is gone
-fn write<W: Write + Send>(woken: &Receiver<()>, stream: &Weak<Stream<W>>) {
+fn write<S: Side, W: Write + Send>(woken: &Receiver<()>, stream: &Weak<Stream<S, W>>) {
     // The sender lives in the stream: the wait ends when the stream does.
     while woken.recv().is_ok() {
         let Some(stream) = stream.upgrade() else {
@@ -665,7 +678,11 @@ fn write<W: Write + Send>(woken: &Receiver<()>, stream: &Weak<Stream<W>>) {
 /// The reader thread: reads a chunk while the session wants bytes, and feeds it to the
 /// session itself; a peer that sends faster than the session takes is held back by the
 /// transport. It never writes, so it never waits for the peer to read.
-fn read<R: Read, W: Write + Send>(mut reader: R, woken: &Receiver<()>, stream: &Weak<Stream<W>>) {
+fn read<R: Read, S: Side, W: Write + Send>(
+    mut reader: R,
+    woken: &Receiver<()>,
+    stream: &Weak<Stream<S, W>>,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         loop {
@@ -713,7 +730,7 @@ fn read<R: Read, W: Write + Send>(mut reader: R, woken: &Receiver<()>, stream: &
     }
 }
 
-impl<W: Write + Send> Driver<W> {
+impl<S: Side, W: Write + Send> Driver<S, W> {
     /// Fires the core's timers until the session closes, then stops every handler still
     /// running, drops what waits for the session, writes what the session still had to
     /// send (unless a writer is at it, which then does) and closes the writer

@@ -14,7 +14,7 @@ use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use mcp_sansio::Session;
+use mcp_sansio::ClientSession;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
 #[cfg(feature = "auth")]
@@ -110,7 +110,7 @@ struct Actor {
 /// Runs a client connection over Streamable HTTP until it closes (on the calling thread)
 pub(crate) fn run(
     uri: Uri,
-    session: Session,
+    session: ClientSession,
     inbox: Receiver<Input>,
     tx: Sender<Input>,
     options: ClientOptions,
@@ -172,7 +172,9 @@ impl Actor {
                     }
                 }
                 Some(Input::Net(msg)) => self.front.on_net(msg),
-                Some(Input::Handler(_, msg)) => self.peer.on_handler(&mut self.front.session, msg),
+                Some(Input::Handler(_, msg)) => {
+                    self.peer.on_client_handler(&mut self.front.session, msg)
+                }
                 Some(_) => {}
             }
         }
@@ -205,7 +207,7 @@ impl Actor {
         let (peer, app) = (&mut self.peer, &self.app);
         let handlers = &self.handlers;
         self.front
-            .pump(|session, event| peer.on_event(session, event, app, handlers));
+            .pump(|session, event| peer.on_client_event(session, event, app, handlers));
     }
 }
 

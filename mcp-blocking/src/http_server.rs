@@ -13,7 +13,7 @@
 //!
 //! A protected server ([`crate::auth::Protection`]) checks each request on its own thread
 //! before the body is read: the Protected Resource Metadata, 401 and 403 are answered there
-//! (by [`mcp_sansio::auth::resource`]'s rules), and only admitted requests reach the actor.
+//! (by [`mcp_sansio::http::protected`]'s rules), and only admitted requests reach the actor.
 
 use std::io::{self, Cursor, Read, Write};
 use std::net::SocketAddr;
@@ -228,7 +228,7 @@ impl Actor {
                 Some(Input::Http(msg)) => self.front.on_conn(driver::now(), msg),
                 Some(Input::Handler(key, msg)) => {
                     if let Some((peer, session)) = self.front.peer(key) {
-                        peer.on_handler(session, msg);
+                        peer.on_server_handler(session, msg);
                     }
                 }
                 Some(_) => {}

@@ -18,10 +18,11 @@ use mcp_sansio::schema::{
     LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
 };
+use mcp_sansio::server::uri_template::Variables;
 use mcp_sansio::server::{CatalogError, LogFilter};
-use mcp_sansio::uri_template::Variables;
 use mcp_sansio::{
-    InboundId, InboundRequest, Progress, ServerConfig, Session, TaskError, TaskId, TaskOptions,
+    InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskId,
+    TaskOptions,
 };
 use mcp_sansio_shared::server::{Job, Registry, Table, finish};
 use serde::Serialize;
@@ -228,7 +229,7 @@ impl Context {
 ///     CallToolResult, CompleteResult, GetPromptResult, Prompt, PromptArgument, PromptMessage,
 ///     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 /// };
-/// use mcp_sansio_blocking::mcp_sansio::uri_template::Variables;
+/// use mcp_sansio_blocking::mcp_sansio::server::uri_template::Variables;
 /// use mcp_sansio_blocking::mcp_sansio::{ErrorObject, Implementation, ServerConfig};
 /// use mcp_sansio_blocking::{Context, Server};
 /// use serde_json::{Map, json};
@@ -456,7 +457,7 @@ impl Server {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
-        let session = Session::server(Arc::clone(&self.config), driver::now());
+        let session = ServerSession::new(Arc::clone(&self.config), driver::now());
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let conn = Connection {
             session,
@@ -575,7 +576,7 @@ impl Dispatcher {
 impl Dispatch for Dispatcher {
     fn dispatch(
         &self,
-        session: &mut Session,
+        session: &mut ServerSession,
         request: InboundRequest,
         messages: &Handlers,
     ) -> Option<CancellationToken> {

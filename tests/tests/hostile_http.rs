@@ -11,7 +11,7 @@ use std::time::Instant;
 use mcp_interop::hostile::{self, Got, MAX_BODY};
 use mcp_sansio::http::{HttpConfig, HttpServer, Output, Reply};
 use mcp_sansio::schema::{CallToolResult, Tool};
-use mcp_sansio::{Event, Implementation, ServerConfig};
+use mcp_sansio::{Implementation, ServerConfig, ServerEvent};
 use serde_json::{Value, json};
 
 fn http_config() -> HttpConfig {
@@ -56,10 +56,13 @@ fn core_exchange(http: &mut HttpServer, now: Instant, case: &hostile::Case) -> G
     let mut got = Got::default();
     for _ in 0..100 {
         while let Some((key, event)) = http.poll_event() {
-            if let Event::Request(r) = event {
+            if let ServerEvent::Request(r) = event {
                 let result = serde_json::to_string(&CallToolResult::text("hello world")).unwrap();
                 let result = serde_json::value::RawValue::from_string(result).unwrap();
-                let _ = http.session_mut(key).unwrap().respond(r.responder, &result);
+                let _ = http
+                    .session_mut(key)
+                    .unwrap()
+                    .respond_raw(r.responder, &result);
             }
         }
         while let Some(output) = http.poll_output() {

@@ -14,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header, Validation};
 use mcp_sansio::auth::BearerChallenge;
-use mcp_sansio::auth::resource::ResourceServer;
+use mcp_sansio::http::protected::ResourceServer;
 use serde_json::{Value, json};
 use sha2::Digest;
 
