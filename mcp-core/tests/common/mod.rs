@@ -1,21 +1,16 @@
 //! Helpers shared by the test binaries (`session`, `http`, `schema`, `server`)
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::time::Instant;
 
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 
-use serde_json::value::RawValue;
+pub use mcp_sansio::testing::raw;
 
 /// An arbitrary origin for the fake clock; nothing reads the real clock after this
 #[allow(clippy::disallowed_methods)]
 pub fn origin() -> Instant {
     Instant::now()
-}
-
-/// Raw JSON from a `serde_json::Value`
-pub fn raw(v: serde_json::Value) -> Box<RawValue> {
-    RawValue::from_string(v.to_string()).unwrap()
 }
 
 /// `config` with saved failures read from and written to `<module>.proptest-regressions`

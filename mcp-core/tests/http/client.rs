@@ -10,7 +10,7 @@ use http_kit::{Kit, raw};
 use mcp_sansio::codec::sse::SseDecoder;
 use mcp_sansio::http::{HttpClient, ResponseKind};
 use mcp_sansio::schema::Tool;
-use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::{Pair, drain_events};
 use mcp_sansio::{ClientEvent, ClientSession, EraMode, ProtocolVersion};
 use serde_json::{Value, json};
 
@@ -72,7 +72,7 @@ fn exchange(
 }
 
 fn events(client: &mut ClientSession) -> Vec<ClientEvent> {
-    std::iter::from_fn(|| client.poll_event()).collect()
+    drain_events(client)
 }
 
 fn region_tool() -> Tool {

@@ -15,7 +15,6 @@ use mcp_sansio::testing::Pair;
 use mcp_sansio::{
     ErrorObject, InboundId, Progress, Responder, ServerConfig, ServerEvent, ServerSession,
 };
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// What one exchange produced so far
@@ -333,9 +332,7 @@ pub fn respond(session: &mut ServerSession, responder: Responder, result: Value)
     session.respond_raw(responder, &raw(result)).unwrap();
 }
 
-pub fn raw(value: Value) -> Box<RawValue> {
-    RawValue::from_string(value.to_string()).unwrap()
-}
+pub use mcp_sansio::testing::raw;
 
 pub fn one_elicitation() -> InputRequests {
     let request: InputRequest = serde_json::from_value(json!({"method": "elicitation/create", "params": {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest, StreamId};
 use mcp_sansio::session::{CallError, RequestOptions};
-use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::{Pair, drain_events};
 use mcp_sansio::{ClientEvent, ClientSession, EraMode, ProtocolVersion};
 use serde_json::{Value, json};
 
@@ -39,7 +39,7 @@ fn aborts(t: &mut ClientTransport) -> Vec<StreamId> {
 }
 
 fn events(s: &mut ClientSession) -> Vec<ClientEvent> {
-    std::iter::from_fn(|| s.poll_event()).collect()
+    drain_events(s)
 }
 
 fn json_head() -> Vec<(String, String)> {

@@ -345,7 +345,7 @@ fn a_cancelled_request_stops_its_run_and_drops_its_result() {
     );
     pair.drive();
     assert!(
-        tasks_kit::sent_by(&pair, Side::Server).is_empty(),
+        pair.sent_by(Side::Server).is_empty(),
         "the stopped run's result is dropped"
     );
 }

@@ -129,7 +129,8 @@ fn waiting_task_results_are_bounded() {
         );
         tasks_kit::inject_json(&mut pair, Side::Server, &req);
     }
-    let refused: Vec<_> = tasks_kit::sent_by(&pair, Side::Server)
+    let refused: Vec<_> = pair
+        .sent_by(Side::Server)
         .into_iter()
         .filter(|m| m.get("error").is_some())
         .map(|m| m["id"].clone())
@@ -148,7 +149,8 @@ fn waiting_task_results_are_bounded() {
         )
         .unwrap();
     pair.drive();
-    let answered = tasks_kit::sent_by(&pair, Side::Server)
+    let answered = pair
+        .sent_by(Side::Server)
         .into_iter()
         .filter(|m| m.get("result").is_some() && m["id"].is_string())
         .count();

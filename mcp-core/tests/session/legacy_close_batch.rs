@@ -9,25 +9,19 @@ use serde_json::{Value, json};
 
 use common::raw;
 use legacy_kit::{
-    KitEvent, LEGACY, Raw, client_call, only_live_input, only_request, parse, ready, sent_by,
-    server_ask,
+    KitEvent, LEGACY, Raw, client_call, only_live_input, only_request, parse, ready, server_ask,
 };
 use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult};
-use mcp_sansio::session::Role;
 use mcp_sansio::session::role::Server;
 use mcp_sansio::session::{InputError, InputId};
-use mcp_sansio::testing::{Chunking, Pair, Side};
+use mcp_sansio::testing::{Chunking, Pair, Side, drain_events};
 use mcp_sansio::{
     CallError, CancelError, ClientEvent, CloseReason, ErrorObject, Progress, ProtocolVersion,
-    RequestOptions, SendError, ServerEvent, Session,
+    RequestOptions, SendError, ServerEvent,
 };
 
 const V: ProtocolVersion = ProtocolVersion::V2025_11_25;
 const BATCH_V: ProtocolVersion = ProtocolVersion::V2025_03_26;
-
-fn drain<R: Role>(session: &mut Session<R>) -> Vec<R::Event> {
-    std::iter::from_fn(|| session.poll_event()).collect()
-}
 
 fn assert_closed_with<E: KitEvent>(events: &[E], reason: &CloseReason) {
     match events.last().map(|e| (e, e.close_reason())) {
@@ -76,7 +70,7 @@ fn client_eof_fails_pending_requests_then_closes() {
     assert_eq!(pair.client.outbound_in_flight(), 3);
     assert!(pair.client.poll_timeout().is_some());
     pair.client.handle_eof(pair.now);
-    let events = drain(&mut pair.client);
+    let events = drain_events(&mut pair.client);
     assert_eq!(events.len(), 4, "{events:?}");
     for (event, id) in events.iter().zip([a, b, c]) {
         match event {
@@ -103,7 +97,7 @@ fn client_eof_fails_pending_requests_then_closes() {
         pair.now,
         b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n",
     );
-    assert!(drain(&mut pair.client).is_empty());
+    assert!(drain_events(&mut pair.client).is_empty());
     let mut buf = Vec::new();
     assert!(pair.client.poll_transmit(&mut buf).is_none());
 }
@@ -130,7 +124,7 @@ fn server_eof_lets_the_app_answer_then_closes() {
         RequestOptions::default(),
     );
     pair.server.handle_eof(pair.now);
-    let events = drain(&mut pair.server);
+    let events = drain_events(&mut pair.server);
     // The server's own request fails at once; the session stays open for the answers.
     match events.as_slice() {
         [
@@ -156,16 +150,17 @@ fn server_eof_lets_the_app_answer_then_closes() {
     pair.server
         .respond_raw(first.responder, &raw(json!({"n": "a"})))
         .unwrap();
-    assert!(drain(&mut pair.server).is_empty(), "not closed yet");
+    assert!(drain_events(&mut pair.server).is_empty(), "not closed yet");
     assert!(!pair.server.is_closed());
     pair.server
         .respond_raw(second.responder, &raw(json!({"n": "b"})))
         .unwrap();
-    let events = drain(&mut pair.server);
+    let events = drain_events(&mut pair.server);
     assert_eq!(events.len(), 1);
     assert_closed_with(&events, &CloseReason::PeerClosed);
     pair.drive();
-    let answers: Vec<Value> = sent_by(&pair, Side::Server)
+    let answers: Vec<Value> = pair
+        .sent_by(Side::Server)
         .into_iter()
         .filter_map(|m| m.get("result").cloned())
         .collect();
@@ -173,7 +168,8 @@ fn server_eof_lets_the_app_answer_then_closes() {
         answers[answers.len() - 2..],
         [json!({"n": "a"}), json!({"n": "b"})]
     );
-    let tail: Vec<Value> = sent_by(&pair, Side::Server)
+    let tail: Vec<Value> = pair
+        .sent_by(Side::Server)
         .into_iter()
         .rev()
         .take(3)
@@ -185,7 +181,7 @@ fn server_eof_lets_the_app_answer_then_closes() {
 fn server_eof_without_pending_requests_closes_at_once() {
     let mut pair = ready(V);
     pair.server.handle_eof(pair.now);
-    let events = drain(&mut pair.server);
+    let events = drain_events(&mut pair.server);
     assert_eq!(events.len(), 1);
     assert_closed_with(&events, &CloseReason::PeerClosed);
 }
@@ -213,7 +209,7 @@ fn close_fails_pending_drops_inbound_and_closes_last() {
     );
     assert!(pair.client.poll_timeout().is_some());
     pair.client.close(pair.now);
-    let events = drain(&mut pair.client);
+    let events = drain_events(&mut pair.client);
     assert_eq!(events.len(), 3, "{events:?}");
     for (event, id) in events.iter().zip([out_a, out_b]) {
         assert!(
@@ -259,7 +255,7 @@ fn close_fails_pending_drops_inbound_and_closes_last() {
     );
     // Close twice: still one Closed.
     pair.client.close(pair.now);
-    assert!(drain(&mut pair.client).is_empty());
+    assert!(drain_events(&mut pair.client).is_empty());
     pair.advance(Duration::from_secs(3600));
     assert!(pair.client_events().is_empty());
 }
@@ -288,7 +284,7 @@ fn server_close_drops_inbound_requests() {
         RequestOptions::default(),
     );
     pair.server.close(pair.now);
-    let events = drain(&mut pair.server);
+    let events = drain_events(&mut pair.server);
     assert_eq!(events.len(), 1);
     assert_closed_with(&events, &CloseReason::Local);
     let before = pair.transcript().len();
@@ -299,7 +295,7 @@ fn server_close_drops_inbound_requests() {
     assert_eq!(pair.transcript().len(), before);
     // The client learns it only from its transport.
     pair.client.handle_eof(pair.now);
-    let events = drain(&mut pair.client);
+    let events = drain_events(&mut pair.client);
     assert!(matches!(
         events.as_slice(),
         [ClientEvent::Response { id: got, outcome: Err(CallError::SessionClosed) }, ClientEvent::Closed { reason: CloseReason::PeerClosed }] if *got == id
@@ -330,7 +326,7 @@ fn closed_stays_the_last_event_when_the_send_queue_was_blocked() {
     // The queued bytes may still be written; the session stays closed and quiet.
     let mut buf = Vec::new();
     while pair.client.poll_transmit(&mut buf).is_some() {}
-    let events = drain(&mut pair.client);
+    let events = drain_events(&mut pair.client);
     assert_eq!(events.len(), 2, "{events:?}");
     assert_closed_with(&events, &CloseReason::Local);
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use common::raw;
 use legacy_kit::{
     LEGACY, Raw, client_call, only_input, only_live_input, only_request, only_response, ready,
-    ready_with, remote, sent_by, server_ask, server_call,
+    ready_with, remote, server_ask, server_call,
 };
 use mcp_sansio::schema::{
     ElicitParams, InputRequest, InputResponse, InputResponses, ListRootsResult, Root,
@@ -398,7 +398,7 @@ fn ping_is_answered_automatically_both_ways() {
             only_response(pair.client_events(), from_client).unwrap(),
             json!({})
         );
-        let answer = sent_by(&pair, Side::Server).pop().unwrap();
+        let answer = pair.sent_by(Side::Server).pop().unwrap();
         assert_eq!(
             answer,
             json!({"jsonrpc": "2.0", "id": from_client.wire_id(), "result": {}})
@@ -417,7 +417,7 @@ fn ping_is_answered_automatically_both_ways() {
             only_response(pair.server_events(), from_server).unwrap(),
             json!({})
         );
-        let answer = sent_by(&pair, Side::Client).pop().unwrap();
+        let answer = pair.sent_by(Side::Client).pop().unwrap();
         assert_eq!(
             answer,
             json!({"jsonrpc": "2.0", "id": from_server.wire_id(), "result": {}})
@@ -794,7 +794,7 @@ fn refuse_input_answers_a_live_request_with_the_error() {
     assert_eq!(pair.client.inbound_in_flight(), 0);
     pair.drive();
     assert_eq!(
-        sent_by(&pair, Side::Client).pop().unwrap(),
+        pair.sent_by(Side::Client).pop().unwrap(),
         json!({"jsonrpc": "2.0", "id": id.wire_id(), "error": {
             "code": -32000, "message": "the user is away", "data": {"retry": false}
         }})

@@ -12,8 +12,7 @@ use mcp_sansio::schema::{InputRequest, InputRequests};
 use mcp_sansio::session::InputId;
 use mcp_sansio::session::Role;
 use mcp_sansio::session::role::{Client, Server};
-use mcp_sansio::testing::Pair;
-use mcp_sansio::testing::Side;
+use mcp_sansio::testing::{Pair, drain_events};
 use mcp_sansio::{
     CallError, ClientConfig, ClientEvent, ClientSession, CloseReason, EraMode, ErrorObject,
     InboundId, InboundRequest, OutboundId, ProtocolVersion, RequestOptions, ServerConfig,
@@ -106,15 +105,6 @@ pub fn ready_with(client: ClientConfig, server: ServerConfig) -> Pair {
     let s = pair.server_events();
     assert!(matches!(s.as_slice(), [ServerEvent::Ready { .. }]), "{s:?}");
     pair
-}
-
-/// The messages one side sent, parsed, oldest first
-pub fn sent_by(pair: &Pair, side: Side) -> Vec<Value> {
-    pair.transcript()
-        .iter()
-        .filter(|(s, _)| *s == side)
-        .map(|(_, text)| parse(text))
-        .collect()
 }
 
 /// Client sends `method`; the server's `ServerEvent::Request` for it is returned
@@ -347,6 +337,6 @@ impl<R: Role> Raw<R> {
 
     /// Every event since the last call
     pub fn events(&mut self) -> Vec<R::Event> {
-        std::iter::from_fn(|| self.session.poll_event()).collect()
+        drain_events(&mut self.session)
     }
 }

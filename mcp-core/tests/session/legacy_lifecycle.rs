@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use legacy_kit::{LEGACY, Raw, parse, ready, sent_by};
+use legacy_kit::{LEGACY, Raw, parse, ready};
 use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult, Root};
 use mcp_sansio::session::InputId;
 use mcp_sansio::session::Role;
@@ -45,7 +45,7 @@ fn handshake_in_every_legacy_version() {
         // Step 1: initialize reaches the server; its answer is held back.
         pair.pause(Side::Client);
         pair.drive();
-        let init = &sent_by(&pair, Side::Client)[0];
+        let init = &pair.sent_by(Side::Client)[0];
         assert_eq!(init["jsonrpc"], "2.0");
         assert_eq!(init["method"], "initialize");
         assert!(init["id"].is_number() || init["id"].is_string(), "{init}");
@@ -55,7 +55,7 @@ fn handshake_in_every_legacy_version() {
             init["params"]["clientInfo"],
             json!({"name": "test-client", "version": "1.0.0"})
         );
-        let result = &sent_by(&pair, Side::Server)[0];
+        let result = &pair.sent_by(Side::Server)[0];
         assert_eq!(result["id"], init["id"]);
         assert_eq!(result["result"]["protocolVersion"], v.as_str());
         assert_eq!(result["result"]["capabilities"], server_caps());
@@ -105,14 +105,14 @@ fn handshake_in_every_legacy_version() {
             matches!(events.as_slice(), [ServerEvent::Ready { version }] if *version == v),
             "{v}: {events:?}"
         );
-        let client_sent = sent_by(&pair, Side::Client);
+        let client_sent = pair.sent_by(Side::Client);
         assert_eq!(client_sent.len(), 2);
         assert_eq!(client_sent[1]["method"], "notifications/initialized");
         assert!(
             client_sent[1].get("id").is_none(),
             "a notification has no id"
         );
-        assert_eq!(sent_by(&pair, Side::Server).len(), 1);
+        assert_eq!(pair.sent_by(Side::Server).len(), 1);
         assert!(pair.client_events().is_empty());
     }
 }
@@ -120,7 +120,7 @@ fn handshake_in_every_legacy_version() {
 #[test]
 fn no_instructions_member_when_none_configured() {
     let pair = ready(ProtocolVersion::V2025_06_18);
-    let result = &sent_by(&pair, Side::Server)[0]["result"];
+    let result = &pair.sent_by(Side::Server)[0]["result"];
     assert!(result.get("instructions").is_none(), "{result}");
     assert_eq!(pair.client.peer().unwrap().instructions, None);
 }
@@ -134,7 +134,7 @@ fn server_echoes_a_version_it_supports() {
         server.versions = LEGACY.to_vec();
         let pair = legacy_kit::ready_with(Pair::client_config(EraMode::Legacy(v)), server);
         assert_eq!(
-            sent_by(&pair, Side::Server)[0]["result"]["protocolVersion"],
+            pair.sent_by(Side::Server)[0]["result"]["protocolVersion"],
             v.as_str()
         );
         assert_eq!(pair.client.version(), Some(v));
@@ -157,7 +157,7 @@ fn server_answers_its_latest_legacy_version_when_the_clients_is_unsupported() {
     );
     pair.drive();
     assert_eq!(
-        sent_by(&pair, Side::Server)[0]["result"]["protocolVersion"],
+        pair.sent_by(Side::Server)[0]["result"]["protocolVersion"],
         "2025-03-26",
         "the latest legacy version, not the modern one"
     );
@@ -383,7 +383,7 @@ fn client_cannot_send_before_ready() {
     );
     // The refused commands left nothing behind: only the handshake goes out.
     pair.drive();
-    let client_sent = sent_by(&pair, Side::Client);
+    let client_sent = pair.sent_by(Side::Client);
     let methods: Vec<_> = client_sent.iter().map(|m| m["method"].clone()).collect();
     assert_eq!(
         methods,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::raw;
-use legacy_kit::{Raw, client_call, only_response, ready, ready_with, sent_by, server_ask};
+use legacy_kit::{Raw, client_call, only_response, ready, ready_with, server_ask};
 use mcp_sansio::schema::{
     CreateMessageResult, InputRequest, InputResponse, InputResponses, ListRootsResult,
     SamplingContent,
@@ -40,7 +40,7 @@ fn with_client_timeout(timeout: Option<Duration>) -> Pair {
 
 /// The last `notifications/cancelled` `side` sent, as params
 fn last_cancelled(pair: &Pair, side: Side) -> Value {
-    sent_by(pair, side)
+    pair.sent_by(side)
         .into_iter()
         .rev()
         .find(|m| m["method"] == "notifications/cancelled")
@@ -49,7 +49,7 @@ fn last_cancelled(pair: &Pair, side: Side) -> Value {
 }
 
 fn count_method(pair: &Pair, side: Side, method: &str) -> usize {
-    sent_by(pair, side)
+    pair.sent_by(side)
         .iter()
         .filter(|m| m["method"] == method)
         .count()
@@ -343,7 +343,7 @@ fn with_progress_mints_a_token_and_progress_arrives_as_events() {
         RequestOptions::default().with_progress(),
     );
     assert!(request.wants_progress);
-    let sent = sent_by(&pair, Side::Client).pop().unwrap();
+    let sent = pair.sent_by(Side::Client).pop().unwrap();
     let token = sent["params"]["_meta"]["progressToken"].clone();
     assert!(token.is_number() || token.is_string(), "{sent}");
     assert_eq!(sent["params"]["name"], "slow");
@@ -358,7 +358,8 @@ fn with_progress_mints_a_token_and_progress_arrives_as_events() {
         .report_progress(&Progress::new(2.5))
         .unwrap();
     pair.drive();
-    let notes: Vec<_> = sent_by(&pair, Side::Server)
+    let notes: Vec<_> = pair
+        .sent_by(Side::Server)
         .into_iter()
         .filter(|m| m["method"] == "notifications/progress")
         .collect();
@@ -408,7 +409,7 @@ fn with_progress_and_no_params_still_sends_the_token() {
         )
         .unwrap();
     pair.drive();
-    let sent = sent_by(&pair, Side::Client).pop().unwrap();
+    let sent = pair.sent_by(Side::Client).pop().unwrap();
     assert_eq!(
         sent["params"],
         json!({"_meta": {"progressToken": sent["params"]["_meta"]["progressToken"]}})
@@ -438,7 +439,7 @@ fn without_progress_there_is_no_token() {
         RequestOptions::default(),
     );
     assert!(!request.wants_progress);
-    let sent = sent_by(&pair, Side::Client).pop().unwrap();
+    let sent = pair.sent_by(Side::Client).pop().unwrap();
     assert_eq!(sent["params"], json!({"name": "x"}));
     assert_eq!(
         pair.server
@@ -518,7 +519,7 @@ fn stray_progress_notifications_are_dropped() {
         RequestOptions::default().with_progress(),
     );
     let token =
-        sent_by(&pair, Side::Client).pop().unwrap()["params"]["_meta"]["progressToken"].clone();
+        pair.sent_by(Side::Client).pop().unwrap()["params"]["_meta"]["progressToken"].clone();
     let (plain, _) = client_call(
         &mut pair,
         "tools/list",

@@ -28,15 +28,6 @@ fn parse(line: &str) -> Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"))
 }
 
-/// The messages one side put on the wire, parsed
-fn sent_by(pair: &Pair, side: Side) -> Vec<Value> {
-    pair.transcript()
-        .iter()
-        .filter(|(s, _)| *s == side)
-        .map(|(_, l)| parse(l))
-        .collect()
-}
-
 fn no_initialize_on_the_wire(pair: &Pair) {
     for (_, line) in pair.transcript() {
         let v = parse(line);
@@ -78,7 +69,7 @@ fn modern_client_discovers_and_reads_the_server_from_the_result() {
     );
     pair.drive();
 
-    let client_sent = sent_by(&pair, Side::Client);
+    let client_sent = pair.sent_by(Side::Client);
     assert_eq!(client_sent.len(), 1, "{client_sent:#?}");
     let discover = &client_sent[0];
     assert_eq!(discover["method"], "server/discover");
@@ -183,7 +174,7 @@ fn every_modern_request_carries_the_meta_keys_and_keeps_the_apps_meta() {
         .unwrap();
     pair.drive();
 
-    let sent = sent_by(&pair, Side::Client);
+    let sent = pair.sent_by(Side::Client);
     let by_id = |id: mcp_sansio::OutboundId| -> Value {
         sent.iter()
             .find(|m| m["id"] == id.wire_id())
@@ -588,7 +579,7 @@ fn a_modern_client_drops_requests_from_the_server() {
         before.dropped_messages + 2
     );
     assert!(pair.client_events().is_empty());
-    let client_sent: Vec<_> = sent_by(&pair, Side::Client);
+    let client_sent: Vec<_> = pair.sent_by(Side::Client);
     assert_eq!(
         client_sent.len(),
         1,
@@ -631,7 +622,7 @@ fn a_modern_client_may_not_send_removed_methods() {
     }
     assert_eq!(pair.client.outbound_in_flight(), 0);
     pair.drive();
-    assert_eq!(sent_by(&pair, Side::Client).len(), 1);
+    assert_eq!(pair.sent_by(Side::Client).len(), 1);
 }
 
 // --- 5. EraMode::Auto and discovery failures ----------------------------------------------
@@ -682,7 +673,8 @@ fn auto_against_a_legacy_only_server_falls_back_to_initialize() {
         "{events:?}"
     );
     assert_eq!(pair.client.version(), Some(ProtocolVersion::V2025_11_25));
-    let methods: Vec<_> = sent_by(&pair, Side::Client)
+    let methods: Vec<_> = pair
+        .sent_by(Side::Client)
         .iter()
         .map(|m| m["method"].as_str().unwrap_or("").to_owned())
         .collect();
@@ -701,7 +693,7 @@ fn auto_against_a_legacy_only_server_falls_back_to_initialize() {
         .send_request_raw(pair.now, "ping", None, RequestOptions::default())
         .unwrap();
     pair.drive();
-    let last = sent_by(&pair, Side::Client).pop().unwrap();
+    let last = pair.sent_by(Side::Client).pop().unwrap();
     assert_eq!(last["method"], "ping");
     assert!(last.get("params").is_none_or(|p| p.get("_meta").is_none()));
     assert!(matches!(
@@ -850,9 +842,9 @@ fn auto_falls_back_after_the_discover_timeout_in_a_pair() {
     pair.drive();
     pair.advance(timeout - Duration::from_millis(1));
     assert!(pair.client_events().is_empty());
-    assert_eq!(sent_by(&pair, Side::Client).len(), 1);
+    assert_eq!(pair.sent_by(Side::Client).len(), 1);
     pair.advance(Duration::from_millis(1));
-    assert_eq!(sent_by(&pair, Side::Client)[1]["method"], "initialize");
+    assert_eq!(pair.sent_by(Side::Client)[1]["method"], "initialize");
     // Now the server hears both: it answers discover (too late) and the initialize.
     pair.resume(Side::Server);
     pair.drive();
@@ -895,7 +887,7 @@ fn modern_against_a_legacy_only_server_closes_with_a_handshake_error() {
         "{events:?}"
     );
     assert!(pair.client.is_closed());
-    assert_eq!(sent_by(&pair, Side::Client).len(), 1);
+    assert_eq!(pair.sent_by(Side::Client).len(), 1);
     no_initialize_on_the_wire(&pair);
     assert_eq!(
         pair.client

@@ -18,8 +18,8 @@ use mcp_sansio::session::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{ClientEvent, EraMode, RequestOptions, ServerSession, jsonrpc};
 use tasks_kit::{
-    ANCHOR_MS, Form, SEED, call_tool, count_method, offered_request, pair, response_to, sent_by,
-    started, tool_result,
+    ANCHOR_MS, Form, SEED, call_tool, count_method, offered_request, pair, response_to, started,
+    tool_result,
 };
 
 // --- 1. end to end -----------------------------------------------------------------------
@@ -28,7 +28,8 @@ use tasks_kit::{
 fn create_task_result_has_the_shape_of_each_form() {
     for form in Form::BOTH {
         let (pair, _, _) = started(form);
-        let created = sent_by(&pair, Side::Server)
+        let created = pair
+            .sent_by(Side::Server)
             .into_iter()
             .find(|m| m.get("result").is_some())
             .expect("the server answered the call");
@@ -87,7 +88,7 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
             "{form:?}: {:#?}",
             pair.transcript()
         );
-        for get in sent_by(&pair, Side::Client) {
+        for get in pair.sent_by(Side::Client) {
             assert_eq!(get["params"]["taskId"], format!("{SEED:016x}-0"), "{get}");
         }
         assert_eq!(
@@ -181,7 +182,8 @@ fn legacy_tasks_result_is_held_until_the_task_ends() {
         "{answer}"
     );
     // And a status notification went out with the terminal status.
-    let status: Vec<Value> = sent_by(&pair, Side::Server)
+    let status: Vec<Value> = pair
+        .sent_by(Side::Server)
         .into_iter()
         .filter(|m| m["method"] == "notifications/tasks/status")
         .collect();
@@ -322,7 +324,7 @@ fn start_task_without_an_offer_is_refused_and_the_request_stays_answerable() {
 
 /// The wire id of the client's tools/call (the first request it sent after setup)
 fn call_wire_id(pair: &Pair) -> Value {
-    sent_by(pair, Side::Client)
+    pair.sent_by(Side::Client)
         .into_iter()
         .find(|m| m["method"] == "tools/call")
         .map(|m| m["id"].clone())
@@ -409,7 +411,8 @@ fn after_start_task_the_responder_is_spent() {
             .respond_raw(request.responder, &tool_result("twice"))
             .unwrap();
         pair.drive();
-        let answers: Vec<Value> = sent_by(&pair, Side::Server)
+        let answers: Vec<Value> = pair
+            .sent_by(Side::Server)
             .into_iter()
             .filter(|m| m.get("result").is_some() || m.get("error").is_some())
             .collect();

@@ -17,8 +17,8 @@ use mcp_sansio::session::{TaskError, TaskUpdate};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{CallError, ClientEvent, OutboundId, ServerEvent};
 use tasks_kit::{
-    Form, count_method, inject_json, last_request, response_to, sent_by, started, task_request,
-    task0, tool_result, without_meta,
+    Form, count_method, inject_json, last_request, response_to, started, task_request, task0,
+    tool_result, without_meta,
 };
 
 fn tool_error() -> Box<serde_json::value::RawValue> {
@@ -76,7 +76,8 @@ fn tool_error_is_completed_in_2026_and_failed_in_2025_11_25() {
         assert_eq!(result["content"][0]["text"], "disk full", "{form:?}");
         match form {
             Form::Modern => {
-                let answer = sent_by(&pair, Side::Server)
+                let answer = pair
+                    .sent_by(Side::Server)
                     .into_iter()
                     .rev()
                     .find(|m| m["result"]["taskId"] == task0())
@@ -159,7 +160,7 @@ fn cancel_sends_tasks_cancel_and_ends_the_call_at_once() {
             "{form:?}: {events:?}"
         );
         pair.drive();
-        let client_sent = sent_by(&pair, Side::Client);
+        let client_sent = pair.sent_by(Side::Client);
         assert_eq!(client_sent.len(), 1, "{form:?}: {client_sent:#?}");
         assert_eq!(client_sent[0]["method"], "tasks/cancel", "{form:?}");
         assert_eq!(client_sent[0]["params"]["taskId"], task0(), "{form:?}");
@@ -188,7 +189,7 @@ fn cancel_sends_tasks_cancel_and_ends_the_call_at_once() {
         pair.take_transcript();
         pair.advance(Duration::from_secs(3));
         assert!(pair.client_events().is_empty(), "{form:?}");
-        assert!(sent_by(&pair, Side::Client).is_empty(), "{form:?}");
+        assert!(pair.sent_by(Side::Client).is_empty(), "{form:?}");
         assert_eq!(pair.client.outbound_in_flight(), 0);
         assert_eq!(pair.client.stats().unknown_responses, 0, "{form:?}");
     }
@@ -328,7 +329,7 @@ fn cancel_while_2026_input_is_awaited_sends_tasks_cancel() {
     pair.take_transcript();
     pair.client.cancel(pair.now, call, None).unwrap();
     pair.drive();
-    let sent = sent_by(&pair, Side::Client);
+    let sent = pair.sent_by(Side::Client);
     assert_eq!(sent.len(), 1, "{sent:#?}");
     assert_eq!(sent[0]["method"], "tasks/cancel");
     assert_eq!(pair.server.task_status(task), Some(TaskStatus::Cancelled));

@@ -16,8 +16,8 @@ use mcp_sansio::session::{InputId, TaskUpdate};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{ClientEvent, ServerEvent};
 use tasks_kit::{
-    Form, accept, count_method, inject_json, last_request, response_to, sent_by, started,
-    task_request, task0, tool_result, two_keys, without_meta,
+    Form, accept, count_method, inject_json, last_request, response_to, started, task_request,
+    task0, tool_result, two_keys, without_meta,
 };
 
 /// Answers for the keys given
@@ -299,7 +299,8 @@ fn legacy_input_becomes_live_requests_with_the_related_task_meta() {
         .update_task(pair.now, task, TaskUpdate::InputRequired(two_keys()))
         .unwrap();
     pair.drive();
-    let elicitations: Vec<Value> = sent_by(&pair, Side::Server)
+    let elicitations: Vec<Value> = pair
+        .sent_by(Side::Server)
         .into_iter()
         .filter(|m| m["method"] == "elicitation/create")
         .collect();

@@ -126,7 +126,8 @@ fn a_waiting_legacy_tasks_result_is_answered_with_an_error_when_the_task_expires
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     // Exactly once.
     pair.advance(Duration::from_secs(5));
-    let answers = tasks_kit::sent_by(&pair, Side::Server)
+    let answers = pair
+        .sent_by(Side::Server)
         .into_iter()
         .filter(|m| m["id"] == "r1")
         .count();

@@ -11,7 +11,7 @@ use mcp_sansio::schema::InputRequests;
 use mcp_sansio::session::InputId;
 use mcp_sansio::session::Role;
 use mcp_sansio::session::role::{Client, Server};
-use mcp_sansio::testing::Pair;
+use mcp_sansio::testing::{Pair, drain_events};
 use mcp_sansio::{
     ClientConfig, ClientEvent, ClientSession, EraMode, InboundId, InboundRequest, Limits,
     ServerConfig, ServerEvent, ServerSession, Session,
@@ -99,7 +99,7 @@ impl<R: Role> Raw<R> {
 
     /// Every queued event
     pub fn events(&mut self) -> Vec<R::Event> {
-        std::iter::from_fn(|| self.s.poll_event()).collect()
+        drain_events(&mut self.s)
     }
 }
 

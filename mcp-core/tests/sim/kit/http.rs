@@ -288,7 +288,7 @@ impl HttpSim {
                                 .report_progress(&Progress::new(h.progress));
                             assert!(!h.wants_progress || r.is_ok(), "{r:?}");
                         } else {
-                            let params = raw(&json!({"level": "info", "data": "x"}));
+                            let params = raw(json!({"level": "info", "data": "x"}));
                             let _ = s
                                 .inbound(h.responder.id())
                                 .send_notification_raw("notifications/message", Some(&params));
@@ -330,7 +330,7 @@ impl HttpSim {
                         4 => TaskUpdate::Working(None),
                         5 => TaskUpdate::InputRequired(input_requests(0)),
                         6 => TaskUpdate::Failed(ErrorObject::internal_error("no")),
-                        _ => TaskUpdate::Completed(raw(&json!({"content": []}))),
+                        _ => TaskUpdate::Completed(raw(json!({"content": []}))),
                     };
                     let ok = self
                         .http
@@ -355,7 +355,7 @@ impl HttpSim {
                             let _ = c.session.provide_input(now, id, answers(&requests));
                         }
                     } else if let Some(r) = c.held.pop() {
-                        let _ = c.session.respond_raw(r, &raw(&json!({})));
+                        let _ = c.session.respond_raw(r, &raw(json!({})));
                     }
                 }
             }
@@ -804,7 +804,7 @@ impl HttpSim {
             for h in std::mem::take(&mut self.held) {
                 moved = true;
                 if let Some(s) = self.http.session_mut(h.key) {
-                    let _ = s.respond_raw(h.responder, &raw(&json!({"content": []})));
+                    let _ = s.respond_raw(h.responder, &raw(json!({"content": []})));
                 }
             }
             for c in &mut self.clients {
@@ -814,7 +814,7 @@ impl HttpSim {
                 }
                 while let Some(r) = c.held.pop() {
                     moved = true;
-                    let _ = c.session.respond_raw(r, &raw(&json!({})));
+                    let _ = c.session.respond_raw(r, &raw(json!({})));
                 }
             }
             self.settle();

@@ -34,8 +34,8 @@ use mcp_sansio::{
     CallError, ClientEvent, EraMode, ErrorObject, Limits, OutboundId, Progress, ProtocolVersion,
     RequestOptions, Responder, ServerEvent, ServerSession, Session,
 };
+use serde_json::json;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 // --- choices --------------------------------------------------------------------------------
 
@@ -120,10 +120,7 @@ pub fn origin() -> Instant {
     Instant::now()
 }
 
-/// Raw JSON from a `serde_json::Value`
-pub fn raw(v: &Value) -> Box<RawValue> {
-    RawValue::from_string(v.to_string()).expect("valid JSON")
-}
+pub use mcp_sansio::testing::raw;
 
 // --- checks shared by both simulations ----------------------------------------------------------
 
@@ -567,7 +564,7 @@ impl PairSim {
                             .client
                             .respond_error(r, &ErrorObject::internal_error("no"));
                     } else {
-                        let _ = self.pair.client.respond_raw(r, &raw(&json!({})));
+                        let _ = self.pair.client.respond_raw(r, &raw(json!({})));
                     }
                 }
             }
@@ -658,10 +655,10 @@ impl PairSim {
                     let update = match how {
                         0 | 1 => TaskUpdate::Working(Some("step".into())),
                         2 => TaskUpdate::InputRequired(input_requests(how)),
-                        3 | 4 => TaskUpdate::Completed(raw(&json!({"content": [
+                        3 | 4 => TaskUpdate::Completed(raw(json!({"content": [
                             {"type": "text", "text": "done"}]}))),
                         5 => TaskUpdate::Failed(ErrorObject::internal_error("failed")),
-                        _ => TaskUpdate::Completed(raw(&json!([1]))),
+                        _ => TaskUpdate::Completed(raw(json!([1]))),
                     };
                     if self.pair.server.update_task(now, task, update).is_err()
                         || self
@@ -678,7 +675,7 @@ impl PairSim {
                 if !self.held.is_empty() && self.alive(Side::Server) {
                     let i = (k % self.held.len() as u64) as usize;
                     let id = self.held[i].responder.id();
-                    let params = raw(&json!({"level": "info", "data": "working"}));
+                    let params = raw(json!({"level": "info", "data": "working"}));
                     let _ = self
                         .pair
                         .server
@@ -691,7 +688,7 @@ impl PairSim {
                     let (method, params) = match which {
                         0 => ("ping", None),
                         1 => ("roots/list", None),
-                        _ => ("x/unknown", Some(raw(&json!({})))),
+                        _ => ("x/unknown", Some(raw(json!({})))),
                     };
                     if let Ok(id) = self.pair.server.send_request_raw(
                         now,
@@ -778,7 +775,7 @@ impl PairSim {
             1 => {
                 // Refused, or a no-op if it already ended; the core hands a refused
                 // responder back, and the peer gets an internal error instead
-                if let Err(e) = server.respond_raw(h.responder, &raw(&json!([1, 2]))) {
+                if let Err(e) = server.respond_raw(h.responder, &raw(json!([1, 2]))) {
                     server.respond_error(
                         e.into_responder(),
                         &ErrorObject::internal_error("the server produced an invalid result"),
@@ -971,7 +968,7 @@ impl PairSim {
             self.settle();
             while !self.held.is_empty() {
                 for h in std::mem::take(&mut self.held) {
-                    let _ = self.pair.server.respond_raw(h.responder, &raw(&json!({})));
+                    let _ = self.pair.server.respond_raw(h.responder, &raw(json!({})));
                 }
                 self.settle();
             }
