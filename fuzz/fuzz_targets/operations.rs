@@ -3,13 +3,13 @@
 //! steps (requests, answers, progress, cancellations from both sides, input rounds, tasks,
 //! clock advances, paused and cut pipes, hostile lines, floods, crashes, EOF)
 //!
-//! Oracle: the invariants of the deterministic simulation (`mcp-core/tests/sim/mod.rs`,
+//! Oracle: the invariants of the deterministic simulation (`mcp-core/tests/sim/kit/mod.rs`,
 //! shared with this target), checked after every step: nothing panics; every frame written is
 //! valid JSON-RPC; every outbound request ends exactly once; nothing follows `Closed`; every
 //! queue stays within its limit; once every timeout passed, every request has ended.
 #![no_main]
 
-#[path = "../../mcp-core/tests/sim/mod.rs"]
+#[path = "../../mcp-core/tests/sim/kit/mod.rs"]
 mod sim;
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};

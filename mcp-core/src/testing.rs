@@ -21,10 +21,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use crate::session::{
-    ClientConfig, ClientEvent, ClientSession, EraMode, ServerConfig, ServerEvent, ServerSession,
+    ClientConfig, ClientEvent, ClientSession, EraMode, Role, ServerConfig, ServerEvent,
+    ServerSession, Session,
 };
 use crate::{Implementation, ProtocolVersion};
 
@@ -298,6 +301,37 @@ impl Pair {
     pub fn take_transcript(&mut self) -> Vec<(Side, String)> {
         std::mem::take(&mut self.transcript)
     }
+
+    /// The messages `side` sent so far (in the [`transcript`](Self::transcript)), parsed,
+    /// oldest first
+    ///
+    /// # Panics
+    ///
+    /// If a frame is not JSON (the sessions only write JSON).
+    pub fn sent_by(&self, side: Side) -> Vec<Value> {
+        self.transcript
+            .iter()
+            .filter(|(s, _)| *s == side)
+            .map(|(_, text)| {
+                serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+            })
+            .collect()
+    }
+}
+
+/// Raw JSON of any serializable value: `raw(json!({...}))` for `send_request_raw`,
+/// `respond_raw` and the like
+///
+/// # Panics
+///
+/// If `value` does not serialize (a map with non-string keys).
+pub fn raw(value: impl Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(&value).expect("the value serializes to JSON")
+}
+
+/// Takes every event `session` has queued, oldest first
+pub fn drain_events<R: Role>(session: &mut Session<R>) -> Vec<R::Event> {
+    std::iter::from_fn(|| session.poll_event()).collect()
 }
 
 fn frame_text(buf: &[u8]) -> String {

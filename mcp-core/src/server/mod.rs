@@ -27,7 +27,7 @@
 //!
 //! # A dispatch step
 //!
-//! How a binding answers `tools/call` (`tests/server_end_to_end.rs` has the whole loop):
+//! How a binding answers `tools/call` (`tests/server/end_to_end.rs` has the whole loop):
 //!
 //! ```
 //! use mcp_sansio::server::Catalog;

@@ -1,9 +1,11 @@
-//! Helpers shared by the integration tests
-#![allow(dead_code, unreachable_pub)]
+//! Helpers shared by the test binaries (`session`, `http`, `schema`, `server`)
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::time::Instant;
 
-use serde_json::value::RawValue;
+use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
+
+pub use mcp_sansio::testing::raw;
 
 /// An arbitrary origin for the fake clock; nothing reads the real clock after this
 #[allow(clippy::disallowed_methods)]
@@ -11,7 +13,17 @@ pub fn origin() -> Instant {
     Instant::now()
 }
 
-/// Raw JSON from a `serde_json::Value`
-pub fn raw(v: serde_json::Value) -> Box<RawValue> {
-    RawValue::from_string(v.to_string()).unwrap()
+/// `config` with saved failures read from and written to `<module>.proptest-regressions`
+/// beside the test module's source file
+///
+/// proptest's default (`SourceParallel`) walks up from the source file to the binary's
+/// `main.rs` and would use `tests/proptest-regressions/<module>.txt` instead, one folder for
+/// every binary, away from the saved cases.
+pub fn beside_source(config: ProptestConfig) -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..config
+    }
 }

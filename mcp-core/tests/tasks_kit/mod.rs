@@ -139,15 +139,6 @@ pub fn two_keys() -> InputRequests {
     m
 }
 
-/// The messages `side` put on the wire so far, parsed
-pub fn sent_by(pair: &Pair, side: Side) -> Vec<Value> {
-    pair.transcript()
-        .iter()
-        .filter(|(s, _)| *s == side)
-        .map(|(_, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 /// How many requests or notifications of `method` `side` sent in `transcript`
 pub fn count_method(transcript: &[(Side, String)], side: Side, method: &str) -> usize {
     transcript
@@ -160,14 +151,14 @@ pub fn count_method(transcript: &[(Side, String)], side: Side, method: &str) -> 
 
 /// The server's answer to the request with wire id `id`, if sent
 pub fn response_to(pair: &Pair, id: &Value) -> Option<Value> {
-    sent_by(pair, Side::Server)
+    pair.sent_by(Side::Server)
         .into_iter()
         .find(|m| &m["id"] == id && m.get("method").is_none())
 }
 
 /// The last `method` request `side` sent
 pub fn last_request(pair: &Pair, side: Side, method: &str) -> Option<Value> {
-    sent_by(pair, side)
+    pair.sent_by(side)
         .into_iter()
         .rev()
         .find(|m| m["method"] == method)

@@ -1,0 +1,14 @@
+//! HTTP: the Streamable HTTP server (modern and legacy), its client, parameter headers, the transport, and OAuth (DPoP, the flow, the transport)
+
+#[path = "../common/mod.rs"]
+mod common;
+mod http_kit;
+
+mod auth_dpop;
+mod auth_flow;
+mod auth_transport;
+mod client;
+mod legacy;
+mod modern;
+mod param_headers;
+mod transport;

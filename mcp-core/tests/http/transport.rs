@@ -1,0 +1,472 @@
+//! `ClientTransport`: the HTTP requests a client session needs, and what recorded responses
+//! mean for it, on both wires, without sockets
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_sansio::http::{ClientTransport, HttpMethod, HttpRequest, StreamId};
+use mcp_sansio::session::{CallError, RequestOptions};
+use mcp_sansio::testing::{Pair, drain_events};
+use mcp_sansio::{ClientEvent, ClientSession, EraMode, ProtocolVersion};
+use serde_json::{Value, json};
+
+const SID: &str = "sess-1";
+
+/// The fake clock's origin: any instant will do
+fn start() -> Instant {
+    #[allow(clippy::disallowed_methods)]
+    Instant::now()
+}
+
+fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    request
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+fn body(request: &HttpRequest) -> Value {
+    serde_json::from_slice(&request.body).unwrap()
+}
+
+fn requests(t: &mut ClientTransport) -> Vec<HttpRequest> {
+    std::iter::from_fn(|| t.poll_request()).collect()
+}
+
+fn aborts(t: &mut ClientTransport) -> Vec<StreamId> {
+    std::iter::from_fn(|| t.poll_abort()).collect()
+}
+
+fn events(s: &mut ClientSession) -> Vec<ClientEvent> {
+    drain_events(s)
+}
+
+fn json_head() -> Vec<(String, String)> {
+    vec![("Content-Type".into(), "application/json".into())]
+}
+
+fn sse_head() -> Vec<(String, String)> {
+    vec![("Content-Type".into(), "text/event-stream".into())]
+}
+
+/// Answers one POST with a JSON body
+fn answer_json(
+    t: &mut ClientTransport,
+    s: &mut ClientSession,
+    now: Instant,
+    r: &HttpRequest,
+    extra: &[(&str, &str)],
+    message: &Value,
+) {
+    let mut head = json_head();
+    head.extend(
+        extra
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned())),
+    );
+    t.handle_head(now, r.stream, 200, &head, s);
+    t.handle_body(now, r.stream, message.to_string().as_bytes(), s);
+    t.handle_end(now, r.stream, s);
+}
+
+fn initialize_result(id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "recorded", "version": "1"}}})
+}
+
+/// A legacy client through its handshake over the 2025 wire; returns the transport and the
+/// session after `notifications/initialized` was answered with 202
+fn legacy_ready(now: Instant) -> (ClientTransport, ClientSession, HttpRequest) {
+    let (mut t, mut s, get) = legacy_handshake(now);
+    t.handle_head(now, get.stream, 200, &sse_head(), &mut s);
+    (t, s, get)
+}
+
+/// [`legacy_ready`] without answering the GET stream's head
+fn legacy_handshake(now: Instant) -> (ClientTransport, ClientSession, HttpRequest) {
+    let config = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
+    let mut s = ClientSession::new(Arc::new(config), now);
+    let mut t = ClientTransport::new();
+    t.pull(&mut s);
+    let first = requests(&mut t);
+    assert_eq!(first.len(), 1, "only initialize goes out before its answer");
+    let init = &first[0];
+    assert_eq!(init.method, HttpMethod::Post);
+    assert_eq!(body(init)["method"], "initialize");
+    assert_eq!(header(init, "Mcp-Session-Id"), None);
+    assert_eq!(header(init, "Mcp-Method"), None);
+    let id = body(init)["id"].clone();
+    answer_json(
+        &mut t,
+        &mut s,
+        now,
+        init,
+        &[("Mcp-Session-Id", SID)],
+        &initialize_result(&id),
+    );
+    let next = requests(&mut t);
+    assert_eq!(next.len(), 2, "{next:?}");
+    let initialized = &next[0];
+    assert_eq!(body(initialized)["method"], "notifications/initialized");
+    assert_eq!(header(initialized, "Mcp-Session-Id"), Some(SID));
+    assert_eq!(
+        header(initialized, "MCP-Protocol-Version"),
+        Some("2025-11-25")
+    );
+    let get = next[1].clone();
+    assert_eq!(get.method, HttpMethod::Get);
+    assert_eq!(header(&get, "Accept"), Some("text/event-stream"));
+    assert_eq!(header(&get, "Mcp-Session-Id"), Some(SID));
+    t.handle_head(now, initialized.stream, 202, &[] as &[(&str, &str)], &mut s);
+    t.handle_end(now, initialized.stream, &mut s);
+    assert!(
+        events(&mut s)
+            .iter()
+            .any(|e| matches!(e, ClientEvent::Ready { .. }))
+    );
+    (t, s, get)
+}
+
+fn modern_ready(now: Instant) -> (ClientTransport, ClientSession) {
+    let config = Pair::client_config(EraMode::Modern);
+    let mut s = ClientSession::new(Arc::new(config), now);
+    let mut t = ClientTransport::new();
+    t.pull(&mut s);
+    let first = requests(&mut t);
+    assert_eq!(first.len(), 1);
+    assert_eq!(body(&first[0])["method"], "server/discover");
+    assert_eq!(header(&first[0], "Mcp-Method"), Some("server/discover"));
+    let id = body(&first[0])["id"].clone();
+    let discover = json!({"jsonrpc": "2.0", "id": id, "result": {
+        "resultType": "complete",
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "recorded", "version": "1"}}});
+    answer_json(&mut t, &mut s, now, &first[0], &[], &discover);
+    assert!(
+        events(&mut s)
+            .iter()
+            .any(|e| matches!(e, ClientEvent::Ready { .. })),
+    );
+    (t, s)
+}
+
+fn call(s: &mut ClientSession, now: Instant, tool: &str) -> mcp_sansio::session::OutboundId {
+    let params = serde_json::value::to_raw_value(&json!({"name": tool, "arguments": {}})).unwrap();
+    s.send_request_raw(now, "tools/call", Some(params), RequestOptions::default())
+        .unwrap()
+}
+
+fn outcome(s: &mut ClientSession) -> Result<Value, CallError> {
+    for event in events(s) {
+        if let ClientEvent::Response { outcome, .. } = event {
+            return outcome.map(|raw| serde_json::from_str(raw.get()).unwrap());
+        }
+    }
+    panic!("no response event")
+}
+
+fn remote_message(result: Result<Value, CallError>) -> String {
+    match result {
+        Err(CallError::Remote(e)) => {
+            assert_eq!(e.code, -32603);
+            e.message
+        }
+        other => panic!("expected a -32603 answer, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_2025_wire_orders_posts_behind_the_handshake_and_opens_the_get_stream() {
+    let now = start();
+    let (mut t, mut s, get) = legacy_handshake(now);
+    // POSTs wait for the GET stream's head, so the server has the stream before anything
+    // it may send there.
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    assert!(requests(&mut t).is_empty());
+    // The GET stream may be refused with 405: nothing is owed, nothing fails.
+    t.handle_head(now, get.stream, 405, &[] as &[(&str, &str)], &mut s);
+    let sent = requests(&mut t);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(body(&sent[0])["method"], "tools/call");
+    t.handle_end(now, get.stream, &mut s);
+    assert!(events(&mut s).is_empty());
+    assert_eq!(t.streams_in_flight(), 1);
+}
+
+#[test]
+fn posts_stop_waiting_for_a_get_head_the_server_holds_back() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_handshake(now);
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    assert!(requests(&mut t).is_empty());
+    let deadline = t.poll_timeout().expect("a bounded wait");
+    assert_eq!(deadline, now + Duration::from_secs(2));
+    t.handle_timeout(deadline - Duration::from_millis(1));
+    assert!(requests(&mut t).is_empty());
+    t.handle_timeout(deadline);
+    let sent = requests(&mut t);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(body(&sent[0])["method"], "tools/call");
+    assert_eq!(t.poll_timeout(), None);
+}
+
+#[test]
+fn a_json_answer_completes_the_call_and_an_sse_answer_too() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    assert_eq!(header(&r, "Mcp-Name"), Some("echo"));
+    let id = body(&r)["id"].clone();
+    let answer =
+        json!({"jsonrpc": "2.0", "id": id, "result": {"content": [], "resultType": "complete"}});
+    answer_json(&mut t, &mut s, now, &r, &[], &answer);
+    assert!(outcome(&mut s).is_ok());
+
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    let id = body(&r)["id"].clone();
+    t.handle_head(now, r.stream, 200, &sse_head(), &mut s);
+    let answer =
+        json!({"jsonrpc": "2.0", "id": id, "result": {"content": [], "resultType": "complete"}});
+    let event = format!("id: 1\ndata: {answer}\n\n");
+    // Split mid-event: the decoder joins the pieces.
+    let (a, b) = event.as_bytes().split_at(10);
+    t.handle_body(now, r.stream, a, &mut s);
+    t.handle_body(now, r.stream, b, &mut s);
+    assert!(outcome(&mut s).is_ok());
+    t.handle_end(now, r.stream, &mut s);
+    assert!(
+        events(&mut s).is_empty(),
+        "the answer is not failed afterwards"
+    );
+    assert_eq!(t.streams_in_flight(), 0);
+}
+
+#[test]
+fn cancelling_on_the_2026_wire_closes_the_response_instead_of_posting() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    let id = call(&mut s, now, "slow");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    s.cancel(now, id, Some("user")).unwrap();
+    t.pull(&mut s);
+    assert!(
+        requests(&mut t).is_empty(),
+        "no notifications/cancelled POST"
+    );
+    assert_eq!(aborts(&mut t), vec![r.stream]);
+    assert!(matches!(outcome(&mut s), Err(CallError::Cancelled)));
+    // A late report for the aborted stream is ignored.
+    t.handle_head(now, r.stream, 200, &json_head(), &mut s);
+    t.handle_end(now, r.stream, &mut s);
+    assert!(events(&mut s).is_empty());
+}
+
+#[test]
+fn cancelling_on_the_2025_wire_posts_the_notification() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_ready(now);
+    let id = call(&mut s, now, "slow");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    t.handle_head(now, r.stream, 200, &sse_head(), &mut s);
+    s.cancel(now, id, None).unwrap();
+    t.pull(&mut s);
+    let sent = requests(&mut t);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(body(&sent[0])["method"], "notifications/cancelled");
+    assert_eq!(header(&sent[0], "Mcp-Session-Id"), Some(SID));
+}
+
+#[test]
+fn an_http_error_status_fails_the_request_once() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    t.handle_head(now, r.stream, 500, &[] as &[(&str, &str)], &mut s);
+    t.handle_body(now, r.stream, b"oops", &mut s);
+    t.handle_end(now, r.stream, &mut s);
+    assert!(remote_message(outcome(&mut s)).contains("HTTP 500"));
+    assert!(events(&mut s).is_empty());
+}
+
+#[test]
+fn a_json_body_without_the_answer_fails_the_request() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    t.handle_head(now, r.stream, 200, &json_head(), &mut s);
+    t.handle_body(now, r.stream, b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}", &mut s);
+    t.handle_end(now, r.stream, &mut s);
+    assert!(remote_message(outcome(&mut s)).contains("no answer"));
+}
+
+#[test]
+fn an_oversized_json_body_fails_the_request_and_aborts_it() {
+    let now = start();
+    let config = Pair::client_config(EraMode::Modern);
+    let mut s = ClientSession::new(Arc::new(config), now);
+    let mut t = ClientTransport::with_max_message(64);
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    t.handle_head(now, r.stream, 200, &json_head(), &mut s);
+    t.handle_body(now, r.stream, &[b' '; 65], &mut s);
+    assert_eq!(aborts(&mut t), vec![r.stream]);
+    t.handle_end(now, r.stream, &mut s);
+    // Discovery failed: the session reports it rather than hanging.
+    assert_eq!(t.streams_in_flight(), 0);
+}
+
+#[test]
+fn a_failed_connection_fails_the_request() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    call(&mut s, now, "echo");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    t.handle_failed(now, r.stream, "connection refused", &mut s);
+    assert!(remote_message(outcome(&mut s)).contains("connection refused"));
+}
+
+#[test]
+fn an_interrupted_stream_resumes_with_last_event_id_and_delivers_the_answer() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_ready(now);
+    call(&mut s, now, "slow");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    let id = body(&r)["id"].clone();
+    t.handle_head(now, r.stream, 200, &sse_head(), &mut s);
+    t.handle_body(now, r.stream, b"id: ev-7\nretry: 250\ndata: \n\n", &mut s);
+    t.handle_end(now, r.stream, &mut s);
+    assert!(events(&mut s).is_empty(), "not failed: it can resume");
+    let due = t.poll_timeout().expect("a reconnection is armed");
+    assert_eq!(due, now + Duration::from_millis(250));
+    t.handle_timeout(now + Duration::from_millis(100));
+    assert!(requests(&mut t).is_empty());
+    t.handle_timeout(due);
+    let resume = requests(&mut t).remove(0);
+    assert_eq!(resume.method, HttpMethod::Get);
+    assert_eq!(header(&resume, "Last-Event-ID"), Some("ev-7"));
+    assert_eq!(header(&resume, "Mcp-Session-Id"), Some(SID));
+    t.handle_head(due, resume.stream, 200, &sse_head(), &mut s);
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+    t.handle_body(
+        due,
+        resume.stream,
+        format!("id: ev-8\ndata: {answer}\n\n").as_bytes(),
+        &mut s,
+    );
+    t.handle_end(due, resume.stream, &mut s);
+    assert!(outcome(&mut s).is_ok());
+    assert!(events(&mut s).is_empty());
+}
+
+#[test]
+fn a_stream_that_ends_without_ids_fails_its_request() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_ready(now);
+    call(&mut s, now, "slow");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    t.handle_head(now, r.stream, 200, &sse_head(), &mut s);
+    t.handle_end(now, r.stream, &mut s);
+    assert!(remote_message(outcome(&mut s)).contains("without an answer"));
+}
+
+#[test]
+fn a_404_on_the_session_ends_it_and_every_request_in_it() {
+    let now = start();
+    let (mut t, mut s, get) = legacy_ready(now);
+    call(&mut s, now, "a");
+    t.pull(&mut s);
+    let a = requests(&mut t).remove(0);
+    t.handle_head(now, a.stream, 200, &sse_head(), &mut s);
+    call(&mut s, now, "b");
+    t.pull(&mut s);
+    let b = requests(&mut t).remove(0);
+    t.handle_head(now, b.stream, 404, &[] as &[(&str, &str)], &mut s);
+    let failed = events(&mut s)
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                ClientEvent::Response {
+                    outcome: Err(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(failed, 2, "both calls end, once each");
+    assert!(s.is_closed());
+    let mut aborted = aborts(&mut t);
+    aborted.sort();
+    assert_eq!(aborted, vec![get.stream, a.stream, b.stream]);
+    assert!(t.close().is_none(), "the session id is gone: no DELETE");
+}
+
+#[test]
+fn close_aborts_everything_and_deletes_the_session() {
+    let now = start();
+    let (mut t, mut s, get) = legacy_ready(now);
+    call(&mut s, now, "a");
+    t.pull(&mut s);
+    let a = requests(&mut t).remove(0);
+    let delete = t.close().expect("a DELETE on the 2025 wire");
+    assert_eq!(delete.method, HttpMethod::Delete);
+    assert_eq!(header(&delete, "Mcp-Session-Id"), Some(SID));
+    let mut aborted = aborts(&mut t);
+    aborted.sort();
+    assert_eq!(aborted, vec![get.stream, a.stream]);
+    assert!(t.close().is_none(), "once");
+    s.close(now);
+    t.pull(&mut s);
+    assert!(requests(&mut t).is_empty());
+}
+
+#[test]
+fn modern_close_sends_no_delete() {
+    let now = start();
+    let (mut t, _s) = modern_ready(now);
+    assert!(t.close().is_none());
+}
+
+#[test]
+fn tools_list_answers_teach_the_param_headers() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    s.send_request_raw(now, "tools/list", None, RequestOptions::default())
+        .unwrap();
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    let id = body(&r)["id"].clone();
+    let list = json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete", "tools": [
+        {"name": "echo", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}}]}});
+    answer_json(&mut t, &mut s, now, &r, &[], &list);
+    events(&mut s);
+    let params = serde_json::value::to_raw_value(
+        &json!({"name": "echo", "arguments": {"region": "eu-west"}}),
+    )
+    .unwrap();
+    s.send_request_raw(now, "tools/call", Some(params), RequestOptions::default())
+        .unwrap();
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    assert_eq!(header(&r, "Mcp-Param-Region"), Some("eu-west"));
+}
