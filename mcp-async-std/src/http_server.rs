@@ -313,7 +313,7 @@ async fn connection(
             return;
         }
         // The core answers every request at once: whole, or as an open exchange.
-        let Ok(answer) = answer.recv().await else {
+        let Some(answer) = chan::reply(answer).await else {
             let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
             return;
         };

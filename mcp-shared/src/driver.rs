@@ -7,7 +7,7 @@
 
 /// The byte streams the actor drives: `futures-io`'s
 pub use futures_lite::{AsyncRead, AsyncWrite};
-use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
+use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt, StreamExt};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::{ServerSession, Session};
 
@@ -81,6 +81,10 @@ async fn run<R, S, I, O>(
     let serving = app.dispatch.is_some();
     let mut peer = Peer::new(ready);
     let (handlers, handler_rx) = Handlers::<R>::channel();
+    // Polled as streams, each receiver keeps its one listener between loops (a `recv()`
+    // future per loop would register and drop one every time).
+    let mut commands = std::pin::pin!(commands);
+    let mut handler_rx = handler_rx;
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
@@ -119,12 +123,12 @@ async fn run<R, S, I, O>(
             };
             let command = async {
                 if commands_open {
-                    Wake::Command(commands.recv().await.ok())
+                    Wake::Command(commands.as_mut().next().await)
                 } else {
                     std::future::pending().await
                 }
             };
-            let handler = async { Wake::Handler(handler_rx.recv().await.ok()) };
+            let handler = async { Wake::Handler(chan::next(&mut handler_rx).await) };
             let timeout = async {
                 if armed {
                     Wake::Timeout(timer.wait(deadline).await)
@@ -166,6 +170,6 @@ async fn run<R, S, I, O>(
     }
     peer.abort_all();
     chan::close_and_drain(&commands);
-    chan::close_and_drain(&handler_rx);
+    chan::close_queue(&mut handler_rx);
     let _ = writer.close().await;
 }

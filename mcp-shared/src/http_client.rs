@@ -106,9 +106,9 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
                     }
                 };
                 let handler = async {
-                    match self.handlers.1.recv().await {
-                        Ok((_, msg)) => Wake::Handler(msg),
-                        Err(_) => std::future::pending().await,
+                    match chan::next(&mut self.handlers.1).await {
+                        Some((_, msg)) => Wake::Handler(msg),
+                        None => std::future::pending().await,
                     }
                 };
                 let timeout = async {
@@ -143,7 +143,7 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
         self.front.abort_all();
         self.peer.abort_all();
         chan::close_and_drain(&commands);
-        chan::close_and_drain(&self.handlers.1);
+        chan::close_queue(&mut self.handlers.1);
     }
 
     /// Ends the session: DELETE (2025 wire), waiting up to [`DELETE_WAIT`] for the head of

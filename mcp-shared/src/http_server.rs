@@ -28,12 +28,12 @@ pub struct AsyncChannels<B>(PhantomData<fn() -> B>);
 
 impl<B: AsRef<[u8]> + 'static> Channels for AsyncChannels<B> {
     type Body = B;
-    type Reply = Sender<Answer<B>>;
+    type Reply = chan::OneSender<Answer<B>>;
     type Frames = Sender<Piece>;
     type FramesRx = Receiver<Piece>;
 
     fn reply(reply: Self::Reply, answer: Answer<B>) -> bool {
-        reply.try_send(answer).is_ok()
+        reply.send(answer).is_ok()
     }
 
     fn frames() -> (Self::Frames, Self::FramesRx) {
@@ -74,7 +74,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
     pub fn new<R: Runtime>(config: HttpConfig, server: &ServerCore<R>) -> Self {
         let (to_actor, conns) = async_channel::unbounded();
         let (handlers, handler_rx) = Handlers::<R>::channel();
-        let (stop, stopped) = chan::oneshot();
+        let (stop, stopped) = async_channel::bounded(1);
         let tools: Vec<_> = server.dispatch.catalog().tools().cloned().collect();
         let app = crate::http::PeerApp {
             app: server.app(),
@@ -104,7 +104,7 @@ enum Wake<R: Runtime, B: AsRef<[u8]> + 'static> {
 async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
     mut front: ServerFront<AsyncChannels<B>, Peer<R>>,
     conns: Receiver<ToActor<B>>,
-    handler_rx: HandlerRx<R>,
+    mut handler_rx: HandlerRx<R>,
     stop: Receiver<()>,
 ) {
     let mut timer = Timer::<R>::default();
@@ -113,7 +113,7 @@ async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
         let deadline = front.poll_timeout();
         let armed = timer.arm(deadline);
         let wake = async { Wake::Conn(conns.recv().await.ok()) }
-            .race(async { Wake::Handler(handler_rx.recv().await.ok()) })
+            .race(async { Wake::Handler(chan::next(&mut handler_rx).await) })
             .race(async {
                 if armed {
                     Wake::Timeout(timer.wait(deadline).await)
@@ -145,6 +145,6 @@ async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
     // Shutting down: every open response ends (its channel closes), handlers stop, and
     // requests still queued get their answer channel closed (503).
     chan::close_and_drain(&conns);
-    chan::close_and_drain(&handler_rx);
+    chan::close_queue(&mut handler_rx);
     front.end_all();
 }

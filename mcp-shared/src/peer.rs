@@ -59,15 +59,15 @@ pub trait Plumbing: Sized + Send + Sync + 'static {
 /// handler messages, its own channels for the application's reports
 impl<R: Runtime> Plumbing for R {
     type Run = R::Run;
-    type Reply<T: Send + 'static> = chan::Sender<T>;
+    type Reply<T: Send + 'static> = chan::OneSender<T>;
     type Stream<T: Send + 'static> = R::Sender<T>;
-    type HandlerTx = chan::Sender<(SessionKey, HandlerMsg<R>)>;
+    type HandlerTx = chan::QueueSender<(SessionKey, HandlerMsg<R>)>;
 
     fn now() -> Instant {
         R::now()
     }
-    fn reply<T: Send + 'static>(tx: chan::Sender<T>, value: T) {
-        let _ = tx.try_send(value);
+    fn reply<T: Send + 'static>(tx: chan::OneSender<T>, value: T) {
+        let _ = tx.send(value);
     }
     fn report<T: Send + 'static>(tx: &R::Sender<T>, value: T) {
         let _ = R::send(tx, value);
@@ -76,7 +76,7 @@ impl<R: Runtime> Plumbing for R {
         R::stop(run);
     }
     fn send_handler(tx: &Self::HandlerTx, key: SessionKey, msg: HandlerMsg<R>) -> bool {
-        tx.try_send((key, msg)).is_ok()
+        tx.unbounded_send((key, msg)).is_ok()
     }
 }
 
@@ -281,12 +281,12 @@ impl<R: Plumbing> Handlers<R> {
 }
 
 /// An async actor's end of its [`Handlers`] channel
-pub type HandlerRx<R> = chan::Receiver<(SessionKey, HandlerMsg<R>)>;
+pub type HandlerRx<R> = chan::QueueReceiver<(SessionKey, HandlerMsg<R>)>;
 
 impl<R: Runtime> Handlers<R> {
     /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
     pub fn channel() -> (Self, HandlerRx<R>) {
-        let (tx, rx) = async_channel::unbounded();
+        let (tx, rx) = chan::queue();
         (Self::new(tx), rx)
     }
 }

@@ -70,21 +70,19 @@ pub struct PeerInfo {
 const MAX_DISCOVER_ATTEMPTS: u8 = 2;
 
 impl Core {
-    pub(super) fn client_config(&self) -> &ClientConfig {
+    /// A client's configuration (`None` on a server, whose steps never ask)
+    pub(super) fn client_config(&self) -> Option<Arc<ClientConfig>> {
         match &self.role {
-            Side::Client(c) => c,
-            Side::Server(_) => unreachable!(
-                "only a ClientSession runs client lifecycle steps, and its constructor set Side::Client"
-            ),
+            Side::Client(c) => Some(Arc::clone(c)),
+            Side::Server(_) => None,
         }
     }
 
-    pub(super) fn server_config(&self) -> &ServerConfig {
+    /// A server's configuration (`None` on a client, whose steps never ask)
+    pub(super) fn server_config(&self) -> Option<&ServerConfig> {
         match &self.role {
-            Side::Server(s) => s,
-            Side::Client(_) => unreachable!(
-                "only a ServerSession runs server lifecycle steps, and its constructor set Side::Server"
-            ),
+            Side::Server(s) => Some(s),
+            Side::Client(_) => None,
         }
     }
 
@@ -109,7 +107,9 @@ impl Core {
 
     /// Client: sends `initialize` offering `version`
     pub(super) fn start_initialize(&mut self, version: ProtocolVersion) {
-        let config = self.client_config();
+        let Some(config) = self.client_config() else {
+            return;
+        };
         let params = serde_json::json!({
             "protocolVersion": version.as_str(),
             "capabilities": config.capabilities,
@@ -118,14 +118,16 @@ impl Core {
         .to_string();
         let timeout = config.timeouts.request;
         self.phase = Phase::Initializing {
-            fallback: self.client_config().era == EraMode::Auto,
+            fallback: config.era == EraMode::Auto,
         };
         self.send_lifecycle(Owner::Initialize, "initialize", params, timeout);
     }
 
     /// Client: sends `server/discover` in `version`
     pub(super) fn start_discover(&mut self, version: ProtocolVersion, attempt: u8) {
-        let config = self.client_config();
+        let Some(config) = self.client_config() else {
+            return;
+        };
         let timeout = match config.era {
             EraMode::Auto => Some(config.discover_timeout),
             _ => config.timeouts.request,
@@ -135,7 +137,9 @@ impl Core {
 
     /// Client: sends `server/discover` in `version` with `timeout`
     fn send_discover(&mut self, version: ProtocolVersion, attempt: u8, timeout: Option<Duration>) {
-        let config = self.client_config();
+        let Some(config) = self.client_config() else {
+            return;
+        };
         let params = serde_json::json!({
             "_meta": {
                 meta::PROTOCOL_VERSION: version.as_str(),
@@ -166,8 +170,10 @@ impl Core {
             let supported = supported_versions(error);
             let version = pick_modern(supported.iter().map(String::as_str))
                 .unwrap_or(ProtocolVersion::LATEST);
-            if version.era() == Era::Modern {
-                let timeout = self.client_config().timeouts.request;
+            if version.era() == Era::Modern
+                && let Some(config) = self.client_config()
+            {
+                let timeout = config.timeouts.request;
                 return self.send_discover(version, MAX_DISCOVER_ATTEMPTS - 1, timeout);
             }
         }
@@ -247,8 +253,8 @@ impl Core {
 
     /// Client: discovery failed; `Auto` falls back to `initialize`, `Modern` closes
     pub(super) fn client_discover_failed(&mut self, why: &str) {
-        match self.client_config().era {
-            EraMode::Auto => self.start_initialize(ProtocolVersion::LATEST_LEGACY),
+        match self.client_config().map(|c| c.era) {
+            Some(EraMode::Auto) => self.start_initialize(ProtocolVersion::LATEST_LEGACY),
             _ => self.close(CloseReason::Handshake(why.to_owned())),
         }
     }
@@ -269,7 +275,9 @@ impl Core {
                 return self.answer(Some(id), batch, Answer::Error(&error));
             }
         };
-        let config = self.server_config();
+        let Some(config) = self.server_config() else {
+            return;
+        };
         let legacy = || {
             config
                 .versions
@@ -305,7 +313,9 @@ impl Core {
 
     /// Server: answers a modern `server/discover`
     pub(super) fn server_discover(&mut self, id: &RequestId, batch: Option<u32>) {
-        let config = self.server_config();
+        let Some(config) = self.server_config() else {
+            return;
+        };
         let mut result = serde_json::json!({
             "supportedVersions": self.modern_versions(),
             "capabilities": config.capabilities,
@@ -321,8 +331,10 @@ impl Core {
 
     /// The modern versions this server accepts, newest first
     fn modern_versions(&self) -> Vec<&'static str> {
-        let mut versions: Vec<_> = self
-            .server_config()
+        let Some(config) = self.server_config() else {
+            return Vec::new();
+        };
+        let mut versions: Vec<_> = config
             .versions
             .iter()
             .filter(|v| v.era() == Era::Modern)
@@ -338,8 +350,8 @@ impl Core {
         if supported.is_empty() {
             supported = self
                 .server_config()
-                .versions
-                .iter()
+                .into_iter()
+                .flat_map(|c| c.versions.iter())
                 .rev()
                 .map(|v| v.as_str())
                 .collect();

@@ -223,9 +223,8 @@ impl Core {
                 };
                 let modern = self
                     .server_config()
-                    .versions
-                    .iter()
-                    .copied()
+                    .into_iter()
+                    .flat_map(|c| c.versions.iter().copied())
                     .find(|v| v.era() == Era::Modern && v.as_str() == requested);
                 let Some(version) = modern else {
                     let error = self.unsupported_version_error(&requested);
