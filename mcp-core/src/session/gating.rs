@@ -1,9 +1,9 @@
 //! Which methods each side may send, in which era, and the capability each one needs
 
-use crate::version::{Era, ProtocolVersion};
+use crate::version::ProtocolVersion;
 
 /// A capability path and its dotted name for messages
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Capability {
     pub(crate) path: &'static [&'static str],
     pub(crate) name: &'static str,
@@ -24,89 +24,94 @@ pub(crate) enum Gate {
     Unknown,
 }
 
-/// Requests a client sends, with the server capability each needs
-pub(crate) fn client_request(method: &str, version: ProtocolVersion) -> Gate {
-    let modern = version.era() == Era::Modern;
-    Gate::Known(match method {
-        "ping"
-        | "initialize"
-        | "logging/setLevel"
-        | "resources/subscribe"
-        | "resources/unsubscribe"
-            if modern =>
-        {
-            return Gate::NotInEra;
-        }
-        "server/discover" | "subscriptions/listen" if !modern => return Gate::NotInEra,
-        "ping" | "initialize" | "server/discover" | "subscriptions/listen" => None,
-        "tools/list" | "tools/call" => cap(&["tools"], "tools"),
-        "resources/list" | "resources/read" | "resources/templates/list" => {
-            cap(&["resources"], "resources")
-        }
-        "resources/subscribe" | "resources/unsubscribe" => {
-            cap(&["resources", "subscribe"], "resources.subscribe")
-        }
-        "prompts/list" | "prompts/get" => cap(&["prompts"], "prompts"),
-        "logging/setLevel" => cap(&["logging"], "logging"),
-        // 2024-11-05 had no `completions` capability: servers offering prompts or resource
-        // templates answered completion requests.
-        "completion/complete" if version == ProtocolVersion::V2024_11_05 => None,
-        "completion/complete" => cap(&["completions"], "completions"),
-        _ if !exists_in(method, version) => return Gate::NotInEra,
-        // The tasks extension (2026) dropped these two; its methods are gated by the
-        // extension, which the core checks itself.
-        "tasks/result" | "tasks/list" if modern => return Gate::NotInEra,
-        "tasks/get" | "tasks/cancel" | "tasks/update" if modern => None,
-        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => cap(&["tasks"], "tasks"),
-        "sampling/createMessage" | "elicitation/create" | "roots/list" => return Gate::NotInEra,
-        _ => return Gate::Unknown,
-    })
+/// Who sends a request
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sender {
+    Client,
+    Server,
 }
 
-/// Requests a server sends (legacy era only), with the client capability each needs
-pub(crate) fn server_request(method: &str, version: ProtocolVersion) -> Gate {
-    let known = matches!(
-        method,
-        "ping"
-            | "sampling/createMessage"
-            | "elicitation/create"
-            | "roots/list"
-            | "tasks/get"
-            | "tasks/result"
-            | "tasks/list"
-            | "tasks/cancel"
-    );
-    if version.era() == Era::Modern {
-        return if known { Gate::NotInEra } else { Gate::Unknown };
-    }
-    if !exists_in(method, version) {
-        return Gate::NotInEra;
-    }
-    Gate::Known(match method {
-        "ping" => None,
-        "sampling/createMessage" => cap(&["sampling"], "sampling"),
-        "elicitation/create" => cap(&["elicitation"], "elicitation"),
-        "roots/list" => cap(&["roots"], "roots"),
-        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => cap(&["tasks"], "tasks"),
-        _ if client_request(method, version).is_known() => return Gate::NotInEra,
-        _ => return Gate::Unknown,
-    })
-}
+use ProtocolVersion::{V2024_11_05 as V1, V2025_03_26 as V2, V2025_06_18 as V3};
+use ProtocolVersion::{V2025_11_25 as V4, V2026_07_28 as V5};
+use Sender::{Client as C, Server as S};
 
-/// Whether a legacy-era method exists in `version`: some arrived after 2024-11-05
-fn exists_in(method: &str, version: ProtocolVersion) -> bool {
-    let since = match method {
-        "elicitation/create" => ProtocolVersion::V2025_06_18,
-        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" => {
-            ProtocolVersion::V2025_11_25
+const TOOLS: Option<Capability> = cap(&["tools"], "tools");
+const RESOURCES: Option<Capability> = cap(&["resources"], "resources");
+const SUBSCRIBE: Option<Capability> = cap(&["resources", "subscribe"], "resources.subscribe");
+const PROMPTS: Option<Capability> = cap(&["prompts"], "prompts");
+const LOGGING: Option<Capability> = cap(&["logging"], "logging");
+const COMPLETIONS: Option<Capability> = cap(&["completions"], "completions");
+const TASKS: Option<Capability> = cap(&["tasks"], "tasks");
+const SAMPLING: Option<Capability> = cap(&["sampling"], "sampling");
+const ELICITATION: Option<Capability> = cap(&["elicitation"], "elicitation");
+const ROOTS: Option<Capability> = cap(&["roots"], "roots");
+
+/// Every request method of MCP: who sends it, the versions it exists in (first and last,
+/// inclusive) and the capability the receiver must have declared. A method whose capability
+/// changed between versions has one row per span.
+///
+/// Server-to-client requests stop at 2025-11-25: from 2026-07-28 a server asks for input
+/// inside its results. The tasks extension (2026) dropped `tasks/result` and `tasks/list`
+/// and gates its methods by the extension, which the core checks itself. 2024-11-05 had no
+/// `completions` capability: servers offering prompts or resource templates answered
+/// completion requests.
+#[rustfmt::skip]
+const TABLE: &[(&str, Sender, ProtocolVersion, ProtocolVersion, Option<Capability>)] = &[
+    ("ping",                     C, V1, V4, None),
+    ("initialize",               C, V1, V4, None),
+    ("server/discover",          C, V5, V5, None),
+    ("subscriptions/listen",     C, V5, V5, None),
+    ("tools/list",               C, V1, V5, TOOLS),
+    ("tools/call",               C, V1, V5, TOOLS),
+    ("resources/list",           C, V1, V5, RESOURCES),
+    ("resources/read",           C, V1, V5, RESOURCES),
+    ("resources/templates/list", C, V1, V5, RESOURCES),
+    ("resources/subscribe",      C, V1, V4, SUBSCRIBE),
+    ("resources/unsubscribe",    C, V1, V4, SUBSCRIBE),
+    ("prompts/list",             C, V1, V5, PROMPTS),
+    ("prompts/get",              C, V1, V5, PROMPTS),
+    ("logging/setLevel",         C, V1, V4, LOGGING),
+    ("completion/complete",      C, V1, V1, None),
+    ("completion/complete",      C, V2, V5, COMPLETIONS),
+    ("tasks/get",                C, V4, V4, TASKS),
+    ("tasks/get",                C, V5, V5, None),
+    ("tasks/cancel",             C, V4, V4, TASKS),
+    ("tasks/cancel",             C, V5, V5, None),
+    ("tasks/result",             C, V4, V4, TASKS),
+    ("tasks/list",               C, V4, V4, TASKS),
+    ("tasks/update",             C, V5, V5, None),
+    ("ping",                     S, V1, V4, None),
+    ("sampling/createMessage",   S, V1, V4, SAMPLING),
+    ("elicitation/create",       S, V3, V4, ELICITATION),
+    ("roots/list",               S, V1, V4, ROOTS),
+    ("tasks/get",                S, V4, V4, TASKS),
+    ("tasks/result",             S, V4, V4, TASKS),
+    ("tasks/list",               S, V4, V4, TASKS),
+    ("tasks/cancel",             S, V4, V4, TASKS),
+];
+
+/// What the spec says of a request `method` sent by `sender` in `version`: a row of
+/// [`TABLE`] covering the version, or a method of MCP elsewhere in the table, or neither
+pub(crate) fn request(sender: Sender, method: &str, version: ProtocolVersion) -> Gate {
+    let mut of_mcp = false;
+    for (m, s, from, to, capability) in TABLE {
+        if *m != method {
+            continue;
         }
-        "tasks/update" => return version.era() == Era::Modern,
-        _ => return true,
-    };
-    version.era() == Era::Modern || version >= since
+        if *s == sender && (*from..=*to).contains(&version) {
+            return Gate::Known(*capability);
+        }
+        of_mcp = true;
+    }
+    if of_mcp {
+        Gate::NotInEra
+    } else {
+        Gate::Unknown
+    }
 }
 
 impl Gate {
+    #[cfg(test)]
     fn is_known(&self) -> bool {
         matches!(self, Self::Known(_))
     }
@@ -142,35 +147,45 @@ mod tests {
             "logging/setLevel",
             "resources/subscribe",
         ] {
-            assert!(matches!(client_request(m, v), Gate::NotInEra), "{m}");
+            assert!(matches!(request(C, m, v), Gate::NotInEra), "{m}");
         }
-        assert!(client_request("server/discover", v).is_known());
+        assert!(request(C, "server/discover", v).is_known());
         assert!(matches!(
-            server_request("sampling/createMessage", v),
+            request(S, "sampling/createMessage", v),
             Gate::NotInEra
         ));
-        assert!(matches!(server_request("x/custom", v), Gate::Unknown));
+        assert!(matches!(request(S, "x/custom", v), Gate::Unknown));
     }
 
     #[test]
     fn legacy_gates() {
         let v = ProtocolVersion::V2025_11_25;
-        assert_eq!(client_request("tools/call", v).capability(), Some("tools"));
-        assert!(matches!(
-            client_request("server/discover", v),
-            Gate::NotInEra
-        ));
-        assert!(client_request("completion/complete", ProtocolVersion::V2024_11_05).is_known());
+        assert_eq!(request(C, "tools/call", v).capability(), Some("tools"));
+        assert!(matches!(request(C, "server/discover", v), Gate::NotInEra));
+        assert!(request(C, "completion/complete", ProtocolVersion::V2024_11_05).is_known());
         assert_eq!(
-            client_request("completion/complete", ProtocolVersion::V2024_11_05).capability(),
+            request(C, "completion/complete", ProtocolVersion::V2024_11_05).capability(),
             None
         );
-        assert_eq!(server_request("roots/list", v).capability(), Some("roots"));
-        assert!(matches!(server_request("tools/call", v), Gate::NotInEra));
+        assert_eq!(request(S, "roots/list", v).capability(), Some("roots"));
+        assert!(matches!(request(S, "tools/call", v), Gate::NotInEra));
         assert!(matches!(
-            client_request("sampling/createMessage", v),
+            request(C, "sampling/createMessage", v),
             Gate::NotInEra
         ));
-        assert!(matches!(client_request("nope/nope", v), Gate::Unknown));
+        assert!(matches!(request(C, "nope/nope", v), Gate::Unknown));
+    }
+
+    #[test]
+    fn a_method_of_mcp_in_the_wrong_direction_is_not_in_era() {
+        for v in ProtocolVersion::ALL {
+            assert!(matches!(request(S, "tools/call", v), Gate::NotInEra), "{v}");
+            assert!(
+                matches!(request(S, "server/discover", v), Gate::NotInEra),
+                "{v}"
+            );
+            assert!(matches!(request(C, "roots/list", v), Gate::NotInEra), "{v}");
+            assert!(matches!(request(S, "x/custom", v), Gate::Unknown), "{v}");
+        }
     }
 }

@@ -210,8 +210,8 @@ impl Core {
             _ => return Err(SendError::NotReady),
         };
         let gate = match self.role {
-            Side::Client(_) => gating::client_request(method, version),
-            Side::Server(_) => gating::server_request(method, version),
+            Side::Client(_) => gating::request(gating::Sender::Client, method, version),
+            Side::Server(_) => gating::request(gating::Sender::Server, method, version),
         };
         match gate {
             _ if method == "initialize" => {

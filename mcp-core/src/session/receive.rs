@@ -318,8 +318,8 @@ impl Core {
             task_param,
         } = delivery;
         let gate = match self.role {
-            Side::Server(_) => gating::client_request(&request.method, version),
-            Side::Client(_) => gating::server_request(&request.method, version),
+            Side::Server(_) => gating::request(gating::Sender::Client, &request.method, version),
+            Side::Client(_) => gating::request(gating::Sender::Server, &request.method, version),
         };
         let refusal = match gate {
             Gate::Known(Some(Capability { path, name }))

@@ -896,3 +896,38 @@ fn roots_answer(roots: Vec<Root>) -> InputResponses {
         InputResponse::ListRoots(ListRootsResult::new(roots)),
     )])
 }
+
+// --- methods of the other direction ------------------------------------------------------
+
+#[test]
+fn a_server_may_not_send_a_client_method() {
+    // `tools/call` and `server/discover` are MCP methods a client sends; a server sending
+    // one is refused as not part of the version, never passed as a custom extension.
+    for v in LEGACY {
+        let mut pair = ready(v);
+        for method in ["tools/call", "server/discover"] {
+            assert!(
+                matches!(
+                    pair.server.send_request_raw(
+                        pair.now,
+                        method,
+                        Some(raw(json!({"name": "t"}))),
+                        RequestOptions::default()
+                    ),
+                    Err(SendError::NotAllowed { .. })
+                ),
+                "{v} {method}"
+            );
+        }
+        let mut client = Raw::client_ready(Pair::client_config(EraMode::Legacy(v)), v, json!({}));
+        client.feed(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}));
+        let out = client.out();
+        assert_eq!(out[0]["error"]["code"], -32601, "{v}: {out:?}");
+        let message = out[0]["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("is not part of protocol version"),
+            "{message}"
+        );
+        assert!(client.events().is_empty(), "{v}");
+    }
+}
