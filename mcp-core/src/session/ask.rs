@@ -26,7 +26,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::ids::{InboundId, OutboundId, Responder};
-use super::outbound_table::{OutEntry, Owner};
+use super::outbound_table::{OutEntry, Owner, WireId};
 use super::seal::{self, SealError};
 use super::{Answer, CallError, ClientSession, Core, Event, Role, Session, Side};
 use crate::jsonrpc::{self, ErrorObject};
@@ -217,11 +217,8 @@ impl ClientSession {
         self.core.tick(now);
         match id {
             InputId::Retry(out) => {
-                let waiting = self
-                    .core
-                    .outbound
-                    .get_mut(self.core.outbound.wire_of(out.0));
-                if !waiting.is_some_and(|e| e.awaiting_input) {
+                let waiting = self.core.outbound.call_mut(out);
+                if !waiting.is_some_and(|c| c.awaiting_input) {
                     return Err(InputError::NotWaiting);
                 }
                 self.core
@@ -400,10 +397,11 @@ impl Core {
                 _ => None,
             };
             let params = params.map(|p| serde_json::value::to_raw_value(&p).expect("a Value"));
-            let mut entry = OutEntry::new(Owner::Input(id), method, params);
-            entry.input_key = Some(key.into());
-            entry.timeout = timeout;
-            entry.deadline = timeout.map(|t| self.now + t);
+            let owner = Owner::Input {
+                request: id,
+                key: key.into(),
+            };
+            let entry = OutEntry::with_timeout(owner, method, params, self.now, timeout);
             let wire = self.outbound.insert(entry);
             self.transmit_outbound(wire, &[]);
             if let Some(e) = self.inbound.get_mut(id) {
@@ -428,7 +426,7 @@ impl Core {
         e.asks = e.asks.saturating_sub(1);
         self.events.push_back(Event::InputAnswered {
             request: inbound,
-            key: entry.input_key.as_deref().unwrap_or_default().to_owned(),
+            key: entry.input_key().to_owned(),
             outcome,
         });
     }
@@ -448,7 +446,7 @@ impl Core {
     /// else the entry and the outcome to report as the request's response
     pub(super) fn client_input_required(
         &mut self,
-        wire: u64,
+        wire: WireId,
         mut entry: OutEntry,
         result: &RawValue,
     ) -> Option<(OutEntry, Result<Box<RawValue>, CallError>)> {
@@ -457,18 +455,21 @@ impl Core {
             Ok(r) if r.result_type == Some(ResultType::InputRequired) => r,
             _ => return Some((entry, Ok(result.to_owned()))),
         };
-        let app_id = OutboundId(entry.app_id);
         let limit = match &self.role {
             Side::Client(c) => c.max_input_rounds,
             Side::Server(_) => 0,
         };
-        if entry.rounds >= limit {
+        let Some(call) = entry.app_mut() else {
+            return Some((entry, Ok(result.to_owned())));
+        };
+        let app_id = call.id;
+        if call.rounds >= limit {
             let outcome = Err(CallError::TooManyInputRounds { limit });
             return Some((entry, outcome));
         }
-        entry.rounds += 1;
-        entry.request_state = parsed.request_state;
-        entry.awaiting_input = true;
+        call.rounds += 1;
+        call.request_state = parsed.request_state;
+        call.awaiting_input = true;
         // No timeout while a person answers; it restarts with the retry.
         entry.deadline = None;
         self.outbound.restore(wire, entry);
@@ -532,20 +533,25 @@ impl Core {
                 Ok(())
             }
             InputId::Retry(out) => {
-                let wire = self.outbound.wire_of(out.0);
-                let Some(entry) = self.outbound.get_mut(wire).filter(|e| e.awaiting_input) else {
+                let wire = self.outbound.wire_of(out);
+                let now = self.now;
+                let Some(entry) = self.outbound.get_mut(wire) else {
                     return Err(InputError::NotWaiting);
                 };
-                if entry.task.is_some() {
-                    self.provide_task_input(out.0, &responses);
+                let timeout = entry.timeout;
+                let Some(call) = entry.app_mut().filter(|c| c.awaiting_input) else {
+                    return Err(InputError::NotWaiting);
+                };
+                if call.task.is_some() {
+                    self.provide_task_input(out, &responses);
                     return Ok(());
                 }
-                entry.awaiting_input = false;
-                let deadline = entry.timeout.map(|t| self.now + t);
+                call.awaiting_input = false;
+                let deadline = timeout.map(|t| now + t);
                 let deadline = deadline
-                    .map(|d| entry.cap.map_or(d, |c| d.min(c)))
-                    .or(entry.cap);
-                let state = entry.request_state.take();
+                    .map(|d| call.cap.map_or(d, |c| d.min(c)))
+                    .or(call.cap);
+                let state = call.request_state.take();
                 let new = self.outbound.reissue(wire, deadline).expect("present");
                 let responses = serde_json::to_vec(&responses).expect("responses serialize");
                 let state = state.map(|s| serde_json::to_vec(&s).expect("a string serializes"));

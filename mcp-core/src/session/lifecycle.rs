@@ -95,11 +95,9 @@ impl Core {
         timeout: Option<Duration>,
     ) {
         let params = RawValue::from_string(params).expect("built from a Value");
-        let mut entry = OutEntry::new(owner, method, None);
-        entry.timeout = timeout;
-        entry.deadline = timeout.map(|t| self.now + t);
+        let entry = OutEntry::with_timeout(owner, method, None, self.now, timeout);
         let wire = self.outbound.insert(entry);
-        let id = RequestId::Number(i64::try_from(wire).expect("small"));
+        let id = RequestId::Number(i64::try_from(wire.0).expect("small"));
         let out = self.out.start();
         jsonrpc::write_request(out, &id, method, Some(&params));
         self.out.finish();

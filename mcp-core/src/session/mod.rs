@@ -156,7 +156,7 @@ struct Core {
     /// The server's task table
     server_tasks: tasks::ServerTasks,
     /// Client: the tasks behind our calls, task id -> the call's app id
-    followed: std::collections::HashMap<String, u64>,
+    followed: std::collections::HashMap<String, OutboundId>,
     /// Server: listen streams and legacy resource subscriptions
     subscriptions: subscriptions::Subscriptions,
 }
@@ -619,33 +619,39 @@ impl Core {
         self.expire_tasks();
         while let Some(wire) = self.outbound.expired(self.now) {
             let entry = self.outbound.remove(wire).expect("listed in deadlines");
-            match entry.owner {
-                Owner::App if entry.task.is_some() && entry.cap.is_none_or(|c| self.now < c) => {
+            match &entry.owner {
+                Owner::App(call)
+                    if call.task.is_some() && call.cap.is_none_or(|c| self.now < c) =>
+                {
                     self.poll_task(wire, entry);
                 }
-                Owner::App if entry.task.is_some() => {
+                Owner::App(call) if call.task.is_some() => {
+                    let id = call.id;
                     self.cancel_followed_task(&entry);
                     self.events.push_back(Event::Response {
-                        id: OutboundId(entry.app_id),
+                        id,
                         outcome: Err(CallError::TimedOut),
                     });
                 }
-                Owner::Task(app, op) => {
+                Owner::Task { call, op } => {
+                    let (call, op) = (*call, *op);
                     self.write_cancelled(wire, "the request timed out");
-                    self.task_op_answered(app, op, Err(CallError::TimedOut));
+                    self.task_op_answered(call, op, Err(CallError::TimedOut));
                 }
-                Owner::App => {
+                Owner::App(call) => {
+                    let id = call.id;
                     self.write_cancelled(wire, "the request timed out");
                     self.events.push_back(Event::Response {
-                        id: OutboundId(entry.app_id),
+                        id,
                         outcome: Err(CallError::TimedOut),
                     });
                 }
-                Owner::Input(inbound) => {
+                Owner::Input { request, .. } => {
+                    let request = *request;
                     self.write_cancelled(wire, "the request timed out");
-                    self.input_answered(inbound, &entry, Err(CallError::TimedOut));
+                    self.input_answered(request, &entry, Err(CallError::TimedOut));
                 }
-                Owner::TaskInput(_) => {
+                Owner::TaskInput { .. } => {
                     // The task stays input_required; its handler may fail it.
                     self.write_cancelled(wire, "the request timed out");
                 }
@@ -664,16 +670,20 @@ impl Core {
     fn peer_eof(&mut self) {
         self.eof = true;
         for (_, entry) in self.outbound.drain() {
-            match entry.owner {
-                Owner::App => self.events.push_back(Event::Response {
-                    id: OutboundId(entry.app_id),
+            match &entry.owner {
+                Owner::App(call) => self.events.push_back(Event::Response {
+                    id: call.id,
                     outcome: Err(CallError::SessionClosed),
                 }),
                 // The handler that asked may still answer its request: tell it no input comes.
-                Owner::Input(inbound) => {
-                    self.input_answered(inbound, &entry, Err(CallError::SessionClosed));
+                Owner::Input { request, .. } => {
+                    let request = *request;
+                    self.input_answered(request, &entry, Err(CallError::SessionClosed));
                 }
-                Owner::TaskInput(_) | Owner::Task(..) | Owner::Initialize | Owner::Discover => {}
+                Owner::TaskInput { .. }
+                | Owner::Task { .. }
+                | Owner::Initialize
+                | Owner::Discover => {}
             }
         }
         if !matches!(
@@ -700,9 +710,9 @@ impl Core {
             return;
         }
         for (_, entry) in self.outbound.drain() {
-            if entry.owner == Owner::App {
+            if let Some(call) = entry.app() {
                 self.events.push_back(Event::Response {
-                    id: OutboundId(entry.app_id),
+                    id: call.id,
                     outcome: Err(CallError::SessionClosed),
                 });
             }

@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-use super::ids::InboundId;
+use super::ids::{InboundId, OutboundId};
 use super::tasks::client::FollowedTask;
+use super::tasks::server::TaskId;
 
 /// The task methods a client sends for a task it follows
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,73 +18,136 @@ pub(crate) enum TaskOp {
     Cancel,
 }
 
-/// Who owns an outbound request: the application, the lifecycle, or a handler's input ask
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The JSON-RPC id a request we sent travels under: the key of the outbound table
+///
+/// Allocated in increasing order and never reused. A multi-round-trip retry goes out under a
+/// new one; the application keeps its [`OutboundId`], the first wire id of the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct WireId(pub(crate) u64);
+
+/// Who owns an outbound request, with what only that owner needs
+#[derive(Debug)]
 pub(crate) enum Owner {
-    App,
+    /// A request of the application
+    App(AppCall),
     /// A legacy-era input request (elicitation, sampling, roots) asked by the handler of an
-    /// inbound request
-    Input(InboundId),
-    /// A 2025-11-25 input request for a server task (by the task's table id)
-    TaskInput(u64),
-    /// A task request for the task behind one of the application's calls (by its app id)
-    Task(u64, TaskOp),
+    /// inbound request, under the handler's key
+    Input { request: InboundId, key: Box<str> },
+    /// A 2025-11-25 input request for a server task, under the task's key
+    TaskInput { task: TaskId, key: Box<str> },
+    /// A task request for the task behind one of the application's calls
+    Task { call: OutboundId, op: TaskOp },
     /// The legacy handshake; never cancelled
     Initialize,
     /// The modern probe
     Discover,
 }
 
+/// The state of one of the application's requests
 #[derive(Debug)]
-pub(crate) struct OutEntry {
-    pub(crate) owner: Owner,
-    /// The id the application knows ([`OutboundId`](super::OutboundId)); equals the first
-    /// wire id, kept when a multi-round-trip retry goes out under a new wire id
-    pub(crate) app_id: u64,
+pub(crate) struct AppCall {
+    /// The id the application knows; set by [`OutboundTable::insert`] to the first wire id
+    /// and kept when a multi-round-trip retry goes out under a new wire id
+    pub(crate) id: OutboundId,
     /// Multi-round-trip state (modern era): rounds so far and the server's opaque state
     pub(crate) rounds: u8,
     pub(crate) request_state: Option<String>,
-    /// The key of an input ask (`Owner::Input`)
-    pub(crate) input_key: Option<Box<str>>,
     /// Waiting for the application's input before a retry (no deadline meanwhile)
     pub(crate) awaiting_input: bool,
     /// The client asked for a task (2025-11-25 `params.task`)
     pub(crate) task_requested: bool,
-    /// The task behind this call, once the server created one; `deadline` is then the next
-    /// poll
+    /// The task behind this call, once the server created one; the entry's deadline is
+    /// then the next poll
     pub(crate) task: Option<Box<FollowedTask>>,
-    /// Kept for retries (modern era) and diagnostics
-    pub(crate) method: Box<str>,
-    pub(crate) params: Option<Box<RawValue>>,
+    /// Progress was asked for (the progress token is the application id)
     pub(crate) progress: bool,
     pub(crate) last_progress: Option<f64>,
-    pub(crate) timeout: Option<Duration>,
     pub(crate) reset_on_progress: bool,
     /// The hard cap, from `max_total`
     pub(crate) cap: Option<Instant>,
+}
+
+impl AppCall {
+    /// A call with no progress, no task and no multi-round-trip state yet
+    pub(crate) fn new() -> Self {
+        Self {
+            id: OutboundId(0),
+            rounds: 0,
+            request_state: None,
+            awaiting_input: false,
+            task_requested: false,
+            task: None,
+            progress: false,
+            last_progress: None,
+            reset_on_progress: false,
+            cap: None,
+        }
+    }
+
+    /// Whether the request is on the wire now: not waiting for input, not behind a task
+    pub(crate) fn on_the_wire(&self) -> bool {
+        !self.awaiting_input && self.task.is_none()
+    }
+}
+
+/// A request in flight: what to send it again with, its timeout and its owner
+#[derive(Debug)]
+pub(crate) struct OutEntry {
+    pub(crate) owner: Owner,
+    /// Kept for retries (modern era) and diagnostics
+    pub(crate) method: Box<str>,
+    pub(crate) params: Option<Box<RawValue>>,
+    pub(crate) timeout: Option<Duration>,
     pub(crate) deadline: Option<Instant>,
 }
 
 impl OutEntry {
-    /// A request with no timeout, no progress and no multi-round-trip state yet
+    /// A request of `owner` with no timeout
     pub(crate) fn new(owner: Owner, method: &str, params: Option<Box<RawValue>>) -> Self {
         Self {
             owner,
-            app_id: 0,
-            rounds: 0,
-            request_state: None,
-            input_key: None,
-            awaiting_input: false,
-            task_requested: false,
-            task: None,
             method: method.into(),
             params,
-            progress: false,
-            last_progress: None,
             timeout: None,
-            reset_on_progress: false,
-            cap: None,
             deadline: None,
+        }
+    }
+
+    /// A request of `owner` timing out `timeout` after `now`
+    pub(crate) fn with_timeout(
+        owner: Owner,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        now: Instant,
+        timeout: Option<Duration>,
+    ) -> Self {
+        Self {
+            timeout,
+            deadline: timeout.map(|t| now + t),
+            ..Self::new(owner, method, params)
+        }
+    }
+
+    /// The application's call, if the application owns the request
+    pub(crate) fn app(&self) -> Option<&AppCall> {
+        match &self.owner {
+            Owner::App(call) => Some(call),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn app_mut(&mut self) -> Option<&mut AppCall> {
+        match &mut self.owner {
+            Owner::App(call) => Some(call),
+            _ => None,
+        }
+    }
+
+    /// The key of an input request (legacy ask or task input)
+    pub(crate) fn input_key(&self) -> &str {
+        match &self.owner {
+            Owner::Input { key, .. } | Owner::TaskInput { key, .. } => key,
+            _ => "",
         }
     }
 }
@@ -92,11 +156,11 @@ impl OutEntry {
 #[derive(Debug)]
 pub(crate) struct OutboundTable {
     next_id: u64,
-    entries: HashMap<u64, OutEntry>,
-    deadlines: BTreeSet<(Instant, u64)>,
+    entries: HashMap<WireId, OutEntry>,
+    deadlines: BTreeSet<(Instant, WireId)>,
     app_count: usize,
     /// Application id -> current wire id, for requests re-sent under a new wire id
-    reissued: HashMap<u64, u64>,
+    reissued: HashMap<OutboundId, WireId>,
 }
 
 impl Default for OutboundTable {
@@ -124,66 +188,69 @@ impl OutboundTable {
     }
 
     /// Stores a new request under a fresh wire id, which is also its application id
-    pub(crate) fn insert(&mut self, mut entry: OutEntry) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        entry.app_id = id;
+    pub(crate) fn insert(&mut self, mut entry: OutEntry) -> WireId {
+        let id = self.allocate();
+        if let Some(call) = entry.app_mut() {
+            call.id = OutboundId(id.0);
+            self.app_count += 1;
+        }
         if let Some(d) = entry.deadline {
             self.deadlines.insert((d, id));
-        }
-        if entry.owner == Owner::App {
-            self.app_count += 1;
         }
         self.entries.insert(id, entry);
         id
     }
 
-    pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut OutEntry> {
+    fn allocate(&mut self) -> WireId {
+        let id = WireId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    pub(crate) fn get_mut(&mut self, id: WireId) -> Option<&mut OutEntry> {
         self.entries.get_mut(&id)
     }
 
-    /// The wire id a request currently travels under
-    pub(crate) fn wire_of(&self, app_id: u64) -> u64 {
-        self.reissued.get(&app_id).copied().unwrap_or(app_id)
+    /// The wire id an application's request currently travels under
+    pub(crate) fn wire_of(&self, id: OutboundId) -> WireId {
+        self.reissued.get(&id).copied().unwrap_or(WireId(id.0))
+    }
+
+    /// The application's call `id`, if it is in flight
+    pub(crate) fn call_mut(&mut self, id: OutboundId) -> Option<&mut AppCall> {
+        let wire = self.wire_of(id);
+        self.entries.get_mut(&wire).and_then(OutEntry::app_mut)
     }
 
     /// Moves a request to a fresh wire id (a multi-round-trip retry); returns the new id
-    pub(crate) fn reissue(&mut self, wire: u64, deadline: Option<Instant>) -> Option<u64> {
+    pub(crate) fn reissue(&mut self, wire: WireId, deadline: Option<Instant>) -> Option<WireId> {
         let mut entry = self.remove(wire)?;
-        let new = self.next_id;
-        self.next_id += 1;
+        let new = self.allocate();
         entry.deadline = deadline;
-        if let Some(d) = deadline {
-            self.deadlines.insert((d, new));
-        }
-        if entry.owner == Owner::App {
-            self.app_count += 1;
-        }
-        self.reissued.insert(entry.app_id, new);
-        self.entries.insert(new, entry);
+        self.restore(new, entry);
         Some(new)
     }
 
     /// Puts back a request taken out by [`Self::remove`], under the same wire id
-    pub(crate) fn restore(&mut self, wire: u64, entry: OutEntry) {
+    pub(crate) fn restore(&mut self, wire: WireId, entry: OutEntry) {
         if let Some(d) = entry.deadline {
             self.deadlines.insert((d, wire));
         }
-        if entry.owner == Owner::App {
+        if let Some(call) = entry.app() {
             self.app_count += 1;
-        }
-        if entry.app_id != wire {
-            self.reissued.insert(entry.app_id, wire);
+            if call.id.0 != wire.0 {
+                self.reissued.insert(call.id, wire);
+            }
         }
         self.entries.insert(wire, entry);
     }
 
     /// Wire ids of the live input requests made for one task
-    pub(crate) fn task_inputs_of(&self, task: u64) -> Vec<u64> {
-        let mut ids: Vec<u64> = self
+    pub(crate) fn task_inputs_of(&self, task: TaskId) -> Vec<WireId> {
+        let mut ids: Vec<WireId> = self
             .entries
             .iter()
-            .filter(|(_, e)| e.owner == Owner::TaskInput(task))
+            .filter(|(_, e)| matches!(e.owner, Owner::TaskInput { task: t, .. } if t == task))
             .map(|(id, _)| *id)
             .collect();
         ids.sort_unstable();
@@ -191,33 +258,33 @@ impl OutboundTable {
     }
 
     /// Wire ids of the input asks made for one inbound request
-    pub(crate) fn inputs_of(&self, inbound: InboundId) -> Vec<u64> {
-        let mut ids: Vec<u64> = self
+    pub(crate) fn inputs_of(&self, inbound: InboundId) -> Vec<WireId> {
+        let mut ids: Vec<WireId> = self
             .entries
             .iter()
-            .filter(|(_, e)| e.owner == Owner::Input(inbound))
+            .filter(|(_, e)| matches!(e.owner, Owner::Input { request, .. } if request == inbound))
             .map(|(id, _)| *id)
             .collect();
         ids.sort_unstable();
         ids
     }
 
-    pub(crate) fn remove(&mut self, id: u64) -> Option<OutEntry> {
+    pub(crate) fn remove(&mut self, id: WireId) -> Option<OutEntry> {
         let entry = self.entries.remove(&id)?;
-        if entry.app_id != id {
-            self.reissued.remove(&entry.app_id);
+        if let Some(call) = entry.app() {
+            self.app_count -= 1;
+            if call.id.0 != id.0 {
+                self.reissued.remove(&call.id);
+            }
         }
         if let Some(d) = entry.deadline {
             self.deadlines.remove(&(d, id));
-        }
-        if entry.owner == Owner::App {
-            self.app_count -= 1;
         }
         Some(entry)
     }
 
     /// Moves a request's deadline
-    pub(crate) fn set_deadline(&mut self, id: u64, deadline: Option<Instant>) {
+    pub(crate) fn set_deadline(&mut self, id: WireId, deadline: Option<Instant>) {
         let Some(entry) = self.entries.get_mut(&id) else {
             return;
         };
@@ -236,7 +303,7 @@ impl OutboundTable {
     }
 
     /// The request whose deadline passed first, if any passed by `now`
-    pub(crate) fn expired(&self, now: Instant) -> Option<u64> {
+    pub(crate) fn expired(&self, now: Instant) -> Option<WireId> {
         self.deadlines
             .first()
             .filter(|(d, _)| *d <= now)
@@ -244,7 +311,7 @@ impl OutboundTable {
     }
 
     /// Removes every request, in id order
-    pub(crate) fn drain(&mut self) -> Vec<(u64, OutEntry)> {
+    pub(crate) fn drain(&mut self) -> Vec<(WireId, OutEntry)> {
         let mut all: Vec<_> = self.entries.drain().collect();
         all.sort_unstable_by_key(|(id, _)| *id);
         self.deadlines.clear();

@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 use super::gating::{Capability, Gate};
 use super::ids::InboundId;
 use super::lifecycle::Phase;
-use super::outbound_table::{OutEntry, Owner};
+use super::outbound_table::{AppCall, OutEntry, Owner, WireId};
 use super::transmit_queue::Relation;
 use super::{
     CallError, CancelError, Core, Event, OutboundId, Progress, ProgressError, RequestOptions,
@@ -113,14 +113,14 @@ impl Core {
     /// was asked for, `members` are top-level params added for a retry
     pub(super) fn write_request(
         &mut self,
-        wire: u64,
+        wire: WireId,
         method: &str,
         params: Option<&RawValue>,
         token: Option<u64>,
         members: &[(&str, &[u8])],
         relation: Relation,
     ) {
-        let id = RequestId::Number(i64::try_from(wire).expect("ids stay far below i64::MAX"));
+        let id = RequestId::Number(i64::try_from(wire.0).expect("ids stay far below i64::MAX"));
         let progress = token.is_some();
         let token = token.map_or(String::new(), |t| t.to_string());
         let modern = self
@@ -174,8 +174,8 @@ impl Core {
         self.out.finish_as(relation);
     }
 
-    pub(super) fn write_cancelled(&mut self, wire: u64, reason: &str) {
-        let params = serde_json::json!({ "requestId": wire, "reason": reason }).to_string();
+    pub(super) fn write_cancelled(&mut self, wire: WireId, reason: &str) {
+        let params = serde_json::json!({ "requestId": wire.0, "reason": reason }).to_string();
         let params = RawValue::from_string(params).expect("valid JSON");
         self.write_notification("notifications/cancelled", Some(&params));
     }
@@ -301,31 +301,34 @@ impl Core {
             .map(|t| self.now + t)
             .map(|d| cap.map_or(d, |c| d.min(c)))
             .or(cap);
-        let mut entry = OutEntry::new(Owner::App, method, params);
-        entry.task_requested = task_param.is_some();
-        entry.progress = options.progress;
+        let call = AppCall {
+            task_requested: task_param.is_some(),
+            progress: options.progress,
+            reset_on_progress: options
+                .reset_on_progress
+                .unwrap_or(defaults.reset_on_progress),
+            cap,
+            ..AppCall::new()
+        };
+        let mut entry = OutEntry::new(Owner::App(call), method, params);
         entry.timeout = timeout;
-        entry.reset_on_progress = options
-            .reset_on_progress
-            .unwrap_or(defaults.reset_on_progress);
-        entry.cap = cap;
         entry.deadline = deadline;
         let wire = self.outbound.insert(entry);
         self.transmit_outbound(wire, &[]);
-        Ok(OutboundId(wire))
+        Ok(OutboundId(wire.0))
     }
 
     /// Writes the request stored under `wire`
-    pub(super) fn transmit_outbound(&mut self, wire: u64, members: &[(&str, &[u8])]) {
+    pub(super) fn transmit_outbound(&mut self, wire: WireId, members: &[(&str, &[u8])]) {
         let entry = self.outbound.get_mut(wire).expect("just inserted");
         let method = std::mem::take(&mut entry.method);
         let params = entry.params.take();
-        let token = entry.progress.then_some(entry.app_id);
+        let token = entry.app().filter(|c| c.progress).map(|c| c.id.0);
         // A handler's input ask travels with the request that asked.
         let relation = match entry.owner {
-            Owner::Input(inbound) => self
+            Owner::Input { request, .. } => self
                 .inbound
-                .get(inbound)
+                .get(request)
                 .map_or(Relation::Unrelated, |e| Relation::During(e.wire_id.clone())),
             _ => Relation::Unrelated,
         };
@@ -464,10 +467,10 @@ impl Core {
         id: OutboundId,
         reason: Option<&str>,
     ) -> Result<(), CancelError> {
-        let wire = self.outbound.wire_of(id.0);
-        let on_the_wire = match self.outbound.get_mut(wire) {
-            Some(e) if e.owner == Owner::App => !e.awaiting_input && e.task.is_none(),
-            _ => return Err(CancelError::NotInFlight),
+        let wire = self.outbound.wire_of(id);
+        let on_the_wire = match self.outbound.call_mut(id) {
+            Some(call) => call.on_the_wire(),
+            None => return Err(CancelError::NotInFlight),
         };
         let entry = self.outbound.remove(wire).expect("looked up above");
         // A task-backed call is cancelled with tasks/cancel.

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::gating::{self, Capability, Gate};
 use super::inbound_table::InEntry;
 use super::lifecycle::Phase;
-use super::outbound_table::Owner;
+use super::outbound_table::{Owner, WireId};
 use super::outgoing::{Answer, cacheable};
 use super::{
     CallError, Core, Event, InboundNotification, InboundRequest, OutboundId, Progress, Responder,
@@ -479,33 +479,39 @@ impl Core {
         };
         let now = self.now;
         // Tokens are application ids; a retried request travels under a newer wire id.
-        let wire = u64::try_from(n).map(|n| self.outbound.wire_of(n));
-        let Some(entry) = wire.ok().and_then(|w| self.outbound.get_mut(w)) else {
+        let Ok(id) = u64::try_from(n).map(OutboundId) else {
             self.stats.dropped_messages += 1;
             return;
         };
-        if !entry.progress || entry.last_progress.is_some_and(|last| p.progress <= last) {
+        let wire = self.outbound.wire_of(id);
+        let Some(entry) = self.outbound.get_mut(wire) else {
             self.stats.dropped_messages += 1;
             return;
-        }
-        entry.last_progress = Some(p.progress);
-        let owner = entry.owner;
-        let app_id = entry.app_id;
-        let reset = entry
+        };
+        let timeout = entry.timeout;
+        let Some(call) = entry
+            .app_mut()
+            .filter(|c| c.progress && c.last_progress.is_none_or(|last| p.progress > last))
+        else {
+            self.stats.dropped_messages += 1;
+            return;
+        };
+        call.last_progress = Some(p.progress);
+        let reset = call
             .reset_on_progress
-            .then(|| entry.timeout.map(|t| now + t))
+            .then(|| timeout.map(|t| now + t))
             .flatten()
-            .map(|d| entry.cap.map_or(d, |cap| d.min(cap)));
-        if let (Some(deadline), Ok(wire)) = (reset, wire) {
+            .map(|d| call.cap.map_or(d, |cap| d.min(cap)));
+        if let Some(deadline) = reset {
             self.outbound.set_deadline(wire, Some(deadline));
         }
         // Past the overload limit the report is dropped (the timeout was still reset): a
         // later one supersedes it, and the event queue stays bounded.
-        if owner == Owner::App && self.overloaded() {
+        if self.overloaded() {
             self.stats.dropped_messages += 1;
-        } else if owner == Owner::App {
+        } else {
             self.events.push_back(Event::Progress {
-                id: OutboundId(app_id),
+                id,
                 progress: Progress {
                     progress: p.progress,
                     total: p.total,
@@ -519,6 +525,7 @@ impl Core {
         let entry = match &response.id {
             Some(RequestId::Number(n)) => u64::try_from(*n)
                 .ok()
+                .map(WireId)
                 .and_then(|n| self.outbound.remove(n).map(|e| (n, e))),
             _ => None,
         };
@@ -527,8 +534,8 @@ impl Core {
             return;
         };
         let outcome = response.outcome.map_err(CallError::Remote);
-        match entry.owner {
-            Owner::App => {
+        match &entry.owner {
+            Owner::App(_) => {
                 let modern = self.phase.version().is_some_and(|v| v.era() == Era::Modern);
                 let client = self.role.is_client();
                 let (entry, outcome) = match outcome {
@@ -543,7 +550,7 @@ impl Core {
                 };
                 let (entry, outcome) = match outcome {
                     Ok(raw)
-                        if entry.task_requested
+                        if entry.app().is_some_and(|c| c.task_requested)
                             || client && modern && raw.get().contains("\"task\"") =>
                     {
                         match self.client_task_created(wire, entry, &raw) {
@@ -553,14 +560,22 @@ impl Core {
                     }
                     other => (entry, other),
                 };
-                self.events.push_back(Event::Response {
-                    id: OutboundId(entry.app_id),
-                    outcome,
-                });
+                if let Some(call) = entry.app() {
+                    self.events.push_back(Event::Response {
+                        id: call.id,
+                        outcome,
+                    });
+                }
             }
-            Owner::Input(inbound) => self.input_answered(inbound, &entry, outcome),
-            Owner::TaskInput(task) => self.task_input_answered(task, &entry, outcome),
-            Owner::Task(app, op) => self.task_op_answered(app, op, outcome),
+            Owner::Input { request, .. } => {
+                let request = *request;
+                self.input_answered(request, &entry, outcome);
+            }
+            Owner::TaskInput { task, .. } => {
+                let task = *task;
+                self.task_input_answered(task, &entry, outcome);
+            }
+            Owner::Task { call, op } => self.task_op_answered(*call, *op, outcome),
             Owner::Initialize => self.client_initialize_answered(outcome),
             Owner::Discover => self.client_discover_answered(outcome),
         }

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::session::ask::InputId;
-use crate::session::outbound_table::{OutEntry, Owner, TaskOp};
+use crate::session::outbound_table::{OutEntry, Owner, TaskOp, WireId};
 use crate::session::{CallError, Core, Event, OutboundId};
 use crate::version::Era;
 
@@ -85,15 +85,19 @@ impl Core {
     /// A result that may be a task handle; `None` when it was one (and the call goes on)
     pub(in crate::session) fn client_task_created(
         &mut self,
-        wire: u64,
+        wire: WireId,
         mut entry: OutEntry,
         result: &RawValue,
     ) -> Option<(OutEntry, Result<Box<RawValue>, CallError>)> {
-        let view = if self.modern_client() {
+        let modern = self.modern_client();
+        let Some(call) = entry.app_mut() else {
+            return Some((entry, Ok(result.to_owned())));
+        };
+        let view = if modern {
             serde_json::from_str::<TaskView>(result.get())
                 .ok()
                 .filter(|v| v.result_type.as_deref() == Some("task"))
-        } else if entry.task_requested {
+        } else if call.task_requested {
             serde_json::from_str::<Created>(result.get())
                 .ok()
                 .map(|c| c.task)
@@ -103,16 +107,16 @@ impl Core {
         let Some(view) = view else {
             return Some((entry, Ok(result.to_owned())));
         };
-        let app = entry.app_id;
+        let app = call.id;
         self.followed.insert(view.task_id.clone(), app);
-        entry.task = Some(Box::new(FollowedTask {
+        call.task = Some(Box::new(FollowedTask {
             task_id: view.task_id.clone(),
             status: view.status,
             poll_interval: view.poll_interval(),
             result_asked: false,
         }));
         self.events.push_back(Event::TaskStatus {
-            id: OutboundId(app),
+            id: app,
             status: view.status,
             message: view.status_message.clone(),
         });
@@ -122,14 +126,10 @@ impl Core {
     }
 
     /// Brings a followed task up to date from a `tasks/get` answer or a status notification
-    fn apply_task_view(&mut self, app: u64, view: TaskView, announce: bool) {
-        let wire = self.outbound.wire_of(app);
+    fn apply_task_view(&mut self, app: OutboundId, view: TaskView, announce: bool) {
         let now = self.now;
         let modern = self.modern_client();
-        let Some(entry) = self.outbound.get_mut(wire) else {
-            return;
-        };
-        let Some(task) = entry.task.as_mut() else {
+        let Some(task) = self.outbound.call_mut(app).and_then(|c| c.task.as_mut()) else {
             return;
         };
         let changed = task.status != view.status;
@@ -144,7 +144,7 @@ impl Core {
         // Past the overload limit a status change is not announced (the call still ends once).
         if announce && changed && !self.overloaded() {
             self.events.push_back(Event::TaskStatus {
-                id: OutboundId(app),
+                id: app,
                 status: view.status,
                 message: view.status_message.clone(),
             });
@@ -152,8 +152,8 @@ impl Core {
         match view.status {
             TaskStatus::Working => {
                 // Any prompt of an earlier round is over; a new round will be announced.
-                if let Some(e) = self.outbound.get_mut(wire) {
-                    e.awaiting_input = false;
+                if let Some(call) = self.outbound.call_mut(app) {
+                    call.awaiting_input = false;
                 }
                 self.schedule_poll(app, Some(poll_at));
             }
@@ -161,8 +161,8 @@ impl Core {
                 Some(requests) if modern && !requests.is_empty() => {
                     let already = self
                         .outbound
-                        .get_mut(wire)
-                        .is_some_and(|e| std::mem::replace(&mut e.awaiting_input, true));
+                        .call_mut(app)
+                        .is_some_and(|c| std::mem::replace(&mut c.awaiting_input, true));
                     // Keep polling while the user answers: the task may be cancelled, fail,
                     // or stop needing the input meanwhile.
                     self.schedule_poll(app, Some(poll_at));
@@ -170,7 +170,7 @@ impl Core {
                     // repeating them): one prompt is enough.
                     if !already {
                         self.events.push_back(Event::InputRequired {
-                            id: InputId::Retry(OutboundId(app)),
+                            id: InputId::Retry(app),
                             requests,
                         });
                     }
@@ -201,12 +201,12 @@ impl Core {
     }
 
     /// Sets when the followed task is polled next (`None`: not now), within its cap
-    fn schedule_poll(&mut self, app: u64, at: Option<std::time::Instant>) {
+    fn schedule_poll(&mut self, app: OutboundId, at: Option<std::time::Instant>) {
         let wire = self.outbound.wire_of(app);
-        let Some(entry) = self.outbound.get_mut(wire) else {
+        let Some(call) = self.outbound.call_mut(app) else {
             return;
         };
-        let deadline = match (at, entry.cap) {
+        let deadline = match (at, call.cap) {
             (Some(a), Some(c)) => Some(a.min(c)),
             (a, c) => a.or(c),
         };
@@ -214,25 +214,22 @@ impl Core {
     }
 
     /// Ends a task-backed call with its one outcome
-    fn finish_task(&mut self, app: u64, outcome: Result<Box<RawValue>, CallError>) {
+    fn finish_task(&mut self, app: OutboundId, outcome: Result<Box<RawValue>, CallError>) {
         let wire = self.outbound.wire_of(app);
         let Some(entry) = self.outbound.remove(wire) else {
             return;
         };
-        if let Some(task) = &entry.task {
+        if let Some(task) = entry.app().and_then(|c| c.task.as_ref()) {
             self.followed.remove(&task.task_id);
         }
-        self.events.push_back(Event::Response {
-            id: OutboundId(app),
-            outcome,
-        });
+        self.events.push_back(Event::Response { id: app, outcome });
     }
 
     /// Sends a core-owned task request (`tasks/get`, `tasks/result`, `tasks/update`,
     /// `tasks/cancel`) for a followed task
     pub(in crate::session) fn send_task_op(
         &mut self,
-        app: u64,
+        app: OutboundId,
         op: TaskOp,
         task_id: &str,
         extra: Option<Value>,
@@ -249,17 +246,19 @@ impl Core {
         }
         let params = serde_json::value::to_raw_value(&params).expect("a Value serializes");
         let timeout = self.role.timeouts().request;
-        let mut entry = OutEntry::new(Owner::Task(app, op), method, Some(params));
-        entry.timeout = timeout;
-        entry.deadline = timeout.map(|t| self.now + t);
+        let owner = Owner::Task { call: app, op };
+        let entry = OutEntry::with_timeout(owner, method, Some(params), self.now, timeout);
         let wire = self.outbound.insert(entry);
         self.transmit_outbound(wire, &[]);
     }
 
     /// A followed task's poll time came: ask `tasks/get`
-    pub(in crate::session) fn poll_task(&mut self, wire: u64, entry: OutEntry) {
-        let app = entry.app_id;
-        let task_id = entry
+    pub(in crate::session) fn poll_task(&mut self, wire: WireId, entry: OutEntry) {
+        let Some(call) = entry.app() else {
+            return;
+        };
+        let app = call.id;
+        let task_id = call
             .task
             .as_ref()
             .map(|t| t.task_id.clone())
@@ -272,11 +271,11 @@ impl Core {
     /// The answer to a core-owned task request
     pub(in crate::session) fn task_op_answered(
         &mut self,
-        app: u64,
+        app: OutboundId,
         op: TaskOp,
         outcome: Result<Box<RawValue>, CallError>,
     ) {
-        let followed = self.outbound.get_mut(self.outbound.wire_of(app)).is_some();
+        let followed = self.outbound.call_mut(app).is_some();
         if !followed || matches!(op, TaskOp::Cancel | TaskOp::Update) {
             // The call already ended, or the answer is a plain acknowledgement.
             return;
@@ -315,19 +314,19 @@ impl Core {
     /// `provide_input` for a task waiting in `input_required` (2026): `tasks/update`
     pub(in crate::session) fn provide_task_input(
         &mut self,
-        app: u64,
+        app: OutboundId,
         responses: &InputResponses,
     ) -> bool {
-        let wire = self.outbound.wire_of(app);
-        let Some(entry) = self.outbound.get_mut(wire) else {
+        let now = self.now;
+        let Some(call) = self.outbound.call_mut(app) else {
             return false;
         };
-        let Some(task) = entry.task.as_ref() else {
+        let Some(task) = call.task.as_ref() else {
             return false;
         };
         let task_id = task.task_id.clone();
-        let poll_at = self.now + task.poll_interval;
-        entry.awaiting_input = false;
+        let poll_at = now + task.poll_interval;
+        call.awaiting_input = false;
         let responses = serde_json::to_value(responses).expect("responses serialize");
         self.send_task_op(
             app,
@@ -341,10 +340,13 @@ impl Core {
 
     /// `cancel` of a task-backed call: `tasks/cancel`
     pub(in crate::session) fn cancel_followed_task(&mut self, entry: &OutEntry) {
-        if let Some(task) = &entry.task {
+        let Some(call) = entry.app() else {
+            return;
+        };
+        if let Some(task) = &call.task {
             self.followed.remove(&task.task_id);
             let task_id = task.task_id.clone();
-            self.send_task_op(entry.app_id, TaskOp::Cancel, &task_id, None);
+            self.send_task_op(call.id, TaskOp::Cancel, &task_id, None);
         }
     }
 }

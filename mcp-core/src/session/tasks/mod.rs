@@ -2,7 +2,7 @@
 //! ([`server`]), and the tasks a client follows behind its calls ([`client`])
 
 pub(super) mod client;
-mod server;
+pub(super) mod server;
 
 pub(super) use server::*;
 pub use server::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};

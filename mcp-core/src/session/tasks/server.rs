@@ -166,9 +166,9 @@ pub(crate) struct ServerTask {
 #[derive(Debug, Default)]
 pub(crate) struct ServerTasks {
     next: u64,
-    tasks: BTreeMap<u64, ServerTask>,
-    by_wire: HashMap<String, u64>,
-    expiries: BTreeSet<(Instant, u64)>,
+    tasks: BTreeMap<TaskId, ServerTask>,
+    by_wire: HashMap<String, TaskId>,
+    expiries: BTreeSet<(Instant, TaskId)>,
 }
 
 impl ServerTasks {
@@ -192,7 +192,7 @@ impl ServerTasks {
         false
     }
 
-    fn remove(&mut self, id: u64) -> Option<ServerTask> {
+    fn remove(&mut self, id: TaskId) -> Option<ServerTask> {
         let task = self.tasks.remove(&id)?;
         self.by_wire.remove(&task.wire_id);
         if let Some(at) = task.expires {
@@ -372,7 +372,7 @@ impl<R: Role> Session<R> {
 
     /// A task's current status, if it is still in the table
     pub fn task_status(&self, task: TaskId) -> Option<TaskStatus> {
-        self.core.server_tasks.tasks.get(&task.0).map(|t| t.status)
+        self.core.server_tasks.tasks.get(&task).map(|t| t.status)
     }
 }
 
@@ -440,6 +440,7 @@ impl Core {
         let now_ms = self.clock_ms();
         let seq = self.server_tasks.next;
         self.server_tasks.next += 1;
+        let id = TaskId(seq);
         let seed = match &self.role {
             Side::Server(s) => s.task_id_seed,
             Side::Client(c) => c.task_id_seed,
@@ -471,10 +472,10 @@ impl Core {
             json!({ "task": task.to_json() })
         };
         if let Some(at) = expires {
-            self.server_tasks.expiries.insert((at, seq));
+            self.server_tasks.expiries.insert((at, id));
         }
-        self.server_tasks.by_wire.insert(wire_id, seq);
-        self.server_tasks.tasks.insert(seq, task);
+        self.server_tasks.by_wire.insert(wire_id, id);
+        self.server_tasks.tasks.insert(id, task);
         let created = created.to_string();
         let answer = if modern {
             Answer::ModernResult(&created)
@@ -488,7 +489,7 @@ impl Core {
         }
         // After the peer's EOF, the last answered request closes the session.
         self.close_if_drained();
-        Ok(TaskId(seq))
+        Ok(id)
     }
 
     fn evict_one_terminal_task(&mut self) {
@@ -509,7 +510,7 @@ impl Core {
         update: TaskUpdate,
     ) -> Result<(), TaskError> {
         let now_ms = self.clock_ms();
-        let Some(task) = self.server_tasks.tasks.get_mut(&id.0) else {
+        let Some(task) = self.server_tasks.tasks.get_mut(&id) else {
             return Err(TaskError::UnknownTask);
         };
         if task.status.is_terminal() {
@@ -534,7 +535,7 @@ impl Core {
                 // Input no longer needed: forget it, and withdraw 2025-11-25 live requests.
                 task.pending_input.clear();
                 task.answers.clear();
-                self.withdraw_task_input(id.0);
+                self.withdraw_task_input(id);
             }
             TaskUpdate::InputRequired(mut requests) => {
                 requests.fit_to(task.version);
@@ -545,7 +546,7 @@ impl Core {
                 } else {
                     task.pending_input = requests.clone();
                     // A new round replaces the live requests of the last one.
-                    self.withdraw_task_input(id.0);
+                    self.withdraw_task_input(id);
                     self.ask_task_input_live(id, requests);
                 }
             }
@@ -566,13 +567,13 @@ impl Core {
                 task.pending_input.clear();
             }
         }
-        self.task_changed(id.0);
+        self.task_changed(id);
         Ok(())
     }
 
     /// After any status change: tell the client (2025-11-25) and answer waiting
     /// `tasks/result` requests once terminal
-    fn task_changed(&mut self, id: u64) {
+    fn task_changed(&mut self, id: TaskId) {
         let Some(task) = self.server_tasks.tasks.get_mut(&id) else {
             return;
         };
@@ -606,7 +607,7 @@ impl Core {
     }
 
     /// 2025-11-25 `tasks/result` for a terminal task: the original result, or its error
-    fn answer_task_result(&mut self, id: u64, wire: &RequestId, batch: Option<u32>) {
+    fn answer_task_result(&mut self, id: TaskId, wire: &RequestId, batch: Option<u32>) {
         let Some(task) = self.server_tasks.tasks.get(&id) else {
             return;
         };
@@ -645,7 +646,7 @@ impl Core {
         let related = self
             .server_tasks
             .tasks
-            .get(&id.0)
+            .get(&id)
             .map(|t| json!({ "taskId": t.wire_id }).to_string())
             .unwrap_or_default();
         for (key, request) in requests {
@@ -665,17 +666,18 @@ impl Core {
                 }
             }
             let params = serde_json::value::to_raw_value(&params).expect("a Value");
-            let mut entry = OutEntry::new(Owner::TaskInput(id.0), method, Some(params));
-            entry.input_key = Some(key.into());
-            entry.timeout = timeout;
-            entry.deadline = timeout.map(|t| self.now + t);
+            let owner = Owner::TaskInput {
+                task: id,
+                key: key.into(),
+            };
+            let entry = OutEntry::with_timeout(owner, method, Some(params), self.now, timeout);
             let wire = self.outbound.insert(entry);
             self.transmit_outbound(wire, &[]);
         }
     }
 
     /// Withdraws the live input requests of a task that ended or no longer needs them
-    fn withdraw_task_input(&mut self, id: u64) {
+    fn withdraw_task_input(&mut self, id: TaskId) {
         for wire in self.outbound.task_inputs_of(id) {
             self.outbound.remove(wire);
             self.write_cancelled(wire, "the task this input was for has ended");
@@ -685,11 +687,11 @@ impl Core {
     /// 2025-11-25: the answer to a task's live input request
     pub(in crate::session) fn task_input_answered(
         &mut self,
-        id: u64,
+        id: TaskId,
         entry: &OutEntry,
         outcome: Result<Box<RawValue>, crate::session::CallError>,
     ) {
-        let key = entry.input_key.as_deref().unwrap_or_default().to_owned();
+        let key = entry.input_key().to_owned();
         let Some(task) = self.server_tasks.tasks.get_mut(&id) else {
             self.stats.dropped_messages += 1;
             return;
@@ -708,7 +710,7 @@ impl Core {
     }
 
     /// Once no input is outstanding: back to `working`, and the answers go to the app
-    fn task_input_complete(&mut self, id: u64) {
+    fn task_input_complete(&mut self, id: TaskId) {
         let now_ms = self.clock_ms();
         let Some(task) = self.server_tasks.tasks.get_mut(&id) else {
             return;
@@ -728,7 +730,7 @@ impl Core {
             })
             .collect();
         self.events.push_back(Event::TaskInput {
-            task: TaskId(id),
+            task: id,
             responses,
         });
         self.task_changed(id);
@@ -836,8 +838,7 @@ impl Core {
                 } else {
                     task.to_json().to_string()
                 };
-                self.events
-                    .push_back(Event::TaskCancelled { task: TaskId(seq) });
+                self.events.push_back(Event::TaskCancelled { task: seq });
                 self.task_changed(seq);
                 // The 2026 ack is exactly `{"resultType":"complete"}`.
                 self.answer(Some(id), batch, Answer::Result(&text));
@@ -875,17 +876,17 @@ impl Core {
                 return self.answer(Some(id), batch, Answer::Error(&error));
             }
         };
-        let page: Vec<(&u64, &ServerTask)> = self
+        let page: Vec<(&TaskId, &ServerTask)> = self
             .server_tasks
             .tasks
-            .range(start..)
+            .range(TaskId(start)..)
             .take(PAGE + 1)
             .collect();
         let more = page.len() > PAGE;
         let tasks: Vec<Value> = page.iter().take(PAGE).map(|(_, t)| t.to_json()).collect();
         let mut result = json!({ "tasks": tasks });
         if more {
-            result["nextCursor"] = json!(page[PAGE - 1].0.to_string());
+            result["nextCursor"] = json!(page[PAGE - 1].0.0.to_string());
         }
         let text = result.to_string();
         self.answer(Some(id), batch, Answer::Result(&text));
