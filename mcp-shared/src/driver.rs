@@ -63,6 +63,10 @@ enum Wake<R: Runtime> {
     Timeout(bool),
 }
 
+/// Commands and handler answers taken without waiting after each wake of the loop: enough
+/// to batch a burst into one write, few enough that reading and timers are not starved
+const DRAIN_BUDGET: usize = 64;
+
 /// Runs one connection until it closes
 async fn run<R, S, I, O>(
     mut session: Session<S>,
@@ -165,6 +169,22 @@ async fn run<R, S, I, O>(
                 if due {
                     session.handle_timeout(R::now());
                 }
+            }
+        }
+        // Take what else already waits, up to a budget, before writing: many callers'
+        // commands and many handlers' answers then leave in one write, not one each.
+        for _ in 0..DRAIN_BUDGET {
+            if commands_open && let Ok(command) = commands.try_recv() {
+                if peer.on_command(&mut session, command) {
+                    commands_open = false;
+                    if !serving {
+                        session.close(R::now());
+                    }
+                }
+            } else if let Ok((_, msg)) = handler_rx.try_recv() {
+                S::on_handler(&mut peer, &mut session, msg);
+            } else {
+                break;
             }
         }
     }
