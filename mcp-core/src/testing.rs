@@ -319,6 +319,122 @@ impl Pair {
     }
 }
 
+/// One session driven by hand: fed JSON lines as if from a (possibly misbehaving) peer, its
+/// output read back as JSON, on a fake clock
+///
+/// Where [`Pair`] joins two real sessions, `Wire` plays the peer itself: the test writes
+/// exactly the bytes the peer sends, so it can send what no correct peer would.
+///
+/// ```
+/// use std::time::Instant;
+/// use mcp_sansio::testing::{Pair, Wire};
+///
+/// let mut server = Wire::server(Pair::server_config(), Instant::now());
+/// server.feed_line("{not json");
+/// let out = server.one_out();
+/// assert_eq!(out["error"]["code"], -32700);
+/// ```
+#[derive(Debug)]
+pub struct Wire<R: Role> {
+    /// The session under test
+    pub session: Session<R>,
+    /// The fake clock: every input is given this instant
+    pub now: Instant,
+}
+
+impl Wire<crate::session::role::Server> {
+    /// A fresh server session
+    pub fn server(config: ServerConfig, now: Instant) -> Self {
+        Self {
+            session: ServerSession::new(Arc::new(config), now),
+            now,
+        }
+    }
+}
+
+impl Wire<crate::session::role::Client> {
+    /// A fresh client session (its first output is its handshake)
+    pub fn client(config: ClientConfig, now: Instant) -> Self {
+        Self {
+            session: ClientSession::new(Arc::new(config), now),
+            now,
+        }
+    }
+}
+
+impl<R: Role> Wire<R> {
+    /// Feeds one message as a line
+    pub fn feed(&mut self, message: &Value) {
+        self.feed_line(&message.to_string());
+    }
+
+    /// Feeds one hand-written line (a newline is appended)
+    pub fn feed_line(&mut self, line: &str) {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.session.handle_bytes(self.now, &bytes);
+    }
+
+    /// Feeds bytes exactly as they are
+    pub fn feed_bytes(&mut self, bytes: &[u8]) {
+        self.session.handle_bytes(self.now, bytes);
+    }
+
+    /// Moves the clock on and fires the timers due
+    pub fn advance(&mut self, by: Duration) {
+        self.now += by;
+        self.session.handle_timeout(self.now);
+    }
+
+    /// Everything transmitted since the last call, one text per transmit, newline stripped
+    ///
+    /// # Panics
+    ///
+    /// If a transmit is not exactly one line ending in a newline, or `Transmit::len` does not
+    /// count the bytes it appended.
+    pub fn out_lines(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut buf = Vec::new();
+        while let Some(t) = self.session.poll_transmit(&mut buf) {
+            assert_eq!(t.len, buf.len(), "Transmit::len counts the appended bytes");
+            assert_eq!(buf.last(), Some(&b'\n'), "every transmit ends in a newline");
+            let text = std::str::from_utf8(&buf[..buf.len() - 1]).expect("output is UTF-8");
+            assert!(!text.contains('\n'), "one message per transmit: {text}");
+            lines.push(text.to_owned());
+            buf.clear();
+        }
+        lines
+    }
+
+    /// Everything transmitted since the last call, parsed
+    ///
+    /// # Panics
+    ///
+    /// As [`out_lines`](Self::out_lines), and if a line is not JSON.
+    pub fn out(&mut self) -> Vec<Value> {
+        self.out_lines()
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+
+    /// Exactly one message transmitted since the last call
+    ///
+    /// # Panics
+    ///
+    /// If there is not exactly one.
+    pub fn one_out(&mut self) -> Value {
+        let mut out = self.out();
+        assert_eq!(out.len(), 1, "expected one message, got {out:#?}");
+        out.pop().expect("one")
+    }
+
+    /// Every event queued since the last call
+    pub fn events(&mut self) -> Vec<R::Event> {
+        drain_events(&mut self.session)
+    }
+}
+
 /// Raw JSON of any serializable value: `raw(json!({...}))` for `send_request_raw`,
 /// `respond_raw` and the like
 ///

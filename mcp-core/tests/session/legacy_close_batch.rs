@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use common::origin;
 use common::raw;
 use legacy_kit::{
     KitEvent, LEGACY, Raw, client_call, only_live_input, only_request, parse, ready, server_ask,
 };
+use legacy_kit::{client_ready, server_ready};
 use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult};
 use mcp_sansio::session::role::Server;
 use mcp_sansio::session::{InputError, InputId};
@@ -333,7 +335,7 @@ fn closed_stays_the_last_event_when_the_send_queue_was_blocked() {
 
 #[test]
 fn eof_processes_a_last_line_without_newline() {
-    let mut server = Raw::server_ready(Pair::server_config(), V, json!({}));
+    let mut server = server_ready(Pair::server_config(), V, json!({}));
     server.session.handle_bytes(
         server.now,
         br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#,
@@ -359,7 +361,7 @@ fn eof_processes_a_last_line_without_newline() {
 fn batch_server() -> Raw<Server> {
     let mut config = Pair::server_config();
     config.capabilities = json!({"tools": {}, "prompts": {}});
-    Raw::server_ready(config, BATCH_V, json!({"roots": {}}))
+    server_ready(config, BATCH_V, json!({"roots": {}}))
 }
 
 #[test]
@@ -405,7 +407,7 @@ fn batch_answers_leave_as_one_array_once_all_are_answered() {
         .session
         .respond_raw(tools.responder, &raw(json!({"tools": []})))
         .unwrap();
-    let out = server.out_text();
+    let out = server.out_lines();
     assert_eq!(out.len(), 1, "one transmit: {out:?}");
     assert!(
         out[0].starts_with('[') && out[0].ends_with(']'),
@@ -488,7 +490,7 @@ fn initialize_inside_a_batch_is_refused() {
 
 #[test]
 fn a_batch_before_initialization_gets_one_error() {
-    let mut server = Raw::server(Pair::server_config());
+    let mut server = Raw::server(Pair::server_config(), origin());
     server.feed(&json!([
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-03-26", "capabilities": {},
@@ -572,12 +574,12 @@ fn a_cancelled_batch_member_is_left_out() {
 #[test]
 fn batches_are_refused_on_other_versions() {
     for v in LEGACY.into_iter().filter(|v| *v != BATCH_V) {
-        let mut server = Raw::server_ready(Pair::server_config(), v, json!({}));
+        let mut server = server_ready(Pair::server_config(), v, json!({}));
         server.feed(&json!([
             {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
             {"jsonrpc": "2.0", "id": 2, "method": "ping"},
         ]));
-        let out = server.out_text();
+        let out = server.out_lines();
         assert_eq!(out.len(), 1, "{v}: {out:?}");
         let error = parse(&out[0]);
         assert!(error.is_object(), "{v}: {error}");
@@ -597,7 +599,7 @@ fn batches_are_refused_on_other_versions() {
 
 #[test]
 fn a_client_answers_a_server_batch_on_2025_03_26() {
-    let mut client = Raw::client_ready(
+    let mut client = client_ready(
         Pair::client_config(mcp_sansio::EraMode::Legacy(BATCH_V)),
         BATCH_V,
         json!({}),

@@ -12,6 +12,7 @@ use legacy_kit::{
     LEGACY, Raw, client_call, only_input, only_live_input, only_request, only_response, ready,
     ready_with, remote, server_ask, server_call,
 };
+use legacy_kit::{client_ready, server_ready};
 use mcp_sansio::schema::{
     ElicitParams, InputRequest, InputResponse, InputResponses, ListRootsResult, Root,
 };
@@ -130,7 +131,7 @@ fn resources_subscribe_needs_the_subscribe_capability() {
 fn server_answers_undeclared_methods_with_method_not_found() {
     let mut config = Pair::server_config();
     config.capabilities = json!({"tools": {}, "resources": {}});
-    let mut server = Raw::server_ready(config, ProtocolVersion::V2025_11_25, json!({}));
+    let mut server = server_ready(config, ProtocolVersion::V2025_11_25, json!({}));
     for (id, method, capability) in [
         (1, "prompts/list", "prompts"),
         (2, "prompts/get", "prompts"),
@@ -241,7 +242,7 @@ fn server_requests_reach_a_client_that_declared_them() {
 fn client_answers_undeclared_server_requests_with_method_not_found() {
     let mut config = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_06_18));
     config.capabilities = json!({"sampling": {}});
-    let mut client = Raw::client_ready(config, ProtocolVersion::V2025_06_18, json!({"tools": {}}));
+    let mut client = client_ready(config, ProtocolVersion::V2025_06_18, json!({"tools": {}}));
     for (id, method, capability) in [
         (1, "roots/list", "roots"),
         (2, "elicitation/create", "elicitation"),
@@ -359,7 +360,7 @@ fn completion_is_not_gated_by_completions_on_2024_11_05() {
         (ProtocolVersion::V2024_11_05, true),
         (ProtocolVersion::V2025_06_18, false),
     ] {
-        let mut server = Raw::server_ready(config.clone(), v, json!({}));
+        let mut server = server_ready(config.clone(), v, json!({}));
         server.feed(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "completion/complete",
                             "params": params}),
@@ -513,7 +514,7 @@ fn duplicate_in_flight_inbound_id_is_refused_and_the_original_still_works() {
         match side {
             Side::Server => duplicate_in_flight(
                 side,
-                Raw::server_ready(
+                server_ready(
                     Pair::server_config(),
                     ProtocolVersion::V2025_11_25,
                     json!({}),
@@ -532,7 +533,7 @@ fn duplicate_in_flight_inbound_id_is_refused_and_the_original_still_works() {
             ),
             _ => duplicate_in_flight(
                 side,
-                Raw::client_ready(
+                client_ready(
                     Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25)),
                     ProtocolVersion::V2025_11_25,
                     json!({}),
@@ -676,7 +677,7 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
             ),
             "{v}"
         );
-        let mut client = Raw::client_ready(Pair::client_config(EraMode::Legacy(v)), v, json!({}));
+        let mut client = client_ready(Pair::client_config(EraMode::Legacy(v)), v, json!({}));
         client.feed(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "elicitation/create",
                             "params": {"message": "?", "requestedSchema": {"type": "object"}}}),
@@ -705,7 +706,7 @@ fn methods_added_after_the_negotiated_version_are_not_part_of_it() {
                 "{v} {method}"
             );
         }
-        let mut server = Raw::server_ready(Pair::server_config(), v, json!({}));
+        let mut server = server_ready(Pair::server_config(), v, json!({}));
         server.feed(&json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
                             "params": {"taskId": "t"}}));
         let out = server.out();
@@ -819,7 +820,7 @@ fn refuse_input_answers_a_live_request_with_the_error() {
 
 #[test]
 fn a_live_input_request_with_invalid_params_is_refused_without_an_event() {
-    let mut client = Raw::client_ready(
+    let mut client = client_ready(
         Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25)),
         ProtocolVersion::V2025_11_25,
         json!({}),
@@ -919,7 +920,7 @@ fn a_server_may_not_send_a_client_method() {
                 "{v} {method}"
             );
         }
-        let mut client = Raw::client_ready(Pair::client_config(EraMode::Legacy(v)), v, json!({}));
+        let mut client = client_ready(Pair::client_config(EraMode::Legacy(v)), v, json!({}));
         client.feed(&json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}));
         let out = client.out();
         assert_eq!(out[0]["error"]["code"], -32601, "{v}: {out:?}");

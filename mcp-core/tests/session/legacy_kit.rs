@@ -1,22 +1,17 @@
 //! Helpers shared by the legacy-era behaviour tests (`session_legacy_*.rs`)
 #![allow(dead_code, unreachable_pub)]
 
-use std::sync::Arc;
-use std::time::Instant;
-
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::common::{origin, raw};
 use mcp_sansio::schema::{InputRequest, InputRequests};
 use mcp_sansio::session::InputId;
-use mcp_sansio::session::Role;
 use mcp_sansio::session::role::{Client, Server};
-use mcp_sansio::testing::{Pair, drain_events};
+use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    CallError, ClientConfig, ClientEvent, ClientSession, CloseReason, EraMode, ErrorObject,
-    InboundId, InboundRequest, OutboundId, ProtocolVersion, RequestOptions, ServerConfig,
-    ServerEvent, ServerSession, Session,
+    CallError, ClientConfig, ClientEvent, CloseReason, EraMode, ErrorObject, InboundId,
+    InboundRequest, OutboundId, ProtocolVersion, RequestOptions, ServerConfig, ServerEvent,
 };
 
 /// What the helpers below read from either end's events
@@ -222,121 +217,56 @@ pub fn remote(outcome: Result<Value, CallError>) -> ErrorObject {
     }
 }
 
-/// One session fed hand-written JSON lines, as if from a misbehaving peer
-#[derive(Debug)]
-pub struct Raw<R: Role> {
-    pub session: Session<R>,
-    pub now: Instant,
+/// One session fed hand-written JSON lines, as if from a misbehaving peer (the test kit's
+/// [`Wire`]); `Raw::server`/`Raw::client` take the kit's [`origin`] as their clock
+pub use mcp_sansio::testing::Wire as Raw;
+
+/// A server after a raw handshake in `version` (initialize id `"init"`), client
+/// capabilities `caps`; the outputs and `Ready` are checked and taken
+pub fn server_ready(config: ServerConfig, version: ProtocolVersion, caps: Value) -> Raw<Server> {
+    let mut s = Raw::server(config, origin());
+    s.feed(&json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {
+            "protocolVersion": version.as_str(),
+            "capabilities": caps,
+            "clientInfo": {"name": "raw-client", "version": "0"}
+        }
+    }));
+    let out = s.out();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["id"], "init");
+    assert_eq!(out[0]["result"]["protocolVersion"], version.as_str());
+    s.feed(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let events = s.events();
+    assert!(
+        matches!(events.as_slice(), [ServerEvent::Ready { version: v }] if *v == version),
+        "{events:?}"
+    );
+    s
 }
 
-impl Raw<Server> {
-    pub fn server(config: ServerConfig) -> Self {
-        let now = origin();
-        Self {
-            session: ServerSession::new(Arc::new(config), now),
-            now,
+/// A client after a raw handshake: its initialize is answered with `version` and the
+/// server capabilities `caps`; the outputs and `Ready` are checked and taken
+pub fn client_ready(config: ClientConfig, version: ProtocolVersion, caps: Value) -> Raw<Client> {
+    let mut c = Raw::client(config, origin());
+    let out = c.out();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["method"], "initialize");
+    c.feed(&json!({
+        "jsonrpc": "2.0", "id": out[0]["id"], "result": {
+            "protocolVersion": version.as_str(),
+            "capabilities": caps,
+            "serverInfo": {"name": "raw-server", "version": "0"}
         }
-    }
-
-    /// A server after a raw handshake in `version` (initialize id `"init"`), client
-    /// capabilities `caps`; the outputs and `Ready` are checked and taken
-    pub fn server_ready(config: ServerConfig, version: ProtocolVersion, caps: Value) -> Self {
-        let mut s = Self::server(config);
-        s.feed(&json!({
-            "jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": {
-                "protocolVersion": version.as_str(),
-                "capabilities": caps,
-                "clientInfo": {"name": "raw-client", "version": "0"}
-            }
-        }));
-        let out = s.out();
-        assert_eq!(out.len(), 1, "{out:?}");
-        assert_eq!(out[0]["id"], "init");
-        assert_eq!(out[0]["result"]["protocolVersion"], version.as_str());
-        s.feed(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        let events = s.events();
-        assert!(
-            matches!(events.as_slice(), [ServerEvent::Ready { version: v }] if *v == version),
-            "{events:?}"
-        );
-        s
-    }
-}
-
-impl Raw<Client> {
-    pub fn client(config: ClientConfig) -> Self {
-        let now = origin();
-        Self {
-            session: ClientSession::new(Arc::new(config), now),
-            now,
-        }
-    }
-
-    /// A client after a raw handshake: its initialize is answered with `version` and the
-    /// server capabilities `caps`; the outputs and `Ready` are checked and taken
-    pub fn client_ready(config: ClientConfig, version: ProtocolVersion, caps: Value) -> Self {
-        let mut c = Self::client(config);
-        let out = c.out();
-        assert_eq!(out.len(), 1, "{out:?}");
-        assert_eq!(out[0]["method"], "initialize");
-        c.feed(&json!({
-            "jsonrpc": "2.0", "id": out[0]["id"], "result": {
-                "protocolVersion": version.as_str(),
-                "capabilities": caps,
-                "serverInfo": {"name": "raw-server", "version": "0"}
-            }
-        }));
-        let out = c.out();
-        assert_eq!(out.len(), 1, "{out:?}");
-        assert_eq!(out[0]["method"], "notifications/initialized");
-        let events = c.events();
-        assert!(
-            matches!(events.as_slice(), [ClientEvent::Ready { version: v }] if *v == version),
-            "{events:?}"
-        );
-        c
-    }
-}
-
-impl<R: Role> Raw<R> {
-    /// Feeds one message as a line
-    pub fn feed(&mut self, message: &Value) {
-        self.feed_line(&message.to_string());
-    }
-
-    /// Feeds one hand-written line (a newline is added)
-    pub fn feed_line(&mut self, line: &str) {
-        let mut bytes = line.as_bytes().to_vec();
-        bytes.push(b'\n');
-        self.session.handle_bytes(self.now, &bytes);
-    }
-
-    /// Everything transmitted since the last call, one text per transmit, newline stripped
-    pub fn out_text(&mut self) -> Vec<String> {
-        let mut all = Vec::new();
-        let mut buf = Vec::new();
-        while let Some(t) = self.session.poll_transmit(&mut buf) {
-            assert_eq!(t.len, buf.len());
-            assert_eq!(buf.last(), Some(&b'\n'), "every transmit ends in a newline");
-            assert_eq!(
-                buf.iter().filter(|b| **b == b'\n').count(),
-                1,
-                "one line per transmit"
-            );
-            all.push(String::from_utf8(buf[..buf.len() - 1].to_vec()).unwrap());
-            buf.clear();
-        }
-        all
-    }
-
-    /// Everything transmitted since the last call, parsed
-    pub fn out(&mut self) -> Vec<Value> {
-        self.out_text().iter().map(|t| parse(t)).collect()
-    }
-
-    /// Every event since the last call
-    pub fn events(&mut self) -> Vec<R::Event> {
-        drain_events(&mut self.session)
-    }
+    }));
+    let out = c.out();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["method"], "notifications/initialized");
+    let events = c.events();
+    assert!(
+        matches!(events.as_slice(), [ClientEvent::Ready { version: v }] if *v == version),
+        "{events:?}"
+    );
+    c
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use common::{origin, raw};
-use legacy_kit::{LEGACY, Raw, parse, ready};
+use legacy_kit::{LEGACY, Raw, client_ready, parse, ready, server_ready};
 use mcp_sansio::schema::{InputRequest, InputResponse, InputResponses, ListRootsResult, Root};
 use mcp_sansio::session::InputId;
 use mcp_sansio::session::Role;
@@ -186,7 +186,7 @@ fn server_answers_its_latest_legacy_version_when_the_clients_is_unsupported() {
 
 #[test]
 fn server_answers_its_latest_legacy_version_to_an_unknown_version() {
-    let mut server = Raw::server(Pair::server_config());
+    let mut server = Raw::server(Pair::server_config(), origin());
     server.feed(&json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2099-01-01", "capabilities": {},
@@ -204,7 +204,7 @@ fn legacy_client(v: ProtocolVersion) -> ClientConfig {
 #[test]
 fn client_closes_when_the_server_picks_a_version_it_does_not_support() {
     for bad in ["1999-01-01", "2026-07-28", ""] {
-        let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_11_25));
+        let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_11_25), origin());
         let init = client.out().remove(0);
         client.feed(&json!({
             "jsonrpc": "2.0", "id": init["id"], "result": {
@@ -241,7 +241,7 @@ fn client_closes_when_the_server_picks_a_version_it_does_not_support() {
 
 #[test]
 fn client_accepts_an_older_legacy_version_than_it_offered() {
-    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_11_25));
+    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_11_25), origin());
     let init = client.out().remove(0);
     client.feed(&json!({
         "jsonrpc": "2.0", "id": init["id"], "result": {
@@ -264,7 +264,7 @@ fn client_accepts_an_older_legacy_version_than_it_offered() {
 
 #[test]
 fn client_closes_when_initialize_is_refused() {
-    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_06_18));
+    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_06_18), origin());
     let init = client.out().remove(0);
     client.feed(&json!({
         "jsonrpc": "2.0", "id": init["id"],
@@ -288,7 +288,7 @@ fn client_closes_when_initialize_is_refused() {
 
 #[test]
 fn client_closes_on_an_invalid_initialize_result() {
-    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_06_18));
+    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_06_18), origin());
     let init = client.out().remove(0);
     client.feed(&json!({
         "jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": "2025-06-18"}
@@ -307,7 +307,7 @@ fn client_closes_on_an_invalid_initialize_result() {
 fn initialize_timing_out_closes_the_client() {
     let mut config = legacy_client(ProtocolVersion::V2025_11_25);
     config.timeouts.request = Some(Duration::from_secs(5));
-    let mut client = Raw::client(config);
+    let mut client = Raw::client(config, origin());
     assert_eq!(client.out()[0]["method"], "initialize");
     let t0 = client.now;
     assert_eq!(
@@ -337,7 +337,7 @@ fn initialize_timing_out_closes_the_client() {
 
 #[test]
 fn server_refuses_requests_before_initialize_except_ping() {
-    let mut server = Raw::server(Pair::server_config());
+    let mut server = Raw::server(Pair::server_config(), origin());
     server.feed(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     let out = server.out();
     assert_eq!(out.len(), 1);
@@ -356,7 +356,7 @@ fn server_refuses_requests_before_initialize_except_ping() {
     assert!(server.events().is_empty(), "ping never reaches the app");
 
     // Neither changed the state: the handshake still works.
-    let mut server = Raw::server_ready(
+    let mut server = server_ready(
         Pair::server_config(),
         ProtocolVersion::V2025_06_18,
         json!({}),
@@ -476,7 +476,7 @@ fn pings_may_be_sent_before_the_handshake_completes() {
 #[test]
 fn second_initialize_is_refused() {
     for initialized in [false, true] {
-        let mut server = Raw::server(Pair::server_config());
+        let mut server = Raw::server(Pair::server_config(), origin());
         server.feed(&json!({
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -506,7 +506,7 @@ fn second_initialize_is_refused() {
 
 #[test]
 fn client_answers_only_ping_before_ready() {
-    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_11_25));
+    let mut client = Raw::client(legacy_client(ProtocolVersion::V2025_11_25), origin());
     let _ = client.out();
     client.feed(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}));
     client.feed(&json!({"jsonrpc": "2.0", "id": 10, "method": "roots/list"}));
@@ -519,7 +519,7 @@ fn client_answers_only_ping_before_ready() {
 
 #[test]
 fn a_second_initialized_notification_is_ignored() {
-    let mut server = Raw::server_ready(
+    let mut server = server_ready(
         Pair::server_config(),
         ProtocolVersion::V2025_03_26,
         json!({}),
@@ -532,7 +532,7 @@ fn a_second_initialized_notification_is_ignored() {
 
 #[test]
 fn initialized_before_initialize_does_not_make_the_server_ready() {
-    let mut server = Raw::server(Pair::server_config());
+    let mut server = Raw::server(Pair::server_config(), origin());
     server.feed(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     assert!(server.events().is_empty());
     assert!(server.out().is_empty());
@@ -555,13 +555,9 @@ fn unknown_error_id_is_null_before_2025_11_25_and_omitted_from_it() {
                 Side::Server => unknown_error_id(
                     v,
                     side,
-                    Raw::server_ready(Pair::server_config(), v, client_caps()),
+                    server_ready(Pair::server_config(), v, client_caps()),
                 ),
-                _ => unknown_error_id(
-                    v,
-                    side,
-                    Raw::client_ready(legacy_client(v), v, server_caps()),
-                ),
+                _ => unknown_error_id(v, side, client_ready(legacy_client(v), v, server_caps())),
             }
         }
     }
@@ -571,7 +567,7 @@ fn unknown_error_id_is_null_before_2025_11_25_and_omitted_from_it() {
 fn unknown_error_id<R: Role>(v: ProtocolVersion, side: Side, mut peer: Raw<R>) {
     for line in [r#"{"jsonrpc":"2.0","id":"#, "42"] {
         peer.feed_line(line);
-        let out = peer.out_text();
+        let out = peer.out_lines();
         assert_eq!(out.len(), 1, "{v} {side:?} {line}: {out:?}");
         let error = parse(&out[0]);
         let code = error["error"]["code"].as_i64().unwrap();
@@ -708,7 +704,7 @@ fn handshake_and_calls_do_not_depend_on_chunking() {
 fn server_config_versions_without_legacy_refuse_initialize() {
     let mut config = ServerConfig::new(Implementation::new("modern-only", "1"));
     config.versions = vec![ProtocolVersion::V2026_07_28];
-    let mut server = Raw::server(config);
+    let mut server = Raw::server(config, origin());
     server.feed(&json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use common::origin;
 use common::raw;
 use legacy_kit::{Raw, client_call, only_response, ready, ready_with, server_ask};
 use mcp_sansio::schema::{
@@ -811,7 +812,7 @@ fn cancelling_a_finished_request_is_refused() {
 #[test]
 fn cancelling_the_initialize_request_changes_nothing() {
     // Server side: the cancellation arrives between initialize and initialized.
-    let mut server = Raw::server(Pair::server_config());
+    let mut server = Raw::server(Pair::server_config(), origin());
     server.feed(&json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -834,7 +835,7 @@ fn cancelling_the_initialize_request_changes_nothing() {
     ));
 
     // Client side: a cancellation naming the initialize id before the answer.
-    let mut client = Raw::client(Pair::client_config(EraMode::Legacy(V)));
+    let mut client = Raw::client(Pair::client_config(EraMode::Legacy(V)), origin());
     let init = client.out().remove(0);
     client.feed(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",

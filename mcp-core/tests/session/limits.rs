@@ -37,7 +37,7 @@ fn client(limits: Limits) -> Raw<Client> {
     );
     let init = c.one_out();
     assert_eq!(init["method"], "initialize");
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": init["id"], "result": {
+    c.feed(&json!({"jsonrpc": "2.0", "id": init["id"], "result": {
         "protocolVersion": "2025-11-25",
         "capabilities": {"tools": {}},
         "serverInfo": {"name": "raw-server", "version": "0.1"},
@@ -50,39 +50,41 @@ fn client(limits: Limits) -> Raw<Client> {
 /// A fresh server still serves a modern request end to end
 fn server_still_works(s: &mut Raw<Server>) {
     let id = json!("probe");
-    s.feed_json(&modern_request(id.clone(), "tools/list", json!({})));
+    s.feed(&modern_request(id.clone(), "tools/list", json!({})));
     let events = s.events();
     let [ServerEvent::Request(r)] = <[ServerEvent; 1]>::try_from(events).expect("one request")
     else {
         panic!("not a request")
     };
     assert_eq!(r.method, "tools/list");
-    s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
+    s.session
+        .respond_raw(r.responder, &raw(json!({"tools": []})))
         .unwrap();
     let out = s.one_out();
     assert_eq!(out["id"], id);
     assert_eq!(out["result"]["tools"], json!([]));
-    assert!(!s.s.is_closed());
+    assert!(!s.session.is_closed());
 }
 
 /// A legacy client still answers a ping and still matches a response to its request
 fn client_still_works(c: &mut Raw<Client>) {
-    c.feed(r#"{"jsonrpc":"2.0","id":"probe-ping","method":"ping"}"#);
+    c.feed_line(r#"{"jsonrpc":"2.0","id":"probe-ping","method":"ping"}"#);
     let pong = c.one_out();
     assert_eq!(pong["id"], "probe-ping");
     assert_eq!(pong["result"], json!({}));
-    let id =
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
-            .unwrap();
+    let id = c
+        .session
+        .send_request_raw(c.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
     let sent = c.one_out();
     assert_eq!(sent["id"], id.wire_id());
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"tools": []}}));
+    c.feed(&json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"tools": []}}));
     let events = c.events();
     assert!(
         matches!(events.as_slice(), [ClientEvent::Response { id: got, outcome: Ok(_) }] if *got == id),
         "{events:?}"
     );
-    assert!(!c.s.is_closed());
+    assert!(!c.session.is_closed());
 }
 
 fn small(max_message_size: usize) -> Limits {
@@ -105,12 +107,12 @@ fn malformed_json_is_a_parse_error() {
     let mut s = server(Limits::default());
     let mut c = client(Limits::default());
     for (i, line) in lines.iter().enumerate() {
-        s.feed(line);
+        s.feed_line(line);
         assert_error_no_id(&s.one_out(), -32700);
-        c.feed(line);
+        c.feed_line(line);
         assert_error_no_id(&c.one_out(), -32700);
-        assert_eq!(s.s.stats().invalid_messages, i as u64 + 1);
-        assert_eq!(c.s.stats().invalid_messages, i as u64 + 1);
+        assert_eq!(s.session.stats().invalid_messages, i as u64 + 1);
+        assert_eq!(c.session.stats().invalid_messages, i as u64 + 1);
     }
     assert!(s.events().is_empty());
     assert!(c.events().is_empty());
@@ -134,9 +136,9 @@ fn valid_json_that_is_not_a_message_is_an_invalid_request() {
     let mut s = server(Limits::default());
     let mut c = client(Limits::default());
     for line in lines {
-        s.feed(line);
+        s.feed_line(line);
         assert_error_no_id(&s.one_out(), -32600);
-        c.feed(line);
+        c.feed_line(line);
         assert_error_no_id(&c.one_out(), -32600);
     }
     // With a readable id, the error echoes it.
@@ -150,9 +152,9 @@ fn valid_json_that_is_not_a_message_is_an_invalid_request() {
         (json!(6), r#"{"jsonrpc":"2.0","id":6}"#),
     ];
     for (id, line) in with_id {
-        s.feed(line);
+        s.feed_line(line);
         assert_error(&s.one_out(), &id, -32600);
-        c.feed(line);
+        c.feed_line(line);
         assert_error(&c.one_out(), &id, -32600);
     }
     assert!(s.events().is_empty());
@@ -189,10 +191,10 @@ fn an_oversize_line_gets_an_error_and_the_next_line_is_processed() {
         let events = s.events();
         assert_eq!(events.len(), 1, "chunk {chunk}: {events:?}");
         let r = request_of(events.into_iter().next().unwrap());
-        assert_eq!(s.s.inbound_in_flight(), 1);
-        s.s.respond_raw(r.responder, &raw(json!({}))).unwrap();
+        assert_eq!(s.session.inbound_in_flight(), 1);
+        s.session.respond_raw(r.responder, &raw(json!({}))).unwrap();
         assert_eq!(s.one_out()["id"], 2, "the line after the oversize one");
-        assert_eq!(s.s.stats().invalid_messages, 1);
+        assert_eq!(s.session.stats().invalid_messages, 1);
         server_still_works(&mut s);
     }
 
@@ -225,26 +227,28 @@ fn invalid_utf8_is_a_parse_error() {
 fn handle_message_rejects_oversize_and_invalid_utf8_the_same_way() {
     let mut s = server(small(400));
     let now = s.now;
-    s.s.handle_message(now, padded_request(1, 1000).as_bytes());
+    s.session
+        .handle_message(now, padded_request(1, 1000).as_bytes());
     let e = s.one_out();
     assert!(e["error"]["code"].is_i64(), "{e}");
-    s.s.handle_message(
+    s.session.handle_message(
         now,
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc3\x28\"}",
     );
     assert_error_no_id(&s.one_out(), -32700);
-    s.s.handle_message(now, b"{nope");
+    s.session.handle_message(now, b"{nope");
     assert_error_no_id(&s.one_out(), -32700);
     // A message exactly at the limit is accepted.
-    s.s.handle_message(now, padded_request(2, 400).as_bytes());
+    s.session
+        .handle_message(now, padded_request(2, 400).as_bytes());
     assert_eq!(s.events().len(), 1);
     assert!(s.out().is_empty());
-    assert_eq!(s.s.stats().invalid_messages, 3);
+    assert_eq!(s.session.stats().invalid_messages, 3);
     let mut c = client(small(300));
     let now = c.now;
-    c.s.handle_message(now, &[b'{'; 301]);
+    c.session.handle_message(now, &[b'{'; 301]);
     assert!(c.one_out()["error"]["code"].is_i64());
-    c.s.handle_message(now, b"\xff");
+    c.session.handle_message(now, b"\xff");
     assert_error_no_id(&c.one_out(), -32700);
     client_still_works(&mut c);
 }
@@ -252,25 +256,25 @@ fn handle_message_rejects_oversize_and_invalid_utf8_the_same_way() {
 #[test]
 fn unknown_methods_are_method_not_found_on_both_sides() {
     let mut s = server(Limits::default());
-    s.feed_json(&modern_request(json!(1), "nope/nothing", json!({})));
+    s.feed(&modern_request(json!(1), "nope/nothing", json!({})));
     assert_error(&s.one_out(), &json!(1), -32601);
     // Legacy server too.
-    s.feed_json(&initialize(json!(2), "2025-11-25", json!({})));
+    s.feed(&initialize(json!(2), "2025-11-25", json!({})));
     let _ = s.one_out();
-    s.feed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     let _ = s.events();
-    s.feed(r#"{"jsonrpc":"2.0","id":3,"method":"nope/nothing"}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","id":3,"method":"nope/nothing"}"#);
     assert_error(&s.one_out(), &json!(3), -32601);
     // A server-to-client method sent to the server.
-    s.feed(r#"{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{}}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{}}"#);
     assert_error(&s.one_out(), &json!(4), -32601);
     assert!(s.events().is_empty());
 
     let mut c = client(Limits::default());
-    c.feed(r#"{"jsonrpc":"2.0","id":"u","method":"nope/nothing"}"#);
+    c.feed_line(r#"{"jsonrpc":"2.0","id":"u","method":"nope/nothing"}"#);
     assert_error(&c.one_out(), &json!("u"), -32601);
     // A client-to-server method sent to the client.
-    c.feed(r#"{"jsonrpc":"2.0","id":"t","method":"tools/list"}"#);
+    c.feed_line(r#"{"jsonrpc":"2.0","id":"t","method":"tools/list"}"#);
     assert_error(&c.one_out(), &json!("t"), -32601);
     // A capability the client did not declare (the raw-config client has roots).
     assert!(c.events().is_empty());
@@ -281,40 +285,42 @@ fn unknown_methods_are_method_not_found_on_both_sides() {
 fn a_duplicate_in_flight_id_is_an_invalid_request() {
     let mut s = server(Limits::default());
     let line = modern_request(json!(9), "tools/call", json!({"name": "a"}));
-    s.feed_json(&line);
+    s.feed(&line);
     let first = request_of(s.events().pop().unwrap());
-    s.feed_json(&line);
+    s.feed(&line);
     assert_error(&s.one_out(), &json!(9), -32600);
     assert!(s.events().is_empty());
-    assert_eq!(s.s.inbound_in_flight(), 1);
+    assert_eq!(s.session.inbound_in_flight(), 1);
     // The original is still answerable, exactly once.
-    s.s.respond_raw(first.responder, &raw(json!({"content": []})))
+    s.session
+        .respond_raw(first.responder, &raw(json!({"content": []})))
         .unwrap();
     let out = s.one_out();
     assert_eq!(out["id"], 9);
     assert!(out.get("result").is_some());
     // Once answered, the id may be used again.
-    s.feed_json(&line);
+    s.feed(&line);
     assert_eq!(s.events().len(), 1);
     assert!(s.out().is_empty());
 
     let mut c = client(Limits::default());
-    c.feed(r#"{"jsonrpc":"2.0","id":"r","method":"roots/list"}"#);
+    c.feed_line(r#"{"jsonrpc":"2.0","id":"r","method":"roots/list"}"#);
     let (roots, requests) = live_input_of(c.events().pop().unwrap());
     assert!(requests.contains_key("roots/list"), "{requests:?}");
-    c.feed(r#"{"jsonrpc":"2.0","id":"r","method":"roots/list"}"#);
+    c.feed_line(r#"{"jsonrpc":"2.0","id":"r","method":"roots/list"}"#);
     assert_error(&c.one_out(), &json!("r"), -32600);
     assert!(c.events().is_empty());
-    assert_eq!(c.s.inbound_in_flight(), 1);
-    c.s.provide_input(
-        c.now,
-        InputId::Live(roots),
-        InputResponses::from([(
-            "roots/list".to_owned(),
-            InputResponse::ListRoots(ListRootsResult::new(vec![])),
-        )]),
-    )
-    .unwrap();
+    assert_eq!(c.session.inbound_in_flight(), 1);
+    c.session
+        .provide_input(
+            c.now,
+            InputId::Live(roots),
+            InputResponses::from([(
+                "roots/list".to_owned(),
+                InputResponse::ListRoots(ListRootsResult::new(vec![])),
+            )]),
+        )
+        .unwrap();
     let out = c.one_out();
     assert_eq!(out["id"], "r");
     assert_eq!(out["result"], json!({"roots": []}));
@@ -332,11 +338,11 @@ fn a_response_to_an_unknown_id_is_dropped_and_counted() {
     let mut s = server(Limits::default());
     let mut c = client(Limits::default());
     for line in stray {
-        s.feed(line);
-        c.feed(line);
+        s.feed_line(line);
+        c.feed_line(line);
     }
-    assert_eq!(s.s.stats().unknown_responses, 4);
-    assert_eq!(c.s.stats().unknown_responses, 4);
+    assert_eq!(s.session.stats().unknown_responses, 4);
+    assert_eq!(c.session.stats().unknown_responses, 4);
     assert!(s.out().is_empty() && s.events().is_empty());
     assert!(c.out().is_empty() && c.events().is_empty());
     server_still_works(&mut s);
@@ -357,7 +363,7 @@ fn crlf_line_endings_and_blank_lines_work() {
         .collect();
     assert_eq!(methods, ["tools/list", "prompts/list"]);
     assert!(s.out().is_empty());
-    assert_eq!(s.s.stats().invalid_messages, 0);
+    assert_eq!(s.session.stats().invalid_messages, 0);
     server_still_works(&mut s);
 
     let mut c = client(Limits::default());
@@ -369,14 +375,15 @@ fn crlf_line_endings_and_blank_lines_work() {
 #[test]
 fn nothing_after_eof_or_close_and_no_panic() {
     let mut s = server(Limits::default());
-    s.feed_json(&modern_request(json!(1), "tools/list", json!({})));
+    s.feed(&modern_request(json!(1), "tools/list", json!({})));
     let r = request_of(s.events().pop().unwrap());
-    s.s.handle_eof(s.now);
-    assert!(!s.s.is_closed(), "waits for the pending answer");
-    assert!(!s.s.wants_read());
-    s.feed_json(&modern_request(json!(2), "tools/list", json!({})));
+    s.session.handle_eof(s.now);
+    assert!(!s.session.is_closed(), "waits for the pending answer");
+    assert!(!s.session.wants_read());
+    s.feed(&modern_request(json!(2), "tools/list", json!({})));
     assert!(s.events().is_empty(), "input after EOF is ignored");
-    s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
+    s.session
+        .respond_raw(r.responder, &raw(json!({"tools": []})))
         .unwrap();
     assert_eq!(s.one_out()["id"], 1);
     assert!(matches!(
@@ -385,9 +392,9 @@ fn nothing_after_eof_or_close_and_no_panic() {
             reason: mcp_sansio::CloseReason::PeerClosed
         }]
     ));
-    s.feed(r#"{"garbage"#);
-    s.s.handle_eof(s.now);
-    s.s.handle_timeout(s.now + Duration::from_secs(1000));
+    s.feed_line(r#"{"garbage"#);
+    s.session.handle_eof(s.now);
+    s.session.handle_timeout(s.now + Duration::from_secs(1000));
     assert!(s.out().is_empty());
     assert!(s.events().is_empty());
 }
@@ -412,11 +419,14 @@ fn a_full_event_queue_stops_reading_and_draining_resumes_it() {
     let mut limits = Limits::default();
     limits.max_queued_events = 4;
     let mut s = server(limits);
-    assert!(s.s.wants_read());
+    assert!(s.session.wants_read());
     s.feed_bytes(&many_requests(0..20));
-    assert!(!s.s.wants_read(), "complete frames wait in the backlog");
+    assert!(
+        !s.session.wants_read(),
+        "complete frames wait in the backlog"
+    );
     assert_eq!(
-        s.s.inbound_in_flight(),
+        s.session.inbound_in_flight(),
         4,
         "processed only up to the event limit"
     );
@@ -428,18 +438,18 @@ fn a_full_event_queue_stops_reading_and_draining_resumes_it() {
     let mut ids = Vec::new();
     let mut responders = Vec::new();
     let mut max_seen = 0;
-    while let Some(e) = s.s.poll_event() {
+    while let Some(e) = s.session.poll_event() {
         let r = request_of(e);
         ids.push(r.params_as::<Value>().unwrap()["name"].clone());
         responders.push(r.responder);
-        max_seen = max_seen.max(s.s.inbound_in_flight());
+        max_seen = max_seen.max(s.session.inbound_in_flight());
     }
     let expected: Vec<_> = (0..20).map(|i| json!(format!("t{i}"))).collect();
     assert_eq!(ids, expected, "every request, in order");
-    assert!(s.s.wants_read());
+    assert!(s.session.wants_read());
     assert!(s.out().is_empty());
     for r in responders {
-        s.s.respond_raw(r, &raw(json!({}))).unwrap();
+        s.session.respond_raw(r, &raw(json!({}))).unwrap();
     }
     assert_eq!(s.out().len(), 20);
     server_still_works(&mut s);
@@ -460,7 +470,7 @@ fn unread_output_stops_reading_and_writing_it_resumes() {
         input.push(b'\n');
     }
     s.feed_bytes(&input);
-    assert!(!s.s.wants_read(), "the unread answers stop reading");
+    assert!(!s.session.wants_read(), "the unread answers stop reading");
     let answered = s.out();
     let ids: Vec<_> = answered.iter().map(|m| m["id"].clone()).collect();
     let expected: Vec<_> = (0..50).map(|i| json!(i)).collect();
@@ -468,7 +478,7 @@ fn unread_output_stops_reading_and_writing_it_resumes() {
         ids, expected,
         "writing the answers out lets the backlog in, in order"
     );
-    assert!(s.s.wants_read());
+    assert!(s.session.wants_read());
     server_still_works(&mut s);
 }
 
@@ -486,14 +496,14 @@ fn the_inbound_limit_stops_reading_and_answering_frees_room() {
             order.push(r.params_as::<Value>().unwrap()["name"].clone());
             pending.push_back(r.responder);
         }
-        assert!(s.s.inbound_in_flight() <= 3);
+        assert!(s.session.inbound_in_flight() <= 3);
         let Some(next) = pending.pop_front() else {
             break;
         };
         if order.len() < 10 {
-            assert!(!s.s.wants_read(), "full at {} delivered", order.len());
+            assert!(!s.session.wants_read(), "full at {} delivered", order.len());
         }
-        s.s.respond_raw(next, &raw(json!({}))).unwrap();
+        s.session.respond_raw(next, &raw(json!({}))).unwrap();
     }
     let expected: Vec<_> = (0..10).map(|i| json!(format!("t{i}"))).collect();
     assert_eq!(order, expected);
@@ -503,7 +513,7 @@ fn the_inbound_limit_stops_reading_and_answering_frees_room() {
         assert_eq!(a["id"], i, "answered in order, none twice: {a}");
         assert!(a.get("result").is_some(), "no overload error: {a}");
     }
-    assert!(s.s.wants_read());
+    assert!(s.session.wants_read());
     server_still_works(&mut s);
 }
 
@@ -539,7 +549,7 @@ fn ignoring_wants_read_gets_overload_replies_not_unbounded_growth() {
     // Every request was either delivered or refused; none vanished. Some may still wait in
     // the backlog (at most one message's worth): drain them now.
     let mut rest = Vec::new();
-    while let Some(e) = s.s.poll_event() {
+    while let Some(e) = s.session.poll_event() {
         rest.push(e);
     }
     let backlog_len = rest.len();
@@ -579,8 +589,8 @@ fn ignoring_wants_read_drops_notifications_past_the_hard_limit() {
     c.feed_bytes(&input);
     let queued = c.events().len();
     assert!(queued <= 4 + 2, "{queued}");
-    assert!(c.s.stats().dropped_messages > 0);
-    assert_eq!(queued as u64 + c.s.stats().dropped_messages, 40);
+    assert!(c.session.stats().dropped_messages > 0);
+    assert_eq!(queued as u64 + c.session.stats().dropped_messages, 40);
     assert!(c.out().is_empty(), "notifications are never answered");
     client_still_works(&mut c);
 }
@@ -598,7 +608,7 @@ fn a_full_send_queue_blocks_until_drained() {
     let mut sent = 0;
     let blocked = loop {
         match c
-            .s
+            .session
             .send_request_raw(c.now, "tools/call", params(), RequestOptions::default())
         {
             Ok(_) => sent += 1,
@@ -609,18 +619,19 @@ fn a_full_send_queue_blocks_until_drained() {
     assert_eq!(blocked, SendError::Blocked);
     assert!(sent >= 3);
     assert_eq!(
-        c.s.outbound_in_flight(),
+        c.session.outbound_in_flight(),
         sent,
         "a refused command changes nothing"
     );
     assert_eq!(
-        c.s.send_notification_raw("notifications/roots/list_changed", None),
+        c.session
+            .send_notification_raw("notifications/roots/list_changed", None),
         Err(SendError::Blocked)
     );
     assert!(c.events().is_empty(), "not unblocked before draining");
     let mut buf = Vec::new();
     let mut frames = 0;
-    while c.s.poll_transmit(&mut buf).is_some() {
+    while c.session.poll_transmit(&mut buf).is_some() {
         frames += 1;
     }
     assert_eq!(frames, sent);
@@ -629,7 +640,8 @@ fn a_full_send_queue_blocks_until_drained() {
         matches!(events.as_slice(), [ClientEvent::Unblocked]),
         "{events:?}"
     );
-    c.s.send_request_raw(c.now, "tools/call", params(), RequestOptions::default())
+    c.session
+        .send_request_raw(c.now, "tools/call", params(), RequestOptions::default())
         .unwrap();
     assert_eq!(c.out().len(), 1);
     assert!(c.events().is_empty(), "Unblocked only once");
@@ -640,35 +652,41 @@ fn too_many_outbound_requests_is_refused_until_one_ends() {
     let mut limits = Limits::default();
     limits.max_in_flight_outbound = 2;
     let mut c = client(limits);
-    let a =
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
-            .unwrap();
-    let _b =
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
-            .unwrap();
+    let a = c
+        .session
+        .send_request_raw(c.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
+    let _b = c
+        .session
+        .send_request_raw(c.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
     assert_eq!(
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
+        c.session
+            .send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::TooManyRequests)
     );
     assert_eq!(c.out().len(), 2);
-    c.s.cancel(c.now, a, None).unwrap();
+    c.session.cancel(c.now, a, None).unwrap();
     let _ = c.out();
     let _ = c.events();
-    let d =
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
-            .unwrap();
+    let d = c
+        .session
+        .send_request_raw(c.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
     assert_eq!(
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
+        c.session
+            .send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::TooManyRequests)
     );
     let line = c.one_out();
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": line["id"], "result": {}}));
+    c.feed(&json!({"jsonrpc": "2.0", "id": line["id"], "result": {}}));
     assert!(matches!(
         c.events().as_slice(),
         [ClientEvent::Response { id, outcome: Ok(_) }] if *id == d
     ));
     assert!(
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default())
+        c.session
+            .send_request_raw(c.now, "tools/list", None, RequestOptions::default())
             .is_ok()
     );
 }
@@ -678,24 +696,25 @@ fn a_batch_over_the_limit_is_one_invalid_request() {
     let mut limits = Limits::default();
     limits.max_batch_len = 3;
     let mut s = server(limits);
-    s.feed_json(&initialize(json!(0), "2025-03-26", json!({})));
+    s.feed(&initialize(json!(0), "2025-03-26", json!({})));
     assert_eq!(s.one_out()["result"]["protocolVersion"], "2025-03-26");
-    s.feed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     let _ = s.events();
     let entry = |i: u64| json!({"jsonrpc": "2.0", "id": i, "method": "tools/list"});
-    s.feed_json(&Value::Array((1..=4).map(entry).collect()));
+    s.feed(&Value::Array((1..=4).map(entry).collect()));
     let out = s.out();
     assert_eq!(out.len(), 1, "{out:#?}");
     assert!(out[0].is_object(), "one error, not an array: {}", out[0]);
     assert_error_no_id(&out[0], -32600);
     assert!(s.events().is_empty());
     // A batch at the limit is served, its answers as one array.
-    s.feed_json(&Value::Array((5..=7).map(entry).collect()));
+    s.feed(&Value::Array((5..=7).map(entry).collect()));
     let rs: Vec<_> = s.events().into_iter().map(request_of).collect();
     assert_eq!(rs.len(), 3);
     assert!(s.out().is_empty(), "answers wait for the whole batch");
     for r in rs {
-        s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
+        s.session
+            .respond_raw(r.responder, &raw(json!({"tools": []})))
             .unwrap();
     }
     let array = s.one_out();
@@ -712,7 +731,7 @@ fn a_batch_over_the_limit_is_one_invalid_request() {
 fn a_batch_outside_2025_03_26_is_an_invalid_request() {
     let mut s = server(Limits::default());
     let batch = json!([modern_request(json!(1), "tools/list", json!({}))]);
-    s.feed_json(&batch);
+    s.feed(&batch);
     assert_error_no_id(&s.one_out(), -32600);
     assert!(s.events().is_empty());
     server_still_works(&mut s);
@@ -899,14 +918,14 @@ fn a_flood_while_output_is_not_written_keeps_the_byte_queue_bounded() {
     limits.max_message_size = 1024;
     let mut s = server(limits.clone());
     for _ in 0..20_000 {
-        s.s.handle_bytes(origin(), b"x\n");
+        s.session.handle_bytes(origin(), b"x\n");
         assert!(
-            s.s.queued_bytes() <= limits.max_queued_bytes + limits.max_message_size,
+            s.session.queued_bytes() <= limits.max_queued_bytes + limits.max_message_size,
             "{} bytes queued",
-            s.s.queued_bytes()
+            s.session.queued_bytes()
         );
     }
-    assert!(s.s.stats().dropped_messages > 0);
+    assert!(s.session.stats().dropped_messages > 0);
 }
 
 #[test]
@@ -920,22 +939,27 @@ fn progress_past_the_queue_limit_is_dropped_not_queued() {
         json!({"name": "t", "arguments": {}}),
     );
     call["params"]["_meta"]["progressToken"] = json!("p");
-    s.feed_json(&call);
+    s.feed(&call);
     let r = request_of(s.events().remove(0));
     let message = "m".repeat(1000);
     for i in 1..=1000 {
         let p = Progress::new(f64::from(i)).message(message.clone());
-        s.s.inbound(r.responder.id()).report_progress(&p).unwrap();
+        s.session
+            .inbound(r.responder.id())
+            .report_progress(&p)
+            .unwrap();
     }
-    assert!(s.s.stats().dropped_messages > 900);
+    assert!(s.session.stats().dropped_messages > 900);
     let queued: usize = s.out_lines().iter().map(String::len).sum();
     assert!(queued < 64 * 1024 + 2 * 1100, "{queued}");
     // the answer still goes out, and later progress once the queue drained
-    s.s.inbound(r.responder.id())
+    s.session
+        .inbound(r.responder.id())
         .report_progress(&Progress::new(2000.0))
         .unwrap();
     assert_eq!(s.one_out()["params"]["progress"], 2000.0);
-    s.s.respond_raw(r.responder, &raw(json!({"content": []})))
+    s.session
+        .respond_raw(r.responder, &raw(json!({"content": []})))
         .unwrap();
     assert_eq!(s.one_out()["id"], 1);
 }

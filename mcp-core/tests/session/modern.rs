@@ -112,7 +112,7 @@ fn modern_client_discovers_and_reads_the_server_from_the_result() {
 fn server_info_is_read_from_the_result_meta_of_a_foreign_server() {
     let mut c = Raw::client(Pair::client_config(EraMode::Modern), origin());
     let discover = c.one_out();
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": discover["id"], "result": {
+    c.feed(&json!({"jsonrpc": "2.0", "id": discover["id"], "result": {
         "resultType": "complete",
         "supportedVersions": ["2099-01-01", MODERN],
         "capabilities": {"tools": {}},
@@ -125,7 +125,7 @@ fn server_info_is_read_from_the_result_meta_of_a_foreign_server() {
             version: ProtocolVersion::V2026_07_28
         }]
     ));
-    let peer = c.s.peer().unwrap();
+    let peer = c.session.peer().unwrap();
     assert_eq!(peer.info.as_ref().unwrap().name, "foreign");
     assert_eq!(*peer.capabilities, json!({"tools": {}}));
     assert_eq!(peer.instructions, None);
@@ -267,7 +267,7 @@ fn missing_meta_or_version_is_invalid_params() {
         ),
     ];
     for (id, line) in cases {
-        s.feed_json(&line);
+        s.feed(&line);
         assert_error(&s.one_out(), &id, -32602);
     }
     assert!(s.events().is_empty());
@@ -289,12 +289,12 @@ fn missing_or_non_object_capabilities_is_invalid_params() {
             meta[CAPS] = c;
         }
         let id = json!(format!("req-{i}"));
-        s.feed_json(&request(id.clone(), "tools/list", json!({"_meta": meta})));
+        s.feed(&request(id.clone(), "tools/list", json!({"_meta": meta})));
         assert_error(&s.one_out(), &id, -32602);
     }
     assert!(s.events().is_empty());
     // clientInfo is optional.
-    s.feed_json(&request(
+    s.feed(&request(
         json!(9),
         "tools/list",
         json!({"_meta": {PV: MODERN, CAPS: {}}}),
@@ -305,7 +305,7 @@ fn missing_or_non_object_capabilities_is_invalid_params() {
 #[test]
 fn unknown_version_is_32022_with_supported_and_requested() {
     let mut s = raw_server();
-    s.feed_json(&request(
+    s.feed(&request(
         json!(7),
         "tools/list",
         json!({"_meta": meta_with("v999.0.0", json!({}))}),
@@ -316,7 +316,7 @@ fn unknown_version_is_32022_with_supported_and_requested() {
         json!({"supported": [MODERN], "requested": "v999.0.0"})
     );
     // `supported` is a subset of what discover advertises.
-    s.feed_json(&modern_request(json!(8), "server/discover", json!({})));
+    s.feed(&modern_request(json!(8), "server/discover", json!({})));
     let discover = s.one_out();
     let advertised = discover["result"]["supportedVersions"]
         .as_array()
@@ -331,7 +331,7 @@ fn unknown_version_is_32022_with_supported_and_requested() {
 fn legacy_version_in_meta_is_32022() {
     let mut s = raw_server();
     for (i, v) in ["2025-11-25", "2024-11-05"].into_iter().enumerate() {
-        s.feed_json(&request(
+        s.feed(&request(
             json!(i),
             "tools/list",
             json!({"_meta": meta_with(v, json!({}))}),
@@ -363,13 +363,13 @@ fn methods_removed_in_2026_are_method_not_found() {
             params["capabilities"] = json!({});
             params["clientInfo"] = json!({"name": "x", "version": "1"});
         }
-        s.feed_json(&request(id.clone(), method, params));
+        s.feed(&request(id.clone(), method, params));
         assert_error(&s.one_out(), &id, -32601);
     }
     assert!(s.events().is_empty());
     // The session did not become a legacy one.
-    assert_eq!(s.s.version(), None);
-    s.feed_json(&modern_request(json!(100), "tools/list", json!({})));
+    assert_eq!(s.session.version(), None);
+    s.feed(&modern_request(json!(100), "tools/list", json!({})));
     let r = request_of(s.events().pop().unwrap());
     assert_eq!(r.version, ProtocolVersion::V2026_07_28);
 }
@@ -377,9 +377,9 @@ fn methods_removed_in_2026_are_method_not_found() {
 #[test]
 fn initialize_with_only_modern_meta_is_method_not_found() {
     let mut s = raw_server();
-    s.feed_json(&modern_request(json!(1), "initialize", json!({})));
+    s.feed(&modern_request(json!(1), "initialize", json!({})));
     assert_error(&s.one_out(), &json!(1), -32601);
-    assert_eq!(s.s.version(), None);
+    assert_eq!(s.session.version(), None);
 }
 
 #[test]
@@ -391,11 +391,11 @@ fn undeclared_server_capability_and_unknown_method_are_method_not_found() {
         .into_iter()
         .enumerate()
     {
-        s.feed_json(&modern_request(json!(i), method, json!({"name": "a"})));
+        s.feed(&modern_request(json!(i), method, json!({"name": "a"})));
         assert_error(&s.one_out(), &json!(i), -32601);
     }
     assert!(s.events().is_empty());
-    s.feed_json(&modern_request(json!(50), "prompts/list", json!({})));
+    s.feed(&modern_request(json!(50), "prompts/list", json!({})));
     assert_eq!(request_of(s.events().pop().unwrap()).method, "prompts/list");
 }
 
@@ -404,7 +404,7 @@ fn server_discover_is_answered_by_the_core() {
     let mut config = Pair::server_config();
     config.instructions = Some("be nice".into());
     let mut s = Raw::server(config, origin());
-    s.feed_json(&modern_request(json!("d1"), "server/discover", json!({})));
+    s.feed(&modern_request(json!("d1"), "server/discover", json!({})));
     let v = s.one_out();
     assert_eq!(v["id"], "d1");
     let r = &v["result"];
@@ -423,7 +423,7 @@ fn server_discover_is_answered_by_the_core() {
 
     // Without instructions configured, none are sent.
     let mut s = raw_server();
-    s.feed_json(&modern_request(json!(2), "server/discover", json!({})));
+    s.feed(&modern_request(json!(2), "server/discover", json!({})));
     assert!(s.one_out()["result"].get("instructions").is_none());
 }
 
@@ -437,9 +437,9 @@ fn capabilities_are_per_request() {
             json!({"name": "t", "_meta": meta_with(MODERN, caps)}),
         )
     };
-    s.feed_json(&with(1, json!({"sampling": {}})));
-    s.feed_json(&with(2, json!({})));
-    s.feed_json(&with(3, json!({"elicitation": {"form": {}}})));
+    s.feed(&with(1, json!({"sampling": {}})));
+    s.feed(&with(2, json!({})));
+    s.feed(&with(3, json!({"elicitation": {"form": {}}})));
     let requests: Vec<_> = s.events().into_iter().map(request_of).collect();
     assert_eq!(requests.len(), 3);
     assert_eq!(*requests[0].peer_capabilities, json!({"sampling": {}}));
@@ -453,8 +453,8 @@ fn capabilities_are_per_request() {
         assert!(!r.wants_progress);
     }
     // No request fixes the session's version or peer.
-    assert_eq!(s.s.version(), None);
-    assert!(s.s.peer().is_none());
+    assert_eq!(s.session.version(), None);
+    assert!(s.session.peer().is_none());
 }
 
 #[test]
@@ -462,10 +462,11 @@ fn modern_progress_token_reaches_the_server_and_progress_goes_back() {
     let mut s = raw_server();
     let mut params = json!({"name": "t", "_meta": meta_with(MODERN, json!({}))});
     params["_meta"]["progressToken"] = json!("tok-1");
-    s.feed_json(&request(json!(1), "tools/call", params));
+    s.feed(&request(json!(1), "tools/call", params));
     let r = request_of(s.events().pop().unwrap());
     assert!(r.wants_progress);
-    s.s.inbound(r.responder.id())
+    s.session
+        .inbound(r.responder.id())
         .report_progress(&mcp_sansio::Progress::new(1.0))
         .unwrap();
     let n = s.one_out();
@@ -478,13 +479,13 @@ fn modern_progress_token_reaches_the_server_and_progress_goes_back() {
 
 fn answer_modern(result: Value) -> Value {
     let mut s = raw_server();
-    s.feed_json(&modern_request(
+    s.feed(&modern_request(
         json!(42),
         "tools/call",
         json!({"name": "t"}),
     ));
     let r = request_of(s.events().pop().unwrap());
-    s.s.respond_raw(r.responder, &raw(result)).unwrap();
+    s.session.respond_raw(r.responder, &raw(result)).unwrap();
     let v = s.one_out();
     assert_eq!(v["id"], 42);
     v["result"].clone()
@@ -524,13 +525,13 @@ fn the_apps_meta_is_kept_beside_server_info() {
 #[test]
 fn modern_errors_pass_through_unchanged() {
     let mut s = raw_server();
-    s.feed_json(&modern_request(
+    s.feed(&modern_request(
         json!(5),
         "tools/call",
         json!({"name": "t"}),
     ));
     let r = request_of(s.events().pop().unwrap());
-    s.s.respond_error(
+    s.session.respond_error(
         r.responder,
         &mcp_sansio::ErrorObject::new(-32021, "needs sampling")
             .with_data(&json!({"requiredCapabilities": {"sampling": {}}})),
@@ -545,10 +546,11 @@ fn modern_errors_pass_through_unchanged() {
 fn a_modern_server_session_never_sends_requests() {
     let mut s = raw_server();
     assert_eq!(
-        s.s.send_request_raw(s.now, "roots/list", None, RequestOptions::default()),
+        s.session
+            .send_request_raw(s.now, "roots/list", None, RequestOptions::default()),
         Err(SendError::NotReady)
     );
-    s.feed_json(&modern_request(json!(1), "tools/list", json!({})));
+    s.feed(&modern_request(json!(1), "tools/list", json!({})));
     let _pending = s.events();
     for method in [
         "sampling/createMessage",
@@ -557,7 +559,8 @@ fn a_modern_server_session_never_sends_requests() {
         "x/y",
     ] {
         assert_eq!(
-            s.s.send_request_raw(s.now, method, None, RequestOptions::default()),
+            s.session
+                .send_request_raw(s.now, method, None, RequestOptions::default()),
             Err(SendError::NotReady),
             "{method}"
         );
@@ -703,7 +706,7 @@ fn auto_against_a_legacy_only_server_falls_back_to_initialize() {
 }
 
 fn answer_initialize(c: &mut Raw<Client>, init: &Value, version: &str) {
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": init["id"], "result": {
+    c.feed(&json!({"jsonrpc": "2.0", "id": init["id"], "result": {
         "protocolVersion": version,
         "capabilities": {"tools": {}},
         "serverInfo": {"name": "old", "version": "0.1"},
@@ -715,7 +718,7 @@ fn auto_falls_back_when_discover_is_method_not_found() {
     let mut c = Raw::client(Pair::client_config(EraMode::Auto), origin());
     let discover = c.one_out();
     assert_eq!(discover["method"], "server/discover");
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": discover["id"],
+    c.feed(&json!({"jsonrpc": "2.0", "id": discover["id"],
         "error": {"code": -32601, "message": "Method not found"}}));
     assert!(c.events().is_empty());
     let init = c.one_out();
@@ -736,7 +739,7 @@ fn auto_falls_back_when_discover_is_method_not_found() {
         }]
     ));
     assert_eq!(c.one_out()["method"], "notifications/initialized");
-    assert_eq!(c.s.peer().unwrap().info.as_ref().unwrap().name, "old");
+    assert_eq!(c.session.peer().unwrap().info.as_ref().unwrap().name, "old");
 }
 
 #[test]
@@ -746,7 +749,7 @@ fn auto_falls_back_after_the_discover_timeout_on_a_raw_session() {
     let mut c = Raw::client(config, origin());
     let discover = c.one_out();
     assert_eq!(
-        c.s.poll_timeout(),
+        c.session.poll_timeout(),
         Some(c.now + Duration::from_millis(1500))
     );
     c.advance(Duration::from_millis(1499));
@@ -757,13 +760,13 @@ fn auto_falls_back_after_the_discover_timeout_on_a_raw_session() {
     assert_eq!(init["method"], "initialize");
     assert!(c.events().is_empty());
     // The late discover answer is dropped and counted.
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": discover["id"], "result": {
+    c.feed(&json!({"jsonrpc": "2.0", "id": discover["id"], "result": {
         "resultType": "complete", "supportedVersions": [MODERN], "capabilities": {},
     }}));
     assert!(c.events().is_empty());
     assert!(c.out().is_empty());
-    assert_eq!(c.s.stats().unknown_responses, 1);
-    assert_eq!(c.s.version(), None);
+    assert_eq!(c.session.stats().unknown_responses, 1);
+    assert_eq!(c.session.version(), None);
     answer_initialize(&mut c, &init, "2025-11-25");
     assert!(matches!(
         c.events().as_slice(),
@@ -785,10 +788,10 @@ fn auto_rediscovers_when_the_fallback_initialize_is_refused_as_unsupported() {
     c.advance(Duration::from_millis(1500));
     let init = c.one_out();
     assert_eq!(init["method"], "initialize");
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": discover["id"], "result": {
+    c.feed(&json!({"jsonrpc": "2.0", "id": discover["id"], "result": {
         "resultType": "complete", "supportedVersions": [MODERN], "capabilities": {},
     }}));
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": init["id"], "error": {
+    c.feed(&json!({"jsonrpc": "2.0", "id": init["id"], "error": {
         "code": -32022, "message": "unsupported protocol version",
         "data": {"supported": [MODERN], "requested": "2025-11-25"},
     }}));
@@ -803,8 +806,11 @@ fn auto_rediscovers_when_the_fallback_initialize_is_refused_as_unsupported() {
         MODERN
     );
     // Patient this time: the request timeout, not the discover timeout.
-    assert_eq!(c.s.poll_timeout(), Some(c.now + Duration::from_secs(30)));
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": again["id"], "result": {
+    assert_eq!(
+        c.session.poll_timeout(),
+        Some(c.now + Duration::from_secs(30))
+    );
+    c.feed(&json!({"jsonrpc": "2.0", "id": again["id"], "result": {
         "resultType": "complete", "supportedVersions": [MODERN], "capabilities": {},
     }}));
     assert!(matches!(
@@ -822,12 +828,12 @@ fn a_refused_initialize_without_a_prior_discover_still_closes() {
         origin(),
     );
     let init = c.one_out();
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": init["id"], "error": {
+    c.feed(&json!({"jsonrpc": "2.0", "id": init["id"], "error": {
         "code": -32022, "message": "unsupported protocol version",
         "data": {"supported": [MODERN]},
     }}));
     assert!(c.out().is_empty(), "a Legacy client does not switch eras");
-    assert!(c.s.is_closed());
+    assert!(c.session.is_closed());
 }
 
 #[test]
@@ -900,7 +906,7 @@ fn modern_against_a_legacy_only_server_closes_with_a_handshake_error() {
 fn modern_closes_when_discover_is_refused_or_times_out() {
     let mut c = Raw::client(Pair::client_config(EraMode::Modern), origin());
     let d = c.one_out();
-    c.feed_json(&json!({"jsonrpc": "2.0", "id": d["id"],
+    c.feed(&json!({"jsonrpc": "2.0", "id": d["id"],
         "error": {"code": -32601, "message": "Method not found"}}));
     assert!(matches!(
         c.events().as_slice(),
@@ -912,9 +918,9 @@ fn modern_closes_when_discover_is_refused_or_times_out() {
 
     let mut c = Raw::client(Pair::client_config(EraMode::Modern), origin());
     let _ = c.one_out();
-    let deadline = c.s.poll_timeout().expect("discover has a timeout");
+    let deadline = c.session.poll_timeout().expect("discover has a timeout");
     c.now = deadline;
-    c.s.handle_timeout(deadline);
+    c.session.handle_timeout(deadline);
     assert!(matches!(
         c.events().as_slice(),
         [ClientEvent::Closed {
@@ -922,7 +928,7 @@ fn modern_closes_when_discover_is_refused_or_times_out() {
         }]
     ));
     assert!(c.out().is_empty(), "no initialize in Modern mode");
-    assert_eq!(c.s.poll_timeout(), None);
+    assert_eq!(c.session.poll_timeout(), None);
 }
 
 fn unsupported(id: &Value, supported: Value) -> Value {
@@ -937,14 +943,14 @@ fn unsupported_version_naming_ours_retries_discover_once() {
     for era in [EraMode::Modern, EraMode::Auto] {
         let mut c = Raw::client(Pair::client_config(era), origin());
         let first = c.one_out();
-        c.feed_json(&unsupported(&first["id"], json!(["2099-01-01", MODERN])));
+        c.feed(&unsupported(&first["id"], json!(["2099-01-01", MODERN])));
         assert!(c.events().is_empty());
         let second = c.one_out();
         assert_eq!(second["method"], "server/discover");
         assert_ne!(second["id"], first["id"]);
         assert_eq!(second["params"]["_meta"][PV], MODERN);
         // A second refusal ends discovery: no third attempt.
-        c.feed_json(&unsupported(&second["id"], json!([MODERN])));
+        c.feed(&unsupported(&second["id"], json!([MODERN])));
         let out = c.out();
         match era {
             EraMode::Modern => {
@@ -969,7 +975,7 @@ fn unsupported_version_naming_ours_retries_discover_once() {
 fn unsupported_version_naming_no_modern_version_does_not_retry() {
     let mut c = Raw::client(Pair::client_config(EraMode::Modern), origin());
     let first = c.one_out();
-    c.feed_json(&unsupported(&first["id"], json!(["2025-11-25"])));
+    c.feed(&unsupported(&first["id"], json!(["2025-11-25"])));
     assert!(c.out().is_empty());
     assert!(matches!(
         c.events().as_slice(),
@@ -984,11 +990,13 @@ fn requests_before_discovery_finishes_are_not_ready() {
     let mut c = Raw::client(Pair::client_config(EraMode::Auto), origin());
     let _ = c.one_out();
     assert_eq!(
-        c.s.send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
+        c.session
+            .send_request_raw(c.now, "tools/list", None, RequestOptions::default()),
         Err(SendError::NotReady)
     );
     assert_eq!(
-        c.s.send_notification_raw("notifications/roots/list_changed", None),
+        c.session
+            .send_notification_raw("notifications/roots/list_changed", None),
         Err(SendError::NotReady)
     );
     assert!(c.out().is_empty());
@@ -1020,28 +1028,29 @@ fn a_discover_answer_after_close_is_ignored() {
 #[test]
 fn a_fresh_server_serves_modern_then_accepts_initialize() {
     let mut s = raw_server();
-    s.feed_json(&modern_request(json!(1), "tools/list", json!({})));
+    s.feed(&modern_request(json!(1), "tools/list", json!({})));
     let r = request_of(s.events().pop().unwrap());
     assert_eq!(r.version, ProtocolVersion::V2026_07_28);
     // A second modern request stays in flight across the handshake.
-    s.feed_json(&modern_request(
+    s.feed(&modern_request(
         json!(2),
         "tools/call",
         json!({"name": "t"}),
     ));
     let pending = request_of(s.events().pop().unwrap());
-    s.s.respond_raw(r.responder, &raw(json!({"tools": []})))
+    s.session
+        .respond_raw(r.responder, &raw(json!({"tools": []})))
         .unwrap();
     assert_eq!(s.one_out()["result"]["resultType"], "complete");
 
-    s.feed_json(&initialize(json!(10), "2025-06-18", json!({"roots": {}})));
+    s.feed(&initialize(json!(10), "2025-06-18", json!({"roots": {}})));
     let init = s.one_out();
     assert_eq!(init["id"], 10);
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(init["result"]["serverInfo"]["name"], "test-server");
     assert!(init["result"].get("resultType").is_none(), "{init}");
-    assert_eq!(s.s.version(), Some(ProtocolVersion::V2025_06_18));
-    s.feed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(s.session.version(), Some(ProtocolVersion::V2025_06_18));
+    s.feed_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     assert!(matches!(
         s.events().as_slice(),
         [ServerEvent::Ready {
@@ -1049,36 +1058,38 @@ fn a_fresh_server_serves_modern_then_accepts_initialize() {
         }]
     ));
     // The modern request answered late keeps its era's envelope.
-    s.s.respond_raw(pending.responder, &raw(json!({"content": []})))
+    s.session
+        .respond_raw(pending.responder, &raw(json!({"content": []})))
         .unwrap();
     let late = s.one_out();
     assert_eq!(late["id"], 2);
     assert_eq!(late["result"]["resultType"], "complete");
 
-    s.feed_json(&request(json!(11), "tools/list", json!({})));
+    s.feed(&request(json!(11), "tools/list", json!({})));
     let legacy = request_of(s.events().pop().unwrap());
     assert_eq!(legacy.version, ProtocolVersion::V2025_06_18);
     assert_eq!(*legacy.peer_capabilities, json!({"roots": {}}));
-    s.s.respond_raw(legacy.responder, &raw(json!({"tools": []})))
+    s.session
+        .respond_raw(legacy.responder, &raw(json!({"tools": []})))
         .unwrap();
     let out = s.one_out();
     assert_eq!(out["id"], 11);
     assert!(out["result"].get("resultType").is_none(), "{out}");
     assert!(out["result"].get("_meta").is_none(), "{out}");
     // ping is legal again.
-    s.feed(r#"{"jsonrpc":"2.0","id":12,"method":"ping"}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","id":12,"method":"ping"}"#);
     assert_eq!(s.one_out()["result"], json!({}));
 }
 
 #[test]
 fn a_legacy_initialized_server_treats_modern_meta_as_legacy() {
     let mut s = raw_server();
-    s.feed_json(&initialize(json!(0), "2025-11-25", json!({"sampling": {}})));
+    s.feed(&initialize(json!(0), "2025-11-25", json!({"sampling": {}})));
     let _ = s.one_out();
-    s.feed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     let _ = s.events();
     for (i, version) in [MODERN, "v999.0.0"].into_iter().enumerate() {
-        s.feed_json(&request(
+        s.feed(&request(
             json!(i + 1),
             "tools/call",
             json!({"name": "t", "_meta": meta_with(version, json!({"elicitation": {}}))}),
@@ -1086,24 +1097,26 @@ fn a_legacy_initialized_server_treats_modern_meta_as_legacy() {
         let r = request_of(s.events().pop().unwrap());
         assert_eq!(r.version, ProtocolVersion::V2025_11_25);
         assert_eq!(*r.peer_capabilities, json!({"sampling": {}}));
-        s.s.respond_raw(r.responder, &raw(json!({"content": []})))
+        s.session
+            .respond_raw(r.responder, &raw(json!({"content": []})))
             .unwrap();
         let out = s.one_out();
         assert_eq!(out["id"], i + 1);
         assert!(out["result"].get("resultType").is_none(), "{out}");
     }
     // server/discover is not a legacy method.
-    s.feed_json(&modern_request(json!(9), "server/discover", json!({})));
+    s.feed(&modern_request(json!(9), "server/discover", json!({})));
     assert_error(&s.one_out(), &json!(9), -32601);
     // And the legacy server may send requests to its client.
     assert!(
-        s.s.send_request_raw(
-            s.now,
-            "sampling/createMessage",
-            None,
-            RequestOptions::default()
-        )
-        .is_ok()
+        s.session
+            .send_request_raw(
+                s.now,
+                "sampling/createMessage",
+                None,
+                RequestOptions::default()
+            )
+            .is_ok()
     );
 }
 
@@ -1136,7 +1149,7 @@ fn a_modern_pair_request_times_out_like_any_other() {
 fn validation_order_meta_before_version_before_method() {
     let mut s = raw_server();
     // Missing capabilities wins over an unknown version and an unknown method.
-    s.feed_json(&request(
+    s.feed(&request(
         json!(1),
         "x/unknown",
         json!({"_meta": {PV: "v999.0.0"}}),
@@ -1144,7 +1157,7 @@ fn validation_order_meta_before_version_before_method() {
     assert_error(&s.one_out(), &json!(1), -32602);
     // An unsupported version wins over a removed or unknown method.
     for (i, method) in ["x/unknown", "ping", "tools/list"].into_iter().enumerate() {
-        s.feed_json(&request(
+        s.feed(&request(
             json!(10 + i),
             method,
             json!({"_meta": meta_with("v999.0.0", json!({}))}),
@@ -1164,11 +1177,11 @@ fn malformed_meta_is_invalid_params_with_the_id() {
         json!({"_meta": {PV: MODERN, CAPS: {}, "progressToken": {"no": 1}}}),
     ];
     for (i, params) in bad.into_iter().enumerate() {
-        s.feed_json(&request(json!(format!("m{i}")), "tools/list", params));
+        s.feed(&request(json!(format!("m{i}")), "tools/list", params));
         assert_error(&s.one_out(), &json!(format!("m{i}")), -32602);
     }
     assert!(s.events().is_empty());
-    s.feed_json(&modern_request(json!(1), "tools/list", json!({})));
+    s.feed(&modern_request(json!(1), "tools/list", json!({})));
     assert_eq!(s.events().len(), 1);
 }
 
@@ -1183,13 +1196,13 @@ fn a_discover_result_without_a_modern_version_falls_back_or_closes() {
     for result in results {
         let mut c = Raw::client(Pair::client_config(EraMode::Auto), origin());
         let d = c.one_out();
-        c.feed_json(&json!({"jsonrpc": "2.0", "id": d["id"], "result": result}));
+        c.feed(&json!({"jsonrpc": "2.0", "id": d["id"], "result": result}));
         assert!(c.events().is_empty(), "{result}");
         assert_eq!(c.one_out()["method"], "initialize", "{result}");
 
         let mut c = Raw::client(Pair::client_config(EraMode::Modern), origin());
         let d = c.one_out();
-        c.feed_json(&json!({"jsonrpc": "2.0", "id": d["id"], "result": result}));
+        c.feed(&json!({"jsonrpc": "2.0", "id": d["id"], "result": result}));
         assert!(
             matches!(
                 c.events().as_slice(),
@@ -1207,7 +1220,7 @@ fn a_discover_result_without_a_modern_version_falls_back_or_closes() {
 fn eof_during_discovery_closes_with_a_handshake_error() {
     let mut c = Raw::client(Pair::client_config(EraMode::Auto), origin());
     let _ = c.one_out();
-    c.s.handle_eof(c.now);
+    c.session.handle_eof(c.now);
     assert!(matches!(
         c.events().as_slice(),
         [ClientEvent::Closed {

@@ -22,7 +22,7 @@ const MODERN: &str = "2026-07-28";
 
 fn modern_server() -> Raw<Server> {
     let mut s = Raw::server(server_config(Form::Modern), origin());
-    s.s.anchor_wall_clock(s.now, ANCHOR_MS);
+    s.session.anchor_wall_clock(s.now, ANCHOR_MS);
     s
 }
 
@@ -38,7 +38,7 @@ fn req(id: &str, method: &str, mut params: Value, ext: bool) -> Value {
 
 /// Feeds one request and returns the one answer
 fn ask(s: &mut Raw<Server>, id: &str, method: &str, params: Value, ext: bool) -> Value {
-    s.feed_json(&req(id, method, params, ext));
+    s.feed(&req(id, method, params, ext));
     s.one_out()
 }
 
@@ -53,7 +53,7 @@ fn the_request(s: &mut Raw<Server>) -> InboundRequest {
 
 /// A task created from a 2026 tools/call; returns its CreateTaskResult message
 fn create(s: &mut Raw<Server>, options: TaskOptions) -> (TaskId, Value, Responder) {
-    s.feed_json(&req(
+    s.feed(&req(
         "call",
         "tools/call",
         json!({"name": "slow_compute"}),
@@ -61,10 +61,11 @@ fn create(s: &mut Raw<Server>, options: TaskOptions) -> (TaskId, Value, Responde
     ));
     let request = the_request(s);
     assert!(request.task_offered);
-    let task =
-        s.s.inbound(request.responder.id())
-            .start_task(s.now, options)
-            .unwrap();
+    let task = s
+        .session
+        .inbound(request.responder.id())
+        .start_task(s.now, options)
+        .unwrap();
     (task, s.one_out(), request.responder)
 }
 
@@ -175,7 +176,8 @@ fn tasks_get_is_a_detailed_task_in_every_status_and_never_has_request_state() {
     let (task, created, _) = create(&mut s, TaskOptions::default().ttl(Duration::from_secs(30)));
     assert_eq!(created["result"]["ttlMs"], 30_000);
     s.advance(Duration::from_millis(1500));
-    s.s.update_task(s.now, task, TaskUpdate::InputRequired(two_keys()))
+    s.session
+        .update_task(s.now, task, TaskUpdate::InputRequired(two_keys()))
         .unwrap();
     let got = ask(
         &mut s,
@@ -193,7 +195,8 @@ fn tasks_get_is_a_detailed_task_in_every_status_and_never_has_request_state() {
 
     let result = raw(json!({"content": [{"type": "text", "text": "ok"}],
                             "_meta": {"example.com/own": 1}}));
-    s.s.update_task(s.now, task, TaskUpdate::Completed(result))
+    s.session
+        .update_task(s.now, task, TaskUpdate::Completed(result))
         .unwrap();
     let got = ask(
         &mut s,
@@ -238,8 +241,9 @@ fn tasks_update_acks_exactly_complete_for_unknown_keys_and_any_status() {
         "{answer}"
     );
     assert!(s.events().is_empty());
-    assert_eq!(s.s.task_status(task), Some(TaskStatus::Working));
-    s.s.update_task(s.now, task, TaskUpdate::Completed(tool_result("x")))
+    assert_eq!(s.session.task_status(task), Some(TaskStatus::Working));
+    s.session
+        .update_task(s.now, task, TaskUpdate::Completed(tool_result("x")))
         .unwrap();
     let answer = ask(&mut s, "u2", "tasks/update", params, true);
     assert_eq!(
@@ -259,7 +263,7 @@ fn tasks_update_acks_exactly_complete_for_unknown_keys_and_any_status() {
         json!({"resultType": "complete"}),
         "{answer}"
     );
-    assert_eq!(s.s.task_status(task), Some(TaskStatus::Completed));
+    assert_eq!(s.session.task_status(task), Some(TaskStatus::Completed));
 }
 
 #[test]
@@ -289,7 +293,8 @@ fn tasks_cancel_of_a_working_task_acks_and_cancels() {
 fn an_invalid_answer_for_a_pending_key_leaves_the_key_pending() {
     let mut s = modern_server();
     let (task, _, _) = create(&mut s, TaskOptions::default());
-    s.s.update_task(s.now, task, TaskUpdate::InputRequired(two_keys()))
+    s.session
+        .update_task(s.now, task, TaskUpdate::InputRequired(two_keys()))
         .unwrap();
     let answer = ask(
         &mut s,
@@ -340,7 +345,7 @@ fn an_invalid_answer_for_a_pending_key_leaves_the_key_pending() {
 fn a_2026_task_needs_the_extension_in_this_request_and_ignores_a_legacy_task_param() {
     let mut s = modern_server();
     // The legacy `task` param without the extension: a plain synchronous call.
-    s.feed_json(&req(
+    s.feed(&req(
         "1",
         "tools/call",
         json!({"name": "greet", "task": {"ttl": 60000, "pollInterval": 100}}),
@@ -348,7 +353,7 @@ fn a_2026_task_needs_the_extension_in_this_request_and_ignores_a_legacy_task_par
     ));
     assert!(!the_request(&mut s).task_offered);
     // The same connection, the extension in this request's _meta: a task may be created.
-    s.feed_json(&req(
+    s.feed(&req(
         "2",
         "tools/call",
         json!({"name": "slow_compute"}),
@@ -360,10 +365,11 @@ fn a_2026_task_needs_the_extension_in_this_request_and_ignores_a_legacy_task_par
 #[test]
 fn an_offered_task_may_still_be_answered_directly() {
     let mut s = modern_server();
-    s.feed_json(&req("1", "tools/call", json!({"name": "greet"}), true));
+    s.feed(&req("1", "tools/call", json!({"name": "greet"}), true));
     let request = the_request(&mut s);
     assert!(request.task_offered);
-    s.s.respond_raw(request.responder, &tool_result("Hello, x!"))
+    s.session
+        .respond_raw(request.responder, &tool_result("Hello, x!"))
         .unwrap();
     let answer = s.one_out();
     assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
@@ -374,14 +380,14 @@ fn an_offered_task_may_still_be_answered_directly() {
 
 fn legacy_server() -> Raw<Server> {
     let mut s = Raw::server(server_config(Form::Legacy), origin());
-    s.s.anchor_wall_clock(s.now, ANCHOR_MS);
-    s.feed_json(&wire::initialize(
+    s.session.anchor_wall_clock(s.now, ANCHOR_MS);
+    s.feed(&wire::initialize(
         json!(0),
         "2025-11-25",
         json!({"elicitation": {}}),
     ));
     s.out();
-    s.feed(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.feed_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     s.events();
     s
 }
@@ -389,22 +395,23 @@ fn legacy_server() -> Raw<Server> {
 #[test]
 fn legacy_task_methods_have_the_2025_11_25_shapes() {
     let mut s = legacy_server();
-    s.feed_json(&wire::request(
+    s.feed(&wire::request(
         json!(1),
         "tools/call",
         json!({"name": "slow", "task": {"ttl": 5000}}),
     ));
     let request = the_request(&mut s);
     assert!(request.task_offered);
-    let task =
-        s.s.inbound(request.responder.id())
-            .start_task(s.now, TaskOptions::default())
-            .unwrap();
+    let task = s
+        .session
+        .inbound(request.responder.id())
+        .start_task(s.now, TaskOptions::default())
+        .unwrap();
     let created = s.one_out();
     assert_eq!(created["result"]["task"]["ttl"], 5000, "{created}");
     assert!(created["result"].get("resultType").is_none(), "{created}");
 
-    s.feed_json(&wire::request(
+    s.feed(&wire::request(
         json!(2),
         "tasks/get",
         json!({"taskId": task_id()}),
@@ -415,7 +422,7 @@ fn legacy_task_methods_have_the_2025_11_25_shapes() {
     assert!(got["result"].get("resultType").is_none(), "{got}");
     assert!(got["result"].get("ttlMs").is_none(), "{got}");
 
-    s.feed_json(&wire::request(json!(3), "tasks/list", json!({})));
+    s.feed(&wire::request(json!(3), "tasks/list", json!({})));
     let list = s.one_out();
     assert_eq!(list["result"]["tasks"][0]["taskId"], task_id(), "{list}");
     assert_eq!(
@@ -424,19 +431,20 @@ fn legacy_task_methods_have_the_2025_11_25_shapes() {
         "{list}"
     );
 
-    s.feed_json(&wire::request(
+    s.feed(&wire::request(
         json!(4),
         "tasks/get",
         json!({"taskId": "nope"}),
     ));
     assert_error(&s.one_out(), &json!(4), -32602);
 
-    s.s.update_task(s.now, task, TaskUpdate::Completed(tool_result("r")))
+    s.session
+        .update_task(s.now, task, TaskUpdate::Completed(tool_result("r")))
         .unwrap();
     let status = s.one_out();
     assert_eq!(status["method"], "notifications/tasks/status", "{status}");
     assert_eq!(status["params"]["status"], "completed", "{status}");
-    s.feed_json(&wire::request(
+    s.feed(&wire::request(
         json!(5),
         "tasks/result",
         json!({"taskId": task_id()}),
@@ -449,7 +457,7 @@ fn legacy_task_methods_have_the_2025_11_25_shapes() {
         "{result}"
     );
     // A legacy request without `params.task` is not offered a task.
-    s.feed_json(&wire::request(
+    s.feed(&wire::request(
         json!(6),
         "tools/call",
         json!({"name": "slow"}),
@@ -460,18 +468,20 @@ fn legacy_task_methods_have_the_2025_11_25_shapes() {
 #[test]
 fn legacy_live_input_answers_reach_the_task_only_when_valid() {
     let mut s = legacy_server();
-    s.feed_json(&wire::request(
+    s.feed(&wire::request(
         json!(1),
         "tools/call",
         json!({"name": "slow", "task": {}}),
     ));
     let request = the_request(&mut s);
-    let task =
-        s.s.inbound(request.responder.id())
-            .start_task(s.now, TaskOptions::default())
-            .unwrap();
+    let task = s
+        .session
+        .inbound(request.responder.id())
+        .start_task(s.now, TaskOptions::default())
+        .unwrap();
     s.out();
-    s.s.update_task(s.now, task, TaskUpdate::InputRequired(two_keys()))
+    s.session
+        .update_task(s.now, task, TaskUpdate::InputRequired(two_keys()))
         .unwrap();
     let asks: Vec<Value> = s
         .out()
@@ -479,12 +489,12 @@ fn legacy_live_input_answers_reach_the_task_only_when_valid() {
         .filter(|m| m["method"] == "elicitation/create")
         .collect();
     assert_eq!(asks.len(), 2, "{asks:#?}");
-    let dropped = s.s.stats().dropped_messages;
+    let dropped = s.session.stats().dropped_messages;
     // One answer is no elicitation result: it is dropped and its key stays pending.
-    s.feed_json(&json!({"jsonrpc": "2.0", "id": asks[0]["id"], "result": {"bogus": 1}}));
-    s.feed_json(&json!({"jsonrpc": "2.0", "id": asks[1]["id"],
+    s.feed(&json!({"jsonrpc": "2.0", "id": asks[0]["id"], "result": {"bogus": 1}}));
+    s.feed(&json!({"jsonrpc": "2.0", "id": asks[1]["id"],
                         "result": {"action": "accept", "content": {"x": "y"}}}));
     assert!(s.events().is_empty(), "no TaskInput with an answer missing");
-    assert_eq!(s.s.stats().dropped_messages, dropped + 1);
-    assert_eq!(s.s.task_status(task), Some(TaskStatus::InputRequired));
+    assert_eq!(s.session.stats().dropped_messages, dropped + 1);
+    assert_eq!(s.session.task_status(task), Some(TaskStatus::InputRequired));
 }

@@ -1,107 +1,22 @@
-//! A hand-written peer for behaviour tests: one real `Session` fed JSON lines through
-//! `handle_bytes`, its output read back from `poll_transmit` as JSON
+//! Helpers for behaviour tests that play the peer by hand: the test kit's `Wire` (one real
+//! `Session` fed JSON lines) and the messages and checks those tests share
 #![allow(dead_code, unreachable_pub)]
-
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use mcp_sansio::schema::InputRequests;
 use mcp_sansio::session::InputId;
-use mcp_sansio::session::Role;
-use mcp_sansio::session::role::{Client, Server};
-use mcp_sansio::testing::{Pair, drain_events};
+use mcp_sansio::testing::Pair;
 use mcp_sansio::{
-    ClientConfig, ClientEvent, ClientSession, EraMode, InboundId, InboundRequest, Limits,
-    ServerConfig, ServerEvent, ServerSession, Session,
+    ClientConfig, ClientEvent, EraMode, InboundId, InboundRequest, Limits, ServerConfig,
+    ServerEvent,
 };
 
 /// The modern protocol version string
 pub const MODERN: &str = "2026-07-28";
 
-/// A session driven by hand on a fake clock
-pub struct Raw<R: Role> {
-    pub s: Session<R>,
-    pub now: Instant,
-}
-
-impl Raw<Server> {
-    pub fn server(config: ServerConfig, now: Instant) -> Self {
-        Self {
-            s: ServerSession::new(Arc::new(config), now),
-            now,
-        }
-    }
-}
-
-impl Raw<Client> {
-    pub fn client(config: ClientConfig, now: Instant) -> Self {
-        Self {
-            s: ClientSession::new(Arc::new(config), now),
-            now,
-        }
-    }
-}
-
-impl<R: Role> Raw<R> {
-    /// Feeds one line (a `\n` is appended)
-    pub fn feed(&mut self, line: &str) {
-        let mut bytes = line.as_bytes().to_vec();
-        bytes.push(b'\n');
-        self.s.handle_bytes(self.now, &bytes);
-    }
-
-    /// Feeds one JSON value as a line
-    pub fn feed_json(&mut self, v: &Value) {
-        self.feed(&v.to_string());
-    }
-
-    /// Feeds raw bytes as they are
-    pub fn feed_bytes(&mut self, bytes: &[u8]) {
-        self.s.handle_bytes(self.now, bytes);
-    }
-
-    pub fn advance(&mut self, by: Duration) {
-        self.now += by;
-        self.s.handle_timeout(self.now);
-    }
-
-    /// Every queued outbound message as text (each checked to be one line ending in `\n`)
-    pub fn out_lines(&mut self) -> Vec<String> {
-        let mut lines = Vec::new();
-        let mut buf = Vec::new();
-        while let Some(t) = self.s.poll_transmit(&mut buf) {
-            assert_eq!(t.len, buf.len(), "Transmit::len counts the appended bytes");
-            assert_eq!(buf.last(), Some(&b'\n'), "every frame ends in a newline");
-            let text = std::str::from_utf8(&buf[..buf.len() - 1]).expect("output is UTF-8");
-            assert!(!text.contains('\n'), "one message per line: {text}");
-            lines.push(text.to_owned());
-            buf.clear();
-        }
-        lines
-    }
-
-    /// Every queued outbound message, parsed
-    pub fn out(&mut self) -> Vec<Value> {
-        self.out_lines()
-            .iter()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .collect()
-    }
-
-    /// Exactly one queued outbound message
-    pub fn one_out(&mut self) -> Value {
-        let mut out = self.out();
-        assert_eq!(out.len(), 1, "expected one message, got {out:#?}");
-        out.pop().unwrap()
-    }
-
-    /// Every queued event
-    pub fn events(&mut self) -> Vec<R::Event> {
-        drain_events(&mut self.s)
-    }
-}
+/// A session driven by hand on a fake clock (the test kit's [`Wire`])
+pub use mcp_sansio::testing::Wire as Raw;
 
 /// The three `_meta` keys of a modern request
 pub fn meta_with(version: &str, caps: Value) -> Value {
