@@ -24,6 +24,11 @@
 //!    ([`Session::wants_read`], [`SendError::Blocked`], an error reply).
 //! 6. One API layer: typed commands first (`send_request::<M>`, `respond`), raw JSON as the
 //!    explicit escape hatch (`send_request_raw`, `respond_raw`).
+//! 7. Outputs only drain. `poll_transmit`, `poll_event` and `poll_timeout` process no input;
+//!    input is processed by the calls that bring a `now` (the `handle_*` inputs, and the
+//!    commands that can arm a timer: sending a request, asking for input, starting a task,
+//!    cancelling, closing). Input that waited while the application was behind is processed
+//!    by `handle_timeout`, which `poll_timeout` makes due at once when it can be.
 //!
 //! # The run loop
 //!

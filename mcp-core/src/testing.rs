@@ -169,6 +169,15 @@ impl Pair {
                 self.server_events.push_back(e);
                 moved = true;
             }
+            // What is due now (input that waited while a side was behind) is handled now.
+            if self.client.poll_timeout().is_some_and(|t| t <= self.now) {
+                self.client.handle_timeout(self.now);
+                moved = true;
+            }
+            if self.server.poll_timeout().is_some_and(|t| t <= self.now) {
+                self.server.handle_timeout(self.now);
+                moved = true;
+            }
             if !moved {
                 return;
             }
@@ -432,6 +441,16 @@ impl<R: Role> Wire<R> {
     /// Every event queued since the last call
     pub fn events(&mut self) -> Vec<R::Event> {
         drain_events(&mut self.session)
+    }
+
+    /// Calls `handle_timeout` if `poll_timeout` is due at the fake clock's instant, as a
+    /// binding's timer would; whether it was
+    pub fn handle_due(&mut self) -> bool {
+        let due = self.session.poll_timeout().is_some_and(|t| t <= self.now);
+        if due {
+            self.session.handle_timeout(self.now);
+        }
+        due
     }
 }
 

@@ -230,6 +230,9 @@ impl<R: Role> Session<R> {
     /// unanswered, too many bytes wait in `poll_transmit`, complete messages wait
     /// unprocessed, or the session is closed. Stop reading
     /// the transport until it turns true again; the pipe then pushes back on the peer.
+    /// Messages that waited are processed by [`handle_timeout`](Self::handle_timeout) once
+    /// [`poll_timeout`](Self::poll_timeout) says they can be: the `poll_*` methods only
+    /// drain.
     pub fn wants_read(&self) -> bool {
         self.core.accepts_input() && !self.core.backlog && !self.core.eof
     }
@@ -345,6 +348,11 @@ impl<R: Role> Session<R> {
     /// `notifications/cancelled` to the peer and ends with [`CallError::TimedOut`].
     pub fn handle_timeout(&mut self, now: Instant) {
         self.core.tick(now);
+        // Complete messages that waited while the application was behind are processed now
+        // that it caught up: `poll_timeout` said so by being due at once.
+        if self.core.backlog {
+            self.pump(false);
+        }
         self.core.fire_timers();
     }
 
@@ -402,9 +410,7 @@ impl<R: Role> Session<R> {
         responder: Responder,
         result: &RawValue,
     ) -> Result<(), RespondError> {
-        let r = self.core.respond(responder, Ok(result));
-        self.pump(false);
-        r
+        self.core.respond(responder, Ok(result))
     }
 
     /// Answers an inbound request with a JSON-RPC error
@@ -412,7 +418,6 @@ impl<R: Role> Session<R> {
     /// Consumes the [`Responder`]; a no-op if the peer cancelled or the session closed.
     pub fn respond_error(&mut self, responder: Responder, error: &ErrorObject) {
         let _ = self.core.respond(responder, Err(error));
-        self.pump(false);
     }
 
     /// Cancels a request we sent
@@ -454,9 +459,6 @@ impl<R: Role> Session<R> {
             self.core.blocked = false;
             self.core.events.push_back(Event::Unblocked);
         }
-        if self.core.backlog && self.core.accepts_input() {
-            self.pump(false);
-        }
         Some(t)
     }
 
@@ -465,9 +467,6 @@ impl<R: Role> Session<R> {
     pub fn poll_event(&mut self) -> Option<R::Event> {
         loop {
             let event = self.core.events.pop_front()?;
-            if self.core.backlog && self.core.accepts_input() {
-                self.pump(false);
-            }
             if let Some(event) = R::event(event) {
                 return Some(event);
             }
@@ -476,11 +475,19 @@ impl<R: Role> Session<R> {
 
     /// The instant at which [`handle_timeout`](Self::handle_timeout) should next be called
     ///
-    /// `None` when no timer is armed. Re-read it after every input and command.
+    /// `None` when no timer is armed. Re-read it after every input and command, and after
+    /// draining the outputs: when complete messages waited while the application was behind
+    /// (see [`wants_read`](Self::wants_read)) and it has caught up, it is due at once (the
+    /// last instant the session was given), and `handle_timeout` processes them.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.is_closed() {
             return None;
+        }
+        // Messages that waited while the application was behind are due at once when it
+        // caught up: `handle_timeout` processes them with the caller's clock.
+        if self.core.backlog && self.core.accepts_input() {
+            return Some(self.core.now);
         }
         let requests = self.core.outbound.next_deadline();
         let tasks = self.core.server_tasks.next_expiry();
