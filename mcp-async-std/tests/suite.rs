@@ -1,8 +1,13 @@
 //! The binding suite (`tests/binding-suite/` at the workspace root), run on smol's
 //! executor, which async-std is built on: the suite's tests are written once against
-//! `binding` and `rt`, declared here
+//! `binding` and `rt`, declared here, and the async dialect
 
 use mcp_sansio_async_std as binding;
+
+/// How the suite's handlers and calls are spelled on an async binding
+#[macro_use]
+#[path = "../../tests/binding-suite/dialect/asynchronous.rs"]
+mod dialect;
 
 #[path = "../../tests/binding-suite/mod.rs"]
 mod suite;
@@ -15,6 +20,9 @@ mod rt {
 
     /// The child-process command `Client::spawn` takes
     pub(crate) type Command = async_process::Command;
+    /// The keepalive the suite's HTTP servers send on quiet streams: the default
+    #[cfg(feature = "http")]
+    pub(crate) const HTTP_KEEPALIVE: Option<Duration> = None;
     /// The everything-server example's name (`cargo test` builds it beside the tests)
     #[cfg(feature = "http")]
     pub(crate) const EVERYTHING_SERVER: &str = "everything-server-async-std";

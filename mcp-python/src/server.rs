@@ -3,8 +3,13 @@
 //!
 //! [`ServerCore`] is shared by `ServerSession` (one connection) and `HttpServer` (every
 //! session of an endpoint): it turns the core's events into Python events, answers what the
-//! catalog can answer itself (lists, unknown tools, bad arguments, `logging/setLevel`), and
-//! runs the application's commands against the right session.
+//! catalog can answer itself (lists, unknown tools, bad arguments), and runs the
+//! application's commands against the right session. Every decision around the requests the
+//! application answers is the core's [`Runs`], one per session, as in the Rust bindings:
+//! `logging/setLevel` and which log filter applies, the live answers gathered for an
+//! `ask_input`, whether a result answers its request or completes the task it became, which
+//! request a cancellation or a closed session ends. A request handed to Python is a run
+//! whose handle and waiter are its request id; stopping a run is an event (`Cancelled`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -12,16 +17,16 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::http::{HttpServer, SessionKey};
 use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::method::{LoggingMessage, Notification};
 use mcp_sansio::schema::{
-    CallToolResult, CompleteResult, FitVersion, GetPromptResult, InputRequests, InputResponse,
-    InputResponses, LoggingLevel, LoggingMessageNotificationParams, ReadResourceResult,
+    CallToolResult, CompleteResult, FitVersion, GetPromptResult, InputRequests, LoggingLevel,
+    LoggingMessageNotificationParams, ReadResourceResult,
 };
 use mcp_sansio::server::uri_template::{TemplateValue, Variables};
-use mcp_sansio::server::{Catalog, LogFilter, Route, respond};
+use mcp_sansio::server::{AskFailure, Catalog, Effects, Ending, LogFilter, Route, Runs, respond};
 use mcp_sansio::{
-    AskError, Asked, InboundId, InboundRequest, ListKind, Progress, ProgressError, RespondError,
-    Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions, TaskUpdate,
+    AskError, CallError, InboundId, InboundRequest, ListKind, Progress, ProgressError,
+    RespondError, Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions,
+    TaskUpdate,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -72,15 +77,14 @@ struct Pending {
     wants_progress: bool,
     /// Modern requests carry their own log level; legacy ones use the connection's
     log_filter: Option<LogFilter>,
-    /// The task this request became, if it did
-    task: Option<u64>,
 }
 
-/// Answers a legacy `ask_input` collects
-struct Waiting {
-    missing: usize,
-    answers: InputResponses,
-}
+/// The runs of one session: a run's handle and an `ask_input`'s waiter are the request id
+/// Python knows
+type SessionRuns = Runs<u64, u64>;
+
+/// What [`Runs`] asks of Python after a call
+type PyEffects = Effects<u64, u64>;
 
 /// The server-side bookkeeping shared by `ServerSession` and `HttpServer`
 pub(crate) struct ServerCore {
@@ -88,13 +92,15 @@ pub(crate) struct ServerCore {
     route: bool,
     completions: bool,
     next_id: u64,
+    /// Python's request ids: what each stands for
     pending: HashMap<u64, Pending>,
-    by_inbound: HashMap<(SessionKey, InboundId), u64>,
-    asks: HashMap<u64, Waiting>,
+    /// The core's bookkeeping around the requests of each session
+    runs: HashMap<SessionKey, SessionRuns>,
     next_task: u64,
+    /// Python's task ids: the task each names (and back), for `task_status`, `update_task`
+    /// and the task events
     tasks: HashMap<u64, (SessionKey, TaskId)>,
     by_task: HashMap<(SessionKey, TaskId), u64>,
-    log_levels: HashMap<SessionKey, LogFilter>,
     /// Events to hand out before polling the session again (a closed session's abandoned
     /// requests, then its `Closed`)
     queued: VecDeque<Py<PyAny>>,
@@ -108,12 +114,10 @@ impl ServerCore {
             completions: config.completions,
             next_id: 1,
             pending: HashMap::new(),
-            by_inbound: HashMap::new(),
-            asks: HashMap::new(),
+            runs: HashMap::new(),
             next_task: 1,
             tasks: HashMap::new(),
             by_task: HashMap::new(),
-            log_levels: HashMap::new(),
             queued: VecDeque::new(),
         }
     }
@@ -128,34 +132,34 @@ impl ServerCore {
         self.pending.len()
     }
 
-    /// Forgets every request and task of a session that ended
-    /// Drops what a closed session left; returns the requests it abandoned, in order
-    pub(crate) fn forget_session(&mut self, key: SessionKey) -> Vec<u64> {
-        let mut gone: Vec<u64> = self
-            .pending
-            .iter()
-            .filter(|(_, p)| p.key == key)
-            .map(|(id, _)| *id)
-            .collect();
+    /// The runs of the session behind `key`
+    fn runs(&mut self, key: SessionKey) -> &mut SessionRuns {
+        self.runs.entry(key).or_default()
+    }
+
+    /// Drops what a closed session left: its runs stop; returns the requests it abandoned,
+    /// in order
+    fn forget_session(&mut self, key: SessionKey) -> Vec<u64> {
+        let mut gone = self.runs.remove(&key).map_or_else(Vec::new, |mut runs| {
+            // The waits end with the runs: the `Cancelled` of each request says it all.
+            runs.close().stop
+        });
         gone.sort_unstable();
         for &id in &gone {
-            if let Some(p) = self.pending.remove(&id) {
-                self.by_inbound.remove(&(key, p.inbound));
-            }
-            self.asks.remove(&id);
+            self.pending.remove(&id);
         }
         self.tasks.retain(|_, (k, _)| *k != key);
         self.by_task.retain(|(k, _), _| *k != key);
-        self.log_levels.remove(&key);
         gone
     }
 
+    /// Hands request `request` to the application: its run starts
     fn track(&mut self, key: SessionKey, request: InboundRequest, kind: Kind) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         let inbound = request.responder.id();
         let log_filter = LogFilter::for_request(&request);
-        self.by_inbound.insert((key, inbound), id);
+        self.runs(key).started(inbound, id);
         self.pending.insert(
             id,
             Pending {
@@ -165,17 +169,44 @@ impl ServerCore {
                 kind,
                 wants_progress: request.wants_progress,
                 log_filter,
-                task: None,
             },
         );
         id
     }
 
-    fn untrack(&mut self, id: u64) -> Option<Pending> {
-        let p = self.pending.remove(&id)?;
-        self.by_inbound.remove(&(p.key, p.inbound));
-        self.asks.remove(&id);
-        Some(p)
+    /// Queues the Python events for what [`Runs`] decided: each stopped run is forgotten
+    /// and, when `stopped` makes an event for it, reported; each answer to an `ask_input`
+    /// is an `InputAnswered` or an `InputFailed` (a wait that a stop ended is reported by
+    /// the stop's event, if any)
+    fn apply<'py>(
+        &mut self,
+        py: Python<'py>,
+        effects: PyEffects,
+        stopped: impl Fn(u64) -> PyResult<Option<Bound<'py, PyAny>>>,
+    ) -> PyResult<()> {
+        let c = classes(py)?;
+        for rid in effects.stop {
+            if self.pending.remove(&rid).is_some()
+                && let Some(event) = stopped(rid)?
+            {
+                self.queued.push_back(event.unbind());
+            }
+        }
+        for (rid, reply) in effects.replies {
+            let event = match reply {
+                Ok(answers) => c
+                    .input_answered
+                    .bind(py)
+                    .call1((rid, convert::typed_to_py(py, &answers)?))?,
+                Err(AskFailure::Cancelled | AskFailure::Closed) => continue,
+                Err(failure) => {
+                    let exc = events::mcp_error(py, &input_error(failure))?;
+                    c.input_failed.bind(py).call1((rid, exc))?
+                }
+            };
+            self.queued.push_back(event.unbind());
+        }
+        Ok(())
     }
 
     /// The Python event for a core event; `None` when it was handled here
@@ -207,69 +238,59 @@ impl ServerCore {
                 convert::opt_raw_to_py(py, n.params.as_deref())?,
             ))?,
             ServerEvent::Cancelled { id, reason } => {
-                let Some(rid) = self.by_inbound.get(&(key, id)).copied() else {
-                    return Ok(None);
+                // The request's run stops (a request that became a task goes on).
+                let event = ServerEvent::Cancelled {
+                    id,
+                    reason: reason.clone(),
                 };
-                let task = self.pending.get(&rid).and_then(|p| p.task);
-                if task.is_some() {
-                    // The request became a task: cancelling the request does not end it.
-                    return Ok(None);
+                if let Ok(effects) = self.runs(key).handle_event(event) {
+                    self.apply(py, effects, |rid| {
+                        c.cancelled.bind(py).call1((rid, reason.clone())).map(Some)
+                    })?;
                 }
-                self.untrack(rid);
-                c.cancelled.bind(py).call1((rid, reason))?
+                return Ok(self.queued(py));
             }
             ServerEvent::InputAnswered {
                 request,
                 key: input_key,
                 outcome,
             } => {
-                let Some(rid) = self.by_inbound.get(&(key, request)).copied() else {
-                    return Ok(None);
+                let event = ServerEvent::InputAnswered {
+                    request,
+                    key: input_key,
+                    outcome,
                 };
-                let Some(mut waiting) = self.asks.remove(&rid) else {
-                    return Ok(None);
-                };
-                let parsed = match outcome {
-                    Ok(raw) => serde_json::from_str::<InputResponse>(raw.get()).map_err(|e| {
-                        ErrorObject::invalid_params(format!(
-                            "the client's answer `{input_key}` is invalid: {e}"
-                        ))
-                    }),
-                    Err(mcp_sansio::CallError::Remote(e)) => Err(e),
-                    Err(other) => Err(ErrorObject::internal_error(format!(
-                        "no answer for input `{input_key}`: {other}"
-                    ))),
-                };
-                match parsed {
-                    Ok(response) => {
-                        waiting.answers.insert(input_key, response);
-                        waiting.missing = waiting.missing.saturating_sub(1);
-                        if waiting.missing > 0 {
-                            self.asks.insert(rid, waiting);
-                            return Ok(None);
-                        }
-                        let responses = convert::typed_to_py(py, &waiting.answers)?;
-                        c.input_answered.bind(py).call1((rid, responses))?
-                    }
-                    Err(error) => {
-                        let exc = events::mcp_error(py, &error)?;
-                        c.input_failed.bind(py).call1((rid, exc))?
-                    }
+                if let Ok(effects) = self.runs(key).handle_event(event) {
+                    self.apply(py, effects, |_| Ok(None))?;
                 }
+                return Ok(self.queued(py));
             }
             ServerEvent::TaskInput { task, responses } => {
                 let Some(tid) = self.by_task.get(&(key, task)).copied() else {
                     return Ok(None);
                 };
-                c.task_input
-                    .bind(py)
-                    .call1((tid, convert::typed_to_py(py, &responses)?))?
+                // The answers go to the `ask_input` that asked through the task, if one
+                // did (an `InputAnswered`), else to the application, which asked with
+                // `update_task`.
+                let answers = convert::typed_to_py(py, &responses)?;
+                let event = ServerEvent::TaskInput { task, responses };
+                match self.runs(key).handle_event(event) {
+                    Ok(effects) if !effects.is_empty() => self.apply(py, effects, |_| Ok(None))?,
+                    _ => return Ok(Some(c.task_input.bind(py).call1((tid, answers))?)),
+                }
+                return Ok(self.queued(py));
             }
             ServerEvent::TaskCancelled { task } => {
-                let Some(tid) = self.by_task.get(&(key, task)).copied() else {
-                    return Ok(None);
-                };
-                c.task_cancelled.bind(py).call1((tid,))?
+                // The task's run stops, silently: the event names the task.
+                let event = ServerEvent::TaskCancelled { task };
+                if let Ok(effects) = self.runs(key).handle_event(event) {
+                    self.apply(py, effects, |_| Ok(None))?;
+                }
+                if let Some(tid) = self.by_task.get(&(key, task)).copied() {
+                    let cancelled = c.task_cancelled.bind(py).call1((tid,))?;
+                    self.queued.push_back(cancelled.unbind());
+                }
+                return Ok(self.queued(py));
             }
             ServerEvent::Unblocked => c.unblocked.bind(py).call0()?,
             ServerEvent::Closed { reason } => {
@@ -288,8 +309,8 @@ impl ServerCore {
         }))
     }
 
-    /// Routes one request: the catalog answers what it can (lists, unknown tools, bad
-    /// arguments; `logging/setLevel` sets the session's log filter), the application gets
+    /// Routes one request: the session's runs answer `logging/setLevel` (the session's log
+    /// filter), the catalog what it can (lists, unknown tools, bad arguments), the application gets
     /// the handler event the route names, or a plain `Request` for what the catalog does not
     /// serve (and for every request when routing is off)
     fn request<'py>(
@@ -304,8 +325,8 @@ impl ServerCore {
         let (request, route) = match session {
             None => (request, None),
             Some(session) => {
-                let filter = self.log_levels.entry(key).or_insert_with(LogFilter::legacy);
-                let Some(request) = filter.handle_set_level(session, request) else {
+                let runs = self.runs.entry(key).or_default();
+                let Some(request) = runs.handle_request(session, request) else {
                     return Ok(None);
                 };
                 match self.catalog.try_route(&request, self.completions) {
@@ -367,8 +388,9 @@ impl ServerCore {
 
     // --- commands ------------------------------------------------------------------------
 
-    /// Ends a request with the application's result or error: the task it became completes
-    /// (fails), or the request is answered; `False` once it was answered or cancelled
+    /// Ends a request with the application's result or error: the request is answered, or
+    /// the task it became completes (fails), as the session's runs say; `False` once it was
+    /// answered or cancelled
     pub(crate) fn answer(
         &mut self,
         py: Python<'_>,
@@ -377,25 +399,29 @@ impl ServerCore {
         request_id: u64,
         outcome: Result<&Bound<'_, PyAny>, ErrorObject>,
     ) -> PyResult<bool> {
-        let Some(p) = self.untrack(request_id) else {
+        let Some(p) = self.pending.remove(&request_id) else {
             return Ok(false);
         };
-        if let Some(task) = p.task {
-            let update = match outcome {
-                Ok(result) => TaskUpdate::Completed(convert::to_raw(result)?),
-                Err(error) => TaskUpdate::Failed(error),
-            };
-            return self.update_task(py, sessions, now, task, update);
-        }
+        let ending = self.runs(p.key).end(p.inbound);
         let Some(session) = sessions.get(p.key) else {
             return Ok(false);
         };
-        let result = match outcome {
-            Ok(result) => result,
-            Err(error) => {
-                session.respond_error(p.responder, &error);
-                return Ok(true);
+        let result = match ending {
+            Ending::Respond => match outcome {
+                Ok(result) => result,
+                Err(error) => {
+                    session.respond_error(p.responder, &error);
+                    return Ok(true);
+                }
+            },
+            Ending::Task(task) => {
+                let update = match outcome {
+                    Ok(result) => TaskUpdate::Completed(convert::to_raw(result)?),
+                    Err(error) => TaskUpdate::Failed(error),
+                };
+                return task_updated(py, session.update_task(now, task, update));
             }
+            _ => return Ok(false),
         };
         let sent = match p.kind {
             Kind::Tool => {
@@ -435,21 +461,18 @@ impl ServerCore {
         let Some(session) = sessions.get(key) else {
             return Ok(false);
         };
-        match session.update_task(now, tid, update) {
-            Ok(()) => Ok(true),
-            Err(TaskError::Terminal(_) | TaskError::UnknownTask) => Ok(false),
-            Err(e) => Err(events::local_error(py, e)),
-        }
+        task_updated(py, session.update_task(now, tid, update))
     }
 
-    /// A request the application still has to answer, and its session
+    /// A request the application still has to answer, its session and the session's runs
     fn in_flight<'s>(
-        &self,
+        &'s mut self,
         sessions: &'s mut dyn Sessions,
         request_id: u64,
-    ) -> Option<(&Pending, &'s mut ServerSession)> {
+    ) -> Option<(&'s Pending, &'s mut ServerSession, &'s mut SessionRuns)> {
         let p = self.pending.get(&request_id)?;
-        Some((p, sessions.get(p.key)?))
+        let runs = self.runs.entry(p.key).or_default();
+        Some((p, sessions.get(p.key)?, runs))
     }
 
     /// Reports progress; `False` when the client did not ask for it or the request ended
@@ -460,7 +483,7 @@ impl ServerCore {
         request_id: u64,
         progress: Progress,
     ) -> PyResult<bool> {
-        let Some((p, session)) = self.in_flight(sessions, request_id) else {
+        let Some((p, session, _)) = self.in_flight(sessions, request_id) else {
             return Ok(false);
         };
         if !p.wants_progress {
@@ -473,7 +496,8 @@ impl ServerCore {
         }
     }
 
-    /// Sends a log message tied to a request if the client's level lets it through
+    /// Sends a log message tied to a request if the client's level lets it through (the
+    /// session's runs choose the filter and whether it is tied)
     pub(crate) fn log(
         &mut self,
         py: Python<'_>,
@@ -483,32 +507,19 @@ impl ServerCore {
         data: Value,
         logger: Option<String>,
     ) -> PyResult<bool> {
-        let Some((p, session)) = self.in_flight(sessions, request_id) else {
+        let Some((p, session, runs)) = self.in_flight(sessions, request_id) else {
             return Ok(false);
         };
-        let filter = p
-            .log_filter
-            .or_else(|| self.log_levels.get(&p.key).copied())
-            .unwrap_or_else(LogFilter::legacy);
-        if !filter.allows(level) {
-            return Ok(false);
-        }
         let mut params = LoggingMessageNotificationParams::new(level, data);
         params.logger = logger;
-        let raw = serde_json::value::to_raw_value(&params)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let sent = if p.task.is_some() {
-            session.send_notification_raw(LoggingMessage::NAME, Some(&raw))
-        } else {
-            session
-                .inbound(p.inbound)
-                .send_notification_raw(LoggingMessage::NAME, Some(&raw))
-        };
-        sent.map_err(|e| events::local_error(py, e))?;
-        Ok(true)
+        runs.log(session, p.inbound, p.log_filter, &params)
+            .map_err(|e| events::local_error(py, e))
     }
 
-    /// Asks the client for input on behalf of a request
+    /// Asks the client for input on behalf of a request, through the session's runs: the
+    /// answers at hand (a 2026 retry), live requests whose answers come as one
+    /// `InputAnswered` (legacy; a task asks through its status), or the request answered
+    /// with `input_required` (2026: the run ends, the retry is a new request)
     pub(crate) fn ask_input<'py>(
         &mut self,
         py: Python<'py>,
@@ -518,31 +529,24 @@ impl ServerCore {
         requests: &Bound<'py, PyAny>,
     ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
         let requests: InputRequests = convert::from_py(requests, "input requests")?;
-        let count = requests.len();
-        let Some((p, session)) = self.in_flight(sessions, request_id) else {
+        let Some((p, session, runs)) = self.in_flight(sessions, request_id) else {
             return Err(events::local_error(py, AskError::NotInFlight));
         };
-        match session.inbound(p.inbound).ask_input(now, requests) {
-            Ok(Asked::Answered(answers)) => Ok(("answered", convert::typed_to_py(py, &answers)?)),
-            Ok(Asked::Sent) => {
-                self.asks.insert(
-                    request_id,
-                    Waiting {
-                        missing: count,
-                        answers: InputResponses::new(),
-                    },
-                );
-                Ok(("sent", py.None().into_bound(py)))
-            }
-            Ok(_) => {
-                // Modern: the request was answered with input_required; the retry comes as
-                // a new request.
-                self.untrack(request_id);
-                Ok(("suspended", py.None().into_bound(py)))
-            }
-            Err(e @ (AskError::NotDeclared { .. } | AskError::InvalidAnswer { .. })) => {
-                Err(events::mcp_exception(py, &e.to_error()))
-            }
+        let mut effects = runs.ask(session, now, p.inbound, requests, request_id);
+        for rid in effects.stop.drain(..) {
+            // Modern: the request was answered with input_required; the retry comes as a
+            // new request.
+            self.pending.remove(&rid);
+        }
+        let Some((_, reply)) = effects.replies.pop() else {
+            return Ok(("sent", py.None().into_bound(py)));
+        };
+        match reply {
+            Ok(answers) => Ok(("answered", convert::typed_to_py(py, &answers)?)),
+            Err(AskFailure::Cancelled) => Ok(("suspended", py.None().into_bound(py))),
+            Err(AskFailure::Ask(
+                e @ (AskError::NotDeclared { .. } | AskError::InvalidAnswer { .. }),
+            )) => Err(events::mcp_exception(py, &e.to_error())),
             Err(e) => Err(events::local_error(py, e)),
         }
     }
@@ -556,19 +560,16 @@ impl ServerCore {
         request_id: u64,
         options: TaskOptions,
     ) -> PyResult<u64> {
-        let Some((p, session)) = self.in_flight(sessions, request_id) else {
+        let Some((p, session, runs)) = self.in_flight(sessions, request_id) else {
             return Err(events::local_error(py, TaskError::NotInFlight));
         };
         let key = p.key;
-        match session.inbound(p.inbound).start_task(now, options) {
+        match runs.start_task(session, now, p.inbound, options) {
             Ok(tid) => {
                 let id = self.next_task;
                 self.next_task += 1;
                 self.tasks.insert(id, (key, tid));
                 self.by_task.insert((key, tid), id);
-                if let Some(p) = self.pending.get_mut(&request_id) {
-                    p.task = Some(id);
-                }
                 Ok(id)
             }
             Err(e @ TaskError::NotOffered) => Err(events::mcp_exception(py, &e.to_error())),
@@ -584,6 +585,33 @@ impl ServerCore {
             .ok()?
             .as_str()
             .map(str::to_owned)
+    }
+}
+
+/// What `update_task` tells Python: `False` once the task ended
+fn task_updated(py: Python<'_>, outcome: Result<(), TaskError>) -> PyResult<bool> {
+    match outcome {
+        Ok(()) => Ok(true),
+        Err(TaskError::Terminal(_) | TaskError::UnknownTask) => Ok(false),
+        Err(e) => Err(events::local_error(py, e)),
+    }
+}
+
+/// The exception an `InputFailed` carries: the client's error as it sent it, else why
+/// there is no answer
+fn input_error(failure: AskFailure) -> ErrorObject {
+    match failure {
+        AskFailure::Failed {
+            error: CallError::Remote(e),
+            ..
+        } => e,
+        AskFailure::Failed { key, error } => {
+            ErrorObject::internal_error(format!("no answer for input `{key}`: {error}"))
+        }
+        AskFailure::Invalid { key, reason } => {
+            ErrorObject::invalid_params(format!("the client's answer `{key}` is invalid: {reason}"))
+        }
+        other => other.to_error(),
     }
 }
 

@@ -360,6 +360,44 @@ def test_a_call_run_as_a_task_is_followed_on_fake_time():
     assert done.request_id == rid and done.result["content"][0]["text"] == "finally"
 
 
+def test_a_task_asks_through_its_status_and_a_cancelled_task_ends_its_request():
+    p = Pair("2025-11-25", capabilities={"elicitation": {}})
+    cfg = ms.ServerConfig(
+        "srv", "1.0",
+        tools=[{"name": "long", "inputSchema": {"type": "object"}}],
+        capabilities={"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}},
+    )
+    p.server = ms.ServerSession(cfg, now=T0)
+    p.ready()
+    rid = p.client.call_tool("long", {}, as_task=True, now=T0)
+    p.step()
+    [call] = p.take(p.server_events, ms.ToolCall)
+    task = p.server.start_task(call.request_id, now=T0)
+    # The request became a task: asking puts the task in input_required, and the answers
+    # come back to the request that asked.
+    ask = {"name": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}}
+    assert p.server.ask_input(call.request_id, ask, now=T0) == ("sent", None)
+    assert p.server.task_status(task) == "input_required"
+    p.step()
+    [need] = p.take(p.client_events, ms.InputRequired)
+    [(key, _)] = need.requests.items()
+    p.client.provide_input(need.input_id, {key: {"action": "accept", "content": {"n": "Ada"}}})
+    p.step()
+    [answered] = p.take(p.server_events, ms.InputAnswered)
+    assert answered.request_id == call.request_id
+    assert answered.responses["name"]["content"] == {"n": "Ada"}
+    assert p.server.task_status(task) == "working"
+    # tasks/cancel: the task's request ends with it; answering it is a no-op.
+    assert p.server.pending_requests == 1
+    p.client.cancel(rid, now=T0)
+    p.step()
+    [cancelled] = p.take(p.server_events, ms.TaskCancelled)
+    assert cancelled.task_id == task
+    assert p.server.pending_requests == 0
+    assert not p.server.respond(call.request_id, {"content": []}, now=T0)
+    assert p.server.task_status(task) == "cancelled"
+
+
 def test_a_quiet_http_response_gets_a_keepalive_comment_on_fake_time():
     http = ms.HttpServer(config(), now=T0, keepalive=5)
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {

@@ -497,7 +497,8 @@ impl<R: Plumbing> Peer<R> {
                 let _ = session.inbound(id).report_progress(&progress);
             }
             HandlerMsg::Log { id, filter, params } => {
-                self.runs.log(session, id, filter, &params);
+                // A handler's log is best effort: held back or refused, it goes nowhere.
+                let _ = self.runs.log(session, id, filter, &params);
             }
             HandlerMsg::StartTask { id, options, reply } => {
                 R::reply(reply, self.runs.start_task(session, R::now(), id, options));

@@ -14,15 +14,18 @@ fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {
         let (tx, mut rx) = rt::channel();
         let mut config = ClientConfig::new(Implementation::new("c", "1"));
         config.era = EraMode::Legacy(ProtocolVersion::V2025_11_25);
-        let outcome =
-            Client::spawn_with(command, config, ClientOptions::default().stderr(tx)).await;
+        let outcome = aw!(Client::spawn_with(
+            command,
+            config,
+            ClientOptions::default().stderr(tx)
+        ));
         assert!(
             matches!(outcome, Err(ConnectError::Handshake(_))),
             "{outcome:?}"
         );
         // The channel ends when the child closes its stderr.
         let mut lines = Vec::new();
-        while let Some(line) = rx.recv().await {
+        while let Some(line) = aw!(rx.recv()) {
             lines.push(line);
         }
         assert_eq!(lines, ["starting up", "giving up"]);
@@ -61,9 +64,8 @@ fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
             pid_file.display(),
             everything_server().display()
         ));
-        let client = Client::spawn(command, ClientConfig::new(Implementation::new("c", "1")))
-            .await
-            .unwrap();
+        let config = ClientConfig::new(Implementation::new("c", "1"));
+        let client = aw!(Client::spawn(command, config)).unwrap();
         let pid: u32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
@@ -71,18 +73,16 @@ fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
             .unwrap();
         let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
         assert!(proc_dir.exists());
-        let tools = client.list_tools().await.unwrap();
+        let tools = aw!(client.list_tools()).unwrap();
         assert!(tools.iter().any(|t| t.name == "echo"));
         let clone = client.clone();
         drop(client);
         // A clone keeps the server alive.
-        let sum = clone
-            .call_tool(
-                "add",
-                super::support::object(serde_json::json!({"a": 1, "b": 2})),
-            )
-            .await
-            .unwrap();
+        let sum = aw!(clone.call_tool(
+            "add",
+            super::support::object(serde_json::json!({"a": 1, "b": 2})),
+        ))
+        .unwrap();
         assert_eq!(sum.content[0].as_text(), Some("3"));
         drop(clone);
         // Killed and reaped: no process, not even a zombie, is left.
@@ -92,7 +92,7 @@ fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
                 gone = true;
                 break;
             }
-            rt::sleep(std::time::Duration::from_millis(5)).await;
+            aw!(rt::sleep(std::time::Duration::from_millis(5)));
         }
         let _ = std::fs::remove_dir_all(&dir);
         assert!(gone, "the server process {pid} is still there");

@@ -1,6 +1,7 @@
 //! The binding's glue over an in-memory pipe pair: connect in every era mode, typed calls,
 //! progress, cancellation by dropping the call (the handler is aborted) or by a handle
-//! (before the call first runs, or from elsewhere), timeouts, a server that hangs up, errors
+//! (from elsewhere; before the call first runs), timeouts (the handler is aborted too), a
+//! server that hangs up, errors
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +16,7 @@ use serde_json::value::RawValue;
 use super::support::{ERAS, LEGACY, text};
 use super::{echo_tool, slow_tool, wait_for};
 use crate::binding::{CallWatch, Client, ClientError, ConnectError, Server};
-use crate::rt;
+use crate::{dialect, rt};
 
 /// `echo` and `slow` (which sets `aborted` when it is dropped)
 fn server(aborted: Arc<AtomicBool>) -> Server {
@@ -23,43 +24,47 @@ fn server(aborted: Arc<AtomicBool>) -> Server {
     slow_tool(echo_tool(builder), aborted).build()
 }
 
-async fn connect(era: EraMode, aborted: Arc<AtomicBool>) -> Client {
-    let (r, w) = super::serve(server(aborted));
-    let mut config = ClientConfig::new(Implementation::new("test-client", "1.0"));
-    config.era = era;
-    Client::connect(r, w, config).await.unwrap()
+dialect_fn! {
+    async fn connect(era: EraMode, aborted: Arc<AtomicBool>) -> Client {
+        let (r, w) = super::serve(server(aborted));
+        let mut config = ClientConfig::new(Implementation::new("test-client", "1.0"));
+        config.era = era;
+        aw!(Client::connect(r, w, config)).unwrap()
+    }
 }
 
 fn slow() -> Box<RawValue> {
     RawValue::from_string(r#"{"name":"slow"}"#.into()).unwrap()
 }
 
-/// A client in `era` speaks `version`, lists the tools and calls them; bad arguments are a
-/// tool error, an unknown tool a protocol error
-pub(crate) async fn typed_calls(era: EraMode, version: ProtocolVersion) {
-    let client = connect(era, Arc::default()).await;
-    assert_eq!(client.peer().version, version);
-    let tools = client.list_tools().await.unwrap();
-    let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["echo", "slow"]);
-    let result = client.call_tool("echo", text("hello world")).await.unwrap();
-    assert_eq!(result.content[0].as_text(), Some("hello world"));
-    // Arguments that fail the input schema are a tool error, not a protocol error.
-    let result = client.call_tool("echo", Map::new()).await.unwrap();
-    assert!(result.is_error());
-    // An unknown tool is a protocol error.
-    match client.call_tool("nope", Map::new()).await {
-        Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code, -32602),
-        other => panic!("{other:?}"),
+dialect_fn! {
+    /// A client in `era` speaks `version`, lists the tools and calls them; bad arguments are a
+    /// tool error, an unknown tool a protocol error
+    pub(crate) async fn typed_calls(era: EraMode, version: ProtocolVersion) {
+        let client = aw!(connect(era, Arc::default()));
+        assert_eq!(client.peer().version, version);
+        let tools = aw!(client.list_tools()).unwrap();
+        let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["echo", "slow"]);
+        let result = aw!(client.call_tool("echo", text("hello world"))).unwrap();
+        assert_eq!(result.content[0].as_text(), Some("hello world"));
+        // Arguments that fail the input schema are a tool error, not a protocol error.
+        let result = aw!(client.call_tool("echo", Map::new())).unwrap();
+        assert!(result.is_error());
+        // An unknown tool is a protocol error.
+        match aw!(client.call_tool("nope", Map::new())) {
+            Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code, -32602),
+            other => panic!("{other:?}"),
+        }
+        aw!(client.close());
     }
-    client.close().await;
 }
 
 #[test]
 fn typed_calls_in_every_era_mode() {
     rt::block_on(async {
         for (era, version) in ERAS {
-            typed_calls(era, version).await;
+            aw!(typed_calls(era, version));
         }
     });
 }
@@ -69,29 +74,23 @@ fn progress_arrives_and_dropping_the_call_aborts_the_handler() {
     rt::block_on(async {
         for era in [LEGACY, EraMode::Modern] {
             let aborted = Arc::new(AtomicBool::new(false));
-            let client = connect(era, Arc::clone(&aborted)).await;
+            let client = aw!(connect(era, Arc::clone(&aborted)));
             let (tx, mut rx) = rt::channel();
-            let call = {
-                let client = client.clone();
-                rt::spawn(async move {
-                    client
-                        .call_tool_with("slow", Map::new(), Default::default(), tx)
-                        .await
-                })
-            };
+            let call = dialect::call_tool_with(&client, "slow", Map::new(), tx);
             for expected in 1..=3 {
-                let p = rx.recv().await.unwrap();
+                let p = aw!(rx.recv()).unwrap();
                 assert_eq!(p.progress, f64::from(expected));
                 assert_eq!(p.total, Some(3.0));
             }
-            // Aborting the task drops the call's future, which cancels the request.
-            call.abort().await;
+            assert!(!aborted.load(Ordering::SeqCst), "{era:?}: the handler runs");
+            // Aborting the call drops it, which cancels the request.
+            aw!(call.abort());
             assert!(
-                wait_for(&aborted).await,
+                aw!(wait_for(&aborted)),
                 "{era:?}: the server aborted the cancelled handler"
             );
             // The connection still works.
-            let result = client.call_tool("echo", text("still here")).await.unwrap();
+            let result = aw!(client.call_tool("echo", text("still here"))).unwrap();
             assert_eq!(result.content[0].as_text(), Some("still here"));
         }
     });
@@ -100,65 +99,75 @@ fn progress_arrives_and_dropping_the_call_aborts_the_handler() {
 #[test]
 fn a_cancel_handle_cancels_from_elsewhere() {
     rt::block_on(async {
-        let aborted = Arc::new(AtomicBool::new(false));
-        let client = connect(EraMode::Modern, Arc::clone(&aborted)).await;
-        let (handle, call) = client.start(
-            "tools/call",
-            Some(slow()),
-            RequestOptions::default(),
-            CallWatch::default(),
-        );
-        let call = rt::spawn(call);
-        rt::sleep(Duration::from_millis(50)).await;
-        handle.cancel();
-        let outcome = call.join().await;
-        assert!(
-            matches!(outcome, Err(ClientError::Call(CallError::Cancelled))),
-            "{outcome:?}"
-        );
-        assert!(wait_for(&aborted).await, "the handler was aborted");
+        for era in [LEGACY, EraMode::Modern] {
+            let aborted = Arc::new(AtomicBool::new(false));
+            let client = aw!(connect(era, Arc::clone(&aborted)));
+            let (handle, call) = dialect::start(
+                &client,
+                "tools/call",
+                Some(slow()),
+                RequestOptions::default(),
+                CallWatch::default(),
+            );
+            // Another task (thread) cancels while this one waits for the outcome.
+            let canceller = rt::spawn(async move {
+                aw!(rt::sleep(Duration::from_millis(50)));
+                handle.cancel();
+            });
+            let outcome = aw!(call.join());
+            assert!(
+                matches!(outcome, Err(ClientError::Call(CallError::Cancelled))),
+                "{era:?}: {outcome:?}"
+            );
+            aw!(canceller.join());
+            assert!(aw!(wait_for(&aborted)), "{era:?}: the handler was aborted");
+        }
     });
 }
 
-#[test]
-fn a_cancel_before_the_call_first_runs_ends_it_without_sending_it() {
-    rt::block_on(async {
-        let aborted = Arc::new(AtomicBool::new(false));
-        let client = connect(LEGACY, Arc::clone(&aborted)).await;
-        let (handle, call) = client.start(
-            "tools/call",
-            Some(slow()),
-            RequestOptions::default(),
-            CallWatch::default(),
-        );
-        // The request is sent when its future first runs; this cancel comes before that.
-        handle.cancel();
-        let outcome = rt::timeout(Duration::from_secs(5), call)
-            .await
-            .expect("the cancelled call ends at once, not after the handler's hour");
-        assert!(
-            matches!(outcome, Err(ClientError::Call(CallError::Cancelled))),
-            "{outcome:?}"
-        );
-        // The connection still works, and the slow handler never ran (its drop sets the flag).
-        let result = client.call_tool("echo", text("still here")).await.unwrap();
-        assert_eq!(result.content[0].as_text(), Some("still here"));
-        assert!(!aborted.load(Ordering::SeqCst), "the handler never started");
-    });
+only_async! {
+    #[test]
+    fn a_cancel_before_the_call_first_runs_ends_it_without_sending_it() {
+        rt::block_on(async {
+            let aborted = Arc::new(AtomicBool::new(false));
+            let client = connect(LEGACY, Arc::clone(&aborted)).await;
+            let (handle, call) = client.start(
+                "tools/call",
+                Some(slow()),
+                RequestOptions::default(),
+                CallWatch::default(),
+            );
+            // The request is sent when its future first runs; this cancel comes before that.
+            handle.cancel();
+            let outcome = rt::timeout(Duration::from_secs(5), call)
+                .await
+                .expect("the cancelled call ends at once, not after the handler's hour");
+            assert!(
+                matches!(outcome, Err(ClientError::Call(CallError::Cancelled))),
+                "{outcome:?}"
+            );
+            // The connection still works, and the slow handler never ran (its drop sets the
+            // flag).
+            let result = client.call_tool("echo", text("still here")).await.unwrap();
+            assert_eq!(result.content[0].as_text(), Some("still here"));
+            assert!(!aborted.load(Ordering::SeqCst), "the handler never started");
+        });
+    }
 }
 
 #[test]
-fn a_request_times_out() {
+fn a_request_times_out_and_its_handler_is_aborted() {
     rt::block_on(async {
-        let client = connect(LEGACY, Arc::default()).await;
+        let aborted = Arc::new(AtomicBool::new(false));
+        let client = aw!(connect(LEGACY, Arc::clone(&aborted)));
         let options = RequestOptions::default().timeout(Duration::from_millis(200));
-        let outcome = client
-            .request_raw("tools/call", Some(slow()), options, None)
-            .await;
+        let outcome = aw!(client.request_raw("tools/call", Some(slow()), options, None));
         assert!(
             matches!(outcome, Err(ClientError::Call(CallError::TimedOut))),
             "{outcome:?}"
         );
+        // The timed-out request was cancelled on the wire, so the handler is aborted.
+        assert!(aw!(wait_for(&aborted)), "the timed-out handler was aborted");
     });
 }
 
@@ -169,16 +178,16 @@ fn a_closed_server_fails_the_handshake_and_calls_after_close() {
         let ((cr, cw), server_ends) = rt::pipes();
         drop(server_ends);
         let config = ClientConfig::new(Implementation::new("c", "1"));
-        let outcome = Client::connect(cr, cw, config).await;
+        let outcome = aw!(Client::connect(cr, cw, config));
         assert!(
             matches!(outcome, Err(ConnectError::Handshake(_))),
             "{outcome:?}"
         );
         // A call on a closed client ends, it does not hang.
-        let client = connect(EraMode::Modern, Arc::default()).await;
+        let client = aw!(connect(EraMode::Modern, Arc::default()));
         let other = client.clone();
-        client.close().await;
-        let outcome = other.list_tools().await;
+        aw!(client.close());
+        let outcome = aw!(other.list_tools());
         assert!(outcome.is_err(), "{outcome:?}");
     });
 }

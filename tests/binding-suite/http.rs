@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_sansio::http::HttpConfig;
-use mcp_sansio::schema::InputRequests;
 use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, ProtocolVersion, RequestOptions, ServerConfig,
 };
@@ -18,8 +17,8 @@ use serde_json::{Map, json};
 use super::support::raw_http::malformed_requests_get_the_spec_status;
 use super::support::{LEGACY, answer_ada, text};
 use super::{echo_tool, greet_tool, slow_tool, wait_for};
-use crate::binding::{Client, ClientError, ClientOptions, HttpServerHandle, InputHandler, Server};
-use crate::rt;
+use crate::binding::{CallWatch, Client, ClientError, ClientOptions, HttpServerHandle, Server};
+use crate::{dialect, rt};
 
 /// `echo`, `slow` (which sets `aborted` when it is dropped) and `greet` (which counts its
 /// runs in `runs`)
@@ -30,36 +29,36 @@ fn server(aborted: Arc<AtomicBool>, runs: Arc<AtomicUsize>) -> Server {
     greet_tool(builder, runs).build()
 }
 
-async fn start(aborted: Arc<AtomicBool>, runs: Arc<AtomicUsize>) -> HttpServerHandle {
-    let mut config = HttpConfig::default();
-    config.max_body_size = 64 * 1024;
-    let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    server(aborted, runs)
-        .serve_http_with(localhost, config)
-        .await
-        .unwrap()
+dialect_fn! {
+    async fn start(aborted: Arc<AtomicBool>, runs: Arc<AtomicUsize>) -> HttpServerHandle {
+        let mut config = HttpConfig::default();
+        config.max_body_size = 64 * 1024;
+        if let Some(keepalive) = rt::HTTP_KEEPALIVE {
+            config.keepalive = Some(keepalive);
+        }
+        let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        aw!(server(aborted, runs).serve_http_with(localhost, config)).unwrap()
+    }
 }
 
 fn url(handle: &HttpServerHandle) -> String {
     format!("http://{}/mcp", handle.local_addr())
 }
 
-fn answering() -> InputHandler {
-    Arc::new(|requests: InputRequests| Box::pin(async move { Ok(answer_ada(&requests)) }))
-}
-
-async fn connect(url: &str, era: EraMode) -> Client {
-    let mut config = ClientConfig::new(Implementation::new("http-test-client", "1.0"));
-    config.era = era;
-    config.capabilities = json!({"elicitation": {}});
-    let options = ClientOptions::default().input(answering());
-    rt::timeout(
-        Duration::from_secs(10),
-        Client::connect_http(url, config, options),
-    )
-    .await
-    .expect("connects in time")
-    .unwrap()
+dialect_fn! {
+    async fn connect(url: &str, era: EraMode) -> Client {
+        let mut config = ClientConfig::new(Implementation::new("http-test-client", "1.0"));
+        config.era = era;
+        config.capabilities = json!({"elicitation": {}});
+        let answering = dialect::input_handler(|requests| Ok(answer_ada(requests)));
+        let options = ClientOptions::default().input(answering);
+        aw!(rt::timeout(
+            Duration::from_secs(10),
+            Client::connect_http(url, config, options),
+        ))
+        .expect("connects in time")
+        .unwrap()
+    }
 }
 
 fn slow() -> Box<RawValue> {
@@ -76,50 +75,64 @@ fn list_call_progress_cancel_and_ask_in_both_eras() {
         ] {
             let aborted = Arc::new(AtomicBool::new(false));
             let runs = Arc::new(AtomicUsize::new(0));
-            let handle = start(Arc::clone(&aborted), Arc::clone(&runs)).await;
-            let client = connect(&url(&handle), era).await;
+            let handle = aw!(start(Arc::clone(&aborted), Arc::clone(&runs)));
+            let client = aw!(connect(&url(&handle), era));
             assert_eq!(client.peer().version, version, "{era:?}");
 
-            let tools = client.list_tools().await.unwrap();
+            let tools = aw!(client.list_tools()).unwrap();
             let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
             assert_eq!(names, ["echo", "greet", "slow"]);
-            let result = client.call_tool("echo", text("over http")).await.unwrap();
+            let result = aw!(client.call_tool("echo", text("over http"))).unwrap();
             assert_eq!(result.content[0].as_text(), Some("over http"));
-            match client.call_tool("nope", Map::new()).await {
+            match aw!(client.call_tool("nope", Map::new())) {
                 Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code, -32602),
                 other => panic!("{era:?}: {other:?}"),
             }
 
-            // Progress arrives on the request's stream; dropping the call aborts the handler.
+            // Progress arrives on the request's stream; dropping the call aborts the handler:
+            // by notifications/cancelled (2025), or because the client closed the response
+            // (2026).
             let (tx, mut rx) = rt::channel();
-            let call = {
-                let client = client.clone();
-                rt::spawn(async move {
-                    client
-                        .call_tool_with("slow", Map::new(), Default::default(), tx)
-                        .await
-                })
-            };
+            let call = dialect::call_tool_with(&client, "slow", Map::new(), tx);
             for expected in 1..=3 {
-                let p = rt::timeout(Duration::from_secs(5), rx.recv())
-                    .await
+                let p = aw!(rt::timeout(Duration::from_secs(5), rx.recv()))
                     .expect("progress in time")
                     .unwrap();
                 assert_eq!(p.progress, f64::from(expected));
             }
-            // Aborting the task drops the call's future, which cancels the request.
-            call.abort().await;
-            assert!(wait_for(&aborted).await, "{era:?}: the handler was aborted");
+            aw!(call.abort());
+            assert!(aw!(wait_for(&aborted)), "{era:?}: the handler was aborted");
+
+            // A cancel handle ends the call at once, as cancelled, and aborts the handler.
+            aborted.store(false, Ordering::SeqCst);
+            let (tx, mut rx) = rt::channel();
+            let mut watch = CallWatch::default();
+            watch.progress = Some(tx);
+            let options = RequestOptions::default().with_progress();
+            let (cancel, call) =
+                dialect::start(&client, "tools/call", Some(slow()), options, watch);
+            aw!(rt::timeout(Duration::from_secs(5), rx.recv()))
+                .expect("progress in time: the handler runs")
+                .unwrap();
+            cancel.cancel();
+            match aw!(rt::timeout(Duration::from_secs(10), call.join())) {
+                Some(Err(ClientError::Call(CallError::Cancelled))) => {}
+                other => panic!("{era:?}: {other:?}"),
+            }
+            assert!(
+                aw!(wait_for(&aborted)),
+                "{era:?}: the handler of the cancelled call was aborted"
+            );
 
             // Context::ask: live elicitation (2025) or input_required and a retry (2026).
-            let result = client.call_tool("greet", Map::new()).await.unwrap();
+            let result = aw!(client.call_tool("greet", Map::new())).unwrap();
             assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"), "{era:?}");
             assert_eq!(runs.load(Ordering::SeqCst), expected_runs, "{era:?}");
 
-            let result = client.call_tool("echo", text("still here")).await.unwrap();
+            let result = aw!(client.call_tool("echo", text("still here"))).unwrap();
             assert_eq!(result.content[0].as_text(), Some("still here"));
-            client.close().await;
-            handle.shutdown().await;
+            aw!(client.close());
+            aw!(handle.shutdown());
         }
     });
 }
@@ -127,50 +140,52 @@ fn list_call_progress_cancel_and_ask_in_both_eras() {
 #[test]
 fn malformed_requests_get_the_spec_status_and_the_server_keeps_serving() {
     rt::block_on(async {
-        let handle = start(Arc::default(), Arc::default()).await;
+        let handle = aw!(start(Arc::default(), Arc::default()));
         let url = url(&handle);
-        let other = connect(&url, LEGACY).await;
+        let other = aw!(connect(&url, LEGACY));
 
         // The raw requests block: they go from a thread of their own.
         let raw_url = url.clone();
-        rt::unblock(move || malformed_requests_get_the_spec_status(&raw_url)).await;
+        aw!(rt::unblock(move || malformed_requests_get_the_spec_status(
+            &raw_url
+        )));
 
         // Other clients are unaffected, in both eras.
-        let result = other.call_tool("echo", text("fine")).await.unwrap();
+        let result = aw!(other.call_tool("echo", text("fine"))).unwrap();
         assert_eq!(result.content[0].as_text(), Some("fine"));
-        let modern = connect(&url, EraMode::Modern).await;
-        let result = modern.call_tool("echo", text("fine too")).await.unwrap();
+        let modern = aw!(connect(&url, EraMode::Modern));
+        let result = aw!(modern.call_tool("echo", text("fine too"))).unwrap();
         assert_eq!(result.content[0].as_text(), Some("fine too"));
-        other.close().await;
-        modern.close().await;
-        handle.shutdown().await;
+        aw!(other.close());
+        aw!(modern.close());
+        aw!(handle.shutdown());
     });
 }
 
 #[test]
 fn closing_the_client_deletes_its_session_and_shutdown_ends_open_streams() {
     rt::block_on(async {
-        let handle = start(Arc::default(), Arc::default()).await;
+        let aborted = Arc::new(AtomicBool::new(false));
+        let handle = aw!(start(Arc::clone(&aborted), Arc::default()));
         let url = url(&handle);
-        let client = connect(&url, LEGACY).await;
-        let result = client.call_tool("echo", text("hi")).await.unwrap();
+        let client = aw!(connect(&url, LEGACY));
+        let result = aw!(client.call_tool("echo", text("hi"))).unwrap();
         assert_eq!(result.content[0].as_text(), Some("hi"));
-        client.close().await;
+        aw!(client.close());
 
-        // A slow call is in flight when the server shuts down: the call ends, shutdown returns.
-        let client = connect(&url, LEGACY).await;
+        // A slow call is in flight when the server shuts down: the call ends, shutdown
+        // returns, the handler is aborted.
+        let client = aw!(connect(&url, LEGACY));
         let call = {
             let client = client.clone();
-            rt::spawn(async move { client.call_tool("slow", Map::new()).await })
+            rt::spawn(async move { aw!(client.call_tool("slow", Map::new())) })
         };
-        rt::sleep(Duration::from_millis(100)).await;
-        rt::timeout(Duration::from_secs(10), handle.shutdown())
-            .await
-            .expect("shutdown in time");
-        let outcome = rt::timeout(Duration::from_secs(10), call.join())
-            .await
-            .expect("the call ends");
+        aw!(rt::sleep(Duration::from_millis(100)));
+        aw!(rt::timeout(Duration::from_secs(10), handle.shutdown())).expect("shutdown in time");
+        let outcome =
+            aw!(rt::timeout(Duration::from_secs(10), call.join())).expect("the call ends");
         assert!(outcome.is_err(), "{outcome:?}");
+        assert!(aw!(wait_for(&aborted)), "shutdown aborted the handler");
     });
 }
 
@@ -180,40 +195,38 @@ fn closing_the_client_deletes_its_session_and_shutdown_ends_open_streams() {
 fn a_call_times_out_over_http_and_the_session_goes_on() {
     rt::block_on(async {
         let aborted = Arc::new(AtomicBool::new(false));
-        let handle = start(Arc::clone(&aborted), Arc::default()).await;
+        let handle = aw!(start(Arc::clone(&aborted), Arc::default()));
         for era in [LEGACY, EraMode::Modern] {
             aborted.store(false, Ordering::SeqCst);
-            let client = connect(&url(&handle), era).await;
+            let client = aw!(connect(&url(&handle), era));
             // A long deadline first, so the timer is armed later than the short one below.
-            let long = {
-                let client = client.clone();
-                rt::spawn(async move {
-                    let options = RequestOptions::default().timeout(Duration::from_secs(600));
-                    client
-                        .request_raw("tools/call", Some(slow()), options, None)
-                        .await
-                })
-            };
+            let options = RequestOptions::default().timeout(Duration::from_secs(600));
+            let (_, long) = dialect::start(
+                &client,
+                "tools/call",
+                Some(slow()),
+                options,
+                CallWatch::default(),
+            );
             let options = RequestOptions::default().timeout(Duration::from_millis(300));
-            let outcome = rt::timeout(
+            let outcome = aw!(rt::timeout(
                 Duration::from_secs(30),
                 client.request_raw("tools/call", Some(slow()), options, None),
-            )
-            .await
+            ))
             .expect("the timeout fires");
             assert!(
                 matches!(outcome, Err(ClientError::Call(CallError::TimedOut))),
                 "{outcome:?}"
             );
             assert!(
-                wait_for(&aborted).await,
+                aw!(wait_for(&aborted)),
                 "the timed-out handler is cancelled"
             );
-            let echoed = client.call_tool("echo", text("still here")).await.unwrap();
+            let echoed = aw!(client.call_tool("echo", text("still here"))).unwrap();
             assert_eq!(echoed.content[0].as_text(), Some("still here"));
-            long.abort().await;
-            client.close().await;
+            aw!(long.abort());
+            aw!(client.close());
         }
-        handle.shutdown().await;
+        aw!(handle.shutdown());
     });
 }

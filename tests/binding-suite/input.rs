@@ -4,23 +4,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_sansio::schema::InputRequests;
 use mcp_sansio::{CallError, ClientConfig, EraMode, Implementation, ServerConfig};
 use serde_json::{Map, json};
 
 use super::greet_tool;
 use super::support::{LEGACY, answer_ada};
-use crate::binding::{Client, ClientError, ClientOptions, InputHandler, Server};
-use crate::rt;
+use crate::binding::{Client, ClientError, ClientOptions, Server};
+use crate::{dialect, rt};
 
 fn server(runs: Arc<AtomicUsize>) -> Server {
     let mut config = ServerConfig::new(Implementation::new("ask-server", "1.0"));
     config.state_key = Some([7; 32]);
     greet_tool(Server::builder(config), runs).build()
-}
-
-fn answering() -> InputHandler {
-    Arc::new(|requests: InputRequests| Box::pin(async move { Ok(answer_ada(&requests)) }))
 }
 
 #[test]
@@ -36,9 +31,10 @@ fn the_same_handler_asks_in_both_eras() {
             let mut config = ClientConfig::new(Implementation::new("c", "1"));
             config.era = era;
             config.capabilities = json!({"elicitation": {}});
-            let options = ClientOptions::default().input(answering());
-            let client = Client::connect_with(r, w, config, options).await.unwrap();
-            let result = client.call_tool("greet", Map::new()).await.unwrap();
+            let answering = dialect::input_handler(|requests| Ok(answer_ada(requests)));
+            let options = ClientOptions::default().input(answering);
+            let client = aw!(Client::connect_with(r, w, config, options)).unwrap();
+            let result = aw!(client.call_tool("greet", Map::new())).unwrap();
             assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"), "{era:?}");
             assert_eq!(runs.load(Ordering::SeqCst), expected_runs, "{era:?}");
         }
@@ -51,8 +47,8 @@ fn without_the_capability_the_handler_gets_a_clear_error() {
         let (r, w) = super::serve(server(Arc::default()));
         let mut config = ClientConfig::new(Implementation::new("c", "1"));
         config.era = EraMode::Modern;
-        let client = Client::connect(r, w, config).await.unwrap();
-        match client.call_tool("greet", Map::new()).await {
+        let client = aw!(Client::connect(r, w, config)).unwrap();
+        match aw!(client.call_tool("greet", Map::new())) {
             Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code, -32021),
             other => panic!("{other:?}"),
         }

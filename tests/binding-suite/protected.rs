@@ -23,40 +23,41 @@ use crate::binding::{
 };
 use crate::rt;
 
-/// A server named `protected` with one tool, `hello`, behind `issuer`'s tokens: its handle
-/// and its resource URL
-async fn protected(issuer: &str) -> (HttpServerHandle, String) {
-    let port = free_port();
-    let resource = format!("http://127.0.0.1:{port}/mcp");
-    let verifier = jwt_verifier(
-        DecodingKey::from_secret(SECRET).unwrap(),
-        validation(&resource, issuer),
-    );
-    let server = Server::builder(ServerConfig::new(Implementation::new("protected", "1.0")))
-        .tool(Tool::new("hello", Map::new()), |_cx, _args| async move {
-            Ok(CallToolResult::text("hello"))
-        })
-        .unwrap()
-        .build();
-    let handle = server
-        .serve_http_protected(
+dialect_fn! {
+    /// A server named `protected` with one tool, `hello`, behind `issuer`'s tokens: its handle
+    /// and its resource URL
+    async fn protected(issuer: &str) -> (HttpServerHandle, String) {
+        let port = free_port();
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        let verifier = jwt_verifier(
+            DecodingKey::from_secret(SECRET).unwrap(),
+            validation(&resource, issuer),
+        );
+        let server = Server::builder(ServerConfig::new(Implementation::new("protected", "1.0")))
+            .tool(
+                Tool::new("hello", Map::new()),
+                handler!(|_cx, _args| { Ok(CallToolResult::text("hello")) }),
+            )
+            .unwrap()
+            .build();
+        let handle = aw!(server.serve_http_protected(
             SocketAddr::from(([127, 0, 0, 1], port)),
             HttpConfig::default(),
             Protection::new(rules(&resource, issuer), verifier),
-        )
-        .await
+        ))
         .unwrap();
-    (handle, resource)
+        (handle, resource)
+    }
 }
 
 #[test]
 fn tokens_are_checked_before_the_mcp_server_runs() {
     rt::block_on(async {
         let issuer = "http://127.0.0.1:1";
-        let (handle, resource) = protected(issuer).await;
+        let (handle, resource) = aw!(protected(issuer));
         // The raw requests block: they go from a thread of their own.
-        rt::unblock(move || tokens_are_checked(&resource, issuer)).await;
-        handle.shutdown().await;
+        aw!(rt::unblock(move || tokens_are_checked(&resource, issuer)));
+        aw!(handle.shutdown());
     });
 }
 
@@ -64,21 +65,20 @@ fn tokens_are_checked_before_the_mcp_server_runs() {
 fn our_client_authorizes_with_pkce_and_calls_the_protected_server() {
     rt::block_on(async {
         let authorization = AuthorizationServer::start();
-        let (handle, resource) = protected(&authorization.issuer).await;
+        let (handle, resource) = aw!(protected(&authorization.issuer));
 
         let auth = OAuthOptions::new(OAuthConfig::new(REDIRECT), headless_user_agent(REDIRECT));
         let config = ClientConfig::new(Implementation::new("oauth-client", "1.0"));
-        let client = rt::timeout(
+        let client = aw!(rt::timeout(
             Duration::from_secs(30),
             Client::connect_http(&resource, config, ClientOptions::default().auth(auth)),
-        )
-        .await
+        ))
         .expect("connects in time")
         .expect("connects after authorizing");
-        let result = client.call_tool("hello", Map::new()).await.unwrap();
+        let result = aw!(client.call_tool("hello", Map::new())).unwrap();
         assert_eq!(result.content[0].as_text(), Some("hello"));
-        client.close().await;
-        handle.shutdown().await;
+        aw!(client.close());
+        aw!(handle.shutdown());
 
         let seen = authorization.seen.lock().unwrap();
         for step in [

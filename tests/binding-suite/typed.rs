@@ -21,25 +21,28 @@ struct AddArgs {
 fn typed_tool_schema_and_arguments() {
     rt::block_on(async {
         let server = Server::builder(ServerConfig::new(Implementation::new("typed", "1.0")))
-            .typed_tool("add", "Adds two numbers", |_cx, args: AddArgs| async move {
-                Ok(CallToolResult::text((args.a + args.b).to_string()))
-            })
+            .typed_tool(
+                "add",
+                "Adds two numbers",
+                handler!(|_cx, args: AddArgs| {
+                    Ok(CallToolResult::text((args.a + args.b).to_string()))
+                }),
+            )
             .unwrap()
             .build();
         let (r, w) = super::serve(server);
-        let client = Client::connect(r, w, ClientConfig::new(Implementation::new("c", "1")))
-            .await
-            .unwrap();
-        let tools = client.list_tools().await.unwrap();
+        let config = ClientConfig::new(Implementation::new("c", "1"));
+        let client = aw!(Client::connect(r, w, config)).unwrap();
+        let tools = aw!(client.list_tools()).unwrap();
         let schema = Value::Object(tools[0].input_schema.clone());
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["properties"]["a"]["type"], "number");
         assert_eq!(schema["required"], json!(["a", "b"]));
         let args = object(json!({"a": 2, "b": 3.5}));
-        let result = client.call_tool("add", args).await.unwrap();
+        let result = aw!(client.call_tool("add", args)).unwrap();
         assert_eq!(result.content[0].as_text(), Some("5.5"));
         // Arguments that fail the derived schema are a tool error.
-        let result = client.call_tool("add", Map::new()).await.unwrap();
+        let result = aw!(client.call_tool("add", Map::new())).unwrap();
         assert!(result.is_error());
     });
 }

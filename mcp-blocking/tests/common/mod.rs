@@ -1,6 +1,6 @@
-//! What the glue tests share: a server and a client joined by two OS pipes; and the binding
-//! suite's runtime-free support (fixtures, raw HTTP, OAuth), which the async bindings' suite
-//! uses too
+//! What the binding's own tests (duplex, pool, oauth; the binding suite runs in suite.rs)
+//! share: a server and a client joined by two OS pipes; and the binding suite's runtime-free
+//! support (fixtures, raw HTTP, OAuth)
 
 #![allow(dead_code)]
 

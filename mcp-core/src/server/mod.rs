@@ -73,6 +73,6 @@ pub use log_filter::LogFilter;
 pub use names::{MAX_TOOL_NAME_LEN, check_tool_name};
 pub use registry::Order;
 pub use route::{Answer, Route, respond};
-pub use runs::{AskFailure, AskReply, Effects, Runs};
+pub use runs::{AskFailure, AskReply, Effects, Ending, Runs};
 pub use templates::{ResourceMatch, resource_not_found};
 pub use validate::{SchemaError, SchemaLimits, SchemaValidator};

@@ -24,8 +24,8 @@ use crate::schema::{
     InputRequests, InputResponse, InputResponses, LoggingMessageNotificationParams,
 };
 use crate::{
-    AskError, Asked, CallError, InboundId, InboundRequest, Responder, ServerEvent, ServerSession,
-    TaskError, TaskId, TaskOptions, TaskUpdate,
+    AskError, Asked, CallError, InboundId, InboundRequest, Responder, SendError, ServerEvent,
+    ServerSession, TaskError, TaskId, TaskOptions, TaskUpdate,
 };
 
 /// What a handler's `ask` gets back: the answers, keyed like its requests, or why not
@@ -111,6 +111,21 @@ impl<R, W> Effects<R, W> {
     }
 }
 
+/// What a handler's result is for, decided by [`Runs::end`]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "answer the request, complete the task, or drop the result"]
+#[non_exhaustive]
+pub enum Ending {
+    /// The run was stopped (cancelled, ended by `input_required`, its session closed) or
+    /// was never started: drop the result
+    Dropped,
+    /// Answer the request with it
+    Respond,
+    /// The request became this task: the result completes it (an error fails it) with
+    /// [`TaskUpdate::Completed`] or [`TaskUpdate::Failed`]
+    Task(TaskId),
+}
+
 /// A handler waiting for live (legacy) answers to its input requests
 #[derive(Debug)]
 struct Gathering<W> {
@@ -127,7 +142,8 @@ struct Gathering<W> {
 ///   [`started`](Self::started) with the run's handle.
 /// - [`ServerEvent::Cancelled`], [`ServerEvent::TaskCancelled`], [`ServerEvent::TaskInput`] and
 ///   [`ServerEvent::InputAnswered`]: [`handle_event`](Self::handle_event).
-/// - The handler's messages: [`finish`](Self::finish) (its result), [`log`](Self::log),
+/// - The handler's messages: [`finish`](Self::finish) (its result; or
+///   [`end`](Self::end), for a binding that answers itself), [`log`](Self::log),
 ///   [`start_task`](Self::start_task), [`ask`](Self::ask).
 /// - The session is gone: [`close`](Self::close).
 ///
@@ -276,8 +292,23 @@ impl<R, W> Runs<R, W> {
         effects
     }
 
+    /// A handler of request `id` ended: takes its run off the books and says what its result
+    /// is for (answer the request, complete the task the request became, or nothing)
+    ///
+    /// [`finish`](Self::finish) does this and then answers; a binding that answers itself
+    /// (with a typed result it checks first, say) calls this and does what it says.
+    pub fn end(&mut self, id: InboundId) -> Ending {
+        if self.running.remove(&id).is_none() {
+            return Ending::Dropped;
+        }
+        match self.tasks.remove(&id) {
+            Some(task) => Ending::Task(task),
+            None => Ending::Respond,
+        }
+    }
+
     /// A handler ended with `result`: it answers the request, or completes (fails) the task
-    /// the request became
+    /// the request became ([`end`](Self::end) decides which)
     ///
     /// A run that was stopped (cancelled, or ended by `input_required`) has nothing more to
     /// say: its result is dropped.
@@ -288,27 +319,25 @@ impl<R, W> Runs<R, W> {
         responder: Responder,
         result: Result<Box<RawValue>, ErrorObject>,
     ) {
-        let id = responder.id();
-        if self.running.remove(&id).is_none() {
-            return;
-        }
-        if let Some(task) = self.tasks.remove(&id) {
-            let update = match result {
-                Ok(raw) => TaskUpdate::Completed(raw),
-                Err(error) => TaskUpdate::Failed(error),
-            };
-            let _ = session.update_task(now, task, update);
-            return;
-        }
-        match result {
-            Ok(raw) => {
-                if let Err(refused) = session.respond_raw(responder, &raw) {
-                    let error =
-                        ErrorObject::internal_error("the server produced an invalid result");
-                    session.respond_error(refused.into_responder(), &error);
-                }
+        match self.end(responder.id()) {
+            Ending::Dropped => {}
+            Ending::Task(task) => {
+                let update = match result {
+                    Ok(raw) => TaskUpdate::Completed(raw),
+                    Err(error) => TaskUpdate::Failed(error),
+                };
+                let _ = session.update_task(now, task, update);
             }
-            Err(error) => session.respond_error(responder, &error),
+            Ending::Respond => match result {
+                Ok(raw) => {
+                    if let Err(refused) = session.respond_raw(responder, &raw) {
+                        let error =
+                            ErrorObject::internal_error("the server produced an invalid result");
+                        session.respond_error(refused.into_responder(), &error);
+                    }
+                }
+                Err(error) => session.respond_error(responder, &error),
+            },
         }
     }
 
@@ -316,27 +345,35 @@ impl<R, W> Runs<R, W> {
     /// (`filter`, the request's own on 2026 ([`LogFilter::for_request`]), else the
     /// connection's), tied to the request (Streamable HTTP sends it on the request's own
     /// stream) unless the request became a task and was answered already
+    ///
+    /// Returns whether it was sent (`Ok(false)`: the filter held it back). A binding whose
+    /// handlers log best effort ignores the outcome.
+    ///
+    /// # Errors
+    /// What [`Session::send_notification_raw`](crate::Session::send_notification_raw)
+    /// refuses (the session closed, its queue is full).
     pub fn log(
         &self,
         session: &mut ServerSession,
         id: InboundId,
         filter: Option<LogFilter>,
         params: &LoggingMessageNotificationParams,
-    ) {
+    ) -> Result<bool, SendError> {
         const METHOD: &str = "notifications/message";
         if !filter.unwrap_or(self.log_filter).allows(params.level) {
-            return;
+            return Ok(false);
         }
         let Ok(raw) = serde_json::value::to_raw_value(params) else {
-            return;
+            return Ok(false);
         };
-        let _ = if self.tasks.contains_key(&id) {
-            session.send_notification_raw(METHOD, Some(&raw))
+        if self.tasks.contains_key(&id) {
+            session.send_notification_raw(METHOD, Some(&raw))?;
         } else {
             session
                 .inbound(id)
-                .send_notification_raw(METHOD, Some(&raw))
-        };
+                .send_notification_raw(METHOD, Some(&raw))?;
+        }
+        Ok(true)
     }
 
     /// A handler turns request `id` into a task and keeps working; its result then completes

@@ -13,7 +13,7 @@ use mcp_sansio::schema::{
     InputRequest, InputRequests, InputResponse, InputResponses, LoggingLevel,
     LoggingMessageNotificationParams,
 };
-use mcp_sansio::server::{AskFailure, Effects, LogFilter, Runs};
+use mcp_sansio::server::{AskFailure, Effects, Ending, LogFilter, Runs};
 use mcp_sansio::testing::Pair;
 use mcp_sansio::{
     CallError, ClientEvent, EraMode, InboundRequest, OutboundId, ProtocolVersion, RequestOptions,
@@ -167,21 +167,15 @@ fn set_level_is_answered_and_filters_the_connections_logs() {
         .expect("not for the runs");
     let id = req.responder.id();
     runs.started(id, "run");
-    runs.log(
-        &mut pair.server,
-        id,
-        None,
-        &log(LoggingLevel::Warning, "quiet"),
-    );
-    runs.log(
-        &mut pair.server,
-        id,
-        None,
-        &log(LoggingLevel::Error, "loud"),
-    );
+    // `log` says whether the filter let the message through.
+    let quiet = log(LoggingLevel::Warning, "quiet");
+    assert_eq!(runs.log(&mut pair.server, id, None, &quiet), Ok(false));
+    let loud = log(LoggingLevel::Error, "loud");
+    assert_eq!(runs.log(&mut pair.server, id, None, &loud), Ok(true));
     // A request's own filter (2026) wins over the connection's.
     let own = Some(LogFilter::at(LoggingLevel::Debug));
-    runs.log(&mut pair.server, id, own, &log(LoggingLevel::Debug, "own"));
+    let debug = log(LoggingLevel::Debug, "own");
+    assert_eq!(runs.log(&mut pair.server, id, own, &debug), Ok(true));
     assert_eq!(logs_received(&mut pair), ["loud", "own"]);
 }
 
@@ -418,7 +412,8 @@ fn a_task_logs_untied_asks_through_its_status_and_cancel_stops_its_run() {
 
         // The request was answered (with the task): the log goes out on its own. A 2026
         // request without a log level wants none.
-        runs.log(&mut pair.server, id, own, &log(LoggingLevel::Error, "bad"));
+        let sent = runs.log(&mut pair.server, id, own, &log(LoggingLevel::Error, "bad"));
+        assert_eq!(sent, Ok(form == Form::Legacy), "{form:?}");
         let expected: &[&str] = if form == Form::Legacy { &["bad"] } else { &[] };
         assert_eq!(logs_received(&mut pair), expected, "{form:?}");
 
@@ -477,6 +472,52 @@ fn a_tasks_result_completes_the_task() {
         pair.server.task_status(task),
         Some(mcp_sansio::schema::TaskStatus::Completed)
     );
+}
+
+/// `end`, for a binding that answers itself: what a run's result is for, once
+#[test]
+fn end_says_what_a_result_is_for() {
+    // A plain request: answer it; a second `end` (or a run never started) drops the result.
+    let mut pair = legacy(ProtocolVersion::V2025_06_18);
+    let mut runs = TestRuns::new();
+    let (_, req) = call_tool(&mut pair);
+    let id = req.responder.id();
+    assert_eq!(runs.end(id), Ending::Dropped, "never started");
+    runs.started(id, "run");
+    assert_eq!(runs.end(id), Ending::Respond);
+    assert_eq!(runs.end(id), Ending::Dropped, "ended already");
+    assert_eq!(runs.running(), 0);
+
+    // A stopped run (its request cancelled): drop the result.
+    let (call, req) = call_tool(&mut pair);
+    let id = req.responder.id();
+    runs.started(id, "cancelled");
+    pair.client.cancel(pair.now, call, Some("no")).unwrap();
+    pair.drive();
+    let effects = server_effects(&mut pair, &mut runs);
+    assert!(
+        effects.iter().any(|e| e.stop == ["cancelled"]),
+        "{effects:?}"
+    );
+    assert_eq!(runs.end(id), Ending::Dropped);
+
+    // A request that became a task: its result completes the task, and the task is no
+    // longer the run's (a log after it is tied to nothing, a second `end` drops).
+    let mut pair = tasks_kit::pair(Form::Legacy);
+    let _call = tasks_kit::call_tool(&mut pair, Form::Legacy, "slow");
+    let req = tasks_kit::offered_request(&mut pair);
+    let id = req.responder.id();
+    runs.started(id, "task");
+    let task = runs
+        .start_task(
+            &mut pair.server,
+            pair.now,
+            id,
+            mcp_sansio::TaskOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(runs.end(id), Ending::Task(task));
+    assert_eq!(runs.end(id), Ending::Dropped);
 }
 
 #[test]
