@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[cfg(feature = "http")]
 use crossbeam_channel::RecvTimeoutError;
@@ -274,6 +274,11 @@ pub(crate) struct Connection<S: Side> {
 /// Most bytes a writer takes out of the session's queue for one `write`: all that ever sits
 /// outside the core's own limit ([`mcp_sansio::Limits::max_queued_bytes`]), besides one message
 const WRITE_CHUNK: usize = 256 * 1024;
+
+/// How long a closed connection waits for a write another thread has under way (its last
+/// answers) before the driver returns anyway: a peer that stopped reading cannot hold the
+/// caller forever
+const FINAL_WRITE: Duration = Duration::from_secs(5);
 
 /// A byte-stream connection (stdio, a child's pipes, a socket): no thread of its own sits
 /// between the bytes and the session. Whoever has something for the session takes the lock
@@ -771,5 +776,24 @@ impl<S: Side, W: Write + Send> Driver<S, W> {
         let _ = stream.readable.try_send(());
         // Settling drops what callers and handlers left: its callers learn it too.
         settle(&stream, st, Writes::Itself);
+        // Another thread may still be writing the last answers. The caller returns (and a
+        // stdio server's process exits) only once they are out, or once the peer has not
+        // read them for `FINAL_WRITE`.
+        let until = now() + FINAL_WRITE;
+        loop {
+            let st = stream.lock();
+            if !st.writing {
+                if st.session.queued_bytes() == 0 {
+                    break;
+                }
+                settle(&stream, st, Writes::Itself);
+                continue;
+            }
+            drop(st);
+            if now() >= until {
+                break;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
     }
 }

@@ -204,3 +204,32 @@ def test_an_http_server_that_goes_away_mid_call_fails_the_call(era):
                 await asyncio.wait_for(call, 10)
 
     run_clean(main)
+
+
+def test_a_stdio_server_writes_every_answer_it_owes_before_it_exits_on_eof():
+    """Its stdin closes while calls are in flight: the answers still come, then it exits."""
+    import json
+    import subprocess
+
+    server = os.path.join(os.path.dirname(__file__), "everything_server.py")
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "eof-test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "slow", "arguments": {"steps": 1}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {"text": "last"}}},
+    ]
+    payload = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    for round in range(5):
+        # communicate() writes everything, closes stdin (EOF mid-call) and reads to the end
+        done = subprocess.run([sys.executable, server], input=payload, capture_output=True, timeout=30)
+        answered = sorted(
+            message["id"]
+            for message in map(json.loads, done.stdout.decode().splitlines())
+            if "id" in message and "result" in message
+        )
+        assert answered == [0, 1, 2], (round, done.stdout, done.stderr)
+        assert done.returncode == 0, (round, done.stderr)

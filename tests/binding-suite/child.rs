@@ -98,3 +98,56 @@ fn a_child_server_is_killed_and_reaped_when_the_last_client_goes() {
         assert!(gone, "the server process {pid} is still there");
     });
 }
+
+/// A stdio server whose stdin closes while calls are in flight still writes every answer it
+/// owes before it exits
+#[cfg(feature = "http")]
+#[test]
+fn a_server_writes_every_answer_it_owes_before_it_exits_on_eof() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+
+    let server = everything_server();
+    // A race shows up only now and then: a few rounds, each short.
+    for round in 0..12 {
+        let mut child = Command::new(&server)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the example starts");
+        let mut stdin = child.stdin.take().expect("piped");
+        let lines = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "eof-test", "version": "1"}}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "long_job", "arguments": {"ms": 30}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "last"}}}),
+        ];
+        for line in &lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+        // EOF while both calls may still run.
+        drop(stdin);
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut answered = Vec::new();
+        for line in stdout.lines() {
+            let message: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if let Some(id) = message.get("id").and_then(serde_json::Value::as_i64) {
+                assert!(message.get("result").is_some(), "round {round}: {message}");
+                answered.push(id);
+            }
+        }
+        let status = child.wait().unwrap();
+        answered.sort_unstable();
+        assert_eq!(
+            answered,
+            [0, 1, 2],
+            "round {round}: every answer before exit"
+        );
+        assert!(status.success(), "round {round}: {status}");
+    }
+}

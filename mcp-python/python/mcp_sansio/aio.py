@@ -466,6 +466,11 @@ class _Connection(asyncio.Protocol):
             self._timer = None
 
 
+#: Seconds a server's handlers may still run after the client closed its side (EOF on
+#: stdin) to write the answers they owe; then they are cancelled
+EOF_GRACE = 1.5
+
+
 class ServerConnection(_Connection):
     """One client connection of a :class:`Server` over a byte stream."""
 
@@ -479,6 +484,7 @@ class ServerConnection(_Connection):
         self.dispatcher.drain()
         if self.session.is_closed:
             self.server._live.discard(self)
+
 
     def publish(self, command: Callable[[Any], Any]) -> None:
         """Runs a notify command on this connection's session, on its loop."""
@@ -501,16 +507,26 @@ class ServerConnection(_Connection):
         if self._eof:
             return
         super().feed_eof()
+        if self.session.is_closed:
+            self._ended()
+            return
+        # The client closed its side with requests still running. A stdio client does that
+        # to end the server, and it still reads the answers owed: the handlers get
+        # EOF_GRACE seconds to finish (the session closes by itself after the last answer),
+        # then the ones still running are cancelled and the session ends, before a client
+        # that waits the spec's "reasonable time" sends SIGTERM.
+        self.loop.call_later(EOF_GRACE, self._end_after_eof)
+
+    def _end_after_eof(self) -> None:
         if not self.session.is_closed:
-            # The client closed its side with requests still running. A stdio client does
-            # that to end the server (and one that died can read nothing): stop the
-            # handlers (each is cancelled) and end the session now.
             self.session.close()
             self.pump()
-        if self.session.is_closed:
-            self.server._live.discard(self)
-            self.dispatcher.cancel_all()
-            self.dispatcher.closed.set()
+        self._ended()
+
+    def _ended(self) -> None:
+        self.server._live.discard(self)
+        self.dispatcher.cancel_all()
+        self.dispatcher.closed.set()
 
     async def wait_closed(self) -> None:
         """Waits until the client closed the connection and every handler finished."""
