@@ -65,10 +65,13 @@ pub mod asynchronous {
     /// with the `WWW-Authenticate` challenge that points clients at the metadata.
     pub type Protection = super::Protection<TokenVerifier>;
 
-    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
-    /// audience (the resource identifier) and issuer per `validation`; scopes from the
-    /// `scope` claim (space separated) or `scp` (an array)
-    pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
+    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp` and `nbf`
+    /// (always, with `validation`'s leeway), and the audience (the resource identifier) and
+    /// issuer per `validation`; scopes from the `scope` claim (space separated) or `scp` (an
+    /// array)
+    pub fn jwt_verifier(key: DecodingKey, mut validation: Validation) -> TokenVerifier {
+        // A token is no good before its `nbf`, whatever the caller's `Validation` says.
+        validation.validate_nbf = true;
         let key = Arc::new(key);
         let validation = Arc::new(validation);
         Arc::new(move |token: String| {
@@ -128,10 +131,13 @@ pub mod blocking {
     /// with the `WWW-Authenticate` challenge that points clients at the metadata.
     pub type Protection = super::Protection<TokenVerifier>;
 
-    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp`, and the
-    /// audience (the resource identifier) and issuer per `validation`; scopes from the
-    /// `scope` claim (space separated) or `scp` (an array)
-    pub fn jwt_verifier(key: DecodingKey, validation: Validation) -> TokenVerifier {
+    /// A [`TokenVerifier`] for JWT access tokens: the signature with `key`, `exp` and `nbf`
+    /// (always, with `validation`'s leeway), and the audience (the resource identifier) and
+    /// issuer per `validation`; scopes from the `scope` claim (space separated) or `scp` (an
+    /// array)
+    pub fn jwt_verifier(key: DecodingKey, mut validation: Validation) -> TokenVerifier {
+        // A token is no good before its `nbf`, whatever the caller's `Validation` says.
+        validation.validate_nbf = true;
         Arc::new(move |token: &str| verify_jwt(token, &key, &validation))
     }
 
@@ -637,6 +643,9 @@ pub fn verify_jwt(
     let data = jsonwebtoken::decode::<serde_json::Value>(token, key, validation).map_err(|e| {
         match e.kind() {
             jsonwebtoken::errors::ErrorKind::ExpiredSignature => "the token has expired".to_owned(),
+            jsonwebtoken::errors::ErrorKind::ImmatureSignature => {
+                "the token is not valid yet".to_owned()
+            }
             jsonwebtoken::errors::ErrorKind::InvalidAudience => {
                 "the token is not for this resource".to_owned()
             }
@@ -840,5 +849,36 @@ mod dpop_tests {
         let off = options.clone().without_dpop();
         assert!(!off.dpop && off.config.dpop_signer.is_none());
         assert!(options.client("http://rs.test/mcp").is_ok());
+    }
+
+    #[test]
+    fn the_jwt_verifier_refuses_a_token_before_its_nbf() {
+        use jsonwebtoken::{Algorithm, EncodingKey};
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let mint = |nbf: u64| {
+            let claims = serde_json::json!({"sub": "a", "exp": now + 7200, "nbf": nbf});
+            jsonwebtoken::encode(
+                &Header::new(Algorithm::HS256),
+                &claims,
+                &EncodingKey::from_secret(b"k").unwrap(),
+            )
+            .unwrap()
+        };
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.required_spec_claims.clear();
+        // The caller forgot nbf; the verifier checks it anyway.
+        validation.validate_nbf = false;
+        let verify = blocking::jwt_verifier(DecodingKey::from_secret(b"k").unwrap(), validation);
+        assert_eq!(
+            verify(&mint(now + 3600)).unwrap_err(),
+            "the token is not valid yet"
+        );
+        assert_eq!(
+            verify(&mint(now - 60)).unwrap().subject.as_deref(),
+            Some("a")
+        );
     }
 }

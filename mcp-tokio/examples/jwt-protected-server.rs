@@ -51,6 +51,7 @@ async fn serve(port: u16) -> Result<(), Error> {
     validation.set_audience(&[resource(port)]);
     validation.set_issuer(&[issuer(port)]);
     validation.leeway = 0;
+    validation.validate_nbf = true;
     let verifier = jwt_verifier(DecodingKey::from_secret(&secret())?, validation);
 
     let server = Server::builder(ServerConfig::new(Implementation::new(
