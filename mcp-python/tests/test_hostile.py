@@ -241,3 +241,49 @@ def test_accepted_sockets_have_tcp_nodelay():
             await loop.run_in_executor(None, check, handle.port)
 
     run(main())
+
+
+_SERVER = """
+import asyncio, sys
+from mcp_sansio.aio import Server
+server = Server("limit", "1")
+async def main():
+    handle = await server.serve_http("127.0.0.1", 0)
+    print(handle.port, flush=True)
+    await asyncio.sleep(3600)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_at_the_descriptor_limit_the_server_backs_off_and_serves_again():
+    import subprocess
+
+    child = subprocess.Popen(
+        ["sh", "-c", 'ulimit -n 64 && exec "$0" -c "$1"', sys.executable, _SERVER],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        port = int(child.stdout.readline())
+
+        def cpu():
+            fields = open(f"/proc/{child.pid}/stat").read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+
+        flood = [connect(port) for _ in range(100)]
+        late = connect(port)
+        late.sendall(head(port) + PING)
+        time.sleep(0.3)
+        before = cpu()
+        time.sleep(1)
+        spent = cpu() - before
+        for s in flood:
+            s.close()
+        served = response(late, BOUND)
+    finally:
+        child.kill()
+        child.wait()
+    assert spent < 50, f"at the descriptor limit the accept loop spins: {spent} ticks in a second"
+    assert served is not None, "the client at the limit is served once descriptors free"

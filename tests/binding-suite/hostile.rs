@@ -150,3 +150,18 @@ fn server_and_client_sockets_have_tcp_nodelay() {
         aw!(rt::timeout(Duration::from_secs(10), handle.shutdown())).expect("shutdown in time");
     });
 }
+
+/// At the process's descriptor limit (a child everything-server under `ulimit -n 48`) the
+/// accept loop backs off instead of spinning, and serves again once descriptors free
+#[cfg(target_os = "linux")]
+#[test]
+fn at_the_descriptor_limit_the_server_backs_off_and_serves_again() {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("target/<profile>/deps");
+    let server = dir.join("examples").join(rt::EVERYTHING_SERVER);
+    assert!(server.exists(), "{} is not built", server.display());
+    hostile::at_the_descriptor_limit_the_server_backs_off_and_serves_again(&server);
+}

@@ -233,6 +233,64 @@ pub(crate) fn beyond_max_connections_a_client_waits_until_the_deadlines_free_a_s
     assert!(response(&mut next, BOUND).is_some());
 }
 
+/// Item 4: `server` (an everything-server example) started with `--http` under a file
+/// descriptor limit of 48, flooded with 80 idle connections: at its limit its accept loop
+/// backs off instead of spinning (it spends under half a CPU second in a second), and a
+/// client that came in at the limit is served once the flood's connections close
+#[cfg(target_os = "linux")]
+pub(crate) fn at_the_descriptor_limit_the_server_backs_off_and_serves_again(
+    server: &std::path::Path,
+) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 48 && exec "$0" --http 127.0.0.1:0"#)
+        .arg(server)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr: SocketAddr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("the server says where it serves: {line:?}"));
+    // Its stderr keeps draining, so it never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let cpu = |pid: u32| -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        // utime and stime, fields 14 and 15 of stat(5), in clock ticks (1/100 s)
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    };
+    let flood: Vec<TcpStream> = (0..80).map(|_| connect(addr)).collect();
+    let mut late = connect(addr);
+    late.write_all(&quick_request(addr)).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu(child.id());
+    std::thread::sleep(Duration::from_secs(1));
+    let spent = cpu(child.id()) - before;
+    drop(flood);
+    let served = response(&mut late, BOUND);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        spent < 50,
+        "at the descriptor limit the accept loop spins: {spent} ticks of CPU in a second"
+    );
+    assert!(
+        served.is_some(),
+        "the client at the limit is served once descriptors free"
+    );
+}
+
 /// The JSON-RPC error message of a 400 body
 fn bad_request_message(answered: Option<(u16, String, Vec<u8>)>) -> String {
     let (status, head, body) = answered.expect("an answer");
