@@ -375,10 +375,10 @@ class _Endpoint:
 class HttpServerHandle:
     """A running Streamable HTTP endpoint: ``url``, ``port``; stop it with :meth:`aclose`."""
 
-    def __init__(self, endpoint: _Endpoint, listener: socket.socket, host: str, port: int, path: str) -> None:
+    def __init__(self, endpoint: _Endpoint, listeners: List[socket.socket], host: str, port: int, path: str) -> None:
         self._endpoint = endpoint
-        self._listener = listener
-        self._accept: Optional["asyncio.Task[None]"] = None
+        self._listeners = listeners
+        self._accepts: List["asyncio.Task[None]"] = []
         self._connections: set = set()
         self.host = host
         self.port = port
@@ -386,10 +386,11 @@ class HttpServerHandle:
 
     async def aclose(self) -> None:
         """Stops listening, ends open responses and cancels running handlers."""
-        if self._accept is not None:
-            self._accept.cancel()
-            await asyncio.gather(self._accept, return_exceptions=True)
-        self._listener.close()
+        for task in self._accepts:
+            task.cancel()
+        await asyncio.gather(*self._accepts, return_exceptions=True)
+        for listener in self._listeners:
+            listener.close()
         self._endpoint.close()
         for t in list(self._connections):
             t.cancel()
@@ -415,19 +416,27 @@ async def serve_http(
 ) -> HttpServerHandle:
     endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered, keepalive, edge)
     loop = asyncio.get_running_loop()
+    # Every address the host names (as asyncio.start_server binds), on one port.
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    family, kind, proto, _, address = infos[0]
-    listener = socket.socket(family, kind, proto)
+    listeners: List[socket.socket] = []
     try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(address)
-        listener.listen(1024)
-        listener.setblocking(False)
+        for family, kind, proto, _, address in infos:
+            if listeners:
+                address = (address[0], listeners[0].getsockname()[1]) + tuple(address[2:])
+            listener = socket.socket(family, kind, proto)
+            listeners.append(listener)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            listener.bind(address)
+            listener.listen(1024)
+            listener.setblocking(False)
     except OSError:
-        listener.close()
+        for listener in listeners:
+            listener.close()
         raise
-    bound = listener.getsockname()[1]
-    handle = HttpServerHandle(endpoint, listener, host, bound, path)
+    bound = listeners[0].getsockname()[1]
+    handle = HttpServerHandle(endpoint, listeners, host, bound, path)
     slots = asyncio.Semaphore(max(1, endpoint.core.max_connections))
     backoff = endpoint.core.accept_backoff
 
@@ -452,7 +461,7 @@ async def serve_http(
                 handle._connections.discard(task)
             slots.release()
 
-    async def accept() -> None:
+    async def accept(listener: socket.socket) -> None:
         while True:
             # A free slot first: beyond max_connections, clients wait in the backlog.
             await slots.acquire()
@@ -469,5 +478,5 @@ async def serve_http(
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             loop.create_task(on_connection(sock))
 
-    handle._accept = loop.create_task(accept())
+    handle._accepts = [loop.create_task(accept(listener)) for listener in listeners]
     return handle
