@@ -287,3 +287,49 @@ def test_at_the_descriptor_limit_the_server_backs_off_and_serves_again():
         child.wait()
     assert spent < 50, f"at the descriptor limit the accept loop spins: {spent} ticks in a second"
     assert served is not None, "the client at the limit is served once descriptors free"
+
+
+def _nodelay_sockets(port, side):
+    """(count, all set): this process's IPv4 TCP sockets whose local (side="server") or peer
+    (side="client") port is `port`, and whether each has TCP_NODELAY."""
+    seen, ok = 0, True
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                continue
+            sock = socket.socket(fileno=int(name))
+        except OSError:
+            continue
+        try:
+            if sock.type != socket.SOCK_STREAM or sock.family != socket.AF_INET:
+                continue
+            try:
+                local, peer = sock.getsockname(), sock.getpeername()
+            except OSError:
+                continue
+            if (local if side == "server" else peer)[1] == port:
+                seen += 1
+                ok = ok and bool(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        finally:
+            sock.detach()
+    return seen, ok
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/fd")
+def test_the_python_client_sockets_have_tcp_nodelay():
+    from mcp_sansio.aio import Client
+
+    async def main():
+        server = make_server()
+        async with await server.serve_http("127.0.0.1", 0) as handle:
+            for era in ("legacy", "modern"):
+                async with Client.connect_http(handle.url, era=era) as client:
+                    await client.call_tool("echo", {"text": "hi"})
+                    call = asyncio.ensure_future(client.call_tool("slow", {}))
+                    await asyncio.sleep(0.2)  # the slow call's request is open
+                    seen, ok = _nodelay_sockets(handle.port, "client")
+                    assert seen >= 1 and ok, (era, seen, ok)
+                    call.cancel()
+                    await asyncio.gather(call, return_exceptions=True)
+
+    run(main())
