@@ -178,7 +178,7 @@ def test_beyond_max_connections_a_client_waits_until_the_deadlines_free_a_slot()
         s.sendall(head(port) + PING)
         assert response(s, BOUND) is not None
 
-    run(against(check, max_connections=2, header_read_timeout=1.5))
+    run(against(check, max_connections=2, header_read_timeout=3.0))
 
 
 def _bad_request_message(answered):

@@ -96,7 +96,7 @@ fn beyond_max_connections_a_client_waits_until_the_deadlines_free_a_slot() {
     rt::block_on(async {
         let mut config = edge_config();
         config.max_connections = 2;
-        config.header_read_timeout = Duration::from_millis(1500);
+        config.header_read_timeout = Duration::from_secs(3);
         aw!(against(
             config,
             hostile::beyond_max_connections_a_client_waits_until_the_deadlines_free_a_slot

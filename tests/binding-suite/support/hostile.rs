@@ -205,7 +205,7 @@ pub(crate) fn an_idle_keep_alive_connection_is_closed(addr: SocketAddr) {
 
 /// Item 4: with the server at its `max_connections` (2) held by clients that send nothing,
 /// a third client waits (it is not served while they hold the slots), and it is served
-/// once their header-read deadline (at least a second) frees the slots
+/// once their header-read deadline (a few seconds) frees the slots
 pub(crate) fn beyond_max_connections_a_client_waits_until_the_deadlines_free_a_slot(
     addr: SocketAddr,
 ) {
