@@ -45,6 +45,7 @@ async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
     let stream = TcpStream::connect((target.host.as_str(), target.port))
         .await
         .ok()?;
+    let _ = stream.set_nodelay(true);
     let mut conn = Conn::new(stream);
     conn.send(&message).await.ok()?;
     let head = conn.read_response().await.ok()?;

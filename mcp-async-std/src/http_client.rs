@@ -148,7 +148,11 @@ async fn connect(target: &Target) -> Result<Conn<TcpStream>, String> {
     let host = target.host.as_str();
     let port = target.port;
     match h1::within(CONNECT_TIMEOUT, TcpStream::connect((host, port))).await {
-        Some(Ok(stream)) => Ok(Conn::new(stream)),
+        Some(Ok(stream)) => {
+            // A request goes out in one write, but must not wait for a delayed ACK either
+            let _ = stream.set_nodelay(true);
+            Ok(Conn::new(stream))
+        }
         Some(Err(e)) => Err(format!("connecting to {host}:{port}: {e}")),
         None => Err(format!("connecting to {host}:{port}: timed out")),
     }

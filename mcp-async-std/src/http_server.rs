@@ -9,17 +9,26 @@
 //! [`HttpServer::poll_event`] with the same dispatcher and [`Context`](crate::Context) as
 //! stdio, tells the core when a client goes away ([`HttpServer::handle_closed`]), and
 //! sleeps until [`HttpServer::poll_timeout`].
+//!
+//! The connection edge, by [`HttpConfig`]: every accepted socket gets `TCP_NODELAY`; at most
+//! [`HttpConfig::max_connections`] are open at once (the next waits in the listener's
+//! backlog); when accepting fails for lack of descriptors the loop pauses
+//! [`HttpConfig::accept_backoff`]; each connection follows its [`ReadDeadline`]: a head
+//! not complete within `header_read_timeout` or a body not complete within
+//! `body_read_timeout` gets 408, a kept-alive connection idle for `keep_alive_timeout`
+//! closes. A response's head goes out with the body pieces already queued, in one write.
 
 use std::io;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse};
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, ReadDeadline};
 use mcp_sansio_shared::chan;
-use mcp_sansio_shared::http::Piece;
+use mcp_sansio_shared::http::{Fields, Piece, out_of_resources};
 use mcp_sansio_shared::http_server::Actor;
 use mcp_sansio_shared::server::ServerCore;
 use smol::Task;
@@ -34,10 +43,6 @@ use crate::runtime::AsyncStd;
 
 /// How long shutdown waits for open connections to finish
 const GRACE: Duration = Duration::from_secs(5);
-/// How long a kept-alive connection may wait for its next request
-const IDLE: Duration = Duration::from_secs(60);
-/// How long a request's head and body may take to arrive once it starts
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long writing one piece of a response may take (a client that stopped reading)
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a protected server's token verifier may take (then 503)
@@ -51,7 +56,7 @@ async fn denied(
     protection: Option<&Protection>,
     method: &str,
     path: &str,
-    headers: &[(String, String)],
+    headers: &Fields,
 ) -> Option<HttpResponse> {
     let check = protection?.admit(method, path, headers);
     h1::within(VERIFY_TIMEOUT, check)
@@ -65,7 +70,7 @@ async fn denied(
     protection: Option<&Protection>,
     _: &str,
     _: &str,
-    _: &[(String, String)],
+    _: &Fields,
 ) -> Option<HttpResponse> {
     protection.map(|never| match *never {})
 }
@@ -113,6 +118,8 @@ impl Drop for HttpServerHandle {
 
 /// What woke the accept loop
 enum Accepted {
+    /// A connection slot is free (`false`: the slots are gone, the server stops)
+    Slot(bool),
     Conn(io::Result<TcpStream>),
     Stop,
 }
@@ -126,6 +133,7 @@ pub(crate) async fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
+    let edge = Arc::new(http_config.clone());
     let Actor {
         to_actor,
         stop: stop_actor,
@@ -137,8 +145,19 @@ pub(crate) async fn serve(
     // `draining`, asks every connection to finish; `alive` closes when the last has.
     let (stop, stopped) = async_channel::bounded::<()>(1);
     let (alive, all_done) = async_channel::bounded::<()>(1);
+    // One token per open connection: beyond `max_connections`, clients wait in the backlog.
+    let (slots, freed) = async_channel::bounded::<()>(edge.max_connections.max(1));
     let task = smol::spawn(async move {
         loop {
+            let slot = async { Accepted::Slot(slots.send(()).await.is_ok()) }
+                .or(async {
+                    let _ = stopped.recv().await;
+                    Accepted::Stop
+                })
+                .await;
+            if !matches!(slot, Accepted::Slot(true)) {
+                break;
+            }
             let accepted = async { Accepted::Conn(listener.accept().await.map(|(s, _)| s)) }
                 .or(async {
                     let _ = stopped.recv().await;
@@ -147,15 +166,33 @@ pub(crate) async fn serve(
                 .await;
             let stream = match accepted {
                 Accepted::Conn(Ok(stream)) => stream,
-                Accepted::Conn(Err(_)) => continue,
-                Accepted::Stop => break,
+                Accepted::Conn(Err(e)) => {
+                    let _ = freed.try_recv();
+                    if out_of_resources(&e) {
+                        // Out of descriptors: wait for connections to close (the read
+                        // deadlines close the ones that hold them) instead of spinning.
+                        let _ = stopped
+                            .recv()
+                            .or(async {
+                                async_io::Timer::after(edge.accept_backoff).await;
+                                Ok(())
+                            })
+                            .await;
+                    }
+                    continue;
+                }
+                Accepted::Slot(_) | Accepted::Stop => break,
             };
+            let _ = stream.set_nodelay(true);
             let to_actor = to_actor.clone();
             let draining = stopped.clone();
             let alive = alive.clone();
             let protection = protection.clone();
+            let edge = Arc::clone(&edge);
+            let freed = freed.clone();
             smol::spawn(async move {
-                connection(stream, to_actor, limit, draining, protection).await;
+                connection(stream, to_actor, limit, &edge, draining, protection).await;
+                let _ = freed.try_recv();
                 drop(alive);
             })
             .detach();
@@ -189,10 +226,12 @@ enum Received {
         method: String,
         /// The path of the request target (without the query)
         path: String,
-        headers: Vec<(String, String)>,
+        headers: Fields,
         body: Vec<u8>,
         keep_alive: bool,
     },
+    /// The head or the body missed its deadline: answer 408 and close
+    Late,
     /// The body is larger than the limit (the connection closes after the answer)
     Oversize,
     /// Not a request we can read: answer this status and close
@@ -201,14 +240,29 @@ enum Received {
     Gone,
 }
 
-/// Reads one request: its head, and its body up to `limit`
-async fn receive(conn: &mut Conn<TcpStream>, limit: usize) -> Received {
-    let head = match conn.read_request().await {
-        Ok(Some(head)) => head,
-        Ok(None) | Err(ReadError::Io(_)) => return Received::Gone,
-        Err(ReadError::HeadTooLarge) => return Received::Bad(431),
-        Err(ReadError::Malformed(_)) => return Received::Bad(400),
+/// `future`, or `None` when `deadline` passes first (`None`: no deadline)
+async fn until<T>(deadline: Option<Instant>, future: impl Future<Output = T>) -> Option<T> {
+    match deadline {
+        None => Some(future.await),
+        Some(at) => h1::within(at.saturating_duration_since(Instant::now()), future).await,
+    }
+}
+
+/// Reads one request: its head, and its body up to `limit`, each by its deadline
+async fn receive(
+    conn: &mut Conn<TcpStream>,
+    limit: usize,
+    clock: &mut ReadDeadline,
+    edge: &HttpConfig,
+) -> Received {
+    let head = match until(clock.deadline(edge), conn.read_request()).await {
+        None => return Received::Late,
+        Some(Ok(Some(head))) => head,
+        Some(Ok(None) | Err(ReadError::Io(_))) => return Received::Gone,
+        Some(Err(ReadError::HeadTooLarge)) => return Received::Bad(431),
+        Some(Err(ReadError::Malformed(_))) => return Received::Bad(400),
     };
+    clock.head_read(Instant::now());
     let Ok(framing) = h1::request_framing(&head.headers) else {
         return Received::Bad(400);
     };
@@ -226,7 +280,12 @@ async fn receive(conn: &mut Conn<TcpStream>, limit: usize) -> Received {
         return Received::Gone;
     }
     let mut body = Body::new(framing);
-    match conn.body_to_end(&mut body, limit).await {
+    let Some(received) = until(clock.deadline(edge), conn.body_to_end(&mut body, limit)).await
+    else {
+        return Received::Late;
+    };
+    clock.body_read(Instant::now());
+    match received {
         Ok(Some(body)) => Received::Request {
             keep_alive: h1::keep_alive(head.http11, &head.headers),
             path: head.target.split('?').next().unwrap_or_default().to_owned(),
@@ -244,6 +303,8 @@ async fn receive(conn: &mut Conn<TcpStream>, limit: usize) -> Received {
 enum Idle {
     Read(io::Result<usize>),
     Stop,
+    /// Its deadline passed (the first head's, or the idle one)
+    Late,
 }
 
 /// Serves the requests of one connection, one after the other, until it closes
@@ -251,31 +312,40 @@ async fn connection(
     stream: TcpStream,
     to_actor: Sender<ToActor>,
     limit: usize,
+    edge: &HttpConfig,
     draining: Receiver<()>,
     protection: Option<Protection>,
 ) {
     let mut conn = Conn::new(stream);
+    let mut clock = ReadDeadline::accepted(Instant::now());
     loop {
         if !conn.has_buffered() {
-            // Idle between requests: shutdown or the idle timeout close the connection.
+            // Waiting for a request: shutdown or the deadline (the first head's, or the
+            // idle one) close the connection.
+            let deadline = clock.deadline(edge).unwrap_or_else(Instant::now);
             let woke = async { Idle::Read(conn.fill().await) }
                 .or(async {
                     let _ = draining.recv().await;
                     Idle::Stop
                 })
                 .or(async {
-                    async_io::Timer::after(IDLE).await;
-                    Idle::Stop
+                    async_io::Timer::at(deadline).await;
+                    Idle::Late
                 })
                 .await;
-            if !matches!(woke, Idle::Read(Ok(n)) if n > 0) {
-                return;
+            match woke {
+                Idle::Read(Ok(n)) if n > 0 => {}
+                Idle::Late => {
+                    if let Some(status) = clock.expiry().status() {
+                        let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(status))).await;
+                    }
+                    return;
+                }
+                _ => return,
             }
         }
-        let Some(received) = h1::within(READ_TIMEOUT, receive(&mut conn, limit)).await else {
-            let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(408))).await;
-            return;
-        };
+        clock.head_started(Instant::now());
+        let received = receive(&mut conn, limit, &mut clock, edge).await;
         let (reply, answer) = chan::oneshot();
         let (msg, keep_alive) = match received {
             Received::Request {
@@ -291,6 +361,7 @@ async fn connection(
                     if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
                         return;
                     }
+                    clock.response_written(Instant::now());
                     continue;
                 }
                 let msg = ToActor::Request {
@@ -302,6 +373,10 @@ async fn connection(
                 (msg, keep_alive)
             }
             Received::Oversize => (ToActor::Oversize { reply }, false),
+            Received::Late => {
+                let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(408))).await;
+                return;
+            }
             Received::Bad(status) => {
                 let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(status))).await;
                 return;
@@ -331,6 +406,7 @@ async fn connection(
         if !reusable || !keep_alive {
             return;
         }
+        clock.response_written(Instant::now());
     }
 }
 
@@ -406,30 +482,56 @@ impl OpenExchange {
                 Next::Gone => return false,
             }
         };
-        let Ok(bytes) = self::head(head.status, &head.headers, None, close) else {
+        let Ok(mut bytes) = self::head(head.status, &head.headers, None, close) else {
             return false;
         };
-        if !matches!(
-            h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await,
-            Some(Ok(()))
-        ) {
-            return false;
-        }
+        // The head goes out with the pieces already queued behind it, in one write; then
+        // each wake-up writes (and flushes) what is queued at once.
+        let mut ended = queued(frames, &mut bytes);
         loop {
+            if !bytes.is_empty() {
+                let sent = h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await;
+                if !matches!(sent, Some(Ok(()))) {
+                    return false;
+                }
+                bytes.clear();
+            }
+            if ended {
+                self.ended = true;
+                return true;
+            }
             match next(conn, frames).await {
                 Next::Piece(Piece::Body(data)) => {
-                    let sent = h1::within(WRITE_TIMEOUT, conn.send_chunk(&data)).await;
-                    if !matches!(sent, Some(Ok(()))) {
-                        return false;
-                    }
+                    chunk(&mut bytes, &data);
+                    ended = queued(frames, &mut bytes);
                 }
                 Next::Piece(Piece::Head(_)) => {}
                 Next::End => {
-                    self.ended = true;
-                    let sent = h1::within(WRITE_TIMEOUT, conn.send_last_chunk()).await;
-                    return matches!(sent, Some(Ok(())));
+                    bytes.extend_from_slice(b"0\r\n\r\n");
+                    ended = true;
                 }
                 Next::Gone => return false,
+            }
+        }
+    }
+}
+
+/// Appends `data` as one chunk (nothing for an empty piece)
+fn chunk(bytes: &mut Vec<u8>, data: &[u8]) {
+    h1::push_chunk(bytes, data);
+}
+
+/// Appends the pieces already queued as chunks (the last chunk too, if the response
+/// ended); whether it ended
+fn queued(frames: &Receiver<Piece>, bytes: &mut Vec<u8>) -> bool {
+    loop {
+        match frames.try_recv() {
+            Ok(Piece::Body(data)) => chunk(bytes, &data),
+            Ok(Piece::Head(_)) => {}
+            Err(async_channel::TryRecvError::Empty) => return false,
+            Err(async_channel::TryRecvError::Closed) => {
+                bytes.extend_from_slice(b"0\r\n\r\n");
+                return true;
             }
         }
     }
@@ -451,29 +553,10 @@ fn head(
     length: Option<usize>,
     close: bool,
 ) -> Result<Vec<u8>, String> {
-    let mut head = format!("HTTP/1.1 {status} {}\r\n", h1::reason(status));
-    for (name, value) in headers {
-        let framing = ["content-length", "transfer-encoding", "connection"];
-        if !framing.iter().any(|f| name.eq_ignore_ascii_case(f)) {
-            h1::push_field(&mut head, name, value)?;
-        }
-    }
-    match length {
-        Some(n) => h1::push_field(&mut head, "Content-Length", &n.to_string())?,
-        None => h1::push_field(&mut head, "Transfer-Encoding", "chunked")?,
-    }
-    if close {
-        h1::push_field(&mut head, "Connection", "close")?;
-    }
-    head.push_str("\r\n");
-    Ok(head.into_bytes())
+    h1::response_head(status, headers, length, close)
 }
 
 /// An empty response that closes the connection
 fn simple(status: u16) -> Vec<u8> {
-    format!(
-        "HTTP/1.1 {status} {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        h1::reason(status)
-    )
-    .into_bytes()
+    h1::simple_response(status)
 }

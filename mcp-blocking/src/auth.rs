@@ -23,6 +23,7 @@ pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
+        .no_delay(true)
         .timeout_global(Some(REQUEST_TIMEOUT))
         .build()
         .into()

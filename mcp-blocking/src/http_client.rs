@@ -120,6 +120,8 @@ pub(crate) fn run(
         // Every status is the transport's to judge
         .http_status_as_error(false)
         .max_redirects(0)
+        // TCP_NODELAY: a request must not wait for the server's delayed ACK
+        .no_delay(true)
         // A fresh connection per request: an aborted response stream closes with its own
         // connection (once its pending read returns), and a server that went away is
         // noticed at once instead of through a kept-alive connection nobody serves

@@ -1,30 +1,45 @@
-//! Streamable HTTP serving: `tiny_http` owns the sockets, one actor thread owns the
+//! Streamable HTTP serving: a thread per connection frames HTTP/1.1 (the kernel's
+//! `mcp_sansio_shared::h1`, over the blocking socket), one actor thread owns the
 //! [`HttpServer`] rules and every session behind them (no lock around the core)
 //!
-//! Each request gets a thread that reads its body (up to the core's
+//! Each connection thread reads a request (its body up to the core's
 //! [`HttpConfig::max_body_size`]) and hands it to the actor with a channel for the answer.
 //! The actor feeds [`HttpServer::handle_request`], writes what [`HttpServer::poll_output`]
 //! yields to each exchange's channel, runs the application on [`HttpServer::poll_event`]
 //! with the same dispatcher and [`Context`](crate::Context) as stdio, tells the core when a
 //! client goes away ([`HttpServer::handle_closed`]), and sleeps until
-//! [`HttpServer::poll_timeout`]. An open exchange (an event stream) is written through the
-//! request's raw writer with chunked transfer coding, flushed after every piece, so each
-//! event reaches the client as soon as the core emits it.
+//! [`HttpServer::poll_timeout`]. An open exchange (an event stream) is written with chunked
+//! transfer coding: its head with the pieces already queued in one write, then each piece
+//! (with whatever queued behind it) in one write, so each event reaches the client as soon
+//! as the core emits it.
 //!
-//! A protected server ([`crate::auth::Protection`]) checks each request on its own thread
-//! before the body is read: the Protected Resource Metadata, 401 and 403 are answered there
-//! (by [`mcp_sansio::http::protected`]'s rules), and only admitted requests reach the actor.
+//! The connection edge, by [`HttpConfig`]: every accepted socket gets `TCP_NODELAY`; at
+//! most [`HttpConfig::max_connections`] are open at once (the next waits in the listener's
+//! backlog); when accepting fails for lack of descriptors the accept thread pauses
+//! [`HttpConfig::accept_backoff`]; each connection follows its [`ReadDeadline`] (enforced
+//! with socket read timeouts toward it): a head not complete within `header_read_timeout`
+//! or a body not complete within `body_read_timeout` gets 408, a kept-alive connection idle
+//! for `keep_alive_timeout` closes.
+//!
+//! A protected server ([`crate::auth::Protection`]) checks each request on its connection
+//! thread before the body is read: the Protected Resource Metadata, 401 and 403 are answered
+//! there (by [`mcp_sansio::http::protected`]'s rules), and only admitted requests reach the
+//! actor.
 
-use std::io::{self, Cursor, Read, Write};
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use futures_lite::future::block_on;
+use futures_lite::io::AssertAsync;
 use mcp_sansio::ServerConfig;
-use mcp_sansio::http::{HttpConfig, ResponseHead};
-use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
+use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline};
+use mcp_sansio_shared::h1::{self, Body, Conn, Framing, ReadError};
+use mcp_sansio_shared::http::{Channels, Fields, Piece, ServerFront, out_of_resources};
 
 #[cfg(feature = "auth")]
 pub(crate) use crate::auth::Protection;
@@ -36,12 +51,7 @@ pub(crate) enum Protection {}
 #[cfg(not(feature = "auth"))]
 impl Protection {
     /// What `auth`'s protection answers instead of serving the request; never called here
-    fn admit_blocking(
-        &self,
-        _: &str,
-        _: &str,
-        _: &[(String, String)],
-    ) -> Option<mcp_sansio::http::HttpResponse> {
+    fn admit_blocking(&self, _: &str, _: &str, _: &Fields) -> Option<HttpResponse> {
         match *self {}
     }
 }
@@ -58,8 +68,9 @@ pub struct HttpServerHandle {
 
 /// What stops the server's threads
 struct Stop {
-    http: Arc<tiny_http::Server>,
+    addr: SocketAddr,
     stopping: Arc<AtomicBool>,
+    slots: Arc<Slots>,
     inbox: Sender<Input>,
 }
 
@@ -72,7 +83,9 @@ impl std::fmt::Debug for Stop {
 impl Stop {
     fn signal(&self) {
         self.stopping.store(true, Ordering::SeqCst);
-        self.http.unblock();
+        self.slots.wake();
+        // Wakes the accept thread blocked in `accept`; it sees `stopping` and returns.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
         let _ = self.inbox.send(Input::Http(ToActor::Stop));
     }
 }
@@ -125,13 +138,10 @@ pub(crate) fn serve(
     tools: Vec<mcp_sansio::schema::Tool>,
     protection: Option<Protection>,
 ) -> io::Result<HttpServerHandle> {
-    let http = tiny_http::Server::http(addr).map_err(io::Error::other)?;
-    let addr = http
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| io::Error::other("not an IP listener"))?;
-    let http = Arc::new(http);
+    let listener = TcpListener::bind(addr)?;
+    let addr = listener.local_addr()?;
     let limit = http_config.max_body_size;
+    let edge = Arc::new(http_config.clone());
     let (tx, inbox) = crossbeam_channel::unbounded();
     let app = App {
         app: driver::app(Some(dispatch), &ClientOptions::default()),
@@ -145,27 +155,51 @@ pub(crate) fn serve(
         .name("mcp-http-actor".into())
         .spawn(move || actor.run(&inbox))?;
     let stopping = Arc::new(AtomicBool::new(false));
+    let slots = Arc::new(Slots::new(edge.max_connections.max(1)));
     let accept = {
-        let http = Arc::clone(&http);
         let stopping = Arc::clone(&stopping);
+        let slots = Arc::clone(&slots);
         let to_actor = tx.clone();
         thread::Builder::new()
             .name("mcp-http-accept".into())
             .spawn(move || {
                 loop {
-                    match http.recv() {
-                        Ok(request) => {
-                            let to_actor = to_actor.clone();
-                            let protection = protection.clone();
-                            let _ = thread::Builder::new()
-                                .name("mcp-http-exchange".into())
-                                .spawn(move || {
-                                    exchange(request, &to_actor, limit, protection.as_ref());
-                                });
+                    // A free connection slot first: beyond the cap, clients wait in the
+                    // listener's backlog.
+                    if !slots.acquire(&stopping) {
+                        return;
+                    }
+                    let accepted = listener.accept();
+                    if stopping.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let stream = match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(e) => {
+                            slots.release();
+                            if out_of_resources(&e) {
+                                // Out of descriptors: wait for connections to close (the
+                                // read deadlines close the ones that hold them).
+                                thread::sleep(edge.accept_backoff);
+                            }
+                            continue;
                         }
-                        Err(_) if stopping.load(Ordering::SeqCst) => return,
-                        // An accept error: the listener goes on
-                        Err(_) => {}
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let to_actor = to_actor.clone();
+                    let protection = protection.clone();
+                    let edge = Arc::clone(&edge);
+                    let stopping = Arc::clone(&stopping);
+                    let slot = Slot(Arc::clone(&slots));
+                    let spawned =
+                        thread::Builder::new()
+                            .name("mcp-http-conn".into())
+                            .spawn(move || {
+                                let _slot = slot;
+                                connection(stream, &to_actor, limit, &edge, stopping, protection);
+                            });
+                    if spawned.is_err() {
+                        // No thread for it: the connection (and its slot) are dropped.
                     }
                 }
             })?
@@ -173,13 +207,61 @@ pub(crate) fn serve(
     Ok(HttpServerHandle {
         addr,
         stop: Some(Stop {
-            http,
+            addr,
             stopping,
+            slots,
             inbox: tx,
         }),
         accept: Some(accept),
         actor: Some(actor),
     })
+}
+
+/// The open connections, at most `max`
+struct Slots {
+    open: Mutex<usize>,
+    freed: Condvar,
+    max: usize,
+}
+
+impl Slots {
+    fn new(max: usize) -> Self {
+        Self {
+            open: Mutex::new(0),
+            freed: Condvar::new(),
+            max,
+        }
+    }
+
+    /// Waits for a free slot and takes it; `false` when the server stops
+    fn acquire(&self, stopping: &AtomicBool) -> bool {
+        let mut open = self.open.lock().expect("never poisoned");
+        while *open >= self.max && !stopping.load(Ordering::SeqCst) {
+            open = self.freed.wait(open).expect("never poisoned");
+        }
+        *open += 1;
+        !stopping.load(Ordering::SeqCst)
+    }
+
+    fn release(&self) {
+        let mut open = self.open.lock().expect("never poisoned");
+        *open = open.saturating_sub(1);
+        self.freed.notify_one();
+    }
+
+    fn wake(&self) {
+        let _open = self.open.lock().expect("never poisoned");
+        self.freed.notify_all();
+    }
+}
+
+/// A connection's slot, given back when its thread ends
+struct Slot(Arc<Slots>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.release();
+    }
 }
 
 /// The actor's channels: crossbeam's
@@ -239,138 +321,347 @@ impl Actor {
     }
 }
 
-/// One HTTP exchange, on a thread of its own
-fn exchange(
-    mut request: tiny_http::Request,
-    to_actor: &Sender<Input>,
-    limit: usize,
-    protection: Option<&Protection>,
-) {
-    let method = request.method().as_str().to_owned();
-    let headers: Vec<(String, String)> = request
-        .headers()
-        .iter()
-        .map(|h| {
-            (
-                h.field.as_str().as_str().to_owned(),
-                h.value.as_str().to_owned(),
-            )
-        })
-        .collect();
-    let path = request.url().split('?').next().unwrap_or_default();
-    // A protected server answers some requests itself: the metadata, a refusal of a missing
-    // or bad token.
-    let denial = protection.and_then(|p| p.admit_blocking(&method, path, &headers));
-    if let Some(denial) = denial {
-        let _ = request.respond(complete(denial.status, &denial.headers, denial.body));
-        return;
-    }
-    let mut body = Vec::new();
-    let read = request
-        .as_reader()
-        .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
-        .read_to_end(&mut body);
-    let (reply, answer) = crossbeam_channel::bounded(1);
-    let msg = match read {
-        Ok(_) if body.len() > limit => ToActor::Oversize { reply },
-        Ok(_) => ToActor::Request {
-            method,
-            headers,
-            body,
-            reply,
-        },
-        // The client broke off the body: nobody reads the answer.
-        Err(_) => {
-            let _ = request.respond(plain(400));
-            return;
-        }
-    };
-    if to_actor.send(Input::Http(msg)).is_err() {
-        let _ = request.respond(plain(503));
-        return;
-    }
-    let Ok(answer) = answer.recv() else {
-        let _ = request.respond(plain(503));
-        return;
-    };
-    match answer {
-        Answer::Complete(response) => {
-            let response = complete(response.status, &response.headers, response.body);
-            let _ = request.respond(response);
-        }
-        Answer::Open { exchange, frames } => {
-            let Ok(Piece::Head(head)) = frames.recv() else {
-                let _ = request.respond(plain(503));
-                return;
+/// How long writing one response piece may take (a client that stopped reading)
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often a blocked read looks at the server stopping (and an open response at the
+/// client leaving)
+const TICK: Duration = Duration::from_millis(250);
+
+/// A connection's socket as the framing reads it: each read waits no longer than the
+/// current deadline (then fails with `TimedOut`), nor past the server stopping
+struct Socket {
+    stream: TcpStream,
+    deadline: Option<Instant>,
+    stopping: Arc<AtomicBool>,
+}
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.stopping.load(Ordering::SeqCst) {
+                return Err(io::Error::other("the server stops"));
+            }
+            let wait = match self.deadline {
+                Some(at) => {
+                    let left = at.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(io::ErrorKind::TimedOut.into());
+                    }
+                    left.min(TICK)
+                }
+                None => TICK,
             };
-            let head_only = request.method() == &tiny_http::Method::Head;
-            let writer = request.into_writer();
-            if stream(writer, &head, &frames, head_only).is_err() {
-                let _ = to_actor.send(Input::Http(ToActor::Closed(exchange)));
+            self.stream.set_read_timeout(Some(wait))?;
+            match self.stream.read(buf) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => return other,
             }
         }
     }
 }
 
-/// Writes an open exchange: the head, then every piece as one flushed chunk, until the
-/// actor ends it (closes the channel)
-fn stream(
-    mut writer: Box<dyn Write + Send>,
-    head: &ResponseHead,
-    frames: &Receiver<Piece>,
-    head_only: bool,
-) -> io::Result<()> {
-    let status = tiny_http::StatusCode(head.status);
-    let mut text = format!(
-        "HTTP/1.1 {} {}\r\n",
-        head.status,
-        status.default_reason_phrase()
-    );
-    for (name, value) in &head.headers {
-        text.push_str(&format!("{name}: {value}\r\n"));
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.write(buf)
     }
-    text.push_str("Transfer-Encoding: chunked\r\n\r\n");
-    writer.write_all(text.as_bytes())?;
-    writer.flush()?;
-    if head_only {
-        return Ok(());
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
     }
-    let mut body = chunked_transfer::Encoder::with_flush_after_write(&mut writer);
-    while let Ok(piece) = frames.recv() {
-        if let Piece::Body(data) = piece
-            && !data.is_empty()
+}
+
+type Connection = Conn<AssertAsync<Socket>>;
+
+/// Whether a read failed because its deadline passed
+fn late(error: &ReadError) -> bool {
+    matches!(error, ReadError::Io(e) if e.kind() == io::ErrorKind::TimedOut)
+}
+
+fn set_deadline(conn: &mut Connection, deadline: Option<Instant>) {
+    conn.io_mut().get_mut().deadline = deadline;
+}
+
+/// Writes `bytes` (one write, flushed); whether they went out
+fn send(conn: &mut Connection, bytes: &[u8]) -> bool {
+    block_on(conn.send(bytes)).is_ok()
+}
+
+/// A request read off a connection
+enum Received {
+    Request {
+        method: String,
+        /// The path of the request target (without the query)
+        path: String,
+        headers: Fields,
+        body: Vec<u8>,
+        keep_alive: bool,
+    },
+    /// The body is larger than the limit (the connection closes after the answer)
+    Oversize,
+    /// The head or the body missed its deadline: answer 408 and close
+    Late,
+    /// Not a request we can read: answer this status and close
+    Bad(u16),
+    /// The client went away
+    Gone,
+}
+
+/// Reads one request: its head, and its body up to `limit`, each by its deadline
+fn receive(
+    conn: &mut Connection,
+    limit: usize,
+    clock: &mut ReadDeadline,
+    edge: &HttpConfig,
+) -> Received {
+    set_deadline(conn, clock.deadline(edge));
+    let head = match block_on(conn.read_request()) {
+        Ok(Some(head)) => head,
+        Err(e) if late(&e) => return Received::Late,
+        Ok(None) | Err(ReadError::Io(_)) => return Received::Gone,
+        Err(ReadError::HeadTooLarge) => return Received::Bad(431),
+        Err(ReadError::Malformed(_)) => return Received::Bad(400),
+    };
+    clock.head_read(Instant::now());
+    set_deadline(conn, clock.deadline(edge));
+    let Ok(framing) = h1::request_framing(&head.headers) else {
+        return Received::Bad(400);
+    };
+    if let Framing::Length(n) = framing
+        && n > limit as u64
+    {
+        return Received::Oversize;
+    }
+    let continue_expected =
+        h1::header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
+    if continue_expected
+        && framing != Framing::Length(0)
+        && !send(conn, b"HTTP/1.1 100 Continue\r\n\r\n")
+    {
+        return Received::Gone;
+    }
+    let mut body = Body::new(framing);
+    let received = block_on(conn.body_to_end(&mut body, limit));
+    clock.body_read(Instant::now());
+    set_deadline(conn, None);
+    match received {
+        Ok(Some(body)) => Received::Request {
+            keep_alive: h1::keep_alive(head.http11, &head.headers),
+            path: head.target.split('?').next().unwrap_or_default().to_owned(),
+            method: head.method,
+            headers: head.headers,
+            body,
+        },
+        Ok(None) => Received::Oversize,
+        Err(e) if late(&e) => Received::Late,
+        Err(ReadError::Io(_)) => Received::Gone,
+        Err(_) => Received::Bad(400),
+    }
+}
+
+/// Serves the requests of one connection, one after the other, until it closes
+fn connection(
+    stream: TcpStream,
+    to_actor: &Sender<Input>,
+    limit: usize,
+    edge: &HttpConfig,
+    stopping: Arc<AtomicBool>,
+    protection: Option<Protection>,
+) {
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let socket = Socket {
+        stream,
+        deadline: None,
+        stopping,
+    };
+    let mut conn = Conn::new(AssertAsync::new(socket));
+    let mut clock = ReadDeadline::accepted(Instant::now());
+    loop {
+        if !conn.has_buffered() {
+            // Waiting for a request: the deadline (the first head's, or the idle one) or
+            // the server stopping close the connection.
+            set_deadline(&mut conn, clock.deadline(edge));
+            match block_on(conn.fill()) {
+                Ok(n) if n > 0 => {}
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    if let Some(status) = clock.expiry().status() {
+                        send(&mut conn, &h1::simple_response(status));
+                    }
+                    return;
+                }
+                _ => return,
+            }
+        }
+        clock.head_started(Instant::now());
+        let (msg, keep_alive, answer, head_only) = match receive(&mut conn, limit, &mut clock, edge)
         {
-            body.write_all(&data)?;
-            body.get_mut().flush()?;
+            Received::Request {
+                method,
+                path,
+                headers,
+                body,
+                keep_alive,
+            } => {
+                // A protected server answers the metadata and refuses bad tokens itself.
+                let denial = protection
+                    .as_ref()
+                    .and_then(|p| p.admit_blocking(&method, &path, &headers));
+                if let Some(response) = denial {
+                    if !send_whole(&mut conn, &response, !keep_alive) || !keep_alive {
+                        return;
+                    }
+                    clock.response_written(Instant::now());
+                    continue;
+                }
+                let head_only = method == "HEAD";
+                let (reply, answer) = crossbeam_channel::bounded(1);
+                let msg = ToActor::Request {
+                    method,
+                    headers,
+                    body,
+                    reply,
+                };
+                (msg, keep_alive, answer, head_only)
+            }
+            Received::Oversize => {
+                let (reply, answer) = crossbeam_channel::bounded(1);
+                (ToActor::Oversize { reply }, false, answer, false)
+            }
+            Received::Late => {
+                send(&mut conn, &h1::simple_response(408));
+                return;
+            }
+            Received::Bad(status) => {
+                send(&mut conn, &h1::simple_response(status));
+                return;
+            }
+            Received::Gone => return,
+        };
+        if to_actor.send(Input::Http(msg)).is_err() {
+            send(&mut conn, &h1::simple_response(503));
+            return;
+        }
+        // The core answers every request at once: whole, or as an open exchange.
+        let Ok(answer) = answer.recv() else {
+            send(&mut conn, &h1::simple_response(503));
+            return;
+        };
+        let reusable = match answer {
+            Answer::Complete(response) => send_whole(&mut conn, &response, !keep_alive),
+            Answer::Open { exchange, frames } => {
+                let ended = write_open(&mut conn, &frames, !keep_alive, head_only);
+                if !ended {
+                    let _ = to_actor.send(Input::Http(ToActor::Closed(exchange)));
+                }
+                ended
+            }
+        };
+        if !reusable || !keep_alive {
+            return;
+        }
+        clock.response_written(Instant::now());
+    }
+}
+
+/// Writes a whole response in one write; `true` when it went out
+fn send_whole(conn: &mut Connection, response: &HttpResponse, close: bool) -> bool {
+    let length = Some(response.body.len());
+    let bytes = match h1::response_head(response.status, &response.headers, length, close) {
+        Ok(mut bytes) => {
+            bytes.extend_from_slice(&response.body);
+            bytes
+        }
+        Err(_) => h1::simple_response(500),
+    };
+    send(conn, &bytes)
+}
+
+/// Appends the pieces already queued as chunks (the last chunk too, if the response
+/// ended); whether it ended
+fn queued(frames: &Receiver<Piece>, bytes: &mut Vec<u8>) -> bool {
+    loop {
+        match frames.try_recv() {
+            Ok(Piece::Body(data)) => h1::push_chunk(bytes, &data),
+            Ok(Piece::Head(_)) => {}
+            Err(TryRecvError::Empty) => return false,
+            Err(TryRecvError::Disconnected) => {
+                bytes.extend_from_slice(h1::LAST_CHUNK);
+                return true;
+            }
         }
     }
-    // The encoder's drop writes the last chunk.
-    drop(body);
-    writer.flush()
 }
 
-/// A whole response with a known length
-fn complete<N: AsRef<str>>(
-    status: u16,
-    headers: &[(N, String)],
-    body: Vec<u8>,
-) -> tiny_http::Response<Cursor<Vec<u8>>> {
-    let length = body.len();
-    let headers = headers
-        .iter()
-        .filter_map(|(name, value)| {
-            tiny_http::Header::from_bytes(name.as_ref().as_bytes(), value.as_bytes()).ok()
-        })
-        .collect();
-    tiny_http::Response::new(
-        tiny_http::StatusCode(status),
-        headers,
-        Cursor::new(body),
-        Some(length),
-        None,
-    )
+/// Whether the client closed the connection (a peek that does not wait)
+fn gone(watch: &TcpStream) -> bool {
+    if watch.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let mut byte = [0u8; 1];
+    let closed = match watch.peek(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+    };
+    let _ = watch.set_nonblocking(false);
+    closed
 }
 
-fn plain(status: u16) -> tiny_http::Response<io::Empty> {
-    tiny_http::Response::new_empty(tiny_http::StatusCode(status))
+/// Writes an open exchange: the head with the pieces already queued, then each piece with
+/// what queued behind it, one write each, until the actor ends it (closes the channel);
+/// `true` when it ended cleanly
+fn write_open(
+    conn: &mut Connection,
+    frames: &Receiver<Piece>,
+    close: bool,
+    head_only: bool,
+) -> bool {
+    let head = loop {
+        match frames.recv() {
+            Ok(Piece::Head(head)) => break head,
+            Ok(Piece::Body(_)) => {}
+            Err(_) => {
+                send(conn, &h1::simple_response(503));
+                return false;
+            }
+        }
+    };
+    let Ok(mut bytes) = h1::response_head(head.status, &head.headers, None, close) else {
+        return false;
+    };
+    if head_only {
+        return send(conn, &bytes);
+    }
+    let mut ended = queued(frames, &mut bytes);
+    loop {
+        if !bytes.is_empty() {
+            if !send(conn, &bytes) {
+                return false;
+            }
+            bytes.clear();
+        }
+        if ended {
+            return true;
+        }
+        match frames.recv_timeout(TICK) {
+            Ok(Piece::Body(data)) => {
+                h1::push_chunk(&mut bytes, &data);
+                ended = queued(frames, &mut bytes);
+            }
+            Ok(Piece::Head(_)) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                bytes.extend_from_slice(h1::LAST_CHUNK);
+                ended = true;
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if gone(&conn.io_mut().get_ref().stream) {
+                    return false;
+                }
+            }
+        }
+    }
 }

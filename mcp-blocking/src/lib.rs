@@ -11,7 +11,7 @@
 //! - [`Server`]: tools, resources, resource templates and prompts as plain functions,
 //!   registered on a [`ServerBuilder`]; they run on a bounded pool of worker threads
 //!   ([`DEFAULT_WORKERS`] unless [`ServerBuilder::workers`] says otherwise). Served over
-//!   stdio, any `Read`/`Write` pair, or Streamable HTTP (`tiny_http`). Handlers get a
+//!   stdio, any `Read`/`Write` pair, or Streamable HTTP (std sockets, a thread per connection). Handlers get a
 //!   [`Context`] to report progress, log, ask the client for input, and see that their request
 //!   was cancelled.
 //! - [`Client`]: starts a server as a child process (killed and reaped on drop) and talks to it
@@ -143,6 +143,25 @@
 //! an SSE keepalive comment every 15 s (`HttpConfig::keepalive`), so proxies keep long calls open
 //! and the server learns soon that a client went away, which cancels its request. The client
 //! resumes a broken event stream with `Last-Event-ID`.
+//!
+//! # The connection edge: deadlines and caps
+//!
+//! Every accepted socket gets `TCP_NODELAY` (so does every socket the HTTP client connects),
+//! and a response's head goes out with its first body bytes in one write. The server
+//! enforces these [`HttpConfig`](mcp_sansio::http::HttpConfig) fields (defaults in
+//! brackets; set them on the config given to [`Server::serve_http_with`]):
+//!
+//! | field | default | what happens |
+//! |---|---|---|
+//! | `header_read_timeout` | 10 s | a request head not complete this long after the accept (or after a later request's first byte) gets 408 and the connection closes |
+//! | `body_read_timeout` | 30 s | a body not complete this long after its head gets 408 and the connection closes |
+//! | `keep_alive_timeout` | 60 s | a kept-alive connection with no request for this long is closed |
+//! | `max_connections` | 1024 | connections open at once; the next client waits in the listener's backlog until one closes |
+//! | `accept_backoff` | 100 ms | the accept loop's pause when accepting fails for lack of file descriptors (`EMFILE`, `ENFILE`) or memory, instead of spinning |
+//! | `max_body_size` | 4 MiB | a larger body gets 413 |
+//!
+//! Header hygiene is the core's: a request with two `Host` fields, or a header value that is
+//! not UTF-8, gets 400 with a JSON-RPC error naming the problem.
 //!
 //! # Handlers and their Context
 //!
@@ -408,7 +427,7 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `http` | on | Streamable HTTP: [`Client::connect_http`] (`ureq`, plain `http://`), [`Server::serve_http`], `serve_http_with`, [`HttpServerHandle`] (`tiny_http`) |
+//! | `http` | on | Streamable HTTP: [`Client::connect_http`] (`ureq`, plain `http://`), [`Server::serve_http`], `serve_http_with`, [`HttpServerHandle`] (std sockets, HTTP/1.1 framed by the kernel) |
 //! | `auth` | off | OAuth 2.1 for HTTP clients (`ClientOptions::auth`, `OAuthOptions`, `headless_user_agent`, `JwtSigner`, `DpopKey`) and protected servers (`Server::serve_http_protected`, `Protection`, `jwt_verifier`); implies `http` |
 //! | `schemars` | on | [`ServerBuilder::typed_tool`]: tools whose arguments are a Rust type |
 //!

@@ -29,9 +29,9 @@ mod rt {
 
     /// The child-process command `Client::spawn` takes
     pub(crate) type Command = std::process::Command;
-    /// The keepalive the suite's HTTP servers send on quiet streams: tiny_http sees that a
-    /// client closed a response only when it writes, so a cancelled 2026 call's handler
-    /// learns it at the next keepalive
+    /// The keepalive the suite's HTTP servers send on quiet streams: the server also looks
+    /// for a client closing an open response every 250 ms, and at each write (the
+    /// keepalive's), so a cancelled 2026 call's handler learns it soon
     #[cfg(feature = "http")]
     pub(crate) const HTTP_KEEPALIVE: Option<Duration> = Some(Duration::from_millis(200));
     /// The everything-server example's name (`cargo test` builds it beside the tests)

@@ -49,6 +49,23 @@ pub(crate) struct PyHttpServer {
 
 type Headers = Vec<(&'static str, String)>;
 
+/// A request header value as the front end passes it: `str`, or `bytes` as received (the
+/// rules answer 400 for bytes that are not UTF-8)
+#[derive(FromPyObject)]
+pub(crate) enum FieldValue {
+    Text(String),
+    Raw(Vec<u8>),
+}
+
+impl FieldValue {
+    fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Self::Text(t) => t.into_bytes(),
+            Self::Raw(b) => b,
+        }
+    }
+}
+
 fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTuple>> {
     let headers: Headers = r.headers;
     PyTuple::new(
@@ -65,7 +82,9 @@ fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTupl
 server_pymethods!(pymethods_block, PyHttpServer, http, {
     #[new]
     #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,
-        max_body_size=None, idle_timeout=None, retry=None, keepalive=None))]
+        max_body_size=None, idle_timeout=None, retry=None, keepalive=None,
+        header_read_timeout=None, body_read_timeout=None, keep_alive_timeout=None,
+        max_connections=None, accept_backoff=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -77,6 +96,11 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         idle_timeout: Option<f64>,
         retry: Option<f64>,
         keepalive: Option<f64>,
+        header_read_timeout: Option<f64>,
+        body_read_timeout: Option<f64>,
+        keep_alive_timeout: Option<f64>,
+        max_connections: Option<usize>,
+        accept_backoff: Option<f64>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
@@ -99,6 +123,25 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         if let Some(t) = keepalive.filter(|t| t.is_finite() && *t >= 0.0) {
             // 0 turns it off
             http_config.keepalive = (t > 0.0).then(|| Duration::from_secs_f64(t));
+        }
+        let seconds = |t: Option<f64>| {
+            t.filter(|t| t.is_finite() && *t >= 0.0)
+                .map(Duration::from_secs_f64)
+        };
+        if let Some(t) = seconds(header_read_timeout) {
+            http_config.header_read_timeout = t;
+        }
+        if let Some(t) = seconds(body_read_timeout) {
+            http_config.body_read_timeout = t;
+        }
+        if let Some(t) = seconds(keep_alive_timeout) {
+            http_config.keep_alive_timeout = t;
+        }
+        if let Some(t) = seconds(accept_backoff) {
+            http_config.accept_backoff = t;
+        }
+        if let Some(n) = max_connections {
+            http_config.max_connections = n.max(1);
         }
         let start = clock.instant(now);
         let mut http = HttpServer::new(Arc::new(http_config), Arc::clone(&config.config), start);
@@ -127,6 +170,49 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         self.http.config().max_body_size
     }
 
+    /// How long (seconds) a connection's request head may take: from the connection's
+    /// accept, or from the first byte of a later request; then 408 and close
+    #[getter]
+    fn header_read_timeout(&self) -> f64 {
+        self.http.config().header_read_timeout.as_secs_f64()
+    }
+
+    /// How long (seconds) a request's body may take after its head; then 408 and close
+    #[getter]
+    fn body_read_timeout(&self) -> f64 {
+        self.http.config().body_read_timeout.as_secs_f64()
+    }
+
+    /// How long (seconds) a kept-alive connection may wait for its next request; then it
+    /// closes
+    #[getter]
+    fn keep_alive_timeout(&self) -> f64 {
+        self.http.config().keep_alive_timeout.as_secs_f64()
+    }
+
+    /// The most connections the front end holds open at once
+    #[getter]
+    fn max_connections(&self) -> usize {
+        self.http.config().max_connections
+    }
+
+    /// How long (seconds) the accept loop pauses when the process is out of descriptors
+    #[getter]
+    fn accept_backoff(&self) -> f64 {
+        self.http.config().accept_backoff.as_secs_f64()
+    }
+
+    /// The response to a request the HTTP parser refused (`reason`: what was wrong, such as
+    /// two `Host` fields): `("complete", 400, headers, body)` with a JSON-RPC error
+    fn reject_malformed<'py>(
+        &self,
+        py: Python<'py>,
+        reason: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let error = mcp_sansio::ErrorObject::invalid_request(reason.to_owned());
+        complete(py, HttpResponse::json_error(400, None, &error))
+    }
+
     /// The number of 2025-wire sessions
     #[getter]
     fn session_count(&self) -> usize {
@@ -147,11 +233,15 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         &mut self,
         py: Python<'py>,
         method: &str,
-        headers: Vec<(String, String)>,
+        headers: Vec<(String, FieldValue)>,
         body: &[u8],
         now: Option<f64>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let now = self.clock.instant(now);
+        let headers: Vec<(String, Vec<u8>)> = headers
+            .into_iter()
+            .map(|(n, v)| (n, v.into_bytes()))
+            .collect();
         match self
             .http
             .handle_request(now, method, headers.as_slice(), body, &mut self.ids)

@@ -18,8 +18,8 @@ use mcp_sansio::auth::{
     AuthRequest, AuthResponse, ClientAssertion, DpopClaims, DpopSigner, OAuthClient, OAuthConfig,
     TokenStore,
 };
-use mcp_sansio::http::HttpResponse;
 use mcp_sansio::http::protected::{Gate, ResourceServer};
+use mcp_sansio::http::{Headers, HttpResponse};
 
 /// The largest response body accepted from an authorization endpoint
 pub const MAX_RESPONSE_BODY: usize = 1024 * 1024;
@@ -362,7 +362,7 @@ impl<V> Protection<V> {
         &'a self,
         method: &str,
         path: &str,
-        headers: &'a [(String, String)],
+        headers: &'a (impl Headers + ?Sized),
     ) -> Check<'a, V> {
         match self.rules.gate(method, path, headers) {
             Gate::Answer(answer) => Check::Answer(answer),
@@ -376,7 +376,7 @@ impl<V> Protection<V> {
         &self,
         method: &str,
         path: &str,
-        headers: &[(String, String)],
+        headers: &(impl Headers + ?Sized),
     ) -> Option<HttpResponse>
     where
         V: Deref<Target = F>,
@@ -394,7 +394,7 @@ impl<V> Protection<V> {
         &self,
         method: &str,
         path: &str,
-        headers: &[(String, String)],
+        headers: &(impl Headers + ?Sized),
     ) -> Option<HttpResponse>
     where
         V: Deref<Target = F>,

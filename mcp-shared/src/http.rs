@@ -80,8 +80,9 @@ pub enum ToActor<C: Channels> {
     Request {
         /// The method
         method: String,
-        /// The header fields, in order
-        headers: Vec<(String, String)>,
+        /// The header fields, in order, every value as it came (the rules answer 400 for one
+        /// that is not UTF-8)
+        headers: Fields,
         /// The body
         body: C::Body,
         /// Where the answer goes
@@ -539,7 +540,31 @@ impl<R: Requests> ClientFront<R> {
 // The `http` crate's types
 // ---------------------------------------------------------------------------------------
 
-/// The header fields whose values are text, as the core takes them
+/// Whether an accept error means the process or the system is out of file descriptors or
+/// memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`): the accept loop then pauses for
+/// [`HttpConfig::accept_backoff`](mcp_sansio::http::HttpConfig::accept_backoff) instead of
+/// retrying at full CPU; any other error is one connection's, and the loop goes on at once
+pub fn out_of_resources(error: &std::io::Error) -> bool {
+    // Linux, the BSDs and macOS agree on EMFILE (24), ENFILE (23) and ENOMEM (12); ENOBUFS
+    // is 105 on Linux and 55 elsewhere.
+    const ENOBUFS: i32 = if cfg!(target_os = "linux") { 105 } else { 55 };
+    matches!(error.raw_os_error(), Some(24 | 23 | 12)) || error.raw_os_error() == Some(ENOBUFS)
+}
+
+/// A request's header fields as a server passes them to the rules: every field, in order,
+/// its value as bytes (the rules refuse a value that is not UTF-8, and two `Host` fields)
+pub type Fields = Vec<(String, Vec<u8>)>;
+
+/// A request's header fields, all of them, as the server rules take them
+pub fn request_fields(headers: &::http::HeaderMap) -> Fields {
+    headers
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
+        .collect()
+}
+
+/// The header fields whose values are text, as the core takes them (a response's, on the
+/// client side)
 pub fn header_list(headers: &::http::HeaderMap) -> Vec<(String, String)> {
     headers
         .iter()
@@ -705,7 +730,10 @@ mod tests {
         let (reply, answer) = mpsc::channel();
         let msg = ToActor::Request {
             method: method.to_owned(),
-            headers,
+            headers: headers
+                .into_iter()
+                .map(|(n, v)| (n, v.into_bytes()))
+                .collect(),
             body: body.as_bytes().to_vec(),
             reply,
         };

@@ -71,6 +71,9 @@ pub mod chan;
 pub mod client;
 pub mod driver;
 #[cfg(feature = "http")]
+#[doc(hidden)] // the bindings' own HTTP/1.1 framing, not an API
+pub mod h1;
+#[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "http")]
 pub mod http_client;

@@ -27,7 +27,7 @@ type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
 pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     let net: Net =
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build_http();
+            .build(crate::http_client::nodelay_connector());
     asynchronous::headless(redirect_uri.into(), move |request| {
         let net = net.clone();
         async move { perform(&net, request).await }

@@ -27,6 +27,14 @@ use crate::runtime::{ClientOptions, Tokio};
 
 type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
 
+/// The client's connector: `TCP_NODELAY` on every connection (a request written in pieces
+/// must not wait for the server's delayed ACK)
+pub(crate) fn nodelay_connector() -> HttpConnector {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector
+}
+
 /// From the request tasks to the actor
 type FromNet = mcp_sansio_shared::http::FromNet<Bytes>;
 /// Where the request tasks report
@@ -53,7 +61,7 @@ pub(crate) async fn connect(
     #[cfg(not(feature = "auth"))]
     let transport = mcp_sansio::http::ClientTransport::new();
     let tasks = Tasks {
-        net: Hyper::builder(TokioExecutor::new()).build_http(),
+        net: Hyper::builder(TokioExecutor::new()).build(nodelay_connector()),
         uri,
         from_net,
         #[cfg(feature = "auth")]

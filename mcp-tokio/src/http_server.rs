@@ -9,13 +9,21 @@
 //! [`HttpServer::poll_event`] with the same dispatcher and [`Context`](crate::Context) as
 //! stdio, tells the core when a client goes away ([`HttpServer::handle_closed`]), and
 //! sleeps until [`HttpServer::poll_timeout`].
+//!
+//! The connection edge, by [`HttpConfig`]: every accepted socket gets `TCP_NODELAY`; at most
+//! [`HttpConfig::max_connections`] are open at once (the next waits in the listener's
+//! backlog); when accepting fails for lack of descriptors the loop pauses
+//! [`HttpConfig::accept_backoff`]; each connection's [`ReadDeadline`] (header read, body
+//! read, idle keep-alive) is watched by its task: a head that is late gets 408, a body that
+//! is late gets 408, an idle connection is closed.
 
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -24,13 +32,14 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse};
+use mcp_sansio::http::{ExchangeId, Expiry, HttpConfig, HttpResponse, ReadDeadline, ReadPhase};
 use mcp_sansio_shared::chan::{self, Receiver, Sender};
-use mcp_sansio_shared::http::{Piece, header_list, response};
+use mcp_sansio_shared::http::{Piece, out_of_resources, request_fields, response};
 use mcp_sansio_shared::http_server::Actor;
 use mcp_sansio_shared::server::ServerCore;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::runtime::Tokio;
@@ -87,6 +96,7 @@ pub(crate) async fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
+    let edge = Arc::new(http_config.clone());
     let Actor {
         to_actor,
         stop: stop_actor,
@@ -97,24 +107,68 @@ pub(crate) async fn serve(
     let (stop, mut stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let graceful = GracefulShutdown::new();
+        let slots = Arc::new(Semaphore::new(edge.max_connections.max(1)));
         loop {
-            tokio::select! {
-                accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
-                    let to_actor = to_actor.clone();
-                    let protection = protection.clone();
-                    let service = service_fn(move |req| {
-                        exchange(req, to_actor.clone(), limit, protection.clone())
-                    });
-                    let conn = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service);
-                    let conn = graceful.watch(conn);
-                    tokio::spawn(async move {
-                        let _ = conn.await;
-                    });
-                }
+            // A free connection slot first: beyond the cap, clients wait in the backlog.
+            let slot = tokio::select! {
+                slot = Arc::clone(&slots).acquire_owned() => slot.expect("never closed"),
                 _ = &mut stopped => break,
-            }
+            };
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = &mut stopped => break,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) if out_of_resources(&e) => {
+                    // Out of descriptors: wait for connections to close (the read deadlines
+                    // close the ones that hold them) instead of spinning.
+                    tokio::select! {
+                        () = tokio::time::sleep(edge.accept_backoff) => continue,
+                        _ = &mut stopped => break,
+                    }
+                }
+                Err(_) => continue,
+            };
+            let _ = stream.set_nodelay(true);
+            let watch = Arc::new(Watch::new(Instant::now()));
+            let stream = Arc::new(stream);
+            let io = WatchedIo {
+                stream: Arc::clone(&stream),
+                watch: Arc::clone(&watch),
+            };
+            let to_actor = to_actor.clone();
+            let protection = protection.clone();
+            let service = {
+                let watch = Arc::clone(&watch);
+                let edge = Arc::clone(&edge);
+                service_fn(move |req| {
+                    let ctx = Exchange {
+                        to_actor: to_actor.clone(),
+                        limit,
+                        protection: protection.clone(),
+                        watch: Arc::clone(&watch),
+                        body_timeout: edge.body_read_timeout,
+                    };
+                    exchange(req, ctx)
+                })
+            };
+            let conn = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(io), service);
+            let conn = graceful.watch(conn);
+            let edge = Arc::clone(&edge);
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = conn => {}
+                    expiry = watch.expired(&edge) => {
+                        if let Some(status) = expiry.status() {
+                            // Nothing else is being written in the head phase.
+                            let _ = stream.try_write(&late(status));
+                        }
+                    }
+                }
+                drop(slot);
+            });
         }
         drop(listener);
         // The actor ends every open response first, so the connections can finish.
@@ -129,44 +183,204 @@ pub(crate) async fn serve(
     })
 }
 
+/// The response to a request that came too late, closing the connection
+fn late(status: u16) -> Vec<u8> {
+    format!("HTTP/1.1 {status} Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        .into_bytes()
+}
+
+/// One connection's [`ReadDeadline`], moved by its reads and its exchanges, and waited on by
+/// its task
+struct Watch {
+    deadline: Mutex<ReadDeadline>,
+    moved: Notify,
+}
+
+impl Watch {
+    fn new(now: Instant) -> Self {
+        Self {
+            deadline: Mutex::new(ReadDeadline::accepted(now)),
+            moved: Notify::new(),
+        }
+    }
+
+    fn update(&self, change: impl FnOnce(&mut ReadDeadline)) {
+        let mut deadline = self.deadline.lock().expect("never poisoned");
+        let before = *deadline;
+        change(&mut deadline);
+        if *deadline != before {
+            self.moved.notify_one();
+        }
+    }
+
+    /// Returns once the deadline passed, with what to do
+    async fn expired(&self, config: &HttpConfig) -> Expiry {
+        loop {
+            let (due, expiry) = {
+                let d = self.deadline.lock().expect("never poisoned");
+                // The body's deadline is the exchange's own (it answers 408 itself).
+                let due = d.deadline(config).filter(|_| d.phase() != ReadPhase::Body);
+                (due, d.expiry())
+            };
+            match due {
+                None => self.moved.notified().await,
+                Some(due) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(due.into()) => {
+                            let d = self.deadline.lock().expect("never poisoned");
+                            if d.expired(config, Instant::now()) {
+                                return expiry;
+                            }
+                        }
+                        () = self.moved.notified() => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A connection's socket as hyper reads and writes it: every read that brings the first
+/// bytes of a request to an idle connection starts its head deadline
+struct WatchedIo {
+    stream: Arc<TcpStream>,
+    watch: Arc<Watch>,
+}
+
+impl AsyncRead for WatchedIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            std::task::ready!(self.stream.poll_read_ready(cx))?;
+            match self.stream.try_read(buf.initialize_unfilled()) {
+                Ok(n) => {
+                    if n > 0 {
+                        buf.advance(n);
+                        self.watch.update(|d| d.head_started(Instant::now()));
+                    }
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+impl AsyncWrite for WatchedIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            std::task::ready!(self.stream.poll_write_ready(cx))?;
+            match self.stream.try_write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                other => return Poll::Ready(other),
+            }
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            std::task::ready!(self.stream.poll_write_ready(cx))?;
+            match self.stream.try_write_vectored(bufs) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                other => return Poll::Ready(other),
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    /// The socket closes when the connection's task ends (both of its owners are gone then)
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
 type ToActor = mcp_sansio_shared::http_server::ToActor<Bytes>;
 type Answer = mcp_sansio_shared::http_server::Answer<Bytes>;
+
+/// What each exchange of a connection needs
+struct Exchange {
+    to_actor: Sender<ToActor>,
+    limit: usize,
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    protection: Option<Protection>,
+    watch: Arc<Watch>,
+    body_timeout: Duration,
+}
 
 /// One HTTP exchange on a connection task
 async fn exchange(
     req: Request<Incoming>,
-    to_actor: Sender<ToActor>,
-    limit: usize,
-    #[cfg_attr(not(feature = "auth"), allow(unused_variables))] protection: Option<Protection>,
+    ctx: Exchange,
 ) -> Result<Response<ResponseBody>, Infallible> {
+    let Exchange {
+        to_actor,
+        limit,
+        protection,
+        watch,
+        body_timeout,
+    } = ctx;
+    watch.update(|d| d.head_read(Instant::now()));
+    let done = Done(Some(Arc::clone(&watch)));
     let method = req.method().as_str().to_owned();
-    let headers = header_list(req.headers());
+    let headers = request_fields(req.headers());
     #[cfg(feature = "auth")]
     if let Some(protection) = protection
         && let Some(denial) = protection.admit(&method, req.uri().path(), &headers).await
     {
-        return Ok(whole(denial));
+        return Ok(whole(denial, done));
     }
+    #[cfg(not(feature = "auth"))]
+    let _ = protection;
     let (reply, answer) = chan::oneshot();
-    let msg = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(body) => ToActor::Request {
+    let body = tokio::time::timeout(body_timeout, Limited::new(req.into_body(), limit).collect());
+    let msg = match body.await {
+        Ok(Ok(body)) => ToActor::Request {
             method,
             headers,
             body: body.to_bytes(),
             reply,
         },
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => ToActor::Oversize { reply },
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => ToActor::Oversize { reply },
         // The client broke off the body: nobody reads the answer.
-        Err(_) => return Ok(plain(400)),
+        Ok(Err(_)) => return Ok(plain(400, done)),
+        // The body did not arrive in time: 408, and the connection closes.
+        Err(_) => {
+            let mut response = plain(408, done);
+            response.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+            return Ok(response);
+        }
     };
+    watch.update(|d| d.body_read(Instant::now()));
     if to_actor.try_send(msg).is_err() {
-        return Ok(plain(503));
+        return Ok(plain(503, done));
     }
     let Some(answer) = chan::reply(answer).await else {
-        return Ok(plain(503));
+        return Ok(plain(503, done));
     };
     match answer {
-        Answer::Complete(response) => Ok(whole(response)),
+        Answer::Complete(response) => Ok(whole(response, done)),
         Answer::Open { exchange, frames } => {
             let mut stream = Streaming {
                 frames: Box::pin(frames),
@@ -176,30 +390,56 @@ async fn exchange(
             };
             let Ok(Piece::Head(head)) = stream.frames.recv().await else {
                 stream.ended = true;
-                return Ok(plain(503));
+                return Ok(plain(503, done));
             };
-            let body = ResponseBody::Stream(stream);
-            Ok(response(head.status, &head.headers, body).unwrap_or_else(|_| plain(500)))
+            let body = ResponseBody::Stream {
+                stream,
+                _done: done,
+            };
+            Ok(response(head.status, &head.headers, body)
+                .unwrap_or_else(|_| plain(500, Done(None))))
+        }
+    }
+}
+
+/// Dropped with its response body (written, or abandoned): the connection is idle again
+struct Done(Option<Arc<Watch>>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        if let Some(watch) = self.0.take() {
+            watch.update(|d| {
+                if d.phase() != ReadPhase::Idle {
+                    d.response_written(Instant::now());
+                }
+            });
         }
     }
 }
 
 /// A whole response
-fn whole(answer: HttpResponse) -> Response<ResponseBody> {
-    let body = ResponseBody::Full(Some(Bytes::from(answer.body)));
-    response(answer.status, &answer.headers, body).unwrap_or_else(|_| plain(500))
+fn whole(answer: HttpResponse, done: Done) -> Response<ResponseBody> {
+    let body = ResponseBody::Full {
+        data: Some(Bytes::from(answer.body)),
+        _done: done,
+    };
+    response(answer.status, &answer.headers, body).unwrap_or_else(|_| plain(500, Done(None)))
 }
 
-fn plain(status: u16) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::Full(None));
+fn plain(status: u16, done: Done) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::Full {
+        data: None,
+        _done: done,
+    });
     *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
     response
 }
 
-/// A response body: whole, or the pieces of an open exchange
+/// A response body: whole, or the pieces of an open exchange; the connection is idle again
+/// once it is dropped
 enum ResponseBody {
-    Full(Option<Bytes>),
-    Stream(Streaming),
+    Full { data: Option<Bytes>, _done: Done },
+    Stream { stream: Streaming, _done: Done },
 }
 
 /// The body of an open exchange; dropped before its end, it tells the actor the client went
@@ -228,8 +468,8 @@ impl Body for ResponseBody {
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
-            Self::Full(body) => Poll::Ready(body.take().map(|b| Ok(Frame::data(b)))),
-            Self::Stream(stream) => loop {
+            Self::Full { data: body, .. } => Poll::Ready(body.take().map(|b| Ok(Frame::data(b)))),
+            Self::Stream { stream, .. } => loop {
                 match chan::poll_recv(stream.frames.as_mut(), cx) {
                     Poll::Ready(Some(Piece::Body(data))) => {
                         return Poll::Ready(Some(Ok(Frame::data(Bytes::from(data)))));
@@ -246,15 +486,15 @@ impl Body for ResponseBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self, Self::Full(None))
+        matches!(self, Self::Full { data: None, .. })
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
         match self {
-            Self::Full(body) => {
+            Self::Full { data: body, .. } => {
                 hyper::body::SizeHint::with_exact(body.as_ref().map_or(0, |b| b.len() as u64))
             }
-            Self::Stream(_) => hyper::body::SizeHint::default(),
+            Self::Stream { .. } => hyper::body::SizeHint::default(),
         }
     }
 }

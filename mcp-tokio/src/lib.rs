@@ -137,6 +137,25 @@
 //! and the server learns soon that a client went away, which cancels its request. The client
 //! resumes a broken event stream with `Last-Event-ID`.
 //!
+//! # The connection edge: deadlines and caps
+//!
+//! Every accepted socket gets `TCP_NODELAY` (so does every socket the HTTP client connects),
+//! and a response's head goes out with its first body bytes in one write. The server
+//! enforces these [`HttpConfig`](mcp_sansio::http::HttpConfig) fields (defaults in
+//! brackets; set them on the config given to [`Server::serve_http_with`]):
+//!
+//! | field | default | what happens |
+//! |---|---|---|
+//! | `header_read_timeout` | 10 s | a request head not complete this long after the accept (or after a later request's first byte) gets 408 and the connection closes |
+//! | `body_read_timeout` | 30 s | a body not complete this long after its head gets 408 and the connection closes |
+//! | `keep_alive_timeout` | 60 s | a kept-alive connection with no request for this long is closed |
+//! | `max_connections` | 1024 | connections open at once; the next client waits in the listener's backlog until one closes |
+//! | `accept_backoff` | 100 ms | the accept loop's pause when accepting fails for lack of file descriptors (`EMFILE`, `ENFILE`) or memory, instead of spinning |
+//! | `max_body_size` | 4 MiB | a larger body gets 413 |
+//!
+//! Header hygiene is the core's: a request with two `Host` fields, or a header value that is
+//! not UTF-8, gets 400 with a JSON-RPC error naming the problem.
+//!
 //! # Handlers and their Context
 //!
 //! Every handler gets a [`Context`] for its request, with the same code in both eras:

@@ -2,6 +2,7 @@
 //! wire (2025 or 2026) a POST is on
 //!
 //! The order of the checks (each failure is a complete response):
+//! 0. the header fields: a value that is not UTF-8, or two `Host` fields: 400;
 //! 1. `Host` / `Origin` (DNS rebinding): 421 / 403;
 //! 2. the HTTP method: GET, POST and DELETE only, else 405;
 //! 3. POST: `Content-Type: application/json`, else 415;
@@ -15,7 +16,7 @@ use serde_json::value::RawValue;
 
 use super::config::HttpConfig;
 use super::headers::{
-    Accepts, Headers, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, is_json_content_type,
+    Accepts, Headers, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, check_fields, is_json_content_type,
 };
 use super::response::HttpResponse;
 use crate::jsonrpc::{self, Decoded, ErrorObject, Message};
@@ -80,6 +81,7 @@ pub(crate) fn classify(
     headers: &(impl Headers + ?Sized),
     body: &[u8],
 ) -> Result<Classified, HttpResponse> {
+    check_fields(headers)?;
     config.hosts.check(headers)?;
     match method {
         "GET" => return Ok(Classified::Get),

@@ -30,6 +30,23 @@ pub struct HttpConfig {
     /// connection, and a binding that learns of a closed connection only when it writes
     /// learns it within this time (and cancels the request). `None`: never
     pub keepalive: Option<Duration>,
+    /// A connection's request head (request line and header fields) must be complete this
+    /// long after the connection opened, or after the first byte of a later request on a
+    /// kept-alive connection; else the binding answers 408 and closes it (a client sending
+    /// a byte a second holds no connection for long). See [`ReadDeadline`](super::ReadDeadline)
+    pub header_read_timeout: Duration,
+    /// A request's body must be complete this long after its head; else 408 and the
+    /// connection closes (a chunked body that never ends)
+    pub body_read_timeout: Duration,
+    /// A kept-alive connection with no request in progress is closed after this long
+    pub keep_alive_timeout: Duration,
+    /// The most client connections a binding's server holds open at once; a connection
+    /// beyond it waits in the listener's backlog until one closes (the deadlines above free
+    /// the ones hostile clients hold)
+    pub max_connections: usize,
+    /// How long a binding's accept loop pauses when accepting fails for lack of file
+    /// descriptors (`EMFILE`, `ENFILE`) or memory, instead of retrying at full CPU
+    pub accept_backoff: Duration,
 }
 
 impl Default for HttpConfig {
@@ -43,6 +60,11 @@ impl Default for HttpConfig {
             finished_streams: 16,
             retry_ms: 1000,
             keepalive: Some(Duration::from_secs(15)),
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            keep_alive_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            accept_backoff: Duration::from_millis(100),
         }
     }
 }

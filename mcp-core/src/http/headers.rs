@@ -1,5 +1,8 @@
 //! Request headers as the rules read them: case-insensitive names, and the names MCP uses
 
+use super::response::HttpResponse;
+use crate::jsonrpc::ErrorObject;
+
 /// The session id header (2025 wire)
 pub const MCP_SESSION_ID: &str = "Mcp-Session-Id";
 /// The protocol version header (both wires)
@@ -14,31 +17,81 @@ pub const LAST_EVENT_ID: &str = "Last-Event-ID";
 /// Read access to a request's header fields, by case-insensitive name
 ///
 /// Implemented for slices of `(name, value)` pairs, which is what a binding builds from its
-/// HTTP library's header map (values that are not UTF-8 can be left out: no MCP header
-/// needs them).
+/// HTTP library's header map. Values are bytes or text (`String`, `&str`, `Vec<u8>`, ...):
+/// a binding passes every field through as it came, and the rules answer a value that is
+/// not UTF-8 with 400 ([`undecodable`](Self::undecodable)).
 pub trait Headers {
-    /// Every value of the header `name` (ASCII case-insensitive), in order
+    /// Every value of the header `name` (ASCII case-insensitive) that is UTF-8 text, in
+    /// order
     fn values<'a>(&'a self, name: &str) -> Vec<&'a str>;
 
     /// The first value of the header `name`, if any
     fn get(&self, name: &str) -> Option<&str> {
         self.values(name).into_iter().next()
     }
+
+    /// How many field lines are named `name`, whatever their values
+    fn count(&self, name: &str) -> usize {
+        self.values(name).len()
+    }
+
+    /// The name of the first field whose value is not UTF-8, if any
+    fn undecodable(&self) -> Option<&str> {
+        None
+    }
 }
 
-impl<N: AsRef<str>, V: AsRef<str>> Headers for [(N, V)] {
+impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for [(N, V)] {
     fn values<'a>(&'a self, name: &str) -> Vec<&'a str> {
         self.iter()
             .filter(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_ref())
+            .filter_map(|(_, v)| std::str::from_utf8(v.as_ref()).ok())
             .collect()
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.iter()
+            .filter(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
+            .count()
+    }
+
+    fn undecodable(&self) -> Option<&str> {
+        self.iter()
+            .find(|(_, v)| std::str::from_utf8(v.as_ref()).is_err())
+            .map(|(n, _)| n.as_ref())
     }
 }
 
-impl<N: AsRef<str>, V: AsRef<str>> Headers for Vec<(N, V)> {
+impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for Vec<(N, V)> {
     fn values<'a>(&'a self, name: &str) -> Vec<&'a str> {
         self.as_slice().values(name)
     }
+
+    fn count(&self, name: &str) -> usize {
+        self.as_slice().count(name)
+    }
+
+    fn undecodable(&self) -> Option<&str> {
+        self.as_slice().undecodable()
+    }
+}
+
+/// The header rules every request passes first, on both wires (RFC 9112 §3.2, RFC 9110
+/// §5.5): a field value that is not UTF-8 text, and more than one `Host` field line, get
+/// 400 with a JSON-RPC error body naming the problem
+pub(crate) fn check_fields(headers: &(impl Headers + ?Sized)) -> Result<(), HttpResponse> {
+    if let Some(name) = headers.undecodable() {
+        let error = ErrorObject::invalid_request(format!(
+            "the value of the header field {name} is not UTF-8 text"
+        ));
+        return Err(HttpResponse::json_error(400, None, &error));
+    }
+    if headers.count("Host") > 1 {
+        let error =
+            ErrorObject::invalid_request("more than one Host header field (RFC 9112 section 3.2)");
+        return Err(HttpResponse::json_error(400, None, &error));
+    }
+    Ok(())
 }
 
 /// Which of the two MCP response types an `Accept` header allows

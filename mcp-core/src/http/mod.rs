@@ -11,7 +11,10 @@
 //!   `Mcp-Name` and `Mcp-Param-*` checked against the body (-32020), the validation order
 //!   and the status mapping, progress and logs on the request's own response, cancellation
 //!   by closing it.
-//! - DNS-rebinding protection ([`HostPolicy`]) on both.
+//! - DNS-rebinding protection ([`HostPolicy`]) on both; header hygiene (a value that is
+//!   not UTF-8, two `Host` fields: 400).
+//! - [`ReadDeadline`]: the header-read, body-read and idle keep-alive deadlines of one
+//!   connection, which every binding's server enforces, beside [`HttpConfig::max_connections`].
 //! - [`x_mcp_header`]: which tool arguments a 2026 client mirrors into `Mcp-Param-*` headers,
 //!   and which tools it drops for invalid annotations ([`filter_tools_list`]);
 //!   [`encode_header_value`] / [`decode_header_value`]: the values of those headers.
@@ -28,6 +31,7 @@
 mod classify;
 pub mod client;
 mod config;
+mod deadline;
 mod header_value;
 mod headers;
 mod modern;
@@ -43,6 +47,7 @@ pub mod x_mcp_header;
 pub use classify::Wire;
 pub use client::{HttpClient, ResponseKind};
 pub use config::HttpConfig;
+pub use deadline::{Expiry, ReadDeadline, ReadPhase};
 pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
 pub use headers::{
     Headers, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,

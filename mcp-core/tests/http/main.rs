@@ -8,6 +8,7 @@ mod auth_dpop;
 mod auth_flow;
 mod auth_transport;
 mod client;
+mod edge;
 mod legacy;
 mod modern;
 mod param_headers;

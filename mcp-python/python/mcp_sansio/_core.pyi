@@ -130,17 +130,40 @@ class HttpServer(_ServerCommands):
         idle_timeout: Optional[float] = None,
         retry: Optional[float] = None,
         keepalive: Optional[float] = None,
+        header_read_timeout: Optional[float] = None,
+        body_read_timeout: Optional[float] = None,
+        keep_alive_timeout: Optional[float] = None,
+        max_connections: Optional[int] = None,
+        accept_backoff: Optional[float] = None,
     ) -> None:
         """``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream.
         ``keepalive``: an open response quiet this long (seconds; 15 unless given, 0 never)
-        gets an SSE comment, opening its event stream if still undecided."""
+        gets an SSE comment, opening its event stream if still undecided. The connection
+        edge a front end enforces (seconds): ``header_read_timeout`` (10),
+        ``body_read_timeout`` (30), ``keep_alive_timeout`` (60), ``max_connections`` (1024),
+        ``accept_backoff`` (0.1)."""
     @property
     def max_body_size(self) -> int: ...
     @property
+    def header_read_timeout(self) -> float: ...
+    @property
+    def body_read_timeout(self) -> float: ...
+    @property
+    def keep_alive_timeout(self) -> float: ...
+    @property
+    def max_connections(self) -> int: ...
+    @property
+    def accept_backoff(self) -> float: ...
+    @property
     def session_count(self) -> int: ...
     def reject_oversize(self) -> Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes]: ...
+    def reject_malformed(self, reason: str) -> Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes]: ...
     def handle_request(
-        self, method: str, headers: Sequence[Tuple[str, str]], body: bytes, now: Optional[float] = None
+        self,
+        method: str,
+        headers: Sequence[Tuple[str, Union[str, bytes]]],
+        body: bytes,
+        now: Optional[float] = None,
     ) -> Union[
         Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes],
         Tuple[Literal["open"], int],

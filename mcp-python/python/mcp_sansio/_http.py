@@ -1,8 +1,18 @@
 """The Streamable HTTP front end of :class:`mcp_sansio.aio.Server`: HTTP/1.1 parsed by h11
-over asyncio streams; every MCP rule (both wires, sessions, SSE, resumption, host checks)
-is decided by the Rust ``HttpServer``."""
+over asyncio streams; every MCP rule (both wires, sessions, SSE, resumption, host checks,
+header hygiene, the connection deadlines and caps) is decided by the Rust ``HttpServer``.
+
+The connection edge, from the rules' settings: every accepted socket gets ``TCP_NODELAY``;
+at most ``max_connections`` are open at once (the accept loop waits for one to close, the
+next client waits in the listener's backlog); when accepting fails for lack of descriptors
+the loop pauses ``accept_backoff``; a request head not complete within
+``header_read_timeout`` (from the accept, or from the first byte of a later request) or a
+body not complete within ``body_read_timeout`` gets 408 and the connection closes; a
+kept-alive connection idle for ``keep_alive_timeout`` closes."""
 
 import asyncio
+import errno
+import socket
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -13,6 +23,36 @@ from ._dispatch import Dispatcher
 from .errors import LocalProtocolError
 
 MAX_HEAD = 64 * 1024
+
+#: What the accept loop waits out instead of retrying at full CPU
+_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+_LATE = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+class _Late(Exception):
+    """A connection's read deadline passed."""
+
+
+class _Clock:
+    """One connection's read deadline (the rules' ``ReadDeadline``): the head is due first,
+    then the body; none while responding; then the idle one until a next request starts."""
+
+    __slots__ = ("edge", "phase", "deadline")
+
+    def __init__(self, edge: Any, now: float) -> None:
+        self.edge = edge
+        self.phase = "head"
+        self.deadline: Optional[float] = now + edge.header_read_timeout
+
+    def set(self, phase: str, now: float) -> None:
+        self.phase = phase
+        limit = {
+            "head": self.edge.header_read_timeout,
+            "body": self.edge.body_read_timeout,
+            "idle": self.edge.keep_alive_timeout,
+        }.get(phase)
+        self.deadline = None if limit is None else now + limit
 
 
 class _Exchange:
@@ -36,10 +76,15 @@ class _Endpoint:
         retry: Optional[float],
         max_buffered: int,
         keepalive: Optional[float] = None,
+        edge: Optional[Dict[str, Any]] = None,
     ) -> None:
         self.path = path
         self.core = HttpServer(
-            server.config, allowed_hosts=list(allowed_hosts or []), retry=retry, keepalive=keepalive
+            server.config,
+            allowed_hosts=list(allowed_hosts or []),
+            retry=retry,
+            keepalive=keepalive,
+            **(edge or {}),
         )
         self.max_buffered = max_buffered
         self.loop = asyncio.get_running_loop()
@@ -97,34 +142,56 @@ class _Endpoint:
         self.pump()
 
     def _route(self) -> None:
+        # What the rules output for each exchange is written once per pass: a head with the
+        # body pieces behind it, several events, in one write.
         core = self.core
-        while True:
-            out = core.next_output()
-            if out is None:
-                return
-            number = out[1]
-            ex = self.exchanges.get(number)
-            if ex is None:
-                continue
-            try:
-                if out[0] == "head":
-                    headers = [(k.encode(), v.encode()) for k, v in out[3]]
-                    ex.writer.write(ex.conn.send(h11.Response(status_code=out[2], headers=headers)))
-                elif out[0] == "body":
-                    ex.writer.write(ex.conn.send(h11.Data(data=out[2])))
-                else:
-                    ex.writer.write(ex.conn.send(h11.EndOfMessage()))
+        pending: Dict[int, List[bytes]] = {}
+        try:
+            while True:
+                out = core.next_output()
+                if out is None:
+                    return
+                number = out[1]
+                ex = self.exchanges.get(number)
+                if ex is None:
+                    continue
+                try:
+                    if out[0] == "head":
+                        headers = [(k.encode(), v.encode()) for k, v in out[3]]
+                        data = ex.conn.send(h11.Response(status_code=out[2], headers=headers))
+                    elif out[0] == "body":
+                        data = ex.conn.send(h11.Data(data=out[2]))
+                    else:
+                        data = ex.conn.send(h11.EndOfMessage())
+                    pending.setdefault(number, []).append(data or b"")
+                except (h11.LocalProtocolError, RuntimeError):
+                    pending.pop(number, None)
+                    self._cut(number, ex)
+                    continue
+                if out[0] == "end":
+                    self._flush(number, ex, pending.pop(number, []))
                     del self.exchanges[number]
                     if not ex.ended.done():
                         ex.ended.set_result(None)
-                    continue
-            except (h11.LocalProtocolError, ConnectionError, RuntimeError):
-                self._cut(number, ex)
-                continue
-            if ex.writer.transport.get_write_buffer_size() > self.max_buffered:
-                # The client reads slower than the server writes: rather than buffer without
-                # bound, end this response (a 2025-wire client resumes the stream).
-                self._cut(number, ex)
+        finally:
+            for number, pieces in pending.items():
+                ex = self.exchanges.get(number)
+                if ex is not None:
+                    self._flush(number, ex, pieces)
+
+    def _flush(self, number: int, ex: _Exchange, pieces: List[bytes]) -> None:
+        """Writes an exchange's pieces in one write; cuts a reader that fell behind."""
+        if not pieces:
+            return
+        try:
+            ex.writer.write(b"".join(pieces))
+        except (ConnectionError, RuntimeError):
+            self._cut(number, ex)
+            return
+        if ex.writer.transport.get_write_buffer_size() > self.max_buffered:
+            # The client reads slower than the server writes: rather than buffer without
+            # bound, end this response (a 2025-wire client resumes the stream).
+            self._cut(number, ex)
 
     def _cut(self, number: int, ex: _Exchange) -> None:
         """Drops an open response's connection and tells the rules the client is gone."""
@@ -147,29 +214,64 @@ class _Endpoint:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        clock = _Clock(self.core, self.loop.time())
         try:
             while True:
-                event = await self._next(conn, reader)
+                event = await self._next(conn, reader, clock)
                 if isinstance(event, h11.Request):
-                    keep = await self._request(conn, reader, writer, event)
+                    clock.set("body", self.loop.time())
+                    keep = await self._request(conn, reader, writer, event, clock)
                     if not keep:
                         break
                     if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
                         conn.start_next_cycle()
+                        clock.set("idle", self.loop.time())
                     else:
                         break
                 else:
                     break
-        except (h11.RemoteProtocolError, ConnectionError, asyncio.IncompleteReadError):
+        except _Late:
+            if clock.phase in ("head", "body"):
+                writer.write(_LATE)
+                try:
+                    await asyncio.wait_for(writer.drain(), 5)
+                except (ConnectionError, asyncio.TimeoutError):
+                    pass
+        except h11.RemoteProtocolError as e:
+            # A request h11 refuses (such as two Host fields): 400 with the rules' JSON-RPC
+            # error, then close.
+            if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                _, status, hdrs, payload = self.core.reject_malformed(str(e))
+                hdrs = [(k.encode(), v.encode()) for k, v in hdrs]
+                hdrs += [(b"Content-Length", str(len(payload)).encode()), (b"Connection", b"close")]
+                head = f"HTTP/1.1 {status} Bad Request\r\n".encode()
+                head += b"".join(k + b": " + v + b"\r\n" for k, v in hdrs) + b"\r\n"
+                writer.write(head + payload)
+                try:
+                    await asyncio.wait_for(writer.drain(), 5)
+                except (ConnectionError, asyncio.TimeoutError):
+                    pass
+        except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
             writer.close()
 
-    async def _next(self, conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
+    async def _next(self, conn: h11.Connection, reader: asyncio.StreamReader, clock: Optional[_Clock] = None) -> Any:
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
-                data = await reader.read(65536)
+                if clock is None or clock.deadline is None:
+                    data = await reader.read(65536)
+                else:
+                    left = clock.deadline - self.loop.time()
+                    if left <= 0:
+                        raise _Late()
+                    try:
+                        data = await asyncio.wait_for(reader.read(65536), left)
+                    except asyncio.TimeoutError:
+                        raise _Late() from None
+                    if data and clock.phase == "idle":
+                        clock.set("head", self.loop.time())
                 conn.receive_data(data)
                 continue
             return event
@@ -180,15 +282,18 @@ class _Endpoint:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         request: h11.Request,
+        clock: _Clock,
     ) -> bool:
         target = request.target.decode("latin-1").split("?", 1)[0]
         method = request.method.decode("ascii")
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers]
+        # Every field as received (h11 keeps repeated fields): the rules judge the values
+        # (bytes that are not UTF-8, two Host fields: 400).
+        headers = [(k.decode("latin-1"), bytes(v)) for k, v in request.headers]
         body = bytearray()
         limit = self.core.max_body_size
         oversize = False
         while True:
-            event = await self._next(conn, reader)
+            event = await self._next(conn, reader, clock)
             if isinstance(event, h11.Data):
                 if len(body) + len(event.data) > limit:
                     oversize = True
@@ -198,6 +303,7 @@ class _Endpoint:
                 break
             else:
                 return False
+        clock.set("responding", self.loop.time())
         if target != self.path:
             self._write_complete(conn, writer, 404, [("Content-Type", "text/plain")], b"not found")
             await writer.drain()
@@ -259,18 +365,20 @@ class _Endpoint:
     ) -> None:
         hdrs = [(k.encode(), v.encode()) for k, v in headers]
         hdrs.append((b"Content-Length", str(len(body)).encode()))
-        writer.write(conn.send(h11.Response(status_code=status, headers=hdrs)))
+        pieces = [conn.send(h11.Response(status_code=status, headers=hdrs))]
         if body:
-            writer.write(conn.send(h11.Data(data=body)))
-        writer.write(conn.send(h11.EndOfMessage()))
+            pieces.append(conn.send(h11.Data(data=body)))
+        pieces.append(conn.send(h11.EndOfMessage()))
+        writer.write(b"".join(p for p in pieces if p))  # head and body in one write
 
 
 class HttpServerHandle:
     """A running Streamable HTTP endpoint: ``url``, ``port``; stop it with :meth:`aclose`."""
 
-    def __init__(self, endpoint: _Endpoint, server: asyncio.AbstractServer, host: str, port: int, path: str) -> None:
+    def __init__(self, endpoint: _Endpoint, listeners: List[socket.socket], host: str, port: int, path: str) -> None:
         self._endpoint = endpoint
-        self._server = server
+        self._listeners = listeners
+        self._accepts: List["asyncio.Task[None]"] = []
         self._connections: set = set()
         self.host = host
         self.port = port
@@ -278,12 +386,15 @@ class HttpServerHandle:
 
     async def aclose(self) -> None:
         """Stops listening, ends open responses and cancels running handlers."""
-        self._server.close()
+        for task in self._accepts:
+            task.cancel()
+        await asyncio.gather(*self._accepts, return_exceptions=True)
+        for listener in self._listeners:
+            listener.close()
         self._endpoint.close()
         for t in list(self._connections):
             t.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
-        await self._server.wait_closed()
 
     async def __aenter__(self) -> "HttpServerHandle":
         return self
@@ -301,23 +412,71 @@ async def serve_http(
     retry: Optional[float] = None,
     max_buffered: int = 4 * 1024 * 1024,
     keepalive: Optional[float] = None,
+    edge: Optional[Dict[str, Any]] = None,
 ) -> HttpServerHandle:
-    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered, keepalive)
-    handle: Optional[HttpServerHandle] = None
+    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered, keepalive, edge)
+    loop = asyncio.get_running_loop()
+    # Every address the host names (as asyncio.start_server binds), on one port.
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    listeners: List[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in infos:
+            if listeners:
+                address = (address[0], listeners[0].getsockname()[1]) + tuple(address[2:])
+            listener = socket.socket(family, kind, proto)
+            listeners.append(listener)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            listener.bind(address)
+            listener.listen(1024)
+            listener.setblocking(False)
+    except OSError:
+        for listener in listeners:
+            listener.close()
+        raise
+    bound = listeners[0].getsockname()[1]
+    handle = HttpServerHandle(endpoint, listeners, host, bound, path)
+    slots = asyncio.Semaphore(max(1, endpoint.core.max_connections))
+    backoff = endpoint.core.accept_backoff
 
-    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def on_connection(sock: socket.socket) -> None:
         task = asyncio.current_task()
-        if handle is not None and task is not None:
+        if task is not None:
             handle._connections.add(task)
+        writer: Optional[asyncio.StreamWriter] = None
         try:
+            reader = asyncio.StreamReader(limit=MAX_HEAD)
+            protocol = asyncio.StreamReaderProtocol(reader)
+            transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock=sock)
+            writer = asyncio.StreamWriter(transport, protocol, reader, loop)
             await endpoint.serve(reader, writer)
         except asyncio.CancelledError:
-            writer.close()
+            if writer is not None:
+                writer.close()
+        except OSError:
+            sock.close()
         finally:
-            if handle is not None and task is not None:
+            if task is not None:
                 handle._connections.discard(task)
+            slots.release()
 
-    listener = await asyncio.start_server(on_connection, host, port)
-    bound = listener.sockets[0].getsockname()[1]
-    handle = HttpServerHandle(endpoint, listener, host, bound, path)
+    async def accept(listener: socket.socket) -> None:
+        while True:
+            # A free slot first: beyond max_connections, clients wait in the backlog.
+            await slots.acquire()
+            try:
+                sock, _ = await loop.sock_accept(listener)
+            except OSError as e:
+                slots.release()
+                if e.errno in _OUT_OF_RESOURCES:
+                    # Out of descriptors: wait for connections to close (the read
+                    # deadlines close the ones that hold them) instead of spinning.
+                    await asyncio.sleep(backoff)
+                continue
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            loop.create_task(on_connection(sock))
+
+    handle._accepts = [loop.create_task(accept(listener)) for listener in listeners]
     return handle

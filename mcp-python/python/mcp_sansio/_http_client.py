@@ -4,6 +4,7 @@ response reported back; which requests to make and what responses mean is decide
 Rust (``mcp_sansio::http::ClientTransport``)."""
 
 import asyncio
+import socket
 import urllib.parse
 from typing import Any, Dict, Optional, Tuple
 
@@ -63,14 +64,18 @@ class _HttpClientConnection(_ClientConnection):
         head = False
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port)
+            sock = writer.get_extra_info("socket")
+            if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # asyncio's default too
             conn = h11.Connection(h11.CLIENT)
             hdrs = [("Host", self.authority)] + list(headers)
             if method == "POST":
                 hdrs.append(("Content-Length", str(len(body))))
-            writer.write(conn.send(h11.Request(method=method, target=self.target, headers=hdrs)))
+            pieces = [conn.send(h11.Request(method=method, target=self.target, headers=hdrs))]
             if body:
-                writer.write(conn.send(h11.Data(data=body)))
-            writer.write(conn.send(h11.EndOfMessage()))
+                pieces.append(conn.send(h11.Data(data=body)))
+            pieces.append(conn.send(h11.EndOfMessage()))
+            writer.write(b"".join(p for p in pieces if p))  # the request in one write
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:

@@ -302,6 +302,11 @@ class Server:
         retry: Optional[float] = None,
         max_buffered: int = 4 * 1024 * 1024,
         keepalive: Optional[float] = None,
+        header_read_timeout: Optional[float] = None,
+        body_read_timeout: Optional[float] = None,
+        keep_alive_timeout: Optional[float] = None,
+        max_connections: Optional[int] = None,
+        accept_backoff: Optional[float] = None,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
         once listening. ``port=0`` picks a free port (see ``handle.port``).
@@ -314,10 +319,29 @@ class Server:
         2025-wire client resumes it; the server keeps a bounded replay buffer). ``keepalive``:
         a response quiet for that long (seconds; 15 unless given, 0 never) gets an SSE
         comment, so proxies keep long calls open and a closed response is noticed (and its
-        call cancelled) within that time."""
+        call cancelled) within that time.
+
+        The connection edge (seconds; the Rust ``HttpConfig`` defaults unless given):
+        ``header_read_timeout`` (10: a request head must be complete this long after the
+        accept, or after a later request's first byte, else 408), ``body_read_timeout`` (30:
+        the body after its head, else 408), ``keep_alive_timeout`` (60: an idle kept-alive
+        connection closes), ``max_connections`` (1024 open at once; the next waits in the
+        backlog), ``accept_backoff`` (0.1: the accept loop's pause when out of file
+        descriptors). Every accepted socket gets ``TCP_NODELAY``."""
         from ._http import serve_http
 
-        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered, keepalive)
+        edge = {
+            k: v
+            for k, v in {
+                "header_read_timeout": header_read_timeout,
+                "body_read_timeout": body_read_timeout,
+                "keep_alive_timeout": keep_alive_timeout,
+                "max_connections": max_connections,
+                "accept_backoff": accept_backoff,
+            }.items()
+            if v is not None
+        }
+        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered, keepalive, edge)
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
         """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of

@@ -1,0 +1,167 @@
+//! The HTTP edge against hostile clients (issue 17, items 1, 3, 4 and 7), over real sockets
+//! on 127.0.0.1: each test starts the binding's server with small deadlines and runs one
+//! check of the hostile-client kit (`support/hostile.rs`) from a thread of its own. The
+//! deadlines are a few hundred milliseconds and the kit waits up to 15 s for each outcome,
+//! so nothing here depends on the machine's speed.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_sansio::http::HttpConfig;
+use mcp_sansio::{Implementation, ServerConfig};
+use serde_json::Map;
+
+use super::support::hostile;
+use super::support::{LEGACY, text};
+use super::{echo_tool, slow_tool};
+use crate::binding::{Client, ClientOptions, HttpServerHandle, Server};
+use crate::rt;
+
+/// The suite's small deadlines: 300 ms for a head, 300 ms for a body, 300 ms idle
+fn edge_config() -> HttpConfig {
+    let mut config = HttpConfig::default();
+    config.header_read_timeout = Duration::from_millis(300);
+    config.body_read_timeout = Duration::from_millis(300);
+    config.keep_alive_timeout = Duration::from_millis(300);
+    if let Some(keepalive) = rt::HTTP_KEEPALIVE {
+        config.keepalive = Some(keepalive);
+    }
+    config
+}
+
+dialect_fn! {
+    async fn start(config: HttpConfig) -> HttpServerHandle {
+        let server = slow_tool(
+            echo_tool(Server::builder(ServerConfig::new(Implementation::new("hostile", "1")))),
+            std::sync::Arc::default(),
+        )
+        .build();
+        let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        aw!(server.serve_http_with(localhost, config)).unwrap()
+    }
+}
+
+dialect_fn! {
+    /// Runs `check` of the kit against a fresh server with `config`, then shuts it down
+    async fn against(config: HttpConfig, check: fn(SocketAddr)) {
+        let handle = aw!(start(config));
+        let addr = handle.local_addr();
+        aw!(rt::unblock(move || check(addr)));
+        aw!(rt::timeout(Duration::from_secs(10), handle.shutdown())).expect("shutdown in time");
+    }
+}
+
+#[test]
+fn an_unfinished_head_gets_408_and_the_connection_closes() {
+    rt::block_on(async {
+        aw!(against(
+            edge_config(),
+            hostile::an_unfinished_head_gets_408_and_the_connection_closes
+        ));
+    });
+}
+
+#[test]
+fn a_head_sent_a_byte_at_a_time_is_cut_off() {
+    rt::block_on(async {
+        aw!(against(
+            edge_config(),
+            hostile::a_head_sent_a_byte_at_a_time_is_cut_off
+        ));
+    });
+}
+
+#[test]
+fn a_body_that_never_ends_gets_408_and_the_connection_closes() {
+    rt::block_on(async {
+        aw!(against(
+            edge_config(),
+            hostile::a_body_that_never_ends_gets_408_and_the_connection_closes
+        ));
+    });
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed() {
+    rt::block_on(async {
+        aw!(against(
+            edge_config(),
+            hostile::an_idle_keep_alive_connection_is_closed
+        ));
+    });
+}
+
+#[test]
+fn beyond_max_connections_a_client_waits_until_the_deadlines_free_a_slot() {
+    rt::block_on(async {
+        let mut config = edge_config();
+        config.max_connections = 2;
+        config.header_read_timeout = Duration::from_secs(3);
+        aw!(against(
+            config,
+            hostile::beyond_max_connections_a_client_waits_until_the_deadlines_free_a_slot
+        ));
+    });
+}
+
+#[test]
+fn two_host_fields_and_a_value_that_is_not_utf8_get_400() {
+    rt::block_on(async {
+        aw!(against(
+            edge_config(),
+            hostile::two_host_fields_and_a_value_that_is_not_utf8_get_400
+        ));
+    });
+}
+
+/// TCP_NODELAY on the server's accepted sockets and on the binding's client sockets, checked
+/// on the sockets themselves while a call is in flight (a slow one keeps its connection open)
+#[cfg(target_os = "linux")]
+#[test]
+fn server_and_client_sockets_have_tcp_nodelay() {
+    rt::block_on(async {
+        let handle = aw!(start(HttpConfig::default()));
+        let addr = handle.local_addr();
+        let url = format!("http://{addr}/mcp");
+        for era in [LEGACY, mcp_sansio::EraMode::Modern] {
+            let mut config = mcp_sansio::ClientConfig::new(Implementation::new("nodelay", "1"));
+            config.era = era;
+            let client = aw!(rt::timeout(
+                Duration::from_secs(10),
+                Client::connect_http(&url, config, ClientOptions::default()),
+            ))
+            .expect("connects in time")
+            .unwrap();
+            let echoed = aw!(client.call_tool("echo", text("hi"))).unwrap();
+            assert_eq!(echoed.content[0].as_text(), Some("hi"));
+            let (tx, mut rx) = rt::channel();
+            let call = crate::dialect::call_tool_with(&client, "slow", Map::new(), tx);
+            aw!(rt::timeout(Duration::from_secs(10), rx.recv()))
+                .expect("the slow call runs")
+                .unwrap();
+            let seen = aw!(rt::unblock(move || {
+                hostile::sockets_to_and_from_have_nodelay(addr)
+            }));
+            // The slow call's request: the client's socket and the server's, at least.
+            assert!(seen >= 2, "{era:?}: {seen} sockets");
+            aw!(call.abort());
+            aw!(client.close());
+        }
+        aw!(rt::timeout(Duration::from_secs(10), handle.shutdown())).expect("shutdown in time");
+    });
+}
+
+/// At the process's descriptor limit (a child everything-server under `ulimit -n 48`) the
+/// accept loop backs off instead of spinning, and serves again once descriptors free
+#[cfg(target_os = "linux")]
+#[test]
+fn at_the_descriptor_limit_the_server_backs_off_and_serves_again() {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("target/<profile>/deps");
+    let server = dir.join("examples").join(rt::EVERYTHING_SERVER);
+    assert!(server.exists(), "{} is not built", server.display());
+    hostile::at_the_descriptor_limit_the_server_backs_off_and_serves_again(&server);
+}
