@@ -17,7 +17,7 @@ use std::time::Duration;
 use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse};
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, Principal, Source};
 use mcp_sansio_shared::chan;
 use mcp_sansio_shared::http::Piece;
 use mcp_sansio_shared::http_server::Actor;
@@ -45,18 +45,23 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What a protected server answers instead of serving the request (the metadata, or a
-/// refusal of a missing or bad token), if anything
+/// refusal of a missing or bad token) as `Err`; else the principal of the request's
+/// verified token (`None` on a server without protection)
 #[cfg(feature = "auth")]
 async fn denied(
     protection: Option<&Protection>,
     method: &str,
     path: &str,
     headers: &[(String, String)],
-) -> Option<HttpResponse> {
-    let check = protection?.admit(method, path, headers);
-    h1::within(VERIFY_TIMEOUT, check)
-        .await
-        .unwrap_or_else(|| Some(HttpResponse::empty(503)))
+) -> Result<Option<Principal>, HttpResponse> {
+    let Some(protection) = protection else {
+        return Ok(None);
+    };
+    let check = protection.admit(method, path, headers);
+    match h1::within(VERIFY_TIMEOUT, check).await {
+        Some(verdict) => verdict.map(Some),
+        None => Err(HttpResponse::empty(503)),
+    }
 }
 
 /// Without the `auth` feature no server is protected
@@ -66,8 +71,11 @@ async fn denied(
     _: &str,
     _: &str,
     _: &[(String, String)],
-) -> Option<HttpResponse> {
-    protection.map(|never| match *never {})
+) -> Result<Option<Principal>, HttpResponse> {
+    match protection {
+        Some(never) => match *never {},
+        None => Ok(None),
+    }
 }
 
 /// A running HTTP server: its address, and the way to stop it
@@ -113,7 +121,7 @@ impl Drop for HttpServerHandle {
 
 /// What woke the accept loop
 enum Accepted {
-    Conn(io::Result<TcpStream>),
+    Conn(io::Result<(TcpStream, SocketAddr)>),
     Stop,
 }
 
@@ -139,14 +147,14 @@ pub(crate) async fn serve(
     let (alive, all_done) = async_channel::bounded::<()>(1);
     let task = smol::spawn(async move {
         loop {
-            let accepted = async { Accepted::Conn(listener.accept().await.map(|(s, _)| s)) }
+            let accepted = async { Accepted::Conn(listener.accept().await) }
                 .or(async {
                     let _ = stopped.recv().await;
                     Accepted::Stop
                 })
                 .await;
-            let stream = match accepted {
-                Accepted::Conn(Ok(stream)) => stream,
+            let (stream, peer) = match accepted {
+                Accepted::Conn(Ok(accepted)) => accepted,
                 Accepted::Conn(Err(_)) => continue,
                 Accepted::Stop => break,
             };
@@ -155,7 +163,7 @@ pub(crate) async fn serve(
             let alive = alive.clone();
             let protection = protection.clone();
             smol::spawn(async move {
-                connection(stream, to_actor, limit, draining, protection).await;
+                connection(stream, peer, to_actor, limit, draining, protection).await;
                 drop(alive);
             })
             .detach();
@@ -249,6 +257,7 @@ enum Idle {
 /// Serves the requests of one connection, one after the other, until it closes
 async fn connection(
     stream: TcpStream,
+    peer: SocketAddr,
     to_actor: Sender<ToActor>,
     limit: usize,
     draining: Receiver<()>,
@@ -286,14 +295,17 @@ async fn connection(
                 keep_alive,
             } => {
                 // A protected server answers the metadata and refuses bad tokens itself.
-                if let Some(response) = denied(protection.as_ref(), &method, &path, &headers).await
-                {
-                    if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
-                        return;
+                let principal = match denied(protection.as_ref(), &method, &path, &headers).await {
+                    Ok(principal) => principal,
+                    Err(response) => {
+                        if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
+                            return;
+                        }
+                        continue;
                     }
-                    continue;
-                }
+                };
                 let msg = ToActor::Request {
+                    source: Source::from_peer(peer).with_principal(principal),
                     method,
                     headers,
                     body,

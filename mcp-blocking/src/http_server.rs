@@ -23,7 +23,7 @@ use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{Receiver, Sender};
 use mcp_sansio::ServerConfig;
-use mcp_sansio::http::{HttpConfig, ResponseHead};
+use mcp_sansio::http::{HttpConfig, ResponseHead, Source};
 use mcp_sansio_shared::http::{Channels, Piece, ServerFront};
 
 #[cfg(feature = "auth")]
@@ -41,7 +41,7 @@ impl Protection {
         _: &str,
         _: &str,
         _: &[(String, String)],
-    ) -> Option<mcp_sansio::http::HttpResponse> {
+    ) -> Result<mcp_sansio::http::Principal, mcp_sansio::http::HttpResponse> {
         match *self {}
     }
 }
@@ -260,10 +260,17 @@ fn exchange(
     let path = request.url().split('?').next().unwrap_or_default();
     // A protected server answers some requests itself: the metadata, a refusal of a missing
     // or bad token.
-    let denial = protection.and_then(|p| p.admit_blocking(&method, path, &headers));
-    if let Some(denial) = denial {
-        let _ = request.respond(complete(denial.status, &denial.headers, denial.body));
-        return;
+    let mut source = request
+        .remote_addr()
+        .map_or_else(Source::unknown, |peer| Source::from_peer(*peer));
+    if let Some(protection) = protection {
+        match protection.admit_blocking(&method, path, &headers) {
+            Ok(principal) => source = source.with_principal(Some(principal)),
+            Err(denial) => {
+                let _ = request.respond(complete(denial.status, &denial.headers, denial.body));
+                return;
+            }
+        }
     }
     let mut body = Vec::new();
     let read = request
@@ -274,6 +281,7 @@ fn exchange(
     let msg = match read {
         Ok(_) if body.len() > limit => ToActor::Oversize { reply },
         Ok(_) => ToActor::Request {
+            source,
             method,
             headers,
             body,

@@ -24,7 +24,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse};
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, Source};
 use mcp_sansio_shared::chan::{self, Receiver, Sender};
 use mcp_sansio_shared::http::{Piece, header_list, response};
 use mcp_sansio_shared::http_server::Actor;
@@ -100,11 +100,12 @@ pub(crate) async fn serve(
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
+                    let Ok((stream, peer)) = accepted else { continue };
                     let to_actor = to_actor.clone();
                     let protection = protection.clone();
                     let service = service_fn(move |req| {
-                        exchange(req, to_actor.clone(), limit, protection.clone())
+                        let source = Source::from_peer(peer);
+                        exchange(req, source, to_actor.clone(), limit, protection.clone())
                     });
                     let conn = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service);
@@ -135,6 +136,7 @@ type Answer = mcp_sansio_shared::http_server::Answer<Bytes>;
 /// One HTTP exchange on a connection task
 async fn exchange(
     req: Request<Incoming>,
+    #[cfg_attr(not(feature = "auth"), allow(unused_mut))] mut source: Source,
     to_actor: Sender<ToActor>,
     limit: usize,
     #[cfg_attr(not(feature = "auth"), allow(unused_variables))] protection: Option<Protection>,
@@ -142,14 +144,16 @@ async fn exchange(
     let method = req.method().as_str().to_owned();
     let headers = header_list(req.headers());
     #[cfg(feature = "auth")]
-    if let Some(protection) = protection
-        && let Some(denial) = protection.admit(&method, req.uri().path(), &headers).await
-    {
-        return Ok(whole(denial));
+    if let Some(protection) = protection {
+        match protection.admit(&method, req.uri().path(), &headers).await {
+            Ok(principal) => source = source.with_principal(Some(principal)),
+            Err(denial) => return Ok(whole(denial)),
+        }
     }
     let (reply, answer) = chan::oneshot();
     let msg = match Limited::new(req.into_body(), limit).collect().await {
         Ok(body) => ToActor::Request {
+            source,
             method,
             headers,
             body: body.to_bytes(),

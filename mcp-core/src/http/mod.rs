@@ -30,12 +30,14 @@ pub mod client;
 mod config;
 mod header_value;
 mod headers;
+mod load;
 mod modern;
 mod origin;
 pub mod protected;
 mod response;
 mod server;
 mod session_id;
+mod source;
 mod stream;
 mod transport;
 pub mod x_mcp_header;
@@ -51,6 +53,7 @@ pub use origin::HostPolicy;
 pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
 pub use session_id::{SessionIdSource, session_id_from_bytes};
+pub use source::{Principal, Source};
 pub use transport::{ClientTransport, DEFAULT_MAX_MESSAGE, HttpMethod, HttpRequest, StreamId};
 pub use x_mcp_header::{
     HeaderParam, ToolHeaderError, ToolWarning, filter_tools_list, validate_tool_headers,

@@ -7,6 +7,7 @@ mod http_kit;
 mod auth_dpop;
 mod auth_flow;
 mod auth_transport;
+mod capacity;
 mod client;
 mod legacy;
 mod modern;
