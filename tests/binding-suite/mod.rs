@@ -29,6 +29,8 @@ mod input;
 mod logging;
 #[cfg(feature = "auth")]
 mod protected;
+#[cfg(feature = "http")]
+mod shares;
 mod tasks;
 #[cfg(feature = "schemars")]
 mod typed;

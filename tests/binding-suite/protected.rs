@@ -17,6 +17,7 @@ use serde_json::Map;
 use super::support::oauth::{
     AuthorizationServer, REDIRECT, SECRET, free_port, rules, tokens_are_checked, validation,
 };
+use super::support::shares::sessions_belong_to_their_user;
 use crate::binding::{
     Client, ClientOptions, HttpServerHandle, OAuthOptions, Protection, Server, headless_user_agent,
     jwt_verifier,
@@ -57,6 +58,18 @@ fn tokens_are_checked_before_the_mcp_server_runs() {
         let (handle, resource) = aw!(protected(issuer));
         // The raw requests block: they go from a thread of their own.
         aw!(rt::unblock(move || tokens_are_checked(&resource, issuer)));
+        aw!(handle.shutdown());
+    });
+}
+
+#[test]
+fn a_session_answers_only_the_user_whose_token_made_it() {
+    rt::block_on(async {
+        let issuer = "http://127.0.0.1:1";
+        let (handle, resource) = aw!(protected(issuer));
+        aw!(rt::unblock(move || sessions_belong_to_their_user(
+            &resource, issuer
+        )));
         aw!(handle.shutdown());
     });
 }
