@@ -86,8 +86,8 @@ pub(crate) fn request(
     (status, headers, body)
 }
 
-/// A request whose response stays open: returns once its head (status 200) arrived, with
-/// the connection; dropping it closes the response
+/// A request whose response stays open: returns once its head (status 200, an event
+/// stream) arrived, with the connection; dropping it closes the response
 pub(crate) fn hold(
     url: &str,
     from: IpAddr,
@@ -102,8 +102,13 @@ pub(crate) fn hold(
         let n = stream.read(&mut buf).expect("a response head in time");
         assert!(n > 0, "the connection closed before the response head");
         all.extend_from_slice(&buf[..n]);
-        if let Some((status, _, _)) = head(&all) {
-            assert_eq!(status, 200, "{}", String::from_utf8_lossy(&all));
+        if let Some((status, headers, _)) = head(&all) {
+            let text = String::from_utf8_lossy(&all);
+            assert_eq!(status, 200, "{text}");
+            let sse = headers
+                .get("content-type")
+                .is_some_and(|c| c.starts_with("text/event-stream"));
+            assert!(sse, "an open event stream: {text}");
             return stream;
         }
     }
@@ -386,5 +391,8 @@ pub(crate) fn sessions_belong_to_their_user(resource: &str, issuer: &str) {
     // Bob gets a session of his own.
     let (status, bobs, _) = initialize_with(resource, &init, Some(&bob));
     assert_eq!(status, 200);
-    assert_eq!(ping(resource, &bobs.expect("a session id"), Some(&bob)), 200);
+    assert_eq!(
+        ping(resource, &bobs.expect("a session id"), Some(&bob)),
+        200
+    );
 }
