@@ -36,10 +36,15 @@ class _Endpoint:
         retry: Optional[float],
         max_buffered: int,
         keepalive: Optional[float] = None,
+        limits: Optional[Dict[str, int]] = None,
     ) -> None:
         self.path = path
         self.core = HttpServer(
-            server.config, allowed_hosts=list(allowed_hosts or []), retry=retry, keepalive=keepalive
+            server.config,
+            allowed_hosts=list(allowed_hosts or []),
+            retry=retry,
+            keepalive=keepalive,
+            **(limits or {}),
         )
         self.max_buffered = max_buffered
         self.loop = asyncio.get_running_loop()
@@ -147,11 +152,14 @@ class _Endpoint:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        peername = writer.get_extra_info("peername")
+        # The in-flight caps count per connection and per client address.
+        peer = (str(peername[0]), int(peername[1])) if isinstance(peername, tuple) and len(peername) >= 2 else None
         try:
             while True:
                 event = await self._next(conn, reader)
                 if isinstance(event, h11.Request):
-                    keep = await self._request(conn, reader, writer, event)
+                    keep = await self._request(conn, reader, writer, event, peer)
                     if not keep:
                         break
                     if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
@@ -180,6 +188,7 @@ class _Endpoint:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         request: h11.Request,
+        peer: Optional[Tuple[str, int]] = None,
     ) -> bool:
         target = request.target.decode("latin-1").split("?", 1)[0]
         method = request.method.decode("ascii")
@@ -207,7 +216,7 @@ class _Endpoint:
             self._write_complete(conn, writer, status, hdrs, payload)
             await writer.drain()
             return False
-        reply = self.core.handle_request(method, headers, bytes(body))
+        reply = self.core.handle_request(method, headers, bytes(body), peer=peer)
         if reply[0] == "complete":
             self._write_complete(conn, writer, reply[1], reply[2], reply[3])
             self.pump()
@@ -301,8 +310,9 @@ async def serve_http(
     retry: Optional[float] = None,
     max_buffered: int = 4 * 1024 * 1024,
     keepalive: Optional[float] = None,
+    limits: Optional[Dict[str, int]] = None,
 ) -> HttpServerHandle:
-    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered, keepalive)
+    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered, keepalive, limits)
     handle: Optional[HttpServerHandle] = None
 
     async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

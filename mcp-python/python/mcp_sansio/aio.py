@@ -302,6 +302,10 @@ class Server:
         retry: Optional[float] = None,
         max_buffered: int = 4 * 1024 * 1024,
         keepalive: Optional[float] = None,
+        max_sessions: Optional[int] = None,
+        max_in_flight: Optional[int] = None,
+        max_in_flight_per_peer: Optional[int] = None,
+        max_in_flight_per_connection: Optional[int] = None,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
         once listening. ``port=0`` picks a free port (see ``handle.port``).
@@ -314,10 +318,30 @@ class Server:
         2025-wire client resumes it; the server keeps a bounded replay buffer). ``keepalive``:
         a response quiet for that long (seconds; 15 unless given, 0 never) gets an SSE
         comment, so proxies keep long calls open and a closed response is noticed (and its
-        call cancelled) within that time."""
+        call cancelled) within that time.
+
+        Caps (each ``None`` keeps the default): ``max_sessions`` 2025-wire sessions (1024; at
+        the cap the least recently used idle session is closed for a new client, and only
+        when every session is busy does ``initialize`` get 503); requests in progress on
+        both wires: ``max_in_flight`` in all (4096; past it 503 with ``Retry-After``),
+        ``max_in_flight_per_peer`` from one client address (1024; an IPv6 /64 counts as one;
+        past it 429 with ``Retry-After``), ``max_in_flight_per_connection`` from one
+        connection (128; past it 429)."""
         from ._http import serve_http
 
-        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered, keepalive)
+        limits = {
+            k: v
+            for k, v in (
+                ("max_sessions", max_sessions),
+                ("max_in_flight", max_in_flight),
+                ("max_in_flight_per_peer", max_in_flight_per_peer),
+                ("max_in_flight_per_connection", max_in_flight_per_connection),
+            )
+            if v is not None
+        }
+        return await serve_http(
+            self, host, port, path, allowed_hosts, retry, max_buffered, keepalive, limits
+        )
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
         """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of
