@@ -10,6 +10,7 @@ mod auth_transport;
 mod capacity;
 mod client;
 mod legacy;
+mod memory;
 mod modern;
 mod param_headers;
 mod transport;
