@@ -11,7 +11,11 @@
 //!   `Mcp-Name` and `Mcp-Param-*` checked against the body (-32020), the validation order
 //!   and the status mapping, progress and logs on the request's own response, cancellation
 //!   by closing it.
-//! - DNS-rebinding protection ([`HostPolicy`]) on both.
+//! - DNS-rebinding protection ([`HostPolicy`]) on both; requests in progress capped per
+//!   connection, per client address and in all (429 and 503 with `Retry-After`), by the
+//!   [`Source`] the binding gives with each request; 2025 sessions bound to the
+//!   [`Principal`] that created them, the least recently used idle one closed for a new
+//!   client at `max_sessions`.
 //! - [`x_mcp_header`]: which tool arguments a 2026 client mirrors into `Mcp-Param-*` headers,
 //!   and which tools it drops for invalid annotations ([`filter_tools_list`]);
 //!   [`encode_header_value`] / [`decode_header_value`]: the values of those headers.

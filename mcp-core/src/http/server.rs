@@ -167,7 +167,11 @@ impl Conn {
 ///   which the stream ends. Everything else goes on the standalone GET stream, or waits
 ///   (bounded) until one opens. Event ids are `<stream>-<seq>`; a GET with `Last-Event-ID`
 ///   replays the rest of that stream. Closing a response is not a cancellation here.
-///   Idle sessions are closed after [`HttpConfig::idle_timeout`].
+///   Idle sessions are closed after [`HttpConfig::idle_timeout`]; at
+///   [`HttpConfig::max_sessions`] a new client's `initialize` closes the least recently used
+///   idle one (no request in progress, no response open) and is refused (503) only when
+///   every session is busy. A session belongs to the [`Principal`] that created it: another
+///   principal's requests for it get 404.
 /// - **2026 wire** (stateless): every POST is one request, validated against its headers
 ///   (the order is in FIXTURES §2.1.2), served by **one long-lived server session** shared
 ///   by all 2026 requests ([`SessionKey::STATELESS`]): modern requests are self-contained,
@@ -177,6 +181,11 @@ impl Conn {
 ///   code: -32601 is 404, request errors 400), else as SSE after the progress and log
 ///   notifications; server requests never go on it. A client closing the response early
 ///   cancels the request (the session sees `notifications/cancelled`).
+///
+/// On both wires the requests in progress are capped per connection, per client address
+/// (the [`Source`] of each request) and in all ([`HttpConfig::max_in_flight`] and the fields
+/// beside it): past a source's cap a request gets 429, past the endpoint's 503, both with
+/// `Retry-After`, before any session sees it.
 #[derive(Debug)]
 pub struct HttpServer {
     config: Arc<HttpConfig>,
