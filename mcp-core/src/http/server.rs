@@ -875,6 +875,10 @@ impl HttpServer {
         ids: &mut dyn SessionIdSource,
         principal: Option<Principal>,
     ) -> Result<SessionKey, HttpResponse> {
+        if self.session_count() >= self.config.max_sessions {
+            // The idle order is up to date once every touched session is drained.
+            self.flush();
+        }
         while self.session_count() >= self.config.max_sessions {
             let Some((_, oldest)) = self.idle.pop_first() else {
                 let error =
@@ -1190,11 +1194,10 @@ impl HttpServer {
     /// A stream's response ended with everything delivered
     fn finish_stream(&mut self, ex: &Exchange) {
         let keep = self.config.finished_streams;
+        self.touch(ex.session);
         let Some(conn) = self.conns.get_mut(&ex.session) else {
             return;
         };
-        conn.last_activity = self.now;
-        self.dirty.insert(ex.session);
         if let Some(s) = conn.streams.get_mut(&ex.stream) {
             s.attached = None;
         }
@@ -1215,11 +1218,10 @@ impl HttpServer {
     /// An exchange went away before its stream ended
     fn detach(&mut self, ex: &Exchange, exchange: ExchangeId) {
         let now = self.now;
+        self.touch(ex.session);
         let Some(conn) = self.conns.get_mut(&ex.session) else {
             return;
         };
-        conn.last_activity = now;
-        self.dirty.insert(ex.session);
         let Some(stream) = conn.streams.get_mut(&ex.stream) else {
             return;
         };

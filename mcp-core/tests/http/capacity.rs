@@ -322,3 +322,20 @@ fn a_session_answers_only_the_principal_that_created_it() {
     kit.source = alice;
     assert!(ok(&mut kit, &sid, 3), "still its creator's");
 }
+
+#[test]
+fn a_call_that_just_ended_counts_as_recent_use() {
+    let mut config = HttpConfig::default();
+    config.max_sessions = 2;
+    let mut kit = Kit::with_config(config);
+    let a = kit.initialize();
+    let b = kit.initialize();
+    let _call = kit.post(&on(&a), &legacy_call(1, "slow")).unwrap_err();
+    assert!(ok(&mut kit, &b, 2), "b is used while a's call runs");
+    kit.finish("slow", "done");
+    // a's call ended after b's use: b is the least recently used.
+    let r = init(&mut kit);
+    assert_eq!(kit.collected(r.unwrap_err()).status(), 200);
+    assert!(!ok(&mut kit, &b, 3), "b went");
+    assert!(ok(&mut kit, &a, 4), "a stays");
+}
