@@ -216,6 +216,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             }
             ToActor::Closed(exchange) => {
                 self.exchanges.remove(&exchange);
+                shrink(&mut self.exchanges);
                 self.http.handle_closed(now, exchange);
             }
             ToActor::Stop => {}
@@ -252,6 +253,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                     }
                     Output::End { exchange } => {
                         self.exchanges.remove(&exchange);
+                        shrink(&mut self.exchanges);
                     }
                     _ => {}
                 }
@@ -268,6 +270,14 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         for peer in self.peers.values_mut() {
             peer.abort_all();
         }
+    }
+}
+
+/// Gives memory back after a burst of open responses: a map a quarter full or less shrinks
+/// to half
+fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
+    if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
+        map.shrink_to(map.len() * 2);
     }
 }
 
