@@ -151,6 +151,7 @@
 //! |---|---|---|
 //! | `max_in_flight_per_connection` | 128 | 429 + `Retry-After` |
 //! | `max_in_flight_per_peer` (one IPv4 address or IPv6 /64) | 1024 | 429 + `Retry-After` |
+//! | `max_in_flight_per_principal` (one token subject and client id, protected servers) | 1024 | 429 + `Retry-After` |
 //! | `max_in_flight` (the whole endpoint, both wires) | 4096 | 503 + `Retry-After` |
 //! | `retry_after` | 1 s | the `Retry-After` value |
 //! | `max_sessions` (2025 wire) | 1024 | the least recently used idle session is closed for the new client; 503 + `Retry-After` only when every session is busy |

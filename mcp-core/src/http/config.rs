@@ -46,6 +46,10 @@ pub struct HttpConfig {
     pub max_in_flight_per_connection: usize,
     /// The `Retry-After` of a 429 or 503 refusal (whole seconds, at least 1)
     pub retry_after: Duration,
+    /// Both wires, on a protected server: the most requests in progress with the tokens of
+    /// one [`Principal`](super::Principal) (subject and client id), wherever they come from
+    /// (clients behind one proxy share its address, not this); past it, 429
+    pub max_in_flight_per_principal: usize,
 }
 
 impl Default for HttpConfig {
@@ -63,6 +67,7 @@ impl Default for HttpConfig {
             max_in_flight_per_peer: 1024,
             max_in_flight_per_connection: 128,
             retry_after: Duration::from_secs(1),
+            max_in_flight_per_principal: 1024,
         }
     }
 }

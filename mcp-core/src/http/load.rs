@@ -2,7 +2,8 @@
 //! the refusal when a request would go past a cap
 //!
 //! Caps, checked in this order: the session's own (2025 wire), the connection's, the
-//! client address's (429 `Too Many Requests`: this client has enough in flight), then the
+//! client address's, the principal's (429 `Too Many Requests`: this client has enough in
+//! flight), then the
 //! endpoint's (503 `Service Unavailable`: the server is full). Both refusals carry
 //! `Retry-After` and a JSON-RPC error with the request's id. A request counts from the
 //! moment it is admitted until its answer is queued, the client cancels it, or its
@@ -11,10 +12,11 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 use super::config::HttpConfig;
 use super::response::HttpResponse;
-use super::source::Ticket;
+use super::source::{Principal, Ticket};
 use crate::jsonrpc::{ErrorObject, RequestId};
 
 /// The counters
@@ -23,6 +25,7 @@ pub(crate) struct Load {
     total: usize,
     by_connection: HashMap<SocketAddr, usize>,
     by_peer: HashMap<IpAddr, usize>,
+    by_principal: HashMap<Arc<Principal>, usize>,
 }
 
 impl Load {
@@ -36,7 +39,7 @@ impl Load {
     pub(crate) fn admit(
         &self,
         config: &HttpConfig,
-        ticket: Ticket,
+        ticket: &Ticket,
         session: Option<(usize, usize)>,
         id: Option<&RequestId>,
     ) -> Result<(), HttpResponse> {
@@ -55,6 +58,13 @@ impl Load {
             .is_some_and(|p| over(self.by_peer.get(&p), config.max_in_flight_per_peer))
         {
             Some("this client address")
+        } else if ticket.principal.as_ref().is_some_and(|p| {
+            over(
+                self.by_principal.get(&**p),
+                config.max_in_flight_per_principal,
+            )
+        }) {
+            Some("this user")
         } else {
             None
         };
@@ -72,7 +82,7 @@ impl Load {
     }
 
     /// Counts a request admitted under `ticket`
-    pub(crate) fn acquire(&mut self, ticket: Ticket) {
+    pub(crate) fn acquire(&mut self, ticket: &Ticket) {
         self.total += 1;
         if let Some(c) = ticket.connection {
             *self.by_connection.entry(c).or_default() += 1;
@@ -80,16 +90,22 @@ impl Load {
         if let Some(p) = ticket.peer {
             *self.by_peer.entry(p).or_default() += 1;
         }
+        if let Some(p) = &ticket.principal {
+            *self.by_principal.entry(Arc::clone(p)).or_default() += 1;
+        }
     }
 
     /// A request counted under `ticket` ended
-    pub(crate) fn release(&mut self, ticket: Ticket) {
+    pub(crate) fn release(&mut self, ticket: &Ticket) {
         self.total = self.total.saturating_sub(1);
         if let Some(c) = ticket.connection {
             decrement(&mut self.by_connection, c);
         }
         if let Some(p) = ticket.peer {
             decrement(&mut self.by_peer, p);
+        }
+        if let Some(p) = &ticket.principal {
+            decrement(&mut self.by_principal, Arc::clone(p));
         }
     }
 }

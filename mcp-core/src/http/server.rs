@@ -86,7 +86,7 @@ impl Exchange {
 }
 
 /// A request in progress: its stream, and what the in-flight caps count it under
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct InFlight {
     stream: u64,
     ticket: Ticket,
@@ -576,11 +576,11 @@ impl HttpServer {
         let ticket = source.ticket();
         if let Err(response) = self
             .load
-            .admit(&self.config, ticket, None, Some(&request.id))
+            .admit(&self.config, &ticket, None, Some(&request.id))
         {
             return Reply::Complete(response);
         }
-        self.load.acquire(ticket);
+        self.load.acquire(&ticket);
         let key = SessionKey::STATELESS;
         let conn = self
             .conns
@@ -631,7 +631,7 @@ impl HttpServer {
             },
             None => match &message {
                 Message::Request(r) if r.method == "initialize" => {
-                    if let Err(response) = self.load.admit(&self.config, ticket, None, id.as_ref())
+                    if let Err(response) = self.load.admit(&self.config, &ticket, None, id.as_ref())
                     {
                         return Reply::Complete(response);
                     }
@@ -678,11 +678,11 @@ impl HttpServer {
         );
         if let Err(response) = self
             .load
-            .admit(&self.config, ticket, Some(session_load), Some(&id))
+            .admit(&self.config, &ticket, Some(session_load), Some(&id))
         {
             return Reply::Complete(response);
         }
-        self.load.acquire(ticket);
+        self.load.acquire(&ticket);
         let no = conn.next_stream;
         conn.next_stream += 1;
         conn.streams.insert(no, EventStream::new(limit));
@@ -843,7 +843,7 @@ impl HttpServer {
         let Some(in_flight) = conn.by_request.remove(request) else {
             return;
         };
-        self.load.release(in_flight.ticket);
+        self.load.release(&in_flight.ticket);
         let Some(stream) = conn.streams.get_mut(&in_flight.stream) else {
             return;
         };
@@ -925,7 +925,7 @@ impl HttpServer {
             self.idle.remove(&(at, key));
         }
         for in_flight in conn.by_request.values() {
-            self.load.release(in_flight.ticket);
+            self.load.release(&in_flight.ticket);
         }
         self.dirty.remove(&key);
         for stream in conn.streams.values() {
@@ -1054,7 +1054,7 @@ impl HttpServer {
         let (no, answer) = match relation {
             Relation::Answer(id) => match conn.by_request.remove(&id) {
                 Some(in_flight) => {
-                    self.load.release(in_flight.ticket);
+                    self.load.release(&in_flight.ticket);
                     (Some(in_flight.stream), true)
                 }
                 None => (None, false),
@@ -1238,7 +1238,7 @@ impl HttpServer {
         }
         if let Some(internal) = stream.internal_id {
             if let Some(in_flight) = conn.by_request.remove(&internal) {
-                self.load.release(in_flight.ticket);
+                self.load.release(&in_flight.ticket);
             }
             let params = serde_json::json!({
                 "requestId": internal,

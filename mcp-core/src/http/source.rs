@@ -3,6 +3,7 @@
 //! bound to the principal that created it)
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 /// Where an HTTP request came from: give one to every
 /// [`HttpServer::handle_request`](super::HttpServer::handle_request)
@@ -47,6 +48,7 @@ impl Source {
         Ticket {
             connection: self.peer,
             peer: self.peer.map(|a| peer_key(a.ip())),
+            principal: self.principal.clone().map(Arc::new),
         }
     }
 }
@@ -73,10 +75,11 @@ impl Principal {
 }
 
 /// The keys a request in progress is counted under; released with it
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Ticket {
     pub(crate) connection: Option<SocketAddr>,
     pub(crate) peer: Option<IpAddr>,
+    pub(crate) principal: Option<Arc<Principal>>,
 }
 
 /// A client address as the per-peer cap sees it: an IPv4 address (also when mapped into

@@ -339,3 +339,20 @@ fn a_call_that_just_ended_counts_as_recent_use() {
     assert!(!ok(&mut kit, &b, 3), "b went");
     assert!(ok(&mut kit, &a, 4), "a stays");
 }
+
+#[test]
+fn one_user_cannot_take_the_capacity_from_behind_any_address() {
+    let mut config = caps(100, 100);
+    config.max_in_flight_per_principal = 1;
+    let mut kit = Kit::with_config(config);
+    let alice_here = from("10.0.0.1:1000").with_principal(user("alice"));
+    let alice_there = from("10.0.0.2:1000").with_principal(user("alice"));
+    let bob_here = from("10.0.0.1:1001").with_principal(user("bob"));
+    let held = call_from(&mut kit, alice_here, 1, "slow").unwrap_err();
+    refused(call_from(&mut kit, alice_there.clone(), 2, "echo"), 429, 2);
+    let r = call_from(&mut kit, bob_here, 3, "echo");
+    answered(&kit, r);
+    kit.close(held);
+    let r = call_from(&mut kit, alice_there, 4, "echo");
+    answered(&kit, r);
+}

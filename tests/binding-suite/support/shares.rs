@@ -396,3 +396,47 @@ pub(crate) fn sessions_belong_to_their_user(resource: &str, issuer: &str) {
         200
     );
 }
+
+/// A 2026 call of `tool` from `from` with `authorization`
+#[cfg(feature = "auth")]
+fn call_as(
+    resource: &str,
+    from: IpAddr,
+    authorization: &str,
+    id: u64,
+    tool: &str,
+    hold_it: bool,
+) -> Result<Response, TcpStream> {
+    let (mut headers, body) = modern_call(id, tool, hold_it);
+    headers.push(("Authorization", authorization.to_owned()));
+    let headers = with_json(&headers);
+    if hold_it {
+        Err(hold(resource, from, "POST", &headers, &body))
+    } else {
+        Ok(request(resource, from, "POST", &headers, &body))
+    }
+}
+
+/// The protected server at `resource` (`hello` and `slow`; at most 1 request in progress per
+/// principal): alice's slow call takes her share wherever she calls from (429), bob is
+/// served, and her share comes back when the call's response closes
+#[cfg(feature = "auth")]
+pub(crate) fn one_user_cannot_take_the_capacity(resource: &str, issuer: &str) {
+    let alice = format!("Bearer {}", token_for(issuer, resource, "alice"));
+    let bob = format!("Bearer {}", token_for(issuer, resource, "bob"));
+    let hello = |r: &Response| {
+        r.0 == 200
+            && messages(&r.2)
+                .last()
+                .is_some_and(|m| m["result"]["content"][0]["text"] == "hello")
+    };
+    let held = call_as(resource, client(2), &alice, 1, "slow", true).unwrap_err();
+    let elsewhere = call_as(resource, client(3), &alice, 2, "hello", false).unwrap();
+    refused(&elsewhere, 429, 2);
+    let bobs = call_as(resource, client(2), &bob, 3, "hello", false).unwrap();
+    assert!(hello(&bobs), "{bobs:?}");
+    drop(held);
+    eventually("alice's share comes back", || {
+        hello(&call_as(resource, client(3), &alice, 4, "hello", false).unwrap())
+    });
+}
