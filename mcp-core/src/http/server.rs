@@ -822,6 +822,10 @@ impl HttpServer {
         if conn.wire != Wire::Stateful {
             return;
         }
+        if conn.by_request.is_empty() && conn.by_request.capacity() > 0 {
+            // An idle session keeps no table for requests (a few hundred bytes each).
+            conn.by_request = HashMap::new();
+        }
         let want = (!conn.busy()).then_some(conn.touched);
         if conn.lru != want {
             if let Some(at) = conn.lru.take() {
