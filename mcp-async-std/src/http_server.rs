@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, ReadDeadline};
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, Principal, ReadDeadline, Source};
 use mcp_sansio_shared::chan;
 use mcp_sansio_shared::http::{Fields, Piece, out_of_resources};
 use mcp_sansio_shared::http_server::Actor;
@@ -50,18 +50,23 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What a protected server answers instead of serving the request (the metadata, or a
-/// refusal of a missing or bad token), if anything
+/// refusal of a missing or bad token) as `Err`; else the principal of the request's
+/// verified token (`None` on a server without protection)
 #[cfg(feature = "auth")]
 async fn denied(
     protection: Option<&Protection>,
     method: &str,
     path: &str,
     headers: &Fields,
-) -> Option<HttpResponse> {
-    let check = protection?.admit(method, path, headers);
-    h1::within(VERIFY_TIMEOUT, check)
-        .await
-        .unwrap_or_else(|| Some(HttpResponse::empty(503)))
+) -> Result<Option<Principal>, HttpResponse> {
+    let Some(protection) = protection else {
+        return Ok(None);
+    };
+    let check = protection.admit(method, path, headers);
+    match h1::within(VERIFY_TIMEOUT, check).await {
+        Some(verdict) => verdict.map(Some),
+        None => Err(HttpResponse::empty(503)),
+    }
 }
 
 /// Without the `auth` feature no server is protected
@@ -71,8 +76,11 @@ async fn denied(
     _: &str,
     _: &str,
     _: &Fields,
-) -> Option<HttpResponse> {
-    protection.map(|never| match *never {})
+) -> Result<Option<Principal>, HttpResponse> {
+    match protection {
+        Some(never) => match *never {},
+        None => Ok(None),
+    }
 }
 
 /// A running HTTP server: its address, and the way to stop it
@@ -120,7 +128,7 @@ impl Drop for HttpServerHandle {
 enum Accepted {
     /// A connection slot is free (`false`: the slots are gone, the server stops)
     Slot(bool),
-    Conn(io::Result<TcpStream>),
+    Conn(io::Result<(TcpStream, SocketAddr)>),
     Stop,
 }
 
@@ -158,14 +166,14 @@ pub(crate) async fn serve(
             if !matches!(slot, Accepted::Slot(true)) {
                 break;
             }
-            let accepted = async { Accepted::Conn(listener.accept().await.map(|(s, _)| s)) }
+            let accepted = async { Accepted::Conn(listener.accept().await) }
                 .or(async {
                     let _ = stopped.recv().await;
                     Accepted::Stop
                 })
                 .await;
-            let stream = match accepted {
-                Accepted::Conn(Ok(stream)) => stream,
+            let (stream, peer) = match accepted {
+                Accepted::Conn(Ok(accepted)) => accepted,
                 Accepted::Conn(Err(e)) => {
                     let _ = freed.try_recv();
                     if out_of_resources(&e) {
@@ -191,7 +199,7 @@ pub(crate) async fn serve(
             let edge = Arc::clone(&edge);
             let freed = freed.clone();
             smol::spawn(async move {
-                connection(stream, to_actor, limit, &edge, draining, protection).await;
+                connection(stream, peer, to_actor, limit, &edge, draining, protection).await;
                 let _ = freed.try_recv();
                 drop(alive);
             })
@@ -310,6 +318,7 @@ enum Idle {
 /// Serves the requests of one connection, one after the other, until it closes
 async fn connection(
     stream: TcpStream,
+    peer: SocketAddr,
     to_actor: Sender<ToActor>,
     limit: usize,
     edge: &HttpConfig,
@@ -356,15 +365,18 @@ async fn connection(
                 keep_alive,
             } => {
                 // A protected server answers the metadata and refuses bad tokens itself.
-                if let Some(response) = denied(protection.as_ref(), &method, &path, &headers).await
-                {
-                    if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
-                        return;
+                let principal = match denied(protection.as_ref(), &method, &path, &headers).await {
+                    Ok(principal) => principal,
+                    Err(response) => {
+                        if !send_whole(&mut conn, &response, !keep_alive).await || !keep_alive {
+                            return;
+                        }
+                        clock.response_written(Instant::now());
+                        continue;
                     }
-                    clock.response_written(Instant::now());
-                    continue;
-                }
+                };
                 let msg = ToActor::Request {
+                    source: Source::from_peer(peer).with_principal(principal),
                     method,
                     headers,
                     body,

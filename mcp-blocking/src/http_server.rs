@@ -37,7 +37,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use futures_lite::future::block_on;
 use futures_lite::io::AssertAsync;
 use mcp_sansio::ServerConfig;
-use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline};
+use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline, Source};
 use mcp_sansio_shared::h1::{self, Body, Conn, Framing, ReadError};
 use mcp_sansio_shared::http::{Channels, Fields, Piece, ServerFront, out_of_resources};
 
@@ -51,7 +51,12 @@ pub(crate) enum Protection {}
 #[cfg(not(feature = "auth"))]
 impl Protection {
     /// What `auth`'s protection answers instead of serving the request; never called here
-    fn admit_blocking(&self, _: &str, _: &str, _: &Fields) -> Option<HttpResponse> {
+    fn admit_blocking(
+        &self,
+        _: &str,
+        _: &str,
+        _: &Fields,
+    ) -> Result<mcp_sansio::http::Principal, HttpResponse> {
         match *self {}
     }
 }
@@ -173,8 +178,8 @@ pub(crate) fn serve(
                     if stopping.load(Ordering::SeqCst) {
                         return;
                     }
-                    let stream = match accepted {
-                        Ok((stream, _)) => stream,
+                    let (stream, peer) = match accepted {
+                        Ok(accepted) => accepted,
                         Err(e) => {
                             slots.release();
                             if out_of_resources(&e) {
@@ -196,7 +201,10 @@ pub(crate) fn serve(
                             .name("mcp-http-conn".into())
                             .spawn(move || {
                                 let _slot = slot;
-                                connection(stream, &to_actor, limit, &edge, stopping, protection);
+                                let source = Source::from_peer(peer);
+                                connection(
+                                    stream, &source, &to_actor, limit, &edge, stopping, protection,
+                                );
                             });
                     if spawned.is_err() {
                         // No thread for it: the connection (and its slot) are dropped.
@@ -466,6 +474,7 @@ fn receive(
 /// Serves the requests of one connection, one after the other, until it closes
 fn connection(
     stream: TcpStream,
+    source: &Source,
     to_actor: &Sender<Input>,
     limit: usize,
     edge: &HttpConfig,
@@ -507,19 +516,24 @@ fn connection(
                 keep_alive,
             } => {
                 // A protected server answers the metadata and refuses bad tokens itself.
-                let denial = protection
+                let admitted = protection
                     .as_ref()
-                    .and_then(|p| p.admit_blocking(&method, &path, &headers));
-                if let Some(response) = denial {
-                    if !send_whole(&mut conn, &response, !keep_alive) || !keep_alive {
-                        return;
+                    .map(|p| p.admit_blocking(&method, &path, &headers))
+                    .transpose();
+                let principal = match admitted {
+                    Ok(principal) => principal,
+                    Err(response) => {
+                        if !send_whole(&mut conn, &response, !keep_alive) || !keep_alive {
+                            return;
+                        }
+                        clock.response_written(Instant::now());
+                        continue;
                     }
-                    clock.response_written(Instant::now());
-                    continue;
-                }
+                };
                 let head_only = method == "HEAD";
                 let (reply, answer) = crossbeam_channel::bounded(1);
                 let msg = ToActor::Request {
+                    source: source.clone().with_principal(principal),
                     method,
                     headers,
                     body,

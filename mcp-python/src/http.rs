@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_sansio::http::{
     ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, SessionIdSource,
-    session_id_from_bytes,
+    Source, session_id_from_bytes,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -84,7 +84,8 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,
         max_body_size=None, idle_timeout=None, retry=None, keepalive=None,
         header_read_timeout=None, body_read_timeout=None, keep_alive_timeout=None,
-        max_connections=None, accept_backoff=None))]
+        max_connections=None, accept_backoff=None, max_sessions=None,
+        max_in_flight=None, max_in_flight_per_peer=None, max_in_flight_per_connection=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -101,6 +102,10 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         keep_alive_timeout: Option<f64>,
         max_connections: Option<usize>,
         accept_backoff: Option<f64>,
+        max_sessions: Option<usize>,
+        max_in_flight: Option<usize>,
+        max_in_flight_per_peer: Option<usize>,
+        max_in_flight_per_connection: Option<usize>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
@@ -142,6 +147,23 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         }
         if let Some(n) = max_connections {
             http_config.max_connections = n.max(1);
+        }
+        let caps = [
+            (max_sessions, &mut http_config.max_sessions),
+            (max_in_flight, &mut http_config.max_in_flight),
+            (
+                max_in_flight_per_peer,
+                &mut http_config.max_in_flight_per_peer,
+            ),
+            (
+                max_in_flight_per_connection,
+                &mut http_config.max_in_flight_per_connection,
+            ),
+        ];
+        for (given, field) in caps {
+            if let Some(n) = given {
+                *field = n;
+            }
         }
         let start = clock.instant(now);
         let mut http = HttpServer::new(Arc::new(http_config), Arc::clone(&config.config), start);
@@ -226,9 +248,10 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     }
 
     /// Serves one HTTP request (`method` such as `"POST"`, headers as `(name, value)`
-    /// pairs, the whole body): `("complete", status, headers, body)`, or `("open",
-    /// exchange)` whose pieces come from `next_output()`
-    #[pyo3(signature = (method, headers, body, now=None))]
+    /// pairs, the whole body; `peer` the client's `(host, port)` on the connection, for the
+    /// in-flight caps per connection and per client address): `("complete", status,
+    /// headers, body)`, or `("open", exchange)` whose pieces come from `next_output()`
+    #[pyo3(signature = (method, headers, body, now=None, peer=None))]
     fn handle_request<'py>(
         &mut self,
         py: Python<'py>,
@@ -236,16 +259,27 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         headers: Vec<(String, FieldValue)>,
         body: &[u8],
         now: Option<f64>,
+        peer: Option<(String, u16)>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let now = self.clock.instant(now);
         let headers: Vec<(String, Vec<u8>)> = headers
             .into_iter()
             .map(|(n, v)| (n, v.into_bytes()))
             .collect();
-        match self
-            .http
-            .handle_request(now, method, headers.as_slice(), body, &mut self.ids)
-        {
+        let source = peer
+            .and_then(|(host, port)| {
+                let ip = host.split('%').next()?.parse::<std::net::IpAddr>().ok()?;
+                Some(Source::from_peer(std::net::SocketAddr::new(ip, port)))
+            })
+            .unwrap_or_else(Source::unknown);
+        match self.http.handle_request(
+            now,
+            &source,
+            method,
+            headers.as_slice(),
+            body,
+            &mut self.ids,
+        ) {
             Reply::Complete(r) => complete(py, r),
             Reply::Open(ex) => {
                 let n = self.exchanges.number(ex);

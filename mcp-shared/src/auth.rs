@@ -19,7 +19,7 @@ use mcp_sansio::auth::{
     TokenStore,
 };
 use mcp_sansio::http::protected::{Gate, ResourceServer};
-use mcp_sansio::http::{Headers, HttpResponse};
+use mcp_sansio::http::{Headers, HttpResponse, Principal};
 
 /// The largest response body accepted from an authorization endpoint
 pub const MAX_RESPONSE_BODY: usize = 1024 * 1024;
@@ -371,21 +371,25 @@ impl<V> Protection<V> {
     }
 
     /// The answer to a request before the MCP server sees it, with an async verifier:
-    /// `None` lets it through
+    /// `Err` answers it instead; `Ok` lets it through with the principal of its token, for
+    /// the core's [`Source`](mcp_sansio::http::Source) (its sessions are bound to it)
+    ///
+    /// # Errors
+    /// The response to send instead: the metadata document, 401 or 403.
     pub async fn admit<F, Fut>(
         &self,
         method: &str,
         path: &str,
         headers: &(impl Headers + ?Sized),
-    ) -> Option<HttpResponse>
+    ) -> Result<Principal, HttpResponse>
     where
         V: Deref<Target = F>,
         F: Fn(String) -> Fut + ?Sized,
         Fut: Future<Output = Result<VerifiedToken, String>>,
     {
         match self.check(method, path, headers) {
-            Check::Answer(answer) => Some(answer),
-            Check::Verify(verifier, token) => self.verdict(&verifier(token.to_owned()).await),
+            Check::Answer(answer) => Err(answer),
+            Check::Verify(verifier, token) => self.admitted(&verifier(token.to_owned()).await),
         }
     }
 
@@ -395,14 +399,28 @@ impl<V> Protection<V> {
         method: &str,
         path: &str,
         headers: &(impl Headers + ?Sized),
-    ) -> Option<HttpResponse>
+    ) -> Result<Principal, HttpResponse>
     where
         V: Deref<Target = F>,
         F: Fn(&str) -> Result<VerifiedToken, String> + ?Sized,
     {
         match self.check(method, path, headers) {
-            Check::Answer(answer) => Some(answer),
-            Check::Verify(verifier, token) => self.verdict(&verifier(token)),
+            Check::Answer(answer) => Err(answer),
+            Check::Verify(verifier, token) => self.admitted(&verifier(token)),
+        }
+    }
+
+    /// [`verdict`](Self::verdict) as [`admit`](Self::admit) answers it
+    fn admitted(
+        &self,
+        verified: &Result<VerifiedToken, String>,
+    ) -> Result<Principal, HttpResponse> {
+        if let Some(denial) = self.verdict(verified) {
+            return Err(denial);
+        }
+        match verified {
+            Ok(token) => Ok(token.principal()),
+            Err(why) => Err(self.rules.invalid_token(why).into()),
         }
     }
 
@@ -615,8 +633,10 @@ impl DpopSigner for DpopKey {
 pub struct VerifiedToken {
     /// The scopes the token grants
     pub scopes: Vec<String>,
-    /// Who it was issued to (`sub` or the client id), if known
+    /// The user it stands for (`sub`), if known
     pub subject: Option<String>,
+    /// The OAuth client it was issued to (`client_id`, or `azp`), if known
+    pub client_id: Option<String>,
 }
 
 impl VerifiedToken {
@@ -625,7 +645,14 @@ impl VerifiedToken {
         Self {
             scopes,
             subject: None,
+            client_id: None,
         }
+    }
+
+    /// Who it belongs to: its subject and client id; a 2025 session it creates answers only
+    /// requests with a token of the same principal (others get 404)
+    pub fn principal(&self) -> Principal {
+        Principal::new(self.subject.clone(), self.client_id.clone())
     }
 }
 
@@ -663,6 +690,10 @@ pub fn verify_jwt(
     };
     let mut verified = VerifiedToken::new(scopes);
     verified.subject = claims["sub"].as_str().map(str::to_owned);
+    verified.client_id = claims["client_id"]
+        .as_str()
+        .or_else(|| claims["azp"].as_str())
+        .map(str::to_owned);
     Ok(verified)
 }
 

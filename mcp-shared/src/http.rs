@@ -15,7 +15,7 @@ use std::time::Instant;
 use mcp_sansio::auth::{AuthAction, AuthResponse};
 use mcp_sansio::http::{
     ClientTransport, ExchangeId, HttpConfig, HttpRequest, HttpResponse, HttpServer, Output, Reply,
-    ResponseHead, SessionIdSource, SessionKey, StreamId, session_id_from_bytes,
+    ResponseHead, SessionIdSource, SessionKey, Source, StreamId, session_id_from_bytes,
 };
 use mcp_sansio::schema::Tool;
 use mcp_sansio::{ClientEvent, ClientSession, ServerConfig, ServerEvent, ServerSession};
@@ -78,6 +78,9 @@ pub enum Answer<C: Channels> {
 pub enum ToActor<C: Channels> {
     /// A request, read whole
     Request {
+        /// Where it came from: the connection's peer address, and the principal of its
+        /// verified token on a protected server
+        source: Source,
         /// The method
         method: String,
         /// The header fields, in order, every value as it came (the rules answer 400 for one
@@ -180,14 +183,20 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
     pub fn on_conn(&mut self, now: Instant, msg: ToActor<C>) {
         match msg {
             ToActor::Request {
+                source,
                 method,
                 headers,
                 body,
                 reply,
             } => {
-                let answer =
-                    self.http
-                        .handle_request(now, &method, &headers, body.as_ref(), &mut self.ids);
+                let answer = self.http.handle_request(
+                    now,
+                    &source,
+                    &method,
+                    &headers,
+                    body.as_ref(),
+                    &mut self.ids,
+                );
                 match answer {
                     Reply::Complete(response) => {
                         C::reply(reply, Answer::Complete(response));
@@ -208,6 +217,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             }
             ToActor::Closed(exchange) => {
                 self.exchanges.remove(&exchange);
+                shrink(&mut self.exchanges);
                 self.http.handle_closed(now, exchange);
             }
             ToActor::Stop => {}
@@ -244,6 +254,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                     }
                     Output::End { exchange } => {
                         self.exchanges.remove(&exchange);
+                        shrink(&mut self.exchanges);
                     }
                     _ => {}
                 }
@@ -260,6 +271,14 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         for peer in self.peers.values_mut() {
             peer.abort_all();
         }
+    }
+}
+
+/// Gives memory back after a burst of open responses: a map a quarter full or less shrinks
+/// to half
+fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
+    if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
+        map.shrink_to(map.len() * 2);
     }
 }
 
@@ -729,6 +748,7 @@ mod tests {
         }
         let (reply, answer) = mpsc::channel();
         let msg = ToActor::Request {
+            source: Source::unknown(),
             method: method.to_owned(),
             headers: headers
                 .into_iter()

@@ -32,7 +32,9 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_sansio::http::{ExchangeId, Expiry, HttpConfig, HttpResponse, ReadDeadline, ReadPhase};
+use mcp_sansio::http::{
+    ExchangeId, Expiry, HttpConfig, HttpResponse, ReadDeadline, ReadPhase, Source,
+};
 use mcp_sansio_shared::chan::{self, Receiver, Sender};
 use mcp_sansio_shared::http::{Piece, out_of_resources, request_fields, response};
 use mcp_sansio_shared::http_server::Actor;
@@ -118,8 +120,8 @@ pub(crate) async fn serve(
                 accepted = listener.accept() => accepted,
                 _ = &mut stopped => break,
             };
-            let stream = match accepted {
-                Ok((stream, _)) => stream,
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
                 Err(e) if out_of_resources(&e) => {
                     // Out of descriptors: wait for connections to close (the read deadlines
                     // close the ones that hold them) instead of spinning.
@@ -144,6 +146,7 @@ pub(crate) async fn serve(
                 let edge = Arc::clone(&edge);
                 service_fn(move |req| {
                     let ctx = Exchange {
+                        source: Source::from_peer(peer),
                         to_actor: to_actor.clone(),
                         limit,
                         protection: protection.clone(),
@@ -318,6 +321,8 @@ type Answer = mcp_sansio_shared::http_server::Answer<Bytes>;
 
 /// What each exchange of a connection needs
 struct Exchange {
+    /// Where the request comes from (the principal is added once its token is verified)
+    source: Source,
     to_actor: Sender<ToActor>,
     limit: usize,
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
@@ -332,6 +337,8 @@ async fn exchange(
     ctx: Exchange,
 ) -> Result<Response<ResponseBody>, Infallible> {
     let Exchange {
+        #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
+        mut source,
         to_actor,
         limit,
         protection,
@@ -343,10 +350,11 @@ async fn exchange(
     let method = req.method().as_str().to_owned();
     let headers = request_fields(req.headers());
     #[cfg(feature = "auth")]
-    if let Some(protection) = protection
-        && let Some(denial) = protection.admit(&method, req.uri().path(), &headers).await
-    {
-        return Ok(whole(denial, done));
+    if let Some(protection) = protection {
+        match protection.admit(&method, req.uri().path(), &headers).await {
+            Ok(principal) => source = source.with_principal(Some(principal)),
+            Err(denial) => return Ok(whole(denial, done)),
+        }
     }
     #[cfg(not(feature = "auth"))]
     let _ = protection;
@@ -354,6 +362,7 @@ async fn exchange(
     let body = tokio::time::timeout(body_timeout, Limited::new(req.into_body(), limit).collect());
     let msg = match body.await {
         Ok(Ok(body)) => ToActor::Request {
+            source,
             method,
             headers,
             body: body.to_bytes(),

@@ -156,6 +156,26 @@
 //! Header hygiene is the core's: a request with two `Host` fields, or a header value that is
 //! not UTF-8, gets 400 with a JSON-RPC error naming the problem.
 //!
+//! How the server shares itself out (the core's rules, so every binding behaves the same;
+//! each is an [`HttpConfig`](mcp_sansio::http::HttpConfig) field):
+//!
+//! | field | default | past it |
+//! |---|---|---|
+//! | `max_in_flight_per_connection` | 128 | 429 + `Retry-After` |
+//! | `max_in_flight_per_peer` (one IPv4 address or IPv6 /64) | 1024 | 429 + `Retry-After` |
+//! | `max_in_flight_per_principal` (one token subject and client id, protected servers) | 1024 | 429 + `Retry-After` |
+//! | `max_in_flight` (the whole endpoint, both wires) | 4096 | 503 + `Retry-After` |
+//! | `retry_after` | 1 s | the `Retry-After` value |
+//! | `max_sessions` (2025 wire) | 1024 | the least recently used idle session is closed for the new client; 503 + `Retry-After` only when every session is busy |
+//! | `idle_timeout` (2025 wire) | 30 min | the session is closed |
+//!
+//! A request is in progress from its POST until its answer is queued, the client cancels it
+//! (2026: closes the response; 2025: `notifications/cancelled`) or its session ends; a 2025
+//! session is busy (never evicted) while a request of it is in progress or a response of it
+//! is open. Clients behind one proxy share its address's cap. On a protected server each
+//! 2025 session belongs to the principal (token subject and client id) that created it: a
+//! request for it with another user's valid token gets 404, like an unknown session.
+//!
 //! # Handlers and their Context
 //!
 //! Every handler gets a [`Context`] for its request, with the same code in both eras:

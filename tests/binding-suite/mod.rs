@@ -31,6 +31,8 @@ mod input;
 mod logging;
 #[cfg(feature = "auth")]
 mod protected;
+#[cfg(feature = "http")]
+mod shares;
 mod tasks;
 #[cfg(feature = "schemars")]
 mod typed;

@@ -5,6 +5,7 @@
 //! agent, gets a token and calls the tool
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jsonwebtoken::DecodingKey;
@@ -14,9 +15,11 @@ use mcp_sansio::schema::{CallToolResult, Tool};
 use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
 use serde_json::Map;
 
+use super::slow_tool;
 use super::support::oauth::{
     AuthorizationServer, REDIRECT, SECRET, free_port, rules, tokens_are_checked, validation,
 };
+use super::support::shares::{one_user_cannot_take_the_capacity, sessions_belong_to_their_user};
 use crate::binding::{
     Client, ClientOptions, HttpServerHandle, OAuthOptions, Protection, Server, headless_user_agent,
     jwt_verifier,
@@ -27,6 +30,11 @@ dialect_fn! {
     /// A server named `protected` with one tool, `hello`, behind `issuer`'s tokens: its handle
     /// and its resource URL
     async fn protected(issuer: &str) -> (HttpServerHandle, String) {
+        aw!(protected_with(issuer, HttpConfig::default()))
+    }
+
+    /// [`protected`] under `config`, with `slow` too (progress, then a long wait)
+    async fn protected_with(issuer: &str, config: HttpConfig) -> (HttpServerHandle, String) {
         let port = free_port();
         let resource = format!("http://127.0.0.1:{port}/mcp");
         let verifier = jwt_verifier(
@@ -38,11 +46,11 @@ dialect_fn! {
                 Tool::new("hello", Map::new()),
                 handler!(|_cx, _args| { Ok(CallToolResult::text("hello")) }),
             )
-            .unwrap()
-            .build();
+            .unwrap();
+        let server = slow_tool(server, Arc::default()).build();
         let handle = aw!(server.serve_http_protected(
             SocketAddr::from(([127, 0, 0, 1], port)),
-            HttpConfig::default(),
+            config,
             Protection::new(rules(&resource, issuer), verifier),
         ))
         .unwrap();
@@ -57,6 +65,35 @@ fn tokens_are_checked_before_the_mcp_server_runs() {
         let (handle, resource) = aw!(protected(issuer));
         // The raw requests block: they go from a thread of their own.
         aw!(rt::unblock(move || tokens_are_checked(&resource, issuer)));
+        aw!(handle.shutdown());
+    });
+}
+
+#[test]
+fn a_session_answers_only_the_user_whose_token_made_it() {
+    rt::block_on(async {
+        let issuer = "http://127.0.0.1:1";
+        let (handle, resource) = aw!(protected(issuer));
+        aw!(rt::unblock(move || sessions_belong_to_their_user(
+            &resource, issuer
+        )));
+        aw!(handle.shutdown());
+    });
+}
+
+#[test]
+fn one_user_cannot_take_the_requests_in_progress_from_any_address() {
+    rt::block_on(async {
+        let issuer = "http://127.0.0.1:1";
+        let mut config = HttpConfig::default();
+        config.max_in_flight_per_principal = 1;
+        if let Some(keepalive) = rt::HTTP_KEEPALIVE {
+            config.keepalive = Some(keepalive);
+        }
+        let (handle, resource) = aw!(protected_with(issuer, config));
+        aw!(rt::unblock(move || one_user_cannot_take_the_capacity(
+            &resource, issuer
+        )));
         aw!(handle.shutdown());
     });
 }

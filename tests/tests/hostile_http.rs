@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_interop::hostile::{self, Got, MAX_BODY};
-use mcp_sansio::http::{HttpConfig, HttpServer, Output, Reply};
+use mcp_sansio::http::{HttpConfig, HttpServer, Output, Reply, Source};
 use mcp_sansio::schema::{CallToolResult, Tool};
 use mcp_sansio::{Implementation, ServerConfig, ServerEvent};
 use serde_json::{Value, json};
@@ -43,7 +43,14 @@ fn core_exchange(http: &mut HttpServer, now: Instant, case: &hostile::Case) -> G
         n += 1;
         n.to_be_bytes()
     };
-    let exchange = match http.handle_request(now, case.method, &headers, &case.body, &mut ids) {
+    let exchange = match http.handle_request(
+        now,
+        &Source::unknown(),
+        case.method,
+        &headers,
+        &case.body,
+        &mut ids,
+    ) {
         Reply::Complete(r) => {
             return Got {
                 status: r.status,

@@ -13,7 +13,9 @@ pub struct HttpConfig {
     /// The largest POST body accepted; larger bodies get 413 (a binding should stop reading
     /// at this size and call [`HttpServer::reject_oversize`](super::HttpServer::reject_oversize))
     pub max_body_size: usize,
-    /// 2025 wire: the most sessions at once; an `initialize` beyond it gets 503
+    /// 2025 wire: the most sessions at once; an `initialize` beyond it first closes the
+    /// least recently used idle session (no request in progress, no response open), and
+    /// gets 503 with `Retry-After` only when every session is busy
     pub max_sessions: usize,
     /// 2025 wire: a session with no open stream and no request for this long is closed
     pub idle_timeout: Duration,
@@ -47,6 +49,24 @@ pub struct HttpConfig {
     /// How long a binding's accept loop pauses when accepting fails for lack of file
     /// descriptors (`EMFILE`, `ENFILE`) or memory, instead of retrying at full CPU
     pub accept_backoff: Duration,
+    /// Both wires: the most requests in progress on the whole endpoint; a request past it
+    /// gets 503 with `Retry-After`. A request is in progress from its POST until its answer
+    /// is queued, the client cancels it (2026: closes the response; 2025:
+    /// `notifications/cancelled`) or its session ends
+    pub max_in_flight: usize,
+    /// Both wires: the most requests in progress from one client address (an IPv4
+    /// address, an IPv6 /64), so one client cannot take all of [`max_in_flight`](Self::max_in_flight);
+    /// a request past it gets 429 with `Retry-After`. Clients behind one proxy or NAT share it
+    pub max_in_flight_per_peer: usize,
+    /// Both wires: the most requests in progress from one connection (HTTP/1.1 carries
+    /// one at a time; this bounds pipelining and multiplexing front ends); past it, 429
+    pub max_in_flight_per_connection: usize,
+    /// The `Retry-After` of a 429 or 503 refusal (whole seconds, at least 1)
+    pub retry_after: Duration,
+    /// Both wires, on a protected server: the most requests in progress with the tokens of
+    /// one [`Principal`](super::Principal) (subject and client id), wherever they come from
+    /// (clients behind one proxy share its address, not this); past it, 429
+    pub max_in_flight_per_principal: usize,
 }
 
 impl Default for HttpConfig {
@@ -65,6 +85,11 @@ impl Default for HttpConfig {
             keep_alive_timeout: Duration::from_secs(60),
             max_connections: 1024,
             accept_backoff: Duration::from_millis(100),
+            max_in_flight: 4096,
+            max_in_flight_per_peer: 1024,
+            max_in_flight_per_connection: 128,
+            retry_after: Duration::from_secs(1),
+            max_in_flight_per_principal: 1024,
         }
     }
 }

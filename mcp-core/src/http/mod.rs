@@ -12,7 +12,10 @@
 //!   and the status mapping, progress and logs on the request's own response, cancellation
 //!   by closing it.
 //! - DNS-rebinding protection ([`HostPolicy`]) on both; header hygiene (a value that is
-//!   not UTF-8, two `Host` fields: 400).
+//!   not UTF-8, two `Host` fields: 400); requests in progress capped per connection, per
+//!   client address and in all (429 and 503 with `Retry-After`), by the [`Source`] the
+//!   binding gives with each request; 2025 sessions bound to the [`Principal`] that created
+//!   them, the least recently used idle one closed for a new client at `max_sessions`.
 //! - [`ReadDeadline`]: the header-read, body-read and idle keep-alive deadlines of one
 //!   connection, which every binding's server enforces, beside [`HttpConfig::max_connections`].
 //! - [`x_mcp_header`]: which tool arguments a 2026 client mirrors into `Mcp-Param-*` headers,
@@ -34,12 +37,14 @@ mod config;
 mod deadline;
 mod header_value;
 mod headers;
+mod load;
 mod modern;
 mod origin;
 pub mod protected;
 mod response;
 mod server;
 mod session_id;
+mod source;
 mod stream;
 mod transport;
 pub mod x_mcp_header;
@@ -56,6 +61,7 @@ pub use origin::HostPolicy;
 pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
 pub use session_id::{SessionIdSource, session_id_from_bytes};
+pub use source::{Principal, Source};
 pub use transport::{ClientTransport, DEFAULT_MAX_MESSAGE, HttpMethod, HttpRequest, StreamId};
 pub use x_mcp_header::{
     HeaderParam, ToolHeaderError, ToolWarning, filter_tools_list, validate_tool_headers,

@@ -8,9 +8,11 @@ use std::time::Instant;
 use super::classify::{self, Classified, Wire};
 use super::config::HttpConfig;
 use super::headers::{Accepts, Headers, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use super::load::{self, Load};
 use super::modern;
 use super::response::{HttpResponse, ResponseHead, modern_error_status};
 use super::session_id::{SessionIdSource, is_valid_session_id};
+use super::source::{Principal, Source, Ticket};
 use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
 use super::{ExchangeId, SessionKey};
 use super::{HeaderParam, validate_tool_headers};
@@ -83,6 +85,13 @@ impl Exchange {
     }
 }
 
+/// A request in progress: its stream, and what the in-flight caps count it under
+#[derive(Debug, Clone)]
+struct InFlight {
+    stream: u64,
+    ticket: Ticket,
+}
+
 /// One session with its streams
 #[derive(Debug)]
 struct Conn {
@@ -90,14 +99,20 @@ struct Conn {
     wire: Wire,
     /// 2025 wire: the `Mcp-Session-Id`
     session_id: Option<String>,
+    /// 2025 wire: who created the session (with authorization); only they may use it
+    principal: Option<Principal>,
     streams: HashMap<u64, EventStream>,
     /// Requests in progress (by the id the session knows) -> their stream
-    by_request: HashMap<RequestId, u64>,
+    by_request: HashMap<RequestId, InFlight>,
     /// Finished 2025 POST streams, oldest first, kept for late resumption
     finished: VecDeque<u64>,
     next_stream: u64,
     next_internal: i64,
     last_activity: Instant,
+    /// When it was last used, in [`HttpServer::touches`] (orders the idle sessions)
+    touched: u64,
+    /// Its place in [`HttpServer::idle`] while it is there
+    lru: Option<u64>,
 }
 
 impl Conn {
@@ -106,13 +121,23 @@ impl Conn {
             session,
             wire,
             session_id,
+            principal: None,
             streams: HashMap::new(),
             by_request: HashMap::new(),
             finished: VecDeque::new(),
             next_stream: STANDALONE + 1,
             next_internal: 1,
             last_activity: now,
+            touched: 0,
+            lru: None,
         }
+    }
+
+    /// Whether it has work in flight: a request in progress (its handler runs, or waits
+    /// for input) or a response open (a client is reading a stream); such a session is
+    /// never evicted for a new one
+    fn busy(&self) -> bool {
+        !self.by_request.is_empty() || self.attached()
     }
 
     fn attached(&self) -> bool {
@@ -142,7 +167,11 @@ impl Conn {
 ///   which the stream ends. Everything else goes on the standalone GET stream, or waits
 ///   (bounded) until one opens. Event ids are `<stream>-<seq>`; a GET with `Last-Event-ID`
 ///   replays the rest of that stream. Closing a response is not a cancellation here.
-///   Idle sessions are closed after [`HttpConfig::idle_timeout`].
+///   Idle sessions are closed after [`HttpConfig::idle_timeout`]; at
+///   [`HttpConfig::max_sessions`] a new client's `initialize` closes the least recently used
+///   idle one (no request in progress, no response open) and is refused (503) only when
+///   every session is busy. A session belongs to the [`Principal`] that created it: another
+///   principal's requests for it get 404.
 /// - **2026 wire** (stateless): every POST is one request, validated against its headers
 ///   (the order is in FIXTURES §2.1.2), served by **one long-lived server session** shared
 ///   by all 2026 requests ([`SessionKey::STATELESS`]): modern requests are self-contained,
@@ -152,6 +181,11 @@ impl Conn {
 ///   code: -32601 is 404, request errors 400), else as SSE after the progress and log
 ///   notifications; server requests never go on it. A client closing the response early
 ///   cancels the request (the session sees `notifications/cancelled`).
+///
+/// On both wires the requests in progress are capped per connection, per client address
+/// (the [`Source`] of each request) and in all ([`HttpConfig::max_in_flight`] and the fields
+/// beside it): past a source's cap a request gets 429, past the endpoint's 503, both with
+/// `Retry-After`, before any session sees it.
 #[derive(Debug)]
 pub struct HttpServer {
     config: Arc<HttpConfig>,
@@ -170,6 +204,12 @@ pub struct HttpServer {
     buf: Vec<u8>,
     /// The wall-clock anchor given to every session (task timestamps, sealed-state expiry)
     wall_anchor: Option<(Instant, u64)>,
+    /// Requests in progress, per connection, client address and in all
+    load: Load,
+    /// The idle 2025 sessions, least recently used first: `(touched, key)`
+    idle: BTreeSet<(u64, SessionKey)>,
+    /// Counts uses of sessions (their `touched`)
+    touches: u64,
 }
 
 impl HttpServer {
@@ -181,7 +221,12 @@ impl HttpServer {
             .filter(|v| v.era() == Era::Modern)
             .map(|v| v.as_str())
             .collect();
-        let stateless = ServerSession::new(Arc::clone(&server_config), now);
+        // The shared 2026 session is bounded by the HTTP caps (which answer 429 and 503),
+        // not by the per-session one (which answers inside a 200).
+        let mut shared = (*server_config).clone();
+        let limits = &mut shared.limits;
+        limits.max_in_flight_inbound = limits.max_in_flight_inbound.max(config.max_in_flight);
+        let stateless = ServerSession::new(Arc::new(shared), now);
         let mut conns = HashMap::new();
         conns.insert(
             SessionKey::STATELESS,
@@ -203,6 +248,9 @@ impl HttpServer {
             now,
             buf: Vec::new(),
             wall_anchor: None,
+            load: Load::default(),
+            idle: BTreeSet::new(),
+            touches: 0,
         }
     }
 
@@ -236,6 +284,11 @@ impl HttpServer {
         let conn = self.conns.get_mut(&key)?;
         self.dirty.insert(key);
         Some(&mut conn.session)
+    }
+
+    /// Requests in progress on both wires (see [`HttpConfig::max_in_flight`])
+    pub fn in_flight(&self) -> usize {
+        self.load.total()
     }
 
     /// The key of a 2025 session by its `Mcp-Session-Id`
@@ -278,15 +331,19 @@ impl HttpServer {
         classify::oversize(self.config.max_body_size)
     }
 
-    /// Serves one HTTP request: `method` is the HTTP method, `body` the whole body (empty
-    /// for GET and DELETE)
+    /// Serves one HTTP request: `source` says where it came from (its connection's peer
+    /// address and, on a protected server, the principal of its verified token), `method`
+    /// is the HTTP method, `body` the whole body (empty for GET and DELETE)
     ///
-    /// Returns a complete response (rejections, 202, DELETE) or an open exchange whose
-    /// output comes from [`poll_output`](Self::poll_output). `ids` is asked for a session id
-    /// only when a 2025 `initialize` creates a session.
+    /// Returns a complete response (rejections, 202, DELETE, 429 and 503 past the in-flight
+    /// caps) or an open exchange whose output comes from [`poll_output`](Self::poll_output).
+    /// `ids` is asked for a session id only when a 2025 `initialize` creates a session; the
+    /// session is then bound to `source.principal`, and a request for it from another
+    /// principal gets 404 like an unknown session.
     pub fn handle_request(
         &mut self,
         now: Instant,
+        source: &Source,
         method: &str,
         headers: &(impl Headers + ?Sized),
         body: &[u8],
@@ -298,18 +355,18 @@ impl HttpServer {
             Err(response) => return Reply::Complete(response),
         };
         let reply = match classified {
-            Classified::Get => self.get(headers),
-            Classified::Delete => self.delete(headers),
+            Classified::Get => self.get(source, headers),
+            Classified::Delete => self.delete(source, headers),
             Classified::Post {
                 wire: Wire::Stateless,
                 message,
                 accepts,
-            } => self.post_stateless(headers, message, accepts),
+            } => self.post_stateless(source, headers, message, accepts),
             Classified::Post {
                 wire: Wire::Stateful,
                 message,
                 accepts,
-            } => self.post_stateful(headers, message, accepts, body, ids),
+            } => self.post_stateful(source, headers, message, accepts, body, ids),
         };
         self.flush();
         reply
@@ -456,6 +513,9 @@ impl HttpServer {
     pub fn poll_output(&mut self) -> Option<Output> {
         self.flush();
         let output = self.outputs.pop_front();
+        if output.is_none() && self.outputs.capacity() > 1024 {
+            self.outputs.shrink_to(64);
+        }
         if let Some(Output::Head { exchange, .. } | Output::Body { exchange, .. }) = &output
             && let Some(ex) = self.exchanges.get_mut(exchange)
         {
@@ -470,7 +530,11 @@ impl HttpServer {
     #[must_use]
     pub fn poll_event(&mut self) -> Option<(SessionKey, ServerEvent)> {
         self.flush();
-        self.events.pop_front()
+        let event = self.events.pop_front();
+        if event.is_none() && self.events.capacity() > 1024 {
+            self.events.shrink_to(64);
+        }
+        event
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) should next run
@@ -493,6 +557,7 @@ impl HttpServer {
 
     fn post_stateless(
         &mut self,
+        source: &Source,
         headers: &(impl Headers + ?Sized),
         message: Message,
         accepts: Accepts,
@@ -508,6 +573,14 @@ impl HttpServer {
         {
             return Reply::Complete(response);
         }
+        let ticket = source.ticket();
+        if let Err(response) = self
+            .load
+            .admit(&self.config, &ticket, None, Some(&request.id))
+        {
+            return Reply::Complete(response);
+        }
+        self.load.acquire(&ticket);
         let key = SessionKey::STATELESS;
         let conn = self
             .conns
@@ -521,7 +594,8 @@ impl HttpServer {
         stream.client_id = Some(request.id.clone());
         stream.internal_id = Some(internal.clone());
         conn.streams.insert(no, stream);
-        conn.by_request.insert(internal.clone(), no);
+        conn.by_request
+            .insert(internal.clone(), InFlight { stream: no, ticket });
         let exchange = self.open_exchange(key, no, Mode::Deferred { sse: accepts.sse });
         self.buf.clear();
         jsonrpc::write_request(
@@ -538,6 +612,7 @@ impl HttpServer {
 
     fn post_stateful(
         &mut self,
+        source: &Source,
         headers: &(impl Headers + ?Sized),
         message: Message,
         accepts: Accepts,
@@ -548,16 +623,23 @@ impl HttpServer {
             Message::Request(r) => Some(r.id.clone()),
             _ => None,
         };
+        let ticket = source.ticket();
         let key = match headers.get(MCP_SESSION_ID) {
-            Some(sid) => match self.existing(sid, headers, id.as_ref()) {
+            Some(sid) => match self.existing(sid, source, headers, id.as_ref()) {
                 Ok(key) => key,
                 Err(response) => return Reply::Complete(response),
             },
             None => match &message {
-                Message::Request(r) if r.method == "initialize" => match self.create(ids) {
-                    Ok(key) => key,
-                    Err(response) => return Reply::Complete(response.with_id(id.as_ref())),
-                },
+                Message::Request(r) if r.method == "initialize" => {
+                    if let Err(response) = self.load.admit(&self.config, &ticket, None, id.as_ref())
+                    {
+                        return Reply::Complete(response);
+                    }
+                    match self.create(ids, source.principal.clone()) {
+                        Ok(key) => key,
+                        Err(response) => return Reply::Complete(response.with_id(id.as_ref())),
+                    }
+                }
                 _ => {
                     let error = ErrorObject::invalid_request(format!(
                         "missing {MCP_SESSION_ID}: send initialize first"
@@ -568,9 +650,18 @@ impl HttpServer {
         };
         let sid = self.conns[&key].session_id.clone().unwrap_or_default();
         let Some(id) = id else {
+            let cancelled = match &message {
+                Message::Notification(n) if n.method == "notifications/cancelled" => {
+                    cancelled_request(n.params.as_deref())
+                }
+                _ => None,
+            };
             let conn = self.conns.get_mut(&key).expect("looked up above");
             conn.session.handle_message(self.now, body);
             self.dirty.insert(key);
+            if let Some(request) = cancelled {
+                self.cancel_stateful(key, &request);
+            }
             return Reply::Complete(HttpResponse::empty(202).with_header(MCP_SESSION_ID, sid));
         };
         let limit = self.config.replay_events;
@@ -581,10 +672,21 @@ impl HttpServer {
             ));
             return Reply::Complete(HttpResponse::json_error(400, Some(&id), &error));
         }
+        let session_load = (
+            conn.by_request.len(),
+            self.server_config.limits.max_in_flight_inbound,
+        );
+        if let Err(response) = self
+            .load
+            .admit(&self.config, &ticket, Some(session_load), Some(&id))
+        {
+            return Reply::Complete(response);
+        }
+        self.load.acquire(&ticket);
         let no = conn.next_stream;
         conn.next_stream += 1;
         conn.streams.insert(no, EventStream::new(limit));
-        conn.by_request.insert(id, no);
+        conn.by_request.insert(id, InFlight { stream: no, ticket });
         let mode = if accepts.sse {
             Mode::Sse
         } else {
@@ -600,11 +702,11 @@ impl HttpServer {
         Reply::Open(exchange)
     }
 
-    fn get(&mut self, headers: &(impl Headers + ?Sized)) -> Reply {
+    fn get(&mut self, source: &Source, headers: &(impl Headers + ?Sized)) -> Reply {
         let Some(sid) = headers.get(MCP_SESSION_ID) else {
             return Reply::Complete(no_session("GET"));
         };
-        let key = match self.existing(sid, headers, None) {
+        let key = match self.existing(sid, source, headers, None) {
             Ok(key) => key,
             Err(response) => return Reply::Complete(response),
         };
@@ -657,11 +759,11 @@ impl HttpServer {
         Reply::Open(exchange)
     }
 
-    fn delete(&mut self, headers: &(impl Headers + ?Sized)) -> Reply {
+    fn delete(&mut self, source: &Source, headers: &(impl Headers + ?Sized)) -> Reply {
         let Some(sid) = headers.get(MCP_SESSION_ID) else {
             return Reply::Complete(no_session("DELETE"));
         };
-        let key = match self.existing(sid, headers, None) {
+        let key = match self.existing(sid, source, headers, None) {
             Ok(key) => key,
             Err(response) => return Reply::Complete(response),
         };
@@ -669,14 +771,22 @@ impl HttpServer {
         Reply::Complete(HttpResponse::empty(200))
     }
 
-    /// A session named by `Mcp-Session-Id`, checked against the version header
+    /// A session named by `Mcp-Session-Id`, checked against the principal that created it
+    /// (another principal's request gets the same 404 as an unknown id: the session is not
+    /// theirs, and its existence is not revealed) and the version header
     fn existing(
         &mut self,
         sid: &str,
+        source: &Source,
         headers: &(impl Headers + ?Sized),
         id: Option<&RequestId>,
     ) -> Result<SessionKey, HttpResponse> {
-        let Some(&key) = self.by_session_id.get(sid.trim()) else {
+        let key = self
+            .by_session_id
+            .get(sid.trim())
+            .copied()
+            .filter(|key| self.conns[key].principal == source.principal);
+        let Some(key) = key else {
             let error = ErrorObject::invalid_request("Session not found");
             return Err(HttpResponse::json_error(404, id, &error));
         };
@@ -690,16 +800,99 @@ impl HttpServer {
                 return Err(HttpResponse::json_error(400, id, &error));
             }
         }
-        let conn = self.conns.get_mut(&key).expect("indexed");
-        conn.last_activity = self.now;
+        self.touch(key);
         Ok(key)
     }
 
-    /// A new 2025 session for an `initialize`
-    fn create(&mut self, ids: &mut dyn SessionIdSource) -> Result<SessionKey, HttpResponse> {
+    /// The session was used now: it moves to the back of the idle order
+    fn touch(&mut self, key: SessionKey) {
+        self.touches += 1;
+        if let Some(conn) = self.conns.get_mut(&key) {
+            conn.last_activity = self.now;
+            conn.touched = self.touches;
+            self.dirty.insert(key);
+        }
+    }
+
+    /// Puts a 2025 session in the idle order, or takes it out, by whether it is busy
+    fn refresh_idle(&mut self, key: SessionKey) {
+        let Some(conn) = self.conns.get_mut(&key) else {
+            return;
+        };
+        if conn.wire != Wire::Stateful {
+            return;
+        }
+        if conn.by_request.is_empty() && conn.by_request.capacity() > 0 {
+            // An idle session keeps no table for requests (a few hundred bytes each).
+            conn.by_request = HashMap::new();
+        }
+        let want = (!conn.busy()).then_some(conn.touched);
+        if conn.lru != want {
+            if let Some(at) = conn.lru.take() {
+                self.idle.remove(&(at, key));
+            }
+            if let Some(at) = want {
+                self.idle.insert((at, key));
+            }
+            conn.lru = want;
+        }
+    }
+
+    /// 2025: the client cancelled a request (`notifications/cancelled`): it is no longer in
+    /// progress, and its response ends (no answer follows)
+    fn cancel_stateful(&mut self, key: SessionKey, request: &RequestId) {
+        let Some(conn) = self.conns.get_mut(&key) else {
+            return;
+        };
+        let Some(in_flight) = conn.by_request.remove(request) else {
+            return;
+        };
+        self.load.release(&in_flight.ticket);
+        let Some(stream) = conn.streams.get_mut(&in_flight.stream) else {
+            return;
+        };
+        stream.finished = true;
+        let Some(exchange) = stream.attached else {
+            return;
+        };
+        if self
+            .exchanges
+            .get(&exchange)
+            .is_some_and(|ex| matches!(ex.mode, Mode::Deferred { .. }))
+        {
+            // Nothing was sent: an empty answer.
+            let mut head = self.sse_head(key);
+            head.status = 204;
+            head.headers.retain(|(n, _)| *n == MCP_SESSION_ID);
+            self.outputs.push_back(Output::Head { exchange, head });
+            if let Some(ex) = self.exchanges.get_mut(&exchange) {
+                ex.mode = Mode::Sse;
+            }
+        }
+        self.deliver(exchange);
+    }
+
+    /// A new 2025 session for an `initialize`, bound to `principal`; at
+    /// [`HttpConfig::max_sessions`] the least recently used idle session is closed for it
+    fn create(
+        &mut self,
+        ids: &mut dyn SessionIdSource,
+        principal: Option<Principal>,
+    ) -> Result<SessionKey, HttpResponse> {
         if self.session_count() >= self.config.max_sessions {
-            let error = ErrorObject::internal_error("too many sessions; retry later");
-            return Err(HttpResponse::json_error(503, None, &error));
+            // The idle order is up to date once every touched session is drained.
+            self.flush();
+        }
+        while self.session_count() >= self.config.max_sessions {
+            let Some((_, oldest)) = self.idle.pop_first() else {
+                let error =
+                    ErrorObject::internal_error("too many sessions, all of them busy; retry later");
+                return Err(load::refusal(&self.config, 503, None, &error));
+            };
+            if let Some(conn) = self.conns.get_mut(&oldest) {
+                conn.lru = None;
+            }
+            self.end_session(oldest);
         }
         let sid = (0..3)
             .map(|_| ids.next_session_id())
@@ -715,8 +908,10 @@ impl HttpServer {
             session.anchor_wall_clock(at, unix_ms);
         }
         self.by_session_id.insert(sid.clone(), key);
-        self.conns
-            .insert(key, Conn::new(session, Wire::Stateful, Some(sid), self.now));
+        let mut conn = Conn::new(session, Wire::Stateful, Some(sid), self.now);
+        conn.principal = principal;
+        self.conns.insert(key, conn);
+        self.touch(key);
         Ok(key)
     }
 
@@ -729,6 +924,12 @@ impl HttpServer {
         };
         if let Some(sid) = &conn.session_id {
             self.by_session_id.remove(sid);
+        }
+        if let Some(at) = conn.lru.take() {
+            self.idle.remove(&(at, key));
+        }
+        for in_flight in conn.by_request.values() {
+            self.load.release(&in_flight.ticket);
         }
         self.dirty.remove(&key);
         for stream in conn.streams.values() {
@@ -817,6 +1018,13 @@ impl HttpServer {
     fn flush(&mut self) {
         while let Some(key) = self.dirty.pop_first() {
             self.drain(key);
+            self.refresh_idle(key);
+        }
+        // Memory goes back after a burst of 2026 requests.
+        load::shrink(&mut self.exchanges);
+        if let Some(conn) = self.conns.get_mut(&SessionKey::STATELESS) {
+            load::shrink(&mut conn.streams);
+            load::shrink(&mut conn.by_request);
         }
     }
 
@@ -849,10 +1057,13 @@ impl HttpServer {
             .expect("routing for a live session");
         let (no, answer) = match relation {
             Relation::Answer(id) => match conn.by_request.remove(&id) {
-                Some(no) => (Some(no), true),
+                Some(in_flight) => {
+                    self.load.release(&in_flight.ticket);
+                    (Some(in_flight.stream), true)
+                }
                 None => (None, false),
             },
-            Relation::During(id) => (conn.by_request.get(&id).copied(), false),
+            Relation::During(id) => (conn.by_request.get(&id).map(|f| f.stream), false),
             _ => (None, false),
         };
         match (no, conn.wire) {
@@ -987,10 +1198,10 @@ impl HttpServer {
     /// A stream's response ended with everything delivered
     fn finish_stream(&mut self, ex: &Exchange) {
         let keep = self.config.finished_streams;
+        self.touch(ex.session);
         let Some(conn) = self.conns.get_mut(&ex.session) else {
             return;
         };
-        conn.last_activity = self.now;
         if let Some(s) = conn.streams.get_mut(&ex.stream) {
             s.attached = None;
         }
@@ -1011,10 +1222,10 @@ impl HttpServer {
     /// An exchange went away before its stream ended
     fn detach(&mut self, ex: &Exchange, exchange: ExchangeId) {
         let now = self.now;
+        self.touch(ex.session);
         let Some(conn) = self.conns.get_mut(&ex.session) else {
             return;
         };
-        conn.last_activity = now;
         let Some(stream) = conn.streams.get_mut(&ex.stream) else {
             return;
         };
@@ -1030,7 +1241,9 @@ impl HttpServer {
             return;
         }
         if let Some(internal) = stream.internal_id {
-            conn.by_request.remove(&internal);
+            if let Some(in_flight) = conn.by_request.remove(&internal) {
+                self.load.release(&in_flight.ticket);
+            }
             let params = serde_json::json!({
                 "requestId": internal,
                 "reason": "the client closed the response stream",
@@ -1073,6 +1286,17 @@ fn no_session(method: &str) -> HttpResponse {
         "{method} needs an {MCP_SESSION_ID}; this endpoint has no stateless {method}"
     ));
     HttpResponse::json_error(405, None, &error).with_header("Allow", "POST")
+}
+
+/// The request a `notifications/cancelled` names
+fn cancelled_request(params: Option<&serde_json::value::RawValue>) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Cancelled {
+        request_id: RequestId,
+    }
+    let c: Cancelled = serde_json::from_str(params?.get()).ok()?;
+    Some(c.request_id)
 }
 
 /// `{"jsonrpc":"2.0","id":…,"method":…}`: the session writes requests with this prefix

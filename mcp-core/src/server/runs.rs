@@ -289,6 +289,7 @@ impl<R, W> Runs<R, W> {
         if let Some(run) = self.running.remove(&id) {
             effects.stop.push(run);
         }
+        shrink(&mut self.running);
         effects
     }
 
@@ -301,6 +302,7 @@ impl<R, W> Runs<R, W> {
         if self.running.remove(&id).is_none() {
             return Ending::Dropped;
         }
+        shrink(&mut self.running);
         match self.tasks.remove(&id) {
             Some(task) => Ending::Task(task),
             None => Ending::Respond,
@@ -464,5 +466,13 @@ impl LogFilter {
     pub fn for_request(request: &InboundRequest) -> Option<Self> {
         (request.version.era() == crate::Era::Modern)
             .then(|| Self::from_params(request.params.as_deref()).unwrap_or_else(|_| Self::off()))
+    }
+}
+
+/// Gives memory back after a burst (the shared 2026 session runs thousands of handlers at
+/// once, then none): a map a quarter full or less shrinks to half
+fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
+    if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
+        map.shrink_to(map.len() * 2);
     }
 }

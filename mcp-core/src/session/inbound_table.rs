@@ -46,12 +46,18 @@ struct Slot {
     entry: Option<InEntry>,
 }
 
+/// Slots an empty table keeps rather than giving them back
+const SPARE_SLOTS: usize = 64;
+
 /// A slab of unanswered inbound requests, indexed by [`InboundId`] and by wire id
 #[derive(Debug, Default)]
 pub(crate) struct InboundTable {
     slots: Vec<Slot>,
     free: Vec<u32>,
     by_wire: HashMap<RequestId, InboundId>,
+    /// The generation new slots start at: above every generation handed out for slots
+    /// given back (so a stale id never matches a slot made again at its index)
+    floor: u32,
 }
 
 impl InboundTable {
@@ -89,12 +95,12 @@ impl InboundTable {
             let slot =
                 u32::try_from(self.slots.len()).expect("inbound slots are bounded by limits");
             self.slots.push(Slot {
-                generation: 0,
+                generation: self.floor,
                 entry: Some(entry),
             });
             InboundId {
                 slot,
-                generation: 0,
+                generation: self.floor,
             }
         };
         self.by_wire.insert(wire_id, id);
@@ -136,7 +142,21 @@ impl InboundTable {
         s.generation = s.generation.wrapping_add(1);
         self.free.push(id.slot);
         self.by_wire.remove(&entry.wire_id);
+        if self.by_wire.is_empty() && self.slots.len() > SPARE_SLOTS {
+            self.give_back();
+        }
         Some(entry)
+    }
+
+    /// After a burst: an empty table gives its slots back (the shared 2026 session of an
+    /// HTTP server sees thousands of requests at once, then none)
+    fn give_back(&mut self) {
+        // Every current generation is one past any handed out for its slot.
+        let top = self.slots.iter().map(|s| s.generation).max().unwrap_or(0);
+        self.floor = self.floor.max(top);
+        self.slots = Vec::new();
+        self.free = Vec::new();
+        self.by_wire = HashMap::new();
     }
 
     /// Removes every request
@@ -148,5 +168,45 @@ impl InboundTable {
             }
         }
         self.by_wire.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: i64) -> InEntry {
+        InEntry {
+            wire_id: RequestId::Number(n),
+            progress_token: None,
+            last_progress: None,
+            batch: None,
+            modern: true,
+            version: ProtocolVersion::V2026_07_28,
+            peer_caps: None,
+            mrtr_method: None,
+            answers: None,
+            asks: 0,
+            task_offered: None,
+            live_input: false,
+            cacheable: false,
+        }
+    }
+
+    #[test]
+    fn an_emptied_table_gives_its_slots_back_and_old_ids_stay_stale() {
+        let mut table = InboundTable::default();
+        let old: Vec<InboundId> = (0..1000).map(|n| table.insert(entry(n))).collect();
+        for id in &old {
+            assert!(table.remove(*id).is_some());
+        }
+        assert!(table.slots.is_empty(), "the burst's slots went back");
+        let new: Vec<InboundId> = (0..1000).map(|n| table.insert(entry(n))).collect();
+        for id in &old {
+            assert!(table.get(*id).is_none(), "a stale id matches nothing");
+            assert!(table.remove(*id).is_none());
+        }
+        assert_eq!(table.len(), 1000);
+        assert!(new.iter().all(|id| table.get(*id).is_some()));
     }
 }

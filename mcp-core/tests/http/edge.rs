@@ -36,10 +36,14 @@ fn answer(kit: &mut Kit, method: &str, headers: &[(&str, Vec<u8>)]) -> (u16, Vec
     } else {
         String::new()
     };
-    match kit
-        .http
-        .handle_request(kit.now, method, headers, body.as_bytes(), &mut ids)
-    {
+    match kit.http.handle_request(
+        kit.now,
+        &mcp_sansio::http::Source::unknown(),
+        method,
+        headers,
+        body.as_bytes(),
+        &mut ids,
+    ) {
         mcp_sansio::http::Reply::Complete(r) => (r.status, r.body),
         other => panic!("a complete reply: {other:?}"),
     }

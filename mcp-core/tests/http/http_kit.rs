@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use mcp_sansio::codec::sse::{SseDecoder, SseEvent};
 use mcp_sansio::http::{
     ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Reply, ResponseHead, SessionKey,
+    Source,
 };
 use mcp_sansio::schema::{InputRequest, InputRequests};
 use mcp_sansio::testing::Pair;
@@ -76,6 +77,8 @@ pub struct Kit {
     /// Notifications the server sessions received
     pub notifications: Vec<String>,
     pub closed: Vec<SessionKey>,
+    /// Where the next requests come from (unknown until a test sets it)
+    pub source: Source,
 }
 
 pub fn server_config() -> ServerConfig {
@@ -101,6 +104,7 @@ impl Kit {
             cancelled: Vec::new(),
             notifications: Vec::new(),
             closed: Vec::new(),
+            source: Source::unknown(),
         }
     }
 
@@ -122,9 +126,14 @@ impl Kit {
             *counter += 1;
             (0xABCD_0000_0000_0000_0000_0000_0000_0000u128 + *counter).to_be_bytes()
         };
-        let reply = self
-            .http
-            .handle_request(self.now, method, headers, body.as_bytes(), &mut ids);
+        let reply = self.http.handle_request(
+            self.now,
+            &self.source,
+            method,
+            headers,
+            body.as_bytes(),
+            &mut ids,
+        );
         let out = match reply {
             Reply::Complete(response) => Ok(response),
             Reply::Open(exchange) => {

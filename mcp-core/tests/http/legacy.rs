@@ -388,9 +388,6 @@ fn idle_sessions_are_evicted_and_the_count_is_bounded() {
     let mut kit = Kit::with_config(config);
     let a = kit.initialize();
     let _b = kit.initialize();
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
-    assert_eq!(kit.post(&[], &init).unwrap().status, 503);
     assert!(kit.http.poll_timeout().is_some());
     kit.advance(Duration::from_secs(61));
     assert_eq!(kit.http.session_count(), 0);

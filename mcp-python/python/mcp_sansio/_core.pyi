@@ -135,13 +135,22 @@ class HttpServer(_ServerCommands):
         keep_alive_timeout: Optional[float] = None,
         max_connections: Optional[int] = None,
         accept_backoff: Optional[float] = None,
+            max_sessions: Optional[int] = None,
+        max_in_flight: Optional[int] = None,
+        max_in_flight_per_peer: Optional[int] = None,
+        max_in_flight_per_connection: Optional[int] = None,
     ) -> None:
         """``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream.
         ``keepalive``: an open response quiet this long (seconds; 15 unless given, 0 never)
         gets an SSE comment, opening its event stream if still undecided. The connection
         edge a front end enforces (seconds): ``header_read_timeout`` (10),
         ``body_read_timeout`` (30), ``keep_alive_timeout`` (60), ``max_connections`` (1024),
-        ``accept_backoff`` (0.1)."""
+        ``accept_backoff`` (0.1). ``max_sessions`` (1024): 2025-wire sessions; at the cap the
+        least recently used idle one is closed for a new client (503 only when all are busy).
+        Requests in progress: ``max_in_flight`` (4096) in all, past it 503;
+        ``max_in_flight_per_peer`` (1024) from one client address,
+        ``max_in_flight_per_connection`` (128) from one connection, past them 429; each with
+        ``Retry-After``."""
     @property
     def max_body_size(self) -> int: ...
     @property
@@ -164,6 +173,7 @@ class HttpServer(_ServerCommands):
         headers: Sequence[Tuple[str, Union[str, bytes]]],
         body: bytes,
         now: Optional[float] = None,
+        peer: Optional[Tuple[str, int]] = None,
     ) -> Union[
         Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes],
         Tuple[Literal["open"], int],

@@ -215,12 +215,15 @@ class _Endpoint:
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         clock = _Clock(self.core, self.loop.time())
+        peername = writer.get_extra_info("peername")
+        # The in-flight caps count per connection and per client address.
+        peer = (str(peername[0]), int(peername[1])) if isinstance(peername, tuple) and len(peername) >= 2 else None
         try:
             while True:
                 event = await self._next(conn, reader, clock)
                 if isinstance(event, h11.Request):
                     clock.set("body", self.loop.time())
-                    keep = await self._request(conn, reader, writer, event, clock)
+                    keep = await self._request(conn, reader, writer, event, clock, peer)
                     if not keep:
                         break
                     if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
@@ -283,6 +286,7 @@ class _Endpoint:
         writer: asyncio.StreamWriter,
         request: h11.Request,
         clock: _Clock,
+        peer: Optional[Tuple[str, int]] = None,
     ) -> bool:
         target = request.target.decode("latin-1").split("?", 1)[0]
         method = request.method.decode("ascii")
@@ -313,7 +317,7 @@ class _Endpoint:
             self._write_complete(conn, writer, status, hdrs, payload)
             await writer.drain()
             return False
-        reply = self.core.handle_request(method, headers, bytes(body))
+        reply = self.core.handle_request(method, headers, bytes(body), peer=peer)
         if reply[0] == "complete":
             self._write_complete(conn, writer, reply[1], reply[2], reply[3])
             self.pump()

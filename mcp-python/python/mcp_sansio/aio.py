@@ -307,6 +307,10 @@ class Server:
         keep_alive_timeout: Optional[float] = None,
         max_connections: Optional[int] = None,
         accept_backoff: Optional[float] = None,
+        max_sessions: Optional[int] = None,
+        max_in_flight: Optional[int] = None,
+        max_in_flight_per_peer: Optional[int] = None,
+        max_in_flight_per_connection: Optional[int] = None,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
         once listening. ``port=0`` picks a free port (see ``handle.port``).
@@ -327,10 +331,18 @@ class Server:
         the body after its head, else 408), ``keep_alive_timeout`` (60: an idle kept-alive
         connection closes), ``max_connections`` (1024 open at once; the next waits in the
         backlog), ``accept_backoff`` (0.1: the accept loop's pause when out of file
-        descriptors). Every accepted socket gets ``TCP_NODELAY``."""
+        descriptors). Every accepted socket gets ``TCP_NODELAY``.
+
+        Caps (each ``None`` keeps the default): ``max_sessions`` 2025-wire sessions (1024; at
+        the cap the least recently used idle session is closed for a new client, and only
+        when every session is busy does ``initialize`` get 503); requests in progress on
+        both wires: ``max_in_flight`` in all (4096; past it 503 with ``Retry-After``),
+        ``max_in_flight_per_peer`` from one client address (1024; an IPv6 /64 counts as one;
+        past it 429 with ``Retry-After``), ``max_in_flight_per_connection`` from one
+        connection (128; past it 429)."""
         from ._http import serve_http
 
-        edge = {
+        options = {
             k: v
             for k, v in {
                 "header_read_timeout": header_read_timeout,
@@ -338,10 +350,16 @@ class Server:
                 "keep_alive_timeout": keep_alive_timeout,
                 "max_connections": max_connections,
                 "accept_backoff": accept_backoff,
+                "max_sessions": max_sessions,
+                "max_in_flight": max_in_flight,
+                "max_in_flight_per_peer": max_in_flight_per_peer,
+                "max_in_flight_per_connection": max_in_flight_per_connection,
             }.items()
             if v is not None
         }
-        return await serve_http(self, host, port, path, allowed_hosts, retry, max_buffered, keepalive, edge)
+        return await serve_http(
+            self, host, port, path, allowed_hosts, retry, max_buffered, keepalive, options
+        )
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
         """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of

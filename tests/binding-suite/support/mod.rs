@@ -12,6 +12,8 @@ pub(crate) mod hostile;
 pub(crate) mod oauth;
 #[cfg(feature = "http")]
 pub(crate) mod raw_http;
+#[cfg(feature = "http")]
+pub(crate) mod shares;
 
 use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse};
 use mcp_sansio::{EraMode, InboundNotification, ProtocolVersion};

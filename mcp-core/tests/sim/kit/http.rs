@@ -515,9 +515,14 @@ impl HttpSim {
             *counter += 1;
             (0x5151_0000_0000_0000_0000_0000_0000_0000u128 + *counter).to_be_bytes()
         };
-        let reply = self
-            .http
-            .handle_request(self.now, method, headers, body, &mut ids);
+        let reply = self.http.handle_request(
+            self.now,
+            &mcp_sansio::http::Source::unknown(),
+            method,
+            headers,
+            body,
+            &mut ids,
+        );
         match reply {
             Reply::Complete(response) => {
                 if let Some(c) = self.clients.get_mut(client) {

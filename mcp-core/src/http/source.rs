@@ -1,0 +1,114 @@
+//! Who sent a request, as the binding knows it: the connection it came on (the in-flight
+//! caps count by it) and the verified principal of its access token (a 2025 session is
+//! bound to the principal that created it)
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+/// Where an HTTP request came from: give one to every
+/// [`HttpServer::handle_request`](super::HttpServer::handle_request)
+///
+/// `peer` is the client's socket address of the TCP connection the request came on (one
+/// connection, one address while it is open); [`Source::unknown`] when the binding does not
+/// know it (a mounted service without one), and then only the endpoint-wide cap applies.
+/// `principal` is who the access token belongs to, for a protected server; `None` without
+/// authorization.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Source {
+    /// The client's address on the connection the request came on
+    pub peer: Option<SocketAddr>,
+    /// The verified principal of the request's access token
+    pub principal: Option<Principal>,
+}
+
+impl Source {
+    /// A request whose connection is not known, without authorization
+    pub fn unknown() -> Self {
+        Self::default()
+    }
+
+    /// A request on the connection from `peer`, without authorization
+    pub fn from_peer(peer: SocketAddr) -> Self {
+        Self {
+            peer: Some(peer),
+            principal: None,
+        }
+    }
+
+    /// The same source with the principal of its verified access token
+    #[must_use]
+    pub fn with_principal(mut self, principal: Option<Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// What the in-flight caps count this request under
+    pub(crate) fn ticket(&self) -> Ticket {
+        Ticket {
+            connection: self.peer,
+            peer: self.peer.map(|a| peer_key(a.ip())),
+            principal: self.principal.clone().map(Arc::new),
+        }
+    }
+}
+
+/// Who an access token was issued to, as the binding's token verifier found: the user
+/// (`sub`) and the OAuth client (`client_id`, or `azp`)
+///
+/// Two principals are the same when both parts are equal. A verifier that learns neither
+/// makes every token the same principal: give it a verifier that reports them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Principal {
+    /// The subject the token stands for
+    pub subject: Option<String>,
+    /// The client the token was issued to
+    pub client_id: Option<String>,
+}
+
+impl Principal {
+    /// The principal of a token for `subject`, issued to `client_id`
+    pub fn new(subject: Option<String>, client_id: Option<String>) -> Self {
+        Self { subject, client_id }
+    }
+}
+
+/// The keys a request in progress is counted under; released with it
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ticket {
+    pub(crate) connection: Option<SocketAddr>,
+    pub(crate) peer: Option<IpAddr>,
+    pub(crate) principal: Option<Arc<Principal>>,
+}
+
+/// A client address as the per-peer cap sees it: an IPv4 address (also when mapped into
+/// IPv6), or the /64 network of an IPv6 address (one host usually holds a whole /64)
+fn peer_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_are_v4_addresses_or_v6_networks() {
+        let key = |s: &str| Source::from_peer(s.parse().unwrap()).ticket().peer.unwrap();
+        assert_eq!(key("10.0.0.1:5"), key("10.0.0.1:6"));
+        assert_ne!(key("10.0.0.1:5"), key("10.0.0.2:5"));
+        assert_eq!(key("[::ffff:10.0.0.1]:5"), key("10.0.0.1:9"));
+        assert_eq!(key("[2001:db8:1:2::1]:5"), key("[2001:db8:1:2:ffff::9]:7"));
+        assert_ne!(key("[2001:db8:1:2::1]:5"), key("[2001:db8:1:3::1]:5"));
+        assert_eq!(Source::unknown().ticket().peer, None);
+    }
+}
