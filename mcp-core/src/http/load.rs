@@ -9,9 +9,9 @@
 //! moment it is admitted until its answer is queued, the client cancels it, or its
 //! session ends.
 
+use core::net::{IpAddr, SocketAddr};
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use super::config::HttpConfig;

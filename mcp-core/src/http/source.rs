@@ -2,7 +2,7 @@
 //! caps count by it) and the verified principal of its access token (a 2025 session is
 //! bound to the principal that created it)
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use core::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 /// Where an HTTP request came from: give one to every
