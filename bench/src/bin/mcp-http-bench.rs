@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>
-//! mcp-http-bench <h1|h2|h3> --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n N]
+//! mcp-http-bench <h1|h2|h3> --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n N] [--seconds S]
 //! ```
 //!
 //! `serve` starts an HTTP server on 127.0.0.1 (a free port) with one tool, `echo`, prints its
@@ -23,6 +23,9 @@
 //! - `h3`: 1,000 connections open, 200 of them active (sequential calls, `n` in all), the other
 //!   800 idle after their handshake.
 //!
+//! Each caller stops after its share of `n` or after `--seconds` (3 unless given), whichever
+//! comes first, so a slow server is measured in bounded time.
+//!
 //! Prints one JSON line: workload, wire, url, n, `calls_per_s`, latency `p50_us` and `p99_us`,
 //! and `errors` (answers that were not HTTP 200 with a JSON-RPC result, and broken
 //! connections). Never part of the test suite: figures depend on the machine.
@@ -37,7 +40,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3> --url URL [--wire <legacy|modern>] [--n N]";
+const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3> --url URL [--wire <legacy|modern>] [--n N] [--seconds S]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,7 +66,11 @@ fn main() -> ExitCode {
                 }
             };
             let n = get("--n").and_then(|n| n.parse().ok());
-            load(w, &url, wire, n)
+            let seconds = get("--seconds")
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .unwrap_or(3.0);
+            load(w, &url, wire, n, Duration::from_secs_f64(seconds))
         }
         _ => {
             eprintln!("{USAGE}");
@@ -434,9 +441,12 @@ struct Tally {
 }
 
 /// `calls` sequential calls on `conn`, latencies in microseconds
-async fn run_calls(mut conn: Conn, calls: usize, tally: Arc<Tally>) -> Conn {
+async fn run_calls(mut conn: Conn, calls: usize, until: Instant, tally: Arc<Tally>) -> Conn {
     let mut mine = Vec::with_capacity(calls);
     for _ in 0..calls {
+        if Instant::now() >= until {
+            break;
+        }
         let start = Instant::now();
         match conn.call().await {
             Ok(true) => {
@@ -460,7 +470,13 @@ async fn run_calls(mut conn: Conn, calls: usize, tally: Arc<Tally>) -> Conn {
     conn
 }
 
-fn load(workload: &str, url: &str, wire: Wire, n: Option<usize>) -> Result<(), String> {
+fn load(
+    workload: &str,
+    url: &str,
+    wire: Wire,
+    n: Option<usize>,
+    seconds: Duration,
+) -> Result<(), String> {
     let (authority, path) = split_url(url)?;
     let (connections, active, default_n) = match workload {
         "h1" => (1, 1, 2_000),
@@ -506,9 +522,10 @@ fn load(workload: &str, url: &str, wire: Wire, n: Option<usize>) -> Result<(), S
         let idle = conns.split_off(active.min(conns.len()));
         let per = n / conns.len();
         let start = Instant::now();
+        let until = start + seconds;
         let mut calls = tokio::task::JoinSet::new();
         for conn in conns {
-            calls.spawn(run_calls(conn, per, Arc::clone(&tally)));
+            calls.spawn(run_calls(conn, per, until, Arc::clone(&tally)));
         }
         while calls.join_next().await.is_some() {}
         let elapsed = start.elapsed();
