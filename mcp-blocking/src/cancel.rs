@@ -9,9 +9,26 @@ use std::time::{Duration, Instant};
 /// A thread cannot be aborted from outside, so a handler that works for long checks
 /// [`is_cancelled`](Self::is_cancelled) or sleeps with [`sleep`](Self::sleep), which wakes up
 /// at once on cancellation. Whatever a cancelled handler returns is dropped.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct CancellationToken {
-    inner: Arc<(Mutex<bool>, Condvar)>,
+    inner: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl std::fmt::Debug for CancellationToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancellationToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+/// What to run once, on cancellation (the worker pool lends the seat of a cancelled handler)
+type Hook = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
+struct State {
+    cancelled: bool,
+    on_cancel: Option<Hook>,
 }
 
 /// A handler's wait ended because its request was cancelled
@@ -34,14 +51,43 @@ impl CancellationToken {
 
     /// Cancels; every waiter wakes up. Idempotent.
     pub fn cancel(&self) {
-        let (flag, wake) = &*self.inner;
-        *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        let (state, wake) = &*self.inner;
+        let hook = {
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.cancelled = true;
+            state.on_cancel.take()
+        };
         wake.notify_all();
+        if let Some(hook) = hook {
+            hook();
+        }
     }
 
     /// Whether it was cancelled
     pub fn is_cancelled(&self) -> bool {
-        *self.inner.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.lock().cancelled
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `hook` on cancellation (at once, when already cancelled), replacing a hook set
+    /// before; `false` when it ran at once
+    pub(crate) fn on_cancel(&self, hook: impl FnOnce() + Send + 'static) -> bool {
+        let mut state = self.lock();
+        if state.cancelled {
+            drop(state);
+            hook();
+            return false;
+        }
+        state.on_cancel = Some(Box::new(hook));
+        true
+    }
+
+    /// Forgets the hook set by [`on_cancel`](Self::on_cancel), if it has not run
+    pub(crate) fn clear_on_cancel(&self) {
+        self.lock().on_cancel = None;
     }
 
     /// Sleeps for `duration`, or less if cancelled meanwhile
@@ -50,10 +96,10 @@ impl CancellationToken {
     /// [`Cancelled`] when the token is (or becomes) cancelled before the time is up.
     pub fn sleep(&self, duration: Duration) -> Result<(), Cancelled> {
         let deadline = Instant::now().checked_add(duration);
-        let (flag, wake) = &*self.inner;
-        let mut cancelled = flag.lock().unwrap_or_else(PoisonError::into_inner);
+        let (state, wake) = &*self.inner;
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
-            if *cancelled {
+            if state.cancelled {
                 return Err(Cancelled);
             }
             let left = match deadline {
@@ -63,8 +109,8 @@ impl CancellationToken {
             if left.is_zero() {
                 return Ok(());
             }
-            cancelled = wake
-                .wait_timeout(cancelled, left)
+            state = wake
+                .wait_timeout(state, left)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }

@@ -10,7 +10,9 @@
 //!
 //! - [`Server`]: tools, resources, resource templates and prompts as plain functions,
 //!   registered on a [`ServerBuilder`]; they run on a bounded pool of worker threads
-//!   ([`DEFAULT_WORKERS`] unless [`ServerBuilder::workers`] says otherwise). Served over
+//!   ([`DEFAULT_WORKERS`] unless [`ServerBuilder::workers`] says otherwise; a call
+//!   cancelled while it waits for a worker never runs, and a cancelled handler that keeps
+//!   running lends its worker to the next call). Served over
 //!   stdio, any `Read`/`Write` pair, or Streamable HTTP (std sockets, a thread per connection). Handlers get a
 //!   [`Context`] to report progress, log, ask the client for input, and see that their request
 //!   was cancelled.
@@ -159,8 +161,9 @@
 //! | `max_connections` | 1024 | connections open at once; the next client waits in the listener's backlog until one closes |
 //! | `accept_backoff` | 100 ms | the accept loop's pause when accepting fails for lack of file descriptors (`EMFILE`, `ENFILE`) or memory, instead of spinning |
 //! | `max_body_size` | 4 MiB | a larger body gets 413 |
+//! | `max_unwritten` | 4 MiB | an event stream whose client stopped reading is dropped (its connection closes; 2026: its call is cancelled) |
 //!
-//! Header hygiene is the core's: a request with two `Host` fields, or a header value that is
+//! Header hygiene is the core's: a request with no `Host` field or two, or a header value that is
 //! not UTF-8, gets 400 with a JSON-RPC error naming the problem.
 //! How the server shares itself out (the core's rules, so every binding behaves the same;
 //! each is an [`HttpConfig`](mcp_sansio::http::HttpConfig) field):

@@ -16,16 +16,27 @@
 //! takes the next job without sleeping; a job that finds a searcher wakes nobody. One
 //! request at a time (nobody else busy, nothing queued) never searches: the worker sleeps
 //! at once, as above.
+//!
+//! A thread cannot be aborted, so a cancelled handler (its client went away, or cancelled)
+//! may keep its worker until it notices. Such a handler *lends* its seat
+//! ([`Pool::execute_cancellable`]): the bound counts only handlers whose work is still
+//! wanted, so a storm of abandoned calls does not keep other clients' calls waiting. The
+//! extra workers are bounded too (at most [`LENT`] times the bound), and end once idle.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::cancel::CancellationToken;
+
 /// How long a worker searches for the next job before it sleeps (see the module's docs)
 const SEARCH: Duration = Duration::from_micros(50);
+
+/// How many workers cancelled handlers may hold beyond the bound, per seat of the bound
+const LENT: usize = 3;
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -39,10 +50,14 @@ struct Queue {
     searching: usize,
     /// The pool is gone: workers end once the queue is empty
     closed: bool,
+    /// Running handlers that were cancelled: their seats are lent to other jobs
+    lent: usize,
 }
 
 #[derive(Default)]
 struct Shared {
+    /// The bound on workers running wanted work
+    max: usize,
     queue: Mutex<Queue>,
     /// Idle workers wait here for a job
     job: Condvar,
@@ -54,6 +69,11 @@ impl Queue {
     /// Workers besides the calling one are running jobs
     fn others_busy(&self) -> bool {
         self.live > self.idle + self.searching + 1
+    }
+
+    /// How many workers may live: the bound, and the seats cancelled handlers lent
+    fn bound(&self, max: usize) -> usize {
+        max + self.lent.min(max * LENT)
     }
 }
 
@@ -139,9 +159,13 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// A pool of at most `max` threads (at least one)
     pub(crate) fn new(max: usize) -> Self {
+        let max = max.max(1);
         Self {
-            shared: Arc::default(),
-            max: max.max(1),
+            shared: Arc::new(Shared {
+                max,
+                ..Shared::default()
+            }),
+            max,
         }
     }
 
@@ -158,7 +182,7 @@ impl Pool {
             } else if q.searching + q.idle >= q.jobs.len() {
                 // An idle worker not yet woken for an earlier job takes it.
                 Start::Wake
-            } else if q.live < self.max {
+            } else if q.live < q.bound(self.max) {
                 q.live += 1;
                 Start::Spawn
             } else {
@@ -166,11 +190,79 @@ impl Pool {
                 return;
             }
         };
-        if DEFERRING.with(Cell::get) {
-            DEFERRED.with(|d| d.borrow_mut().push((Arc::clone(&self.shared), start)));
-        } else {
-            // Outside the queue's lock: the woken worker does not find it taken.
-            start_worker(&self.shared, start);
+        begin(&self.shared, start);
+    }
+
+    /// Runs `job` on a worker as [`execute`](Self::execute) does; if `token` is cancelled
+    /// while it runs, its seat is lent to the jobs queued behind it until it returns
+    pub(crate) fn execute_cancellable(
+        &self,
+        token: CancellationToken,
+        job: impl FnOnce() + Send + 'static,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        self.execute(move || {
+            let seat = Arc::new(Seat {
+                shared,
+                state: AtomicU8::new(RUNNING),
+            });
+            let lender = Arc::clone(&seat);
+            token.on_cancel(move || lender.lend());
+            job();
+            token.clear_on_cancel();
+            seat.give_back();
+        });
+    }
+}
+
+/// Wakes or starts a worker now, or once this thread let go of a session's lock
+fn begin(shared: &Arc<Shared>, start: Start) {
+    if DEFERRING.with(Cell::get) {
+        DEFERRED.with(|d| d.borrow_mut().push((Arc::clone(shared), start)));
+    } else {
+        // Outside the queue's lock: the woken worker does not find it taken.
+        start_worker(shared, start);
+    }
+}
+
+const RUNNING: u8 = 0;
+const LENDING: u8 = 1;
+const RETURNED: u8 = 2;
+
+/// The seat of a running cancellable job (its state changes under the queue's lock)
+struct Seat {
+    shared: Arc<Shared>,
+    state: AtomicU8,
+}
+
+impl Seat {
+    /// The job was cancelled while running: its seat goes to a queued job (a new worker)
+    fn lend(&self) {
+        let begin = {
+            let mut q = self.shared.lock();
+            if self.state.load(Ordering::Acquire) != RUNNING {
+                return;
+            }
+            self.state.store(LENDING, Ordering::Release);
+            q.lent += 1;
+            let waiting = q.jobs.len() > q.idle + q.searching;
+            if waiting && q.live < q.bound(self.shared.max) {
+                q.live += 1;
+                Some(Start::Spawn)
+            } else {
+                None
+            }
+        };
+        if let Some(begin) = begin {
+            self::begin(&self.shared, begin);
+        }
+    }
+
+    /// The job returned: a lent seat comes back (a worker beyond the bound ends once idle)
+    fn give_back(&self) {
+        let mut q = self.shared.lock();
+        if self.state.swap(RETURNED, Ordering::AcqRel) == LENDING {
+            q.lent -= 1;
         }
     }
 }
@@ -197,7 +289,8 @@ fn worker(shared: &Shared) {
             q = shared.lock();
             continue;
         }
-        if q.closed {
+        if q.closed || q.live > q.bound(shared.max) {
+            // The pool is gone, or this worker was lent a seat that came back.
             q.live -= 1;
             // Whoever waits for the workers to end (a test) learns it.
             shared.job.notify_all();

@@ -219,8 +219,10 @@ impl Context {
 /// (`Fn(Context, ..) -> Result<_, ErrorObject> + Send + Sync + 'static`): an [`ErrorObject`]
 /// is a JSON-RPC error; a tool that fails in the domain sense returns
 /// `Ok(CallToolResult::error(..))`. The catalog validates a tool's arguments against its
-/// `inputSchema` before the handler runs. At most [`workers`](Self::workers) handlers run at
-/// once, over every connection.
+/// `inputSchema` before the handler runs. At most [`workers`](Self::workers) handlers whose
+/// calls are still wanted run at once, over every connection: a call cancelled while it
+/// waits for a worker never runs, and a handler cancelled while it runs lends its worker to
+/// the next call until it returns (at most three times `workers` such extra threads).
 ///
 /// # Example
 ///
@@ -561,7 +563,13 @@ impl Dispatcher {
         let version = request.version;
         let responder = request.responder;
         let messages = messages.clone();
-        self.pool.execute(move || {
+        self.pool.execute_cancellable(cancel.clone(), move || {
+            if cx.cancel.is_cancelled() {
+                // Cancelled while it waited for a worker: the handler never runs.
+                let result = Err(Cancelled.into());
+                let _ = messages.send(HandlerMsg::Done { responder, result });
+                return;
+            }
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(cx)));
             let result = match run {
                 Ok(result) => finish(result, version),

@@ -7,9 +7,15 @@
 mod common;
 
 use mcp_sansio::schema::{CallToolResult, Tool};
-use mcp_sansio::{CallError, Implementation, RequestOptions, ServerConfig};
-use mcp_sansio_blocking::{CallWatch, ClientError, ClientOptions, Server};
-use serde_json::{Map, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::time::Duration;
+
+use mcp_sansio::{CallError, ErrorObject, Implementation, RequestOptions, ServerConfig};
+use mcp_sansio_blocking::{
+    CallWatch, Client, ClientError, ClientOptions, Context, PendingCall, Server,
+};
+use serde_json::{Map, Value, json};
 
 use common::connect;
 use common::support::{LEGACY, object};
@@ -70,4 +76,179 @@ fn a_server_that_stops_reading_resumes_and_answers_every_pipelined_call() {
         let result: CallToolResult = serde_json::from_str(call.wait().unwrap().get()).unwrap();
         assert_eq!(result, CallToolResult::text(format!("call {i}")));
     }
+}
+
+/// A handler that blocks on `gate` until it opens, ignoring its cancellation (as a handler
+/// stuck in a blocking library call does); it tells `started` when it runs
+fn stubborn(
+    gate: Arc<(Mutex<bool>, Condvar)>,
+    started: mpsc::Sender<()>,
+) -> impl Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject> + Send + Sync + 'static
+{
+    let started = Mutex::new(started);
+    move |_cx, _args| {
+        let _ = started.lock().unwrap().send(());
+        let (open, opened) = &*gate;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = opened.wait(open).unwrap();
+        }
+        Ok(CallToolResult::text("done at last"))
+    }
+}
+
+fn open(gate: &(Mutex<bool>, Condvar)) {
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+}
+
+/// A call in the background, dropped (cancelled) or waited for by the test
+fn start(client: &Client, tool: &str) -> PendingCall {
+    let params = json!({"name": tool, "arguments": {"text": tool}});
+    let params = serde_json::value::to_raw_value(&params).unwrap();
+    client.start(
+        "tools/call",
+        Some(params),
+        RequestOptions::default(),
+        CallWatch::default(),
+    )
+}
+
+/// Issue 17, item 8: with every worker held by handlers whose calls were cancelled but that
+/// do not notice, another call still runs: a cancelled handler lends its seat
+#[test]
+fn a_cancelled_handler_that_keeps_running_lends_its_worker_to_the_next_call() {
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let (started, starts) = mpsc::channel();
+    let server = Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
+        .workers(2)
+        .tool(
+            Tool::new("stubborn", Map::new()),
+            stubborn(Arc::clone(&gate), started),
+        )
+        .unwrap()
+        .tool(
+            Tool::new("echo", object(json!({"type": "object"}))),
+            |_cx, args| {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            },
+        )
+        .unwrap()
+        .build();
+    let client = connect(server, common::config(LEGACY), ClientOptions::default());
+    let bound = Duration::from_secs(15);
+    // Both workers run a stubborn handler; then both calls are cancelled.
+    let calls = [start(&client, "stubborn"), start(&client, "stubborn")];
+    for _ in 0..2 {
+        starts.recv_timeout(bound).expect("a stubborn handler runs");
+    }
+    drop(calls);
+    let echo = start(&client, "echo");
+    let (tx, answered) = mpsc::channel();
+    std::thread::spawn(move || tx.send(echo.wait()));
+    let outcome = answered.recv_timeout(bound);
+    // Only now do the stubborn handlers end (a failure above must not hang the test).
+    open(&gate);
+    let result = outcome.expect("the echo is answered while the stubborn handlers still run");
+    let result: CallToolResult = serde_json::from_str(result.unwrap().get()).unwrap();
+    assert_eq!(result, CallToolResult::text("echo"));
+}
+
+/// A call cancelled while it waits for a worker never runs its handler
+#[test]
+fn a_call_cancelled_before_a_worker_took_it_never_runs() {
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let (started, starts) = mpsc::channel();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let server = Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
+        .workers(1)
+        .tool(
+            Tool::new("stubborn", Map::new()),
+            stubborn(Arc::clone(&gate), started),
+        )
+        .unwrap()
+        .tool(Tool::new("counted", Map::new()), move |_cx, _args| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(CallToolResult::text("counted"))
+        })
+        .unwrap()
+        .build();
+    let client = connect(server, common::config(LEGACY), ClientOptions::default());
+    let bound = Duration::from_secs(15);
+    let first = start(&client, "stubborn");
+    starts
+        .recv_timeout(bound)
+        .expect("the stubborn handler runs");
+    // Queued behind it (one worker), then cancelled.
+    drop(start(&client, "counted"));
+    // The cancellation reaches the server before the gate opens: a listing sent after it
+    // is answered after it was read.
+    client.list_tools().unwrap();
+    open(&gate);
+    let done: CallToolResult = serde_json::from_str(first.wait().unwrap().get()).unwrap();
+    assert_eq!(done, CallToolResult::text("done at last"));
+    // A call queued after the cancelled one runs: the cancelled one was skipped before it.
+    let after: CallToolResult =
+        serde_json::from_str(start(&client, "counted").wait().unwrap().get()).unwrap();
+    assert_eq!(after, CallToolResult::text("counted"));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+/// Issue 17, item 8, over HTTP: a storm of 2026 clients that start calls and leave holds
+/// up no other client: the calls still queued are skipped, the handlers already running
+/// (and ignoring their cancellation) lend their workers, and another client's call is
+/// answered while they still run
+#[cfg(feature = "http")]
+#[test]
+fn clients_that_leave_mid_call_do_not_hold_up_another_clients_call() {
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let (started, starts) = mpsc::channel();
+    let server = Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
+        .workers(2)
+        .tool(
+            Tool::new("stubborn", Map::new()),
+            stubborn(Arc::clone(&gate), started),
+        )
+        .unwrap()
+        .tool(
+            Tool::new("echo", object(json!({"type": "object"}))),
+            |_cx, args| {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            },
+        )
+        .unwrap()
+        .build();
+    let handle = server.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = handle.local_addr();
+    let bound = Duration::from_secs(15);
+    let storm: Vec<_> = (0..8)
+        .map(|_| common::support::hostile::a_call_whose_client_never_reads(addr, "stubborn"))
+        .collect();
+    for _ in 0..2 {
+        starts.recv_timeout(bound).expect("a stubborn handler runs");
+    }
+    drop(storm);
+    let (tx, answered) = mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = Client::connect_http(
+            &format!("http://{addr}/mcp"),
+            common::config(mcp_sansio::EraMode::Modern),
+            ClientOptions::default(),
+        )
+        .map(|client| client.call_tool("echo", object(json!({"text": "still served"}))));
+        let _ = tx.send(outcome);
+    });
+    let outcome = answered.recv_timeout(bound);
+    open(&gate);
+    let result = outcome
+        .expect("the call is answered while the storm's handlers still run")
+        .expect("connects")
+        .expect("answered");
+    assert_eq!(result.content[0].as_text(), Some("still served"));
+    handle.shutdown();
 }
