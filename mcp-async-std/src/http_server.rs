@@ -28,7 +28,7 @@ use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
 use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, Principal, ReadDeadline, Source};
 use mcp_sansio_shared::chan;
-use mcp_sansio_shared::http::{Fields, Piece, out_of_resources};
+use mcp_sansio_shared::http::{Chunked, Fields, Piece, Then, Unwritten, out_of_resources};
 use mcp_sansio_shared::http_server::Actor;
 use mcp_sansio_shared::server::ServerCore;
 use smol::Task;
@@ -406,13 +406,18 @@ async fn connection(
         };
         let reusable = match answer {
             Answer::Complete(response) => send_whole(&mut conn, &response, !keep_alive).await,
-            Answer::Open { exchange, frames } => {
+            Answer::Open {
+                exchange,
+                frames,
+                unwritten,
+            } => {
                 let mut open = OpenExchange {
                     to_actor: to_actor.clone(),
                     exchange,
                     ended: false,
                 };
-                open.stream(&mut conn, &frames, !keep_alive).await
+                open.stream(&mut conn, &frames, unwritten, !keep_alive)
+                    .await
             }
         };
         if !reusable || !keep_alive {
@@ -480,12 +485,13 @@ impl OpenExchange {
         &mut self,
         conn: &mut Conn<TcpStream>,
         frames: &Receiver<Piece>,
+        unwritten: Unwritten,
         close: bool,
     ) -> bool {
         let head = loop {
             match next(conn, frames).await {
                 Next::Piece(Piece::Head(head)) => break head,
-                Next::Piece(Piece::Body(_)) => {}
+                Next::Piece(piece) => unwritten.taken(&piece),
                 Next::End => {
                     self.ended = true;
                     let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
@@ -494,57 +500,49 @@ impl OpenExchange {
                 Next::Gone => return false,
             }
         };
-        let Ok(mut bytes) = self::head(head.status, &head.headers, None, close) else {
+        let Ok(bytes) = self::head(head.status, &head.headers, None, close) else {
             return false;
         };
         // The head goes out with the pieces already queued behind it, in one write; then
         // each wake-up writes (and flushes) what is queued at once.
-        let mut ended = queued(frames, &mut bytes);
+        let mut out = Chunked::new(unwritten, bytes);
+        let mut then = queued(frames, &mut out);
         loop {
-            if !bytes.is_empty() {
-                let sent = h1::within(WRITE_TIMEOUT, conn.send(&bytes)).await;
+            if then == Then::Dropped {
+                // The actor dropped the response (the client stopped reading).
+                self.ended = true;
+                return false;
+            }
+            if !out.bytes.is_empty() {
+                let sent = h1::within(WRITE_TIMEOUT, conn.send(&out.bytes)).await;
                 if !matches!(sent, Some(Ok(()))) {
                     return false;
                 }
-                bytes.clear();
+                out.bytes.clear();
             }
-            if ended {
+            if then == Then::Ended {
                 self.ended = true;
                 return true;
             }
             match next(conn, frames).await {
-                Next::Piece(Piece::Body(data)) => {
-                    chunk(&mut bytes, &data);
-                    ended = queued(frames, &mut bytes);
+                Next::Piece(piece) => {
+                    out.piece(piece);
+                    then = queued(frames, &mut out);
                 }
-                Next::Piece(Piece::Head(_)) => {}
-                Next::End => {
-                    bytes.extend_from_slice(b"0\r\n\r\n");
-                    ended = true;
-                }
+                Next::End => then = out.closed(),
                 Next::Gone => return false,
             }
         }
     }
 }
 
-/// Appends `data` as one chunk (nothing for an empty piece)
-fn chunk(bytes: &mut Vec<u8>, data: &[u8]) {
-    h1::push_chunk(bytes, data);
-}
-
-/// Appends the pieces already queued as chunks (the last chunk too, if the response
-/// ended); whether it ended
-fn queued(frames: &Receiver<Piece>, bytes: &mut Vec<u8>) -> bool {
+/// Takes the pieces already queued (the channel's end too)
+fn queued(frames: &Receiver<Piece>, out: &mut Chunked) -> Then {
     loop {
         match frames.try_recv() {
-            Ok(Piece::Body(data)) => chunk(bytes, &data),
-            Ok(Piece::Head(_)) => {}
-            Err(async_channel::TryRecvError::Empty) => return false,
-            Err(async_channel::TryRecvError::Closed) => {
-                bytes.extend_from_slice(b"0\r\n\r\n");
-                return true;
-            }
+            Ok(piece) => out.piece(piece),
+            Err(async_channel::TryRecvError::Empty) => return Then::More,
+            Err(async_channel::TryRecvError::Closed) => return out.closed(),
         }
     }
 }

@@ -39,7 +39,9 @@ use futures_lite::io::AssertAsync;
 use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline, Source};
 use mcp_sansio_shared::h1::{self, Body, Conn, Framing, ReadError};
-use mcp_sansio_shared::http::{Channels, Fields, Piece, ServerFront, out_of_resources};
+use mcp_sansio_shared::http::{
+    Channels, Chunked, Fields, Piece, ServerFront, Then, Unwritten, out_of_resources,
+};
 
 #[cfg(feature = "auth")]
 pub(crate) use crate::auth::Protection;
@@ -308,7 +310,7 @@ struct Actor {
 impl Actor {
     fn run(mut self, inbox: &Receiver<Input>) {
         loop {
-            self.front.pump();
+            self.front.pump(driver::now());
             let Ok(input) = driver::recv_until(inbox, self.front.poll_timeout()) else {
                 break;
             };
@@ -566,8 +568,12 @@ fn connection(
         };
         let reusable = match answer {
             Answer::Complete(response) => send_whole(&mut conn, &response, !keep_alive),
-            Answer::Open { exchange, frames } => {
-                let ended = write_open(&mut conn, &frames, !keep_alive, head_only);
+            Answer::Open {
+                exchange,
+                frames,
+                unwritten,
+            } => {
+                let ended = write_open(&mut conn, &frames, unwritten, !keep_alive, head_only);
                 if !ended {
                     let _ = to_actor.send(Input::Http(ToActor::Closed(exchange)));
                 }
@@ -594,18 +600,13 @@ fn send_whole(conn: &mut Connection, response: &HttpResponse, close: bool) -> bo
     send(conn, &bytes)
 }
 
-/// Appends the pieces already queued as chunks (the last chunk too, if the response
-/// ended); whether it ended
-fn queued(frames: &Receiver<Piece>, bytes: &mut Vec<u8>) -> bool {
+/// Takes the pieces already queued (the channel's end too)
+fn queued(frames: &Receiver<Piece>, out: &mut Chunked) -> Then {
     loop {
         match frames.try_recv() {
-            Ok(Piece::Body(data)) => h1::push_chunk(bytes, &data),
-            Ok(Piece::Head(_)) => {}
-            Err(TryRecvError::Empty) => return false,
-            Err(TryRecvError::Disconnected) => {
-                bytes.extend_from_slice(h1::LAST_CHUNK);
-                return true;
-            }
+            Ok(piece) => out.piece(piece),
+            Err(TryRecvError::Empty) => return Then::More,
+            Err(TryRecvError::Disconnected) => return out.closed(),
         }
     }
 }
@@ -631,46 +632,54 @@ fn gone(watch: &TcpStream) -> bool {
 fn write_open(
     conn: &mut Connection,
     frames: &Receiver<Piece>,
+    unwritten: Unwritten,
     close: bool,
     head_only: bool,
 ) -> bool {
     let head = loop {
-        match frames.recv() {
+        // A response not decided yet (2026: JSON or an event stream) waits for its head;
+        // a client leaving meanwhile is noticed as while streaming.
+        match frames.recv_timeout(TICK) {
             Ok(Piece::Head(head)) => break head,
-            Ok(Piece::Body(_)) => {}
-            Err(_) => {
+            Ok(piece) => unwritten.taken(&piece),
+            Err(RecvTimeoutError::Timeout) => {
+                if gone(&conn.io_mut().get_ref().stream) {
+                    return false;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
                 send(conn, &h1::simple_response(503));
                 return false;
             }
         }
     };
-    let Ok(mut bytes) = h1::response_head(head.status, &head.headers, None, close) else {
+    let Ok(bytes) = h1::response_head(head.status, &head.headers, None, close) else {
         return false;
     };
     if head_only {
         return send(conn, &bytes);
     }
-    let mut ended = queued(frames, &mut bytes);
+    let mut out = Chunked::new(unwritten, bytes);
+    let mut then = queued(frames, &mut out);
     loop {
-        if !bytes.is_empty() {
-            if !send(conn, &bytes) {
+        if then == Then::Dropped {
+            return false;
+        }
+        if !out.bytes.is_empty() {
+            if !send(conn, &out.bytes) {
                 return false;
             }
-            bytes.clear();
+            out.bytes.clear();
         }
-        if ended {
+        if then == Then::Ended {
             return true;
         }
         match frames.recv_timeout(TICK) {
-            Ok(Piece::Body(data)) => {
-                h1::push_chunk(&mut bytes, &data);
-                ended = queued(frames, &mut bytes);
+            Ok(piece) => {
+                out.piece(piece);
+                then = queued(frames, &mut out);
             }
-            Ok(Piece::Head(_)) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                bytes.extend_from_slice(h1::LAST_CHUNK);
-                ended = true;
-            }
+            Err(RecvTimeoutError::Disconnected) => then = out.closed(),
             Err(RecvTimeoutError::Timeout) => {
                 if gone(&conn.io_mut().get_ref().stream) {
                     return false;

@@ -85,7 +85,8 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         max_body_size=None, idle_timeout=None, retry=None, keepalive=None,
         header_read_timeout=None, body_read_timeout=None, keep_alive_timeout=None,
         max_connections=None, accept_backoff=None, max_sessions=None,
-        max_in_flight=None, max_in_flight_per_peer=None, max_in_flight_per_connection=None))]
+        max_in_flight=None, max_in_flight_per_peer=None, max_in_flight_per_connection=None,
+        max_unwritten=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -106,6 +107,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         max_in_flight: Option<usize>,
         max_in_flight_per_peer: Option<usize>,
         max_in_flight_per_connection: Option<usize>,
+        max_unwritten: Option<usize>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
@@ -159,6 +161,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
                 max_in_flight_per_connection,
                 &mut http_config.max_in_flight_per_connection,
             ),
+            (max_unwritten, &mut http_config.max_unwritten),
         ];
         for (given, field) in caps {
             if let Some(n) = given {
@@ -216,6 +219,13 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     #[getter]
     fn max_connections(&self) -> usize {
         self.http.config().max_connections
+    }
+
+    /// The most bytes of one open response held for a client that does not read them; past
+    /// it the front end drops the response and calls `handle_closed`
+    #[getter]
+    fn max_unwritten(&self) -> usize {
+        self.http.config().max_unwritten
     }
 
     /// How long (seconds) the accept loop pauses when the process is out of descriptors

@@ -203,6 +203,20 @@ def test_two_host_fields_and_a_value_that_is_not_utf8_get_400():
     run(against(check))
 
 
+def test_a_request_without_host_gets_400():
+    def check(port):
+        s = connect(port)
+        s.sendall(
+            b"POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\n"
+            + f"Content-Length: {len(PING)}\r\n\r\n".encode()
+            + PING
+        )
+        assert "Host" in _bad_request_message(response(s, BOUND))
+
+    run(against(check))
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/fd")
 def test_accepted_sockets_have_tcp_nodelay():
     async def main():

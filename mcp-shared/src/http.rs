@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcp_sansio::auth::{AuthAction, AuthResponse};
@@ -42,6 +43,95 @@ pub enum Piece {
     Body(Vec<u8>),
 }
 
+/// The body bytes of one open response that the actor handed to its connection and the
+/// connection has not taken for writing yet, and whether the actor dropped the response
+/// because they grew past [`HttpConfig::max_unwritten`] (a client that stopped reading)
+///
+/// The actor counts each piece it sends; the connection calls [`taken`](Self::taken) for
+/// each piece it receives, and when the channel ends asks [`dropped`](Self::dropped): a
+/// dropped response is not ended cleanly, its connection closes.
+#[derive(Clone, Debug, Default)]
+pub struct Unwritten(Arc<UnwrittenState>);
+
+#[derive(Debug, Default)]
+struct UnwrittenState {
+    bytes: AtomicUsize,
+    dropped: AtomicBool,
+}
+
+impl Unwritten {
+    /// The connection received `piece` (to write it)
+    pub fn taken(&self, piece: &Piece) {
+        if let Piece::Body(data) = piece {
+            self.0.bytes.fetch_sub(data.len(), Ordering::AcqRel);
+        }
+    }
+
+    /// Whether the actor dropped the response: close the connection rather than end it
+    pub fn dropped(&self) -> bool {
+        self.0.dropped.load(Ordering::Acquire)
+    }
+
+    fn bytes(&self) -> usize {
+        self.0.bytes.load(Ordering::Acquire)
+    }
+
+    fn sent(&self, n: usize) {
+        self.0.bytes.fetch_add(n, Ordering::AcqRel);
+    }
+
+    fn drop_response(&self) {
+        self.0.dropped.store(true, Ordering::Release);
+    }
+}
+
+/// What a hand-framed connection (the bindings' own HTTP/1.1) writes of an open response
+/// next: the chunks of the pieces it received, gathered until the next write
+#[derive(Debug)]
+pub struct Chunked {
+    unwritten: Unwritten,
+    /// The bytes to write next (the head first, then chunks)
+    pub bytes: Vec<u8>,
+}
+
+/// How an open response goes on, after what its connection received so far
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    /// More pieces will come
+    More,
+    /// It ended: the last chunk is in the bytes
+    Ended,
+    /// The actor dropped it (the client stopped reading): close the connection
+    Dropped,
+}
+
+impl Chunked {
+    /// The response whose pieces `unwritten` counts, with its encoded head to write first
+    pub fn new(unwritten: Unwritten, head: Vec<u8>) -> Self {
+        Self {
+            unwritten,
+            bytes: head,
+        }
+    }
+
+    /// A piece came (a late head is ignored)
+    pub fn piece(&mut self, piece: Piece) {
+        self.unwritten.taken(&piece);
+        if let Piece::Body(data) = piece {
+            crate::h1::push_chunk(&mut self.bytes, &data);
+        }
+    }
+
+    /// The channel ended: cleanly (the last chunk is appended), or the response was dropped
+    pub fn closed(&mut self) -> Then {
+        if self.unwritten.dropped() {
+            return Then::Dropped;
+        }
+        self.bytes.extend_from_slice(crate::h1::LAST_CHUNK);
+        Then::Ended
+    }
+}
+
 /// The runtime's channels between the connections and the server actor
 pub trait Channels: Sized + 'static {
     /// A request body as the HTTP stack collected it
@@ -71,6 +161,8 @@ pub enum Answer<C: Channels> {
         exchange: ExchangeId,
         /// Where its pieces come
         frames: C::FramesRx,
+        /// What waits for the client (the connection reports each piece it takes)
+        unwritten: Unwritten,
     },
 }
 
@@ -125,7 +217,8 @@ pub trait SessionPeer: Sized {
 /// peer per session and the session id source
 pub struct ServerFront<C: Channels, P: SessionPeer> {
     http: HttpServer,
-    exchanges: HashMap<ExchangeId, C::Frames>,
+    config: Arc<HttpConfig>,
+    exchanges: HashMap<ExchangeId, (C::Frames, Unwritten)>,
     peers: HashMap<SessionKey, P>,
     app: P::App,
     ids: SessionIds,
@@ -149,13 +242,15 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         app: P::App,
         (now, unix_ms): (Instant, u64),
     ) -> Self {
-        let mut http = HttpServer::new(Arc::new(http_config), server_config, now);
+        let config = Arc::new(http_config);
+        let mut http = HttpServer::new(Arc::clone(&config), server_config, now);
         http.anchor_wall_clock(now, unix_ms);
         for tool in tools {
             http.set_tool(tool);
         }
         Self {
             http,
+            config,
             exchanges: HashMap::new(),
             peers: HashMap::new(),
             app,
@@ -203,8 +298,14 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                     }
                     Reply::Open(exchange) => {
                         let (tx, frames) = C::frames();
-                        if C::reply(reply, Answer::Open { exchange, frames }) {
-                            self.exchanges.insert(exchange, tx);
+                        let unwritten = Unwritten::default();
+                        let answer = Answer::Open {
+                            exchange,
+                            frames,
+                            unwritten: unwritten.clone(),
+                        };
+                        if C::reply(reply, answer) {
+                            self.exchanges.insert(exchange, (tx, unwritten));
                         } else {
                             self.http.handle_closed(now, exchange);
                         }
@@ -224,8 +325,9 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         }
     }
 
-    /// Runs the application and writes the responses until both are quiet
-    pub fn pump(&mut self) {
+    /// Runs the application and writes the responses until both are quiet; `now` is when
+    /// (a response dropped for a client that stopped reading tells the rules at `now`)
+    pub fn pump(&mut self, now: Instant) {
         loop {
             let mut busy = false;
             while let Some((key, event)) = self.http.poll_event() {
@@ -243,13 +345,23 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 busy = true;
                 match output {
                     Output::Head { exchange, head } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
+                        if let Some((tx, _)) = self.exchanges.get(&exchange) {
                             C::send(tx, Piece::Head(head));
                         }
                     }
                     Output::Body { exchange, data } => {
-                        if let Some(tx) = self.exchanges.get(&exchange) {
+                        let Some((tx, unwritten)) = self.exchanges.get(&exchange) else {
+                            continue;
+                        };
+                        if self.config.keeps_unwritten(unwritten.bytes(), data.len()) {
+                            unwritten.sent(data.len());
                             C::send(tx, Piece::Body(data));
+                        } else {
+                            // The client stopped reading: drop the response rather than
+                            // hold without bound (2026: that cancels the request).
+                            unwritten.drop_response();
+                            self.exchanges.remove(&exchange);
+                            self.http.handle_closed(now, exchange);
                         }
                     }
                     Output::End { exchange } => {
@@ -768,7 +880,7 @@ mod tests {
         let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
         let (msg, answer) = request("POST", None, init);
         front.on_conn(now, msg);
-        front.pump();
+        front.pump(now);
         let Ok(Answer::Open { frames, .. }) = answer.try_recv() else {
             panic!("initialize opens an exchange");
         };
@@ -791,7 +903,7 @@ mod tests {
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         let (msg, answer) = request("POST", Some(&sid), note);
         front.on_conn(now, msg);
-        front.pump();
+        front.pump(now);
         assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 202));
         assert!(front.app.get() > 0, "the session's events reached its peer");
 
@@ -803,7 +915,7 @@ mod tests {
         let before = ABORTED.with(Cell::get);
         let (msg, answer) = request("DELETE", Some(&sid), "");
         front.on_conn(now, msg);
-        front.pump();
+        front.pump(now);
         assert!(matches!(answer.try_recv(), Ok(Answer::Complete(r)) if r.status == 200));
         assert_eq!(ABORTED.with(Cell::get), before + 1);
         assert!(front.peers.is_empty());

@@ -109,7 +109,7 @@ async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
 ) {
     let mut timer = Timer::<R>::default();
     loop {
-        front.pump();
+        front.pump(R::now());
         let deadline = front.poll_timeout();
         let armed = timer.arm(deadline);
         let wake = async { Wake::Conn(conns.recv().await.ok()) }

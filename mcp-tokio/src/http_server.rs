@@ -36,7 +36,7 @@ use mcp_sansio::http::{
     ExchangeId, Expiry, HttpConfig, HttpResponse, ReadDeadline, ReadPhase, Source,
 };
 use mcp_sansio_shared::chan::{self, Receiver, Sender};
-use mcp_sansio_shared::http::{Piece, out_of_resources, request_fields, response};
+use mcp_sansio_shared::http::{Piece, Unwritten, out_of_resources, request_fields, response};
 use mcp_sansio_shared::http_server::Actor;
 use mcp_sansio_shared::server::ServerCore;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -390,9 +390,14 @@ async fn exchange(
     };
     match answer {
         Answer::Complete(response) => Ok(whole(response, done)),
-        Answer::Open { exchange, frames } => {
+        Answer::Open {
+            exchange,
+            frames,
+            unwritten,
+        } => {
             let mut stream = Streaming {
                 frames: Box::pin(frames),
+                unwritten,
                 to_actor,
                 exchange,
                 ended: false,
@@ -455,6 +460,7 @@ enum ResponseBody {
 /// away
 struct Streaming {
     frames: Pin<Box<Receiver<Piece>>>,
+    unwritten: Unwritten,
     to_actor: Sender<ToActor>,
     exchange: ExchangeId,
     ended: bool,
@@ -468,24 +474,35 @@ impl Drop for Streaming {
     }
 }
 
+/// An open response the actor dropped because its client stopped reading: hyper closes the
+/// connection instead of ending the body
+#[derive(Debug, thiserror::Error)]
+#[error("the client stopped reading the response")]
+struct Dropped;
+
 impl Body for ResponseBody {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = Dropped;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Dropped>>> {
         match self.get_mut() {
             Self::Full { data: body, .. } => Poll::Ready(body.take().map(|b| Ok(Frame::data(b)))),
             Self::Stream { stream, .. } => loop {
                 match chan::poll_recv(stream.frames.as_mut(), cx) {
-                    Poll::Ready(Some(Piece::Body(data))) => {
-                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from(data)))));
+                    Poll::Ready(Some(piece)) => {
+                        stream.unwritten.taken(&piece);
+                        if let Piece::Body(data) = piece {
+                            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(data)))));
+                        }
                     }
-                    Poll::Ready(Some(Piece::Head(_))) => {}
                     Poll::Ready(None) => {
                         stream.ended = true;
+                        if stream.unwritten.dropped() {
+                            return Poll::Ready(Some(Err(Dropped)));
+                        }
                         return Poll::Ready(None);
                     }
                     Poll::Pending => return Poll::Pending,

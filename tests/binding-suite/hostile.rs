@@ -13,7 +13,7 @@ use serde_json::Map;
 
 use super::support::hostile;
 use super::support::{LEGACY, text};
-use super::{echo_tool, slow_tool};
+use super::{Flag, echo_tool, slow_tool};
 use crate::binding::{Client, ClientOptions, HttpServerHandle, Server};
 use crate::rt;
 
@@ -114,6 +114,16 @@ fn two_host_fields_and_a_value_that_is_not_utf8_get_400() {
     });
 }
 
+#[test]
+fn a_request_without_host_gets_400() {
+    rt::block_on(async {
+        aw!(against(
+            edge_config(),
+            hostile::a_request_without_host_gets_400
+        ));
+    });
+}
+
 /// TCP_NODELAY on the server's accepted sockets and on the binding's client sockets, checked
 /// on the sockets themselves while a call is in flight (a slow one keeps its connection open)
 #[cfg(target_os = "linux")]
@@ -164,4 +174,73 @@ fn at_the_descriptor_limit_the_server_backs_off_and_serves_again() {
     let server = dir.join("examples").join(rt::EVERYTHING_SERVER);
     assert!(server.exists(), "{} is not built", server.display());
     hostile::at_the_descriptor_limit_the_server_backs_off_and_serves_again(&server);
+}
+
+/// Adds `flood`, which reports progress with a 1 KB message 40,000 times (40 MB), napping
+/// now and then; `aborted` is set when its run is cancelled, `finished` when it ran to the end
+fn flood_tool(
+    builder: crate::binding::ServerBuilder,
+    aborted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    finished: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> crate::binding::ServerBuilder {
+    use mcp_sansio::Progress;
+    use mcp_sansio::schema::{CallToolResult, Tool};
+    builder
+        .tool(
+            Tool::new("flood", Map::new()),
+            handler!([aborted, finished]; |cx, _args| {
+                let flag = Flag(std::sync::Arc::clone(&aborted));
+                let message = "y".repeat(1000);
+                for i in 1..=40_000_u32 {
+                    cx.progress(Progress::new(f64::from(i)).message(message.clone()));
+                    if i % 64 == 0 {
+                        nap!(cx, Duration::from_millis(1));
+                    }
+                }
+                finished.store(true, std::sync::atomic::Ordering::SeqCst);
+                std::mem::forget(flag);
+                Ok(CallToolResult::text("flooded"))
+            }),
+        )
+        .unwrap()
+}
+
+/// Item 8: a client that never reads its event stream has the response dropped once
+/// `max_unwritten` bytes wait for it (rather than the server holding 40 MB), which on the
+/// 2026 wire cancels the call; the connection then closes without the stream's end
+#[test]
+fn an_event_stream_nobody_reads_is_dropped_and_its_call_cancelled() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    rt::block_on(async {
+        let aborted = Arc::new(AtomicBool::new(false));
+        let finished = Arc::new(AtomicBool::new(false));
+        let server = flood_tool(
+            Server::builder(ServerConfig::new(Implementation::new("flood", "1"))),
+            Arc::clone(&aborted),
+            Arc::clone(&finished),
+        )
+        .build();
+        let mut config = HttpConfig::default();
+        config.max_unwritten = 256 * 1024;
+        let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let handle = aw!(server.serve_http_with(localhost, config)).unwrap();
+        let addr = handle.local_addr();
+        let stream = aw!(rt::unblock(move || {
+            hostile::a_call_whose_client_never_reads(addr, "flood")
+        }));
+        let mut cancelled = false;
+        for _ in 0..1500 {
+            if aborted.load(Ordering::SeqCst) || finished.load(Ordering::SeqCst) {
+                cancelled = aborted.load(Ordering::SeqCst);
+                break;
+            }
+            aw!(rt::sleep(Duration::from_millis(10)));
+        }
+        assert!(cancelled, "the flood was cancelled, not run to its end");
+        aw!(rt::unblock(move || {
+            hostile::the_dropped_response_closes_unfinished(stream)
+        }));
+        aw!(rt::timeout(Duration::from_secs(10), handle.shutdown())).expect("shutdown in time");
+    });
 }

@@ -67,6 +67,22 @@ pub struct HttpConfig {
     /// one [`Principal`](super::Principal) (subject and client id), wherever they come from
     /// (clients behind one proxy share its address, not this); past it, 429
     pub max_in_flight_per_principal: usize,
+    /// The most bytes of one open response (an event stream) a binding holds for a client
+    /// that does not read them: past it the binding drops the response (closes its
+    /// connection) and calls [`HttpServer::handle_closed`](super::HttpServer::handle_closed),
+    /// which on the 2026 wire cancels the request (a 2025 client resumes the stream with
+    /// `Last-Event-ID`). One message larger than this still goes out when nothing else
+    /// waits. See [`keeps_unwritten`](Self::keeps_unwritten)
+    pub max_unwritten: usize,
+}
+
+impl HttpConfig {
+    /// Whether a binding holding `unwritten` bytes of an open response for a client that
+    /// has not read them yet may queue `piece` more bytes behind them, or must drop the
+    /// response ([`max_unwritten`](Self::max_unwritten)); a piece behind nothing always fits
+    pub fn keeps_unwritten(&self, unwritten: usize, piece: usize) -> bool {
+        unwritten == 0 || unwritten.saturating_add(piece) <= self.max_unwritten
+    }
 }
 
 impl Default for HttpConfig {
@@ -90,6 +106,7 @@ impl Default for HttpConfig {
             max_in_flight_per_connection: 128,
             retry_after: Duration::from_secs(1),
             max_in_flight_per_principal: 1024,
+            max_unwritten: 4 * 1024 * 1024,
         }
     }
 }

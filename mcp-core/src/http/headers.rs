@@ -77,8 +77,12 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for Vec<(N, V)> {
 }
 
 /// The header rules every request passes first, on both wires (RFC 9112 §3.2, RFC 9110
-/// §5.5): a field value that is not UTF-8 text, and more than one `Host` field line, get
-/// 400 with a JSON-RPC error body naming the problem
+/// §5.5): a field value that is not UTF-8 text, no `Host` field, and more than one `Host`
+/// field line get 400 with a JSON-RPC error body naming the problem
+///
+/// An HTTP/1.0 request without `Host` is refused too: the DNS-rebinding check
+/// ([`HostPolicy`](super::HostPolicy)) has nothing to check without it. A binding serving
+/// HTTP/2 passes the `:authority` pseudo-header as `Host`.
 pub(crate) fn check_fields(headers: &(impl Headers + ?Sized)) -> Result<(), HttpResponse> {
     if let Some(name) = headers.undecodable() {
         let error = ErrorObject::invalid_request(format!(
@@ -86,7 +90,14 @@ pub(crate) fn check_fields(headers: &(impl Headers + ?Sized)) -> Result<(), Http
         ));
         return Err(HttpResponse::json_error(400, None, &error));
     }
-    if headers.count("Host") > 1 {
+    let hosts = headers.count("Host");
+    if hosts == 0 {
+        let error = ErrorObject::invalid_request(
+            "no Host header field (RFC 9112 section 3.2: every HTTP/1.1 request has one)",
+        );
+        return Err(HttpResponse::json_error(400, None, &error));
+    }
+    if hosts > 1 {
         let error =
             ErrorObject::invalid_request("more than one Host header field (RFC 9112 section 3.2)");
         return Err(HttpResponse::json_error(400, None, &error));

@@ -50,7 +50,7 @@ fn answer(kit: &mut Kit, method: &str, headers: &[(&str, Vec<u8>)]) -> (u16, Vec
 }
 
 #[test]
-fn two_host_fields_get_400_on_every_method() {
+fn no_host_field_or_two_get_400_on_every_method() {
     let mut kit = Kit::new();
     for method in ["POST", "GET", "DELETE"] {
         let two = headers(&[("Host", b"127.0.0.1:3000"), ("host", b"127.0.0.1:3000")]);
@@ -64,6 +64,10 @@ fn two_host_fields_get_400_on_every_method() {
     let mut kit = Kit::with_config(config);
     let two = headers(&[("Host", b"a"), ("Host", b"b")]);
     assert_eq!(answer(&mut kit, "POST", &two).0, 400);
+    // No Host field at all: 400 too (RFC 9112 section 3.2).
+    let (status, body) = answer(&mut kit, "POST", &headers(&[]));
+    assert_eq!(status, 400);
+    assert!(error_message(&body).contains("no Host"), "{body:?}");
     // One Host field passes this check (the ping then lacks a session).
     let one = headers(&[("Host", b"127.0.0.1:3000")]);
     let (_, body) = answer(&mut kit, "POST", &one);

@@ -114,13 +114,19 @@ impl Kit {
         self.pump();
     }
 
-    /// Any HTTP request; a complete reply is returned, an open one is pumped
+    /// Any HTTP request, with the `Host` every HTTP/1.1 stack sends (unless `headers` have
+    /// one); a complete reply is returned, an open one is pumped
     pub fn request(
         &mut self,
         method: &str,
         headers: &[(&str, &str)],
         body: &str,
     ) -> Result<HttpResponse, ExchangeId> {
+        let mut with_host = headers.to_vec();
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("Host")) {
+            with_host.push(("Host", "127.0.0.1:3000"));
+        }
+        let headers = with_host.as_slice();
         let counter = &mut self.next_id;
         let mut ids = || {
             *counter += 1;

@@ -135,10 +135,11 @@ class HttpServer(_ServerCommands):
         keep_alive_timeout: Optional[float] = None,
         max_connections: Optional[int] = None,
         accept_backoff: Optional[float] = None,
-            max_sessions: Optional[int] = None,
+        max_sessions: Optional[int] = None,
         max_in_flight: Optional[int] = None,
         max_in_flight_per_peer: Optional[int] = None,
         max_in_flight_per_connection: Optional[int] = None,
+        max_unwritten: Optional[int] = None,
     ) -> None:
         """``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream.
         ``keepalive``: an open response quiet this long (seconds; 15 unless given, 0 never)
@@ -150,7 +151,9 @@ class HttpServer(_ServerCommands):
         Requests in progress: ``max_in_flight`` (4096) in all, past it 503;
         ``max_in_flight_per_peer`` (1024) from one client address,
         ``max_in_flight_per_connection`` (128) from one connection, past them 429; each with
-        ``Retry-After``."""
+        ``Retry-After``. ``max_unwritten`` (4 MiB): the bytes of one open response a front
+        end holds for a client that does not read them; past it, drop the response and call
+        ``handle_closed``."""
     @property
     def max_body_size(self) -> int: ...
     @property
@@ -163,6 +166,8 @@ class HttpServer(_ServerCommands):
     def max_connections(self) -> int: ...
     @property
     def accept_backoff(self) -> float: ...
+    @property
+    def max_unwritten(self) -> int: ...
     @property
     def session_count(self) -> int: ...
     def reject_oversize(self) -> Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes]: ...

@@ -74,7 +74,6 @@ class _Endpoint:
         path: str,
         allowed_hosts: Optional[Sequence[str]],
         retry: Optional[float],
-        max_buffered: int,
         keepalive: Optional[float] = None,
         edge: Optional[Dict[str, Any]] = None,
     ) -> None:
@@ -86,7 +85,7 @@ class _Endpoint:
             keepalive=keepalive,
             **(edge or {}),
         )
-        self.max_buffered = max_buffered
+        self.max_buffered = self.core.max_unwritten
         self.loop = asyncio.get_running_loop()
         self.exchanges: Dict[int, _Exchange] = {}
         self.dispatcher = Dispatcher(server, self.core, self.pump)
@@ -414,11 +413,10 @@ async def serve_http(
     path: str,
     allowed_hosts: Optional[Sequence[str]],
     retry: Optional[float] = None,
-    max_buffered: int = 4 * 1024 * 1024,
     keepalive: Optional[float] = None,
     edge: Optional[Dict[str, Any]] = None,
 ) -> HttpServerHandle:
-    endpoint = _Endpoint(server, path, allowed_hosts, retry, max_buffered, keepalive, edge)
+    endpoint = _Endpoint(server, path, allowed_hosts, retry, keepalive, edge)
     loop = asyncio.get_running_loop()
     # Every address the host names (as asyncio.start_server binds), on one port.
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)

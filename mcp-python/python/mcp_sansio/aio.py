@@ -300,7 +300,7 @@ class Server:
         *,
         allowed_hosts: Optional[Sequence[str]] = None,
         retry: Optional[float] = None,
-        max_buffered: int = 4 * 1024 * 1024,
+        max_buffered: Optional[int] = None,
         keepalive: Optional[float] = None,
         header_read_timeout: Optional[float] = None,
         body_read_timeout: Optional[float] = None,
@@ -317,10 +317,12 @@ class Server:
 
         ``retry`` is the reconnection delay (seconds) sent to 2025-wire clients with every
         event stream (default 1 s): a client whose stream broke resumes it with
-        ``Last-Event-ID`` after it. ``max_buffered`` bounds the bytes written to one
-        connection but not yet taken by the client: responses wait for the client to read
-        (``drain``), and an event stream whose reader falls that far behind is cut (a
-        2025-wire client resumes it; the server keeps a bounded replay buffer). ``keepalive``:
+        ``Last-Event-ID`` after it. ``max_buffered`` (the Rust ``HttpConfig::max_unwritten``,
+        4 MiB unless given) bounds the bytes written to one connection but not yet taken by
+        the client: responses wait for the client to read (``drain``), and an event stream
+        whose reader falls that far behind is cut (its connection closes; on the 2026 wire
+        that cancels the request, a 2025-wire client resumes the stream from the server's
+        bounded replay buffer). ``keepalive``:
         a response quiet for that long (seconds; 15 unless given, 0 never) gets an SSE
         comment, so proxies keep long calls open and a closed response is noticed (and its
         call cancelled) within that time.
@@ -354,11 +356,12 @@ class Server:
                 "max_in_flight": max_in_flight,
                 "max_in_flight_per_peer": max_in_flight_per_peer,
                 "max_in_flight_per_connection": max_in_flight_per_connection,
+                "max_unwritten": max_buffered,
             }.items()
             if v is not None
         }
         return await serve_http(
-            self, host, port, path, allowed_hosts, retry, max_buffered, keepalive, options
+            self, host, port, path, allowed_hosts, retry, keepalive, options
         )
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:

@@ -323,6 +323,21 @@ pub(crate) fn two_host_fields_and_a_value_that_is_not_utf8_get_400(addr: SocketA
     assert!(message.contains("UTF-8"), "{message}");
 }
 
+/// Item 7: an HTTP/1.1 request without a `Host` field gets 400 naming `Host` (RFC 9112
+/// section 3.2)
+pub(crate) fn a_request_without_host_gets_400(addr: SocketAddr) {
+    let mut stream = connect(addr);
+    let bytes = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        PING.len()
+    );
+    stream.write_all(bytes.as_bytes()).unwrap();
+    stream.write_all(PING).unwrap();
+    let message = bad_request_message(response(&mut stream, BOUND));
+    assert!(message.contains("Host"), "{message}");
+}
+
 /// Item 1: every TCP socket of this process connected to or accepted from `server` (the
 /// binding's HTTP server and client run in the test process) has `TCP_NODELAY` set; how
 /// many there are (Linux: read from `/proc/self/fd`)
@@ -360,4 +375,48 @@ pub(crate) fn sockets_to_and_from_have_nodelay(server: SocketAddr) -> usize {
         );
     }
     seen
+}
+
+/// Item 8: a 2026 `tools/call` of `tool` with a progress token, sent from a socket with a
+/// small receive buffer that is then never read; the socket, for the caller to read once
+/// the server dropped the response
+pub(crate) fn a_call_whose_client_never_reads(addr: SocketAddr, tool: &str) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.connect(&addr.into()).unwrap();
+    let mut stream: TcpStream = socket.into();
+    let (headers, body) = super::shares::modern_call(1, tool, true);
+    let mut extra = Vec::new();
+    for (name, value) in &headers {
+        extra.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    let mut bytes = request_head(addr, "POST", &extra, body.len());
+    bytes.extend_from_slice(&body);
+    stream.write_all(&bytes).unwrap();
+    stream
+}
+
+/// Item 8, after the server dropped the response of [`a_call_whose_client_never_reads`]:
+/// what the socket still holds is an unfinished event stream, and then the connection
+/// closes (a dropped response never ends cleanly: no last chunk)
+pub(crate) fn the_dropped_response_closes_unfinished(mut stream: TcpStream) {
+    let ended = until_closed(&mut stream);
+    assert!(ended.is_closed(), "the server closes the connection");
+    let Ended::Closed(bytes) = ended else {
+        unreachable!()
+    };
+    assert_eq!(
+        ended_status(&bytes),
+        Some(200),
+        "the event stream had begun"
+    );
+    assert!(
+        !bytes.ends_with(b"0\r\n\r\n"),
+        "a dropped response does not end with the last chunk"
+    );
+}
+
+/// The status a response's bytes begin with
+fn ended_status(bytes: &[u8]) -> Option<u16> {
+    Ended::Closed(bytes.to_vec()).status()
 }

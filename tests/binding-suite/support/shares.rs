@@ -171,7 +171,11 @@ const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 
 /// A 2026 `tools/call` of `tool`; `progress` asks for progress (the slow tool's first
 /// progress then opens the response's event stream at once)
-fn modern_call(id: u64, tool: &str, progress: bool) -> (Vec<(&'static str, String)>, Vec<u8>) {
+pub(crate) fn modern_call(
+    id: u64,
+    tool: &str,
+    progress: bool,
+) -> (Vec<(&'static str, String)>, Vec<u8>) {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
