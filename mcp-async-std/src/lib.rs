@@ -168,7 +168,7 @@
 //! | `max_connections` | 1024 | connections open at once; the next client waits in the listener's backlog until one closes |
 //! | `accept_backoff` | 100 ms | the accept loop's pause when accepting fails for lack of file descriptors (`EMFILE`, `ENFILE`) or memory, instead of spinning |
 //! | `max_body_size` | 4 MiB | a larger body gets 413 |
-//! | `max_unwritten` | 4 MiB | an event stream whose client stopped reading is dropped (its connection closes; 2026: its call is cancelled) |
+//! | `max_unwritten` | 1 MiB | an event stream whose client stopped reading is dropped (its connection closes; 2026: its call is cancelled) |
 //!
 //! Header hygiene is the core's: a request with no `Host` field or two, or a header value that is
 //! not UTF-8, gets 400 with a JSON-RPC error naming the problem.

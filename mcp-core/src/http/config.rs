@@ -106,7 +106,7 @@ impl Default for HttpConfig {
             max_in_flight_per_connection: 128,
             retry_after: Duration::from_secs(1),
             max_in_flight_per_principal: 1024,
-            max_unwritten: 4 * 1024 * 1024,
+            max_unwritten: 1024 * 1024,
         }
     }
 }

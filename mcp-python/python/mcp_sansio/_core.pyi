@@ -151,7 +151,7 @@ class HttpServer(_ServerCommands):
         Requests in progress: ``max_in_flight`` (4096) in all, past it 503;
         ``max_in_flight_per_peer`` (1024) from one client address,
         ``max_in_flight_per_connection`` (128) from one connection, past them 429; each with
-        ``Retry-After``. ``max_unwritten`` (4 MiB): the bytes of one open response a front
+        ``Retry-After``. ``max_unwritten`` (1 MiB): the bytes of one open response a front
         end holds for a client that does not read them; past it, drop the response and call
         ``handle_closed``."""
     @property

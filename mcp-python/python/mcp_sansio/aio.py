@@ -318,7 +318,7 @@ class Server:
         ``retry`` is the reconnection delay (seconds) sent to 2025-wire clients with every
         event stream (default 1 s): a client whose stream broke resumes it with
         ``Last-Event-ID`` after it. ``max_buffered`` (the Rust ``HttpConfig::max_unwritten``,
-        4 MiB unless given) bounds the bytes written to one connection but not yet taken by
+        1 MiB unless given) bounds the bytes written to one connection but not yet taken by
         the client: responses wait for the client to read (``drain``), and an event stream
         whose reader falls that far behind is cut (its connection closes; on the 2026 wire
         that cancels the request, a 2025-wire client resumes the stream from the server's
