@@ -38,7 +38,7 @@ pub(crate) use crate::auth::Protection;
 /// Without the `auth` feature no server is protected: there is no `Protection` to give
 #[cfg(not(feature = "auth"))]
 pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
-use crate::h1::{self, Body, Conn, Framing, ReadError};
+use crate::h1::{self, Conn, Received};
 use crate::runtime::AsyncStd;
 
 /// How long shutdown waits for open connections to finish
@@ -228,82 +228,74 @@ pub(crate) async fn serve(
 type ToActor = mcp_sansio_shared::http_server::ToActor<Vec<u8>>;
 type Answer = mcp_sansio_shared::http_server::Answer<Vec<u8>>;
 
-/// A request read off a connection
-enum Received {
-    Request {
-        method: String,
-        /// The path of the request target (without the query)
-        path: String,
-        headers: Fields,
-        body: Vec<u8>,
-        keep_alive: bool,
-    },
-    /// The head or the body missed its deadline: answer 408 and close
-    Late,
-    /// The body is larger than the limit (the connection closes after the answer)
-    Oversize,
-    /// Not a request we can read: answer this status and close
-    Bad(u16),
-    /// The client went away
-    Gone,
+/// A connection's socket whose reads fail with `TimedOut` once its deadline passes (the
+/// deadlines the shared request reader sets)
+struct Timed {
+    stream: TcpStream,
+    deadline: Option<Instant>,
+    timer: Option<async_io::Timer>,
 }
 
-/// `future`, or `None` when `deadline` passes first (`None`: no deadline)
-async fn until<T>(deadline: Option<Instant>, future: impl Future<Output = T>) -> Option<T> {
-    match deadline {
-        None => Some(future.await),
-        Some(at) => h1::within(at.saturating_duration_since(Instant::now()), future).await,
+impl Timed {
+    fn new(stream: TcpStream) -> Self {
+        Self {
+            stream,
+            deadline: None,
+            timer: None,
+        }
     }
 }
 
-/// Reads one request: its head, and its body up to `limit`, each by its deadline
-async fn receive(
-    conn: &mut Conn<TcpStream>,
-    limit: usize,
-    clock: &mut ReadDeadline,
-    edge: &HttpConfig,
-) -> Received {
-    let head = match until(clock.deadline(edge), conn.read_request()).await {
-        None => return Received::Late,
-        Some(Ok(Some(head))) => head,
-        Some(Ok(None) | Err(ReadError::Io(_))) => return Received::Gone,
-        Some(Err(ReadError::HeadTooLarge)) => return Received::Bad(431),
-        Some(Err(ReadError::Malformed(_))) => return Received::Bad(400),
-    };
-    clock.head_read(Instant::now());
-    let Ok(framing) = h1::request_framing(&head.headers) else {
-        return Received::Bad(400);
-    };
-    if let Framing::Length(n) = framing
-        && n > limit as u64
-    {
-        return Received::Oversize;
+fn set_deadline(conn: &mut Conn<Timed>, deadline: Option<Instant>) {
+    let io = conn.io_mut();
+    if io.deadline != deadline {
+        io.deadline = deadline;
+        io.timer = deadline.map(async_io::Timer::at);
     }
-    let continue_expected =
-        h1::header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
-    if continue_expected
-        && framing != Framing::Length(0)
-        && conn.send(b"HTTP/1.1 100 Continue\r\n\r\n").await.is_err()
-    {
-        return Received::Gone;
+}
+
+impl futures_lite::AsyncRead for Timed {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if let std::task::Poll::Ready(read) =
+            std::pin::Pin::new(&mut this.stream).poll_read(cx, buf)
+        {
+            return std::task::Poll::Ready(read);
+        }
+        if let Some(timer) = &mut this.timer
+            && std::pin::Pin::new(timer).poll(cx).is_ready()
+        {
+            return std::task::Poll::Ready(Err(io::ErrorKind::TimedOut.into()));
+        }
+        std::task::Poll::Pending
     }
-    let mut body = Body::new(framing);
-    let Some(received) = until(clock.deadline(edge), conn.body_to_end(&mut body, limit)).await
-    else {
-        return Received::Late;
-    };
-    clock.body_read(Instant::now());
-    match received {
-        Ok(Some(body)) => Received::Request {
-            keep_alive: h1::keep_alive(head.http11, &head.headers),
-            path: head.target.split('?').next().unwrap_or_default().to_owned(),
-            method: head.method,
-            headers: head.headers,
-            body,
-        },
-        Ok(None) => Received::Oversize,
-        Err(ReadError::Io(_)) => Received::Gone,
-        Err(_) => Received::Bad(400),
+}
+
+impl futures_lite::AsyncWrite for Timed {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_close(cx)
     }
 }
 
@@ -325,7 +317,7 @@ async fn connection(
     draining: Receiver<()>,
     protection: Option<Protection>,
 ) {
-    let mut conn = Conn::new(stream);
+    let mut conn = Conn::new(Timed::new(stream));
     let mut clock = ReadDeadline::accepted(Instant::now());
     loop {
         if !conn.has_buffered() {
@@ -354,7 +346,7 @@ async fn connection(
             }
         }
         clock.head_started(Instant::now());
-        let received = receive(&mut conn, limit, &mut clock, edge).await;
+        let received = h1::receive(&mut conn, limit, &mut clock, edge, set_deadline).await;
         let (reply, answer) = chan::oneshot();
         let (msg, keep_alive) = match received {
             Received::Request {
@@ -428,7 +420,7 @@ async fn connection(
 }
 
 /// Writes a whole response; `true` when it went out
-async fn send_whole(conn: &mut Conn<TcpStream>, response: &HttpResponse, close: bool) -> bool {
+async fn send_whole(conn: &mut Conn<Timed>, response: &HttpResponse, close: bool) -> bool {
     let length = Some(response.body.len());
     let bytes = match head(response.status, &response.headers, length, close) {
         Ok(mut bytes) => {
@@ -453,7 +445,7 @@ enum Next {
 }
 
 /// The next piece of an open response, watching the connection for the client leaving
-async fn next(conn: &mut Conn<TcpStream>, frames: &Receiver<Piece>) -> Next {
+async fn next(conn: &mut Conn<Timed>, frames: &Receiver<Piece>) -> Next {
     async { frames.recv().await.map_or(Next::End, Next::Piece) }
         .or(async {
             loop {
@@ -483,7 +475,7 @@ impl OpenExchange {
     /// the response; `true` when it ended cleanly
     async fn stream(
         &mut self,
-        conn: &mut Conn<TcpStream>,
+        conn: &mut Conn<Timed>,
         frames: &Receiver<Piece>,
         unwritten: Unwritten,
         close: bool,

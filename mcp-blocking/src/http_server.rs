@@ -38,9 +38,9 @@ use futures_lite::future::block_on;
 use futures_lite::io::AssertAsync;
 use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline, Source};
-use mcp_sansio_shared::h1::{self, Body, Conn, Framing, ReadError};
+use mcp_sansio_shared::h1::{self, Conn, Received};
 use mcp_sansio_shared::http::{
-    Channels, Chunked, Fields, Piece, ServerFront, Then, Unwritten, out_of_resources,
+    Channels, Chunked, Piece, ServerFront, Then, Unwritten, out_of_resources,
 };
 
 #[cfg(feature = "auth")]
@@ -57,7 +57,7 @@ impl Protection {
         &self,
         _: &str,
         _: &str,
-        _: &Fields,
+        _: &mcp_sansio_shared::http::Fields,
     ) -> Result<mcp_sansio::http::Principal, HttpResponse> {
         match *self {}
     }
@@ -387,11 +387,6 @@ impl Write for Socket {
 
 type Connection = Conn<AssertAsync<Socket>>;
 
-/// Whether a read failed because its deadline passed
-fn late(error: &ReadError) -> bool {
-    matches!(error, ReadError::Io(e) if e.kind() == io::ErrorKind::TimedOut)
-}
-
 fn set_deadline(conn: &mut Connection, deadline: Option<Instant>) {
     conn.io_mut().get_mut().deadline = deadline;
 }
@@ -399,78 +394,6 @@ fn set_deadline(conn: &mut Connection, deadline: Option<Instant>) {
 /// Writes `bytes` (one write, flushed); whether they went out
 fn send(conn: &mut Connection, bytes: &[u8]) -> bool {
     block_on(conn.send(bytes)).is_ok()
-}
-
-/// A request read off a connection
-enum Received {
-    Request {
-        method: String,
-        /// The path of the request target (without the query)
-        path: String,
-        headers: Fields,
-        body: Vec<u8>,
-        keep_alive: bool,
-    },
-    /// The body is larger than the limit (the connection closes after the answer)
-    Oversize,
-    /// The head or the body missed its deadline: answer 408 and close
-    Late,
-    /// Not a request we can read: answer this status and close
-    Bad(u16),
-    /// The client went away
-    Gone,
-}
-
-/// Reads one request: its head, and its body up to `limit`, each by its deadline
-fn receive(
-    conn: &mut Connection,
-    limit: usize,
-    clock: &mut ReadDeadline,
-    edge: &HttpConfig,
-) -> Received {
-    set_deadline(conn, clock.deadline(edge));
-    let head = match block_on(conn.read_request()) {
-        Ok(Some(head)) => head,
-        Err(e) if late(&e) => return Received::Late,
-        Ok(None) | Err(ReadError::Io(_)) => return Received::Gone,
-        Err(ReadError::HeadTooLarge) => return Received::Bad(431),
-        Err(ReadError::Malformed(_)) => return Received::Bad(400),
-    };
-    clock.head_read(Instant::now());
-    set_deadline(conn, clock.deadline(edge));
-    let Ok(framing) = h1::request_framing(&head.headers) else {
-        return Received::Bad(400);
-    };
-    if let Framing::Length(n) = framing
-        && n > limit as u64
-    {
-        return Received::Oversize;
-    }
-    let continue_expected =
-        h1::header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
-    if continue_expected
-        && framing != Framing::Length(0)
-        && !send(conn, b"HTTP/1.1 100 Continue\r\n\r\n")
-    {
-        return Received::Gone;
-    }
-    let mut body = Body::new(framing);
-    let received = block_on(conn.body_to_end(&mut body, limit));
-    clock.body_read(Instant::now());
-    set_deadline(conn, None);
-    match received {
-        Ok(Some(body)) => Received::Request {
-            keep_alive: h1::keep_alive(head.http11, &head.headers),
-            path: head.target.split('?').next().unwrap_or_default().to_owned(),
-            method: head.method,
-            headers: head.headers,
-            body,
-        },
-        Ok(None) => Received::Oversize,
-        Err(e) if late(&e) => Received::Late,
-        Err(ReadError::Io(_)) => Received::Gone,
-        Err(_) => Received::Bad(400),
-    }
 }
 
 /// Serves the requests of one connection, one after the other, until it closes
@@ -508,8 +431,14 @@ fn connection(
             }
         }
         clock.head_started(Instant::now());
-        let (msg, keep_alive, answer, head_only) = match receive(&mut conn, limit, &mut clock, edge)
-        {
+        let received = block_on(h1::receive(
+            &mut conn,
+            limit,
+            &mut clock,
+            edge,
+            set_deadline,
+        ));
+        let (msg, keep_alive, answer, head_only) = match received {
             Received::Request {
                 method,
                 path,

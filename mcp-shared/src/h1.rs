@@ -640,6 +640,108 @@ pub fn push_chunk(bytes: &mut Vec<u8>, data: &[u8]) {
 /// The last chunk, ending a chunked body
 pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 
+/// A request a server read off a connection with [`receive`]
+#[derive(Debug)]
+pub enum Received {
+    /// A whole request
+    Request {
+        /// The method
+        method: String,
+        /// The path of the request target (without the query)
+        path: String,
+        /// Every field, as the client sent it
+        headers: Vec<(String, Vec<u8>)>,
+        /// The body
+        body: Vec<u8>,
+        /// Whether the connection may carry another request after the answer
+        keep_alive: bool,
+    },
+    /// The body is larger than the limit (the connection closes after the answer)
+    Oversize,
+    /// The head or the body missed its deadline: answer 408 and close
+    Late,
+    /// Not a request we can read: answer this status and close
+    Bad(u16),
+    /// The client went away
+    Gone,
+}
+
+/// Whether a read failed because the connection's deadline passed (the binding's socket
+/// reports it as `TimedOut`)
+fn late(error: &ReadError) -> bool {
+    matches!(error, ReadError::Io(e) if e.kind() == io::ErrorKind::TimedOut)
+}
+
+/// Reads one request off a server's connection: its head, and its body up to `limit`,
+/// each by the deadline `clock` gives under `edge`'s timeouts
+///
+/// `set_deadline` hands the binding's socket the instant past which its reads fail with
+/// `TimedOut` (`None`: no deadline; it is `None` again when this returns). An
+/// `Expect: 100-continue` with a body gets its interim response before the body is read.
+pub async fn receive<S: AsyncRead + AsyncWrite + Unpin>(
+    conn: &mut Conn<S>,
+    limit: usize,
+    clock: &mut mcp_sansio::http::ReadDeadline,
+    edge: &mcp_sansio::http::HttpConfig,
+    set_deadline: fn(&mut Conn<S>, Option<std::time::Instant>),
+) -> Received {
+    set_deadline(conn, clock.deadline(edge));
+    let received = receive_within(conn, limit, clock, edge, set_deadline).await;
+    set_deadline(conn, None);
+    received
+}
+
+async fn receive_within<S: AsyncRead + AsyncWrite + Unpin>(
+    conn: &mut Conn<S>,
+    limit: usize,
+    clock: &mut mcp_sansio::http::ReadDeadline,
+    edge: &mcp_sansio::http::HttpConfig,
+    set_deadline: fn(&mut Conn<S>, Option<std::time::Instant>),
+) -> Received {
+    let now = std::time::Instant::now;
+    let head = match conn.read_request().await {
+        Ok(Some(head)) => head,
+        Err(e) if late(&e) => return Received::Late,
+        Ok(None) | Err(ReadError::Io(_)) => return Received::Gone,
+        Err(ReadError::HeadTooLarge) => return Received::Bad(431),
+        Err(ReadError::Malformed(_)) => return Received::Bad(400),
+    };
+    clock.head_read(now());
+    set_deadline(conn, clock.deadline(edge));
+    let Ok(framing) = request_framing(&head.headers) else {
+        return Received::Bad(400);
+    };
+    if let Framing::Length(n) = framing
+        && n > limit as u64
+    {
+        return Received::Oversize;
+    }
+    let continue_expected =
+        header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
+    if continue_expected
+        && framing != Framing::Length(0)
+        && conn.send(b"HTTP/1.1 100 Continue\r\n\r\n").await.is_err()
+    {
+        return Received::Gone;
+    }
+    let mut body = Body::new(framing);
+    let received = conn.body_to_end(&mut body, limit).await;
+    clock.body_read(now());
+    match received {
+        Ok(Some(body)) => Received::Request {
+            keep_alive: keep_alive(head.http11, &head.headers),
+            path: head.target.split('?').next().unwrap_or_default().to_owned(),
+            method: head.method,
+            headers: head.headers,
+            body,
+        },
+        Ok(None) => Received::Oversize,
+        Err(e) if late(&e) => Received::Late,
+        Err(ReadError::Io(_)) => Received::Gone,
+        Err(_) => Received::Bad(400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
