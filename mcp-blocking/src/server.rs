@@ -33,6 +33,7 @@ use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 use crate::pool::Pool;
+use mcp_sansio_shared::peer::Reports;
 
 type ToolFn =
     Arc<dyn Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject> + Send + Sync>;
@@ -110,6 +111,8 @@ pub struct Context {
     task_offered: bool,
     messages: Handlers,
     cancel: CancellationToken,
+    /// The run's reports waiting for the driver (bounded)
+    reports: Reports,
 }
 
 /// Waits for a reply from the driver
@@ -142,13 +145,18 @@ impl Context {
 
     /// Logs a message to the client (`notifications/message`) if its level passes the
     /// client's filter: the connection's `logging/setLevel` (legacy, `info` until set) or the
-    /// request's `_meta` log level (2026, nothing unless it asked)
+    /// request's `_meta` log level (2026, nothing unless it asked); best effort, as
+    /// [`progress`](Self::progress) is
     pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
+        let Some(waiting) = self.reports.admit() else {
+            return;
+        };
         let params = LoggingMessageNotificationParams::new(level, data);
         let _ = self.messages.send(HandlerMsg::Log {
             id: self.id,
             filter: self.log_filter,
             params,
+            waiting,
         });
     }
 
@@ -178,11 +186,20 @@ impl Context {
     }
 
     /// Reports progress, if the client asked for it (a no-op otherwise)
+    ///
+    /// Reports are best effort: with [`MAX_WAITING_REPORTS`](mcp_sansio_shared::peer::MAX_WAITING_REPORTS)
+    /// of this run's reports (progress and log messages) still waiting for the connection, a
+    /// new one is dropped, so a handler reporting faster than its client reads cannot grow
+    /// the server without bound.
     pub fn progress(&self, progress: Progress) {
-        if self.wants_progress {
+        if !self.wants_progress {
+            return;
+        }
+        if let Some(waiting) = self.reports.admit() {
             let _ = self.messages.send(HandlerMsg::Progress {
                 id: self.id,
                 progress,
+                waiting,
             });
         }
     }
@@ -559,6 +576,7 @@ impl Dispatcher {
             task_offered: request.task_offered,
             messages: messages.clone(),
             cancel: cancel.clone(),
+            reports: Reports::default(),
         };
         let version = request.version;
         let responder = request.responder;

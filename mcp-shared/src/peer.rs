@@ -8,6 +8,8 @@
 //! messages onto `Session` calls and reply channels.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcp_sansio::http::SessionKey;
@@ -159,6 +161,37 @@ pub enum Command<R: Plumbing> {
     Close,
 }
 
+/// How many reports (progress, log messages) of one handler run may wait for its connection;
+/// past it a report is dropped (a handler reporting faster than the connection carries its
+/// reports cannot grow the server without bound; its result is never dropped)
+pub const MAX_WAITING_REPORTS: usize = 256;
+
+/// The reports of one handler run (every clone of its `Context`) that wait for the actor
+#[derive(Clone, Debug, Default)]
+pub struct Reports(Arc<AtomicUsize>);
+
+impl Reports {
+    /// A place for one more report, unless [`MAX_WAITING_REPORTS`] wait already
+    pub fn admit(&self) -> Option<Waiting> {
+        if self.0.fetch_add(1, Ordering::AcqRel) >= MAX_WAITING_REPORTS {
+            self.0.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Waiting(Arc::clone(&self.0)))
+    }
+}
+
+/// One report on its way to the actor; it stops counting once dropped (handled, or lost
+/// with the connection)
+#[derive(Debug)]
+pub struct Waiting(Arc<AtomicUsize>);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Messages from server handlers (and client input handlers) to the actor
 pub enum HandlerMsg<R: Plumbing> {
     /// A handler finished
@@ -174,6 +207,8 @@ pub enum HandlerMsg<R: Plumbing> {
         id: InboundId,
         /// The report
         progress: Progress,
+        /// Its place among the run's waiting reports
+        waiting: Waiting,
     },
     /// A handler logs; `filter` is the request's own (2026), else the connection's applies
     Log {
@@ -183,6 +218,8 @@ pub enum HandlerMsg<R: Plumbing> {
         filter: Option<LogFilter>,
         /// The message
         params: LoggingMessageNotificationParams,
+        /// Its place among the run's waiting reports
+        waiting: Waiting,
     },
     /// A handler turns its request into a task and keeps working
     StartTask {
@@ -493,10 +530,12 @@ impl<R: Plumbing> Peer<R> {
             HandlerMsg::Done { responder, result } => {
                 self.runs.finish(session, R::now(), responder, result);
             }
-            HandlerMsg::Progress { id, progress } => {
+            HandlerMsg::Progress { id, progress, .. } => {
                 let _ = session.inbound(id).report_progress(&progress);
             }
-            HandlerMsg::Log { id, filter, params } => {
+            HandlerMsg::Log {
+                id, filter, params, ..
+            } => {
                 // A handler's log is best effort: held back or refused, it goes nowhere.
                 let _ = self.runs.log(session, id, filter, &params);
             }
@@ -591,5 +630,35 @@ impl Side for role::Server {
         msg: HandlerMsg<R>,
     ) {
         peer.on_server_handler(session, msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_has_at_most_max_waiting_reports_and_a_handled_one_frees_its_place() {
+        let reports = Reports::default();
+        let clone = reports.clone();
+        let mut waiting: Vec<Waiting> = (0..MAX_WAITING_REPORTS)
+            .map(|i| {
+                // Every clone of the run's context counts against the same bound.
+                let r = if i % 2 == 0 { &reports } else { &clone };
+                r.admit().expect("room for it")
+            })
+            .collect();
+        assert!(reports.admit().is_none(), "the bound is reached");
+        assert!(clone.admit().is_none());
+        waiting.pop();
+        assert!(
+            reports.admit().is_some(),
+            "a handled report frees its place"
+        );
+        drop(waiting);
+        let again: Vec<_> = (0..MAX_WAITING_REPORTS)
+            .map(|_| reports.admit().expect("all free again"))
+            .collect();
+        assert_eq!(again.len(), MAX_WAITING_REPORTS);
     }
 }

@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::chan;
-use crate::peer::{App, HandlerMsg, Handlers};
+use crate::peer::{App, HandlerMsg, Handlers, Reports};
 use crate::runtime::Runtime;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -65,6 +65,8 @@ pub struct Context<R: Runtime> {
     log_filter: Option<LogFilter>,
     task_offered: bool,
     messages: Handlers<R>,
+    /// The run's reports waiting for the actor (bounded)
+    reports: Reports,
 }
 
 impl<R: Runtime> Clone for Context<R> {
@@ -75,6 +77,7 @@ impl<R: Runtime> Clone for Context<R> {
             log_filter: self.log_filter,
             task_offered: self.task_offered,
             messages: self.messages.clone(),
+            reports: self.reports.clone(),
         }
     }
 }
@@ -100,18 +103,24 @@ impl<R: Runtime> Context<R> {
             log_filter: LogFilter::for_request(request),
             task_offered: request.task_offered,
             messages: messages.clone(),
+            reports: Reports::default(),
         }
     }
 
     /// Logs a message to the client (`notifications/message`) if its level passes the
     /// client's filter: the connection's `logging/setLevel` (legacy, `info` until set) or the
-    /// request's `_meta` log level (2026, nothing unless it asked)
+    /// request's `_meta` log level (2026, nothing unless it asked); best effort, as
+    /// [`progress`](Self::progress) is
     pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
+        let Some(waiting) = self.reports.admit() else {
+            return;
+        };
         let params = LoggingMessageNotificationParams::new(level, data);
         let _ = self.messages.send(HandlerMsg::Log {
             id: self.id,
             filter: self.log_filter,
             params,
+            waiting,
         });
     }
 
@@ -122,11 +131,20 @@ impl<R: Runtime> Context<R> {
     }
 
     /// Reports progress, if the client asked for it (a no-op otherwise)
+    ///
+    /// Reports are best effort: with [`MAX_WAITING_REPORTS`](crate::peer::MAX_WAITING_REPORTS)
+    /// of this run's reports (progress and log messages) still waiting for the connection, a
+    /// new one is dropped, so a handler reporting faster than its client reads cannot grow
+    /// the server without bound.
     pub fn progress(&self, progress: Progress) {
-        if self.wants_progress {
+        if !self.wants_progress {
+            return;
+        }
+        if let Some(waiting) = self.reports.admit() {
             let _ = self.messages.send(HandlerMsg::Progress {
                 id: self.id,
                 progress,
+                waiting,
             });
         }
     }
