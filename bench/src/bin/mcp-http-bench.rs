@@ -4,9 +4,12 @@
 //! ```text
 //! mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>
 //! mcp-http-bench <h1|h2|h3> --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n N] [--seconds S]
+//! mcp-http-bench flood --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n CLIENTS] [--seconds S]
 //! ```
 //!
-//! `serve` starts an HTTP server on 127.0.0.1 (a free port) with one tool, `echo`, prints its
+//! `serve` starts an HTTP server on 127.0.0.1 (a free port) with two tools, `echo` and `flood`
+//! (`{"count": N, "size": S}`: N progress reports with an S-byte message, as fast as it can,
+//! yielding every 64), prints its
 //! URL on a line of its own and serves until its stdin closes. `hyper` is the limit: a bare
 //! hyper server that reads each POST and answers the bytes our servers answer a `tools/call`
 //! with, no MCP at all.
@@ -26,6 +29,11 @@
 //! Each caller stops after its share of `n` or after `--seconds` (3 unless given), whichever
 //! comes first, so a slow server is measured in bounded time.
 //!
+//! `flood` is #17's fault workload, for the server's memory (the script reads its peak RSS):
+//! `n` clients (20 unless given) each call `flood` with 40,000 reports of 1,000 bytes (40 MB)
+//! and a progress token, from a socket with a 4 KiB receive buffer, and never read; after
+//! `--seconds` they close. It prints how many clients it started.
+//!
 //! Prints one JSON line: workload, wire, url, n, `calls_per_s`, latency `p50_us` and `p99_us`,
 //! and `errors` (answers that were not HTTP 200 with a JSON-RPC result, and broken
 //! connections). Never part of the test suite: figures depend on the machine.
@@ -40,7 +48,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3> --url URL [--wire <legacy|modern>] [--n N] [--seconds S]";
+const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3|flood> --url URL [--wire <legacy|modern>] [--n N] [--seconds S]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -52,7 +60,7 @@ fn main() -> ExitCode {
     };
     let outcome = match args.first().map(String::as_str) {
         Some("serve") => serve(get("--binding").as_deref().unwrap_or("tokio-mt")),
-        Some(w @ ("h1" | "h2" | "h3")) => {
+        Some(w @ ("h1" | "h2" | "h3" | "flood")) => {
             let Some(url) = get("--url") else {
                 eprintln!("{USAGE}");
                 return ExitCode::from(2);
@@ -70,7 +78,12 @@ fn main() -> ExitCode {
                 .and_then(|s| s.parse::<f64>().ok())
                 .filter(|s| s.is_finite() && *s > 0.0)
                 .unwrap_or(3.0);
-            load(w, &url, wire, n, Duration::from_secs_f64(seconds))
+            let seconds = Duration::from_secs_f64(seconds);
+            if w == "flood" {
+                flood(&url, wire, n.unwrap_or(20), seconds)
+            } else {
+                load(w, &url, wire, n, seconds)
+            }
         }
         _ => {
             eprintln!("{USAGE}");
@@ -96,6 +109,35 @@ fn echo_tool() -> mcp_sansio::schema::Tool {
         unreachable!()
     };
     mcp_sansio::schema::Tool::new("echo", schema)
+}
+
+/// The flood tool every one of our servers has
+fn flood_tool() -> mcp_sansio::schema::Tool {
+    let serde_json::Value::Object(schema) = serde_json::json!({
+        "type": "object",
+        "properties": {"count": {"type": "integer"}, "size": {"type": "integer"}}
+    }) else {
+        unreachable!()
+    };
+    mcp_sansio::schema::Tool::new("flood", schema)
+}
+
+/// The flood's count and the report for step `i`
+fn flood_args(args: &serde_json::Map<String, serde_json::Value>) -> (u64, String) {
+    let count = args
+        .get("count")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let size = args
+        .get("size")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    (count, "y".repeat(usize::try_from(size).unwrap_or(0)))
+}
+
+fn report(i: u64, message: &str) -> mcp_sansio::Progress {
+    #[allow(clippy::cast_precision_loss)]
+    mcp_sansio::Progress::new(i as f64).message(message)
 }
 
 fn server_config() -> mcp_sansio::ServerConfig {
@@ -137,6 +179,17 @@ fn serve(binding: &str) -> Result<(), String> {
                 let server = mcp_sansio_tokio::Server::builder(server_config())
                     .tool(echo_tool(), |_cx, args| async move { Ok(text(&args)) })
                     .map_err(|e| e.to_string())?
+                    .tool(flood_tool(), |cx, args| async move {
+                        let (count, message) = flood_args(&args);
+                        for i in 1..=count {
+                            cx.progress(report(i, &message));
+                            if i % 64 == 0 {
+                                tokio::task::yield_now().await;
+                            }
+                        }
+                        Ok(mcp_sansio::schema::CallToolResult::text("flooded"))
+                    })
+                    .map_err(|e| e.to_string())?
                     .build();
                 let handle = server
                     .serve_http(localhost())
@@ -157,6 +210,17 @@ fn serve(binding: &str) -> Result<(), String> {
             let server = mcp_sansio_async_std::Server::builder(server_config())
                 .tool(echo_tool(), |_cx, args| async move { Ok(text(&args)) })
                 .map_err(|e| e.to_string())?
+                .tool(flood_tool(), |cx, args| async move {
+                    let (count, message) = flood_args(&args);
+                    for i in 1..=count {
+                        cx.progress(report(i, &message));
+                        if i % 64 == 0 {
+                            smol::future::yield_now().await;
+                        }
+                    }
+                    Ok(mcp_sansio::schema::CallToolResult::text("flooded"))
+                })
+                .map_err(|e| e.to_string())?
                 .build();
             let handle = server
                 .serve_http(localhost())
@@ -171,6 +235,17 @@ fn serve(binding: &str) -> Result<(), String> {
         "blocking" => {
             let server = mcp_sansio_blocking::Server::builder(server_config())
                 .tool(echo_tool(), |_cx, args| Ok(text(&args)))
+                .map_err(|e| e.to_string())?
+                .tool(flood_tool(), |cx, args| {
+                    let (count, message) = flood_args(&args);
+                    for i in 1..=count {
+                        cx.progress(report(i, &message));
+                        if i % 64 == 0 {
+                            cx.sleep(Duration::ZERO)?;
+                        }
+                    }
+                    Ok(mcp_sansio::schema::CallToolResult::text("flooded"))
+                })
                 .map_err(|e| e.to_string())?
                 .build();
             let handle = server.serve_http(localhost()).map_err(|e| e.to_string())?;
@@ -269,7 +344,28 @@ struct Answer {
 
 impl Conn {
     async fn open(authority: &str, path: &str, wire: Wire) -> io::Result<Self> {
-        let stream = TcpStream::connect(authority).await?;
+        Self::open_with(authority, path, wire, None).await
+    }
+
+    /// [`open`](Self::open), with the socket's receive buffer set to `recv_buffer` bytes
+    async fn open_with(
+        authority: &str,
+        path: &str,
+        wire: Wire,
+        recv_buffer: Option<u32>,
+    ) -> io::Result<Self> {
+        let stream = match recv_buffer {
+            None => TcpStream::connect(authority).await?,
+            Some(size) => {
+                let addr = tokio::net::lookup_host(authority)
+                    .await?
+                    .next()
+                    .ok_or_else(|| io::Error::other("no address"))?;
+                let socket = tokio::net::TcpSocket::new_v4()?;
+                socket.set_recv_buffer_size(size)?;
+                socket.connect(addr).await?
+            }
+        };
         stream.set_nodelay(true)?;
         let (r, w) = stream.into_split();
         let mut conn = Self {
@@ -322,7 +418,26 @@ impl Conn {
         Ok(answer.status == 200 && contains(&answer.body, b"\"result\""))
     }
 
+    /// Sends a `tools/call` of `flood` with a progress token and reads nothing
+    async fn start_flood(&mut self) -> io::Result<()> {
+        let meta = match self.wire {
+            Wire::Legacy => r#""_meta":{"progressToken":"f"}"#.to_owned(),
+            Wire::Modern => format!(
+                r#""_meta":{{"progressToken":"f","io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientCapabilities":{{}}}}"#
+            ),
+        };
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"flood","arguments":{{"count":40000,"size":1000}},{meta}}}}}"#
+        );
+        self.write_request(body.as_bytes(), Some("flood")).await
+    }
+
     async fn post(&mut self, body: &[u8], tool: Option<&str>) -> io::Result<Answer> {
+        self.write_request(body, tool).await?;
+        self.read_answer().await
+    }
+
+    async fn write_request(&mut self, body: &[u8], tool: Option<&str>) -> io::Result<()> {
         let r = &mut self.request;
         r.clear();
         let _ = write!(
@@ -350,8 +465,7 @@ impl Conn {
         }
         r.extend_from_slice(b"\r\n");
         r.extend_from_slice(body);
-        self.writer.write_all(r).await?;
-        self.read_answer().await
+        self.writer.write_all(r).await
     }
 
     async fn read_answer(&mut self) -> io::Result<Answer> {
@@ -468,6 +582,40 @@ async fn run_calls(mut conn: Conn, calls: usize, until: Instant, tally: Arc<Tall
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .extend(mine);
     conn
+}
+
+/// The `flood` workload: `clients` callers of `flood` that never read, held `seconds`
+fn flood(url: &str, wire: Wire, clients: usize, seconds: Duration) -> Result<(), String> {
+    let (authority, path) = split_url(url)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let mut held = Vec::with_capacity(clients);
+        let mut errors = 0u64;
+        for _ in 0..clients {
+            match Conn::open_with(&authority, &path, wire, Some(4096)).await {
+                Ok(mut conn) => match conn.start_flood().await {
+                    Ok(()) => held.push(conn),
+                    Err(_) => errors += 1,
+                },
+                Err(_) => errors += 1,
+            }
+        }
+        tokio::time::sleep(seconds).await;
+        let line = serde_json::json!({
+            "workload": "flood",
+            "wire": match wire { Wire::Legacy => LEGACY, Wire::Modern => MODERN },
+            "url": url,
+            "connections": held.len(),
+            "seconds": seconds.as_secs_f64(),
+            "errors": errors,
+        });
+        drop(held);
+        println!("{line}");
+        Ok(())
+    })
 }
 
 fn load(
