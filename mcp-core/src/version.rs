@@ -74,7 +74,7 @@ impl ProtocolVersion {
     }
 
     /// Whether JSON-RPC batches (arrays of messages) are allowed: only 2025-03-26 had them
-    pub const fn allows_batches(self) -> bool {
+    pub(crate) const fn allows_batches(self) -> bool {
         matches!(self, Self::V2025_03_26)
     }
 

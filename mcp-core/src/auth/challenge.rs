@@ -15,7 +15,7 @@ pub struct Challenge {
 
 impl Challenge {
     /// A parameter's value (case-insensitive name)
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))

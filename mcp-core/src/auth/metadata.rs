@@ -22,7 +22,7 @@ pub struct ProtectedResourceMetadata {
 
 impl ProtectedResourceMetadata {
     /// A document for `resource` protected by the authorization server `issuer`
-    pub fn new(resource: impl Into<String>, issuer: impl Into<String>) -> Self {
+    pub(crate) fn new(resource: impl Into<String>, issuer: impl Into<String>) -> Self {
         Self {
             resource: resource.into(),
             authorization_servers: vec![issuer.into()],

@@ -87,11 +87,6 @@ pub struct SessionKey(u64);
 impl SessionKey {
     /// The one session serving every 2026 (stateless) request
     pub const STATELESS: Self = Self(0);
-
-    /// Whether this is the stateless 2026 session
-    pub fn is_stateless(self) -> bool {
-        self == Self::STATELESS
-    }
 }
 
 impl fmt::Display for SessionKey {

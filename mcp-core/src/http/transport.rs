@@ -411,11 +411,6 @@ impl ClientTransport {
         }
     }
 
-    /// The header rules and what they learned (session id, version, tool mirrors)
-    pub fn http(&self) -> &HttpClient {
-        &self.http
-    }
-
     /// How many HTTP requests are in flight
     pub fn streams_in_flight(&self) -> usize {
         self.streams.len()

@@ -187,7 +187,7 @@ pub enum ResultType {
 
 impl ResultType {
     /// The wire string
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Self::Complete => "complete",
             Self::InputRequired => "input_required",

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::capabilities::{ClientCapabilities, ServerCapabilities};
-use super::common::{CacheScope, Icon, MetaParams, ResultType};
+use super::common::{CacheScope, Icon, MetaParams};
 use super::fit::FitVersion;
 use crate::{Era, ProtocolVersion};
 
@@ -153,7 +153,7 @@ pub struct DiscoverResult {
 impl DiscoverResult {
     /// The server's implementation info, from `_meta` (or a top-level `serverInfo`, which
     /// some servers send)
-    pub fn server_info(&self) -> Option<Implementation> {
+    pub(crate) fn server_info(&self) -> Option<Implementation> {
         let from_meta = self
             .extra
             .get("_meta")
@@ -178,11 +178,6 @@ impl InitializeParams {
             extra: Map::new(),
         }
     }
-
-    /// The capabilities, typed
-    pub fn client_capabilities(&self) -> Result<ClientCapabilities, serde_json::Error> {
-        ClientCapabilities::try_from(&self.capabilities)
-    }
 }
 
 impl InitializeResult {
@@ -199,11 +194,6 @@ impl InitializeResult {
             instructions: None,
             extra: Map::new(),
         }
-    }
-
-    /// The capabilities, typed
-    pub fn server_capabilities(&self) -> Result<ServerCapabilities, serde_json::Error> {
-        ServerCapabilities::try_from(&self.capabilities)
     }
 }
 
@@ -234,19 +224,6 @@ impl DiscoverResult {
             instructions: None,
             extra,
         }
-    }
-
-    /// The capabilities, typed
-    pub fn server_capabilities(&self) -> Result<ServerCapabilities, serde_json::Error> {
-        ServerCapabilities::try_from(&self.capabilities)
-    }
-
-    /// The `resultType` (absent means complete)
-    pub fn result_type(&self) -> ResultType {
-        self.extra
-            .get("resultType")
-            .and_then(Value::as_str)
-            .map_or(ResultType::Complete, ResultType::from)
     }
 }
 

@@ -50,11 +50,6 @@ pub struct TaskMetadata {
 }
 
 impl TaskMetadata {
-    /// Run as a task, with the server's default lifetime
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Run as a task that lives `ttl_ms` milliseconds
     pub fn with_ttl(ttl_ms: u64) -> Self {
         Self {

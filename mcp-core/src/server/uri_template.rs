@@ -620,16 +620,8 @@ impl TemplateValue {
         }
     }
 
-    /// The pairs, if this is a [`TemplateValue::Map`]
-    pub fn as_map(&self) -> Option<&[(String, String)]> {
-        match self {
-            Self::Map(pairs) => Some(pairs),
-            _ => None,
-        }
-    }
-
     /// Whether expansion treats this value as defined: every string, non-empty lists and maps
-    pub fn is_defined(&self) -> bool {
+    pub(crate) fn is_defined(&self) -> bool {
         match self {
             Self::String(_) => true,
             Self::List(items) => !items.is_empty(),
