@@ -180,13 +180,6 @@ macro_rules! value_conversions {
                 serde_json::to_value(caps).expect("capabilities serialize")
             }
         }
-
-        impl $t {
-            /// Whether an extension is declared
-            pub fn has_extension(&self, id: &str) -> bool {
-                self.extensions.as_ref().is_some_and(|e| e.contains_key(id))
-            }
-        }
     };
 }
 

@@ -53,27 +53,6 @@ impl Annotations {
     pub fn new() -> Self {
         Self::default()
     }
-
-    /// Sets the audience
-    #[must_use]
-    pub fn with_audience(mut self, audience: impl IntoIterator<Item = Role>) -> Self {
-        self.audience = Some(audience.into_iter().collect());
-        self
-    }
-
-    /// Sets the priority (0 to 1)
-    #[must_use]
-    pub fn with_priority(mut self, priority: f64) -> Self {
-        self.priority = Number::from_f64(priority);
-        self
-    }
-
-    /// Sets the last-modified timestamp
-    #[must_use]
-    pub fn with_last_modified(mut self, timestamp: impl Into<String>) -> Self {
-        self.last_modified = Some(timestamp.into());
-        self
-    }
 }
 
 /// The theme an icon is designed for
@@ -118,27 +97,6 @@ impl Icon {
             theme: None,
             extra: Map::new(),
         }
-    }
-
-    /// Sets the MIME type
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the sizes
-    #[must_use]
-    pub fn with_sizes(mut self, sizes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.sizes = Some(sizes.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Sets the theme
-    #[must_use]
-    pub fn with_theme(mut self, theme: IconTheme) -> Self {
-        self.theme = Some(theme);
-        self
     }
 }
 

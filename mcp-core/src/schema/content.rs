@@ -37,13 +37,6 @@ impl TextContent {
             extra: Map::new(),
         }
     }
-
-    /// Sets the annotations
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
-        self.annotations = Some(annotations);
-        self
-    }
 }
 
 /// An image (base64) or, with the same shape, audio
@@ -76,13 +69,6 @@ impl MediaContent {
             meta: None,
             extra: Map::new(),
         }
-    }
-
-    /// Sets the annotations
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
-        self.annotations = Some(annotations);
-        self
     }
 }
 

@@ -65,34 +65,6 @@ impl Implementation {
             extra: Map::new(),
         }
     }
-
-    /// Sets the title
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets the description
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets the website URL
-    #[must_use]
-    pub fn with_website_url(mut self, url: impl Into<String>) -> Self {
-        self.website_url = Some(url.into());
-        self
-    }
-
-    /// Sets the icons
-    #[must_use]
-    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
-        self.icons = Some(icons);
-        self
-    }
 }
 
 /// Params of the legacy `initialize` request

@@ -36,13 +36,6 @@ impl CancelledNotificationParams {
             extra: Map::new(),
         }
     }
-
-    /// Sets the reason
-    #[must_use]
-    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
-        self.reason = Some(reason.into());
-        self
-    }
 }
 
 /// Params of `notifications/progress`
@@ -79,20 +72,6 @@ impl ProgressNotificationParams {
             meta: None,
             extra: Map::new(),
         }
-    }
-
-    /// Sets the total
-    #[must_use]
-    pub fn with_total(mut self, total: impl Into<Number>) -> Self {
-        self.total = Some(total.into());
-        self
-    }
-
-    /// Sets the message
-    #[must_use]
-    pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
     }
 }
 

@@ -186,20 +186,6 @@ impl Task {
         }
     }
 
-    /// Sets the poll interval
-    #[must_use]
-    pub fn with_poll_interval_ms(mut self, ms: u64) -> Self {
-        self.poll_interval_ms = Some(ms);
-        self
-    }
-
-    /// Sets the status message
-    #[must_use]
-    pub fn with_status_message(mut self, message: impl Into<String>) -> Self {
-        self.status_message = Some(message.into());
-        self
-    }
-
     /// The lifetime under either name (`None` when neither is set, `Some(None)` unlimited)
     pub fn lifetime_ms(&self) -> Option<Option<u64>> {
         self.ttl_ms.or(self.ttl)

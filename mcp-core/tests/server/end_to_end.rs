@@ -310,8 +310,9 @@ fn serve(version: Option<ProtocolVersion>) {
     );
 
     // prompts/get with and without its required argument
-    let (prompt, _) =
-        h.request::<GetPrompt>(GetPromptParams::new("greeting").with_argument("who", "Ada"));
+    let mut params = GetPromptParams::new("greeting");
+    params.arguments = Some([("who".to_owned(), "Ada".to_owned())].into());
+    let (prompt, _) = h.request::<GetPrompt>(params);
     let prompt = prompt.unwrap();
     assert_eq!(
         prompt.messages[0].content.as_text(),
