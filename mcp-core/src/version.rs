@@ -81,7 +81,7 @@ impl ProtocolVersion {
     /// Whether an error response whose request id is unknown may omit `id`
     ///
     /// Schemas before 2025-11-25 require an `id` member, so there the id is written as `null`.
-    pub const fn omits_unknown_error_id(self) -> bool {
+    pub(crate) const fn omits_unknown_error_id(self) -> bool {
         matches!(self, Self::V2025_11_25 | Self::V2026_07_28)
     }
 }

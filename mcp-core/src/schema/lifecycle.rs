@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::capabilities::{ClientCapabilities, ServerCapabilities};
-use super::common::{CacheScope, Icon, MetaParams};
+use super::common::{Icon, MetaParams};
 use super::fit::FitVersion;
 use crate::{Era, ProtocolVersion};
 
@@ -136,67 +135,8 @@ impl DiscoverResult {
     }
 }
 
-impl InitializeParams {
-    /// Params of an `initialize` request
-    pub fn new(
-        protocol_version: ProtocolVersion,
-        capabilities: &ClientCapabilities,
-        client_info: Implementation,
-    ) -> Self {
-        Self {
-            protocol_version: protocol_version.as_str().to_owned(),
-            capabilities: capabilities.into(),
-            client_info,
-            extra: Map::new(),
-        }
-    }
-}
-
-impl InitializeResult {
-    /// The result of an `initialize` request
-    pub fn new(
-        protocol_version: ProtocolVersion,
-        capabilities: &ServerCapabilities,
-        server_info: Implementation,
-    ) -> Self {
-        Self {
-            protocol_version: protocol_version.as_str().to_owned(),
-            capabilities: capabilities.into(),
-            server_info,
-            instructions: None,
-            extra: Map::new(),
-        }
-    }
-}
-
 impl FitVersion for InitializeResult {
     fn fit_to(&mut self, _version: ProtocolVersion) {}
-}
-
-impl DiscoverResult {
-    /// The result of `server/discover`, with the caching hints 2026-07-28 requires
-    pub fn new(
-        supported_versions: impl IntoIterator<Item = ProtocolVersion>,
-        capabilities: &ServerCapabilities,
-        ttl_ms: u64,
-        cache_scope: CacheScope,
-    ) -> Self {
-        let mut extra = Map::new();
-        extra.insert("ttlMs".to_owned(), Value::from(ttl_ms));
-        extra.insert(
-            "cacheScope".to_owned(),
-            serde_json::to_value(cache_scope).expect("serializes"),
-        );
-        Self {
-            supported_versions: supported_versions
-                .into_iter()
-                .map(|v| v.as_str().to_owned())
-                .collect(),
-            capabilities: capabilities.into(),
-            instructions: None,
-            extra,
-        }
-    }
 }
 
 impl FitVersion for DiscoverResult {

@@ -26,18 +26,6 @@ pub struct CancelledNotificationParams {
     pub extra: Map<String, Value>,
 }
 
-impl CancelledNotificationParams {
-    /// Cancels `request_id`
-    pub fn new(request_id: impl Into<RequestId>) -> Self {
-        Self {
-            request_id: Some(request_id.into()),
-            reason: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}
-
 /// Params of `notifications/progress`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -59,20 +47,6 @@ pub struct ProgressNotificationParams {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl ProgressNotificationParams {
-    /// Progress for a token
-    pub fn new(progress_token: impl Into<ProgressToken>, progress: impl Into<Number>) -> Self {
-        Self {
-            progress_token: progress_token.into(),
-            progress: progress.into(),
-            total: None,
-            message: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
 }
 
 /// Params of the `notifications/*/list_changed` notifications and

@@ -324,14 +324,3 @@ pub struct ResourceUpdatedNotificationParams {
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
-
-impl ResourceUpdatedNotificationParams {
-    /// Params for a changed resource
-    pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-}

@@ -394,12 +394,6 @@ impl UriTemplate {
     pub fn variables(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(String::as_str)
     }
-
-    /// Whether the template has a variable with this name (e.g. to validate the argument of a
-    /// `completion/complete` request)
-    pub fn has_variable(&self, name: &str) -> bool {
-        self.names.iter().any(|n| n == name)
-    }
 }
 
 fn error(position: usize, kind: TemplateErrorKind) -> TemplateError {

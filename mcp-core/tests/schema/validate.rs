@@ -52,6 +52,11 @@ fn fitted<T: FitVersion + Serialize + Clone + 'static>(
     })
 }
 
+/// A value of a type the library builds itself (no public constructor), from its JSON
+fn de<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
 fn obj(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
@@ -248,13 +253,13 @@ fn every_field_schema() -> ElicitationSchema {
 }
 
 fn task(status: TaskStatus) -> Task {
-    let mut t = Task::new(
-        "task-1",
-        status,
-        "2025-11-25T10:00:00Z",
-        "2025-11-25T10:00:05Z",
-        Some(60_000),
-    );
+    let mut t: Task = de(json!({
+        "taskId": "task-1",
+        "status": status,
+        "createdAt": "2025-11-25T10:00:00Z",
+        "lastUpdatedAt": "2025-11-25T10:00:05Z",
+        "ttlMs": 60_000,
+    }));
     t.poll_interval_ms = Some(500);
     t.status_message = Some("busy".into());
     match status {
@@ -391,20 +396,20 @@ fn samples() -> Vec<Sample> {
                 of: "InitializeRequest",
                 client: true,
             },
-            fitted(InitializeParams::new(
-                ProtocolVersion::LATEST_LEGACY,
-                &caps_client,
-                info.clone(),
-            )),
+            fitted(de::<InitializeParams>(json!({
+                "protocolVersion": ProtocolVersion::LATEST_LEGACY.as_str(),
+                "capabilities": caps_client,
+                "clientInfo": info,
+            }))),
         ),
         s(
             "initialize result",
             Def("InitializeResult"),
-            fitted(InitializeResult::new(
-                ProtocolVersion::LATEST_LEGACY,
-                &caps_server,
-                info.clone(),
-            )),
+            fitted(de::<InitializeResult>(json!({
+                "protocolVersion": ProtocolVersion::LATEST_LEGACY.as_str(),
+                "capabilities": caps_server,
+                "serverInfo": info,
+            }))),
         ),
         s(
             "initialized",
@@ -433,12 +438,12 @@ fn samples() -> Vec<Sample> {
         s(
             "discover result",
             Def("DiscoverResult"),
-            fitted(DiscoverResult::new(
-                ProtocolVersion::ALL,
-                &caps_server,
-                0,
-                CacheScope::Private,
-            )),
+            fitted(de::<DiscoverResult>(json!({
+                "supportedVersions": ProtocolVersion::ALL.map(ProtocolVersion::as_str),
+                "capabilities": caps_server,
+                "ttlMs": 0,
+                "cacheScope": CacheScope::Private,
+            }))),
         ),
         s(
             "client capabilities",
@@ -602,7 +607,9 @@ fn samples() -> Vec<Sample> {
                 of: "ResourceUpdatedNotification",
                 client: false,
             },
-            fitted(ResourceUpdatedNotificationParams::new("file:///a")),
+            fitted(de::<ResourceUpdatedNotificationParams>(
+                json!({"uri": "file:///a"}),
+            )),
         ),
         s(
             "resource list changed",
@@ -821,9 +828,8 @@ fn samples() -> Vec<Sample> {
                 of: "CancelledNotification",
                 client: false,
             },
-            fitted(build!(
-                CancelledNotificationParams::new(7),
-                reason = Some("user".into()),
+            fitted(de::<CancelledNotificationParams>(
+                json!({"requestId": 7, "reason": "user"}),
             )),
         ),
         s(
@@ -832,17 +838,21 @@ fn samples() -> Vec<Sample> {
                 of: "ProgressNotification",
                 client: false,
             },
-            fitted(build!(
-                ProgressNotificationParams::new("tok", 50),
-                total = Some(100.into()),
-                message = Some("half".into()),
-            )),
+            fitted(de::<ProgressNotificationParams>(json!({
+                "progressToken": "tok",
+                "progress": 50,
+                "total": 100,
+                "message": "half",
+            }))),
         ),
         // MRTR and subscriptions (2026-07-28)
         s(
             "input required",
             Def("InputRequiredResult"),
-            fitted(InputRequiredResult::new(requests).with_request_state("opaque")),
+            fitted(build!(
+                InputRequiredResult::new(requests),
+                request_state = Some("opaque".into()),
+            )),
         ),
         s(
             "input responses",
@@ -860,9 +870,9 @@ fn samples() -> Vec<Sample> {
         s(
             "listen result",
             Def("SubscriptionsListenResult"),
-            fitted(SubscriptionsListenResult::new(mcp_sansio::RequestId::from(
-                "listen-1",
-            ))),
+            fitted(de::<SubscriptionsListenResult>(json!({
+                "_meta": {(meta::SUBSCRIPTION_ID): "listen-1"},
+            }))),
         ),
         s(
             "acknowledged",
@@ -876,7 +886,9 @@ fn samples() -> Vec<Sample> {
         s(
             "create task",
             Def("CreateTaskResult"),
-            fitted(CreateTaskResult::new(task(TaskStatus::Working))),
+            fitted(de::<CreateTaskResult>(
+                json!({"task": task(TaskStatus::Working)}),
+            )),
         ),
         s(
             "get task params",
@@ -913,12 +925,12 @@ fn samples() -> Vec<Sample> {
         s(
             "get task result",
             Def("GetTaskResult"),
-            fitted(GetTaskResult::new(task(TaskStatus::Completed))),
+            fitted(de::<GetTaskResult>(json!(task(TaskStatus::Completed)))),
         ),
         s(
             "cancel task result",
             Def("CancelTaskResult"),
-            fitted(GetTaskResult::new(task(TaskStatus::Cancelled))),
+            fitted(de::<GetTaskResult>(json!(task(TaskStatus::Cancelled)))),
         ),
         s(
             "task payload",
@@ -928,11 +940,11 @@ fn samples() -> Vec<Sample> {
         s(
             "list tasks result",
             Def("ListTasksResult"),
-            fitted(ListTasksResult::new(vec![
+            fitted(de::<ListTasksResult>(json!({"tasks": [
                 task(TaskStatus::Working),
                 task(TaskStatus::InputRequired),
                 task(TaskStatus::Failed),
-            ])),
+            ]}))),
         ),
         s(
             "task status",
@@ -946,7 +958,11 @@ fn samples() -> Vec<Sample> {
         s(
             "ext create task",
             Ext("CreateTaskResult", ""),
-            fitted(ext_tasks::CreateTaskResult::new(task(TaskStatus::Working))),
+            fitted(de::<ext_tasks::CreateTaskResult>({
+                let mut v = json!(task(TaskStatus::Working));
+                v["resultType"] = json!("task");
+                v
+            })),
         ),
         s(
             "ext get task params",
@@ -966,10 +982,10 @@ fn samples() -> Vec<Sample> {
         s(
             "ext update task params",
             Ext("UpdateTaskRequest", "/allOf/1/properties/params"),
-            fitted(ext_tasks::UpdateTaskParams::new(
-                "task-1",
-                input_responses(),
-            )),
+            fitted(de::<ext_tasks::UpdateTaskParams>(json!({
+                "taskId": "task-1",
+                "inputResponses": input_responses(),
+            }))),
         ),
         s(
             "ext update task result",
@@ -987,7 +1003,7 @@ fn samples() -> Vec<Sample> {
         samples.push(s(
             "ext get task result",
             Ext("GetTaskResult", ""),
-            fitted(GetTaskResult::new(task(status))),
+            fitted(de::<GetTaskResult>(json!(task(status)))),
         ));
         samples.push(s(
             "ext task status",
@@ -1159,7 +1175,7 @@ fn unfitted_values_are_rejected() {
         (
             ProtocolVersion::V2025_11_25,
             "GetTaskResult",
-            serde_json::to_value(GetTaskResult::new(task(TaskStatus::Working))).unwrap(),
+            serde_json::to_value(de::<GetTaskResult>(json!(task(TaskStatus::Working)))).unwrap(),
         ),
     ];
     for (v, name, value) in cases {
