@@ -54,15 +54,13 @@ pub use client::{HttpClient, ResponseKind};
 pub use config::HttpConfig;
 pub use deadline::{Expiry, ReadDeadline, ReadPhase};
 pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
-pub use headers::{
-    Headers, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
-};
+pub use headers::Headers;
 pub use origin::HostPolicy;
 pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
 pub use session_id::{SessionIdSource, session_id_from_bytes};
 pub use source::{Principal, Source};
-pub use transport::{ClientTransport, DEFAULT_MAX_MESSAGE, HttpMethod, HttpRequest, StreamId};
+pub use transport::{ClientTransport, HttpMethod, HttpRequest, StreamId};
 pub use x_mcp_header::{
     HeaderParam, ToolHeaderError, ToolWarning, filter_tools_list, validate_tool_headers,
 };

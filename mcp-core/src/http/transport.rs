@@ -20,7 +20,7 @@ use crate::session::ClientSession;
 const GET_HEAD_WAIT: Duration = Duration::from_secs(2);
 
 /// The default cap on one JSON body or SSE event from the server
-pub const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// Names one HTTP request the binding performs for a [`ClientTransport`]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -140,11 +140,6 @@ impl Catalog {
         &self.config
     }
 
-    /// Sets the page size of later list requests (0 counts as 1)
-    pub fn set_page_size(&mut self, page_size: usize) {
-        self.config.page_size = page_size;
-    }
-
     // Tools
 
     /// Registers a tool

@@ -606,14 +606,6 @@ impl TemplateValue {
         }
     }
 
-    /// The items, if this is a [`TemplateValue::List`]
-    pub fn as_list(&self) -> Option<&[String]> {
-        match self {
-            Self::List(items) => Some(items),
-            _ => None,
-        }
-    }
-
     /// Whether expansion treats this value as defined: every string, non-empty lists and maps
     pub(crate) fn is_defined(&self) -> bool {
         match self {

@@ -452,9 +452,10 @@ fn accessors_and_conversions() {
     );
     assert_eq!(vars.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["a", "b"]);
     assert_eq!(
-        vars.get("b")
-            .and_then(TemplateValue::as_list)
-            .map(<[String]>::len),
+        match vars.get("b") {
+            Some(TemplateValue::List(items)) => Some(items.len()),
+            _ => None,
+        },
         Some(2)
     );
     assert_eq!(vars.remove("a"), Some(TemplateValue::String("2".into())));
