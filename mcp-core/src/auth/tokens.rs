@@ -54,7 +54,7 @@ pub struct Tokens {
 
 impl Tokens {
     /// Tokens issued by `issuer`
-    pub(crate) fn new(access_token: Secret, issuer: impl Into<String>) -> Self {
+    pub fn new(access_token: Secret, issuer: impl Into<String>) -> Self {
         Self {
             access_token,
             dpop: false,

@@ -259,6 +259,7 @@ fn a_server_sampling_request_runs_as_a_task_on_the_client() {
         panic!("the client sees the sampling request")
     };
     assert!(matches!(id, mcp_sansio::InputId::Live(_)));
+    assert!(pair.client.input_task_offered(id));
     let task = pair
         .client
         .start_input_task(

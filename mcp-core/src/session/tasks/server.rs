@@ -377,6 +377,20 @@ impl<R: Role> Session<R> {
 }
 
 impl ClientSession {
+    /// Whether the server offered to run this input request as a task (a 2025-11-25
+    /// task-augmented `sampling/createMessage` or `elicitation/create`); see
+    /// [`start_input_task`](Session::start_input_task)
+    pub fn input_task_offered(&self, id: InputId) -> bool {
+        match id {
+            InputId::Live(inbound) => self
+                .core
+                .inbound
+                .get(inbound)
+                .is_some_and(|e| e.task_offered.is_some()),
+            InputId::Retry(_) => false,
+        }
+    }
+
     /// Runs a server's input request (task-augmented `sampling/createMessage` or
     /// `elicitation/create`, 2025-11-25, surfaced as
     /// [`ClientEvent::InputRequired`](crate::session::ClientEvent::InputRequired) with
