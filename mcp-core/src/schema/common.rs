@@ -48,13 +48,6 @@ pub struct Annotations {
     pub extra: Map<String, Value>,
 }
 
-impl Annotations {
-    /// Empty annotations
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
 /// The theme an icon is designed for
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -220,13 +213,6 @@ pub struct EmptyResult {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl EmptyResult {
-    /// An empty result
-    pub fn new() -> Self {
-        Self::default()
-    }
 }
 
 /// Params of every paginated list request (`tools/list`, `resources/list`, ...)

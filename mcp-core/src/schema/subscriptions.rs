@@ -33,13 +33,6 @@ pub struct SubscriptionFilter {
     pub extra: Map<String, Value>,
 }
 
-impl SubscriptionFilter {
-    /// Nothing
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
 /// Params of `subscriptions/listen`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

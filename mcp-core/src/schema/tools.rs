@@ -36,13 +36,6 @@ pub struct ToolAnnotations {
     pub extra: Map<String, Value>,
 }
 
-impl ToolAnnotations {
-    /// No hints
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
 /// Whether a tool may run as a task (2025-11-25)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

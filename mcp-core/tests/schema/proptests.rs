@@ -64,7 +64,7 @@ fn meta() -> impl Strategy<Value = Option<Meta>> {
 
 fn annotations() -> impl Strategy<Value = Option<Annotations>> {
     proptest::option::of((any::<bool>(), 0.0f64..=1.0).prop_map(|(both, p)| {
-        let mut a = Annotations::new();
+        let mut a = Annotations::default();
         a.priority = serde_json::Number::from_f64(p);
         a.audience = Some(if both {
             vec![Role::User, Role::Assistant]
@@ -172,7 +172,7 @@ fn tool() -> impl Strategy<Value = Tool> {
                 t.output_schema = Some(o);
             }
             if let Some((ro, d)) = hints {
-                let mut a = ToolAnnotations::new();
+                let mut a = ToolAnnotations::default();
                 a.read_only_hint = Some(ro);
                 a.destructive_hint = Some(d);
                 t.annotations = Some(a);

@@ -66,7 +66,7 @@ fn obj(v: Value) -> Map<String, Value> {
 
 fn annotations() -> Annotations {
     build!(
-        Annotations::new(),
+        Annotations::default(),
         audience = Some(vec![Role::User, Role::Assistant]),
         priority = serde_json::Number::from_f64(0.5),
         last_modified = Some("2025-01-12T15:00:58Z".into()),
@@ -137,7 +137,7 @@ fn tool() -> Tool {
     .with_task_support(TaskSupport::Optional);
     t.title = Some("Weather".into());
     t.annotations = Some(build!(
-        ToolAnnotations::new(),
+        ToolAnnotations::default(),
         read_only_hint = Some(true),
         destructive_hint = Some(false),
         idempotent_hint = Some(true),
@@ -377,7 +377,7 @@ fn samples() -> Vec<Sample> {
     );
     requests.insert("roots".into(), InputRequest::ListRoots(None));
 
-    let mut filter = SubscriptionFilter::new();
+    let mut filter = SubscriptionFilter::default();
     filter.tools_list_changed = Some(true);
     filter.resource_subscriptions = Some(vec!["file:///a".into()]);
     filter.task_ids = Some(vec!["task-1".into()]);
@@ -463,7 +463,7 @@ fn samples() -> Vec<Sample> {
         s(
             "empty result",
             Def("EmptyResult"),
-            fitted(EmptyResult::new()),
+            fitted(EmptyResult::default()),
         ),
         // Tools
         s("tool", Def("Tool"), fitted(tool())),
@@ -977,7 +977,7 @@ fn samples() -> Vec<Sample> {
         s(
             "ext cancel task result",
             Ext("CancelTaskResult", ""),
-            fitted(EmptyResult::new()),
+            fitted(EmptyResult::default()),
         ),
         s(
             "ext update task params",
@@ -990,7 +990,7 @@ fn samples() -> Vec<Sample> {
         s(
             "ext update task result",
             Ext("UpdateTaskResult", ""),
-            fitted(EmptyResult::new()),
+            fitted(EmptyResult::default()),
         ),
     ];
     for status in [
