@@ -74,14 +74,14 @@ impl ProtocolVersion {
     }
 
     /// Whether JSON-RPC batches (arrays of messages) are allowed: only 2025-03-26 had them
-    pub const fn allows_batches(self) -> bool {
+    pub(crate) const fn allows_batches(self) -> bool {
         matches!(self, Self::V2025_03_26)
     }
 
     /// Whether an error response whose request id is unknown may omit `id`
     ///
     /// Schemas before 2025-11-25 require an `id` member, so there the id is written as `null`.
-    pub const fn omits_unknown_error_id(self) -> bool {
+    pub(crate) const fn omits_unknown_error_id(self) -> bool {
         matches!(self, Self::V2025_11_25 | Self::V2026_07_28)
     }
 }

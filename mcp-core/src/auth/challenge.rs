@@ -4,7 +4,7 @@
 /// One challenge: an auth scheme and its parameters (names lowercased; values unquoted)
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub struct Challenge {
+pub(crate) struct Challenge {
     /// The auth scheme as sent (`Bearer`, `DPoP`, ...)
     pub scheme: String,
     /// `name=value` parameters, names lowercased, quoted strings unescaped
@@ -15,7 +15,7 @@ pub struct Challenge {
 
 impl Challenge {
     /// A parameter's value (case-insensitive name)
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -86,7 +86,7 @@ impl OAuthChallenge {
 
 /// Parses one `WWW-Authenticate` header value into its challenges; malformed parts end the
 /// parse (what came before is kept), so bad input never panics
-pub fn parse(value: &str) -> Vec<Challenge> {
+pub(crate) fn parse(value: &str) -> Vec<Challenge> {
     let mut out: Vec<Challenge> = Vec::new();
     let mut p = Parser {
         s: value.as_bytes(),

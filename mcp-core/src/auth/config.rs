@@ -222,12 +222,6 @@ impl OAuthConfig {
             refresh_margin: Duration::from_secs(60),
         }
     }
-
-    /// The same configuration with another grant
-    pub fn with_grant(mut self, grant: Grant) -> Self {
-        self.grant = grant;
-        self
-    }
 }
 
 impl fmt::Debug for OAuthConfig {

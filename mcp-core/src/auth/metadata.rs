@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// Protected Resource Metadata (RFC 9728 §2): the fields authorization uses
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct ProtectedResourceMetadata {
+pub(crate) struct ProtectedResourceMetadata {
     /// The resource identifier; sent as the `resource` parameter byte for byte
     pub resource: String,
     /// Issuer identifiers of the authorization servers that protect this resource
@@ -22,7 +22,7 @@ pub struct ProtectedResourceMetadata {
 
 impl ProtectedResourceMetadata {
     /// A document for `resource` protected by the authorization server `issuer`
-    pub fn new(resource: impl Into<String>, issuer: impl Into<String>) -> Self {
+    pub(crate) fn new(resource: impl Into<String>, issuer: impl Into<String>) -> Self {
         Self {
             resource: resource.into(),
             authorization_servers: vec![issuer.into()],
@@ -35,7 +35,7 @@ impl ProtectedResourceMetadata {
 /// Authorization Server Metadata (RFC 8414 §2): the fields this client uses
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct AuthServerMetadata {
+pub(crate) struct AuthServerMetadata {
     /// The issuer identifier; must equal the one the metadata URL was built from
     pub issuer: String,
     /// Where the user agent is sent to authorize

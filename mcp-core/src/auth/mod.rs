@@ -39,7 +39,7 @@ mod pkce;
 mod tokens;
 pub(crate) mod url;
 
-pub use challenge::{BearerChallenge, Challenge, parse as parse_www_authenticate};
+pub use challenge::BearerChallenge;
 pub use client::{AuthAction, AuthEvent, OAuthClient, Verdict};
 pub use config::{
     ApplicationType, ClientAssertion, DpopClaims, DpopSigner, Grant, IdentityAssertion,
@@ -47,5 +47,5 @@ pub use config::{
 };
 pub use error::AuthError;
 pub use http::{AuthMethod, AuthRequest, AuthResponse};
-pub use metadata::{AuthServerMetadata, ProtectedResourceMetadata};
+pub(crate) use metadata::ProtectedResourceMetadata;
 pub use tokens::{InMemoryTokenStore, Secret, TokenStore, Tokens};

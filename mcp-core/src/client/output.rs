@@ -212,11 +212,6 @@ impl OutputValidator {
         }
     }
 
-    /// The limits in force
-    pub fn limits(&self) -> &OutputLimits {
-        &self.limits
-    }
-
     /// How many tools have a cached output schema (usable or not)
     pub fn len(&self) -> usize {
         self.tools.len()

@@ -35,7 +35,7 @@ pub struct LineCodec {
 
 impl LineCodec {
     /// Releases the buffer's spare capacity (an idle connection keeps only what is unread)
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.compact();
         self.buf.shrink_to_fit();
         self.dropped_at.shrink_to_fit();

@@ -80,7 +80,7 @@ impl HttpClient {
     }
 
     /// The version set with [`set_version`](Self::set_version)
-    pub fn version(&self) -> Option<ProtocolVersion> {
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
         self.version
     }
 
@@ -93,7 +93,7 @@ impl HttpClient {
 
     /// Reads a `tools/list` result: drops tools whose `x-mcp-header` annotations are invalid
     /// (returned, to log) and remembers which arguments the others mirror into headers
-    pub fn observe_tools(&mut self, list: &mut ListToolsResult) -> Vec<super::ToolWarning> {
+    pub(crate) fn observe_tools(&mut self, list: &mut ListToolsResult) -> Vec<super::ToolWarning> {
         let warnings = filter_tools_list(list);
         for tool in &list.tools {
             self.observe_tool(tool);

@@ -4,15 +4,15 @@ use super::response::HttpResponse;
 use crate::jsonrpc::ErrorObject;
 
 /// The session id header (2025 wire)
-pub const MCP_SESSION_ID: &str = "Mcp-Session-Id";
+pub(crate) const MCP_SESSION_ID: &str = "Mcp-Session-Id";
 /// The protocol version header (both wires)
-pub const MCP_PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
+pub(crate) const MCP_PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
 /// The method mirror header (2026 wire)
-pub const MCP_METHOD: &str = "Mcp-Method";
+pub(crate) const MCP_METHOD: &str = "Mcp-Method";
 /// The name mirror header (2026 wire): `params.name`, `params.uri` or `params.taskId`
-pub const MCP_NAME: &str = "Mcp-Name";
+pub(crate) const MCP_NAME: &str = "Mcp-Name";
 /// The SSE resumption header (2025 wire)
-pub const LAST_EVENT_ID: &str = "Last-Event-ID";
+pub(crate) const LAST_EVENT_ID: &str = "Last-Event-ID";
 
 /// Read access to a request's header fields, by case-insensitive name
 ///

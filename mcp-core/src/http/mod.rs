@@ -54,15 +54,13 @@ pub use client::{HttpClient, ResponseKind};
 pub use config::HttpConfig;
 pub use deadline::{Expiry, ReadDeadline, ReadPhase};
 pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
-pub use headers::{
-    Headers, LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
-};
+pub use headers::Headers;
 pub use origin::HostPolicy;
 pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
 pub use session_id::{SessionIdSource, session_id_from_bytes};
 pub use source::{Principal, Source};
-pub use transport::{ClientTransport, DEFAULT_MAX_MESSAGE, HttpMethod, HttpRequest, StreamId};
+pub use transport::{ClientTransport, HttpMethod, HttpRequest, StreamId};
 pub use x_mcp_header::{
     HeaderParam, ToolHeaderError, ToolWarning, filter_tools_list, validate_tool_headers,
 };
@@ -87,11 +85,6 @@ pub struct SessionKey(u64);
 impl SessionKey {
     /// The one session serving every 2026 (stateless) request
     pub const STATELESS: Self = Self(0);
-
-    /// Whether this is the stateless 2026 session
-    pub fn is_stateless(self) -> bool {
-        self == Self::STATELESS
-    }
 }
 
 impl fmt::Display for SessionKey {

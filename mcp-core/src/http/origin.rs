@@ -53,7 +53,7 @@ impl HostPolicy {
     ///
     /// # Errors
     /// The response to send instead of serving the request.
-    pub fn check(&self, headers: &(impl Headers + ?Sized)) -> Result<(), HttpResponse> {
+    pub(crate) fn check(&self, headers: &(impl Headers + ?Sized)) -> Result<(), HttpResponse> {
         if self.disabled {
             return Ok(());
         }

@@ -89,25 +89,10 @@ impl ResourceServer {
         self
     }
 
-    /// The scopes every request needs
-    pub fn scopes(&self) -> &[String] {
-        &self.required_scopes
-    }
-
-    /// The Protected Resource Metadata
-    pub fn metadata(&self) -> &ProtectedResourceMetadata {
-        &self.metadata
-    }
-
     /// The path the metadata is served at (answer GET there with
     /// [`ResourceServer::metadata_document`])
     pub fn metadata_path(&self) -> &str {
         &self.metadata_path
-    }
-
-    /// The metadata document's absolute URL (`resource_metadata` in challenges)
-    pub fn metadata_url(&self) -> &str {
-        &self.metadata_url
     }
 
     /// The metadata as a JSON body
@@ -116,7 +101,7 @@ impl ResourceServer {
     }
 
     /// 401 for a request without a bearer token
-    pub fn missing_token(&self) -> Denial {
+    pub(crate) fn missing_token(&self) -> Denial {
         self.deny(
             401,
             None,
@@ -138,7 +123,7 @@ impl ResourceServer {
     }
 
     /// 403 for a token without `needed` scopes
-    pub fn insufficient_scope(&self, needed: &[String]) -> Denial {
+    pub(crate) fn insufficient_scope(&self, needed: &[String]) -> Denial {
         self.deny(
             403,
             Some("insufficient_scope"),
@@ -150,7 +135,7 @@ impl ResourceServer {
 
     /// `None` when `granted` holds every scope in `needed` (and the required ones),
     /// else the 403 to send
-    pub fn check_scopes(&self, granted: &[String], needed: &[String]) -> Option<Denial> {
+    pub(crate) fn check_scopes(&self, granted: &[String], needed: &[String]) -> Option<Denial> {
         let mut all: Vec<String> = self.required_scopes.clone();
         for s in needed {
             if !all.contains(s) {
@@ -251,7 +236,10 @@ mod tests {
         let d = rs.missing_token();
         assert_eq!(d.status, 401);
         let c = BearerChallenge::from_headers([d.www_authenticate.as_str()]).unwrap();
-        assert_eq!(c.resource_metadata.as_deref(), Some(rs.metadata_url()));
+        assert_eq!(
+            c.resource_metadata.as_deref(),
+            Some(rs.metadata_url.as_str())
+        );
         assert_eq!(c.scope.as_deref(), Some("mcp:read"));
         let d = rs
             .check_scopes(&["mcp:read".into()], &["mcp:write".into()])

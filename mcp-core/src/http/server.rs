@@ -296,11 +296,6 @@ impl HttpServer {
         self.by_session_id.get(session_id).copied()
     }
 
-    /// The `Mcp-Session-Id` of a 2025 session
-    pub fn session_id(&self, key: SessionKey) -> Option<&str> {
-        self.conns.get(&key)?.session_id.as_deref()
-    }
-
     // --- configuration commands ----------------------------------------------------------
 
     /// Records the `Mcp-Param-*` headers a tool's calls must carry (its `x-mcp-header`

@@ -20,7 +20,7 @@ use crate::session::ClientSession;
 const GET_HEAD_WAIT: Duration = Duration::from_secs(2);
 
 /// The default cap on one JSON body or SSE event from the server
-pub const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// Names one HTTP request the binding performs for a [`ClientTransport`]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -409,11 +409,6 @@ impl ClientTransport {
             }
             _ => false,
         }
-    }
-
-    /// The header rules and what they learned (session id, version, tool mirrors)
-    pub fn http(&self) -> &HttpClient {
-        &self.http
     }
 
     /// How many HTTP requests are in flight

@@ -35,10 +35,10 @@ use serde_json::Value;
 use crate::schema::{ListToolsResult, Tool};
 
 /// The annotation keyword
-pub const X_MCP_HEADER: &str = "x-mcp-header";
+pub(crate) const X_MCP_HEADER: &str = "x-mcp-header";
 
 /// What every mirrored argument's header name starts with
-pub const HEADER_PREFIX: &str = "Mcp-Param-";
+pub(crate) const HEADER_PREFIX: &str = "Mcp-Param-";
 
 /// An argument the client mirrors into a header
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -78,7 +78,7 @@ impl ErrorObject {
     }
 
     /// [`PARSE_ERROR`](code::PARSE_ERROR): `"Parse error: <detail>"`.
-    pub fn parse_error(detail: impl fmt::Display) -> Self {
+    pub(crate) fn parse_error(detail: impl fmt::Display) -> Self {
         Self::new(code::PARSE_ERROR, format!("Parse error: {detail}"))
     }
 

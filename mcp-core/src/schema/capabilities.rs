@@ -23,15 +23,7 @@ pub struct ListChangedCapability {
     pub extra: Map<String, Value>,
 }
 
-impl ListChangedCapability {
-    /// The capability, with or without list-changed notifications
-    pub fn new(list_changed: bool) -> Self {
-        Self {
-            list_changed: Some(list_changed),
-            extra: Map::new(),
-        }
-    }
-}
+impl ListChangedCapability {}
 
 /// The client's `sampling` capability
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -186,27 +178,6 @@ macro_rules! value_conversions {
         impl From<&$t> for Value {
             fn from(caps: &$t) -> Self {
                 serde_json::to_value(caps).expect("capabilities serialize")
-            }
-        }
-
-        impl $t {
-            /// No capabilities
-            pub fn new() -> Self {
-                Self::default()
-            }
-
-            /// Declares an extension (2026-07-28 and later) with empty settings
-            #[must_use]
-            pub fn with_extension(mut self, id: impl Into<String>) -> Self {
-                self.extensions
-                    .get_or_insert_with(Map::new)
-                    .insert(id.into(), Value::Object(Map::new()));
-                self
-            }
-
-            /// Whether an extension is declared
-            pub fn has_extension(&self, id: &str) -> bool {
-                self.extensions.as_ref().is_some_and(|e| e.contains_key(id))
             }
         }
     };

@@ -48,34 +48,6 @@ pub struct Annotations {
     pub extra: Map<String, Value>,
 }
 
-impl Annotations {
-    /// Empty annotations
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets the audience
-    #[must_use]
-    pub fn with_audience(mut self, audience: impl IntoIterator<Item = Role>) -> Self {
-        self.audience = Some(audience.into_iter().collect());
-        self
-    }
-
-    /// Sets the priority (0 to 1)
-    #[must_use]
-    pub fn with_priority(mut self, priority: f64) -> Self {
-        self.priority = Number::from_f64(priority);
-        self
-    }
-
-    /// Sets the last-modified timestamp
-    #[must_use]
-    pub fn with_last_modified(mut self, timestamp: impl Into<String>) -> Self {
-        self.last_modified = Some(timestamp.into());
-        self
-    }
-}
-
 /// The theme an icon is designed for
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -118,27 +90,6 @@ impl Icon {
             theme: None,
             extra: Map::new(),
         }
-    }
-
-    /// Sets the MIME type
-    #[must_use]
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the sizes
-    #[must_use]
-    pub fn with_sizes(mut self, sizes: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.sizes = Some(sizes.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Sets the theme
-    #[must_use]
-    pub fn with_theme(mut self, theme: IconTheme) -> Self {
-        self.theme = Some(theme);
-        self
     }
 }
 
@@ -187,7 +138,7 @@ pub enum ResultType {
 
 impl ResultType {
     /// The wire string
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Self::Complete => "complete",
             Self::InputRequired => "input_required",
@@ -262,13 +213,6 @@ pub struct EmptyResult {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl EmptyResult {
-    /// An empty result
-    pub fn new() -> Self {
-        Self::default()
-    }
 }
 
 /// Params of every paginated list request (`tools/list`, `resources/list`, ...)

@@ -37,13 +37,6 @@ impl TextContent {
             extra: Map::new(),
         }
     }
-
-    /// Sets the annotations
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
-        self.annotations = Some(annotations);
-        self
-    }
 }
 
 /// An image (base64) or, with the same shape, audio
@@ -77,13 +70,6 @@ impl MediaContent {
             extra: Map::new(),
         }
     }
-
-    /// Sets the annotations
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
-        self.annotations = Some(annotations);
-        self
-    }
 }
 
 /// An image (`type: "image"`)
@@ -111,7 +97,7 @@ pub struct EmbeddedResource {
 
 impl EmbeddedResource {
     /// Embeds contents
-    pub fn new(resource: ResourceContents) -> Self {
+    pub(crate) fn new(resource: ResourceContents) -> Self {
         Self {
             resource,
             annotations: None,
@@ -471,16 +457,8 @@ pub enum SamplingContents {
 }
 
 impl SamplingContents {
-    /// The blocks as a slice
-    pub fn as_slice(&self) -> &[SamplingContent] {
-        match self {
-            Self::One(c) => std::slice::from_ref(c),
-            Self::Many(v) => v,
-        }
-    }
-
     /// The blocks, owned
-    pub fn into_vec(self) -> Vec<SamplingContent> {
+    pub(crate) fn into_vec(self) -> Vec<SamplingContent> {
         match self {
             Self::One(c) => vec![c],
             Self::Many(v) => v,

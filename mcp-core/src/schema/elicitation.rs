@@ -349,7 +349,7 @@ impl PrimitiveSchema {
     }
 
     /// Whether this is a multi-select (`type: "array"`)
-    pub fn is_multi_select(&self) -> bool {
+    pub(crate) fn is_multi_select(&self) -> bool {
         matches!(
             self,
             Self::UntitledMultiSelect(_) | Self::TitledMultiSelect(_)
@@ -724,7 +724,7 @@ impl ElicitResult {
     }
 
     /// A result with an action and no content
-    pub fn with_action(action: ElicitAction) -> Self {
+    pub(crate) fn with_action(action: ElicitAction) -> Self {
         Self {
             action,
             content: None,

@@ -32,16 +32,6 @@ pub struct CreateTaskResult {
     pub task: Task,
 }
 
-impl CreateTaskResult {
-    /// A result for a new task
-    pub fn new(task: Task) -> Self {
-        Self {
-            result_type: Some(ResultType::Task),
-            task,
-        }
-    }
-}
-
 impl FitVersion for CreateTaskResult {
     fn fit_to(&mut self, version: ProtocolVersion) {
         self.result_type = Some(ResultType::Task);
@@ -64,16 +54,4 @@ pub struct UpdateTaskParams {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl UpdateTaskParams {
-    /// Params answering a task's input requests
-    pub fn new(task_id: impl Into<String>, input_responses: InputResponses) -> Self {
-        Self {
-            task_id: task_id.into(),
-            input_responses,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
 }

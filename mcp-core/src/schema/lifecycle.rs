@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::capabilities::{ClientCapabilities, ServerCapabilities};
-use super::common::{CacheScope, Icon, MetaParams, ResultType};
+use super::common::{Icon, MetaParams};
 use super::fit::FitVersion;
 use crate::{Era, ProtocolVersion};
 
@@ -64,34 +63,6 @@ impl Implementation {
             icons: None,
             extra: Map::new(),
         }
-    }
-
-    /// Sets the title
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets the description
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Sets the website URL
-    #[must_use]
-    pub fn with_website_url(mut self, url: impl Into<String>) -> Self {
-        self.website_url = Some(url.into());
-        self
-    }
-
-    /// Sets the icons
-    #[must_use]
-    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
-        self.icons = Some(icons);
-        self
     }
 }
 
@@ -153,7 +124,7 @@ pub struct DiscoverResult {
 impl DiscoverResult {
     /// The server's implementation info, from `_meta` (or a top-level `serverInfo`, which
     /// some servers send)
-    pub fn server_info(&self) -> Option<Implementation> {
+    pub(crate) fn server_info(&self) -> Option<Implementation> {
         let from_meta = self
             .extra
             .get("_meta")
@@ -164,90 +135,8 @@ impl DiscoverResult {
     }
 }
 
-impl InitializeParams {
-    /// Params of an `initialize` request
-    pub fn new(
-        protocol_version: ProtocolVersion,
-        capabilities: &ClientCapabilities,
-        client_info: Implementation,
-    ) -> Self {
-        Self {
-            protocol_version: protocol_version.as_str().to_owned(),
-            capabilities: capabilities.into(),
-            client_info,
-            extra: Map::new(),
-        }
-    }
-
-    /// The capabilities, typed
-    pub fn client_capabilities(&self) -> Result<ClientCapabilities, serde_json::Error> {
-        ClientCapabilities::try_from(&self.capabilities)
-    }
-}
-
-impl InitializeResult {
-    /// The result of an `initialize` request
-    pub fn new(
-        protocol_version: ProtocolVersion,
-        capabilities: &ServerCapabilities,
-        server_info: Implementation,
-    ) -> Self {
-        Self {
-            protocol_version: protocol_version.as_str().to_owned(),
-            capabilities: capabilities.into(),
-            server_info,
-            instructions: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// The capabilities, typed
-    pub fn server_capabilities(&self) -> Result<ServerCapabilities, serde_json::Error> {
-        ServerCapabilities::try_from(&self.capabilities)
-    }
-}
-
 impl FitVersion for InitializeResult {
     fn fit_to(&mut self, _version: ProtocolVersion) {}
-}
-
-impl DiscoverResult {
-    /// The result of `server/discover`, with the caching hints 2026-07-28 requires
-    pub fn new(
-        supported_versions: impl IntoIterator<Item = ProtocolVersion>,
-        capabilities: &ServerCapabilities,
-        ttl_ms: u64,
-        cache_scope: CacheScope,
-    ) -> Self {
-        let mut extra = Map::new();
-        extra.insert("ttlMs".to_owned(), Value::from(ttl_ms));
-        extra.insert(
-            "cacheScope".to_owned(),
-            serde_json::to_value(cache_scope).expect("serializes"),
-        );
-        Self {
-            supported_versions: supported_versions
-                .into_iter()
-                .map(|v| v.as_str().to_owned())
-                .collect(),
-            capabilities: capabilities.into(),
-            instructions: None,
-            extra,
-        }
-    }
-
-    /// The capabilities, typed
-    pub fn server_capabilities(&self) -> Result<ServerCapabilities, serde_json::Error> {
-        ServerCapabilities::try_from(&self.capabilities)
-    }
-
-    /// The `resultType` (absent means complete)
-    pub fn result_type(&self) -> ResultType {
-        self.extra
-            .get("resultType")
-            .and_then(Value::as_str)
-            .map_or(ResultType::Complete, ResultType::from)
-    }
 }
 
 impl FitVersion for DiscoverResult {

@@ -60,11 +60,4 @@ impl LoggingMessageNotificationParams {
             extra: Map::new(),
         }
     }
-
-    /// Sets the logger name
-    #[must_use]
-    pub fn with_logger(mut self, logger: impl Into<String>) -> Self {
-        self.logger = Some(logger.into());
-        self
-    }
 }

@@ -174,7 +174,7 @@ impl InputRequiredResult {
 
     /// Sets the request state
     #[must_use]
-    pub fn with_request_state(mut self, state: impl Into<String>) -> Self {
+    pub(crate) fn with_request_state(mut self, state: impl Into<String>) -> Self {
         self.request_state = Some(state.into());
         self
     }

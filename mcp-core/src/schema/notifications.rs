@@ -26,25 +26,6 @@ pub struct CancelledNotificationParams {
     pub extra: Map<String, Value>,
 }
 
-impl CancelledNotificationParams {
-    /// Cancels `request_id`
-    pub fn new(request_id: impl Into<RequestId>) -> Self {
-        Self {
-            request_id: Some(request_id.into()),
-            reason: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// Sets the reason
-    #[must_use]
-    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
-        self.reason = Some(reason.into());
-        self
-    }
-}
-
 /// Params of `notifications/progress`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -66,34 +47,6 @@ pub struct ProgressNotificationParams {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl ProgressNotificationParams {
-    /// Progress for a token
-    pub fn new(progress_token: impl Into<ProgressToken>, progress: impl Into<Number>) -> Self {
-        Self {
-            progress_token: progress_token.into(),
-            progress: progress.into(),
-            total: None,
-            message: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// Sets the total
-    #[must_use]
-    pub fn with_total(mut self, total: impl Into<Number>) -> Self {
-        self.total = Some(total.into());
-        self
-    }
-
-    /// Sets the message
-    #[must_use]
-    pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
-    }
 }
 
 /// Params of the `notifications/*/list_changed` notifications and

@@ -101,13 +101,6 @@ impl Prompt {
         }
     }
 
-    /// Sets the title
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
     /// Sets the description
     #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
@@ -119,13 +112,6 @@ impl Prompt {
     #[must_use]
     pub fn with_arguments(mut self, arguments: Vec<PromptArgument>) -> Self {
         self.arguments = Some(arguments);
-        self
-    }
-
-    /// Sets the icons
-    #[must_use]
-    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
-        self.icons = Some(icons);
         self
     }
 }
@@ -215,15 +201,6 @@ impl GetPromptParams {
             extra: Map::new(),
         }
     }
-
-    /// Sets one argument
-    #[must_use]
-    pub fn with_argument(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.arguments
-            .get_or_insert_with(BTreeMap::new)
-            .insert(name.into(), value.into());
-        self
-    }
 }
 
 /// Result of `prompts/get`
@@ -257,13 +234,6 @@ impl GetPromptResult {
             meta: None,
             extra: Map::new(),
         }
-    }
-
-    /// Sets the description
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
     }
 }
 

@@ -62,13 +62,6 @@ impl Resource {
         }
     }
 
-    /// Sets the title
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
     /// Sets the description
     #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
@@ -80,27 +73,6 @@ impl Resource {
     #[must_use]
     pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the annotations
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
-        self.annotations = Some(annotations);
-        self
-    }
-
-    /// Sets the size
-    #[must_use]
-    pub fn with_size(mut self, size: u64) -> Self {
-        self.size = Some(size);
-        self
-    }
-
-    /// Sets the icons
-    #[must_use]
-    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
-        self.icons = Some(icons);
         self
     }
 }
@@ -152,13 +124,6 @@ impl ResourceTemplate {
             extra: Map::new(),
         }
     }
-
-    /// Sets the description
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
 }
 
 macro_rules! list_result {
@@ -203,13 +168,6 @@ macro_rules! list_result {
                     meta: None,
                     extra: ::serde_json::Map::new(),
                 }
-            }
-
-            /// Sets the next page's cursor
-            #[must_use]
-            pub fn with_next_cursor(mut self, cursor: impl Into<$crate::schema::Cursor>) -> Self {
-                self.next_cursor = Some(cursor.into());
-                self
             }
 
             /// Sets the caching hints (required by 2026-07-28)
@@ -365,15 +323,4 @@ pub struct ResourceUpdatedNotificationParams {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl ResourceUpdatedNotificationParams {
-    /// Params for a changed resource
-    pub fn new(uri: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            meta: None,
-            extra: Map::new(),
-        }
-    }
 }

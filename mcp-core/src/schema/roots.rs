@@ -34,13 +34,6 @@ impl Root {
             extra: Map::new(),
         }
     }
-
-    /// Sets the name
-    #[must_use]
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
-        self
-    }
 }
 
 /// Result of `roots/list` (in 2026-07-28 an input response, which has no `resultType`)

@@ -198,21 +198,6 @@ impl CreateMessageParams {
             extra: Map::new(),
         }
     }
-
-    /// Sets the system prompt
-    #[must_use]
-    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
-        self.system_prompt = Some(prompt.into());
-        self
-    }
-
-    /// Offers tools to the model (2025-11-25 and later)
-    #[must_use]
-    pub fn with_tools(mut self, tools: Vec<Tool>, choice: Option<ToolChoice>) -> Self {
-        self.tools = Some(tools);
-        self.tool_choice = choice;
-        self
-    }
 }
 
 impl FitVersion for CreateMessageParams {
@@ -321,13 +306,6 @@ impl CreateMessageResult {
             meta: None,
             extra: Map::new(),
         }
-    }
-
-    /// Sets the stop reason
-    #[must_use]
-    pub fn with_stop_reason(mut self, reason: impl Into<String>) -> Self {
-        self.stop_reason = Some(reason.into());
-        self
     }
 }
 

@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 
 use super::common::{Meta, ResultType};
 use super::fit::{FitVersion, fit_result};
-use super::meta;
-use crate::{ProtocolVersion, RequestId};
+use crate::ProtocolVersion;
 
 /// Which notifications a listener wants (or the server agreed to send)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -32,13 +31,6 @@ pub struct SubscriptionFilter {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl SubscriptionFilter {
-    /// Nothing
-    pub fn new() -> Self {
-        Self::default()
-    }
 }
 
 /// Params of `subscriptions/listen`
@@ -80,22 +72,6 @@ pub struct SubscriptionsListenResult {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl SubscriptionsListenResult {
-    /// The end of subscription `id`
-    pub fn new(id: RequestId) -> Self {
-        let mut m = Meta::new();
-        m.insert(
-            meta::SUBSCRIPTION_ID.to_owned(),
-            serde_json::to_value(id).expect("ids serialize"),
-        );
-        Self {
-            result_type: None,
-            meta: m,
-            extra: Map::new(),
-        }
-    }
 }
 
 impl FitVersion for SubscriptionsListenResult {

@@ -50,11 +50,6 @@ pub struct TaskMetadata {
 }
 
 impl TaskMetadata {
-    /// Run as a task, with the server's default lifetime
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Run as a task that lives `ttl_ms` milliseconds
     pub fn with_ttl(ttl_ms: u64) -> Self {
         Self {
@@ -165,46 +160,6 @@ pub struct Task {
 }
 
 impl Task {
-    /// A task; `ttl_ms` `None` means unlimited
-    pub fn new(
-        task_id: impl Into<String>,
-        status: TaskStatus,
-        created_at: impl Into<String>,
-        last_updated_at: impl Into<String>,
-        ttl_ms: Option<u64>,
-    ) -> Self {
-        Self {
-            task_id: task_id.into(),
-            status,
-            status_message: None,
-            created_at: created_at.into(),
-            last_updated_at: last_updated_at.into(),
-            ttl: None,
-            ttl_ms: Some(ttl_ms),
-            poll_interval: None,
-            poll_interval_ms: None,
-            input_requests: None,
-            result: None,
-            error: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// Sets the poll interval
-    #[must_use]
-    pub fn with_poll_interval_ms(mut self, ms: u64) -> Self {
-        self.poll_interval_ms = Some(ms);
-        self
-    }
-
-    /// Sets the status message
-    #[must_use]
-    pub fn with_status_message(mut self, message: impl Into<String>) -> Self {
-        self.status_message = Some(message.into());
-        self
-    }
-
     /// The lifetime under either name (`None` when neither is set, `Some(None)` unlimited)
     pub fn lifetime_ms(&self) -> Option<Option<u64>> {
         self.ttl_ms.or(self.ttl)
@@ -244,17 +199,6 @@ pub struct CreateTaskResult {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl CreateTaskResult {
-    /// A result for a new task
-    pub fn new(task: Task) -> Self {
-        Self {
-            task,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
 }
 
 impl FitVersion for CreateTaskResult {
@@ -302,16 +246,6 @@ pub struct GetTaskResult {
     pub task: Task,
 }
 
-impl GetTaskResult {
-    /// A result for a task
-    pub fn new(task: Task) -> Self {
-        Self {
-            result_type: None,
-            task,
-        }
-    }
-}
-
 impl FitVersion for GetTaskResult {
     fn fit_to(&mut self, version: ProtocolVersion) {
         fit_result(&mut self.result_type, version);
@@ -354,18 +288,6 @@ pub struct ListTasksResult {
     /// Every other field, kept as sent
     #[serde(flatten)]
     pub extra: Map<String, Value>,
-}
-
-impl ListTasksResult {
-    /// A page of tasks
-    pub fn new(tasks: Vec<Task>) -> Self {
-        Self {
-            tasks,
-            next_cursor: None,
-            meta: None,
-            extra: Map::new(),
-        }
-    }
 }
 
 impl PaginatedResult for ListTasksResult {

@@ -36,41 +36,6 @@ pub struct ToolAnnotations {
     pub extra: Map<String, Value>,
 }
 
-impl ToolAnnotations {
-    /// No hints
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Marks the tool read-only
-    #[must_use]
-    pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only_hint = Some(read_only);
-        self
-    }
-
-    /// Marks the tool destructive
-    #[must_use]
-    pub fn destructive(mut self, destructive: bool) -> Self {
-        self.destructive_hint = Some(destructive);
-        self
-    }
-
-    /// Marks the tool idempotent
-    #[must_use]
-    pub fn idempotent(mut self, idempotent: bool) -> Self {
-        self.idempotent_hint = Some(idempotent);
-        self
-    }
-
-    /// Marks the tool as reaching an open world
-    #[must_use]
-    pub fn open_world(mut self, open_world: bool) -> Self {
-        self.open_world_hint = Some(open_world);
-        self
-    }
-}
-
 /// Whether a tool may run as a task (2025-11-25)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -155,13 +120,6 @@ impl Tool {
         }
     }
 
-    /// Sets the title
-    #[must_use]
-    pub fn with_title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
     /// Sets the description
     #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
@@ -176,26 +134,12 @@ impl Tool {
         self
     }
 
-    /// Sets the annotations
-    #[must_use]
-    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
-        self.annotations = Some(annotations);
-        self
-    }
-
     /// Sets the task support
     #[must_use]
     pub fn with_task_support(mut self, support: TaskSupport) -> Self {
         self.execution
             .get_or_insert_with(Default::default)
             .task_support = Some(support);
-        self
-    }
-
-    /// Sets the icons
-    #[must_use]
-    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
-        self.icons = Some(icons);
         self
     }
 }
@@ -273,13 +217,6 @@ impl CallToolParams {
     #[must_use]
     pub fn with_arguments(mut self, arguments: Map<String, Value>) -> Self {
         self.arguments = Some(arguments);
-        self
-    }
-
-    /// Asks the server to run the call as a task (2025-11-25)
-    #[must_use]
-    pub fn with_task(mut self, task: TaskMetadata) -> Self {
-        self.task = Some(task);
         self
     }
 }

@@ -140,16 +140,6 @@ impl Catalog {
         &self.config
     }
 
-    /// Sets the caching hints of later results
-    pub fn set_cache_policy(&mut self, cache: CachePolicy) {
-        self.config.cache = cache;
-    }
-
-    /// Sets the page size of later list requests (0 counts as 1)
-    pub fn set_page_size(&mut self, page_size: usize) {
-        self.config.page_size = page_size;
-    }
-
     // Tools
 
     /// Registers a tool

@@ -70,7 +70,7 @@ pub use changes::{ListChanges, Revisions};
 pub use completion::complete;
 pub use error::{CatalogError, EntryKind};
 pub use log_filter::LogFilter;
-pub use names::{MAX_TOOL_NAME_LEN, check_tool_name};
+pub use names::check_tool_name;
 pub use registry::Order;
 pub use route::{Answer, Route, respond};
 pub use runs::{AskFailure, AskReply, Effects, Ending, Runs};

@@ -8,7 +8,7 @@
 //! conformance suite warns about them), so the mistake shows up where it is made.
 
 /// The longest tool name accepted, in characters
-pub const MAX_TOOL_NAME_LEN: usize = 128;
+pub(crate) const MAX_TOOL_NAME_LEN: usize = 128;
 
 /// Checks a tool name against the naming rule
 ///

@@ -64,8 +64,7 @@ impl Catalog {
 
     /// What `uri` names: the registered resource with exactly this URI, else the first
     /// template (in listing order) that matches it, with its variables; `None` when
-    /// nothing does (answer with [`resource_not_found`], or use
-    /// [`resolve_or_error`](Self::resolve_or_error))
+    /// nothing does (answer with [`resource_not_found`])
     ///
     /// Matching costs grow with the number of templates; each match is bounded by the
     /// template matcher.
@@ -82,14 +81,6 @@ impl Catalog {
                     variables,
                 })
         })
-    }
-
-    /// [`resolve`](Self::resolve), with the not-found error ready to send
-    ///
-    /// # Errors
-    /// [`resource_not_found`] for `uri`.
-    pub fn resolve_or_error(&self, uri: &str) -> Result<ResourceMatch<'_>, ErrorObject> {
-        self.resolve(uri).ok_or_else(|| resource_not_found(uri))
     }
 
     /// [`complete`](super::complete) for a variable of a registered resource template

@@ -394,12 +394,6 @@ impl UriTemplate {
     pub fn variables(&self) -> impl Iterator<Item = &str> {
         self.names.iter().map(String::as_str)
     }
-
-    /// Whether the template has a variable with this name (e.g. to validate the argument of a
-    /// `completion/complete` request)
-    pub fn has_variable(&self, name: &str) -> bool {
-        self.names.iter().any(|n| n == name)
-    }
 }
 
 fn error(position: usize, kind: TemplateErrorKind) -> TemplateError {
@@ -612,24 +606,8 @@ impl TemplateValue {
         }
     }
 
-    /// The items, if this is a [`TemplateValue::List`]
-    pub fn as_list(&self) -> Option<&[String]> {
-        match self {
-            Self::List(items) => Some(items),
-            _ => None,
-        }
-    }
-
-    /// The pairs, if this is a [`TemplateValue::Map`]
-    pub fn as_map(&self) -> Option<&[(String, String)]> {
-        match self {
-            Self::Map(pairs) => Some(pairs),
-            _ => None,
-        }
-    }
-
     /// Whether expansion treats this value as defined: every string, non-empty lists and maps
-    pub fn is_defined(&self) -> bool {
+    pub(crate) fn is_defined(&self) -> bool {
         match self {
             Self::String(_) => true,
             Self::List(items) => !items.is_empty(),

@@ -41,7 +41,7 @@ pub struct SchemaLimits {
 
 impl SchemaLimits {
     /// The defaults: 64 KiB, depth 32, 256 KiB per regex, 16 errors
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             max_bytes: 64 * 1024,
             max_depth: 32,

@@ -48,26 +48,6 @@ pub struct Inbound<'a> {
 }
 
 impl Inbound<'_> {
-    /// The request's id
-    pub fn id(&self) -> InboundId {
-        self.id
-    }
-
-    /// Whether the request still awaits its answer
-    pub fn in_flight(&self) -> bool {
-        self.session.core.inbound.get(self.id).is_some()
-    }
-
-    /// Whether the client offered to run this request as a task (2025-11-25 `params.task`,
-    /// or the 2026 tasks extension in its capabilities)
-    pub fn task_offered(&self) -> bool {
-        self.session
-            .core
-            .inbound
-            .get(self.id)
-            .is_some_and(|e| e.task_offered.is_some())
-    }
-
     /// Reports progress, if the client asked for it
     ///
     /// A no-op returning `Ok` if the request already ended. While more than
@@ -105,7 +85,7 @@ impl Inbound<'_> {
 
     /// Answers the request with a task handle instead of a result, and keeps the work going
     ///
-    /// The client offered a task ([`task_offered`](Self::task_offered)); the handler reports
+    /// The client offered a task; the handler reports
     /// with [`update_task`](super::Session::update_task). The task is in the table before the
     /// handle is sent, so `tasks/get` finds it at once. On success the request has ended and
     /// answering it later is a no-op; on an error it is still in flight.

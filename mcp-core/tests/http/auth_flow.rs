@@ -668,7 +668,8 @@ fn client_credentials_with_private_key_jwt_or_basic() {
     let mut net = Recorded::new()
         .on("GET", PRM_PATH, ok(prm(MCP, AS)))
         .with_as(AS, meta);
-    let mut config = OAuthConfig::new(REDIRECT).with_grant(Grant::ClientCredentials);
+    let mut config = OAuthConfig::new(REDIRECT);
+    config.grant = Grant::ClientCredentials;
     config.pre_registered = vec![PreRegistered::new("svc", None)];
     config.assertion_signer = Some(Arc::new(FakeSigner));
     let mut auth = OAuthClient::new(config, MCP, [2; 32]);
@@ -690,7 +691,8 @@ fn client_credentials_with_private_key_jwt_or_basic() {
     let mut net = Recorded::new()
         .on("GET", PRM_PATH, ok(prm(MCP, AS)))
         .with_as(AS, meta);
-    let mut config = OAuthConfig::new(REDIRECT).with_grant(Grant::ClientCredentials);
+    let mut config = OAuthConfig::new(REDIRECT);
+    config.grant = Grant::ClientCredentials;
     config.pre_registered = vec![PreRegistered::new("svc", Some(Secret::new("pw"))).issuer(AS)];
     let mut auth = OAuthClient::new(config, MCP, [2; 32]);
     auth.start(now);
@@ -718,7 +720,8 @@ fn identity_assertion_grant_exchanges_at_the_idp_first() {
         "idp-client",
         Secret::new("id-token"),
     ));
-    let mut config = OAuthConfig::new(REDIRECT).with_grant(grant);
+    let mut config = OAuthConfig::new(REDIRECT);
+    config.grant = grant;
     config.pre_registered = vec![PreRegistered::new("mcp-client", Some(Secret::new("pw")))];
     let mut auth = OAuthClient::new(config, MCP, [3; 32]);
     challenge_401(&mut auth, now, WWW);

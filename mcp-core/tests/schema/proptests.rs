@@ -64,23 +64,27 @@ fn meta() -> impl Strategy<Value = Option<Meta>> {
 
 fn annotations() -> impl Strategy<Value = Option<Annotations>> {
     proptest::option::of((any::<bool>(), 0.0f64..=1.0).prop_map(|(both, p)| {
-        let a = Annotations::new().with_priority(p);
-        if both {
-            a.with_audience([Role::User, Role::Assistant])
+        let mut a = Annotations::default();
+        a.priority = serde_json::Number::from_f64(p);
+        a.audience = Some(if both {
+            vec![Role::User, Role::Assistant]
         } else {
-            a.with_audience([Role::User])
-        }
+            vec![Role::User]
+        });
+        a
     }))
 }
 
 fn icons() -> impl Strategy<Value = Option<Vec<Icon>>> {
     proptest::option::of(proptest::collection::vec(
         ("[a-z]{1,6}", any::<bool>()).prop_map(|(n, dark)| {
-            Icon::new(format!("https://example.com/{n}.png")).with_theme(if dark {
+            let mut icon = Icon::new(format!("https://example.com/{n}.png"));
+            icon.theme = Some(if dark {
                 IconTheme::Dark
             } else {
                 IconTheme::Light
-            })
+            });
+            icon
         }),
         0..3,
     ))
@@ -168,7 +172,10 @@ fn tool() -> impl Strategy<Value = Tool> {
                 t.output_schema = Some(o);
             }
             if let Some((ro, d)) = hints {
-                t.annotations = Some(ToolAnnotations::new().read_only(ro).destructive(d));
+                let mut a = ToolAnnotations::default();
+                a.read_only_hint = Some(ro);
+                a.destructive_hint = Some(d);
+                t.annotations = Some(a);
             }
             if let Some(s) = support {
                 t = t.with_task_support(s);
@@ -338,7 +345,8 @@ fn create_message_params() -> impl Strategy<Value = CreateMessageParams> {
                 .collect();
             let mut p = CreateMessageParams::new(messages, max_tokens);
             if let Some(tools) = tools {
-                p = p.with_tools(tools, Some(ToolChoice::new(ToolChoiceMode::Required)));
+                p.tools = Some(tools);
+                p.tool_choice = Some(ToolChoice::new(ToolChoiceMode::Required));
             }
             if let Some(pr) = priority {
                 let mut prefs = ModelPreferences::default();

@@ -98,7 +98,11 @@ fn tasks_capabilities_and_mrtr() {
     let caps: ServerCapabilities = survives(json!({
         "tools": {"listChanged": true, "f": 1}, "extensions": {"io.modelcontextprotocol/tasks": {}}, "future": {}
     }));
-    assert!(caps.has_extension(ext_tasks::EXTENSION_ID));
+    assert!(
+        caps.extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(ext_tasks::EXTENSION_ID))
+    );
     let _: InputRequiredResult = survives(json!({
         "resultType": "input_required", "requestState": "s",
         "inputRequests": {"a": {"method": "roots/list"}, "b": {"method": "elicitation/create",

@@ -52,6 +52,11 @@ fn fitted<T: FitVersion + Serialize + Clone + 'static>(
     })
 }
 
+/// A value of a type the library builds itself (no public constructor), from its JSON
+fn de<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
 fn obj(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
@@ -60,19 +65,21 @@ fn obj(v: Value) -> Map<String, Value> {
 }
 
 fn annotations() -> Annotations {
-    Annotations::new()
-        .with_audience([Role::User, Role::Assistant])
-        .with_priority(0.5)
-        .with_last_modified("2025-01-12T15:00:58Z")
+    build!(
+        Annotations::default(),
+        audience = Some(vec![Role::User, Role::Assistant]),
+        priority = serde_json::Number::from_f64(0.5),
+        last_modified = Some("2025-01-12T15:00:58Z".into()),
+    )
 }
 
 fn icons() -> Vec<Icon> {
-    vec![
-        Icon::new("https://example.com/icon.png")
-            .with_mime_type("image/png")
-            .with_sizes(["48x48"])
-            .with_theme(IconTheme::Dark),
-    ]
+    vec![build!(
+        Icon::new("https://example.com/icon.png"),
+        mime_type = Some("image/png".into()),
+        sizes = Some(vec!["48x48".into()]),
+        theme = Some(IconTheme::Dark),
+    )]
 }
 
 fn meta() -> Meta {
@@ -81,27 +88,30 @@ fn meta() -> Meta {
 
 fn resource() -> Resource {
     let mut r = Resource::new("file:///project/README.md", "README.md")
-        .with_title("Read me")
         .with_description("The project's read-me")
-        .with_mime_type("text/markdown")
-        .with_annotations(annotations())
-        .with_size(1024)
-        .with_icons(icons());
+        .with_mime_type("text/markdown");
+    r.title = Some("Read me".into());
+    r.annotations = Some(annotations());
+    r.size = Some(1024);
+    r.icons = Some(icons());
     r.meta = Some(meta());
     r
 }
 
 fn every_content_block() -> Vec<ContentBlock> {
-    let mut text = TextContent::new("hello").with_annotations(annotations());
+    let mut text = TextContent::new("hello");
+    text.annotations = Some(annotations());
     text.meta = Some(meta());
     vec![
         ContentBlock::Text(text),
-        ContentBlock::Image(
-            MediaContent::new("aGVsbG8=", "image/png").with_annotations(annotations()),
-        ),
-        ContentBlock::Audio(
-            MediaContent::new("aGVsbG8=", "audio/wav").with_annotations(annotations()),
-        ),
+        ContentBlock::Image(build!(
+            MediaContent::new("aGVsbG8=", "image/png"),
+            annotations = Some(annotations()),
+        )),
+        ContentBlock::Audio(build!(
+            MediaContent::new("aGVsbG8=", "audio/wav"),
+            annotations = Some(annotations()),
+        )),
         ContentBlock::resource_link(resource()),
         ContentBlock::resource(
             ResourceContents::text("file:///a.txt", "a").with_mime_type("text/plain"),
@@ -119,21 +129,21 @@ fn tool() -> Tool {
             "required": ["location"]
         })),
     )
-    .with_title("Weather")
     .with_description("Current weather")
     .with_output_schema(obj(json!({
         "type": "object",
         "properties": {"temperature": {"type": "number"}}
     })))
-    .with_annotations(
-        ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(true),
-    )
-    .with_task_support(TaskSupport::Optional)
-    .with_icons(icons());
+    .with_task_support(TaskSupport::Optional);
+    t.title = Some("Weather".into());
+    t.annotations = Some(build!(
+        ToolAnnotations::default(),
+        read_only_hint = Some(true),
+        destructive_hint = Some(false),
+        idempotent_hint = Some(true),
+        open_world_hint = Some(true),
+    ));
+    t.icons = Some(icons());
     t.meta = Some(meta());
     t
 }
@@ -166,9 +176,10 @@ fn create_message_params() -> CreateMessageParams {
     for block in every_sampling_block() {
         messages.push(SamplingMessage::new(Role::User, block));
     }
-    let mut p = CreateMessageParams::new(messages, 100)
-        .with_system_prompt("Be brief")
-        .with_tools(vec![tool()], Some(ToolChoice::new(ToolChoiceMode::Auto)));
+    let mut p = CreateMessageParams::new(messages, 100);
+    p.system_prompt = Some("Be brief".into());
+    p.tools = Some(vec![tool()]);
+    p.tool_choice = Some(ToolChoice::new(ToolChoiceMode::Auto));
     p.model_preferences = Some(build!(
         ModelPreferences::default(),
         hints = Some(vec![ModelHint::new("claude")]),
@@ -242,15 +253,15 @@ fn every_field_schema() -> ElicitationSchema {
 }
 
 fn task(status: TaskStatus) -> Task {
-    let mut t = Task::new(
-        "task-1",
-        status,
-        "2025-11-25T10:00:00Z",
-        "2025-11-25T10:00:05Z",
-        Some(60_000),
-    )
-    .with_poll_interval_ms(500)
-    .with_status_message("busy");
+    let mut t: Task = de(json!({
+        "taskId": "task-1",
+        "status": status,
+        "createdAt": "2025-11-25T10:00:00Z",
+        "lastUpdatedAt": "2025-11-25T10:00:05Z",
+        "ttlMs": 60_000,
+    }));
+    t.poll_interval_ms = Some(500);
+    t.status_message = Some("busy".into());
     match status {
         TaskStatus::InputRequired => {
             let mut requests = InputRequests::new();
@@ -318,20 +329,22 @@ fn samples() -> Vec<Sample> {
         "extensions": {"io.modelcontextprotocol/tasks": {}}
     }))
     .unwrap();
-    let info = Implementation::new("impl", "1.0")
-        .with_title("Impl")
-        .with_description("An implementation")
-        .with_website_url("https://example.com")
-        .with_icons(icons());
+    let info = build!(
+        Implementation::new("impl", "1.0"),
+        title = Some("Impl".into()),
+        description = Some("An implementation".into()),
+        website_url = Some("https://example.com".into()),
+        icons = Some(icons()),
+    );
     let cache = |ttl| (ttl, CacheScope::Public);
     let (ttl, scope) = cache(60_000);
 
     let mut call_result = CallToolResult::new(every_content_block());
     call_result.structured_content = Some(json!({"temperature": 21}));
     call_result.meta = Some(meta());
-    let mut call_params = CallToolParams::new("get_weather")
-        .with_arguments(obj(json!({"location": "Paris"})))
-        .with_task(TaskMetadata::with_ttl(1000));
+    let mut call_params =
+        CallToolParams::new("get_weather").with_arguments(obj(json!({"location": "Paris"})));
+    call_params.task = Some(TaskMetadata::with_ttl(1000));
     call_params.input_responses = Some(input_responses());
     call_params.request_state = Some("opaque".into());
 
@@ -364,7 +377,7 @@ fn samples() -> Vec<Sample> {
     );
     requests.insert("roots".into(), InputRequest::ListRoots(None));
 
-    let mut filter = SubscriptionFilter::new();
+    let mut filter = SubscriptionFilter::default();
     filter.tools_list_changed = Some(true);
     filter.resource_subscriptions = Some(vec!["file:///a".into()]);
     filter.task_ids = Some(vec!["task-1".into()]);
@@ -383,20 +396,20 @@ fn samples() -> Vec<Sample> {
                 of: "InitializeRequest",
                 client: true,
             },
-            fitted(InitializeParams::new(
-                ProtocolVersion::LATEST_LEGACY,
-                &caps_client,
-                info.clone(),
-            )),
+            fitted(de::<InitializeParams>(json!({
+                "protocolVersion": ProtocolVersion::LATEST_LEGACY.as_str(),
+                "capabilities": caps_client,
+                "clientInfo": info,
+            }))),
         ),
         s(
             "initialize result",
             Def("InitializeResult"),
-            fitted(InitializeResult::new(
-                ProtocolVersion::LATEST_LEGACY,
-                &caps_server,
-                info.clone(),
-            )),
+            fitted(de::<InitializeResult>(json!({
+                "protocolVersion": ProtocolVersion::LATEST_LEGACY.as_str(),
+                "capabilities": caps_server,
+                "serverInfo": info,
+            }))),
         ),
         s(
             "initialized",
@@ -425,12 +438,12 @@ fn samples() -> Vec<Sample> {
         s(
             "discover result",
             Def("DiscoverResult"),
-            fitted(DiscoverResult::new(
-                ProtocolVersion::ALL,
-                &caps_server,
-                0,
-                CacheScope::Private,
-            )),
+            fitted(de::<DiscoverResult>(json!({
+                "supportedVersions": ProtocolVersion::ALL.map(ProtocolVersion::as_str),
+                "capabilities": caps_server,
+                "ttlMs": 0,
+                "cacheScope": CacheScope::Private,
+            }))),
         ),
         s(
             "client capabilities",
@@ -450,7 +463,7 @@ fn samples() -> Vec<Sample> {
         s(
             "empty result",
             Def("EmptyResult"),
-            fitted(EmptyResult::new()),
+            fitted(EmptyResult::default()),
         ),
         // Tools
         s("tool", Def("Tool"), fitted(tool())),
@@ -471,9 +484,11 @@ fn samples() -> Vec<Sample> {
             "list tools result",
             Def("ListToolsResult"),
             fitted(
-                ListToolsResult::new(vec![tool(), tool_with_array_output()])
-                    .with_next_cursor("c2")
-                    .with_cache(ttl, scope),
+                build!(
+                    ListToolsResult::new(vec![tool(), tool_with_array_output()]),
+                    next_cursor = Some("c2".into()),
+                )
+                .with_cache(ttl, scope),
             ),
         ),
         s(
@@ -543,8 +558,8 @@ fn samples() -> Vec<Sample> {
             "list templates result",
             Def("ListResourceTemplatesResult"),
             fitted({
-                let mut t =
-                    ResourceTemplate::new("file:///{path}", "files").with_description("Files");
+                let mut t = ResourceTemplate::new("file:///{path}", "files");
+                t.description = Some("Files".into());
                 t.annotations = Some(annotations());
                 t.icons = Some(icons());
                 t.mime_type = Some("text/plain".into());
@@ -592,7 +607,9 @@ fn samples() -> Vec<Sample> {
                 of: "ResourceUpdatedNotification",
                 client: false,
             },
-            fitted(ResourceUpdatedNotificationParams::new("file:///a")),
+            fitted(de::<ResourceUpdatedNotificationParams>(
+                json!({"uri": "file:///a"}),
+            )),
         ),
         s(
             "resource list changed",
@@ -606,17 +623,17 @@ fn samples() -> Vec<Sample> {
         s(
             "prompt",
             Def("Prompt"),
-            fitted(
+            fitted(build!(
                 Prompt::new("greet")
-                    .with_title("Greet")
                     .with_description("Says hi")
                     .with_arguments(vec![
                         PromptArgument::new("name")
                             .with_description("Who")
                             .required(true),
-                    ])
-                    .with_icons(icons()),
-            ),
+                    ]),
+                title = Some("Greet".into()),
+                icons = Some(icons()),
+            )),
         ),
         s(
             "list prompts params",
@@ -637,12 +654,18 @@ fn samples() -> Vec<Sample> {
                 of: "GetPromptRequest",
                 client: true,
             },
-            fitted(GetPromptParams::new("greet").with_argument("name", "Al")),
+            fitted(build!(
+                GetPromptParams::new("greet"),
+                arguments = Some([("name".to_owned(), "Al".to_owned())].into()),
+            )),
         ),
         s(
             "get prompt result",
             Def("GetPromptResult"),
-            fitted(GetPromptResult::new(prompt_messages).with_description("Greeting")),
+            fitted(build!(
+                GetPromptResult::new(prompt_messages),
+                description = Some("Greeting".into()),
+            )),
         ),
         s(
             "prompt list changed",
@@ -695,10 +718,10 @@ fn samples() -> Vec<Sample> {
                 of: "LoggingMessageNotification",
                 client: false,
             },
-            fitted(
-                LoggingMessageNotificationParams::new(LoggingLevel::Error, json!({"e": 1}))
-                    .with_logger("db"),
-            ),
+            fitted(build!(
+                LoggingMessageNotificationParams::new(LoggingLevel::Error, json!({"e": 1})),
+                logger = Some("db".into()),
+            )),
         ),
         // Roots
         s(
@@ -712,9 +735,10 @@ fn samples() -> Vec<Sample> {
         s(
             "list roots result",
             Def("ListRootsResult"),
-            fitted(ListRootsResult::new(vec![
-                Root::new("file:///home").with_name("home"),
-            ])),
+            fitted(ListRootsResult::new(vec![build!(
+                Root::new("file:///home"),
+                name = Some("home".into())
+            )])),
         ),
         s(
             "roots list changed",
@@ -736,10 +760,10 @@ fn samples() -> Vec<Sample> {
         s(
             "create message result",
             Def("CreateMessageResult"),
-            fitted(
-                CreateMessageResult::new(every_sampling_block(), "model-1")
-                    .with_stop_reason("toolUse"),
-            ),
+            fitted(build!(
+                CreateMessageResult::new(every_sampling_block(), "model-1"),
+                stop_reason = Some("toolUse".into()),
+            )),
         ),
         s(
             "create message result, no text",
@@ -804,7 +828,9 @@ fn samples() -> Vec<Sample> {
                 of: "CancelledNotification",
                 client: false,
             },
-            fitted(CancelledNotificationParams::new(7).with_reason("user")),
+            fitted(de::<CancelledNotificationParams>(
+                json!({"requestId": 7, "reason": "user"}),
+            )),
         ),
         s(
             "progress",
@@ -812,17 +838,21 @@ fn samples() -> Vec<Sample> {
                 of: "ProgressNotification",
                 client: false,
             },
-            fitted(
-                ProgressNotificationParams::new("tok", 50)
-                    .with_total(100)
-                    .with_message("half"),
-            ),
+            fitted(de::<ProgressNotificationParams>(json!({
+                "progressToken": "tok",
+                "progress": 50,
+                "total": 100,
+                "message": "half",
+            }))),
         ),
         // MRTR and subscriptions (2026-07-28)
         s(
             "input required",
             Def("InputRequiredResult"),
-            fitted(InputRequiredResult::new(requests).with_request_state("opaque")),
+            fitted(build!(
+                InputRequiredResult::new(requests),
+                request_state = Some("opaque".into()),
+            )),
         ),
         s(
             "input responses",
@@ -840,9 +870,9 @@ fn samples() -> Vec<Sample> {
         s(
             "listen result",
             Def("SubscriptionsListenResult"),
-            fitted(SubscriptionsListenResult::new(mcp_sansio::RequestId::from(
-                "listen-1",
-            ))),
+            fitted(de::<SubscriptionsListenResult>(json!({
+                "_meta": {(meta::SUBSCRIPTION_ID): "listen-1"},
+            }))),
         ),
         s(
             "acknowledged",
@@ -856,7 +886,9 @@ fn samples() -> Vec<Sample> {
         s(
             "create task",
             Def("CreateTaskResult"),
-            fitted(CreateTaskResult::new(task(TaskStatus::Working))),
+            fitted(de::<CreateTaskResult>(
+                json!({"task": task(TaskStatus::Working)}),
+            )),
         ),
         s(
             "get task params",
@@ -893,12 +925,12 @@ fn samples() -> Vec<Sample> {
         s(
             "get task result",
             Def("GetTaskResult"),
-            fitted(GetTaskResult::new(task(TaskStatus::Completed))),
+            fitted(de::<GetTaskResult>(json!(task(TaskStatus::Completed)))),
         ),
         s(
             "cancel task result",
             Def("CancelTaskResult"),
-            fitted(GetTaskResult::new(task(TaskStatus::Cancelled))),
+            fitted(de::<GetTaskResult>(json!(task(TaskStatus::Cancelled)))),
         ),
         s(
             "task payload",
@@ -908,11 +940,11 @@ fn samples() -> Vec<Sample> {
         s(
             "list tasks result",
             Def("ListTasksResult"),
-            fitted(ListTasksResult::new(vec![
+            fitted(de::<ListTasksResult>(json!({"tasks": [
                 task(TaskStatus::Working),
                 task(TaskStatus::InputRequired),
                 task(TaskStatus::Failed),
-            ])),
+            ]}))),
         ),
         s(
             "task status",
@@ -926,7 +958,11 @@ fn samples() -> Vec<Sample> {
         s(
             "ext create task",
             Ext("CreateTaskResult", ""),
-            fitted(ext_tasks::CreateTaskResult::new(task(TaskStatus::Working))),
+            fitted(de::<ext_tasks::CreateTaskResult>({
+                let mut v = json!(task(TaskStatus::Working));
+                v["resultType"] = json!("task");
+                v
+            })),
         ),
         s(
             "ext get task params",
@@ -941,20 +977,20 @@ fn samples() -> Vec<Sample> {
         s(
             "ext cancel task result",
             Ext("CancelTaskResult", ""),
-            fitted(EmptyResult::new()),
+            fitted(EmptyResult::default()),
         ),
         s(
             "ext update task params",
             Ext("UpdateTaskRequest", "/allOf/1/properties/params"),
-            fitted(ext_tasks::UpdateTaskParams::new(
-                "task-1",
-                input_responses(),
-            )),
+            fitted(de::<ext_tasks::UpdateTaskParams>(json!({
+                "taskId": "task-1",
+                "inputResponses": input_responses(),
+            }))),
         ),
         s(
             "ext update task result",
             Ext("UpdateTaskResult", ""),
-            fitted(EmptyResult::new()),
+            fitted(EmptyResult::default()),
         ),
     ];
     for status in [
@@ -967,7 +1003,7 @@ fn samples() -> Vec<Sample> {
         samples.push(s(
             "ext get task result",
             Ext("GetTaskResult", ""),
-            fitted(GetTaskResult::new(task(status))),
+            fitted(de::<GetTaskResult>(json!(task(status)))),
         ));
         samples.push(s(
             "ext task status",
@@ -1139,7 +1175,7 @@ fn unfitted_values_are_rejected() {
         (
             ProtocolVersion::V2025_11_25,
             "GetTaskResult",
-            serde_json::to_value(GetTaskResult::new(task(TaskStatus::Working))).unwrap(),
+            serde_json::to_value(de::<GetTaskResult>(json!(task(TaskStatus::Working)))).unwrap(),
         ),
     ];
     for (v, name, value) in cases {

@@ -261,7 +261,10 @@ fn page_size_edges() {
     assert_eq!(all_pages(&catalog), [vec!["a", "b", "c"], vec!["d"]]);
 
     // Page size 0 counts as 1.
-    catalog.set_page_size(0);
+    let mut catalog = catalog_with_page_size(0);
+    for name in ["a", "b", "c", "d"] {
+        catalog.add_tool(tool(name)).unwrap();
+    }
     assert_eq!(all_pages(&catalog).len(), 4);
 
     // The default is 100.

@@ -13,7 +13,7 @@ use mcp_sansio::schema::{
     PaginatedParams, Prompt, PromptArgument, PromptMessage, ReadResourceParams, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
-use mcp_sansio::server::{CachePolicy, Catalog, CatalogConfig, ResourceMatch};
+use mcp_sansio::server::{CachePolicy, Catalog, CatalogConfig, ResourceMatch, resource_not_found};
 use mcp_sansio::testing::{Pair, Side};
 use mcp_sansio::{
     CallError, ClientEvent, ErrorObject, InboundRequest, ProtocolVersion, RequestOptions,
@@ -87,7 +87,10 @@ fn run_tool(name: &str, params: &CallToolParams) -> CallToolResult {
 
 /// The resource handler: a registered resource, or a template with its variables
 fn read_resource(catalog: &Catalog, uri: &str) -> Result<ReadResourceResult, ErrorObject> {
-    let text = match catalog.resolve_or_error(uri)? {
+    let text = match catalog
+        .resolve(uri)
+        .ok_or_else(|| resource_not_found(uri))?
+    {
         ResourceMatch::Resource(resource) => format!("static {}", resource.name),
         ResourceMatch::Template { variables, .. } => {
             let id = variables.get_str("id").unwrap_or_default();
@@ -310,8 +313,9 @@ fn serve(version: Option<ProtocolVersion>) {
     );
 
     // prompts/get with and without its required argument
-    let (prompt, _) =
-        h.request::<GetPrompt>(GetPromptParams::new("greeting").with_argument("who", "Ada"));
+    let mut params = GetPromptParams::new("greeting");
+    params.arguments = Some([("who".to_owned(), "Ada".to_owned())].into());
+    let (prompt, _) = h.request::<GetPrompt>(params);
     let prompt = prompt.unwrap();
     assert_eq!(
         prompt.messages[0].content.as_text(),

