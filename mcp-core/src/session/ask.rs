@@ -431,17 +431,6 @@ impl Core {
         });
     }
 
-    /// An inbound request ended: its live input asks are withdrawn
-    pub(super) fn inbound_ended(&mut self, id: InboundId, entry: &super::inbound_table::InEntry) {
-        if entry.asks == 0 {
-            return;
-        }
-        for wire in self.outbound.inputs_of(id) {
-            self.outbound.remove(wire);
-            self.write_cancelled(wire, "the request this input was for has ended");
-        }
-    }
-
     /// Client: a modern result that may ask for input; `None` when it did (and is handled),
     /// else the entry and the outcome to report as the request's response
     pub(super) fn client_input_required(

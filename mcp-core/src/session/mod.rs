@@ -4,6 +4,16 @@
 //! Both are [`Session`] over their [`Role`]: what both ends do (feed bytes, drain transmits
 //! and events, send requests, answer them) is written once, what only one end does is a
 //! method of that end's type. See the crate docs for the run loop.
+//!
+//! Inside, the sub-machines depend one way, each file's `impl Core` calling only the layers
+//! below it (checked by `layers_test.rs`): the core's primitives (this file), then writing
+//! (`outgoing.rs`), then followed tasks, subscriptions and the handshake
+//! (`tasks/client.rs`, `subscriptions.rs`, `lifecycle.rs`), asking for input (`ask.rs`),
+//! server tasks (`tasks/server.rs`), and on top the dispatchers that route what comes in to
+//! them: messages from the peer (`receive.rs`) and deadlines and the peer's end
+//! (`timers.rs`). The tables (`outbound_table.rs`, `inbound_table.rs`,
+//! `transmit_queue.rs`, `batch.rs`) and the literal gating table (`gating.rs`) are data
+//! every layer uses.
 
 mod ask;
 mod batch;
@@ -14,6 +24,8 @@ mod gating;
 mod ids;
 mod inbound_handle;
 mod inbound_table;
+#[cfg(test)]
+mod layers_test;
 mod lifecycle;
 mod outbound_table;
 mod outgoing;
@@ -22,6 +34,7 @@ pub mod role;
 mod seal;
 mod subscriptions;
 mod tasks;
+mod timers;
 mod transmit_queue;
 mod typed;
 
@@ -50,7 +63,7 @@ pub use typed::Pending;
 use self::batch::Batches;
 use self::inbound_table::InboundTable;
 use self::lifecycle::Phase;
-use self::outbound_table::{OutboundTable, Owner};
+use self::outbound_table::OutboundTable;
 use self::outgoing::Answer;
 use self::transmit_queue::TransmitQueue;
 use crate::codec::{FrameError, LineCodec};
@@ -617,94 +630,7 @@ impl Core {
         }
     }
 
-    // --- timers and shutdown -------------------------------------------------------------
-
-    fn fire_timers(&mut self) {
-        if matches!(self.phase, Phase::Closed) {
-            return;
-        }
-        self.expire_tasks();
-        while let Some(wire) = self.outbound.expired(self.now) {
-            let entry = self.outbound.remove(wire).expect("listed in deadlines");
-            match &entry.owner {
-                Owner::App(call)
-                    if call.task.is_some() && call.cap.is_none_or(|c| self.now < c) =>
-                {
-                    self.poll_task(wire, entry);
-                }
-                Owner::App(call) if call.task.is_some() => {
-                    let id = call.id;
-                    self.cancel_followed_task(&entry);
-                    self.events.push_back(Event::Response {
-                        id,
-                        outcome: Err(CallError::TimedOut),
-                    });
-                }
-                Owner::Task { call, op } => {
-                    let (call, op) = (*call, *op);
-                    self.write_cancelled(wire, "the request timed out");
-                    self.task_op_answered(call, op, Err(CallError::TimedOut));
-                }
-                Owner::App(call) => {
-                    let id = call.id;
-                    self.write_cancelled(wire, "the request timed out");
-                    self.events.push_back(Event::Response {
-                        id,
-                        outcome: Err(CallError::TimedOut),
-                    });
-                }
-                Owner::Input { request, .. } => {
-                    let request = *request;
-                    self.write_cancelled(wire, "the request timed out");
-                    self.input_answered(request, &entry, Err(CallError::TimedOut));
-                }
-                Owner::TaskInput { .. } => {
-                    // The task stays input_required; its handler may fail it.
-                    self.write_cancelled(wire, "the request timed out");
-                }
-                Owner::Initialize => {
-                    self.close(CloseReason::Handshake(
-                        "the server did not answer initialize in time".into(),
-                    ));
-                }
-                Owner::Discover => {
-                    self.client_discover_failed("the server did not answer server/discover in time")
-                }
-            }
-        }
-    }
-
-    fn peer_eof(&mut self) {
-        self.eof = true;
-        for (_, entry) in self.outbound.drain() {
-            match &entry.owner {
-                Owner::App(call) => self.events.push_back(Event::Response {
-                    id: call.id,
-                    outcome: Err(CallError::SessionClosed),
-                }),
-                // The handler that asked may still answer its request: tell it no input comes.
-                Owner::Input { request, .. } => {
-                    let request = *request;
-                    self.input_answered(request, &entry, Err(CallError::SessionClosed));
-                }
-                Owner::TaskInput { .. }
-                | Owner::Task { .. }
-                | Owner::Initialize
-                | Owner::Discover => {}
-            }
-        }
-        if !matches!(
-            self.phase,
-            Phase::Ready { .. } | Phase::Initialized { .. } | Phase::Fresh
-        ) && self.role.is_client()
-        {
-            self.close(CloseReason::Handshake(
-                "the server closed the connection during the handshake".into(),
-            ));
-            return;
-        }
-        self.close_if_drained();
-    }
+    // --- shutdown ------------------------------------------------------------------------
 
     pub(super) fn close_if_drained(&mut self) {
         if self.eof && self.inbound.len() == 0 {

@@ -9,8 +9,8 @@ use super::lifecycle::Phase;
 use super::outbound_table::{AppCall, OutEntry, Owner, WireId};
 use super::transmit_queue::Relation;
 use super::{
-    CallError, CancelError, Core, Event, OutboundId, Progress, ProgressError, RequestOptions,
-    RespondError, Responder, SendError, Side, gating, tasks,
+    Core, OutboundId, Progress, ProgressError, RequestOptions, RespondError, Responder, SendError,
+    Side, gating, tasks,
 };
 use crate::jsonrpc::{self, ErrorId, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
@@ -462,30 +462,15 @@ impl Core {
         Ok(())
     }
 
-    pub(super) fn cancel(
-        &mut self,
-        id: OutboundId,
-        reason: Option<&str>,
-    ) -> Result<(), CancelError> {
-        let wire = self.outbound.wire_of(id);
-        let on_the_wire = match self.outbound.call_mut(id) {
-            Some(call) => call.on_the_wire(),
-            None => return Err(CancelError::NotInFlight),
-        };
-        let entry = self.outbound.remove(wire).expect("looked up above");
-        // A task-backed call is cancelled with tasks/cancel.
-        if !matches!(self.phase, Phase::Closed) && !self.eof {
-            self.cancel_followed_task(&entry);
+    /// An inbound request ended: its live input asks are withdrawn
+    pub(super) fn inbound_ended(&mut self, id: InboundId, entry: &super::inbound_table::InEntry) {
+        if entry.asks == 0 {
+            return;
         }
-        // A request waiting for our input has no request in flight at the peer.
-        if on_the_wire && !matches!(self.phase, Phase::Closed) && !self.eof {
-            self.write_cancelled(wire, reason.unwrap_or("cancelled by the application"));
+        for wire in self.outbound.inputs_of(id) {
+            self.outbound.remove(wire);
+            self.write_cancelled(wire, "the request this input was for has ended");
         }
-        self.events.push_back(Event::Response {
-            id,
-            outcome: Err(CallError::Cancelled),
-        });
-        Ok(())
     }
 }
 

@@ -19,8 +19,9 @@ use serde_json::{Value, json};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::session::ask::InputId;
+use crate::session::lifecycle::Phase;
 use crate::session::outbound_table::{OutEntry, Owner, TaskOp, WireId};
-use crate::session::{CallError, Core, Event, OutboundId};
+use crate::session::{CallError, CancelError, Core, Event, OutboundId};
 use crate::version::Era;
 
 /// Polling interval when the server suggests none
@@ -348,5 +349,33 @@ impl Core {
             let task_id = task.task_id.clone();
             self.send_task_op(call.id, TaskOp::Cancel, &task_id, None);
         }
+    }
+
+    /// The application cancels a call: a task-backed one with `tasks/cancel`, one on the wire
+    /// with `notifications/cancelled`; the call ends with [`CallError::Cancelled`]
+    pub(in crate::session) fn cancel(
+        &mut self,
+        id: OutboundId,
+        reason: Option<&str>,
+    ) -> Result<(), CancelError> {
+        let wire = self.outbound.wire_of(id);
+        let on_the_wire = match self.outbound.call_mut(id) {
+            Some(call) => call.on_the_wire(),
+            None => return Err(CancelError::NotInFlight),
+        };
+        let entry = self.outbound.remove(wire).expect("looked up above");
+        // A task-backed call is cancelled with tasks/cancel.
+        if !matches!(self.phase, Phase::Closed) && !self.eof {
+            self.cancel_followed_task(&entry);
+        }
+        // A request waiting for our input has no request in flight at the peer.
+        if on_the_wire && !matches!(self.phase, Phase::Closed) && !self.eof {
+            self.write_cancelled(wire, reason.unwrap_or("cancelled by the application"));
+        }
+        self.events.push_back(Event::Response {
+            id,
+            outcome: Err(CallError::Cancelled),
+        });
+        Ok(())
     }
 }
