@@ -114,17 +114,13 @@ fn start(client: &Client, tool: &str) -> PendingCall {
     )
 }
 
-/// Issue 17, item 8: with every worker held by handlers whose calls were cancelled but that
-/// do not notice, another call still runs: a cancelled handler lends its seat
-#[test]
-fn a_cancelled_handler_that_keeps_running_lends_its_worker_to_the_next_call() {
-    let gate = Arc::new((Mutex::new(false), Condvar::new()));
-    let (started, starts) = mpsc::channel();
-    let server = Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
+/// A server of two workers with `stubborn` (on `gate`, telling `started`) and `echo`
+fn stubborn_and_echo(gate: &Arc<(Mutex<bool>, Condvar)>, started: mpsc::Sender<()>) -> Server {
+    Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
         .workers(2)
         .tool(
             Tool::new("stubborn", Map::new()),
-            stubborn(Arc::clone(&gate), started),
+            stubborn(Arc::clone(gate), started),
         )
         .unwrap()
         .tool(
@@ -136,7 +132,16 @@ fn a_cancelled_handler_that_keeps_running_lends_its_worker_to_the_next_call() {
             },
         )
         .unwrap()
-        .build();
+        .build()
+}
+
+/// Issue 17, item 8: with every worker held by handlers whose calls were cancelled but that
+/// do not notice, another call still runs: a cancelled handler lends its seat
+#[test]
+fn a_cancelled_handler_that_keeps_running_lends_its_worker_to_the_next_call() {
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let (started, starts) = mpsc::channel();
+    let server = stubborn_and_echo(&gate, started);
     let client = connect(server, common::config(LEGACY), ClientOptions::default());
     let bound = Duration::from_secs(15);
     // Both workers run a stubborn handler; then both calls are cancelled.
@@ -206,23 +211,7 @@ fn a_call_cancelled_before_a_worker_took_it_never_runs() {
 fn clients_that_leave_mid_call_do_not_hold_up_another_clients_call() {
     let gate = Arc::new((Mutex::new(false), Condvar::new()));
     let (started, starts) = mpsc::channel();
-    let server = Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
-        .workers(2)
-        .tool(
-            Tool::new("stubborn", Map::new()),
-            stubborn(Arc::clone(&gate), started),
-        )
-        .unwrap()
-        .tool(
-            Tool::new("echo", object(json!({"type": "object"}))),
-            |_cx, args| {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            },
-        )
-        .unwrap()
-        .build();
+    let server = stubborn_and_echo(&gate, started);
     let handle = server.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = handle.local_addr();
     let bound = Duration::from_secs(15);

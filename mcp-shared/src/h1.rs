@@ -686,60 +686,54 @@ pub async fn receive<S: AsyncRead + AsyncWrite + Unpin>(
     set_deadline: fn(&mut Conn<S>, Option<std::time::Instant>),
 ) -> Received {
     set_deadline(conn, clock.deadline(edge));
-    let received = receive_within(conn, limit, clock, edge, set_deadline).await;
+    // An async block, so that every way out below passes the reset after it.
+    let received = async {
+        let now = std::time::Instant::now;
+        let head = match conn.read_request().await {
+            Ok(Some(head)) => head,
+            Err(e) if late(&e) => return Received::Late,
+            Ok(None) | Err(ReadError::Io(_)) => return Received::Gone,
+            Err(ReadError::HeadTooLarge) => return Received::Bad(431),
+            Err(ReadError::Malformed(_)) => return Received::Bad(400),
+        };
+        clock.head_read(now());
+        set_deadline(conn, clock.deadline(edge));
+        let Ok(framing) = request_framing(&head.headers) else {
+            return Received::Bad(400);
+        };
+        if let Framing::Length(n) = framing
+            && n > limit as u64
+        {
+            return Received::Oversize;
+        }
+        let continue_expected =
+            header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
+        if continue_expected
+            && framing != Framing::Length(0)
+            && conn.send(b"HTTP/1.1 100 Continue\r\n\r\n").await.is_err()
+        {
+            return Received::Gone;
+        }
+        let mut body = Body::new(framing);
+        let received = conn.body_to_end(&mut body, limit).await;
+        clock.body_read(now());
+        match received {
+            Ok(Some(body)) => Received::Request {
+                keep_alive: keep_alive(head.http11, &head.headers),
+                path: head.target.split('?').next().unwrap_or_default().to_owned(),
+                method: head.method,
+                headers: head.headers,
+                body,
+            },
+            Ok(None) => Received::Oversize,
+            Err(e) if late(&e) => Received::Late,
+            Err(ReadError::Io(_)) => Received::Gone,
+            Err(_) => Received::Bad(400),
+        }
+    }
+    .await;
     set_deadline(conn, None);
     received
-}
-
-async fn receive_within<S: AsyncRead + AsyncWrite + Unpin>(
-    conn: &mut Conn<S>,
-    limit: usize,
-    clock: &mut mcp_sansio::http::ReadDeadline,
-    edge: &mcp_sansio::http::HttpConfig,
-    set_deadline: fn(&mut Conn<S>, Option<std::time::Instant>),
-) -> Received {
-    let now = std::time::Instant::now;
-    let head = match conn.read_request().await {
-        Ok(Some(head)) => head,
-        Err(e) if late(&e) => return Received::Late,
-        Ok(None) | Err(ReadError::Io(_)) => return Received::Gone,
-        Err(ReadError::HeadTooLarge) => return Received::Bad(431),
-        Err(ReadError::Malformed(_)) => return Received::Bad(400),
-    };
-    clock.head_read(now());
-    set_deadline(conn, clock.deadline(edge));
-    let Ok(framing) = request_framing(&head.headers) else {
-        return Received::Bad(400);
-    };
-    if let Framing::Length(n) = framing
-        && n > limit as u64
-    {
-        return Received::Oversize;
-    }
-    let continue_expected =
-        header(&head.headers, "expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
-    if continue_expected
-        && framing != Framing::Length(0)
-        && conn.send(b"HTTP/1.1 100 Continue\r\n\r\n").await.is_err()
-    {
-        return Received::Gone;
-    }
-    let mut body = Body::new(framing);
-    let received = conn.body_to_end(&mut body, limit).await;
-    clock.body_read(now());
-    match received {
-        Ok(Some(body)) => Received::Request {
-            keep_alive: keep_alive(head.http11, &head.headers),
-            path: head.target.split('?').next().unwrap_or_default().to_owned(),
-            method: head.method,
-            headers: head.headers,
-            body,
-        },
-        Ok(None) => Received::Oversize,
-        Err(e) if late(&e) => Received::Late,
-        Err(ReadError::Io(_)) => Received::Gone,
-        Err(_) => Received::Bad(400),
-    }
 }
 
 #[cfg(test)]
