@@ -41,6 +41,13 @@ fn a_panicking_handler_is_an_internal_error_and_the_server_goes_on() {
     assert_eq!(result.content[0].as_text(), Some("ok"));
 }
 
+/// Answers its `text`
+fn echo(_cx: Context, args: Map<String, Value>) -> Result<CallToolResult, ErrorObject> {
+    Ok(CallToolResult::text(
+        args["text"].as_str().unwrap_or_default(),
+    ))
+}
+
 #[test]
 fn a_server_that_stops_reading_resumes_and_answers_every_pipelined_call() {
     // Two requests in flight at most: the server's session stops wanting bytes after two,
@@ -49,14 +56,7 @@ fn a_server_that_stops_reading_resumes_and_answers_every_pipelined_call() {
     config.limits.max_in_flight_inbound = 2;
     let server = Server::builder(config)
         .workers(1)
-        .tool(
-            Tool::new("echo", object(json!({"type": "object"}))),
-            |_cx, args| {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            },
-        )
+        .tool(Tool::new("echo", object(json!({"type": "object"}))), echo)
         .unwrap()
         .build();
     let client = connect(server, common::config(LEGACY), ClientOptions::default());
@@ -123,14 +123,7 @@ fn stubborn_and_echo(gate: &Arc<(Mutex<bool>, Condvar)>, started: mpsc::Sender<(
             stubborn(Arc::clone(gate), started),
         )
         .unwrap()
-        .tool(
-            Tool::new("echo", object(json!({"type": "object"}))),
-            |_cx, args| {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            },
-        )
+        .tool(Tool::new("echo", object(json!({"type": "object"}))), echo)
         .unwrap()
         .build()
 }
