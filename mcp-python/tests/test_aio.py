@@ -329,3 +329,47 @@ def test_a_paused_transport_leaves_output_in_the_bounded_session():
         conn.feed_eof()
 
     run(main())
+
+
+def test_reports_from_a_worker_thread_wait_at_most_max_waiting_reports():
+    """A sync handler's progress and log reports wait for the event loop; past
+    MAX_WAITING_REPORTS of one run a report is dropped, and each one the loop ran frees its
+    place."""
+    from mcp_sansio._dispatch import MAX_WAITING_REPORTS, Context
+
+    class Loopless:
+        """A dispatcher whose loop runs on no thread of this test: every call waits."""
+
+        loop_thread = -1
+
+        def __init__(self):
+            self.waiting = []
+
+        def call(self, command):
+            self.waiting.append(command)
+
+    class Session:
+        def __init__(self):
+            self.reports = []
+
+        def report_progress(self, request_id, progress, total, message):
+            self.reports.append(("progress", progress))
+
+        def log(self, request_id, level, data, logger):
+            self.reports.append(("log", data))
+
+    d = Loopless()
+    ctx = Context(d, 7)
+    for i in range(MAX_WAITING_REPORTS + 100):
+        ctx.report_progress(i)
+    ctx.info("dropped too")
+    assert len(d.waiting) == MAX_WAITING_REPORTS
+    session = Session()
+    d.waiting.pop(0)(session)  # the loop runs one: its place is free again
+    ctx.info("kept")
+    assert len(d.waiting) == MAX_WAITING_REPORTS
+    for command in d.waiting:
+        command(session)
+    assert session.reports[0] == ("progress", 0.0)
+    assert session.reports[-1] == ("log", "kept")
+    assert ("log", "dropped too") not in session.reports

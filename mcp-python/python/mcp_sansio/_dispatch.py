@@ -30,6 +30,9 @@ from .events import (
 )
 
 _EAGER = sys.version_info >= (3, 12)
+MAX_WAITING_REPORTS = 256
+"""How many reports (progress, log messages) of one handler run, sent from a worker thread,
+may wait for the event loop; past it a report is dropped (the Rust bindings' bound too)."""
 INTERNAL_ERROR = -32603
 METHOD_NOT_FOUND = -32601
 
@@ -49,7 +52,7 @@ class Context:
     counterparts for sync handlers.
     """
 
-    __slots__ = ("_dispatcher", "request_id", "_cancelled", "task_id")
+    __slots__ = ("_dispatcher", "request_id", "_cancelled", "task_id", "_waiting", "_lock")
 
     def __init__(self, dispatcher: "Dispatcher", request_id: int) -> None:
         self._dispatcher = dispatcher
@@ -57,6 +60,31 @@ class Context:
         self._cancelled = False
         self.task_id: Optional[int] = None
         """The task the request became (:meth:`run_as_task`), else ``None``."""
+        self._waiting = 0
+        self._lock: Optional[threading.Lock] = None
+
+    def _report(self, command: Callable[[Any], Any]) -> None:
+        """Runs a report command; from a worker thread at most ``MAX_WAITING_REPORTS`` wait
+        for the loop, and past them a report is dropped (best effort, so a sync handler that
+        reports faster than the loop runs cannot grow the process without bound)."""
+        d = self._dispatcher
+        if threading.get_ident() == d.loop_thread:
+            d.call(command)
+            return
+        if self._lock is None:
+            self._lock = threading.Lock()
+        lock = self._lock
+        with lock:
+            if self._waiting >= MAX_WAITING_REPORTS:
+                return
+            self._waiting += 1
+
+        def run(session: Any) -> Any:
+            with lock:
+                self._waiting -= 1
+            return command(session)
+
+        d.call(run)
 
     @property
     def cancelled(self) -> bool:
@@ -66,15 +94,18 @@ class Context:
     def report_progress(
         self, progress: float, total: Optional[float] = None, message: Optional[str] = None
     ) -> None:
-        """Reports progress, if the client asked for it (otherwise nothing is sent)."""
-        self._dispatcher.call(
+        """Reports progress, if the client asked for it (otherwise nothing is sent).
+
+        Best effort from a sync handler's thread: past ``MAX_WAITING_REPORTS`` reports still
+        waiting for the event loop, a report is dropped."""
+        self._report(
             lambda s: s.report_progress(self.request_id, float(progress), total, message)
         )
 
     def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
         """Logs to the client (``notifications/message``) if its log level lets ``level``
-        (``debug`` ... ``emergency``) through."""
-        self._dispatcher.call(lambda s: s.log(self.request_id, level, data, logger))
+        (``debug`` ... ``emergency``) through; best effort, as :meth:`report_progress` is."""
+        self._report(lambda s: s.log(self.request_id, level, data, logger))
 
     def debug(self, data: Any) -> None:
         """``log("debug", data)``"""
