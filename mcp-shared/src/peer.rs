@@ -14,7 +14,9 @@ use std::time::Instant;
 
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::{InputRequests, InputResponses, LoggingMessageNotificationParams};
+use mcp_sansio::schema::{
+    InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParams,
+};
 use mcp_sansio::server::{AskFailure, AskReply, Effects, LogFilter, Runs};
 use mcp_sansio::session::{Role, role};
 use mcp_sansio::{
@@ -178,6 +180,42 @@ impl Reports {
             return None;
         }
         Some(Waiting(Arc::clone(&self.0)))
+    }
+
+    /// The message reporting `progress` for the run of request `id`: none when the request
+    /// did not ask for progress, or [`MAX_WAITING_REPORTS`] of the run's reports wait
+    pub fn progress<R: Plumbing>(
+        &self,
+        id: InboundId,
+        wants_progress: bool,
+        progress: Progress,
+    ) -> Option<HandlerMsg<R>> {
+        if !wants_progress {
+            return None;
+        }
+        Some(HandlerMsg::Progress {
+            id,
+            progress,
+            waiting: self.admit()?,
+        })
+    }
+
+    /// The message logging `data` at `level` for the run of request `id` (`filter`: the
+    /// request's own, on the 2026 wire): none when [`MAX_WAITING_REPORTS`] of the run's
+    /// reports wait
+    pub fn log<R: Plumbing>(
+        &self,
+        id: InboundId,
+        filter: Option<LogFilter>,
+        level: LoggingLevel,
+        data: serde_json::Value,
+    ) -> Option<HandlerMsg<R>> {
+        Some(HandlerMsg::Log {
+            id,
+            filter,
+            params: LoggingMessageNotificationParams::new(level, data),
+            waiting: self.admit()?,
+        })
     }
 }
 

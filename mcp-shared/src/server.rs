@@ -14,8 +14,7 @@ use mcp_sansio::TaskOptions;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, InputRequests, InputResponses,
-    LoggingLevel, LoggingMessageNotificationParams, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use mcp_sansio::server::uri_template::Variables;
 use mcp_sansio::server::{AskFailure, Catalog, CatalogError, LogFilter, Route};
@@ -112,16 +111,12 @@ impl<R: Runtime> Context<R> {
     /// request's `_meta` log level (2026, nothing unless it asked); best effort, as
     /// [`progress`](Self::progress) is
     pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
-        let Some(waiting) = self.reports.admit() else {
-            return;
-        };
-        let params = LoggingMessageNotificationParams::new(level, data);
-        let _ = self.messages.send(HandlerMsg::Log {
-            id: self.id,
-            filter: self.log_filter,
-            params,
-            waiting,
-        });
+        let msg = self
+            .reports
+            .log(self.id, self.log_filter, level, data.into());
+        if let Some(msg) = msg {
+            let _ = self.messages.send(msg);
+        }
     }
 
     /// Whether the client allows this request to run as a task (2025-11-25 `params.task`, or
@@ -137,15 +132,11 @@ impl<R: Runtime> Context<R> {
     /// new one is dropped, so a handler reporting faster than its client reads cannot grow
     /// the server without bound.
     pub fn progress(&self, progress: Progress) {
-        if !self.wants_progress {
-            return;
-        }
-        if let Some(waiting) = self.reports.admit() {
-            let _ = self.messages.send(HandlerMsg::Progress {
-                id: self.id,
-                progress,
-                waiting,
-            });
+        if let Some(msg) = self
+            .reports
+            .progress(self.id, self.wants_progress, progress)
+        {
+            let _ = self.messages.send(msg);
         }
     }
 
