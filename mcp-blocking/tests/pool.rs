@@ -61,16 +61,7 @@ fn a_server_that_stops_reading_resumes_and_answers_every_pipelined_call() {
         .build();
     let client = connect(server, common::config(LEGACY), ClientOptions::default());
     let calls: Vec<_> = (0..200)
-        .map(|i| {
-            let params = json!({"name": "echo", "arguments": {"text": format!("call {i}")}});
-            let params = serde_json::value::to_raw_value(&params).unwrap();
-            client.start(
-                "tools/call",
-                Some(params),
-                RequestOptions::default(),
-                CallWatch::default(),
-            )
-        })
+        .map(|i| start(&client, "echo", &format!("call {i}")))
         .collect();
     for (i, call) in calls.into_iter().enumerate() {
         let result: CallToolResult = serde_json::from_str(call.wait().unwrap().get()).unwrap();
@@ -102,9 +93,9 @@ fn open(gate: &(Mutex<bool>, Condvar)) {
     gate.1.notify_all();
 }
 
-/// A call in the background, dropped (cancelled) or waited for by the test
-fn start(client: &Client, tool: &str) -> PendingCall {
-    let params = json!({"name": tool, "arguments": {"text": tool}});
+/// A call of `tool` with `text` in the background, dropped (cancelled) or waited for
+fn start(client: &Client, tool: &str, text: &str) -> PendingCall {
+    let params = json!({"name": tool, "arguments": {"text": text}});
     let params = serde_json::value::to_raw_value(&params).unwrap();
     client.start(
         "tools/call",
@@ -138,12 +129,15 @@ fn a_cancelled_handler_that_keeps_running_lends_its_worker_to_the_next_call() {
     let client = connect(server, common::config(LEGACY), ClientOptions::default());
     let bound = Duration::from_secs(15);
     // Both workers run a stubborn handler; then both calls are cancelled.
-    let calls = [start(&client, "stubborn"), start(&client, "stubborn")];
+    let calls = [
+        start(&client, "stubborn", "stubborn"),
+        start(&client, "stubborn", "stubborn"),
+    ];
     for _ in 0..2 {
         starts.recv_timeout(bound).expect("a stubborn handler runs");
     }
     drop(calls);
-    let echo = start(&client, "echo");
+    let echo = start(&client, "echo", "echo");
     let (tx, answered) = mpsc::channel();
     std::thread::spawn(move || tx.send(echo.wait()));
     let outcome = answered.recv_timeout(bound);
@@ -176,12 +170,12 @@ fn a_call_cancelled_before_a_worker_took_it_never_runs() {
         .build();
     let client = connect(server, common::config(LEGACY), ClientOptions::default());
     let bound = Duration::from_secs(15);
-    let first = start(&client, "stubborn");
+    let first = start(&client, "stubborn", "stubborn");
     starts
         .recv_timeout(bound)
         .expect("the stubborn handler runs");
     // Queued behind it (one worker), then cancelled.
-    drop(start(&client, "counted"));
+    drop(start(&client, "counted", "counted"));
     // The cancellation reaches the server before the gate opens: a listing sent after it
     // is answered after it was read.
     client.list_tools().unwrap();
@@ -190,7 +184,7 @@ fn a_call_cancelled_before_a_worker_took_it_never_runs() {
     assert_eq!(done, CallToolResult::text("done at last"));
     // A call queued after the cancelled one runs: the cancelled one was skipped before it.
     let after: CallToolResult =
-        serde_json::from_str(start(&client, "counted").wait().unwrap().get()).unwrap();
+        serde_json::from_str(start(&client, "counted", "counted").wait().unwrap().get()).unwrap();
     assert_eq!(after, CallToolResult::text("counted"));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
