@@ -55,12 +55,12 @@ pub enum ConnectError {
     Handshake(String),
 }
 
-/// The sending half of a connection actor's commands (bounded: a sender waits while the
-/// actor is behind)
-pub type Commands<R> = chan::Sender<Command<R>>;
-
-/// How many commands wait for an actor at the most
-const COMMANDS: usize = 256;
+/// The sending half of a connection actor's commands
+///
+/// Unbounded and lock-free: every command but a cancel waits for its reply, so the queue
+/// holds at most one command per waiting caller (plus one cancel per request), and a cancel
+/// is never lost to a full queue.
+pub type Commands<R> = chan::QueueSender<Command<R>>;
 
 /// The client application's answer to the server's input requests
 pub type InputHandler = Arc<
@@ -247,7 +247,7 @@ impl<R: Runtime> CancelHandle<R> {
         self.cancelled.store(true, Ordering::SeqCst);
         let _ = self
             .commands
-            .try_send(Command::Cancel { token: self.token });
+            .unbounded_send(Command::Cancel { token: self.token });
     }
 }
 
@@ -292,7 +292,7 @@ impl<R: Runtime> Drop for CancelOnDrop<'_, R> {
         if self.armed {
             let _ = self
                 .commands
-                .try_send(Command::Cancel { token: self.token });
+                .unbounded_send(Command::Cancel { token: self.token });
         }
     }
 }
@@ -307,13 +307,13 @@ impl<R: Runtime> Client<R> {
     #[doc(hidden)]
     pub async fn start_actor<F>(
         config: mcp_sansio::ClientConfig,
-        actor: impl FnOnce(ClientSession, chan::Receiver<Command<R>>, Ready<R>) -> F,
+        actor: impl FnOnce(ClientSession, chan::QueueReceiver<Command<R>>, Ready<R>) -> F,
     ) -> Result<Self, ConnectError>
     where
         F: Future<Output = ()> + Send + 'static,
     {
         let session = ClientSession::new(Arc::new(config), R::now());
-        let (commands, rx) = async_channel::bounded(COMMANDS);
+        let (commands, rx) = chan::queue();
         let (ready, ready_rx) = chan::oneshot();
         R::spawn(actor(session, rx, ready));
         let peer = match chan::reply(ready_rx).await {
@@ -387,7 +387,7 @@ impl<R: Runtime> Client<R> {
                 progress: watch.progress,
                 task_status: watch.task_status,
             };
-            if commands.send(command).await.is_err() {
+            if commands.unbounded_send(command).is_err() {
                 return Err(ClientError::Closed);
             }
             let mut guard = CancelOnDrop::<R> {
@@ -398,7 +398,7 @@ impl<R: Runtime> Client<R> {
             // A cancel between the check above and the send went ahead of the request and
             // found nothing to cancel: send it again, now behind the request.
             if cancelled.load(Ordering::SeqCst) {
-                let _ = commands.try_send(Command::Cancel { token });
+                let _ = commands.unbounded_send(Command::Cancel { token });
             }
             let outcome = chan::reply(rx).await.ok_or(ClientError::Closed)?;
             guard.armed = false;
@@ -540,7 +540,7 @@ impl<R: Runtime> Client<R> {
             params,
             reply,
         };
-        if self.commands.send(command).await.is_err() {
+        if self.commands.unbounded_send(command).is_err() {
             return Err(ClientError::Closed);
         }
         Ok(chan::reply(rx).await.ok_or(ClientError::Closed)??)
@@ -549,6 +549,6 @@ impl<R: Runtime> Client<R> {
     /// Asks the actor to close the connection
     #[doc(hidden)]
     pub async fn close(&self) {
-        let _ = self.commands.send(Command::Close).await;
+        let _ = self.commands.unbounded_send(Command::Close);
     }
 }

@@ -7,12 +7,12 @@
 
 /// The byte streams the actor drives: `futures-io`'s
 pub use futures_lite::{AsyncRead, AsyncWrite};
-use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt, StreamExt};
+use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::{ServerSession, Session};
 
 use crate::alarm::Timer;
-use crate::chan::{self, Receiver};
+use crate::chan::{self, QueueReceiver};
 use crate::client::{Client, ClientOptions, ConnectError};
 use crate::peer::{App, Command, HandlerMsg, Handlers, Peer, Ready, Side, unix_ms};
 use crate::runtime::Runtime;
@@ -50,7 +50,7 @@ where
     O: AsyncWrite + Unpin + Send + 'static,
 {
     let session = ServerSession::new(std::sync::Arc::clone(&server.config), R::now());
-    let (_keep, commands) = async_channel::bounded(1);
+    let (_keep, commands) = chan::queue();
     run::<R, _, I, O>(session, reader, writer, commands, server.app(), None).await;
 }
 
@@ -72,7 +72,7 @@ async fn run<R, S, I, O>(
     mut session: Session<S>,
     mut reader: I,
     mut writer: O,
-    commands: Receiver<Command<R>>,
+    mut commands: QueueReceiver<Command<R>>,
     app: App<R>,
     ready: Option<Ready<R>>,
 ) where
@@ -85,9 +85,6 @@ async fn run<R, S, I, O>(
     let serving = app.dispatch.is_some();
     let mut peer = Peer::new(ready);
     let (handlers, handler_rx) = Handlers::<R>::channel();
-    // Polled as streams, each receiver keeps its one listener between loops (a `recv()`
-    // future per loop would register and drop one every time).
-    let mut commands = std::pin::pin!(commands);
     let mut handler_rx = handler_rx;
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
@@ -127,7 +124,7 @@ async fn run<R, S, I, O>(
             };
             let command = async {
                 if commands_open {
-                    Wake::Command(commands.as_mut().next().await)
+                    Wake::Command(chan::next(&mut commands).await)
                 } else {
                     std::future::pending().await
                 }
@@ -189,7 +186,7 @@ async fn run<R, S, I, O>(
         }
     }
     peer.abort_all();
-    chan::close_and_drain(&commands);
+    chan::close_queue(&mut commands);
     chan::close_queue(&mut handler_rx);
     let _ = writer.close().await;
 }

@@ -78,7 +78,7 @@ struct Actor<R: Runtime, Q: Requests> {
 impl<R: Runtime, Q: Requests> Actor<R, Q> {
     async fn run<D: AsRef<[u8]>>(
         mut self,
-        commands: Receiver<Command<R>>,
+        mut commands: chan::QueueReceiver<Command<R>>,
         net_rx: Receiver<FromNet<D>>,
     ) {
         let mut closing = false;
@@ -95,7 +95,7 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
                     if closing {
                         std::future::pending().await
                     } else {
-                        Wake::Command(commands.recv().await.ok())
+                        Wake::Command(chan::next(&mut commands).await)
                     }
                 };
                 // The actor holds a sender of both: they never close while it runs.
@@ -142,7 +142,7 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
         // Stopping the requests closes every response still open.
         self.front.abort_all();
         self.peer.abort_all();
-        chan::close_and_drain(&commands);
+        chan::close_queue(&mut commands);
         chan::close_queue(&mut self.handlers.1);
     }
 
