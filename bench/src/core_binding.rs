@@ -337,7 +337,8 @@ pub(crate) fn serve_stdio() -> Result<(), String> {
 
 /// Bytes per idle session (client and server, after the handshake) and per request in
 /// flight (payloads aside: the client's entry once written, the server's once delivered and
-/// its event taken), from the counting allocator
+/// its event taken), from the counting allocator; per request in flight both with warm
+/// tables (sized by an earlier burst) and with tables that emptied and gave their slots back
 pub(crate) fn memory(era: EraMode) -> serde_json::Value {
     const SESSIONS: usize = 1000;
     const REQUESTS: usize = 1000;
@@ -381,7 +382,7 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
 
     let (mut client, mut server) = ready(era, now);
     let mut buf = Vec::with_capacity(1 << 20);
-    let mut responders = Vec::with_capacity(REQUESTS);
+    let mut responders = Vec::with_capacity(2 * REQUESTS);
     // Warm the tables up to their size, then measure a second batch of the same size.
     let measure = |client: &mut ClientSession,
                    server: &mut ServerSession,
@@ -406,15 +407,29 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
         let server_grew = alloc::live() - mid;
         (client_grew, server_grew)
     };
-    let _ = measure(&mut client, &mut server, &mut buf, &mut responders);
     let result = result();
-    for r in responders.drain(..) {
-        server.respond_raw(r, &result).expect("an object");
-    }
-    while server.poll_transmit(&mut buf).is_some() {}
-    client.handle_bytes(now, &buf);
-    buf.clear();
-    while client.poll_event().is_some() {}
+    // Answers every request but `keep` of them, and takes the client's events.
+    let answer = |client: &mut ClientSession,
+                  server: &mut ServerSession,
+                  buf: &mut Vec<u8>,
+                  responders: &mut Vec<mcp_sansio::Responder>,
+                  keep: usize| {
+        for r in responders.drain(keep..) {
+            server.respond_raw(r, &result).expect("an object");
+        }
+        while server.poll_transmit(buf).is_some() {}
+        client.handle_bytes(now, buf);
+        buf.clear();
+        while client.poll_event().is_some() {}
+    };
+    // Cold: the tables emptied between the bursts and gave their slots back (an idle
+    // session keeps only a few), so the second burst grows them again.
+    let _ = measure(&mut client, &mut server, &mut buf, &mut responders);
+    answer(&mut client, &mut server, &mut buf, &mut responders, 0);
+    let (client_cold, server_cold) = measure(&mut client, &mut server, &mut buf, &mut responders);
+    // Warm: one request of the last burst stays in flight, so the tables keep their size
+    // and the next burst reuses it (a server that is never idle between bursts).
+    answer(&mut client, &mut server, &mut buf, &mut responders, 1);
     let (client_grew, server_grew) = measure(&mut client, &mut server, &mut buf, &mut responders);
     json!({
         "workload": "mem",
@@ -425,6 +440,10 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
         "in_flight_request_bytes": {
             "client": (client_grew as f64 / REQUESTS as f64).round(),
             "server": (server_grew as f64 / REQUESTS as f64).round(),
+        },
+        "in_flight_request_bytes_cold_tables": {
+            "client": (client_cold as f64 / REQUESTS as f64).round(),
+            "server": (server_cold as f64 / REQUESTS as f64).round(),
         },
     })
 }

@@ -167,6 +167,10 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
+        for (name, value) in &options.http.headers {
+            mcp_sansio::http::check_header(name, value)
+                .map_err(|e| ConnectError::Options(e.to_string()))?;
+        }
         let session = ClientSession::new(Arc::new(config), driver::now());
         let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();

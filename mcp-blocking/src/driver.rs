@@ -154,6 +154,9 @@ pub struct ClientOptions {
     /// `insufficient_scope`)
     #[cfg(feature = "auth")]
     pub auth: Option<crate::auth::OAuthOptions>,
+    /// HTTP only: headers, root certificates, proxy and timeouts
+    #[cfg(feature = "http")]
+    pub http: mcp_sansio_shared::http_options::HttpOptions,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -164,6 +167,8 @@ impl std::fmt::Debug for ClientOptions {
             .field("stderr", &self.stderr.is_some());
         #[cfg(feature = "auth")]
         f.field("auth", &self.auth.is_some());
+        #[cfg(feature = "http")]
+        f.field("http", &self.http);
         f.finish()
     }
 }
@@ -179,6 +184,21 @@ impl ClientOptions {
     #[cfg(feature = "auth")]
     pub fn auth(mut self, auth: crate::auth::OAuthOptions) -> Self {
         self.auth = Some(auth);
+        self
+    }
+
+    /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts)
+    #[cfg(feature = "http")]
+    pub fn http(mut self, http: mcp_sansio_shared::http_options::HttpOptions) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// HTTP only: adds a header to every request (an `Authorization: Bearer` or
+    /// `X-API-Key` key the server issued)
+    #[cfg(feature = "http")]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http = std::mem::take(&mut self.http).header(name, value);
         self
     }
 

@@ -135,6 +135,14 @@ pub(crate) fn run(
     );
     #[cfg(not(feature = "auth"))]
     let transport = mcp_sansio::http::ClientTransport::new();
+    let transport = match transport.with_headers(options.http.headers.iter().cloned()) {
+        Ok(transport) => transport,
+        Err(e) => {
+            // `Client::connect_http` checked them already.
+            let _ = ready.send(Err(e.to_string()));
+            return;
+        }
+    };
     let threads = Threads {
         agent: config.into(),
         uri,

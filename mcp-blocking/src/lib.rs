@@ -492,6 +492,8 @@ pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+#[cfg(feature = "http")]
+pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
 pub use server::{Context, DEFAULT_WORKERS, Server, ServerBuilder};
 
 /// The README (for crates.io), whose examples run as doc tests too

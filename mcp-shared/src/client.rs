@@ -53,6 +53,10 @@ pub enum ConnectError {
     /// The handshake or discovery failed
     #[error("the handshake failed: {0}")]
     Handshake(String),
+    /// The client's options cannot be used (a header the transport owns, a certificate
+    /// that does not parse)
+    #[error("invalid client options: {0}")]
+    Options(String),
 }
 
 /// The sending half of a connection actor's commands
@@ -91,6 +95,9 @@ pub struct ClientOptions<R: Runtime> {
     /// `insufficient_scope`)
     #[cfg(feature = "auth")]
     pub auth: Option<crate::auth::asynchronous::OAuthOptions>,
+    /// HTTP only: headers, root certificates, proxy and timeouts
+    #[cfg(feature = "http")]
+    pub http: crate::http_options::HttpOptions,
 }
 
 impl<R: Runtime> Default for ClientOptions<R> {
@@ -101,6 +108,8 @@ impl<R: Runtime> Default for ClientOptions<R> {
             stderr: None,
             #[cfg(feature = "auth")]
             auth: None,
+            #[cfg(feature = "http")]
+            http: crate::http_options::HttpOptions::default(),
         }
     }
 }
@@ -113,6 +122,8 @@ impl<R: Runtime> Clone for ClientOptions<R> {
             stderr: self.stderr.clone(),
             #[cfg(feature = "auth")]
             auth: self.auth.clone(),
+            #[cfg(feature = "http")]
+            http: self.http.clone(),
         }
     }
 }
@@ -125,6 +136,8 @@ impl<R: Runtime> std::fmt::Debug for ClientOptions<R> {
             .field("stderr", &self.stderr.is_some());
         #[cfg(feature = "auth")]
         f.field("auth", &self.auth.is_some());
+        #[cfg(feature = "http")]
+        f.field("http", &self.http);
         f.finish()
     }
 }
@@ -140,6 +153,21 @@ impl<R: Runtime> ClientOptions<R> {
     #[cfg(feature = "auth")]
     pub fn auth(mut self, auth: crate::auth::asynchronous::OAuthOptions) -> Self {
         self.auth = Some(auth);
+        self
+    }
+
+    /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts)
+    #[cfg(feature = "http")]
+    pub fn http(mut self, http: crate::http_options::HttpOptions) -> Self {
+        self.http = http;
+        self
+    }
+
+    /// HTTP only: adds a header to every request (an `Authorization: Bearer` or
+    /// `X-API-Key` key the server issued)
+    #[cfg(feature = "http")]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http = std::mem::take(&mut self.http).header(name, value);
         self
     }
 

@@ -46,6 +46,9 @@ where
     Q::Task: Send,
     D: AsRef<[u8]> + Send + 'static,
 {
+    let transport = transport
+        .with_headers(options.http.headers.iter().cloned())
+        .map_err(|e| ConnectError::Options(e.to_string()))?;
     let app = options.app();
     Client::start_actor(config, move |session, commands, ready| {
         let actor = Actor {

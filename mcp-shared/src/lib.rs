@@ -33,6 +33,8 @@
 //! - `http` (feature `http`): the Streamable HTTP front ends' state around the core's
 //!   `HttpServer` and `ClientTransport`, and conversions to the `http` crate's types;
 //!   `http_client` and `http_server`: the async bindings' HTTP actors over that state;
+//!   `http_options`: how every binding's HTTP client reaches its server (headers, roots,
+//!   proxy, timeouts);
 //! - `auth` (feature `auth`): the OAuth client's options, the `private_key_jwt` signer, DPoP
 //!   keys, the headless user agent's redirect following, JWT verification, and the protected
 //!   server's gate.
@@ -77,6 +79,8 @@ pub mod h1;
 pub mod http;
 #[cfg(feature = "http")]
 pub mod http_client;
+#[cfg(feature = "http")]
+pub mod http_options;
 #[cfg(feature = "http")]
 pub mod http_server;
 pub mod peer;

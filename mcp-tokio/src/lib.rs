@@ -454,6 +454,8 @@ pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+#[cfg(feature = "http")]
+pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
 #[doc(hidden)]
 pub use runtime::Tokio;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};

@@ -24,6 +24,8 @@ pub(crate) mod support;
 mod child;
 pub(crate) mod duplex;
 #[cfg(feature = "http")]
+mod headers;
+#[cfg(feature = "http")]
 mod hostile;
 #[cfg(feature = "http")]
 mod http;

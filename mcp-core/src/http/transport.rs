@@ -9,11 +9,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::client::{HttpClient, ResponseKind};
+use super::extra_headers::{ExtraHeaders, HeaderError, is_secret};
 use super::headers::{Headers, MCP_METHOD};
 use crate::auth::{AuthAction, AuthError, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
 use crate::codec::sse::SseDecoder;
 use crate::schema::ListToolsResult;
-use crate::session::ClientSession;
+use crate::session::{ClientSession, OutboundId};
 
 /// How long POSTs wait for the head of the standalone GET stream (2025 wire) before going out
 /// anyway
@@ -76,8 +77,7 @@ impl fmt::Debug for HttpRequest {
             .headers
             .iter()
             .map(|(n, v)| {
-                let secret =
-                    n.eq_ignore_ascii_case("authorization") || n.eq_ignore_ascii_case("dpop");
+                let secret = is_secret(n);
                 (n.as_str(), if secret { "***" } else { v.as_str() })
             })
             .collect();
@@ -208,6 +208,10 @@ pub struct ClientTransport {
     closed: bool,
     auth: Option<OAuthClient>,
     parked: Vec<Parked>,
+    /// The application's headers on every request
+    extra: ExtraHeaders,
+    /// The application's headers for the POST of one request, by its wire id
+    per_request: HashMap<u64, ExtraHeaders>,
 }
 
 impl Default for ClientTransport {
@@ -240,7 +244,51 @@ impl ClientTransport {
             closed: false,
             auth: None,
             parked: Vec::new(),
+            extra: ExtraHeaders::default(),
+            per_request: HashMap::new(),
         }
+    }
+
+    /// Adds `headers` to every request the transport plans: an `X-API-Key` or a static
+    /// `Authorization: Bearer` key a server issued, a tenant or trace header
+    ///
+    /// With OAuth ([`with_auth`](Self::with_auth)) the flow's token replaces a static
+    /// `Authorization`.
+    ///
+    /// # Errors
+    /// [`HeaderError`] for a name that is not a token, a value with a control character, or a
+    /// header the transport sets itself (`Content-Type`, `Accept`, `Mcp-Session-Id`, ...).
+    pub fn with_headers<I, N, V>(mut self, headers: I) -> Result<Self, HeaderError>
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: Into<String>,
+        V: Into<String>,
+    {
+        self.extra = ExtraHeaders::new(headers)?;
+        Ok(self)
+    }
+
+    /// Adds `headers` to the POST that carries the request `id` (as
+    /// [`with_headers`](Self::with_headers) does for every request); call it before the
+    /// [`pull`](Self::pull) that takes the request
+    ///
+    /// # Errors
+    /// [`HeaderError`] as for [`with_headers`](Self::with_headers); nothing is kept then.
+    pub fn request_headers<I, N, V>(
+        &mut self,
+        id: OutboundId,
+        headers: I,
+    ) -> Result<(), HeaderError>
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: Into<String>,
+        V: Into<String>,
+    {
+        let headers = ExtraHeaders::new(headers)?;
+        if !headers.is_empty() && !self.closed {
+            self.per_request.insert(id.wire_id(), headers);
+        }
+        Ok(())
     }
 
     /// Authorizes with `auth`: every request carries its `Authorization`; a 401 (or a 403
@@ -698,6 +746,8 @@ impl ClientTransport {
                 headers.push(("DPoP".into(), proof));
             }
         }
+        self.extra.append_to(&mut headers, self.auth.is_some());
+        self.per_request.clear();
         let stream = self.next_id();
         Some(HttpRequest {
             stream,
@@ -773,10 +823,17 @@ impl ClientTransport {
             {
                 self.tools_lists.insert(id.to_string());
             }
-            let headers = self.http.post_headers(&message);
+            let mut headers = self.http.post_headers(&message);
             let blocking = !headers
                 .iter()
                 .any(|(n, _)| n.eq_ignore_ascii_case(MCP_METHOD));
+            if let Some(extra) = awaits
+                .as_ref()
+                .and_then(Value::as_u64)
+                .and_then(|id| self.per_request.remove(&id))
+            {
+                extra.append_to(&mut headers, self.auth.is_some());
+            }
             self.start(HttpMethod::Post, headers, message, awaits, blocking);
         }
     }
@@ -808,6 +865,8 @@ impl ClientTransport {
             body.clone_from(&replay.body);
             replay
         });
+        // After the replay's copy: a resent request gets them afresh.
+        self.extra.append_to(&mut headers, self.auth.is_some());
         self.streams.insert(
             stream,
             Stream {

@@ -87,9 +87,16 @@ fn legacy_ready(now: Instant) -> (ClientTransport, ClientSession, HttpRequest) {
 
 /// [`legacy_ready`] without answering the GET stream's head
 fn legacy_handshake(now: Instant) -> (ClientTransport, ClientSession, HttpRequest) {
+    legacy_handshake_over(now, ClientTransport::new())
+}
+
+/// [`legacy_handshake`] over a transport made by the test
+fn legacy_handshake_over(
+    now: Instant,
+    mut t: ClientTransport,
+) -> (ClientTransport, ClientSession, HttpRequest) {
     let config = Pair::client_config(EraMode::Legacy(ProtocolVersion::V2025_11_25));
     let mut s = ClientSession::new(Arc::new(config), now);
-    let mut t = ClientTransport::new();
     t.pull(&mut s);
     let first = requests(&mut t);
     assert_eq!(first.len(), 1, "only initialize goes out before its answer");
@@ -469,4 +476,73 @@ fn tools_list_answers_teach_the_param_headers() {
     t.pull(&mut s);
     let r = requests(&mut t).remove(0);
     assert_eq!(header(&r, "Mcp-Param-Region"), Some("eu-west"));
+}
+
+#[test]
+fn the_applications_headers_go_on_every_request_and_a_requests_own_on_its_post() {
+    let now = start();
+    let t = ClientTransport::new()
+        .with_headers([("X-API-Key", "k-1"), ("Authorization", "Bearer static")])
+        .expect("valid headers");
+    let (mut t, mut s, get) = legacy_handshake_over(now, t);
+    assert_eq!(header(&get, "X-API-Key"), Some("k-1"));
+    assert_eq!(header(&get, "Authorization"), Some("Bearer static"));
+    t.handle_head(now, get.stream, 200, &sse_head(), &mut s);
+    let first = call(&mut s, now, "a");
+    t.request_headers(first, [("X-Trace", "t-1")])
+        .expect("valid");
+    t.pull(&mut s);
+    let mut posts = requests(&mut t);
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    // The 2025 wire sends the next POST once this one's head is in.
+    t.handle_head(now, posts[0].stream, 200, &sse_head(), &mut s);
+    let _second = call(&mut s, now, "b");
+    t.pull(&mut s);
+    posts.extend(requests(&mut t));
+    assert_eq!(posts.len(), 2, "{posts:?}");
+    assert_eq!(header(&posts[0], "X-Trace"), Some("t-1"));
+    assert_eq!(
+        header(&posts[1], "X-Trace"),
+        None,
+        "only on its own request"
+    );
+    for post in &posts {
+        assert_eq!(header(post, "X-API-Key"), Some("k-1"));
+        assert_eq!(header(post, "Mcp-Session-Id"), Some(SID));
+        let named = post
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "X-API-Key")
+            .count();
+        assert_eq!(named, 1, "once: {post:?}");
+    }
+    assert!(
+        !format!("{:?}", posts[0]).contains("k-1"),
+        "a key is not logged"
+    );
+    let delete = t.close().expect("a DELETE");
+    assert_eq!(header(&delete, "X-API-Key"), Some("k-1"));
+}
+
+#[test]
+fn headers_the_transport_owns_are_refused_with_their_name() {
+    let err = ClientTransport::new()
+        .with_headers([("Mcp-Session-Id", "forged")])
+        .expect_err("reserved");
+    assert_eq!(
+        err.to_string(),
+        "the header `Mcp-Session-Id` is set by the MCP transport and cannot be replaced"
+    );
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    let id = call(&mut s, now, "a");
+    assert!(t.request_headers(id, [("X-Key", "a\nb")]).is_err());
+    t.pull(&mut s);
+    let posts = requests(&mut t);
+    assert_eq!(
+        posts.len(),
+        1,
+        "the request still goes, without the refused header"
+    );
+    assert_eq!(header(&posts[0], "X-Key"), None);
 }
