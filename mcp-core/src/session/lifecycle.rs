@@ -180,7 +180,7 @@ impl Core {
                 .map_err(|e| format!("the initialize result is invalid: {e}")),
             // A local failure, not the server's answer: the connection's own reason.
             Err(CallError::Transport(why)) => return self.close(CloseReason::Transport(why)),
-            Err(e @ CallError::Remote(_)) => Err(format!("the server refused initialize: {e}")),
+            Err(CallError::Remote(error)) => Err(format!("the server refused initialize: {error}")),
             Err(e) => Err(format!("initialize failed: {e}")),
         };
         let result = match result {

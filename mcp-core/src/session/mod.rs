@@ -474,6 +474,15 @@ impl<R: Role> Session<R> {
         self.core.close(CloseReason::Local);
     }
 
+    /// The transport failed locally (a write error, a stream that broke): the session
+    /// closes with [`CloseReason::Transport`] saying `why` (name the target and the cause:
+    /// "could not write to the server `npx`: Broken pipe (os error 32)"); requests in
+    /// flight end with [`CallError::SessionClosed`]
+    pub fn handle_transport_error(&mut self, now: Instant, why: impl Into<String>) {
+        self.core.tick(now);
+        self.core.close(CloseReason::Transport(why.into()));
+    }
+
     // --- outputs -------------------------------------------------------------------------
 
     /// Appends the next outbound message (JSON followed by `\n`) to `buf`
