@@ -213,6 +213,7 @@ class ClientSession:
         capabilities: Optional[Dict[str, JSON]] = None,
         request_timeout: Optional[float] = 60.0,
         discover_timeout: float = 3.0,
+        max_message_size: Optional[int] = None,
         now: Optional[float] = None,
     ) -> None: ...
     def receive_data(self, data: bytes, now: Optional[float] = None) -> None: ...

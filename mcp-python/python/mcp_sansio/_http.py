@@ -169,7 +169,8 @@ class _Endpoint:
                     continue
                 if out[0] == "end":
                     self._flush(number, ex, pending.pop(number, []))
-                    del self.exchanges[number]
+                    # (`_flush` may have cut it already.)
+                    self.exchanges.pop(number, None)
                     if not ex.ended.done():
                         ex.ended.set_result(None)
         finally:
@@ -182,14 +183,18 @@ class _Endpoint:
         """Writes an exchange's pieces in one write; cuts a reader that fell behind."""
         if not pieces:
             return
-        try:
-            ex.writer.write(b"".join(pieces))
-        except (ConnectionError, RuntimeError):
-            self._cut(number, ex)
-            return
-        if ex.writer.transport.get_write_buffer_size() > self.max_buffered:
+        data = b"".join(pieces)
+        # The core's rule (`HttpConfig::keeps_unwritten`): what waits unread plus this may
+        # not pass the cap, but a piece behind nothing always goes (one big answer).
+        unwritten = ex.writer.transport.get_write_buffer_size()
+        if unwritten and unwritten + len(data) > self.max_buffered:
             # The client reads slower than the server writes: rather than buffer without
             # bound, end this response (a 2025-wire client resumes the stream).
+            self._cut(number, ex)
+            return
+        try:
+            ex.writer.write(data)
+        except (ConnectionError, RuntimeError):
             self._cut(number, ex)
 
     def _cut(self, number: int, ex: _Exchange) -> None:

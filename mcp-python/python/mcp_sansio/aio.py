@@ -619,6 +619,10 @@ class Client:
     changes, :meth:`listen`. ``tasks=True`` declares the 2026 tasks extension, so the
     server may run any call as a task (2025-11-25: ask per call with ``as_task=True``); a
     call run as a task still ends in one result.
+
+    ``max_message_size`` (bytes, 64 MiB by default) is the one limit on a message from the
+    server, over stdio and HTTP alike: a larger answer fails its call at once with
+    :class:`InvalidResult` naming its size and the limit, instead of at the timeout.
     """
 
     def __init__(
@@ -634,6 +638,7 @@ class Client:
         on_notification: Optional[Callable[[str, Any], Any]] = None,
         capabilities: Optional[Dict[str, Any]] = None,
         tasks: bool = False,
+        max_message_size: Optional[int] = None,
     ) -> None:
         caps = dict(capabilities or {})
         if tasks:
@@ -645,7 +650,12 @@ class Client:
         if roots is not None:
             caps.setdefault("roots", {})
         self.session = ClientSession(
-            name, version, era=era, capabilities=caps, request_timeout=request_timeout
+            name,
+            version,
+            era=era,
+            capabilities=caps,
+            request_timeout=request_timeout,
+            max_message_size=max_message_size,
         )
         self.on_elicit = on_elicit
         self.on_sample = on_sample
