@@ -607,3 +607,14 @@ def test_proxy_authorization_from_the_proxy_url(pki):
         assert seen[0].startswith(b"CONNECT example.invalid:443 HTTP/1.1\r\n")
 
     run(main())
+
+
+def test_readme_https_examples_compile():
+    from conftest import HERE
+
+    text = (HERE.parent / "README.md").read_text()
+    section = text.split("## HTTPS, API keys and proxies", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        compile(block, "README.md", "exec")
