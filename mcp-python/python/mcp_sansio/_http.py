@@ -480,7 +480,7 @@ async def serve_http(
         raise
     bound = listeners[0].getsockname()[1]
     handle = HttpServerHandle(endpoint, listeners, host, bound, path, tls is not None)
-    handshake_timeout = endpoint.core.header_read_timeout
+    handshake_timeout = endpoint.core.header_read_timeout if endpoint.core.header_read_timeout > 0 else None
     slots = asyncio.Semaphore(max(1, endpoint.core.max_connections))
     backoff = endpoint.core.accept_backoff
 
