@@ -463,7 +463,7 @@ class Tinyproxy:
         exe = shutil.which("tinyproxy")
         if exe is None:
             pytest.fail(
-                "tinyproxy is not installed: the proxy tests need it (Debian/Ubuntu: apt-get install -y tinyproxy)",
+                "tinyproxy is not on PATH: the proxy tests need it (Debian/Ubuntu: apt-get install -y tinyproxy-bin, or tinyproxy)",
                 pytrace=False,
             )
         self.port = free_port()
