@@ -124,6 +124,10 @@ def test_own_ssl_context_and_ssl_cert_file(pki, monkeypatch):
                 assert (await c.call_tool("echo", {"text": "env"}))["content"][0]["text"] == "env"
             with pytest.raises(ValueError, match="not both"):
                 await Client.connect_http(handle.url, ssl_context=ctx, root_certificates=pki.ca)
+            with pytest.raises(ValueError, match=r"root_certificates: cannot load '/nonexistent/ca\.pem'"):
+                await Client.connect_http(handle.url, root_certificates="/nonexistent/ca.pem")
+            with pytest.raises(ValueError, match="root_certificates: cannot load PEM data"):
+                await Client.connect_http(handle.url, root_certificates=b"-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n")
             with pytest.raises(ValueError, match="need an https:// URL"):
                 await Client.connect_http("http://127.0.0.1:1/mcp", root_certificates=pki.ca)
         finally:
