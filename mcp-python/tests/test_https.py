@@ -159,16 +159,12 @@ def test_verification_failures_are_clear(pki, which, host, says, openssl):
         return info.value
 
     e = run(main())
-    assert str(e).startswith(f"TLS certificate verification failed for {url_of(e)}: the server's certificate {says}"), str(e)
+    assert str(e).startswith(f"TLS certificate verification failed for {e.url}: the server's certificate {says}"), str(e)
     assert openssl in e.verify_message, e.verify_message
     assert e.url.startswith(f"https://{host}:")
     # One family: ours (ConnectError, ConnectionClosed) and the builtin ConnectionError
     assert isinstance(e, errors.ConnectError) and isinstance(e, errors.ConnectionClosed)
     assert isinstance(e, ConnectionError)
-
-
-def url_of(e):
-    return e.url
 
 
 def test_untrusted_without_roots_and_in_the_sync_client(pki):
@@ -401,6 +397,7 @@ def our_https_server(pki):
     finally:
         proc.terminate()
         proc.wait(10)
+        proc.stdout.close()
 
 
 @pytest.mark.parametrize("mode,version", ERAS)
@@ -438,6 +435,7 @@ def official_https_server(pki):
     finally:
         proc.terminate()
         proc.wait(10)
+        proc.stderr.close()
 
 
 @pytest.mark.parametrize("era,version", ERAS)
@@ -511,6 +509,7 @@ class Tinyproxy:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5)
+        self.proc.stderr.close()
 
 
 @pytest.fixture

@@ -201,6 +201,8 @@ class _HttpClientConnection(_ClientConnection):
         #: The first connect failure (raised by the connect instead of the closed session)
         self.connect_failure: Optional[ConnectError] = None
         self.streams: Dict[int, "asyncio.Task[None]"] = {}
+        #: Every request task still running (a finished one may still be closing its TLS)
+        self.tasks: "set[asyncio.Task[None]]" = set()
         self.write = lambda data: None  # requests go out through `flush`
 
     def request_headers(self, request_id: int, headers: List[Tuple[str, str]]) -> None:
@@ -215,7 +217,7 @@ class _HttpClientConnection(_ClientConnection):
             if request is None:
                 break
             stream = request[0]
-            self.streams[stream] = self.loop.create_task(self._perform(*request))
+            self.streams[stream] = self._start(request)
         while True:
             stream = rules.next_abort()
             if stream is None:
@@ -223,6 +225,12 @@ class _HttpClientConnection(_ClientConnection):
             task = self.streams.pop(stream, None)
             if task is not None:
                 task.cancel()
+
+    def _start(self, request: Any) -> "asyncio.Task[None]":
+        task = self.loop.create_task(self._perform(*request))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
 
     def next_deadline(self) -> Optional[float]:
         times = [t for t in (self.session.next_deadline(), self.rules.next_deadline(self.session)) if t is not None]
@@ -339,6 +347,7 @@ class _HttpClientConnection(_ClientConnection):
         writer = None
         rules, session, url = self.rules, self.session, self.url
         head = False
+        aborted = False
         try:
             try:
                 reader, writer = await self._open()
@@ -393,6 +402,7 @@ class _HttpClientConnection(_ClientConnection):
                     continue
                 self.pump()
         except asyncio.CancelledError:
+            aborted = True
             return  # aborted: the rules already know
         except (OSError, h11.ProtocolError, ConnectionError) as e:
             self.streams.pop(stream, None)
@@ -406,7 +416,7 @@ class _HttpClientConnection(_ClientConnection):
             self.pump()
         finally:
             if writer is not None:
-                writer.close()
+                await _close(writer, aborted)
 
     async def close_http(self) -> None:
         delete = self.rules.close()
@@ -414,13 +424,34 @@ class _HttpClientConnection(_ClientConnection):
             task.cancel()
         self.streams.clear()
         if delete is not None:
-            task = self.loop.create_task(self._perform(*delete))
+            task = self._start(delete)
             try:
-                await asyncio.wait_for(task, 2)
+                await asyncio.wait_for(asyncio.shield(task), 2)
             except (asyncio.TimeoutError, Exception):
-                pass
+                task.cancel()
+        # The aborted requests drop their connections; finished ones end their TLS sessions.
+        running = [t for t in self.tasks if not t.done()]
+        if running:
+            await asyncio.wait(running, timeout=2)
+        await asyncio.sleep(0)  # the transports close their sockets
         self.session.close()
         self.pump()
+
+
+async def _close(writer: asyncio.StreamWriter, abort: bool) -> None:
+    """Closes a request's connection: at once when the request was aborted, else cleanly
+    (TLS: ``close_notify``), for at most 2 s."""
+    if abort:
+        writer.transport.abort()
+        return
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), 2)
+    except asyncio.CancelledError:
+        writer.transport.abort()
+        raise
+    except Exception:
+        writer.transport.abort()
 
 
 #: The keyword arguments of connect_http that are the HTTP connection's (the others are the

@@ -812,7 +812,8 @@ class Client:
         ``SSL_CERT_DIR``) and ``root_certificates`` (PEM text or bytes, a file path, or a
         list of them); or pass your own ``ssl_context``. A failed verification raises
         :class:`~mcp_sansio.errors.CertificateError` at connect; any other failure to
-        connect :class:`~mcp_sansio.errors.ConnectError` (both ``ConnectionError``\ s).
+        connect :class:`~mcp_sansio.errors.ConnectError` (both are ``ConnectionError``
+        subclasses).
 
         ``proxy``: ``"env"`` (``HTTPS_PROXY`` / ``HTTP_PROXY``, unless ``NO_PROXY`` names
         the host), ``None`` (direct), or ``"http://[user:password@]host:port"``; ``https://``
