@@ -62,6 +62,11 @@ fn era(era: &str) -> PyResult<EraMode> {
 }
 
 impl PyClientSession {
+    /// The core's id of the request in flight numbered `request_id`, if any
+    pub(crate) fn outbound_id(&self, request_id: u64) -> Option<OutboundId> {
+        self.outbound.get(&request_id).copied()
+    }
+
     /// Sends a typed request (its params fitted to the version in use); its id
     fn request<M: Method>(
         &mut self,
