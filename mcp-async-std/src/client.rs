@@ -210,6 +210,26 @@ impl Client {
         }
     }
 
+    /// HTTP only: a handle to the same connection whose every request also carries
+    /// `headers` (see the kernel's
+    /// [`with_headers`](mcp_sansio_shared::client::Client::with_headers))
+    ///
+    /// # Errors
+    /// [`HeaderError`](mcp_sansio::http::HeaderError) for a header the transport owns or
+    /// an invalid one.
+    #[cfg(feature = "http")]
+    pub fn with_headers<I, N, V>(&self, headers: I) -> Result<Self, mcp_sansio::http::HeaderError>
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: Into<String>,
+        V: Into<String>,
+    {
+        Ok(Self {
+            inner: self.inner.with_headers(headers)?,
+            _child: self._child.clone(),
+        })
+    }
+
     /// Closes the connection (the child process, if any, is killed when the last handle
     /// goes)
     pub async fn close(self) {

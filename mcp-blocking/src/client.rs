@@ -32,6 +32,8 @@ pub use mcp_sansio_shared::client::{ClientError, ConnectError};
 #[derive(Clone, Debug)]
 pub struct Client {
     inner: Arc<Inner>,
+    /// HTTP only: headers on every request of this handle ([`with_headers`](Self::with_headers))
+    headers: Arc<[(String, String)]>,
 }
 
 /// Shared by the clones of a [`Client`]; its drop closes the connection
@@ -319,12 +321,40 @@ impl Client {
                 tokens: AtomicU64::new(1),
                 _child: child,
             }),
+            headers: Arc::new([]),
         })
     }
 
     /// What the server declared about itself
     pub fn peer(&self) -> &PeerInfo {
         &self.inner.peer
+    }
+
+    /// HTTP only: a handle to the same connection whose every request also carries
+    /// `headers` (a trace id, a per-user key), on the POSTs of the request and its retries;
+    /// the connection's own headers ([`ClientOptions::header`]) still go on every request
+    ///
+    /// # Errors
+    /// [`HeaderError`](mcp_sansio::http::HeaderError) for a header the transport owns or
+    /// an invalid one. Over a byte stream (stdio) the requests fail with
+    /// [`SendError::NotAllowed`](mcp_sansio::SendError::NotAllowed).
+    #[cfg(feature = "http")]
+    pub fn with_headers<I, N, V>(&self, headers: I) -> Result<Self, mcp_sansio::http::HeaderError>
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: Into<String>,
+        V: Into<String>,
+    {
+        let mut all = self.headers.to_vec();
+        for (name, value) in headers {
+            let (name, value) = (name.into(), value.into());
+            mcp_sansio::http::check_header(&name, &value)?;
+            all.push((name, value));
+        }
+        Ok(Self {
+            inner: Arc::clone(&self.inner),
+            headers: all.into(),
+        })
     }
 
     /// Sends a raw request and waits for its outcome
@@ -366,6 +396,7 @@ impl Client {
             reply,
             progress: watch.progress,
             task_status: watch.task_status,
+            headers: self.headers.to_vec(),
         };
         // If the driver is gone, `reply` is dropped with the command and `wait` says Closed.
         let _ = self.inner.link.command(command);

@@ -152,7 +152,7 @@ pub(crate) fn run(
     };
     let actor = Actor {
         front: ClientFront::new(session, transport, threads, driver::now),
-        peer: Peer::new(Some(ready)),
+        peer: Peer::new(Some(ready)).over_http(),
         app: driver::app(None, &options),
         handlers: Handlers::new(Route::inbox(tx)),
     };
@@ -214,6 +214,10 @@ impl Actor {
     /// Moves what the session transmits into HTTP requests and delivers its events until
     /// both are quiet
     fn pump(&mut self) {
+        // Requests' own headers, before the pull that takes them (checked by the handle).
+        for (id, headers) in self.peer.take_request_headers() {
+            let _ = self.front.transport.request_headers(id, headers);
+        }
         let (peer, app) = (&mut self.peer, &self.app);
         let handlers = &self.handlers;
         self.front

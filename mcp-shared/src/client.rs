@@ -253,6 +253,8 @@ pub struct Client<R: Runtime> {
     commands: Commands<R>,
     peer: Arc<PeerInfo>,
     tokens: Arc<AtomicU64>,
+    /// HTTP only: headers on every request of this handle ([`with_headers`](Self::with_headers))
+    headers: Arc<[(String, String)]>,
 }
 
 impl<R: Runtime> Clone for Client<R> {
@@ -261,6 +263,7 @@ impl<R: Runtime> Clone for Client<R> {
             commands: self.commands.clone(),
             peer: Arc::clone(&self.peer),
             tokens: Arc::clone(&self.tokens),
+            headers: Arc::clone(&self.headers),
         }
     }
 }
@@ -389,12 +392,39 @@ impl<R: Runtime> Client<R> {
             commands,
             peer: Arc::new(peer),
             tokens: Arc::new(AtomicU64::new(1)),
+            headers: Arc::new([]),
         })
     }
 
     /// What the server declared about itself
     pub fn peer(&self) -> &PeerInfo {
         &self.peer
+    }
+
+    /// HTTP only: a handle to the same connection whose every request also carries
+    /// `headers` (a trace id, a per-user key), on the POSTs of the request and its retries;
+    /// the connection's own headers ([`ClientOptions::header`]) still go on every request
+    ///
+    /// # Errors
+    /// [`HeaderError`](mcp_sansio::http::HeaderError) for a header the transport owns or
+    /// an invalid one. Over a byte stream (stdio) the requests fail with
+    /// [`SendError::NotAllowed`].
+    #[cfg(feature = "http")]
+    pub fn with_headers<I, N, V>(&self, headers: I) -> Result<Self, mcp_sansio::http::HeaderError>
+    where
+        I: IntoIterator<Item = (N, V)>,
+        N: Into<String>,
+        V: Into<String>,
+    {
+        let mut all = self.headers.to_vec();
+        for (name, value) in headers {
+            let (name, value) = (name.into(), value.into());
+            mcp_sansio::http::check_header(&name, &value)?;
+            all.push((name, value));
+        }
+        let mut handle = self.clone();
+        handle.headers = all.into();
+        Ok(handle)
     }
 
     /// Sends a raw request and waits for its outcome
@@ -437,6 +467,7 @@ impl<R: Runtime> Client<R> {
         };
         let commands = self.commands.clone();
         let method = method.to_owned();
+        let headers = self.headers.to_vec();
         let future = async move {
             if cancelled.load(Ordering::SeqCst) {
                 return Err(ClientError::Call(CallError::Cancelled));
@@ -450,6 +481,7 @@ impl<R: Runtime> Client<R> {
                 reply,
                 progress: watch.progress,
                 task_status: watch.task_status,
+                headers,
             };
             if commands.unbounded_send(command).is_err() {
                 return Err(ClientError::Closed);

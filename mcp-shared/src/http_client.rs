@@ -53,7 +53,7 @@ where
     Client::start_actor(config, move |session, commands, ready| {
         let actor = Actor {
             front: ClientFront::new(session, transport, requests, R::now),
-            peer: Peer::new(Some(ready)),
+            peer: Peer::new(Some(ready)).over_http(),
             app,
             handlers: Handlers::<R>::channel(),
         };
@@ -186,6 +186,10 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
     /// Moves what the session transmits into HTTP requests and delivers its events until
     /// both are quiet
     fn pump(&mut self) {
+        // Requests' own headers, before the pull that takes them (checked by the handle).
+        for (id, headers) in self.peer.take_request_headers() {
+            let _ = self.front.transport.request_headers(id, headers);
+        }
         let (peer, app) = (&mut self.peer, &self.app);
         let handlers = &self.handlers.0;
         self.front

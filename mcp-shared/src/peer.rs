@@ -144,6 +144,8 @@ pub enum Command<R: Plumbing> {
         progress: Option<R::Stream<Progress>>,
         /// Where the status of a task behind the call goes
         task_status: Option<R::Stream<TaskStatusUpdate>>,
+        /// HTTP only: headers for the POSTs that carry this request (checked by the handle)
+        headers: Vec<(String, String)>,
     },
     /// The caller gave up: cancel the request if it is still in flight
     Cancel {
@@ -375,6 +377,9 @@ struct Pending<R: Plumbing> {
 /// What a handler waiting in `ask` gets its answers through
 type AskWaiter<R> = <R as Plumbing>::Reply<AskReply>;
 
+/// A request's own HTTP headers
+pub type RequestHeaders = (OutboundId, Vec<(String, String)>);
+
 /// The per-`Session` state of an actor: the application's calls in flight, the handlers
 /// running, and what they wait for. Every transport's actor drives its sessions through
 /// this, so stdio and HTTP handle events alike.
@@ -385,6 +390,9 @@ pub struct Peer<R: Plumbing> {
     /// spawns, delivers and stops
     runs: Runs<R::Run, AskWaiter<R>>,
     ready: Option<Ready<R>>,
+    /// Requests' own HTTP headers, for the HTTP actor to hand its transport; `None` on a
+    /// byte stream, which has no headers to carry
+    request_headers: Option<Vec<RequestHeaders>>,
 }
 
 impl<R: Plumbing> Peer<R> {
@@ -395,7 +403,25 @@ impl<R: Plumbing> Peer<R> {
             tokens: HashMap::new(),
             runs: Runs::new(),
             ready,
+            request_headers: None,
         }
+    }
+
+    /// A peer over HTTP: requests may carry headers of their own
+    /// ([`take_request_headers`](Self::take_request_headers))
+    #[must_use]
+    pub fn over_http(mut self) -> Self {
+        self.request_headers = Some(Vec::new());
+        self
+    }
+
+    /// The headers of the requests sent since the last call, by request, for
+    /// `ClientTransport::request_headers` before the next pull
+    pub fn take_request_headers(&mut self) -> Vec<RequestHeaders> {
+        self.request_headers
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Does what the core decided: wakes the waiting handlers, stops the runs
@@ -528,20 +554,36 @@ impl<R: Plumbing> Peer<R> {
                 reply,
                 progress,
                 task_status,
-            } => match session.send_request_raw(R::now(), &method, params, options) {
-                Ok(id) => {
-                    self.tokens.insert(token, id);
-                    self.pending.insert(
-                        id,
-                        Pending {
-                            reply,
-                            progress,
-                            task_status,
-                        },
-                    );
+                headers,
+            } => {
+                if !headers.is_empty() && self.request_headers.is_none() {
+                    let refused = SendError::NotAllowed {
+                        method,
+                        reason: "request headers need an HTTP connection",
+                    };
+                    R::reply(reply, Err(refused));
+                    return false;
                 }
-                Err(e) => R::reply(reply, Err(e)),
-            },
+                match session.send_request_raw(R::now(), &method, params, options) {
+                    Ok(id) => {
+                        if !headers.is_empty()
+                            && let Some(list) = self.request_headers.as_mut()
+                        {
+                            list.push((id, headers));
+                        }
+                        self.tokens.insert(token, id);
+                        self.pending.insert(
+                            id,
+                            Pending {
+                                reply,
+                                progress,
+                                task_status,
+                            },
+                        );
+                    }
+                    Err(e) => R::reply(reply, Err(e)),
+                }
+            }
             Command::Cancel { token } => {
                 if let Some(id) = self.tokens.remove(&token) {
                     // The session answers the call with `Cancelled` (to nobody when the

@@ -1,5 +1,6 @@
 //! The application's headers (`ClientOptions::header`, an API key a server issued) go on
-//! every request a client makes; one the transport owns is refused before connecting
+//! every request a client makes, a handle's own (`Client::with_headers`) on its requests
+//! only; one the transport owns is refused before anything is sent
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -8,7 +9,9 @@ use std::time::Duration;
 
 use mcp_sansio::{ClientConfig, EraMode, Implementation};
 
-use crate::binding::{Client, ClientOptions, ConnectError};
+use mcp_sansio::{SendError, ServerConfig};
+
+use crate::binding::{Client, ClientError, ClientOptions, ConnectError, Server};
 use crate::rt;
 
 /// A listener that records the head of each request it gets, answers 503 and closes: the
@@ -94,4 +97,132 @@ fn a_header_the_transport_owns_is_refused_before_connecting() {
         heads.recv_timeout(Duration::from_millis(300)).is_err(),
         "nothing was sent"
     );
+}
+
+/// A relay in front of `target`: each request (head and body) is recorded on the channel,
+/// then forwarded with `Connection: close`, and the response copied back
+fn relay(target: std::net::SocketAddr) -> (String, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut all = Vec::new();
+                let mut buf = [0u8; 8192];
+                let end = loop {
+                    if let Some(i) = all.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => all.extend_from_slice(&buf[..n]),
+                    }
+                };
+                let head = String::from_utf8_lossy(&all[..end]).into_owned();
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        let (n, v) = l.split_once(':')?;
+                        n.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                while all.len() < end + length {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => all.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = String::from_utf8_lossy(&all[end..end + length]).into_owned();
+                let _ = tx.send(format!("{head}{body}"));
+                let mut lines: Vec<&str> = head
+                    .trim_end()
+                    .split("\r\n")
+                    .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+                    .collect();
+                lines.push("Connection: close");
+                let Ok(mut up) = std::net::TcpStream::connect(target) else {
+                    return;
+                };
+                let forwarded = format!("{}\r\n\r\n", lines.join("\r\n"));
+                if up.write_all(forwarded.as_bytes()).is_err()
+                    || up.write_all(&all[end..end + length]).is_err()
+                {
+                    return;
+                }
+                let _ = std::io::copy(&mut up, &mut conn);
+            });
+        }
+    });
+    (url, rx)
+}
+
+/// The recorded request whose body holds `needle`
+fn request_with(heads: &mpsc::Receiver<String>, needle: &str) -> String {
+    loop {
+        let request = heads
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("no request with {needle}"));
+        if request.contains(needle) {
+            return request.to_ascii_lowercase();
+        }
+    }
+}
+
+#[test]
+fn a_handles_own_headers_go_on_its_requests_only() {
+    rt::block_on(async {
+        let server = super::echo_tool(Server::builder(ServerConfig::new(Implementation::new(
+            "headers-server",
+            "1.0",
+        ))))
+        .build();
+        let localhost: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let handle = aw!(server.serve_http(localhost)).unwrap();
+        let (url, heads) = relay(handle.local_addr());
+        for era in [EraMode::Modern, super::support::LEGACY] {
+            let options = ClientOptions::default().header("X-API-Key", "key-1");
+            let client = aw!(Client::connect_http(&url, config(era), options)).unwrap();
+            let traced = client.with_headers([("X-Trace", "trace-7")]).unwrap();
+            let echoed = aw!(traced.call_tool("echo", super::support::text("traced"))).unwrap();
+            assert_eq!(echoed.content[0].as_text(), Some("traced"));
+            let call = request_with(&heads, "\"traced\"");
+            assert!(call.contains("\r\nx-trace: trace-7\r\n"), "{call}");
+            assert!(call.contains("\r\nx-api-key: key-1\r\n"), "{call}");
+            aw!(client.list_tools()).unwrap();
+            let list = request_with(&heads, "tools/list");
+            assert!(!list.contains("x-trace"), "{list}");
+            assert!(list.contains("\r\nx-api-key: key-1\r\n"), "{list}");
+            assert!(
+                client.with_headers([("Mcp-Session-Id", "x")]).is_err(),
+                "a header the transport owns"
+            );
+            aw!(client.close());
+        }
+    });
+}
+
+#[test]
+fn a_handles_own_headers_over_a_byte_stream_fail_its_requests() {
+    rt::block_on(async {
+        let server = super::echo_tool(Server::builder(ServerConfig::new(Implementation::new(
+            "headers-server",
+            "1.0",
+        ))))
+        .build();
+        let (r, w) = super::serve(server);
+        let client = aw!(Client::connect(r, w, config(EraMode::Modern))).unwrap();
+        let traced = client.with_headers([("X-Trace", "t")]).unwrap();
+        match aw!(traced.call_tool("echo", super::support::text("x"))) {
+            Err(ClientError::Send(SendError::NotAllowed { reason, .. })) => {
+                assert_eq!(reason, "request headers need an HTTP connection");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The plain handle is unaffected.
+        assert!(aw!(client.call_tool("echo", super::support::text("x"))).is_ok());
+    });
 }

@@ -196,7 +196,9 @@ pub struct ClientTransport {
     streams: HashMap<StreamId, Stream>,
     next_stream: u64,
     /// Messages the session wrote, not yet POSTed
-    outbox: VecDeque<Vec<u8>>,
+    /// Messages the session wrote, not yet POSTed, with the application's headers for
+    /// the request each carries
+    outbox: VecDeque<(Vec<u8>, Option<ExtraHeaders>)>,
     requests: VecDeque<HttpRequest>,
     aborts: VecDeque<StreamId>,
     /// Reconnections armed: `Last-Event-ID` -> the request the stream still owes
@@ -211,8 +213,9 @@ pub struct ClientTransport {
     parked: Vec<Parked>,
     /// The application's headers on every request
     extra: ExtraHeaders,
-    /// The application's headers for the POST of one request, by its wire id
-    per_request: HashMap<u64, ExtraHeaders>,
+    /// The application's headers for the POSTs of one request (its retries too), while it
+    /// is in flight
+    per_request: HashMap<OutboundId, ExtraHeaders>,
 }
 
 impl Default for ClientTransport {
@@ -286,7 +289,7 @@ impl ClientTransport {
     {
         let headers = ExtraHeaders::new(headers)?;
         if !headers.is_empty() && !self.closed {
-            self.per_request.insert(id.wire_id(), headers);
+            self.per_request.insert(id, headers);
         }
         Ok(())
     }
@@ -478,8 +481,20 @@ impl ClientTransport {
             if message.last() == Some(&b'\n') {
                 message.pop();
             }
-            self.outbox.push_back(message);
+            let extra = if self.per_request.is_empty() {
+                None
+            } else {
+                serde_json::from_slice::<Peek<'_>>(&message)
+                    .ok()
+                    .filter(|peek| peek.method.is_some())
+                    .and_then(|peek| peek.id.as_ref().and_then(Value::as_u64))
+                    .and_then(|wire| session.request_of_wire(wire))
+                    .and_then(|id| self.per_request.get(&id).cloned())
+            };
+            self.outbox.push_back((message, extra));
         }
+        // Requests that ended need their headers no more.
+        self.per_request.retain(|id, _| session.has_request(*id));
         let version = session.version();
         if let Some(version) = version
             && self.http.version() != Some(version)
@@ -818,7 +833,7 @@ impl ClientTransport {
         let authorizing =
             !self.parked.is_empty() || self.auth.as_ref().is_some_and(OAuthClient::is_busy);
         while !authorizing && !self.streams.values().any(|s| s.blocking) {
-            let Some(message) = self.outbox.pop_front() else {
+            let Some((message, extra)) = self.outbox.pop_front() else {
                 return;
             };
             let Ok(peek) = serde_json::from_slice::<Peek<'_>>(&message) else {
@@ -850,11 +865,7 @@ impl ClientTransport {
             let blocking = !headers
                 .iter()
                 .any(|(n, _)| n.eq_ignore_ascii_case(MCP_METHOD));
-            if let Some(extra) = awaits
-                .as_ref()
-                .and_then(Value::as_u64)
-                .and_then(|id| self.per_request.remove(&id))
-            {
+            if let Some(extra) = extra {
                 extra.append_to(&mut headers, self.auth.is_some());
             }
             self.start(HttpMethod::Post, headers, message, awaits, blocking);

@@ -199,6 +199,17 @@ impl ClientSession {
         Self::with_core(core)
     }
 
+    /// The application's request that travels under the wire id `wire` (a retry of a
+    /// multi-round-trip call travels under a new one)
+    pub(crate) fn request_of_wire(&self, wire: u64) -> Option<OutboundId> {
+        self.core.outbound.app_of(outbound_table::WireId(wire))
+    }
+
+    /// Whether the application's request `id` is still in flight
+    pub(crate) fn has_request(&self, id: OutboundId) -> bool {
+        self.core.outbound.has_call(id)
+    }
+
     /// The largest message this session reads ([`Limits::max_message_size`])
     pub(crate) fn max_message_size(&self) -> usize {
         self.core.limits().max_message_size

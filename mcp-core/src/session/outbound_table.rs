@@ -221,6 +221,22 @@ impl OutboundTable {
         self.reissued.get(&id).copied().unwrap_or(WireId(id.0))
     }
 
+    /// The application's request traveling under `wire`, if any
+    pub(crate) fn app_of(&self, wire: WireId) -> Option<OutboundId> {
+        self.entries
+            .get(&wire)
+            .and_then(OutEntry::app)
+            .map(|c| c.id)
+    }
+
+    /// Whether the application's call `id` is in flight
+    pub(crate) fn has_call(&self, id: OutboundId) -> bool {
+        self.entries
+            .get(&self.wire_of(id))
+            .and_then(OutEntry::app)
+            .is_some()
+    }
+
     /// The application's call `id`, if it is in flight
     pub(crate) fn call_mut(&mut self, id: OutboundId) -> Option<&mut AppCall> {
         let wire = self.wire_of(id);

@@ -606,3 +606,52 @@ fn headers_the_transport_owns_are_refused_with_their_name() {
     );
     assert_eq!(header(&posts[0], "X-Key"), None);
 }
+
+#[test]
+fn a_requests_own_headers_follow_its_multi_round_trip_retry() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    let id = call(&mut s, now, "ask");
+    t.request_headers(id, [("X-Trace", "t-9")]).expect("valid");
+    t.pull(&mut s);
+    let first = requests(&mut t).remove(0);
+    assert_eq!(header(&first, "X-Trace"), Some("t-9"));
+    let wire = body(&first)["id"].clone();
+    let required = json!({"jsonrpc": "2.0", "id": wire, "result": {
+    "resultType": "input_required",
+    "requestState": "sealed",
+    "inputRequests": {"name": {"method": "elicitation/create", "params": {
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+    }}}}});
+    answer_json(&mut t, &mut s, now, &first, &[], &required);
+    let input = events(&mut s)
+        .into_iter()
+        .find_map(|e| match e {
+            ClientEvent::InputRequired { id, .. } => Some(id),
+            _ => None,
+        })
+        .expect("the client is asked");
+    let answers: mcp_sansio::schema::InputResponses = serde_json::from_value(json!({
+        "name": {"action": "accept", "content": {"name": "Ada"}}
+    }))
+    .unwrap();
+    s.provide_input(now, input, answers).unwrap();
+    t.pull(&mut s);
+    let retry = requests(&mut t).remove(0);
+    assert_ne!(body(&retry)["id"], wire, "the retry travels under a new id");
+    assert_eq!(
+        header(&retry, "X-Trace"),
+        Some("t-9"),
+        "and keeps its headers"
+    );
+    // Once it is answered the transport forgets them.
+    let done = json!({"jsonrpc": "2.0", "id": body(&retry)["id"], "result": {
+        "resultType": "complete", "content": []}});
+    answer_json(&mut t, &mut s, now, &retry, &[], &done);
+    assert!(outcome(&mut s).is_ok());
+    let again = call(&mut s, now, "ask");
+    t.pull(&mut s);
+    assert_ne!(again, id);
+    assert_eq!(header(&requests(&mut t).remove(0), "X-Trace"), None);
+}
