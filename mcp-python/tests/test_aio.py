@@ -373,3 +373,20 @@ def test_reports_from_a_worker_thread_wait_at_most_max_waiting_reports():
     assert session.reports[0] == ("progress", 0.0)
     assert session.reports[-1] == ("log", "kept")
     assert ("log", "dropped too") not in session.reports
+
+
+def test_a_missing_program_and_a_server_that_exits_at_once_say_so():
+    async def main():
+        with pytest.raises(ms.errors.ConnectError) as raised:
+            async with Client.connect_stdio("/nonexistent/mcp-server", era="legacy"):
+                pass
+        assert str(raised.value) == (
+            "could not start the server `/nonexistent/mcp-server`: No such file or directory (os error 2)"
+        )
+        assert isinstance(raised.value, OSError)
+        with pytest.raises(ms.errors.ConnectError) as raised:
+            async with Client.connect_stdio("sh", ["-c", "exit 3"], era="legacy"):
+                pass
+        assert str(raised.value) == "the server `sh` exited (exit status: 3) before the handshake was done"
+
+    run(main())

@@ -229,7 +229,7 @@ def test_connect_timeout_and_response_timeout():
 
 def test_refused_connection_is_a_connect_error():
     port = free_port()
-    with pytest.raises(errors.ConnectError, match=rf"cannot connect to http://127\.0\.0\.1:{port}/mcp"):
+    with pytest.raises(errors.ConnectError, match=rf"could not connect to http://127\.0\.0\.1:{port}/mcp: Connection refused \(os error 111\)"):
         run(Client.connect_http(f"http://127.0.0.1:{port}/mcp", era="modern")._open())
 
 
@@ -577,7 +577,7 @@ def test_proxy_refusing_connect_and_unreachable_proxy(pki, proxy_setup):
         finally:
             await other.aclose()
         dead = free_port()
-        with pytest.raises(errors.ProxyError, match=rf"cannot connect to the proxy 127\.0\.0\.1:{dead} for {re.escape(secure.url)}"):
+        with pytest.raises(errors.ProxyError, match=rf"could not connect to the proxy 127\.0\.0\.1:{dead} for {re.escape(secure.url)}"):
             await Client.connect_http(secure.url, era="modern", proxy=f"http://127.0.0.1:{dead}", root_certificates=pki.ca)
         with pytest.raises(ValueError, match="only http:// proxies"):
             await Client.connect_http(secure.url, proxy=f"https://127.0.0.1:{dead}")

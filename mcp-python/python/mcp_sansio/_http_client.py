@@ -263,9 +263,11 @@ class _HttpClientConnection(_ClientConnection):
         except ssl.SSLError as e:
             raise ConnectError(f"TLS handshake with {url.url} failed: {e}", url.url) from e
         except OSError as e:
+            # The Rust bindings' words: "could not connect to URL: Connection refused (os error 111)"
+            cause = f"{os.strerror(e.errno)} (os error {e.errno})" if e.errno else str(e)
             if proxy is not None:
-                raise ProxyError(f"cannot connect to {hop} for {url.url}: {e}", url.url) from e
-            raise ConnectError(f"cannot connect to {url.url}: {e}", url.url) from e
+                raise ProxyError(f"could not connect to {hop} for {url.url}: {cause}", url.url) from e
+            raise ConnectError(f"could not connect to {url.url}: {cause}", url.url) from e
 
     async def _open_now(self) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         url, proxy, tls = self.url, self.proxy, self.ssl

@@ -10,6 +10,7 @@ running is cancelled and every pending call fails with ``ConnectionClosed``.
 import asyncio
 import collections
 import os
+import signal
 import ssl
 import sys
 import threading
@@ -18,7 +19,14 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequ
 from . import _schema
 from ._core import ClientSession, ServerConfig, ServerSession
 from ._dispatch import Context, Dispatcher, Handler
-from .errors import ConnectionClosed, LocalProtocolError, McpError, RemoteProtocolError, SubscriptionLost
+from .errors import (
+    ConnectError,
+    ConnectionClosed,
+    LocalProtocolError,
+    McpError,
+    RemoteProtocolError,
+    SubscriptionLost,
+)
 from .events import (
     Closed,
     InputRequired,
@@ -617,6 +625,14 @@ def _forget(task: "asyncio.Future[Any]") -> None:
 InputHandler = Callable[[Dict[str, Any]], Any]
 
 
+def _signal_status(number: int) -> str:
+    """`signal: 9 (SIGKILL)`, as Rust's `ExitStatus` says it"""
+    try:
+        return f"signal: {number} ({signal.Signals(number).name})"
+    except ValueError:
+        return f"signal: {number}"
+
+
 class _ClientConnection(_Connection):
     def __init__(self, session: ClientSession, client: "Client") -> None:
         super().__init__(session)
@@ -740,16 +756,35 @@ class Client:
                 def resume_writing(self) -> None:
                     conn.resume_writing()
 
-            transport, _ = await loop.subprocess_exec(
-                _Proto,
-                command,
-                *args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=stderr,
-                env=env,
-                cwd=cwd,
-            )
+            try:
+                transport, _ = await loop.subprocess_exec(
+                    _Proto,
+                    command,
+                    *args,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=stderr,
+                    env=env,
+                    cwd=cwd,
+                )
+            except OSError as e:
+                # The Rust bindings' words, with the program and the OS cause.
+                cause = f"{os.strerror(e.errno)} (os error {e.errno})" if e.errno else str(e)
+                raise ConnectError(f"could not start the server `{command}`: {cause}") from e
+
+            async def exited() -> Optional[Exception]:
+                # A server that exits at once reads as such, with its status.
+                for _ in range(100):
+                    code = transport.get_returncode()
+                    if code is not None:
+                        status = f"exit status: {code}" if code >= 0 else _signal_status(-code)
+                        return ConnectError(
+                            f"the server `{command}` exited ({status}) before the handshake was done"
+                        )
+                    await asyncio.sleep(0.01)
+                return None
+
+            conn.exit_failure = exited
             stdin = transport.get_pipe_transport(0)
             conn.set_writer(stdin.write)
 
@@ -850,6 +885,10 @@ class Client:
             # An HTTP client that could not connect says why (TLS, proxy, timeout), not
             # just that the session closed.
             failure = getattr(self._conn, "connect_failure", None)
+            if failure is not None:
+                raise failure from None
+            exited = getattr(self._conn, "exit_failure", None)
+            failure = await exited() if exited is not None else None
             if failure is not None:
                 raise failure from None
             raise
