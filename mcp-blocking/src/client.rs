@@ -345,15 +345,9 @@ impl Client {
         N: Into<String>,
         V: Into<String>,
     {
-        let mut all = self.headers.to_vec();
-        for (name, value) in headers {
-            let (name, value) = (name.into(), value.into());
-            mcp_sansio::http::check_header(&name, &value)?;
-            all.push((name, value));
-        }
         Ok(Self {
             inner: Arc::clone(&self.inner),
-            headers: all.into(),
+            headers: mcp_sansio_shared::http_options::with_more_headers(&self.headers, headers)?,
         })
     }
 

@@ -416,14 +416,8 @@ impl<R: Runtime> Client<R> {
         N: Into<String>,
         V: Into<String>,
     {
-        let mut all = self.headers.to_vec();
-        for (name, value) in headers {
-            let (name, value) = (name.into(), value.into());
-            mcp_sansio::http::check_header(&name, &value)?;
-            all.push((name, value));
-        }
         let mut handle = self.clone();
-        handle.headers = all.into();
+        handle.headers = crate::http_options::with_more_headers(&self.headers, headers)?;
         Ok(handle)
     }
 

@@ -104,6 +104,29 @@ impl HttpOptions {
     }
 }
 
+/// `existing` headers with `more` after them, each of `more` checked by the core
+/// ([`check_header`](mcp_sansio::http::check_header)): a handle's own headers
+///
+/// # Errors
+/// The first header the core refuses.
+pub fn with_more_headers<I, N, V>(
+    existing: &[(String, String)],
+    more: I,
+) -> Result<std::sync::Arc<[(String, String)]>, mcp_sansio::http::HeaderError>
+where
+    I: IntoIterator<Item = (N, V)>,
+    N: Into<String>,
+    V: Into<String>,
+{
+    let mut all = existing.to_vec();
+    for (name, value) in more {
+        let (name, value) = (name.into(), value.into());
+        mcp_sansio::http::check_header(&name, &value)?;
+        all.push((name, value));
+    }
+    Ok(all.into())
+}
+
 /// Where a connection to a server goes first: a forward proxy
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
