@@ -474,6 +474,8 @@ pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+#[cfg(feature = "tls")]
+pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
 #[doc(hidden)]
 pub use runtime::AsyncStd;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};

@@ -494,6 +494,8 @@ pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+#[cfg(feature = "tls")]
+pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
 pub use server::{Context, DEFAULT_WORKERS, Server, ServerBuilder};
 
 /// The README (for crates.io), whose examples run as doc tests too
