@@ -167,6 +167,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
+        let tls = crate::http_client::tls(&uri, &options.http).map_err(ConnectError::Options)?;
         for (name, value) in &options.http.headers {
             mcp_sansio::http::check_header(name, value)
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
@@ -177,7 +178,9 @@ impl Client {
         let net = tx.clone();
         thread::Builder::new()
             .name("mcp-http-client".into())
-            .spawn(move || crate::http_client::run(uri, session, inbox, net, options, ready_tx))?;
+            .spawn(move || {
+                crate::http_client::run(uri, tls, session, inbox, net, options, ready_tx)
+            })?;
         Self::when_ready(Route::inbox(tx), &ready_rx, None)
     }
 

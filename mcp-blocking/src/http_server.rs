@@ -64,6 +64,14 @@ impl Protection {
 }
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
 
+/// What a TLS server starts its sessions from
+#[cfg(feature = "tls")]
+pub(crate) type Tls = Arc<rustls::ServerConfig>;
+/// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(crate) enum Tls {}
+
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
 pub struct HttpServerHandle {
@@ -144,6 +152,7 @@ pub(crate) fn serve(
     dispatch: Arc<dyn Dispatch>,
     tools: Vec<mcp_sansio::schema::Tool>,
     protection: Option<Protection>,
+    tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr)?;
     let addr = listener.local_addr()?;
@@ -195,6 +204,7 @@ pub(crate) fn serve(
                     let _ = stream.set_nodelay(true);
                     let to_actor = to_actor.clone();
                     let protection = protection.clone();
+                    let tls = tls.clone();
                     let edge = Arc::clone(&edge);
                     let stopping = Arc::clone(&stopping);
                     let slot = Slot(Arc::clone(&slots));
@@ -204,9 +214,14 @@ pub(crate) fn serve(
                             .spawn(move || {
                                 let _slot = slot;
                                 let source = Source::from_peer(peer);
-                                connection(
-                                    stream, &source, &to_actor, limit, &edge, stopping, protection,
-                                );
+                                let edge = Edge {
+                                    config: &edge,
+                                    limit,
+                                    stopping,
+                                    protection,
+                                    tls,
+                                };
+                                connection(stream, &source, &to_actor, edge);
                             });
                     if spawned.is_err() {
                         // No thread for it: the connection (and its slot) are dropped.
@@ -385,10 +400,64 @@ impl Write for Socket {
     }
 }
 
-type Connection = Conn<AssertAsync<Socket>>;
+/// A connection as the framing reads it: the socket, or a TLS session over it (whose
+/// handshake runs in the first read, under the first head's deadline)
+enum Io {
+    Plain(Socket),
+    #[cfg(feature = "tls")]
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, Socket>>),
+}
+
+impl Io {
+    fn socket(&mut self) -> &mut Socket {
+        match self {
+            Self::Plain(socket) => socket,
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.get_mut(),
+        }
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Self::Plain(socket) => &socket.stream,
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => &tls.get_ref().stream,
+        }
+    }
+}
+
+impl Read for Io {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(socket) => socket.read(buf),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for Io {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(socket) => socket.write(buf),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Plain(socket) => socket.flush(),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
+type Connection = Conn<AssertAsync<Io>>;
 
 fn set_deadline(conn: &mut Connection, deadline: Option<Instant>) {
-    conn.io_mut().get_mut().deadline = deadline;
+    conn.io_mut().get_mut().socket().deadline = deadline;
 }
 
 /// Writes `bytes` (one write, flushed); whether they went out
@@ -396,23 +465,41 @@ fn send(conn: &mut Connection, bytes: &[u8]) -> bool {
     block_on(conn.send(bytes)).is_ok()
 }
 
-/// Serves the requests of one connection, one after the other, until it closes
-fn connection(
-    stream: TcpStream,
-    source: &Source,
-    to_actor: &Sender<Input>,
+/// What every connection of a server is served with
+struct Edge<'a> {
+    config: &'a HttpConfig,
     limit: usize,
-    edge: &HttpConfig,
     stopping: Arc<AtomicBool>,
     protection: Option<Protection>,
-) {
+    tls: Option<Tls>,
+}
+
+/// Serves the requests of one connection, one after the other, until it closes
+fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge: Edge<'_>) {
+    let Edge {
+        config: edge,
+        limit,
+        stopping,
+        protection,
+        tls,
+    } = edge;
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let socket = Socket {
         stream,
         deadline: None,
         stopping,
     };
-    let mut conn = Conn::new(AssertAsync::new(socket));
+    let io = match tls {
+        None => Io::Plain(socket),
+        #[cfg(feature = "tls")]
+        Some(config) => match rustls::ServerConnection::new(config) {
+            Ok(session) => Io::Tls(Box::new(rustls::StreamOwned::new(session, socket))),
+            Err(_) => return,
+        },
+        #[cfg(not(feature = "tls"))]
+        Some(never) => match never {},
+    };
+    let mut conn = Conn::new(AssertAsync::new(io));
     let mut clock = ReadDeadline::accepted(Instant::now());
     loop {
         if !conn.has_buffered() {
@@ -572,7 +659,7 @@ fn write_open(
             Ok(Piece::Head(head)) => break head,
             Ok(piece) => unwritten.taken(&piece),
             Err(RecvTimeoutError::Timeout) => {
-                if gone(&conn.io_mut().get_ref().stream) {
+                if gone(conn.io_mut().get_ref().tcp()) {
                     return false;
                 }
             }
@@ -610,7 +697,7 @@ fn write_open(
             }
             Err(RecvTimeoutError::Disconnected) => then = out.closed(),
             Err(RecvTimeoutError::Timeout) => {
-                if gone(&conn.io_mut().get_ref().stream) {
+                if gone(conn.io_mut().get_ref().tcp()) {
                     return false;
                 }
             }

@@ -56,7 +56,6 @@ pub(crate) struct Connector {
 
 impl Connector {
     /// A connector for `http://` only
-    #[cfg(any(feature = "auth", not(feature = "tls")))]
     pub(crate) fn plain() -> Self {
         Self {
             tcp: nodelay_connector(),
@@ -230,7 +229,10 @@ pub(crate) async fn connect(
         return Err(ConnectError::Url(format!("{url}: {NEEDS_TLS}")));
     }
     #[cfg(feature = "tls")]
-    let connector = Connector::with_tls(&options.http).map_err(ConnectError::Options)?;
+    let connector = match uri.scheme_str() {
+        Some("https") => Connector::with_tls(&options.http).map_err(ConnectError::Options)?,
+        _ => Connector::plain(),
+    };
     #[cfg(not(feature = "tls"))]
     let connector = Connector::plain();
     let server = format!(
