@@ -25,7 +25,7 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     asynchronous::headless(redirect_uri.into(), perform)
 }
 
-/// Performs one authorization request over plain HTTP, on its own connection; a transport
+/// Performs one authorization request over plain HTTP (`https://` fails), on its own connection; a transport
 /// failure, a malformed response or a timeout becomes [`AuthResponse::failed`]
 pub(crate) async fn perform(request: AuthRequest) -> AuthResponse {
     h1::within(REQUEST_TIMEOUT, fetch(request))
@@ -36,6 +36,10 @@ pub(crate) async fn perform(request: AuthRequest) -> AuthResponse {
 
 async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
     let target = Target::parse(&request.url).ok()?;
+    // Authorization requests go over plain HTTP only, for now
+    if target.tls {
+        return None;
+    }
     let method = request.method.as_str();
     let mut message = target
         .head(method, &request.headers, request.body.len(), true)

@@ -18,15 +18,17 @@ use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, blocking};
 use mcp_sansio_shared::http::header_list;
 
 /// The agent for authorization requests: every status is the flow's to judge, redirects
-/// are never followed, and each request has a deadline
+/// are never followed, and each request has a deadline; `https://` trusts the platform's
+/// roots (with the `tls` feature)
 pub(crate) fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
+    let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .no_delay(true)
-        .timeout_global(Some(REQUEST_TIMEOUT))
-        .build()
-        .into()
+        .timeout_global(Some(REQUEST_TIMEOUT));
+    #[cfg(feature = "tls")]
+    let config = config.tls_config(crate::http_client::platform_tls());
+    config.build().into()
 }
 
 /// A user agent without a browser: GETs the authorization URL and follows redirects (up

@@ -141,6 +141,14 @@ pub(crate) fn tls(
         .build())
 }
 
+/// The agent's TLS configuration trusting the platform's roots only (the OAuth agent's)
+#[cfg(all(feature = "tls", feature = "auth"))]
+pub(crate) fn platform_tls() -> Tls {
+    let https: Uri = Uri::from_static("https://localhost/");
+    let options = mcp_sansio_shared::http_options::HttpOptions::default();
+    tls(&https, &options).expect("the platform's roots are only ever skipped, never an error")
+}
+
 /// Without the `tls` feature there is no TLS to configure
 #[cfg(not(feature = "tls"))]
 pub(crate) fn tls(
