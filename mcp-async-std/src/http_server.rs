@@ -214,6 +214,10 @@ pub(crate) async fn serve(
             let edge = Arc::clone(&edge);
             let freed = freed.clone();
             let tls = tls.clone();
+            let peer = Peer {
+                addr: peer,
+                accepted: Instant::now(),
+            };
             smol::spawn(async move {
                 match tls {
                     None => {
@@ -221,7 +225,8 @@ pub(crate) async fn serve(
                             .await;
                     }
                     // The handshake is part of the first request's head: it must be done
-                    // within the header read timeout, holding its connection slot.
+                    // within the header read timeout (from the accept), holding its
+                    // connection slot.
                     #[cfg(feature = "tls")]
                     Some(tls) => {
                         let handshake = h1::within(edge.header_read_timeout, tls.accept(stream));
@@ -345,10 +350,17 @@ enum Idle {
     Late,
 }
 
+/// Where a connection comes from, and when it was accepted
+#[derive(Clone, Copy)]
+struct Peer {
+    addr: SocketAddr,
+    accepted: Instant,
+}
+
 /// Serves the requests of one connection, one after the other, until it closes
 async fn connection<S: Io>(
     stream: S,
-    peer: SocketAddr,
+    peer: Peer,
     to_actor: Sender<ToActor>,
     limit: usize,
     edge: &HttpConfig,
@@ -356,7 +368,9 @@ async fn connection<S: Io>(
     protection: Option<Protection>,
 ) {
     let mut conn = Conn::new(Timed::new(stream));
-    let mut clock = ReadDeadline::accepted(Instant::now());
+    // The first head is due `header_read_timeout` after the accept, a TLS handshake included.
+    let mut clock = ReadDeadline::accepted(peer.accepted);
+    let peer = peer.addr;
     loop {
         if !conn.has_buffered() {
             // Waiting for a request: shutdown or the deadline (the first head's, or the
