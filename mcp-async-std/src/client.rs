@@ -173,7 +173,10 @@ impl Client {
             .stdout(Stdio::piped())
             .stderr(stderr)
             .kill_on_drop(true);
-        let mut child = command.spawn()?;
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
+            .spawn()
+            .map_err(|e| ConnectError::spawn(&program, e))?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         if let (Some(lines), Some(err)) = (options.stderr.clone(), child.stderr.take()) {
@@ -189,9 +192,31 @@ impl Client {
             })
             .detach();
         }
-        let mut client = Self::connect_with(stdout, stdin, config, options).await?;
-        client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
-        Ok(client)
+        match Self::connect_with(stdout, stdin, config, options).await {
+            Ok(mut client) => {
+                client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
+                Ok(client)
+            }
+            Err(e) => {
+                // A server that exits at once reads as such, with its status.
+                let wait = match e {
+                    ConnectError::Transport(_) => std::time::Duration::from_secs(1),
+                    _ => std::time::Duration::ZERO,
+                };
+                let exited = futures_lite::future::or(async { child.status().await.ok() }, async {
+                    smol::Timer::after(wait).await;
+                    None
+                })
+                .await;
+                match exited {
+                    Some(status) => Err(ConnectError::Exited {
+                        program,
+                        status: status.to_string(),
+                    }),
+                    None => Err(e),
+                }
+            }
+        }
     }
 
     /// Closes the connection (the child process, if any, is killed when the last handle

@@ -112,7 +112,24 @@ impl Drop for PendingCall {
 
 /// Keeps a spawned server alive as long as a client handle exists; kills and reaps it on drop
 #[derive(Debug)]
-pub(crate) struct ChildGuard(Mutex<Child>);
+pub(crate) struct ChildGuard(Mutex<Child>, String);
+
+impl ChildGuard {
+    /// The program and how it ended, if it exits within `wait`
+    fn exited_within(&self, wait: std::time::Duration) -> Option<(String, String)> {
+        let deadline = std::time::Instant::now() + wait;
+        let mut child = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some((self.1.clone(), status.to_string()));
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
 
 impl Drop for ChildGuard {
     fn drop(&mut self) {
@@ -180,7 +197,8 @@ impl Client {
             .name("mcp-http-client".into())
             .spawn(move || {
                 crate::http_client::run(uri, tls, session, inbox, net, options, ready_tx)
-            })?;
+            })
+            .map_err(|e| ConnectError::spawn("the mcp-http-client thread", e))?;
         Self::when_ready(Route::inbox(tx), &ready_rx, None)
     }
 
@@ -215,11 +233,17 @@ impl Client {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr);
-        let mut child = command.spawn()?;
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
+            .spawn()
+            .map_err(|e| ConnectError::spawn(&program, e))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(ConnectError::Spawn(io::Error::other("no stdio pipes")));
+            return Err(ConnectError::spawn(
+                &program,
+                io::Error::other("no stdio pipes"),
+            ));
         };
         if let (Some(lines), Some(err)) = (options.stderr.clone(), child.stderr.take()) {
             // The server's log lines, one per message, until it closes stderr
@@ -232,9 +256,10 @@ impl Client {
                             break;
                         }
                     }
-                })?;
+                })
+                .map_err(|e| ConnectError::spawn("the stderr reader thread", e))?;
         }
-        let guard = ChildGuard(Mutex::new(child));
+        let guard = ChildGuard(Mutex::new(child), program);
         Self::over(stdout, stdin, config, options, Some(guard))
     }
 
@@ -262,7 +287,8 @@ impl Client {
         let (link, driver) = driver::open(conn, reader, writer);
         thread::Builder::new()
             .name("mcp-client".into())
-            .spawn(move || driver.run())?;
+            .spawn(move || driver.run())
+            .map_err(|e| ConnectError::spawn("the mcp-client thread", e))?;
         // On failure a child's guard drops here: the child is killed and reaped.
         Self::when_ready(link, &ready_rx, child)
     }
@@ -270,13 +296,24 @@ impl Client {
     /// A handle once the driver reports the handshake or discovery done
     pub(crate) fn when_ready(
         link: Route,
-        ready: &mpsc::Receiver<Result<PeerInfo, String>>,
+        ready: &mpsc::Receiver<Result<PeerInfo, mcp_sansio::CloseReason>>,
         child: Option<ChildGuard>,
     ) -> Result<Self, ConnectError> {
         let peer = match ready.recv() {
             Ok(Ok(peer)) => peer,
-            Ok(Err(why)) => return Err(ConnectError::Handshake(why)),
-            Err(_) => return Err(ConnectError::Handshake("the connection closed".into())),
+            Ok(Err(why)) => {
+                let error = ConnectError::from_close(why);
+                // A server that exits at once reads as such, with its status.
+                let wait = match error {
+                    ConnectError::Transport(_) => std::time::Duration::from_secs(1),
+                    _ => std::time::Duration::ZERO,
+                };
+                return Err(match child.as_ref().and_then(|c| c.exited_within(wait)) {
+                    Some((program, status)) => ConnectError::Exited { program, status },
+                    None => error,
+                });
+            }
+            Err(_) => return Err(ConnectError::Transport("the connection closed".into())),
         };
         Ok(Self {
             inner: Arc::new(Inner {

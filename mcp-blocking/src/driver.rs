@@ -506,10 +506,11 @@ fn settle_locked<'a, S: Side, W: Write>(
         crate::pool::start_deferred();
         let written = {
             let mut writer = stream.writer.lock().unwrap_or_else(PoisonError::into_inner);
-            let written = writer
-                .as_mut()
-                .is_some_and(|w| w.write_all(&out).is_ok() && w.flush().is_ok());
-            if !written {
+            let written = match writer.as_mut() {
+                Some(w) => w.write_all(&out).and_then(|()| w.flush()),
+                None => Err(std::io::ErrorKind::NotConnected.into()),
+            };
+            if written.is_err() {
                 // Later output has nowhere to go either.
                 *writer = None;
             }
@@ -519,8 +520,9 @@ fn settle_locked<'a, S: Side, W: Write>(
         st = stream.lock();
         st.out = out;
         st.writing = false;
-        if !written {
-            st.session.close(now());
+        if let Err(e) = written {
+            st.session
+                .handle_transport_error(now(), format!("writing to the connection failed: {e}"));
         }
     }
     if st.done && !st.writing && st.session.queued_bytes() == 0 {
@@ -744,9 +746,12 @@ fn read<R: Read, S: Side, W: Write + Send>(
             unlock(&stream, st, Writes::Leave);
             return;
         }
-        match read {
-            Ok(n) if n > 0 => st.session.handle_bytes(now(), &buf[..n]),
-            _ => st.session.handle_eof(now()),
+        match &read {
+            Ok(n) if *n > 0 => st.session.handle_bytes(now(), &buf[..*n]),
+            Ok(_) => st.session.handle_eof(now()),
+            Err(e) => st
+                .session
+                .handle_transport_error(now(), format!("reading from the connection failed: {e}")),
         }
         settle(&stream, st, Writes::Leave);
         if !matches!(read, Ok(n) if n > 0) {

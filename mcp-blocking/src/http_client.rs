@@ -195,7 +195,7 @@ pub(crate) fn run(
         Ok(transport) => transport,
         Err(e) => {
             // `Client::connect_http` checked them already.
-            let _ = ready.send(Err(e.to_string()));
+            let _ = ready.send(Err(mcp_sansio::CloseReason::Handshake(e.to_string())));
             return;
         }
     };

@@ -62,6 +62,11 @@ fn era(era: &str) -> PyResult<EraMode> {
 }
 
 impl PyClientSession {
+    /// The core's id of the request in flight numbered `request_id`, if any
+    pub(crate) fn outbound_id(&self, request_id: u64) -> Option<OutboundId> {
+        self.outbound.get(&request_id).copied()
+    }
+
     /// Sends a typed request (its params fitted to the version in use); its id
     fn request<M: Method>(
         &mut self,
@@ -162,7 +167,7 @@ with_requests!(connection_pymethods, PyClientSession, [
 ], {
     #[new]
     #[pyo3(signature = (name, version, *, era="auto", capabilities=None, request_timeout=60.0,
-        discover_timeout=3.0, now=None))]
+        discover_timeout=3.0, max_message_size=None, now=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -172,6 +177,7 @@ with_requests!(connection_pymethods, PyClientSession, [
         capabilities: Option<&Bound<'_, PyAny>>,
         request_timeout: Option<f64>,
         discover_timeout: f64,
+        max_message_size: Option<usize>,
         now: Option<f64>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
@@ -188,6 +194,12 @@ with_requests!(connection_pymethods, PyClientSession, [
             .map(Duration::from_secs_f64);
         if discover_timeout.is_finite() && discover_timeout >= 0.0 {
             config.discover_timeout = Duration::from_secs_f64(discover_timeout);
+        }
+        if let Some(limit) = max_message_size {
+            if limit == 0 {
+                return Err(PyValueError::new_err("max_message_size must be positive"));
+            }
+            config.limits.max_message_size = limit;
         }
         config.task_id_seed = random_u64();
         let session = ClientSession::new(Arc::new(config), clock.instant(now));

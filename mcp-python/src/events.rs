@@ -109,7 +109,10 @@ pub(crate) fn call_error<'py>(py: Python<'py>, error: &CallError) -> PyResult<Bo
         CallError::Remote(e) => mcp_error(py, e),
         CallError::TimedOut => c.timeout.bind(py).call1((text,)),
         CallError::Cancelled => c.request_cancelled.bind(py).call1((text,)),
-        CallError::SessionClosed => c.connection_closed.bind(py).call1((text,)),
+        // A local transport failure: the connection, not the server's answer.
+        CallError::SessionClosed | CallError::Transport(_) => {
+            c.connection_closed.bind(py).call1((text,))
+        }
         _ => c.invalid_result.bind(py).call1((text,)),
     }
 }

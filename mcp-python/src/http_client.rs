@@ -1,7 +1,8 @@
 //! The `HttpClientTransport` class: `mcp_sansio::http::ClientTransport` (which HTTP requests a
 //! client session needs, and what each response means) for a Python HTTP client to drive
 
-use mcp_sansio::http::{ClientTransport, HttpRequest, StreamId};
+use mcp_sansio::http::{ClientTransport, HeaderError, HttpRequest, StreamId};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -15,6 +16,11 @@ use crate::numbers::Numbers;
 /// response by its stream: `handle_head`, `handle_body` per chunk, `handle_end`, or
 /// `handle_failed`. Wake at `next_deadline()` for `handle_timeout`. To end, perform the
 /// DELETE `close(session)` returns, if any.
+///
+/// `headers` go on every request (an `X-API-Key`); `request_headers` adds some to one
+/// request's POST. Both are checked by the core: a header the transport sets itself
+/// (`Content-Type`, `Accept`, `Mcp-Session-Id`, ...), a name that is not an HTTP token or a
+/// value with a control character raises `ValueError`.
 #[pyclass(module = "mcp_sansio._core", name = "HttpClientTransport")]
 pub(crate) struct PyHttpClientTransport {
     inner: ClientTransport,
@@ -36,14 +42,49 @@ impl PyHttpClientTransport {
     }
 }
 
+/// A header the core refused, as `ValueError` with the core's message
+fn header_error(e: HeaderError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Checks one application header as the transport will (the core's `check_header`):
+/// raises `ValueError` naming it when it is refused
+#[pyfunction]
+pub(crate) fn check_header(name: &str, value: &str) -> PyResult<()> {
+    mcp_sansio::http::check_header(name, value).map_err(header_error)
+}
+
 #[pymethods]
 impl PyHttpClientTransport {
     #[new]
-    fn new() -> Self {
-        Self {
-            inner: ClientTransport::new(),
+    #[pyo3(signature = (headers=Vec::new()))]
+    fn new(headers: Vec<(String, String)>) -> PyResult<Self> {
+        let inner = ClientTransport::new()
+            .with_headers(headers)
+            .map_err(header_error)?;
+        Ok(Self {
+            inner,
             streams: Numbers::new(),
-        }
+        })
+    }
+
+    /// Adds `headers` to the POST carrying the request `request_id` (as returned by the
+    /// session's request command); call it before the next `pull(session)`. Nothing is
+    /// kept when a header is refused (`ValueError`).
+    fn request_headers(
+        &mut self,
+        request_id: u64,
+        headers: Vec<(String, String)>,
+        session: PyRef<'_, PyClientSession>,
+    ) -> PyResult<()> {
+        let Some(id) = session.outbound_id(request_id) else {
+            return Err(PyValueError::new_err(format!(
+                "no request {request_id} is in flight"
+            )));
+        };
+        self.inner
+            .request_headers(id, headers)
+            .map_err(header_error)
     }
 
     /// Takes what the session transmits and plans the HTTP requests that carry it

@@ -29,6 +29,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::PyClientSession>()?;
     m.add_class::<http::PyHttpServer>()?;
     m.add_class::<http_client::PyHttpClientTransport>()?;
+    m.add_function(wrap_pyfunction!(http_client::check_header, m)?)?;
     m.add(
         "LATEST_PROTOCOL_VERSION",
         mcp_sansio::ProtocolVersion::LATEST.as_str(),

@@ -11,6 +11,12 @@ REPO = HERE.parent.parent
 PEERS = REPO / "tests" / "peers"
 EVERYTHING = HERE / "everything_server.py"
 
+# The HTTP client honours HTTP_PROXY / HTTPS_PROXY / NO_PROXY by default: the tests talk to
+# 127.0.0.1 directly unless a test sets them itself (monkeypatch), whatever the machine has.
+for _name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+    os.environ.pop(_name, None)
+    os.environ.pop(_name.upper(), None)
+
 
 def interop_python():
     """The Python of the official SDK's venv (scripts/interop-setup), or skip."""

@@ -3,6 +3,7 @@ client in the interop tests (the same scenario as mcp-sansio-tokio's everything-
 
     python everything_server.py            # stdio
     python everything_server.py --http PORT
+    python everything_server.py --https PORT CERT KEY   # HTTPS
 """
 
 import asyncio
@@ -78,8 +79,8 @@ def complete(ref, argument, context):
     return [n for n in names if n.lower().startswith(argument["value"].lower())]
 
 
-async def serve_http(port: int) -> None:
-    handle = await server.serve_http("127.0.0.1", port)
+async def serve_http(port: int, certfile=None, keyfile=None) -> None:
+    handle = await server.serve_http("127.0.0.1", port, ssl_certfile=certfile, ssl_keyfile=keyfile)
     print(f"listening {handle.url}", flush=True)
     try:
         await asyncio.Event().wait()
@@ -91,6 +92,11 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         try:
             asyncio.run(serve_http(int(sys.argv[2])))
+        except KeyboardInterrupt:
+            pass
+    elif len(sys.argv) == 5 and sys.argv[1] == "--https":  # --https PORT CERT KEY
+        try:
+            asyncio.run(serve_http(int(sys.argv[2]), sys.argv[3], sys.argv[4]))
         except KeyboardInterrupt:
             pass
     else:

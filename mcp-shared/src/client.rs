@@ -45,8 +45,25 @@ pub enum ClientError {
 #[non_exhaustive]
 pub enum ConnectError {
     /// Starting the child process (or a thread) failed
-    #[error("could not start the server: {0}")]
-    Spawn(#[from] io::Error),
+    #[error("could not start the server `{program}`: {source}")]
+    Spawn {
+        /// The program (or the thread's name)
+        program: String,
+        /// Why
+        source: io::Error,
+    },
+    /// The child process exited before the handshake was done
+    #[error("the server `{program}` exited ({status}) before the handshake was done")]
+    Exited {
+        /// The program
+        program: String,
+        /// How it ended (`exit status: 1`, `signal: 9 (SIGKILL)`)
+        status: String,
+    },
+    /// The server could not be reached, or the connection failed before the handshake
+    /// was done: a local failure, with the target and the cause
+    #[error("{0}")]
+    Transport(String),
     /// The URL is not an `http://` URL
     #[error("invalid URL: {0}")]
     Url(String),
@@ -57,6 +74,25 @@ pub enum ConnectError {
     /// that does not parse)
     #[error("invalid client options: {0}")]
     Options(String),
+}
+
+impl ConnectError {
+    /// Why connecting failed, from why the session closed
+    pub fn from_close(reason: mcp_sansio::CloseReason) -> Self {
+        match reason {
+            mcp_sansio::CloseReason::Handshake(why) => Self::Handshake(why),
+            mcp_sansio::CloseReason::Transport(why) => Self::Transport(why),
+            other => Self::Transport(format!("the connection closed ({other})")),
+        }
+    }
+
+    /// Starting `program` failed
+    pub fn spawn(program: impl std::fmt::Display, source: io::Error) -> Self {
+        Self::Spawn {
+            program: program.to_string(),
+            source,
+        }
+    }
 }
 
 /// The sending half of a connection actor's commands
@@ -346,8 +382,8 @@ impl<R: Runtime> Client<R> {
         R::spawn(actor(session, rx, ready));
         let peer = match chan::reply(ready_rx).await {
             Some(Ok(peer)) => peer,
-            Some(Err(why)) => return Err(ConnectError::Handshake(why)),
-            None => return Err(ConnectError::Handshake("the connection closed".into())),
+            Some(Err(why)) => return Err(ConnectError::from_close(why)),
+            None => return Err(ConnectError::Transport("the connection closed".into())),
         };
         Ok(Self {
             commands,

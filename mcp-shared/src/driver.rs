@@ -96,8 +96,13 @@ async fn run<R, S, I, O>(
         loop {
             while session.poll_transmit(&mut out).is_some() {}
             if !out.is_empty() {
-                if writer.write_all(&out).await.is_err() || writer.flush().await.is_err() {
-                    session.close(R::now());
+                let written = match writer.write_all(&out).await {
+                    Ok(()) => writer.flush().await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = written {
+                    let why = format!("writing to the connection failed: {e}");
+                    session.handle_transport_error(R::now(), why);
                 }
                 out.clear();
             }
@@ -140,9 +145,14 @@ async fn run<R, S, I, O>(
             read.race(command).race(handler).race(timeout).await
         };
         match wake {
-            Wake::Read(Ok(0) | Err(_)) => {
+            Wake::Read(Ok(0)) => {
                 reading = false;
                 session.handle_eof(R::now());
+            }
+            Wake::Read(Err(e)) => {
+                reading = false;
+                let why = format!("reading from the connection failed: {e}");
+                session.handle_transport_error(R::now(), why);
             }
             Wake::Read(Ok(n)) => session.handle_bytes(R::now(), &buf[..n]),
             Wake::Command(command) => {

@@ -287,7 +287,7 @@ pub enum HandlerMsg<R: Plumbing> {
 }
 
 /// Who waits for a client's handshake
-pub type Ready<R> = <R as Plumbing>::Reply<Result<PeerInfo, String>>;
+pub type Ready<R> = <R as Plumbing>::Reply<Result<PeerInfo, mcp_sansio::CloseReason>>;
 
 /// A change of the task behind a task-backed call
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -435,7 +435,7 @@ impl<R: Plumbing> Peer<R> {
 
     fn closed(&mut self, reason: &mcp_sansio::CloseReason) {
         if let Some(tx) = self.ready.take() {
-            R::reply(tx, Err(reason.to_string()));
+            R::reply(tx, Err(reason.clone()));
         }
     }
 

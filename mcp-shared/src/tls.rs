@@ -193,7 +193,11 @@ pub fn describe(error: &rustls::Error, server: &str) -> String {
             C::NotValidForNameContext { presented, .. } => format!(
                 "TLS: the server's certificate is not valid for the name it was reached by \
                  (NotValidForName) at {server}: it names {}",
-                presented.join(", ")
+                presented
+                    .iter()
+                    .map(|name| bare_name(name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             C::Expired | C::ExpiredContext { .. } => {
                 format!("TLS: the server's certificate has expired (Expired) for {server}")
@@ -220,6 +224,14 @@ pub fn describe(error: &rustls::Error, server: &str) -> String {
         ),
         other => format!("TLS with {server}: {other}"),
     }
+}
+
+/// A name rustls presents as `DnsName("a.example")`, as `a.example`
+fn bare_name(presented: &str) -> &str {
+    presented
+        .strip_prefix("DnsName(\"")
+        .and_then(|rest| rest.strip_suffix("\")"))
+        .unwrap_or(presented)
 }
 
 #[cfg(test)]
@@ -255,5 +267,7 @@ mod tests {
             "{text}"
         );
         assert!(explain(&std::io::Error::other("x"), "a:1").is_none());
+        assert_eq!(bare_name("DnsName(\"a.example\")"), "a.example");
+        assert_eq!(bare_name("10.0.0.1"), "10.0.0.1");
     }
 }

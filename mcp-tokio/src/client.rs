@@ -163,7 +163,14 @@ impl Client {
             .stdout(Stdio::piped())
             .stderr(stderr)
             .kill_on_drop(true);
-        let mut child = command.spawn()?;
+        let program = command
+            .as_std()
+            .get_program()
+            .to_string_lossy()
+            .into_owned();
+        let mut child = command
+            .spawn()
+            .map_err(|e| ConnectError::spawn(&program, e))?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         if let (Some(lines), Some(err)) = (options.stderr.clone(), child.stderr.take()) {
@@ -178,14 +185,38 @@ impl Client {
                 }
             });
         }
-        let mut client = Self::connect_with(stdout, stdin, config, options).await?;
-        client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
-        Ok(client)
+        match Self::connect_with(stdout, stdin, config, options).await {
+            Ok(mut client) => {
+                client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
+                Ok(client)
+            }
+            Err(e) => {
+                // A server that exits at once reads as such, with its status.
+                let wait = exit_wait(&e);
+                match tokio::time::timeout(wait, child.wait()).await {
+                    Ok(Ok(status)) => Err(ConnectError::Exited {
+                        program,
+                        status: status.to_string(),
+                    }),
+                    _ => Err(e),
+                }
+            }
+        }
     }
 
     /// Closes the connection (the child process, if any, is killed when the last handle
     /// goes)
     pub async fn close(self) {
         self.inner.close().await;
+    }
+}
+
+/// How long a failed spawn waits for the child to exit before reporting the connection's
+/// own error: a moment when the connection broke (the child is probably exiting), no time
+/// when the server refused the handshake (it is alive)
+fn exit_wait(error: &ConnectError) -> std::time::Duration {
+    match error {
+        ConnectError::Transport(_) => std::time::Duration::from_secs(1),
+        _ => std::time::Duration::ZERO,
     }
 }

@@ -19,16 +19,37 @@ fn stderr_is_captured_and_a_dead_server_fails_the_handshake() {
             config,
             ClientOptions::default().stderr(tx)
         ));
-        assert!(
-            matches!(outcome, Err(ConnectError::Handshake(_))),
-            "{outcome:?}"
-        );
+        // Said as what happened, with the program and its status.
+        match outcome {
+            Err(e @ ConnectError::Exited { .. }) => assert_eq!(
+                e.to_string(),
+                "the server `sh` exited (exit status: 3) before the handshake was done"
+            ),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
         // The channel ends when the child closes its stderr.
         let mut lines = Vec::new();
         while let Some(line) = aw!(rx.recv()) {
             lines.push(line);
         }
         assert_eq!(lines, ["starting up", "giving up"]);
+    });
+}
+
+#[test]
+fn a_missing_program_is_named_with_the_os_cause() {
+    rt::block_on(async {
+        let command = rt::Command::new("/nonexistent/mcp-server");
+        let config = ClientConfig::new(Implementation::new("c", "1"));
+        let outcome = aw!(Client::spawn(command, config));
+        match outcome {
+            Err(e @ ConnectError::Spawn { .. }) => assert_eq!(
+                e.to_string(),
+                "could not start the server `/nonexistent/mcp-server`: No such file or \
+                 directory (os error 2)"
+            ),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
     });
 }
 

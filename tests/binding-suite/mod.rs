@@ -21,6 +21,7 @@
 
 pub(crate) mod support;
 
+mod big;
 mod child;
 pub(crate) mod duplex;
 #[cfg(feature = "http")]

@@ -2,6 +2,7 @@
 
     python py_client.py MODE SERVER [ARGS...]
     python py_client.py MODE http://HOST:PORT/PATH
+    python py_client.py MODE https://HOST:PORT/PATH   (trusting SSL_CERT_FILE's roots too)
 
 
 MODE is `legacy` (ClientSession.initialize), `modern` (ClientSession.discover) or `auto`
@@ -114,7 +115,7 @@ async def main():
     code = 0
     try:
         with anyio.fail_after(DEADLINE_SECONDS):
-            if command.startswith("http://"):
+            if command.startswith(("http://", "https://")):
                 # Streamable HTTP: the URL is the server (Client(url) uses the same transport).
                 await run(mode, command, summary)
             else:

@@ -1,6 +1,7 @@
 """A small stdio MCP server on the official Python SDK (MCPServer), the peer of our client.
 
-Run as `python py_server.py`; speaks both eras (initialize and server/discover).
+Run as `python py_server.py` (stdio), `python py_server.py --http PORT` or
+`python py_server.py --https PORT CERT KEY` (uvicorn with TLS); speaks both eras (initialize and server/discover).
 Tools echo{text} and slow{steps} (reports progress), a static resource, a resource
 template and a prompt greeting{name}.
 """
@@ -45,5 +46,17 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         # Streamable HTTP on 127.0.0.1 at the given port, path /mcp
         mcp.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 5 and sys.argv[1] == "--https":
+        # The same over HTTPS: uvicorn with the certificate and key files given
+        import uvicorn
+
+        uvicorn.run(
+            mcp.streamable_http_app(),
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            ssl_certfile=sys.argv[3],
+            ssl_keyfile=sys.argv[4],
+            log_level="warning",
+        )
     else:
         mcp.run()

@@ -79,6 +79,17 @@ pub fn server_everything() -> PathBuf {
     bin
 }
 
+/// The `mcp-server-filesystem` launcher of the npm package
+/// `@modelcontextprotocol/server-filesystem` (the reference filesystem server)
+///
+/// # Panics
+/// When it is not installed.
+pub fn server_filesystem() -> PathBuf {
+    let bin = node_modules().join(".bin/mcp-server-filesystem");
+    assert!(bin.exists(), "{} is missing; {SETUP_HINT}", bin.display());
+    bin
+}
+
 /// Our `everything-server` example binary (`MCP_INTEROP_SERVER`; scripts/test-all builds it)
 ///
 /// # Panics

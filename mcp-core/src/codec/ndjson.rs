@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 
 use super::FrameError;
+use super::skim::{Skim, Skimmed};
 
 /// Splits a byte stream into newline-terminated frames, bounded in memory.
 ///
@@ -24,12 +25,13 @@ pub struct LineCodec {
     /// Just past the last `\n` in `buf` (or `start` when there is none): `buf[tail..]` is the
     /// partial line and holds no `\n`, so it never needs scanning again.
     tail: usize,
-    /// Positions in `buf` where a dropped oversize line stood, in order; each is reported
-    /// as `TooLong` once reading reaches it.
-    dropped_at: VecDeque<usize>,
+    /// Positions in `buf` where a dropped oversize line stood, in order, with what its
+    /// bytes told (`None` while it is still being discarded); each is reported as
+    /// `TooLong` once reading reaches it and its end was seen.
+    dropped_at: VecDeque<(usize, Option<Skimmed>)>,
     /// The current partial line was dropped for being too long: discard input up to and
-    /// including its `\n`.
-    discarding: bool,
+    /// including its `\n`, skimming it as it passes.
+    discarding: Option<Box<Skim>>,
     max_frame_len: usize,
 }
 
@@ -51,7 +53,7 @@ impl LineCodec {
             start: 0,
             tail: 0,
             dropped_at: VecDeque::new(),
-            discarding: false,
+            discarding: None,
             max_frame_len,
         }
     }
@@ -64,11 +66,15 @@ impl LineCodec {
     /// discarded up to and including the line's next `\n`.
     pub fn push(&mut self, data: &[u8]) {
         let mut data = data;
-        if self.discarding {
+        if let Some(skim) = &mut self.discarding {
             match memchr::memchr(b'\n', data) {
-                None => return,
+                None => {
+                    skim.feed(data);
+                    return;
+                }
                 Some(i) => {
-                    self.discarding = false;
+                    skim.feed(&data[..i]);
+                    self.end_discarding();
                     data = &data[i + 1..];
                 }
             }
@@ -89,9 +95,20 @@ impl LineCodec {
         // One byte of slack: a line of exactly the limit may still be waiting for the `\n`
         // of its `\r\n`.
         if self.buf.len() - self.tail > self.max_frame_len.saturating_add(1) {
+            let mut skim = Box::<Skim>::default();
+            skim.feed(&self.buf[self.tail..]);
             self.buf.truncate(self.tail);
-            self.dropped_at.push_back(self.tail);
-            self.discarding = true;
+            self.dropped_at.push_back((self.tail, None));
+            self.discarding = Some(skim);
+        }
+    }
+
+    /// The dropped line ended: what it told goes with its `TooLong`
+    fn end_discarding(&mut self) {
+        if let Some(skim) = self.discarding.take()
+            && let Some((_, told)) = self.dropped_at.back_mut()
+        {
+            *told = Some(skim.finish());
         }
     }
 
@@ -131,9 +148,13 @@ impl LineCodec {
     /// Finds the next complete non-blank line: its byte range, or why it was rejected.
     fn next_line(&mut self) -> Option<Result<(usize, usize), FrameError>> {
         loop {
-            if self.dropped_at.front() == Some(&self.start) {
+            if let Some((at, told)) = self.dropped_at.front()
+                && *at == self.start
+            {
+                // A line still being dropped is reported once its end was seen.
+                let told = told.clone()?;
                 self.dropped_at.pop_front();
-                return Some(Err(self.too_long()));
+                return Some(Err(self.too_long_told(told)));
             }
             if self.start == self.tail {
                 self.compact();
@@ -159,7 +180,13 @@ impl LineCodec {
     ///
     /// Only called once `next_line` has returned `None` (and so compacted the buffer).
     fn last_line(&mut self) -> Option<Result<(usize, usize), FrameError>> {
-        self.discarding = false;
+        if self.discarding.is_some() {
+            // The input ended inside a dropped line: report it with what it told.
+            self.end_discarding();
+            if let Some((_, Some(told))) = self.dropped_at.pop_front() {
+                return Some(Err(self.too_long_told(told)));
+            }
+        }
         let begin = self.start;
         let mut end = self.buf.len();
         self.start = end;
@@ -176,9 +203,12 @@ impl LineCodec {
         std::str::from_utf8(&self.buf[begin..end]).map_err(|_| FrameError::InvalidUtf8)
     }
 
-    fn too_long(&self) -> FrameError {
+    fn too_long_told(&self, told: Skimmed) -> FrameError {
         FrameError::TooLong {
             limit: self.max_frame_len,
+            size: Some(told.size),
+            id: told.id,
+            request: told.method,
         }
     }
 
@@ -186,7 +216,7 @@ impl LineCodec {
     fn check(&self, begin: usize, end: usize) -> Option<Result<(usize, usize), FrameError>> {
         let line = &self.buf[begin..end];
         if line.len() > self.max_frame_len {
-            Some(Err(self.too_long()))
+            Some(Err(super::too_long_told(self.max_frame_len, line)))
         } else if line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
             None
         } else {
@@ -203,7 +233,7 @@ impl LineCodec {
         self.buf.drain(..consumed);
         self.start = 0;
         self.tail -= consumed;
-        for at in &mut self.dropped_at {
+        for (at, _) in &mut self.dropped_at {
             *at -= consumed;
         }
     }

@@ -310,9 +310,7 @@ impl SseDecoder {
     }
 
     fn too_long(&self) -> FrameError {
-        FrameError::TooLong {
-            limit: self.max_event_size,
-        }
+        FrameError::too_long(self.max_event_size)
     }
 }
 

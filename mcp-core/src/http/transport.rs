@@ -12,16 +12,15 @@ use super::client::{HttpClient, ResponseKind};
 use super::extra_headers::{ExtraHeaders, HeaderError, is_secret};
 use super::headers::{Headers, MCP_METHOD};
 use crate::auth::{AuthAction, AuthError, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
+use crate::codec::FrameError;
 use crate::codec::sse::SseDecoder;
+use crate::jsonrpc::RequestId;
 use crate::schema::ListToolsResult;
-use crate::session::{ClientSession, OutboundId};
+use crate::session::{CallError, ClientSession, OutboundId};
 
 /// How long POSTs wait for the head of the standalone GET stream (2025 wire) before going out
 /// anyway
 const GET_HEAD_WAIT: Duration = Duration::from_secs(2);
-
-/// The default cap on one JSON body or SSE event from the server
-pub(crate) const DEFAULT_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// Names one HTTP request the binding performs for a [`ClientTransport`]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -105,6 +104,8 @@ struct Stream {
     /// With authorization: the request as planned (without `Authorization`) to resend
     /// after a challenge, and the `Authorization` it carried
     replay: Option<Replay>,
+    /// The response's `Content-Length`, if it said one
+    length: Option<u64>,
 }
 
 /// A request kept for resending under a fresh token
@@ -221,17 +222,16 @@ impl Default for ClientTransport {
 }
 
 impl ClientTransport {
-    /// A transport with nothing sent yet and the default message cap
+    /// A transport with nothing sent yet
+    ///
+    /// One JSON body or SSE event from the server may be as large as the session's
+    /// [`Limits::max_message_size`](crate::Limits::max_message_size) (read at each
+    /// [`pull`](Self::pull)); a larger one fails the request it answers at once with
+    /// [`CallError::TooLarge`] (unread, when its `Content-Length` says so).
     pub fn new() -> Self {
-        Self::with_max_message(DEFAULT_MAX_MESSAGE)
-    }
-
-    /// A transport accepting JSON bodies and SSE events up to `max_message` bytes; larger
-    /// ones fail the request they answer
-    pub fn with_max_message(max_message: usize) -> Self {
         Self {
             http: HttpClient::new(),
-            max_message,
+            max_message: crate::Limits::default().max_message_size,
             streams: HashMap::new(),
             next_stream: 1,
             outbox: VecDeque::new(),
@@ -470,6 +470,7 @@ impl ClientTransport {
         if self.closed {
             return;
         }
+        self.max_message = session.max_message_size();
         let mut buf = Vec::new();
         while let Some(t) = session.poll_transmit(&mut buf) {
             let start = buf.len() - t.len;
@@ -580,7 +581,18 @@ impl ClientTransport {
         };
         entry.kind = Some(kind);
         entry.blocking = false;
+        entry.length = headers
+            .get("content-length")
+            .and_then(|l| l.trim().parse::<u64>().ok());
         match kind {
+            ResponseKind::Json if entry.length.is_some_and(|l| l > self.max_message as u64) => {
+                // Too large to read: fail at once, without reading it.
+                let awaits = entry.awaits.take();
+                let size = entry.length;
+                self.drop_stream(stream);
+                let limit = self.max_message;
+                self.fail_with(now, awaits, CallError::TooLarge { size, limit }, session);
+            }
             ResponseKind::Json | ResponseKind::EventStream => {}
             ResponseKind::SessionExpired => {
                 // The server ended the session: so does this client.
@@ -624,8 +636,10 @@ impl ClientTransport {
             Some(ResponseKind::Json) => {
                 if entry.json.len() + data.len() > self.max_message {
                     let awaits = entry.awaits.take();
+                    let size = entry.length;
                     self.drop_stream(stream);
-                    self.fail(now, awaits, "the response body is too large", session);
+                    let limit = self.max_message;
+                    self.fail_with(now, awaits, CallError::TooLarge { size, limit }, session);
                 } else {
                     entry.json.extend_from_slice(data);
                 }
@@ -634,24 +648,38 @@ impl ClientTransport {
                 entry.decoder.push(data);
                 let mut messages = Vec::new();
                 let mut broken = false;
+                let mut oversized = false;
                 while let Some(event) = entry.decoder.next_event() {
                     match event {
                         Ok(event) if !event.data.is_empty() => messages.push(event.data),
                         Ok(_) => {}
+                        Err(FrameError::TooLong { .. }) => oversized = true,
                         Err(_) => broken = true,
                     }
                 }
                 for message in messages {
                     self.deliver(now, stream, message.as_bytes(), session);
                 }
-                if broken && let Some(entry) = self.streams.get_mut(&stream) {
+                if (broken || oversized)
+                    && let Some(entry) = self.streams.get_mut(&stream)
+                {
                     let awaits = if entry.complete {
                         None
                     } else {
                         entry.awaits.take()
                     };
+                    // The event skipped was this stream's answer (or one it owed): the
+                    // request fails now rather than at its timeout.
                     self.drop_stream(stream);
-                    self.fail(now, awaits, "the event stream broke its framing", session);
+                    let error = if oversized {
+                        CallError::TooLarge {
+                            size: None,
+                            limit: self.max_message,
+                        }
+                    } else {
+                        CallError::Transport("the event stream is not valid UTF-8".into())
+                    };
+                    self.fail_with(now, awaits, error, session);
                 }
             }
             _ => {}
@@ -713,12 +741,7 @@ impl ClientTransport {
     ) {
         if let Some(entry) = self.streams.remove(&stream) {
             let awaits = if entry.complete { None } else { entry.awaits };
-            self.fail(
-                now,
-                awaits,
-                &format!("the HTTP request failed: {error}"),
-                session,
-            );
+            self.fail(now, awaits, error, session);
         }
         self.pull_at(now, session);
     }
@@ -877,6 +900,7 @@ impl ClientTransport {
                 json: Vec::new(),
                 blocking,
                 replay,
+                length: None,
             },
         );
         self.requests.push_back(HttpRequest {
@@ -917,6 +941,8 @@ impl ClientTransport {
     }
 
     /// A request's answer will not come: the session gets an error answer in its place
+    /// Fails the request `awaits` with a transport error saying `why` (never dressed as an
+    /// answer of the server)
     fn fail(
         &mut self,
         now: Instant,
@@ -924,13 +950,21 @@ impl ClientTransport {
         why: &str,
         session: &mut ClientSession,
     ) {
+        self.fail_with(now, awaits, CallError::Transport(why.to_owned()), session);
+    }
+
+    /// Fails the request `awaits` with `error`
+    fn fail_with(
+        &mut self,
+        now: Instant,
+        awaits: Option<Value>,
+        error: CallError,
+        session: &mut ClientSession,
+    ) {
         let Some(id) = awaits else { return };
         self.tools_lists.remove(&id.to_string());
-        let error = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {"code": -32603, "message": why},
-        });
-        session.handle_message(now, error.to_string().as_bytes());
+        if let Ok(id) = serde_json::from_value::<RequestId>(id) {
+            session.fail_request(now, &id, error);
+        }
     }
 }

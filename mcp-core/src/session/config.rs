@@ -11,7 +11,12 @@ use crate::version::ProtocolVersion;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
-    /// Largest accepted message in bytes; a longer one is answered with an error and skipped
+    /// Largest accepted message in bytes (64 MiB by default: a file a tool reads whole);
+    /// a longer one is dropped as it arrives, never buffered whole. An answer to one of our
+    /// requests fails that request with [`CallError::TooLarge`](super::CallError::TooLarge);
+    /// a request is answered with an error; a message that cannot be told closes a client
+    /// session waiting for answers. Every transport of the session (stdio lines, HTTP
+    /// bodies and SSE events) uses this one limit.
     pub max_message_size: usize,
     /// [`Session::wants_read`](super::Session::wants_read) turns false when this many events
     /// wait in `poll_event`
@@ -36,7 +41,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            max_message_size: 8 * 1024 * 1024,
+            max_message_size: 64 * 1024 * 1024,
             max_queued_events: 1024,
             max_queued_bytes: 16 * 1024 * 1024,
             max_in_flight_outbound: 1024,

@@ -240,6 +240,33 @@ pub enum CallError {
         /// The limit
         limit: u8,
     },
+    /// The request could not be carried to the peer or its answer back: a local transport
+    /// failure (connection refused, TLS, proxy, a broken stream), never a peer's answer; the
+    /// text names the target and the cause
+    #[error("{0}")]
+    Transport(String),
+    /// The answer is larger than [`Limits::max_message_size`](super::Limits::max_message_size)
+    /// and was dropped unread
+    #[error("{}", too_large("answer", *.size, *.limit))]
+    TooLarge {
+        /// The answer's size in bytes, when known (a line's length, a `Content-Length`)
+        size: Option<u64>,
+        /// The limit in bytes
+        limit: usize,
+    },
+}
+
+/// "the answer is 20971520 bytes, over the message limit of 8388608 bytes"
+pub(crate) fn too_large(what: &str, size: Option<u64>, limit: usize) -> String {
+    match size {
+        Some(size) => format!(
+            "the {what} is {size} bytes, over the message limit of {limit} bytes \
+             (Limits::max_message_size)"
+        ),
+        None => format!(
+            "the {what} is over the message limit of {limit} bytes (Limits::max_message_size)"
+        ),
+    }
 }
 
 /// Why a session closed
@@ -252,6 +279,9 @@ pub enum CloseReason {
     Local,
     /// The handshake or discovery failed; the text says why
     Handshake(String),
+    /// The transport failed locally (the server could not be reached, a message too large
+    /// to read was dropped); the text names the target and the cause
+    Transport(String),
 }
 
 impl fmt::Display for CloseReason {
@@ -260,6 +290,7 @@ impl fmt::Display for CloseReason {
             Self::PeerClosed => f.write_str("the peer closed the connection"),
             Self::Local => f.write_str("closed locally"),
             Self::Handshake(why) => write!(f, "handshake failed: {why}"),
+            Self::Transport(why) => f.write_str(why),
         }
     }
 }

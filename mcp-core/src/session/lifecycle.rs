@@ -178,7 +178,10 @@ impl Core {
         let result = match outcome {
             Ok(raw) => serde_json::from_str::<InitializeResult>(raw.get())
                 .map_err(|e| format!("the initialize result is invalid: {e}")),
-            Err(e) => Err(format!("the server refused initialize: {e}")),
+            // A local failure, not the server's answer: the connection's own reason.
+            Err(CallError::Transport(why)) => return self.close(CloseReason::Transport(why)),
+            Err(CallError::Remote(error)) => Err(format!("the server refused initialize: {error}")),
+            Err(e) => Err(format!("initialize failed: {e}")),
         };
         let result = match result {
             Ok(r) => r,
@@ -245,7 +248,9 @@ impl Core {
                     "the server refused server/discover: {error}"
                 ));
             }
-            Err(e) => self.client_discover_failed(&e.to_string()),
+            // Unreachable is unreachable: no fallback to `initialize` either.
+            Err(CallError::Transport(why)) => self.close(CloseReason::Transport(why)),
+            Err(e) => self.client_discover_failed(&format!("server/discover failed: {e}")),
         }
     }
 

@@ -67,7 +67,7 @@ use self::outbound_table::OutboundTable;
 use self::outgoing::Answer;
 use self::transmit_queue::TransmitQueue;
 use crate::codec::{FrameError, LineCodec};
-use crate::jsonrpc::{ErrorId, ErrorObject};
+use crate::jsonrpc::{ErrorId, ErrorObject, RequestId};
 use crate::version::ProtocolVersion;
 
 /// Counters of peer input the session dropped; for diagnostics and tests
@@ -198,6 +198,19 @@ impl ClientSession {
         }
         Self::with_core(core)
     }
+
+    /// The largest message this session reads ([`Limits::max_message_size`])
+    pub(crate) fn max_message_size(&self) -> usize {
+        self.core.limits().max_message_size
+    }
+
+    /// Ends our request `id` with `error` instead of an answer (the HTTP transport could
+    /// not carry it, or dropped an answer too large to read); `false` when it is not in
+    /// flight
+    pub(crate) fn fail_request(&mut self, now: Instant, id: &RequestId, error: CallError) -> bool {
+        self.core.tick(now);
+        self.core.fail_outbound(id, error)
+    }
 }
 
 impl ServerSession {
@@ -325,7 +338,8 @@ impl<R: Role> Session<R> {
         }
         if message.len() > self.core.limits().max_message_size {
             let limit = self.core.limits().max_message_size;
-            self.core.frame_error(&FrameError::TooLong { limit });
+            self.core
+                .frame_error(&crate::codec::too_long_told(limit, message));
             return;
         }
         match std::str::from_utf8(message) {
@@ -458,6 +472,15 @@ impl<R: Role> Session<R> {
     pub fn close(&mut self, now: Instant) {
         self.core.tick(now);
         self.core.close(CloseReason::Local);
+    }
+
+    /// The transport failed locally (a write error, a stream that broke): the session
+    /// closes with [`CloseReason::Transport`] saying `why` (name the target and the cause:
+    /// "could not write to the server `npx`: Broken pipe (os error 32)"); requests in
+    /// flight end with [`CallError::SessionClosed`]
+    pub fn handle_transport_error(&mut self, now: Instant, why: impl Into<String>) {
+        self.core.tick(now);
+        self.core.close(CloseReason::Transport(why.into()));
     }
 
     // --- outputs -------------------------------------------------------------------------

@@ -182,6 +182,11 @@ impl OutboundTable {
         self.reissued.shrink_to_fit();
     }
 
+    /// Whether any request of ours (the application's or the core's own) is in flight
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Requests of the application in flight
     pub(crate) fn app_len(&self) -> usize {
         self.app_count

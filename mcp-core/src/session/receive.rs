@@ -10,11 +10,11 @@ use serde_json::value::RawValue;
 use super::gating::{self, Capability, Gate};
 use super::inbound_table::InEntry;
 use super::lifecycle::Phase;
-use super::outbound_table::{Owner, WireId};
+use super::outbound_table::{OutEntry, Owner, WireId};
 use super::outgoing::{Answer, cacheable};
 use super::{
-    CallError, Core, Event, InboundNotification, InboundRequest, OutboundId, Progress, Responder,
-    Side, ask, tasks,
+    CallError, CloseReason, Core, Event, InboundNotification, InboundRequest, OutboundId, Progress,
+    Responder, Side, ask, tasks,
 };
 use crate::codec::FrameError;
 use crate::jsonrpc::{self, Decoded, ErrorObject, Invalid, Message, RequestId};
@@ -62,12 +62,45 @@ pub(super) struct Delivery {
 impl Core {
     // --- input ---------------------------------------------------------------------------
 
+    /// A frame the codec rejected. One too large to read is told by what its bytes said as
+    /// they were dropped: an answer to a request of ours fails that request at once
+    /// ([`CallError::TooLarge`]); a request is answered with an error under its id; a
+    /// notification is dropped; anything else is answered with an error without an id, or,
+    /// on a client waiting for answers (one of them may be this one), closes the session.
     pub(super) fn frame_error(&mut self, e: &FrameError) {
         self.stats.invalid_messages += 1;
         let error = match e {
-            FrameError::TooLong { limit } => ErrorObject::invalid_request(format!(
-                "the message is larger than the limit of {limit} bytes"
-            )),
+            FrameError::TooLong {
+                limit,
+                size,
+                id,
+                request,
+            } => {
+                let (limit, size) = (*limit, *size);
+                match (id, request) {
+                    (Some(id), false) => {
+                        if !self.fail_outbound(id, CallError::TooLarge { size, limit }) {
+                            self.stats.unknown_responses += 1;
+                        }
+                        return;
+                    }
+                    (Some(id), true) => {
+                        let why = super::event::too_large("request", size, limit);
+                        let error = ErrorObject::invalid_request(why);
+                        return self.answer(Some(id), None, Answer::Error(&error));
+                    }
+                    (None, true) => return,
+                    (None, false) if self.role.is_client() && !self.outbound.is_empty() => {
+                        let why = super::event::too_large("message", size, limit);
+                        return self.close(CloseReason::Transport(format!(
+                            "{why}, and which request it answers could not be told"
+                        )));
+                    }
+                    (None, false) => ErrorObject::invalid_request(super::event::too_large(
+                        "message", size, limit,
+                    )),
+                }
+            }
             FrameError::InvalidUtf8 => ErrorObject::parse_error("the message is not valid UTF-8"),
         };
         self.answer(None, None, Answer::Error(&error));
@@ -534,6 +567,29 @@ impl Core {
             return;
         };
         let outcome = response.outcome.map_err(CallError::Remote);
+        self.settle(wire, entry, outcome);
+    }
+
+    /// Ends the request `id` of ours without an answer from the peer: the transport could
+    /// not carry it, or dropped an answer too large to read; `false` when no such request
+    /// is in flight
+    pub(crate) fn fail_outbound(&mut self, id: &RequestId, error: CallError) -> bool {
+        let entry = match id {
+            RequestId::Number(n) => u64::try_from(*n)
+                .ok()
+                .map(WireId)
+                .and_then(|n| self.outbound.remove(n).map(|e| (n, e))),
+            RequestId::String(_) => None,
+        };
+        let Some((wire, entry)) = entry else {
+            return false;
+        };
+        self.settle(wire, entry, Err(error));
+        true
+    }
+
+    /// Hands a request's outcome to the machine that owns the request
+    fn settle(&mut self, wire: WireId, entry: OutEntry, outcome: Result<Box<RawValue>, CallError>) {
         match &entry.owner {
             Owner::App(_) => {
                 let modern = self.phase.version().is_some_and(|v| v.era() == Era::Modern);

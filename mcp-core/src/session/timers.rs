@@ -90,8 +90,9 @@ impl Core {
             Phase::Ready { .. } | Phase::Initialized { .. } | Phase::Fresh
         ) && self.role.is_client()
         {
-            self.close(CloseReason::Handshake(
-                "the server closed the connection during the handshake".into(),
+            // The connection went away: a transport failure, not a refusal.
+            self.close(CloseReason::Transport(
+                "the server closed the connection before the handshake was done".into(),
             ));
             return;
         }

@@ -176,13 +176,11 @@ fn outcome(s: &mut ClientSession) -> Result<Value, CallError> {
     panic!("no response event")
 }
 
-fn remote_message(result: Result<Value, CallError>) -> String {
+/// The text of a local transport failure (never dressed as the server's -32603)
+fn transport_message(result: Result<Value, CallError>) -> String {
     match result {
-        Err(CallError::Remote(e)) => {
-            assert_eq!(e.code, -32603);
-            e.message
-        }
-        other => panic!("expected a -32603 answer, got {other:?}"),
+        Err(CallError::Transport(why)) => why,
+        other => panic!("expected a transport failure, got {other:?}"),
     }
 }
 
@@ -305,7 +303,7 @@ fn an_http_error_status_fails_the_request_once() {
     t.handle_head(now, r.stream, 500, &[] as &[(&str, &str)], &mut s);
     t.handle_body(now, r.stream, b"oops", &mut s);
     t.handle_end(now, r.stream, &mut s);
-    assert!(remote_message(outcome(&mut s)).contains("HTTP 500"));
+    assert!(transport_message(outcome(&mut s)).contains("HTTP 500"));
     assert!(events(&mut s).is_empty());
 }
 
@@ -319,23 +317,85 @@ fn a_json_body_without_the_answer_fails_the_request() {
     t.handle_head(now, r.stream, 200, &json_head(), &mut s);
     t.handle_body(now, r.stream, b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}", &mut s);
     t.handle_end(now, r.stream, &mut s);
-    assert!(remote_message(outcome(&mut s)).contains("no answer"));
+    assert!(transport_message(outcome(&mut s)).contains("no answer"));
 }
 
 #[test]
 fn an_oversized_json_body_fails_the_request_and_aborts_it() {
     let now = start();
-    let config = Pair::client_config(EraMode::Modern);
+    let mut config = Pair::client_config(EraMode::Modern);
+    config.limits.max_message_size = 64;
     let mut s = ClientSession::new(Arc::new(config), now);
-    let mut t = ClientTransport::with_max_message(64);
+    let mut t = ClientTransport::new();
     t.pull(&mut s);
     let r = requests(&mut t).remove(0);
     t.handle_head(now, r.stream, 200, &json_head(), &mut s);
     t.handle_body(now, r.stream, &[b' '; 65], &mut s);
     assert_eq!(aborts(&mut t), vec![r.stream]);
     t.handle_end(now, r.stream, &mut s);
-    // Discovery failed: the session reports it rather than hanging.
+    // Discovery failed at once, saying why, rather than at its timeout.
     assert_eq!(t.streams_in_flight(), 0);
+    assert!(s.is_closed());
+    let closed = events(&mut s).into_iter().find_map(|e| match e {
+        ClientEvent::Closed { reason } => Some(reason.to_string()),
+        _ => None,
+    });
+    assert_eq!(
+        closed.as_deref(),
+        Some(
+            "handshake failed: server/discover failed: the answer is over the message limit \
+             of 64 bytes (Limits::max_message_size)"
+        )
+    );
+}
+
+#[test]
+fn an_answer_over_the_limit_fails_its_call_at_once_naming_the_size_and_the_limit() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    // The session's one limit, whatever the transport was made with.
+    let (mut t2, mut s2) = {
+        let mut config = Pair::client_config(EraMode::Modern);
+        config.limits.max_message_size = 1000;
+        let s2 = ClientSession::new(Arc::new(config), now);
+        (ClientTransport::new(), s2)
+    };
+    t2.pull(&mut s2);
+    let discover = requests(&mut t2).remove(0);
+    let mut head = json_head();
+    head.push(("Content-Length".into(), "5000".into()));
+    t2.handle_head(now, discover.stream, 200, &head, &mut s2);
+    assert_eq!(aborts(&mut t2), vec![discover.stream], "not read at all");
+    assert!(s2.is_closed());
+    let closed = events(&mut s2).into_iter().find_map(|e| match e {
+        ClientEvent::Closed { reason } => Some(reason.to_string()),
+        _ => None,
+    });
+    assert!(
+        closed
+            .as_deref()
+            .is_some_and(|c| c.contains("is 5000 bytes, over the message limit of 1000 bytes")),
+        "{closed:?}"
+    );
+    // An SSE answer over the limit fails its call too (the default limit is 64 MiB).
+    call(&mut s, now, "big");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    t.handle_head(now, r.stream, 200, &sse_head(), &mut s);
+    let chunk = vec![b'x'; 1 << 20];
+    t.handle_body(
+        now,
+        r.stream,
+        b"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":\"",
+        &mut s,
+    );
+    for _ in 0..65 {
+        t.handle_body(now, r.stream, &chunk, &mut s);
+    }
+    match outcome(&mut s) {
+        Err(CallError::TooLarge { size: None, limit }) => assert_eq!(limit, 64 << 20),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -346,7 +406,7 @@ fn a_failed_connection_fails_the_request() {
     t.pull(&mut s);
     let r = requests(&mut t).remove(0);
     t.handle_failed(now, r.stream, "connection refused", &mut s);
-    assert!(remote_message(outcome(&mut s)).contains("connection refused"));
+    assert!(transport_message(outcome(&mut s)).contains("connection refused"));
 }
 
 #[test]
@@ -392,7 +452,7 @@ fn a_stream_that_ends_without_ids_fails_its_request() {
     let r = requests(&mut t).remove(0);
     t.handle_head(now, r.stream, 200, &sse_head(), &mut s);
     t.handle_end(now, r.stream, &mut s);
-    assert!(remote_message(outcome(&mut s)).contains("without an answer"));
+    assert!(transport_message(outcome(&mut s)).contains("without an answer"));
 }
 
 #[test]

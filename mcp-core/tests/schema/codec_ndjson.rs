@@ -1,6 +1,7 @@
 //! Newline-delimited JSON framing: every input fed whole, byte by byte and at random splits.
 
 use mcp_sansio::codec::{FrameError, LineCodec, encode_frame};
+use mcp_sansio::jsonrpc::RequestId;
 use proptest::prelude::*;
 
 type Out = Vec<Result<String, FrameError>>;
@@ -13,16 +14,34 @@ fn run(max: usize, chunks: &[&[u8]]) -> Out {
         codec.push(chunk);
         assert!(codec.buffered() <= max + 1 + chunk.len());
         while let Some(frame) = codec.next_frame() {
-            out.push(frame.map(str::to_owned));
+            out.push(plain(frame.map(str::to_owned)));
         }
         assert!(codec.buffered() <= max + 1, "partial line bounded");
     }
     while let Some(frame) = codec.finish() {
-        out.push(frame.map(str::to_owned));
+        out.push(plain(frame.map(str::to_owned)));
     }
     assert_eq!(codec.buffered(), 0);
     assert!(codec.next_frame().is_none());
     out
+}
+
+/// The frame with what an oversize line told left out (these tests are about framing; the
+/// skimmed fields have tests of their own below)
+fn plain(frame: Result<String, FrameError>) -> Result<String, FrameError> {
+    match frame {
+        Err(FrameError::TooLong { limit, .. }) => Err(too_long_error(limit)),
+        other => other,
+    }
+}
+
+fn too_long_error(limit: usize) -> FrameError {
+    FrameError::TooLong {
+        limit,
+        size: None,
+        id: None,
+        request: false,
+    }
 }
 
 /// Splits `input` at the sorted cut points.
@@ -70,7 +89,7 @@ fn ok(s: &str) -> Result<String, FrameError> {
 }
 
 fn too_long(limit: usize) -> Result<String, FrameError> {
-    Err(FrameError::TooLong { limit })
+    Err(too_long_error(limit))
 }
 
 #[test]
@@ -141,15 +160,70 @@ fn oversize_line_is_dropped_as_it_arrives() {
         codec.push(b"0123456789");
         assert!(codec.buffered() <= 10);
     }
-    assert_eq!(
-        codec.next_frame(),
-        Some(Err(FrameError::TooLong { limit: 8 }))
-    );
+    // Reported once its end is seen, with its size.
     assert_eq!(codec.next_frame(), None);
     codec.push(b"789\n{}\n");
+    assert_eq!(
+        codec.next_frame(),
+        Some(Err(FrameError::TooLong {
+            limit: 8,
+            size: Some(10_003),
+            id: None,
+            request: false
+        }))
+    );
     assert_eq!(codec.next_frame(), Some(Ok("{}")));
     assert_eq!(codec.next_frame(), None);
     assert_eq!(codec.buffered(), 0);
+}
+
+#[test]
+fn an_oversize_line_tells_its_size_id_and_method_however_it_arrives() {
+    let payload = "y".repeat(5000);
+    let answer = format!("{{\"jsonrpc\":\"2.0\",\"id\":17,\"result\":{{\"t\":\"{payload}\"}}}}");
+    let request =
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"x\",\"params\":\"{payload}\"}}");
+    let input = format!("{answer}\r\n{request}\n{{}}\n");
+    let expected = [
+        Err(FrameError::TooLong {
+            limit: 100,
+            size: Some(answer.len() as u64),
+            id: Some(RequestId::Number(17)),
+            request: false,
+        }),
+        Err(FrameError::TooLong {
+            limit: 100,
+            size: Some(request.len() as u64),
+            id: Some(RequestId::String("r-1".into())),
+            request: true,
+        }),
+        ok("{}"),
+    ];
+    let input = input.as_bytes();
+    for chunk in [input.len(), 1, 7, 64, 101] {
+        let mut codec = LineCodec::new(100);
+        let mut out = Vec::new();
+        for piece in input.chunks(chunk) {
+            codec.push(piece);
+            while let Some(frame) = codec.next_frame() {
+                out.push(frame.map(str::to_owned));
+            }
+        }
+        assert_eq!(out, expected, "chunks of {chunk}");
+    }
+    // Cut off by the end of input: what arrived is told.
+    let mut codec = LineCodec::new(100);
+    codec.push(&input[..300]);
+    assert_eq!(codec.next_frame(), None);
+    assert_eq!(
+        codec.finish(),
+        Some(Err(FrameError::TooLong {
+            limit: 100,
+            size: Some(300),
+            id: Some(RequestId::Number(17)),
+            request: false
+        }))
+    );
 }
 
 #[test]
@@ -209,7 +283,7 @@ fn frames_pushed_without_draining_keep_their_order() {
     codec.push(b"\nc\n");
     let mut got = Vec::new();
     while let Some(frame) = codec.next_frame() {
-        got.push(frame.map(str::to_owned));
+        got.push(plain(frame.map(str::to_owned)));
     }
     assert_eq!(got, [ok("a"), too_long(4), ok("b"), too_long(4), ok("c")]);
 }
@@ -223,10 +297,7 @@ fn encode_frame_appends_newline() {
 
 #[test]
 fn error_messages_are_readable() {
-    assert_eq!(
-        FrameError::TooLong { limit: 5 }.to_string(),
-        "message larger than 5 bytes"
-    );
+    assert_eq!(too_long_error(5).to_string(), "message larger than 5 bytes");
     assert_eq!(
         FrameError::InvalidUtf8.to_string(),
         "message is not valid UTF-8"

@@ -264,10 +264,7 @@ fn oversize_event_reported_once_and_skipped() {
     let big = "x".repeat(100);
     let input = format!("data: a\n\nid: 9\ndata: {big}\ndata: more\nid: 10\n\ndata: b\n\n");
     let decoded = decode(50, input.as_bytes());
-    assert_eq!(
-        decoded.events,
-        [data("a"), Err(FrameError::TooLong { limit: 50 }), data("b")]
-    );
+    assert_eq!(decoded.events, [data("a"), Err(too_long(50)), data("b")]);
     // Fields of the skipped event after the overflow are not applied, nor is its id.
     assert_eq!(decoded.last_event_id, None);
 }
@@ -278,12 +275,12 @@ fn event_size_limit_is_inclusive() {
     assert_eq!(decode(10, b"data: abcd\n\n").events, [data("abcd")]);
     assert_eq!(
         decode(10, b"data: abcde\n\ndata: ok\n\n").events,
-        [Err(FrameError::TooLong { limit: 10 }), data("ok")]
+        [Err(too_long(10)), data("ok")]
     );
     // The limit is per event, over all of its lines.
     assert_eq!(
         decode(10, b"data: ab\ndata: c\n\n").events,
-        [Err(FrameError::TooLong { limit: 10 })]
+        [Err(too_long(10))]
     );
 }
 
@@ -300,10 +297,7 @@ fn oversize_event_is_dropped_as_it_arrives() {
     for _ in 0..1000 {
         decoder.push(b"0123456789");
     }
-    assert_eq!(
-        decoder.next_event(),
-        Some(Err(FrameError::TooLong { limit: 64 }))
-    );
+    assert_eq!(decoder.next_event(), Some(Err(too_long(64))));
     decoder.push(b"\ndata: more\n\ndata: next\n\n");
     assert_eq!(decoder.next_event(), Some(data("next")));
     assert_eq!(decoder.next_event(), None);
@@ -378,5 +372,14 @@ proptest! {
         let mut cuts: Vec<usize> = cuts.iter().map(|i| i.index(input.len() + 1)).collect();
         cuts.sort_unstable();
         prop_assert_eq!(run(max, &split_at(&input, &cuts)), run(max, &[&input]));
+    }
+}
+
+fn too_long(limit: usize) -> FrameError {
+    FrameError::TooLong {
+        limit,
+        size: None,
+        id: None,
+        request: false,
     }
 }

@@ -53,7 +53,7 @@ fn table() -> Vec<(&'static str, At, Vec<u8>, Expect)> {
         ("null id", At::Legacy, line(json!({"jsonrpc": "2.0", "id": null, "method": "ping"})), Expect::Error(-32600, "null")),
         ("fractional id", At::Legacy, line(json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"})), Expect::Error(-32600, "null")),
         ("object id", At::Legacy, line(json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"})), Expect::Error(-32600, "null")),
-        ("a message over the size limit", At::Legacy, line(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x".repeat(MAX)}})), Expect::Error(-32600, "null")),
+        ("a message over the size limit", At::Legacy, line(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x".repeat(MAX)}})), Expect::Error(-32600, "1")),
         ("deep nesting in params", At::Legacy, format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"t","arguments":{}}}}}"#, "[".repeat(1000) + &"]".repeat(1000)).into_bytes(), Expect::Request),
         ("deep nesting of the message", At::Legacy, ("[".repeat(1500) + &"]".repeat(1500)).into_bytes(), Expect::Error(-32600, "null")),
         ("unknown method", At::Legacy, line(json!({"jsonrpc": "2.0", "id": 6, "method": "x/unknown"})), Expect::Error(-32601, "6")),

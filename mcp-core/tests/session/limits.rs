@@ -15,8 +15,8 @@ use mcp_sansio::session::role::{Client, Server};
 use mcp_sansio::testing::Side;
 use mcp_sansio::testing::{Chunking, Pair};
 use mcp_sansio::{
-    ClientEvent, EraMode, ErrorObject, Limits, Progress, ProtocolVersion, RequestOptions,
-    SendError, ServerEvent,
+    CallError, ClientEvent, CloseReason, EraMode, ErrorObject, Limits, Progress, ProtocolVersion,
+    RequestOptions, SendError, ServerEvent,
 };
 use wire::{
     Raw, assert_error, assert_error_no_id, client_config_with, initialize, live_input_of,
@@ -186,8 +186,14 @@ fn an_oversize_line_gets_an_error_and_the_next_line_is_processed() {
         }
         let out = s.out();
         assert_eq!(out.len(), 1, "{out:#?}");
-        assert!(out[0]["error"]["code"].as_i64().is_some(), "{}", out[0]);
-        assert!(out[0].get("id").is_none_or(Value::is_null));
+        // Answered under its own id, told as it was dropped, naming its size.
+        assert_eq!(out[0]["error"]["code"], -32600, "{}", out[0]);
+        assert_eq!(out[0]["id"], 1, "{}", out[0]);
+        let message = out[0]["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(" bytes, over the message limit of 400 bytes"),
+            "{message}"
+        );
         let events = s.events();
         assert_eq!(events.len(), 1, "chunk {chunk}: {events:?}");
         let r = request_of(events.into_iter().next().unwrap());
@@ -205,8 +211,10 @@ fn an_oversize_line_gets_an_error_and_the_next_line_is_processed() {
     );
     line.push('\n');
     c.feed_bytes(line.as_bytes());
-    assert!(c.one_out()["error"]["code"].is_i64());
+    // A notification gets no answer: it is dropped and counted.
+    assert!(c.out().is_empty());
     assert!(c.events().is_empty());
+    assert_eq!(c.session.stats().invalid_messages, 1);
     client_still_works(&mut c);
 }
 
@@ -389,7 +397,7 @@ fn nothing_after_eof_or_close_and_no_panic() {
     assert!(matches!(
         s.events().as_slice(),
         [ServerEvent::Closed {
-            reason: mcp_sansio::CloseReason::PeerClosed
+            reason: CloseReason::PeerClosed
         }]
     ));
     s.feed_line(r#"{"garbage"#);
@@ -980,4 +988,77 @@ fn progress_past_the_queue_limit_is_dropped_not_queued() {
         .respond_raw(r.responder, &raw(json!({"content": []})))
         .unwrap();
     assert_eq!(s.one_out()["id"], 1);
+}
+
+#[test]
+fn an_answer_over_the_limit_fails_its_request_at_once_and_an_untold_one_closes() {
+    let payload = "z".repeat(2000);
+    for chunk in [usize::MAX, 13, 1] {
+        let mut c = client(small(300));
+        let id = c
+            .session
+            .send_request_raw(c.now, "tools/list", None, RequestOptions::default())
+            .unwrap();
+        let sent = c.one_out();
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[],"pad":"{payload}"}}}}"#,
+            sent["id"]
+        );
+        let line = format!("{answer}\n");
+        for piece in line.as_bytes().chunks(chunk.min(line.len())) {
+            c.feed_bytes(piece);
+        }
+        let events = c.events();
+        match events.as_slice() {
+            [
+                ClientEvent::Response {
+                    id: got,
+                    outcome: Err(e),
+                },
+            ] => {
+                assert_eq!(*got, id);
+                assert_eq!(
+                    *e,
+                    CallError::TooLarge {
+                        size: Some(answer.len() as u64),
+                        limit: 300
+                    }
+                );
+                assert_eq!(
+                    e.to_string(),
+                    format!(
+                        "the answer is {} bytes, over the message limit of 300 bytes \
+                         (Limits::max_message_size)",
+                        answer.len()
+                    )
+                );
+            }
+            other => panic!("chunk {chunk}: {other:?}"),
+        }
+        assert!(c.out().is_empty(), "nothing is sent back");
+        client_still_works(&mut c);
+    }
+
+    // An answer whose id cannot be told while a request waits: the session closes, saying
+    // why, rather than leave the request to its timeout.
+    let mut c = client(small(300));
+    c.session
+        .send_request_raw(c.now, "tools/list", None, RequestOptions::default())
+        .unwrap();
+    let _ = c.one_out();
+    c.feed_bytes(format!(r#"{{"jsonrpc":"2.0","result":{{"pad":"{payload}"}}}}"#).as_bytes());
+    c.feed_bytes(b"\n");
+    assert!(c.session.is_closed());
+    let closed = c.events().into_iter().find_map(|e| match e {
+        ClientEvent::Closed { reason } => Some(reason),
+        _ => None,
+    });
+    match closed {
+        Some(CloseReason::Transport(why)) => assert!(
+            why.contains("over the message limit of 300 bytes")
+                && why.contains("could not be told"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }

@@ -8,11 +8,18 @@ next client waits in the listener's backlog); when accepting fails for lack of d
 the loop pauses ``accept_backoff``; a request head not complete within
 ``header_read_timeout`` (from the accept, or from the first byte of a later request) or a
 body not complete within ``body_read_timeout`` gets 408 and the connection closes; a
-kept-alive connection idle for ``keep_alive_timeout`` closes."""
+kept-alive connection idle for ``keep_alive_timeout`` closes.
+
+HTTPS: with an ``ssl.SSLContext`` (``server_ssl_context`` makes one from a certificate and
+key file) every accepted connection does the TLS handshake first, within
+``header_read_timeout`` of the accept (a client that never handshakes is dropped); the
+request head is then due by the same deadline."""
 
 import asyncio
 import errno
+import os
 import socket
+import ssl
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -169,7 +176,8 @@ class _Endpoint:
                     continue
                 if out[0] == "end":
                     self._flush(number, ex, pending.pop(number, []))
-                    del self.exchanges[number]
+                    # (`_flush` may have cut it already.)
+                    self.exchanges.pop(number, None)
                     if not ex.ended.done():
                         ex.ended.set_result(None)
         finally:
@@ -182,14 +190,18 @@ class _Endpoint:
         """Writes an exchange's pieces in one write; cuts a reader that fell behind."""
         if not pieces:
             return
-        try:
-            ex.writer.write(b"".join(pieces))
-        except (ConnectionError, RuntimeError):
-            self._cut(number, ex)
-            return
-        if ex.writer.transport.get_write_buffer_size() > self.max_buffered:
+        data = b"".join(pieces)
+        # The core's rule (`HttpConfig::keeps_unwritten`): what waits unread plus this may
+        # not pass the cap, but a piece behind nothing always goes (one big answer).
+        unwritten = ex.writer.transport.get_write_buffer_size()
+        if unwritten and unwritten + len(data) > self.max_buffered:
             # The client reads slower than the server writes: rather than buffer without
             # bound, end this response (a 2025-wire client resumes the stream).
+            self._cut(number, ex)
+            return
+        try:
+            ex.writer.write(data)
+        except (ConnectionError, RuntimeError):
             self._cut(number, ex)
 
     def _cut(self, number: int, ex: _Exchange) -> None:
@@ -211,9 +223,11 @@ class _Endpoint:
             if not ex.ended.done():
                 ex.ended.set_result(None)
 
-    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, accepted: Optional[float] = None
+    ) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        clock = _Clock(self.core, self.loop.time())
+        clock = _Clock(self.core, self.loop.time() if accepted is None else accepted)
         peername = writer.get_extra_info("peername")
         # The in-flight caps count per connection and per client address.
         peer = (str(peername[0]), int(peername[1])) if isinstance(peername, tuple) and len(peername) >= 2 else None
@@ -378,14 +392,17 @@ class _Endpoint:
 class HttpServerHandle:
     """A running Streamable HTTP endpoint: ``url``, ``port``; stop it with :meth:`aclose`."""
 
-    def __init__(self, endpoint: _Endpoint, listeners: List[socket.socket], host: str, port: int, path: str) -> None:
+    def __init__(
+        self, endpoint: _Endpoint, listeners: List[socket.socket], host: str, port: int, path: str, tls: bool = False
+    ) -> None:
         self._endpoint = endpoint
         self._listeners = listeners
         self._accepts: List["asyncio.Task[None]"] = []
         self._connections: set = set()
         self.host = host
         self.port = port
-        self.url = f"http://{host}:{port}{path}"
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"{'https' if tls else 'http'}://{shown}:{port}{path}"
 
     async def aclose(self) -> None:
         """Stops listening, ends open responses and cancels running handlers."""
@@ -406,6 +423,34 @@ class HttpServerHandle:
         await self.aclose()
 
 
+def server_ssl_context(
+    certfile: Optional["os.PathLike[str] | str"] = None,
+    keyfile: Optional["os.PathLike[str] | str"] = None,
+    password: Optional[str] = None,
+    context: Optional[ssl.SSLContext] = None,
+) -> Optional[ssl.SSLContext]:
+    """The TLS context of an HTTPS server: ``context`` as given, or one serving the
+    certificate chain of ``certfile`` (PEM, the server's certificate first) with the key of
+    ``keyfile`` (or of ``certfile``); ``None`` for plain HTTP."""
+    if context is not None:
+        if certfile is not None or keyfile is not None:
+            raise ValueError("pass ssl_certfile=/ssl_keyfile= or ssl_context=, not both")
+        if not isinstance(context, ssl.SSLContext):
+            raise TypeError(f"ssl_context must be an ssl.SSLContext, not {type(context).__name__}")
+        return context
+    if certfile is None:
+        if keyfile is not None:
+            raise ValueError("ssl_keyfile= needs ssl_certfile=")
+        return None
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        ctx.load_cert_chain(os.fspath(certfile), None if keyfile is None else os.fspath(keyfile), password)
+    except (ssl.SSLError, OSError) as e:
+        raise ValueError(f"cannot load the TLS certificate {os.fspath(certfile)!r} (key {keyfile!r}): {e}") from e
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
 async def serve_http(
     server: Any,
     host: str,
@@ -415,6 +460,7 @@ async def serve_http(
     retry: Optional[float] = None,
     keepalive: Optional[float] = None,
     edge: Optional[Dict[str, Any]] = None,
+    tls: Optional[ssl.SSLContext] = None,
 ) -> HttpServerHandle:
     endpoint = _Endpoint(server, path, allowed_hosts, retry, keepalive, edge)
     loop = asyncio.get_running_loop()
@@ -438,7 +484,8 @@ async def serve_http(
             listener.close()
         raise
     bound = listeners[0].getsockname()[1]
-    handle = HttpServerHandle(endpoint, listeners, host, bound, path)
+    handle = HttpServerHandle(endpoint, listeners, host, bound, path, tls is not None)
+    handshake_timeout = endpoint.core.header_read_timeout if endpoint.core.header_read_timeout > 0 else None
     slots = asyncio.Semaphore(max(1, endpoint.core.max_connections))
     backoff = endpoint.core.accept_backoff
 
@@ -447,16 +494,30 @@ async def serve_http(
         if task is not None:
             handle._connections.add(task)
         writer: Optional[asyncio.StreamWriter] = None
+        accepted = loop.time()
         try:
             reader = asyncio.StreamReader(limit=MAX_HEAD)
             protocol = asyncio.StreamReaderProtocol(reader)
-            transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock=sock)
+            if tls is None:
+                transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock=sock)
+            else:
+                # The handshake is part of the head's deadline: a client that never
+                # completes it is dropped after header_read_timeout.
+                transport, _ = await asyncio.wait_for(
+                    loop.connect_accepted_socket(
+                        lambda: protocol, sock=sock, ssl=tls, ssl_handshake_timeout=handshake_timeout
+                    ),
+                    handshake_timeout,
+                )
             writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-            await endpoint.serve(reader, writer)
+            await endpoint.serve(reader, writer, accepted)
         except asyncio.CancelledError:
             if writer is not None:
                 writer.close()
-        except OSError:
+            else:
+                sock.close()
+        except (OSError, asyncio.TimeoutError):
+            # Refused TLS handshakes and ones that took too long end here too.
             sock.close()
         finally:
             if task is not None:

@@ -1,37 +1,213 @@
 """The Streamable HTTP client of :class:`mcp_sansio.aio.Client`: each HTTP request the Rust
-``HttpClientTransport`` plans is performed with h11 over an asyncio connection, and its
-response reported back; which requests to make and what responses mean is decided in
-Rust (``mcp_sansio::http::ClientTransport``)."""
+``HttpClientTransport`` plans is performed with h11 over an asyncio connection (plain TCP,
+TLS with Python's ``ssl``, directly or through an HTTP proxy), and its response reported
+back; which requests to make, what responses mean and which headers an application may add
+is decided in Rust (``mcp_sansio::http::ClientTransport``).
+
+How a connection is opened:
+
+- ``https://`` URLs (port 443 unless given) verify the server's certificate and host name
+  against ``ssl.create_default_context()`` (the platform's roots, ``SSL_CERT_FILE`` and
+  ``SSL_CERT_DIR``) plus ``root_certificates``, or with the caller's ``ssl_context``.
+- The proxy is ``HTTPS_PROXY`` / ``HTTP_PROXY`` unless ``NO_PROXY`` names the host
+  (``proxy="env"``, the default), the given ``http://[user:password@]host:port`` URL, or
+  none (``proxy=None``). Plain ``http://`` requests go to the proxy in absolute form;
+  ``https://`` ones through a ``CONNECT`` tunnel, then TLS with the server. A userinfo in
+  the proxy URL becomes ``Proxy-Authorization: Basic``.
+- ``connect_timeout`` bounds the TCP connect, the tunnel and the TLS handshake;
+  ``response_timeout`` a request's wait for its response head once sent.
+"""
 
 import asyncio
+import base64
+import os
 import socket
+import ssl
 import urllib.parse
-from typing import Any, Dict, Optional, Tuple
+import urllib.request
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import h11
 
-from ._core import HttpClientTransport
+from ._core import HttpClientTransport, check_header
 from .aio import _ClientConnection
+from .errors import CertificateError, ConnectError, ProxyError
+
+#: Headers as a mapping or as (name, value) pairs
+Headers = Union[Mapping[str, str], Sequence[Tuple[str, str]]]
+#: PEM text, PEM bytes or a file path; or a list of them
+RootCertificates = Union[str, bytes, "os.PathLike[str]", Sequence[Union[str, bytes, "os.PathLike[str]"]]]
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_RESPONSE_TIMEOUT = 60.0
+
+# OpenSSL's verification codes we name in plain words
+_EXPIRED = 10  # X509_V_ERR_CERT_HAS_EXPIRED
+_NOT_YET_VALID = 9  # X509_V_ERR_CERT_NOT_YET_VALID
+_HOSTNAME_MISMATCH = 62  # X509_V_ERR_HOSTNAME_MISMATCH
+_IP_MISMATCH = 64  # X509_V_ERR_IP_ADDRESS_MISMATCH
+_UNTRUSTED = {18, 19, 20, 21, 2, 27}  # self-signed, self-signed in chain, unknown issuer, ...
 
 
-def _split(url: str) -> Tuple[str, int, str]:
-    u = urllib.parse.urlsplit(url)
-    if u.scheme != "http":
-        raise ValueError(f"only http:// URLs are supported, not {url!r}")
-    host = u.hostname or "127.0.0.1"
-    port = u.port or 80
-    target = (u.path or "/") + (f"?{u.query}" if u.query else "")
-    return host, port, target
+def header_pairs(headers: Optional[Headers]) -> List[Tuple[str, str]]:
+    """``headers`` as a list of pairs, each checked by the core (``ValueError`` with its
+    message for a header the transport owns, a bad name or a bad value)."""
+    if not headers:
+        return []
+    items = list(headers.items()) if isinstance(headers, Mapping) else [tuple(h) for h in headers]
+    pairs = []
+    for item in items:
+        if len(item) != 2 or not all(isinstance(x, str) for x in item):
+            raise TypeError(f"a header is a (name, value) pair of str, not {item!r}")
+        check_header(item[0], item[1])
+        pairs.append((item[0], item[1]))
+    return pairs
+
+
+class _Url:
+    """Where a URL points: scheme, host, port, the request target and the Host header."""
+
+    def __init__(self, url: str, what: str = "URL") -> None:
+        u = urllib.parse.urlsplit(url)
+        if u.scheme not in ("http", "https"):
+            raise ValueError(f"the {what} must be http:// or https://, not {url!r}")
+        if not u.hostname:
+            raise ValueError(f"the {what} {url!r} names no host")
+        self.url = url
+        self.scheme = u.scheme
+        self.host = u.hostname
+        default = 443 if u.scheme == "https" else 80
+        try:
+            self.port = u.port or default
+        except ValueError:
+            raise ValueError(f"the {what} {url!r} has an invalid port") from None
+        self.target = (u.path or "/") + (f"?{u.query}" if u.query else "")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.authority = f"{host}:{self.port}"  # CONNECT's target
+        self.host_header = host if self.port == default else self.authority
+        self.absolute = f"{u.scheme}://{self.host_header}{self.target}"  # proxy's request target
+        self.username = urllib.parse.unquote(u.username) if u.username is not None else None
+        self.password = urllib.parse.unquote(u.password) if u.password is not None else None
+
+
+def ssl_context_for(root_certificates: Optional[RootCertificates], ssl_context: Optional[ssl.SSLContext]) -> ssl.SSLContext:
+    """The TLS context of an ``https://`` client: the caller's, or the default one (which
+    verifies certificates and host names) trusting ``root_certificates`` too."""
+    if ssl_context is not None:
+        if root_certificates:
+            raise ValueError("pass root_certificates= or ssl_context=, not both (add the roots to your context)")
+        if not isinstance(ssl_context, ssl.SSLContext):
+            raise TypeError(f"ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
+        return ssl_context
+    ctx = ssl.create_default_context()
+    if root_certificates:
+        roots = [root_certificates] if isinstance(root_certificates, (str, bytes, os.PathLike)) else list(root_certificates)
+        for root in roots:
+            try:
+                if isinstance(root, bytes):
+                    ctx.load_verify_locations(cadata=root.decode("ascii"))
+                elif isinstance(root, str) and "-----BEGIN" in root:
+                    ctx.load_verify_locations(cadata=root)
+                else:
+                    ctx.load_verify_locations(cafile=os.fspath(root))
+            except (ssl.SSLError, OSError, UnicodeDecodeError) as e:
+                raise ValueError(f"root_certificates: cannot load {_short(root)}: {e}") from e
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+def _short(root: Any) -> str:
+    return "PEM data" if isinstance(root, bytes) or (isinstance(root, str) and "-----BEGIN" in root) else repr(os.fspath(root))
+
+
+def proxy_for(url: _Url, proxy: Any) -> Optional[_Url]:
+    """The proxy to reach ``url`` through: from the environment for ``"env"``, none for
+    ``None``/``False``, else the given URL."""
+    if proxy is None or proxy is False:
+        return None
+    if proxy == "env":
+        proxies = urllib.request.getproxies_environment()
+        chosen = proxies.get(url.scheme)
+        if not chosen:
+            return None
+        if urllib.request.proxy_bypass_environment(url.host, proxies):
+            return None
+        proxy, what = chosen, f"{url.scheme.upper()}_PROXY"
+    else:
+        what = "proxy"
+    if not isinstance(proxy, str):
+        raise TypeError(f"proxy must be a URL, None or 'env', not {proxy!r}")
+    if "://" not in proxy:
+        proxy = "http://" + proxy  # HTTPS_PROXY=host:3128, as curl reads it
+    p = _Url(proxy, what)
+    if p.scheme != "http":
+        raise ValueError(f"only http:// proxies are supported (the tunnel is TLS to the server), not {what}={proxy!r}")
+    return p
+
+
+def _proxy_auth(proxy: _Url) -> List[Tuple[str, str]]:
+    if proxy.username is None:
+        return []
+    token = base64.b64encode(f"{proxy.username}:{proxy.password or ''}".encode()).decode("ascii")
+    return [("Proxy-Authorization", f"Basic {token}")]
+
+
+def _certificate_error(e: ssl.SSLCertVerificationError, url: _Url) -> CertificateError:
+    code = getattr(e, "verify_code", None)
+    detail = getattr(e, "verify_message", None) or str(e)
+    if code == _EXPIRED:
+        what = "has expired"
+    elif code == _NOT_YET_VALID:
+        what = "is not valid yet"
+    elif code in (_HOSTNAME_MISMATCH, _IP_MISMATCH):
+        what = f"is not valid for the host name {url.host!r} (wrong host name)"
+    elif code in _UNTRUSTED:
+        what = "is not trusted: no trusted root issued it (give its CA with root_certificates= or ssl_context=)"
+    else:
+        what = "failed verification"
+    return CertificateError(
+        f"TLS certificate verification failed for {url.url}: the server's certificate {what} [{detail}]",
+        url.url,
+        detail,
+    )
 
 
 class _HttpClientConnection(_ClientConnection):
-    def __init__(self, session: Any, client: Any, url: str) -> None:
+    def __init__(
+        self,
+        session: Any,
+        client: Any,
+        url: str,
+        *,
+        headers: Optional[Headers] = None,
+        root_certificates: Optional[RootCertificates] = None,
+        ssl_context: Optional[ssl.SSLContext] = None,
+        proxy: Any = "env",
+        connect_timeout: Optional[float] = DEFAULT_CONNECT_TIMEOUT,
+        response_timeout: Optional[float] = DEFAULT_RESPONSE_TIMEOUT,
+    ) -> None:
         super().__init__(session, client)
-        self.rules = HttpClientTransport()
-        self.host, self.port, self.target = _split(url)
-        self.authority = f"{self.host}:{self.port}"
+        self.url = _Url(url)
+        if self.url.scheme == "https":
+            self.ssl: Optional[ssl.SSLContext] = ssl_context_for(root_certificates, ssl_context)
+        elif root_certificates or ssl_context is not None:
+            raise ValueError(f"root_certificates= and ssl_context= need an https:// URL, not {url!r}")
+        else:
+            self.ssl = None
+        self.proxy = proxy_for(self.url, proxy)
+        self.connect_timeout = connect_timeout
+        self.response_timeout = response_timeout
+        self.rules = HttpClientTransport(header_pairs(headers))
+        #: The first connect failure (raised by the connect instead of the closed session)
+        self.connect_failure: Optional[ConnectError] = None
         self.streams: Dict[int, "asyncio.Task[None]"] = {}
+        #: Every request task still running (a finished one may still be closing its TLS)
+        self.tasks: "set[asyncio.Task[None]]" = set()
         self.write = lambda data: None  # requests go out through `flush`
+
+    def request_headers(self, request_id: int, headers: List[Tuple[str, str]]) -> None:
+        if headers:
+            self.rules.request_headers(request_id, headers, self.session)
 
     def flush(self) -> None:
         rules = self.rules
@@ -41,7 +217,7 @@ class _HttpClientConnection(_ClientConnection):
             if request is None:
                 break
             stream = request[0]
-            self.streams[stream] = self.loop.create_task(self._perform(*request))
+            self.streams[stream] = self._start(request)
         while True:
             stream = rules.next_abort()
             if stream is None:
@@ -49,6 +225,12 @@ class _HttpClientConnection(_ClientConnection):
             task = self.streams.pop(stream, None)
             if task is not None:
                 task.cancel()
+
+    def _start(self, request: Any) -> "asyncio.Task[None]":
+        task = self.loop.create_task(self._perform(*request))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
 
     def next_deadline(self) -> Optional[float]:
         times = [t for t in (self.session.next_deadline(), self.rules.next_deadline(self.session)) if t is not None]
@@ -58,28 +240,150 @@ class _HttpClientConnection(_ClientConnection):
         self.session.handle_timeout()
         self.rules.handle_timeout(self.session)
 
+    # --- opening a connection ------------------------------------------------------------
+
+    async def _open(self) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to the server (or, for plain http:// through a proxy, to the
+        proxy), TLS done; ``ConnectError`` (or a subclass) saying what failed."""
+        url, proxy, tls = self.url, self.proxy, self.ssl
+        hop = f"the proxy {proxy.authority}" if proxy is not None else url.authority
+        try:
+            return await asyncio.wait_for(self._open_now(), self.connect_timeout)
+        except asyncio.TimeoutError:
+            raise ConnectError(
+                f"connecting to {url.url} timed out: no connection"
+                f"{' through ' + hop if proxy is not None else ''}"
+                f"{' and TLS handshake' if tls is not None else ''} within {self.connect_timeout} s",
+                url.url,
+            ) from None
+        except ConnectError:
+            raise
+        except ssl.SSLCertVerificationError as e:
+            raise _certificate_error(e, url) from e
+        except ssl.SSLError as e:
+            raise ConnectError(f"TLS handshake with {url.url} failed: {e}", url.url) from e
+        except OSError as e:
+            if proxy is not None:
+                raise ProxyError(f"cannot connect to {hop} for {url.url}: {e}", url.url) from e
+            raise ConnectError(f"cannot connect to {url.url}: {e}", url.url) from e
+
+    async def _open_now(self) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        url, proxy, tls = self.url, self.proxy, self.ssl
+        if proxy is None:
+            if tls is None:
+                return await asyncio.open_connection(url.host, url.port)
+            return await asyncio.open_connection(
+                url.host, url.port, ssl=tls, server_hostname=url.host, ssl_handshake_timeout=self.connect_timeout
+            )
+        if tls is None:
+            return await asyncio.open_connection(proxy.host, proxy.port)
+        sock = await self._tunnel(proxy)
+        try:
+            return await asyncio.open_connection(
+                sock=sock, ssl=tls, server_hostname=url.host, ssl_handshake_timeout=self.connect_timeout
+            )
+        except BaseException:
+            sock.close()
+            raise
+
+    async def _tunnel(self, proxy: _Url) -> socket.socket:
+        """A socket to the proxy on which ``CONNECT host:port`` was accepted."""
+        loop, url = self.loop, self.url
+        last: Optional[OSError] = None
+        sock: Optional[socket.socket] = None
+        for family, kind, proto, _, address in await loop.getaddrinfo(proxy.host, proxy.port, type=socket.SOCK_STREAM):
+            s = socket.socket(family, kind, proto)
+            s.setblocking(False)
+            try:
+                await loop.sock_connect(s, address)
+            except OSError as e:
+                s.close()
+                last = e
+                continue
+            except BaseException:
+                s.close()
+                raise
+            sock = s
+            break
+        if sock is None:
+            raise last or OSError(f"{proxy.host} has no address")
+        try:
+            conn = h11.Connection(h11.CLIENT)
+            hdrs = [("Host", url.authority)] + _proxy_auth(proxy)
+            head = conn.send(h11.Request(method="CONNECT", target=url.authority, headers=hdrs))
+            await loop.sock_sendall(sock, head + (conn.send(h11.EndOfMessage()) or b""))
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await loop.sock_recv(sock, 65536))
+                    continue
+                if isinstance(event, h11.InformationalResponse):
+                    continue
+                if isinstance(event, h11.Response):
+                    if 200 <= event.status_code < 300:
+                        if conn.trailing_data[0]:
+                            raise ProxyError(f"the proxy {proxy.authority} sent bytes before the TLS handshake with {url.url}", url.url)
+                        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                        return sock
+                    reason = event.reason.decode("latin-1", "replace")
+                    hint = " (proxy authentication required: give user:password in the proxy URL)" if event.status_code == 407 else ""
+                    raise ProxyError(
+                        f"the proxy {proxy.authority} refused CONNECT {url.authority} for {url.url}: "
+                        f"{event.status_code} {reason}{hint}",
+                        url.url,
+                        event.status_code,
+                    )
+                raise ProxyError(f"the proxy {proxy.authority} closed the connection before answering CONNECT for {url.url}", url.url)
+        except h11.ProtocolError as e:
+            sock.close()
+            raise ProxyError(f"the proxy {proxy.authority} answered CONNECT for {url.url} with something not HTTP: {e}", url.url) from e
+        except BaseException:
+            sock.close()
+            raise
+
+    # --- one request ---------------------------------------------------------------------
+
     async def _perform(self, stream: int, method: str, headers: Any, body: bytes) -> None:
         writer = None
-        rules, session = self.rules, self.session
+        rules, session, url = self.rules, self.session, self.url
         head = False
+        aborted = False
         try:
-            reader, writer = await asyncio.open_connection(self.host, self.port)
+            try:
+                reader, writer = await self._open()
+            except ConnectError as e:
+                if self.connect_failure is None:
+                    self.connect_failure = e
+                raise
             sock = writer.get_extra_info("socket")
             if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # asyncio's default too
             conn = h11.Connection(h11.CLIENT)
-            hdrs = [("Host", self.authority)] + list(headers)
+            hdrs = [("Host", url.host_header)] + list(headers)
+            target = url.target
+            if self.proxy is not None and self.ssl is None:
+                target = url.absolute  # plain HTTP through a proxy: absolute form
+                hdrs += _proxy_auth(self.proxy)
             if method == "POST":
                 hdrs.append(("Content-Length", str(len(body))))
-            pieces = [conn.send(h11.Request(method=method, target=self.target, headers=hdrs))]
+            pieces = [conn.send(h11.Request(method=method, target=target, headers=hdrs))]
             if body:
                 pieces.append(conn.send(h11.Data(data=body)))
             pieces.append(conn.send(h11.EndOfMessage()))
             writer.write(b"".join(p for p in pieces if p))  # the request in one write
+            timeout = self.response_timeout
+            due = None if timeout is None else self.loop.time() + timeout
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
-                    conn.receive_data(await reader.read(65536))
+                    if head or due is None:
+                        conn.receive_data(await reader.read(65536))
+                    else:
+                        try:
+                            data = await asyncio.wait_for(reader.read(65536), max(0.0, due - self.loop.time()))
+                        except asyncio.TimeoutError:
+                            raise ConnectionError(f"no response from {url.url} within {timeout} s (response_timeout)") from None
+                        conn.receive_data(data)
                     continue
                 if isinstance(event, h11.Response):
                     head = True
@@ -93,11 +397,12 @@ class _HttpClientConnection(_ClientConnection):
                     self.pump()
                     return
                 elif isinstance(event, h11.ConnectionClosed):
-                    raise ConnectionError("the server closed the connection")
+                    raise ConnectionError(f"{url.url}: the server closed the connection")
                 else:
                     continue
                 self.pump()
         except asyncio.CancelledError:
+            aborted = True
             return  # aborted: the rules already know
         except (OSError, h11.ProtocolError, ConnectionError) as e:
             self.streams.pop(stream, None)
@@ -111,7 +416,7 @@ class _HttpClientConnection(_ClientConnection):
             self.pump()
         finally:
             if writer is not None:
-                writer.close()
+                await _close(writer, aborted)
 
     async def close_http(self) -> None:
         delete = self.rules.close()
@@ -119,18 +424,45 @@ class _HttpClientConnection(_ClientConnection):
             task.cancel()
         self.streams.clear()
         if delete is not None:
-            task = self.loop.create_task(self._perform(*delete))
+            task = self._start(delete)
             try:
-                await asyncio.wait_for(task, 2)
+                await asyncio.wait_for(asyncio.shield(task), 2)
             except (asyncio.TimeoutError, Exception):
-                pass
+                task.cancel()
+        # The aborted requests drop their connections; finished ones end their TLS sessions.
+        running = [t for t in self.tasks if not t.done()]
+        if running:
+            await asyncio.wait(running, timeout=2)
+        await asyncio.sleep(0)  # the transports close their sockets
         self.session.close()
         self.pump()
 
 
+async def _close(writer: asyncio.StreamWriter, abort: bool) -> None:
+    """Closes a request's connection: at once when the request was aborted, else cleanly
+    (TLS: ``close_notify``), for at most 2 s."""
+    if abort:
+        writer.transport.abort()
+        return
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), 2)
+    except asyncio.CancelledError:
+        writer.transport.abort()
+        raise
+    except Exception:
+        writer.transport.abort()
+
+
+#: The keyword arguments of connect_http that are the HTTP connection's (the others are the
+#: Client's)
+HTTP_OPTIONS = ("headers", "root_certificates", "ssl_context", "proxy", "connect_timeout", "response_timeout")
+
+
 async def connect_http(cls: Any, url: str, **options: Any) -> Any:
+    http = {k: options.pop(k) for k in HTTP_OPTIONS if k in options}
     client = cls(**options)
-    conn = _HttpClientConnection(client.session, client, url)
+    conn = _HttpClientConnection(client.session, client, url, **http)
     client._conn = conn
     client._closer = conn.close_http
     return client

@@ -10,14 +10,15 @@ running is cancelled and every pending call fails with ``ConnectionClosed``.
 import asyncio
 import collections
 import os
+import ssl
 import sys
 import threading
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _schema
 from ._core import ClientSession, ServerConfig, ServerSession
 from ._dispatch import Context, Dispatcher, Handler
-from .errors import ConnectionClosed, LocalProtocolError, McpError, SubscriptionLost
+from .errors import ConnectionClosed, LocalProtocolError, McpError, RemoteProtocolError, SubscriptionLost
 from .events import (
     Closed,
     InputRequired,
@@ -311,6 +312,10 @@ class Server:
         max_in_flight: Optional[int] = None,
         max_in_flight_per_peer: Optional[int] = None,
         max_in_flight_per_connection: Optional[int] = None,
+        ssl_certfile: Optional[Union[str, "os.PathLike[str]"]] = None,
+        ssl_keyfile: Optional[Union[str, "os.PathLike[str]"]] = None,
+        ssl_keyfile_password: Optional[str] = None,
+        ssl_context: Optional[ssl.SSLContext] = None,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
         once listening. ``port=0`` picks a free port (see ``handle.port``).
@@ -341,8 +346,17 @@ class Server:
         both wires: ``max_in_flight`` in all (4096; past it 503 with ``Retry-After``),
         ``max_in_flight_per_peer`` from one client address (1024; an IPv6 /64 counts as one;
         past it 429 with ``Retry-After``), ``max_in_flight_per_connection`` from one
-        connection (128; past it 429)."""
-        from ._http import serve_http
+        connection (128; past it 429).
+
+        HTTPS: ``ssl_certfile`` (PEM: the certificate, then its chain) and ``ssl_keyfile``
+        (its key, unless in ``ssl_certfile``; ``ssl_keyfile_password`` if encrypted), or an
+        ``ssl_context`` of your own (``ssl.Purpose.CLIENT_AUTH``); ``handle.url`` is then
+        ``https://...``. The TLS handshake must be done within ``header_read_timeout`` of
+        the accept, together with the request head; a client that never handshakes is
+        dropped."""
+        from ._http import serve_http, server_ssl_context
+
+        tls = server_ssl_context(ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_context)
 
         options = {
             k: v
@@ -361,18 +375,28 @@ class Server:
             if v is not None
         }
         return await serve_http(
-            self, host, port, path, allowed_hosts, retry, keepalive, options
+            self, host, port, path, allowed_hosts, retry, keepalive, options, tls
         )
 
-    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> None:
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        ssl_certfile: Optional[Union[str, "os.PathLike[str]"]] = None,
+        ssl_keyfile: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ) -> None:
         """Blocking entry point: ``asyncio.run`` of :meth:`serve_stdio` or of
-        :meth:`serve_http` until interrupted."""
+        :meth:`serve_http` (HTTPS with ``ssl_certfile`` and ``ssl_keyfile``) until
+        interrupted."""
         if transport == "stdio":
             asyncio.run(self.serve_stdio())
         elif transport in ("http", "streamable-http"):
 
             async def main() -> None:
-                handle = await self.serve_http(host, port, path)
+                handle = await self.serve_http(host, port, path, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
                 try:
                     await asyncio.Event().wait()
                 finally:
@@ -619,6 +643,10 @@ class Client:
     changes, :meth:`listen`. ``tasks=True`` declares the 2026 tasks extension, so the
     server may run any call as a task (2025-11-25: ask per call with ``as_task=True``); a
     call run as a task still ends in one result.
+
+    ``max_message_size`` (bytes, 64 MiB by default) is the one limit on a message from the
+    server, over stdio and HTTP alike: a larger answer fails its call at once with
+    :class:`InvalidResult` naming its size and the limit, instead of at the timeout.
     """
 
     def __init__(
@@ -634,6 +662,7 @@ class Client:
         on_notification: Optional[Callable[[str, Any], Any]] = None,
         capabilities: Optional[Dict[str, Any]] = None,
         tasks: bool = False,
+        max_message_size: Optional[int] = None,
     ) -> None:
         caps = dict(capabilities or {})
         if tasks:
@@ -645,7 +674,12 @@ class Client:
         if roots is not None:
             caps.setdefault("roots", {})
         self.session = ClientSession(
-            name, version, era=era, capabilities=caps, request_timeout=request_timeout
+            name,
+            version,
+            era=era,
+            capabilities=caps,
+            request_timeout=request_timeout,
+            max_message_size=max_message_size,
         )
         self.on_elicit = on_elicit
         self.on_sample = on_sample
@@ -763,15 +797,62 @@ class Client:
         return _Connect(start)
 
     @classmethod
-    def connect_http(cls, url: str, **options: Any) -> "_Connect":
-        """Speaks Streamable HTTP to ``url`` (both wires, as the era picks)."""
+    def connect_http(
+        cls,
+        url: str,
+        *,
+        headers: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
+        root_certificates: Any = None,
+        ssl_context: Optional["ssl.SSLContext"] = None,
+        proxy: Any = "env",
+        connect_timeout: Optional[float] = 10.0,
+        response_timeout: Optional[float] = 60.0,
+        **options: Any,
+    ) -> "_Connect":
+        """Speaks Streamable HTTP to ``url`` (``http://`` or ``https://``; both wires, as
+        the era picks); ``options`` are the client's (``era``, ``request_timeout``, ...).
+
+        ``headers`` go on every request (``{"X-API-Key": key}`` or an ``Authorization:
+        Bearer`` key); the core checks them: one the transport sets itself
+        (``Content-Type``, ``Accept``, ``Mcp-Session-Id``, ...) raises ``ValueError``.
+        Per request, ``call_tool(..., headers=...)`` and ``request(..., headers=...)``.
+
+        ``https://`` verifies the server's certificate and host name against the platform's
+        roots (``ssl.create_default_context()``, which reads ``SSL_CERT_FILE`` and
+        ``SSL_CERT_DIR``) and ``root_certificates`` (PEM text or bytes, a file path, or a
+        list of them); or pass your own ``ssl_context``. A failed verification raises
+        :class:`~mcp_sansio.errors.CertificateError` at connect; any other failure to
+        connect :class:`~mcp_sansio.errors.ConnectError` (both are ``ConnectionError``
+        subclasses).
+
+        ``proxy``: ``"env"`` (``HTTPS_PROXY`` / ``HTTP_PROXY``, unless ``NO_PROXY`` names
+        the host), ``None`` (direct), or ``"http://[user:password@]host:port"``; ``https://``
+        tunnels through it with ``CONNECT``. ``connect_timeout`` (seconds) bounds opening a
+        connection (TCP, tunnel, TLS handshake); ``response_timeout`` a request's wait for
+        its response head (``None``: no bound)."""
         from ._http_client import connect_http
 
-        return _Connect(lambda: connect_http(cls, url, **options))
+        http = dict(
+            headers=headers,
+            root_certificates=root_certificates,
+            ssl_context=ssl_context,
+            proxy=proxy,
+            connect_timeout=connect_timeout,
+            response_timeout=response_timeout,
+        )
+        return _Connect(lambda: connect_http(cls, url, **http, **options))
 
     async def _wait_ready(self) -> None:
         self._conn.pump()
-        self.server = await self._ready
+        try:
+            self.server = await self._ready
+        except RemoteProtocolError:
+            # An HTTP client that could not connect says why (TLS, proxy, timeout), not
+            # just that the session closed.
+            failure = getattr(self._conn, "connect_failure", None)
+            if failure is not None:
+                raise failure from None
+            raise
 
     # --- properties ----------------------------------------------------------------------
 
@@ -936,10 +1017,35 @@ class Client:
         if self._closed_reason is not None:
             raise ConnectionClosed(self._closed_reason)
 
-    async def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Sends any request; returns its result."""
+    def _headers(self, headers: Any) -> List[Tuple[str, str]]:
+        """A request's own headers, checked by the core before anything is sent."""
+        if not headers:
+            return []
+        if not hasattr(self._conn, "request_headers"):
+            raise ValueError("headers= needs an HTTP connection (Client.connect_http)")
+        from ._http_client import header_pairs
+
+        return header_pairs(headers)
+
+    def _sent_with(self, request_id: int, headers: List[Tuple[str, str]]) -> int:
+        if headers:
+            self._conn.request_headers(request_id, headers)  # type: ignore[attr-defined]
+        return request_id
+
+    async def request(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Optional[float] = None,
+        headers: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
+    ) -> Dict[str, Any]:
+        """Sends any request; returns its result. ``headers`` go on its HTTP request only
+        (see :meth:`connect_http`)."""
         self._check_open()
-        return await self._call(self.session.send_request(method, params, timeout=timeout))
+        extra = self._headers(headers)
+        rid = self.session.send_request(method, params, timeout=timeout)
+        return await self._call(self._sent_with(rid, extra))
 
     async def call_tool(
         self,
@@ -951,6 +1057,7 @@ class Client:
         as_task: bool = False,
         task_ttl: Optional[float] = None,
         on_task_status: Optional["TaskStatusCallback"] = None,
+        headers: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
     ) -> Dict[str, Any]:
         """``tools/call``: returns the ``CallToolResult`` (a tool's own failure is a result
         with ``isError``; check it).
@@ -961,8 +1068,10 @@ class Client:
         polls, the result), calling ``on_task_status(status, message)`` on every change
         (``"working"``, ``"input_required"``, ``"completed"``, ...). Cancelling the call
         cancels the task. ``timeout`` bounds the wait for the first answer (the task handle).
+        ``headers`` go on this call's HTTP request only (see :meth:`connect_http`).
         """
         self._check_open()
+        extra = self._headers(headers)
         rid = self.session.call_tool(
             name,
             arguments,
@@ -971,7 +1080,7 @@ class Client:
             as_task=as_task,
             task_ttl=task_ttl,
         )
-        return await self._call(rid, progress_callback, on_task_status)
+        return await self._call(self._sent_with(rid, extra), progress_callback, on_task_status)
 
     async def list_tools(self, cursor: Optional[str] = None) -> Dict[str, Any]:
         """``tools/list`` (one page; ``nextCursor`` names the next)."""

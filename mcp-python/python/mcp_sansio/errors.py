@@ -16,6 +16,9 @@ __all__ = [
     "RequestTimeout",
     "RequestCancelled",
     "ConnectionClosed",
+    "ConnectError",
+    "CertificateError",
+    "ProxyError",
     "InvalidResult",
     "SubscriptionLost",
 ]
@@ -59,6 +62,38 @@ class ConnectionClosed(RemoteProtocolError):
     def __init__(self, reason: Optional[str] = None) -> None:
         super().__init__(reason or "the session closed")
         self.reason = reason
+
+
+class ConnectError(ConnectionClosed, ConnectionError):
+    """An HTTP client could not open a connection to its server: refused, unreachable, no
+    TLS handshake, too slow (``connect_timeout``). ``url`` is what it was connecting to.
+
+    Also a builtin :class:`ConnectionError` (so an :class:`OSError`)."""
+
+    def __init__(self, message: str, url: Optional[str] = None) -> None:
+        ConnectionClosed.__init__(self, message)
+        self.url = url
+
+    def __str__(self) -> str:
+        return str(self.reason)
+
+
+class CertificateError(ConnectError):
+    """The server's TLS certificate failed verification: not issued by a trusted root, not
+    valid for the host name, expired (``verify_message`` is OpenSSL's word for it)."""
+
+    def __init__(self, message: str, url: Optional[str] = None, verify_message: Optional[str] = None) -> None:
+        super().__init__(message, url)
+        self.verify_message = verify_message
+
+
+class ProxyError(ConnectError):
+    """The proxy could not be reached, or refused to open the tunnel (``status``: its HTTP
+    status, such as 403 or 407)."""
+
+    def __init__(self, message: str, url: Optional[str] = None, status: Optional[int] = None) -> None:
+        super().__init__(message, url)
+        self.status = status
 
 
 class InvalidResult(RemoteProtocolError):

@@ -75,7 +75,12 @@ class Client:
 
     @classmethod
     def connect_http(cls, url: str, **options: Any) -> "Client":
-        """Speaks Streamable HTTP to ``url``."""
+        """Speaks Streamable HTTP to ``url`` (``http://`` or ``https://``; see
+        :meth:`mcp_sansio.aio.Client.connect_http` for the options: ``headers``,
+        ``root_certificates``, ``ssl_context``, ``proxy``, ``connect_timeout``,
+        ``response_timeout``). A failure to connect raises
+        :class:`~mcp_sansio.errors.ConnectError` (:class:`~mcp_sansio.errors.CertificateError`
+        for a certificate that failed verification)."""
         return cls._connect(lambda: aio.Client.connect_http(url, **options))
 
     @classmethod
@@ -102,11 +107,17 @@ class Client:
         progress_callback: Any = None,
         as_task: bool = False,
         on_task_status: Any = None,
+        headers: Any = None,
     ) -> Dict[str, Any]:
         """``tools/call`` (see :meth:`mcp_sansio.aio.Client.call_tool`; callbacks run on the
-        client's loop thread)"""
+        client's loop thread; ``headers`` go on this call's HTTP request only)"""
         call = self._client.call_tool(
-            name, arguments, progress_callback=progress_callback, as_task=as_task, on_task_status=on_task_status
+            name,
+            arguments,
+            progress_callback=progress_callback,
+            as_task=as_task,
+            on_task_status=on_task_status,
+            headers=headers,
         )
         return self._loop.run(call, timeout)
 
@@ -160,9 +171,11 @@ class Client:
         """``ping``"""
         self._loop.run(self._client.ping(), timeout)
 
-    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Any request."""
-        return self._loop.run(self._client.request(method, params), timeout)
+    def request(
+        self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None, headers: Any = None
+    ) -> Dict[str, Any]:
+        """Any request (``headers`` go on its HTTP request only)."""
+        return self._loop.run(self._client.request(method, params, headers=headers), timeout)
 
     def close(self) -> None:
         """Closes the connection and stops the loop thread."""

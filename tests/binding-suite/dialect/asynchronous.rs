@@ -40,6 +40,9 @@ macro_rules! handler {
     (|$cx:ident, $args:ident $(: $ty:ty)?| $body:block) => {
         handler!([]; |$cx, $args $(: $ty)?| $body)
     };
+    (|$cx:ident, $a:ident, $b:ident| $body:block) => {
+        move |$cx, $a, $b| async move $body
+    };
 }
 
 /// Sleeps in a handler for `duration`: here until the future is dropped (a cancelled

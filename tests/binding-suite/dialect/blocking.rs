@@ -33,6 +33,9 @@ macro_rules! handler {
     (|$cx:ident, $args:ident $(: $ty:ty)?| $body:block) => {
         move |$cx, $args $(: $ty)?| $body
     };
+    (|$cx:ident, $a:ident, $b:ident| $body:block) => {
+        move |$cx, $a, $b| $body
+    };
 }
 
 /// Sleeps in a handler for `duration` on its cancellation token: a cancelled handler

@@ -12,6 +12,7 @@ mod common;
 mod our_client_python_server;
 mod our_client_server_everything;
 mod our_client_server_everything_http;
+mod our_client_server_filesystem;
 mod python_client;
 mod python_client_http;
 mod ts_client;
