@@ -197,6 +197,47 @@ fn a_connection_that_never_handshakes_holds_its_slot_until_the_header_timeout() 
     });
 }
 
+#[test]
+fn a_head_that_stops_halfway_over_tls_is_cut_off_by_the_header_timeout() {
+    let ca = TestCa::new("binding suite CA");
+    let leaf = ca.leaf(&["127.0.0.1"]);
+    rt::block_on(async {
+        let handle = aw!(start(&leaf, short_header_timeout(8)));
+        let addr = handle.local_addr();
+        let pem = ca.pem.clone();
+        let (ended, got) = aw!(rt::unblock(move || {
+            use std::io::Write;
+            let mut tls = super::support::certs::tls_connect(addr, &pem).unwrap();
+            tls.sock
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let started = Instant::now();
+            tls.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                .unwrap();
+            tls.flush().unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 256];
+            loop {
+                match tls.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        panic!("still open after 5 s")
+                    }
+                    // The server closed without a TLS close_notify
+                    Err(_) => break,
+                }
+            }
+            (started.elapsed(), got)
+        }));
+        assert!(ended < Duration::from_secs(3), "{ended:?}");
+        let got = String::from_utf8_lossy(&got);
+        // A 408 where the binding can still write one (hyper owns tokio's TLS writes)
+        assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}");
+        aw!(handle.shutdown());
+    });
+}
+
 /// The child's end of the `SSL_CERT_FILE` test: connects to `MCP_TLS_CHILD_URL` trusting
 /// only the platform's roots (which `SSL_CERT_FILE` names); run by the test below
 #[test]

@@ -60,3 +60,28 @@ impl TestCa {
         }
     }
 }
+
+/// A raw TLS connection to `addr` (a client of ours, trusting `ca_pem` only), its handshake
+/// done: for tests that write bytes no client of ours would
+pub(crate) fn tls_connect(
+    addr: std::net::SocketAddr,
+    ca_pem: &str,
+) -> std::io::Result<
+    mcp_sansio_shared::tls::rustls::StreamOwned<
+        mcp_sansio_shared::tls::rustls::ClientConnection,
+        std::net::TcpStream,
+    >,
+> {
+    use mcp_sansio_shared::http_options::HttpOptions;
+    use mcp_sansio_shared::tls::rustls;
+    let options = HttpOptions::default().root_certificates_pem(ca_pem.as_bytes().to_vec());
+    let config = mcp_sansio_shared::tls::client_config(&options).map_err(std::io::Error::other)?;
+    let name = rustls::pki_types::ServerName::from(addr.ip());
+    let session = rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
+    let tcp = std::net::TcpStream::connect(addr)?;
+    let mut stream = rustls::StreamOwned::new(session, tcp);
+    while stream.conn.is_handshaking() {
+        stream.conn.complete_io(&mut stream.sock)?;
+    }
+    Ok(stream)
+}
