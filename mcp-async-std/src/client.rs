@@ -117,10 +117,12 @@ impl Client {
     /// API as the stdio client
     ///
     /// # Errors
-    /// [`ConnectError::Url`] for a URL that is not `http://` or `https://`;
-    /// [`ConnectError::Options`] for a root certificate that does not parse;
-    /// [`ConnectError::Handshake`] when the server refuses, is unreachable (a TLS failure
-    /// says what the handshake refused) or speaks no common version.
+    /// [`ConnectError::Url`] for a URL that is not `http://` or `https://` (or `https://`
+    /// without the `tls` feature); [`ConnectError::Options`] for a header the transport owns
+    /// or a root certificate that does not parse; [`ConnectError::Transport`] when the server
+    /// is unreachable (a TLS failure says what the handshake refused: a certificate that is
+    /// not trusted, is for another name or has expired); [`ConnectError::Handshake`] when the
+    /// server refuses or speaks no common version.
     #[cfg(feature = "http")]
     pub async fn connect_http(
         url: &str,
