@@ -180,34 +180,45 @@ impl Net {
     }
 
     async fn open(&self) -> Result<Stream, String> {
-        let target = &self.target;
-        let server = target.server();
-        let tcp = TcpStream::connect((target.host.as_str(), target.port))
-            .await
-            .map_err(|e| format!("connecting to {server}: {e}"))?;
-        // A request goes out in one write, but must not wait for a delayed ACK either
-        let _ = tcp.set_nodelay(true);
-        if !target.tls {
-            return Ok(Stream::Plain(tcp));
-        }
         #[cfg(feature = "tls")]
-        {
-            let tls = self.tls.as_ref().ok_or("https:// is not set up")?;
-            let name = futures_rustls::pki_types::ServerName::try_from(target.host.clone())
-                .map_err(|e| format!("{server}: {e}"))?;
-            match tls.connect(name, tcp).await {
-                Ok(session) => Ok(Stream::Tls(Box::new(session))),
-                Err(e) => Err(mcp_sansio_shared::tls::explain(&e, &server)
-                    .unwrap_or_else(|| format!("TLS with {server}: {e}"))),
-            }
-        }
+        return open(&self.target, self.tls.as_ref()).await;
         #[cfg(not(feature = "tls"))]
-        Err(format!("{server}: https:// needs the `tls` feature"))
+        open(&self.target).await
     }
 }
 
+/// A new connection to `target`: TCP with `TCP_NODELAY`, then for `https://` a TLS session
+/// made by `tls`
+pub(crate) async fn open(
+    target: &Target,
+    #[cfg(feature = "tls")] tls: Option<&futures_rustls::TlsConnector>,
+) -> Result<Stream, String> {
+    let server = target.server();
+    let tcp = TcpStream::connect((target.host.as_str(), target.port))
+        .await
+        .map_err(|e| format!("connecting to {server}: {e}"))?;
+    // A request goes out in one write, but must not wait for a delayed ACK either
+    let _ = tcp.set_nodelay(true);
+    if !target.tls {
+        return Ok(Stream::Plain(tcp));
+    }
+    #[cfg(feature = "tls")]
+    {
+        let tls = tls.ok_or("https:// is not set up")?;
+        let name = futures_rustls::pki_types::ServerName::try_from(target.host.clone())
+            .map_err(|e| format!("{server}: {e}"))?;
+        match tls.connect(name, tcp).await {
+            Ok(session) => Ok(Stream::Tls(Box::new(session))),
+            Err(e) => Err(mcp_sansio_shared::tls::explain(&e, &server)
+                .unwrap_or_else(|| format!("TLS with {server}: {e}"))),
+        }
+    }
+    #[cfg(not(feature = "tls"))]
+    Err(format!("{server}: https:// needs the `tls` feature"))
+}
+
 /// A connection to the server: plain TCP, or TLS over it
-enum Stream {
+pub(crate) enum Stream {
     Plain(TcpStream),
     #[cfg(feature = "tls")]
     Tls(Box<futures_rustls::client::TlsStream<TcpStream>>),

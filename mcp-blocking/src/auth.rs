@@ -5,7 +5,7 @@
 //! a [`UserAgent`] that takes the authorization URL to the redirect (a browser opener in a
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves (`ureq`,
-//! plain `http://`). On the server side, [`Protection`] applies
+//! `http://`, and `https://` with the `tls` feature). On the server side, [`Protection`] applies
 //! [`mcp_sansio::http::protected`]'s rules with a [`TokenVerifier`] that is a plain function.
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
@@ -41,7 +41,7 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     blocking::headless(redirect_uri.into(), move |request| perform(&agent, request))
 }
 
-/// Performs one authorization request over plain HTTP (blocking); a transport failure, a
+/// Performs one authorization request over HTTP (HTTPS too, with the `tls` feature; blocking); a transport failure, a
 /// timeout or an oversized body becomes [`AuthResponse::failed`]
 pub(crate) fn perform(agent: &ureq::Agent, request: AuthRequest) -> AuthResponse {
     let method = request.method.as_str();

@@ -26,14 +26,14 @@ use crate::http_client::Net;
 pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     let net: Net =
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build(crate::http_client::Connector::plain());
+            .build(crate::http_client::Connector::platform());
     asynchronous::headless(redirect_uri.into(), move |request| {
         let net = net.clone();
         async move { perform(&net, request).await }
     })
 }
 
-/// Performs one authorization request over plain HTTP; a transport failure or timeout
+/// Performs one authorization request (HTTPS too, with the `tls` feature); a transport failure or timeout
 /// becomes [`AuthResponse::failed`]
 pub(crate) async fn perform(net: &Net, request: AuthRequest) -> AuthResponse {
     let body = Full::new(Bytes::from(request.body));

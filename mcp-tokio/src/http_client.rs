@@ -64,6 +64,17 @@ impl Connector {
         }
     }
 
+    /// The connector of the headless user agent: `https://` too (with the `tls` feature),
+    /// trusting the platform's roots
+    #[cfg(feature = "auth")]
+    pub(crate) fn platform() -> Self {
+        #[cfg(feature = "tls")]
+        if let Ok(connector) = Self::with_tls(&Default::default()) {
+            return connector;
+        }
+        Self::plain()
+    }
+
     /// A connector for both schemes, trusting what `options` say
     #[cfg(feature = "tls")]
     fn with_tls(options: &mcp_sansio_shared::http_options::HttpOptions) -> Result<Self, String> {
