@@ -358,7 +358,14 @@ struct Socket {
     stream: TcpStream,
     deadline: Option<Instant>,
     stopping: Arc<AtomicBool>,
+    /// A look at what arrived: reads wait a moment at most, then fail with `WouldBlock`
+    #[cfg(feature = "tls")]
+    glance: bool,
 }
+
+/// How long a glance at a TLS connection waits for its bytes
+#[cfg(feature = "tls")]
+const GLANCE: Duration = Duration::from_millis(1);
 
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -376,13 +383,21 @@ impl Read for Socket {
                 }
                 None => TICK,
             };
+            #[cfg(feature = "tls")]
+            let wait = if self.glance { GLANCE } else { wait };
             self.stream.set_read_timeout(Some(wait))?;
             match self.stream.read(buf) {
                 Err(e)
                     if matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
+                    ) =>
+                {
+                    #[cfg(feature = "tls")]
+                    if self.glance {
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 other => return other,
             }
@@ -414,14 +429,6 @@ impl Io {
             Self::Plain(socket) => socket,
             #[cfg(feature = "tls")]
             Self::Tls(tls) => tls.get_mut(),
-        }
-    }
-
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Self::Plain(socket) => &socket.stream,
-            #[cfg(feature = "tls")]
-            Self::Tls(tls) => &tls.get_ref().stream,
         }
     }
 }
@@ -488,6 +495,8 @@ fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge
         stream,
         deadline: None,
         stopping,
+        #[cfg(feature = "tls")]
+        glance: false,
     };
     let io = match tls {
         None => Io::Plain(socket),
@@ -627,8 +636,34 @@ fn queued(frames: &Receiver<Piece>, out: &mut Chunked) -> Then {
     }
 }
 
-/// Whether the client closed the connection (a peek that does not wait)
-fn gone(watch: &TcpStream) -> bool {
+/// Whether the client closed the connection, looking without waiting
+///
+/// A TLS connection is read through its session (a client may end it with a `close_notify`
+/// before closing, which a peek at the socket would take for data); what a client
+/// pipelines meanwhile stays buffered for the next request.
+fn gone(conn: &mut Connection) -> bool {
+    match conn.io_mut().get_mut() {
+        Io::Plain(socket) => peeks_closed(&socket.stream),
+        #[cfg(feature = "tls")]
+        Io::Tls(_) => {
+            if conn.buffered() >= h1::MAX_HEAD {
+                // A client pipelining this much waits for the response first.
+                return false;
+            }
+            conn.io_mut().get_mut().socket().glance = true;
+            let read = block_on(conn.fill());
+            conn.io_mut().get_mut().socket().glance = false;
+            match read {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+            }
+        }
+    }
+}
+
+/// Whether the client closed the socket (a peek that does not wait)
+fn peeks_closed(watch: &TcpStream) -> bool {
     if watch.set_nonblocking(true).is_err() {
         return true;
     }
@@ -659,7 +694,7 @@ fn write_open(
             Ok(Piece::Head(head)) => break head,
             Ok(piece) => unwritten.taken(&piece),
             Err(RecvTimeoutError::Timeout) => {
-                if gone(conn.io_mut().get_ref().tcp()) {
+                if gone(conn) {
                     return false;
                 }
             }
@@ -697,7 +732,7 @@ fn write_open(
             }
             Err(RecvTimeoutError::Disconnected) => then = out.closed(),
             Err(RecvTimeoutError::Timeout) => {
-                if gone(conn.io_mut().get_ref().tcp()) {
+                if gone(conn) {
                     return false;
                 }
             }

@@ -2,18 +2,21 @@
 //! both eras; a certificate that is not trusted, is for another name or has expired fails
 //! connect saying why; a root that does not parse is a bad option; a connection that never
 //! handshakes is closed by the header read deadline and holds its connection slot until
-//! then; `SSL_CERT_FILE` is honoured (in a child process)
+//! then, so is one whose head stops halfway; a client that ends its TLS session mid-stream
+//! aborts its call; `SSL_CERT_FILE` is honoured (in a child process)
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ServerConfig};
 
-use super::echo_tool;
 use super::support::certs::{Leaf, TestCa};
 use super::support::{LEGACY, text};
+use super::{echo_tool, slow_tool, wait_for};
 use crate::binding::{
     Client, ClientOptions, ConnectError, HttpOptions, HttpServerHandle, Server, TlsIdentity,
 };
@@ -234,6 +237,58 @@ fn a_head_that_stops_halfway_over_tls_is_cut_off_by_the_header_timeout() {
         let got = String::from_utf8_lossy(&got);
         // A 408 where the binding can still write one (hyper owns tokio's TLS writes)
         assert!(got.is_empty() || got.starts_with("HTTP/1.1 408"), "{got}");
+        aw!(handle.shutdown());
+    });
+}
+
+#[test]
+fn a_tls_client_that_ends_its_session_mid_stream_aborts_its_call() {
+    let ca = TestCa::new("binding suite CA");
+    let leaf = ca.leaf(&["127.0.0.1"]);
+    let aborted = Arc::new(AtomicBool::new(false));
+    let config = ServerConfig::new(Implementation::new("https-test-server", "1.0"));
+    let server = slow_tool(echo_tool(Server::builder(config)), Arc::clone(&aborted)).build();
+    rt::block_on(async {
+        let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let handle =
+            aw!(server.serve_https_with(localhost, HttpConfig::default(), identity(&leaf)))
+                .unwrap();
+        let addr = handle.local_addr();
+        let pem = ca.pem.clone();
+        // A 2026 `slow` call whose event stream opens with its first progress; then the
+        // client ends its TLS session (`close_notify`) with the socket still open.
+        let tls = aw!(rt::unblock(move || {
+            use std::io::Write;
+            let mut tls = super::support::certs::tls_connect(addr, &pem).unwrap();
+            tls.sock
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let (headers, body) = super::support::shares::modern_call(1, "slow", true);
+            let mut head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+                body.len()
+            );
+            for (name, value) in headers {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            tls.write_all(head.as_bytes()).unwrap();
+            tls.write_all(&body).unwrap();
+            tls.flush().unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !String::from_utf8_lossy(&got).contains("notifications/progress") {
+                let n = tls.read(&mut buf).expect("the event stream opens");
+                assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+                got.extend_from_slice(&buf[..n]);
+            }
+            tls.conn.send_close_notify();
+            tls.flush().unwrap();
+            tls
+        }));
+        assert!(aw!(wait_for(&aborted)), "the handler was aborted");
+        drop(tls);
         aw!(handle.shutdown());
     });
 }
