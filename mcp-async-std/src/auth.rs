@@ -6,7 +6,6 @@
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves.
 
-use async_net::TcpStream;
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
 pub use mcp_sansio_shared::auth::StoreFactory;
 pub use mcp_sansio_shared::auth::asynchronous::{
@@ -25,8 +24,9 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     asynchronous::headless(redirect_uri.into(), perform)
 }
 
-/// Performs one authorization request over plain HTTP, on its own connection; a transport
-/// failure, a malformed response or a timeout becomes [`AuthResponse::failed`]
+/// Performs one authorization request (over TLS for `https://`, with the `tls` feature), on
+/// its own connection; a transport failure, a malformed response or a timeout becomes
+/// [`AuthResponse::failed`]
 pub(crate) async fn perform(request: AuthRequest) -> AuthResponse {
     h1::within(REQUEST_TIMEOUT, fetch(request))
         .await
@@ -42,10 +42,18 @@ async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
         .ok()?
         .into_bytes();
     message.extend_from_slice(&request.body);
-    let stream = TcpStream::connect((target.host.as_str(), target.port))
-        .await
-        .ok()?;
-    let _ = stream.set_nodelay(true);
+    // `https://` trusts the platform's roots (or `SSL_CERT_FILE` / `SSL_CERT_DIR`'s)
+    #[cfg(feature = "tls")]
+    let tls = match target.tls {
+        true => Some(futures_rustls::TlsConnector::from(
+            mcp_sansio_shared::tls::client_config(&Default::default()).ok()?,
+        )),
+        false => None,
+    };
+    #[cfg(feature = "tls")]
+    let stream = crate::http_client::open(&target, tls.as_ref()).await.ok()?;
+    #[cfg(not(feature = "tls"))]
+    let stream = crate::http_client::open(&target).await.ok()?;
     let mut conn = Conn::new(stream);
     conn.send(&message).await.ok()?;
     let head = conn.read_response().await.ok()?;

@@ -7,7 +7,9 @@
 //! status or a broken stream means, resumption, the GET stream, DELETE on close) is the
 //! transport's; this file performs HTTP and reports what came back.
 
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_channel::Sender;
@@ -34,6 +36,15 @@ pub(crate) async fn connect_client(
     config: ClientConfig,
     options: &ClientOptions,
 ) -> Result<mcp_sansio_shared::client::Client<AsyncStd>, ConnectError> {
+    #[cfg(feature = "tls")]
+    let tls = match target.tls {
+        true => Some(
+            mcp_sansio_shared::tls::client_config(&options.http)
+                .map(futures_rustls::TlsConnector::from)
+                .map_err(ConnectError::Options)?,
+        ),
+        false => None,
+    };
     let (from_net, net_rx) = net_channel();
     #[cfg(feature = "auth")]
     let (transport, user_agent) =
@@ -41,7 +52,11 @@ pub(crate) async fn connect_client(
     #[cfg(not(feature = "auth"))]
     let transport = mcp_sansio::http::ClientTransport::new();
     let tasks = Tasks {
-        net: Net::new(target),
+        net: Net::new(
+            target,
+            #[cfg(feature = "tls")]
+            tls,
+        ),
         #[cfg(feature = "auth")]
         auth_tasks: Vec::new(),
         from_net,
@@ -68,19 +83,27 @@ struct Failure {
 #[derive(Clone)]
 struct Net {
     target: Arc<Target>,
-    idle: Arc<Mutex<Vec<Conn<TcpStream>>>>,
+    /// For an `https://` target
+    #[cfg(feature = "tls")]
+    tls: Option<futures_rustls::TlsConnector>,
+    idle: Arc<Mutex<Vec<Conn<Stream>>>>,
 }
 
 impl Net {
-    fn new(target: Target) -> Self {
+    fn new(
+        target: Target,
+        #[cfg(feature = "tls")] tls: Option<futures_rustls::TlsConnector>,
+    ) -> Self {
         Self {
             target: Arc::new(target),
+            #[cfg(feature = "tls")]
+            tls,
             idle: Arc::default(),
         }
     }
 
     /// An idle connection the server has not closed, or `None`
-    async fn idle(&self) -> Option<Conn<TcpStream>> {
+    async fn idle(&self) -> Option<Conn<Stream>> {
         loop {
             let mut conn = self.idle.lock().ok()?.pop()?;
             // An idle connection has nothing to read: data or the end means it is done.
@@ -91,7 +114,7 @@ impl Net {
     }
 
     /// Keeps a connection whose exchange ended cleanly for the next request
-    fn release(&self, conn: Conn<TcpStream>) {
+    fn release(&self, conn: Conn<Stream>) {
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(conn);
         }
@@ -118,7 +141,7 @@ impl Net {
             let fresh = reused.is_none();
             let conn = match reused.take() {
                 Some(conn) => conn,
-                None => match connect(&self.target).await {
+                None => match self.connect().await {
                     Ok(conn) => conn,
                     Err(error) => {
                         let _ = tx.try_send(FromNet::Failed { stream, error });
@@ -143,30 +166,117 @@ impl Net {
     }
 }
 
-/// A new connection to `target`
-async fn connect(target: &Target) -> Result<Conn<TcpStream>, String> {
-    let host = target.host.as_str();
-    let port = target.port;
-    match h1::within(CONNECT_TIMEOUT, TcpStream::connect((host, port))).await {
-        Some(Ok(stream)) => {
-            // A request goes out in one write, but must not wait for a delayed ACK either
-            let _ = stream.set_nodelay(true);
-            Ok(Conn::new(stream))
+impl Net {
+    /// A new connection to the target: TCP, then TLS for `https://`, within
+    /// [`CONNECT_TIMEOUT`]
+    async fn connect(&self) -> Result<Conn<Stream>, String> {
+        let target = &self.target;
+        let server = target.server();
+        match h1::within(CONNECT_TIMEOUT, self.open()).await {
+            Some(Ok(stream)) => Ok(Conn::new(stream)),
+            Some(Err(e)) => Err(e),
+            None => Err(format!("connecting to {server}: timed out")),
         }
-        Some(Err(e)) => Err(format!("connecting to {host}:{port}: {e}")),
-        None => Err(format!("connecting to {host}:{port}: timed out")),
+    }
+
+    async fn open(&self) -> Result<Stream, String> {
+        #[cfg(feature = "tls")]
+        return open(&self.target, self.tls.as_ref()).await;
+        #[cfg(not(feature = "tls"))]
+        open(&self.target).await
+    }
+}
+
+/// A new connection to `target`: TCP with `TCP_NODELAY`, then for `https://` a TLS session
+/// made by `tls`
+pub(crate) async fn open(
+    target: &Target,
+    #[cfg(feature = "tls")] tls: Option<&futures_rustls::TlsConnector>,
+) -> Result<Stream, String> {
+    let server = target.server();
+    let tcp = TcpStream::connect((target.host.as_str(), target.port))
+        .await
+        .map_err(|e| format!("connecting to {server}: {e}"))?;
+    // A request goes out in one write, but must not wait for a delayed ACK either
+    let _ = tcp.set_nodelay(true);
+    if !target.tls {
+        return Ok(Stream::Plain(tcp));
+    }
+    #[cfg(feature = "tls")]
+    {
+        let tls = tls.ok_or("https:// is not set up")?;
+        let name = futures_rustls::pki_types::ServerName::try_from(target.host.clone())
+            .map_err(|e| format!("{server}: {e}"))?;
+        match tls.connect(name, tcp).await {
+            Ok(session) => Ok(Stream::Tls(Box::new(session))),
+            Err(e) => Err(mcp_sansio_shared::tls::explain(&e, &server)
+                .unwrap_or_else(|| format!("TLS with {server}: {e}"))),
+        }
+    }
+    #[cfg(not(feature = "tls"))]
+    Err(format!("{server}: https:// needs the `tls` feature"))
+}
+
+/// A connection to the server: plain TCP, or TLS over it
+pub(crate) enum Stream {
+    Plain(TcpStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<futures_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl futures_lite::AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Self::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl futures_lite::AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Self::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(tcp) => Pin::new(tcp).poll_close(cx),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => Pin::new(tls.as_mut()).poll_close(cx),
+        }
     }
 }
 
 /// Sends `message` on `conn` and forwards the response to the actor; the connection back
 /// when it can carry another request
 async fn exchange(
-    mut conn: Conn<TcpStream>,
+    mut conn: Conn<Stream>,
     method: &str,
     message: &[u8],
     stream: StreamId,
     tx: &Sender<FromNet>,
-) -> Result<Option<Conn<TcpStream>>, Failure> {
+) -> Result<Option<Conn<Stream>>, Failure> {
     match h1::within(WRITE_TIMEOUT, conn.send(message)).await {
         Some(Ok(())) => {}
         Some(Err(e)) => {

@@ -83,6 +83,20 @@ async fn denied(
     }
 }
 
+/// What a TLS server accepts its connections with
+#[cfg(feature = "tls")]
+pub(crate) type Tls = futures_rustls::TlsAcceptor;
+/// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(crate) enum Tls {}
+
+/// The acceptor of an HTTPS server presenting `identity`
+#[cfg(feature = "tls")]
+pub(crate) fn tls(identity: &crate::TlsIdentity) -> Tls {
+    futures_rustls::TlsAcceptor::from(identity.server_config())
+}
+
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
 pub struct HttpServerHandle {
@@ -138,6 +152,7 @@ pub(crate) async fn serve(
     http_config: HttpConfig,
     server: &ServerCore<AsyncStd>,
     protection: Option<Protection>,
+    tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
@@ -198,8 +213,31 @@ pub(crate) async fn serve(
             let protection = protection.clone();
             let edge = Arc::clone(&edge);
             let freed = freed.clone();
+            let tls = tls.clone();
+            let peer = Peer {
+                addr: peer,
+                accepted: Instant::now(),
+            };
             smol::spawn(async move {
-                connection(stream, peer, to_actor, limit, &edge, draining, protection).await;
+                match tls {
+                    None => {
+                        connection(stream, peer, to_actor, limit, &edge, draining, protection)
+                            .await;
+                    }
+                    // The handshake is part of the first request's head: it must be done
+                    // within the header read timeout (from the accept), holding its
+                    // connection slot.
+                    #[cfg(feature = "tls")]
+                    Some(tls) => {
+                        let handshake = h1::within(edge.header_read_timeout, tls.accept(stream));
+                        if let Some(Ok(session)) = handshake.await {
+                            connection(session, peer, to_actor, limit, &edge, draining, protection)
+                                .await;
+                        }
+                    }
+                    #[cfg(not(feature = "tls"))]
+                    Some(never) => match never {},
+                }
                 let _ = freed.try_recv();
                 drop(alive);
             })
@@ -228,16 +266,16 @@ pub(crate) async fn serve(
 type ToActor = mcp_sansio_shared::http_server::ToActor<Vec<u8>>;
 type Answer = mcp_sansio_shared::http_server::Answer<Vec<u8>>;
 
-/// A connection's socket whose reads fail with `TimedOut` once its deadline passes (the
-/// deadlines the shared request reader sets)
-struct Timed {
-    stream: TcpStream,
+/// A connection's socket (TCP, or a TLS session over it) whose reads fail with `TimedOut`
+/// once its deadline passes (the deadlines the shared request reader sets)
+struct Timed<S> {
+    stream: S,
     deadline: Option<Instant>,
     timer: Option<async_io::Timer>,
 }
 
-impl Timed {
-    fn new(stream: TcpStream) -> Self {
+impl<S> Timed<S> {
+    fn new(stream: S) -> Self {
         Self {
             stream,
             deadline: None,
@@ -246,7 +284,7 @@ impl Timed {
     }
 }
 
-fn set_deadline(conn: &mut Conn<Timed>, deadline: Option<Instant>) {
+fn set_deadline<S: Io>(conn: &mut Conn<Timed<S>>, deadline: Option<Instant>) {
     let io = conn.io_mut();
     if io.deadline != deadline {
         io.deadline = deadline;
@@ -254,7 +292,12 @@ fn set_deadline(conn: &mut Conn<Timed>, deadline: Option<Instant>) {
     }
 }
 
-impl futures_lite::AsyncRead for Timed {
+/// What a connection runs over: TCP, or a TLS session over it
+trait Io: futures_lite::AsyncRead + futures_lite::AsyncWrite + Unpin + Send {}
+
+impl<S: futures_lite::AsyncRead + futures_lite::AsyncWrite + Unpin + Send> Io for S {}
+
+impl<S: Io> futures_lite::AsyncRead for Timed<S> {
     fn poll_read(
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
@@ -275,7 +318,7 @@ impl futures_lite::AsyncRead for Timed {
     }
 }
 
-impl futures_lite::AsyncWrite for Timed {
+impl<S: Io> futures_lite::AsyncWrite for Timed<S> {
     fn poll_write(
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
@@ -307,10 +350,17 @@ enum Idle {
     Late,
 }
 
+/// Where a connection comes from, and when it was accepted
+#[derive(Clone, Copy)]
+struct Peer {
+    addr: SocketAddr,
+    accepted: Instant,
+}
+
 /// Serves the requests of one connection, one after the other, until it closes
-async fn connection(
-    stream: TcpStream,
-    peer: SocketAddr,
+async fn connection<S: Io>(
+    stream: S,
+    peer: Peer,
     to_actor: Sender<ToActor>,
     limit: usize,
     edge: &HttpConfig,
@@ -318,7 +368,9 @@ async fn connection(
     protection: Option<Protection>,
 ) {
     let mut conn = Conn::new(Timed::new(stream));
-    let mut clock = ReadDeadline::accepted(Instant::now());
+    // The first head is due `header_read_timeout` after the accept, a TLS handshake included.
+    let mut clock = ReadDeadline::accepted(peer.accepted);
+    let peer = peer.addr;
     loop {
         if !conn.has_buffered() {
             // Waiting for a request: shutdown or the deadline (the first head's, or the
@@ -420,7 +472,11 @@ async fn connection(
 }
 
 /// Writes a whole response; `true` when it went out
-async fn send_whole(conn: &mut Conn<Timed>, response: &HttpResponse, close: bool) -> bool {
+async fn send_whole<S: Io>(
+    conn: &mut Conn<Timed<S>>,
+    response: &HttpResponse,
+    close: bool,
+) -> bool {
     let length = Some(response.body.len());
     let bytes = match head(response.status, &response.headers, length, close) {
         Ok(mut bytes) => {
@@ -445,7 +501,7 @@ enum Next {
 }
 
 /// The next piece of an open response, watching the connection for the client leaving
-async fn next(conn: &mut Conn<Timed>, frames: &Receiver<Piece>) -> Next {
+async fn next<S: Io>(conn: &mut Conn<Timed<S>>, frames: &Receiver<Piece>) -> Next {
     async { frames.recv().await.map_or(Next::End, Next::Piece) }
         .or(async {
             loop {
@@ -473,9 +529,9 @@ struct OpenExchange {
 impl OpenExchange {
     /// Writes the head and every piece (chunked, flushed per piece) until the actor ends
     /// the response; `true` when it ended cleanly
-    async fn stream(
+    async fn stream<S: Io>(
         &mut self,
-        conn: &mut Conn<Timed>,
+        conn: &mut Conn<Timed<S>>,
         frames: &Receiver<Piece>,
         unwritten: Unwritten,
         close: bool,

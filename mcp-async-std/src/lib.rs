@@ -111,8 +111,9 @@
 //!
 //! With the `http` feature (on by default), [`Server::serve_http`] serves Streamable HTTP at any
 //! path of an address, both wires on one URL (2025 sessions with their event streams, 2026
-//! stateless requests), and [`Client::connect_http`] connects to an `http://` endpoint with the
-//! same API as over stdio. This runs as is:
+//! stateless requests), and [`Client::connect_http`] connects to an `http://` endpoint (or an
+//! `https://` one with the `tls` feature, also on by default) with the same API as over
+//! stdio. This runs as is:
 //!
 //! ```
 //! use mcp_sansio_async_std::mcp_sansio::schema::{CallToolResult, Tool};
@@ -434,6 +435,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `http` | on | Streamable HTTP: [`Client::connect_http`], [`Server::serve_http`], `serve_http_with`, [`HttpServerHandle`] |
+//! | `tls` | on | HTTPS: `https://` URLs for [`Client::connect_http`] (`futures-rustls` over `async-net`, no tokio; the platform's roots, `SSL_CERT_FILE` / `SSL_CERT_DIR`, and [`HttpOptions::root_certificates`]; the server's certificate and name always verified), [`Server::serve_https`] / `serve_https_with` with a [`TlsIdentity`] (`futures-rustls`; the handshake within `header_read_timeout`); rustls on ring; implies `http`. Without it an `https://` URL is refused ("https:// needs the `tls` feature") |
 //! | `auth` | off | OAuth 2.1 for HTTP clients (`ClientOptions::auth`, `OAuthOptions`, `headless_user_agent`, `JwtSigner`, `DpopKey`) and protected servers (`Server::serve_http_protected`, `Protection`, `jwt_verifier`); implies `http` |
 //! | `schemars` | on | [`ServerBuilder::typed_tool`](ServerBuilder#method.typed_tool): tools whose arguments are a Rust type |
 //!
@@ -474,6 +476,8 @@ pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+#[cfg(feature = "tls")]
+pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
 #[doc(hidden)]
 pub use runtime::AsyncStd;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};

@@ -5,7 +5,7 @@
 //! a [`UserAgent`] that takes the authorization URL to the redirect (a browser opener in a
 //! desktop app; [`headless_user_agent`] in tests and the conformance client), a
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves (`ureq`,
-//! plain `http://`). On the server side, [`Protection`] applies
+//! `http://`, and `https://` with the `tls` feature). On the server side, [`Protection`] applies
 //! [`mcp_sansio::http::protected`]'s rules with a [`TokenVerifier`] that is a plain function.
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
@@ -18,15 +18,17 @@ use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, blocking};
 use mcp_sansio_shared::http::header_list;
 
 /// The agent for authorization requests: every status is the flow's to judge, redirects
-/// are never followed, and each request has a deadline
+/// are never followed, and each request has a deadline; `https://` trusts the platform's
+/// roots (with the `tls` feature)
 pub(crate) fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
+    let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .no_delay(true)
-        .timeout_global(Some(REQUEST_TIMEOUT))
-        .build()
-        .into()
+        .timeout_global(Some(REQUEST_TIMEOUT));
+    #[cfg(feature = "tls")]
+    let config = config.tls_config(crate::http_client::platform_tls());
+    config.build().into()
 }
 
 /// A user agent without a browser: GETs the authorization URL and follows redirects (up
@@ -39,7 +41,7 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     blocking::headless(redirect_uri.into(), move |request| perform(&agent, request))
 }
 
-/// Performs one authorization request over plain HTTP (blocking); a transport failure, a
+/// Performs one authorization request over HTTP (HTTPS too, with the `tls` feature; blocking); a transport failure, a
 /// timeout or an oversized body becomes [`AuthResponse::failed`]
 pub(crate) fn perform(agent: &ureq::Agent, request: AuthRequest) -> AuthResponse {
     let method = request.method.as_str();

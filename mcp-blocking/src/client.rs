@@ -173,12 +173,17 @@ impl Client {
         Self::over(reader, writer, config, options, None)
     }
 
-    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
-    /// handshake (2025) or discovery (2026); the same API as the stdio client
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`, or `https://` with
+    /// the `tls` feature) and waits for the handshake (2025) or discovery (2026); the same
+    /// API as the stdio client
     ///
     /// # Errors
-    /// [`ConnectError::Url`] for a URL that is not `http://`; [`ConnectError::Handshake`]
-    /// when the server refuses, is unreachable or speaks no common version.
+    /// [`ConnectError::Url`] for a URL that is not `http://` or `https://` (or `https://`
+    /// without the `tls` feature); [`ConnectError::Options`] for a header the transport owns
+    /// or a root certificate that does not parse; [`ConnectError::Transport`] when the server
+    /// is unreachable (a TLS failure says what the handshake refused: a certificate that is
+    /// not trusted, is for another name or has expired); [`ConnectError::Handshake`] when the
+    /// server refuses or speaks no common version.
     #[cfg(feature = "http")]
     pub fn connect_http(
         url: &str,
@@ -186,6 +191,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
+        let tls = crate::http_client::tls(&uri, &options.http).map_err(ConnectError::Options)?;
         for (name, value) in &options.http.headers {
             mcp_sansio::http::check_header(name, value)
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
@@ -196,7 +202,9 @@ impl Client {
         let net = tx.clone();
         thread::Builder::new()
             .name("mcp-http-client".into())
-            .spawn(move || crate::http_client::run(uri, session, inbox, net, options, ready_tx))
+            .spawn(move || {
+                crate::http_client::run(uri, tls, session, inbox, net, options, ready_tx)
+            })
             .map_err(|e| ConnectError::spawn("the mcp-http-client thread", e))?;
         Self::when_ready(Route::inbox(tx), &ready_rx, None)
     }

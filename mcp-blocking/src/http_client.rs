@@ -107,9 +107,61 @@ struct Actor {
     handlers: Handlers,
 }
 
+/// How the agent speaks TLS: ureq's rustls with the kernel's roots, on ring
+#[cfg(feature = "tls")]
+pub(crate) type Tls = ureq::tls::TlsConfig;
+/// Without the `tls` feature there is no TLS to configure
+#[cfg(not(feature = "tls"))]
+pub(crate) struct Tls;
+
+/// The agent's TLS configuration for `http` to reach `uri`: for `https://`, the
+/// platform's roots (or `SSL_CERT_FILE` / `SSL_CERT_DIR`'s) and those of the options,
+/// verification on, SNI, the ring provider
+///
+/// # Errors
+/// A root certificate of the options that does not parse.
+#[cfg(feature = "tls")]
+pub(crate) fn tls(
+    uri: &Uri,
+    http: &mcp_sansio_shared::http_options::HttpOptions,
+) -> Result<Tls, String> {
+    use ureq::tls::{Certificate, RootCerts, TlsConfig, TlsProvider};
+    if uri.scheme_str() != Some("https") {
+        return Ok(TlsConfig::default());
+    }
+    let roots: Vec<Certificate<'static>> = mcp_sansio_shared::tls::root_certificates(http)?
+        .iter()
+        .map(|der| Certificate::from_der(der.as_ref()).to_owned())
+        .collect();
+    Ok(TlsConfig::builder()
+        .provider(TlsProvider::Rustls)
+        .unversioned_rustls_crypto_provider(mcp_sansio_shared::tls::provider())
+        .root_certs(RootCerts::new_with_certs(&roots))
+        .use_sni(true)
+        .build())
+}
+
+/// The agent's TLS configuration trusting the platform's roots only (the OAuth agent's)
+#[cfg(all(feature = "tls", feature = "auth"))]
+pub(crate) fn platform_tls() -> Tls {
+    let https: Uri = Uri::from_static("https://localhost/");
+    let options = mcp_sansio_shared::http_options::HttpOptions::default();
+    tls(&https, &options).expect("the platform's roots are only ever skipped, never an error")
+}
+
+/// Without the `tls` feature there is no TLS to configure
+#[cfg(not(feature = "tls"))]
+pub(crate) fn tls(
+    _: &Uri,
+    _: &mcp_sansio_shared::http_options::HttpOptions,
+) -> Result<Tls, String> {
+    Ok(Tls)
+}
+
 /// Runs a client connection over Streamable HTTP until it closes (on the calling thread)
 pub(crate) fn run(
     uri: Uri,
+    tls: Tls,
     session: ClientSession,
     inbox: Receiver<Input>,
     tx: Sender<Input>,
@@ -125,8 +177,12 @@ pub(crate) fn run(
         // A fresh connection per request: an aborted response stream closes with its own
         // connection (once its pending read returns), and a server that went away is
         // noticed at once instead of through a kept-alive connection nobody serves
-        .max_idle_connections_per_host(0)
-        .build();
+        .max_idle_connections_per_host(0);
+    #[cfg(feature = "tls")]
+    let config = config.tls_config(tls);
+    #[cfg(not(feature = "tls"))]
+    let Tls = tls;
+    let config = config.build();
     #[cfg(feature = "auth")]
     let (transport, user_agent) = client_transport(
         options.auth.as_ref(),
@@ -235,7 +291,27 @@ fn perform(
     let request =
         mcp_sansio_shared::http::request(method, uri.clone(), planned.headers, planned.body)
             .map_err(|e| e.to_string())?;
-    agent.run(request).map_err(|e| e.to_string())
+    agent.run(request).map_err(|e| failure(&e, uri))
+}
+
+/// Why a request failed, in words: a TLS failure says what the handshake refused
+fn failure(error: &ureq::Error, uri: &Uri) -> String {
+    #[cfg(feature = "tls")]
+    {
+        let https = uri.scheme_str() == Some("https");
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let server = format!("{}:{port}", uri.host().unwrap_or_default());
+        let explained = match error {
+            ureq::Error::Rustls(tls) => Some(mcp_sansio_shared::tls::describe(tls, &server)),
+            ureq::Error::Io(io) => mcp_sansio_shared::tls::explain(io, &server),
+            _ => None,
+        };
+        if let Some(why) = explained {
+            return why;
+        }
+    }
+    let _ = uri;
+    error.to_string()
 }
 
 /// Reports a response's head and body pieces, until its end or until `send` says stop
@@ -280,11 +356,19 @@ fn forward(
     }
 }
 
-/// The endpoint's URI, if it is an `http://` URL with a host
+/// The endpoint's URI, if it is an `http://` URL (or `https://`, with the `tls` feature)
+/// with a host
 pub(crate) fn parse_url(url: &str) -> Result<Uri, String> {
     let uri: Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
-    if uri.scheme_str() != Some("http") || uri.host().is_none() {
-        return Err(format!("{url}: only http:// URLs are supported"));
+    if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+        return Err(format!(
+            "{url}: only http:// and https:// URLs are supported"
+        ));
+    }
+    if cfg!(not(feature = "tls")) && uri.scheme_str() == Some("https") {
+        return Err(format!(
+            "{url}: https:// needs the `tls` feature of mcp-sansio-blocking"
+        ));
     }
     Ok(uri)
 }

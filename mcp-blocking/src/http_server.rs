@@ -64,6 +64,14 @@ impl Protection {
 }
 use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
 
+/// What a TLS server starts its sessions from
+#[cfg(feature = "tls")]
+pub(crate) type Tls = Arc<rustls::ServerConfig>;
+/// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(crate) enum Tls {}
+
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
 pub struct HttpServerHandle {
@@ -144,6 +152,7 @@ pub(crate) fn serve(
     dispatch: Arc<dyn Dispatch>,
     tools: Vec<mcp_sansio::schema::Tool>,
     protection: Option<Protection>,
+    tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr)?;
     let addr = listener.local_addr()?;
@@ -195,6 +204,7 @@ pub(crate) fn serve(
                     let _ = stream.set_nodelay(true);
                     let to_actor = to_actor.clone();
                     let protection = protection.clone();
+                    let tls = tls.clone();
                     let edge = Arc::clone(&edge);
                     let stopping = Arc::clone(&stopping);
                     let slot = Slot(Arc::clone(&slots));
@@ -204,9 +214,14 @@ pub(crate) fn serve(
                             .spawn(move || {
                                 let _slot = slot;
                                 let source = Source::from_peer(peer);
-                                connection(
-                                    stream, &source, &to_actor, limit, &edge, stopping, protection,
-                                );
+                                let edge = Edge {
+                                    config: &edge,
+                                    limit,
+                                    stopping,
+                                    protection,
+                                    tls,
+                                };
+                                connection(stream, &source, &to_actor, edge);
                             });
                     if spawned.is_err() {
                         // No thread for it: the connection (and its slot) are dropped.
@@ -343,7 +358,14 @@ struct Socket {
     stream: TcpStream,
     deadline: Option<Instant>,
     stopping: Arc<AtomicBool>,
+    /// A look at what arrived: reads wait a moment at most, then fail with `WouldBlock`
+    #[cfg(feature = "tls")]
+    glance: bool,
 }
+
+/// How long a glance at a TLS connection waits for its bytes
+#[cfg(feature = "tls")]
+const GLANCE: Duration = Duration::from_millis(1);
 
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -361,13 +383,21 @@ impl Read for Socket {
                 }
                 None => TICK,
             };
+            #[cfg(feature = "tls")]
+            let wait = if self.glance { GLANCE } else { wait };
             self.stream.set_read_timeout(Some(wait))?;
             match self.stream.read(buf) {
                 Err(e)
                     if matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
+                    ) =>
+                {
+                    #[cfg(feature = "tls")]
+                    if self.glance {
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 other => return other,
             }
@@ -385,10 +415,56 @@ impl Write for Socket {
     }
 }
 
-type Connection = Conn<AssertAsync<Socket>>;
+/// A connection as the framing reads it: the socket, or a TLS session over it (whose
+/// handshake runs in the first read, under the first head's deadline)
+enum Io {
+    Plain(Socket),
+    #[cfg(feature = "tls")]
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, Socket>>),
+}
+
+impl Io {
+    fn socket(&mut self) -> &mut Socket {
+        match self {
+            Self::Plain(socket) => socket,
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.get_mut(),
+        }
+    }
+}
+
+impl Read for Io {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(socket) => socket.read(buf),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for Io {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Self::Plain(socket) => socket.write(buf),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Self::Plain(socket) => socket.flush(),
+            #[cfg(feature = "tls")]
+            Self::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
+type Connection = Conn<AssertAsync<Io>>;
 
 fn set_deadline(conn: &mut Connection, deadline: Option<Instant>) {
-    conn.io_mut().get_mut().deadline = deadline;
+    conn.io_mut().get_mut().socket().deadline = deadline;
 }
 
 /// Writes `bytes` (one write, flushed); whether they went out
@@ -396,23 +472,43 @@ fn send(conn: &mut Connection, bytes: &[u8]) -> bool {
     block_on(conn.send(bytes)).is_ok()
 }
 
-/// Serves the requests of one connection, one after the other, until it closes
-fn connection(
-    stream: TcpStream,
-    source: &Source,
-    to_actor: &Sender<Input>,
+/// What every connection of a server is served with
+struct Edge<'a> {
+    config: &'a HttpConfig,
     limit: usize,
-    edge: &HttpConfig,
     stopping: Arc<AtomicBool>,
     protection: Option<Protection>,
-) {
+    tls: Option<Tls>,
+}
+
+/// Serves the requests of one connection, one after the other, until it closes
+fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge: Edge<'_>) {
+    let Edge {
+        config: edge,
+        limit,
+        stopping,
+        protection,
+        tls,
+    } = edge;
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let socket = Socket {
         stream,
         deadline: None,
         stopping,
+        #[cfg(feature = "tls")]
+        glance: false,
     };
-    let mut conn = Conn::new(AssertAsync::new(socket));
+    let io = match tls {
+        None => Io::Plain(socket),
+        #[cfg(feature = "tls")]
+        Some(config) => match rustls::ServerConnection::new(config) {
+            Ok(session) => Io::Tls(Box::new(rustls::StreamOwned::new(session, socket))),
+            Err(_) => return,
+        },
+        #[cfg(not(feature = "tls"))]
+        Some(never) => match never {},
+    };
+    let mut conn = Conn::new(AssertAsync::new(io));
     let mut clock = ReadDeadline::accepted(Instant::now());
     loop {
         if !conn.has_buffered() {
@@ -540,8 +636,34 @@ fn queued(frames: &Receiver<Piece>, out: &mut Chunked) -> Then {
     }
 }
 
-/// Whether the client closed the connection (a peek that does not wait)
-fn gone(watch: &TcpStream) -> bool {
+/// Whether the client closed the connection, looking without waiting
+///
+/// A TLS connection is read through its session (a client may end it with a `close_notify`
+/// before closing, which a peek at the socket would take for data); what a client
+/// pipelines meanwhile stays buffered for the next request.
+fn gone(conn: &mut Connection) -> bool {
+    match conn.io_mut().get_mut() {
+        Io::Plain(socket) => peeks_closed(&socket.stream),
+        #[cfg(feature = "tls")]
+        Io::Tls(_) => {
+            if conn.buffered() >= h1::MAX_HEAD {
+                // A client pipelining this much waits for the response first.
+                return false;
+            }
+            conn.io_mut().get_mut().socket().glance = true;
+            let read = block_on(conn.fill());
+            conn.io_mut().get_mut().socket().glance = false;
+            match read {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+            }
+        }
+    }
+}
+
+/// Whether the client closed the socket (a peek that does not wait)
+fn peeks_closed(watch: &TcpStream) -> bool {
     if watch.set_nonblocking(true).is_err() {
         return true;
     }
@@ -572,7 +694,7 @@ fn write_open(
             Ok(Piece::Head(head)) => break head,
             Ok(piece) => unwritten.taken(&piece),
             Err(RecvTimeoutError::Timeout) => {
-                if gone(&conn.io_mut().get_ref().stream) {
+                if gone(conn) {
                     return false;
                 }
             }
@@ -610,7 +732,7 @@ fn write_open(
             }
             Err(RecvTimeoutError::Disconnected) => then = out.closed(),
             Err(RecvTimeoutError::Timeout) => {
-                if gone(&conn.io_mut().get_ref().stream) {
+                if gone(conn) {
                     return false;
                 }
             }

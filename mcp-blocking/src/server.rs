@@ -503,7 +503,39 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, None)
+        self.serve_http_inner(addr, config, None, None)
+    }
+
+    /// [`serve_http`](Self::serve_http) over TLS (`https://`), presenting `identity`
+    ///
+    /// The TLS handshake counts toward the connection's
+    /// [`header_read_timeout`](HttpConfig::header_read_timeout) and its connection toward
+    /// [`max_connections`](HttpConfig::max_connections), as a request head does.
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    #[cfg(feature = "tls")]
+    pub fn serve_https(
+        &self,
+        addr: SocketAddr,
+        identity: crate::TlsIdentity,
+    ) -> io::Result<HttpServerHandle> {
+        self.serve_https_with(addr, HttpConfig::default(), identity)
+    }
+
+    /// [`serve_http_with`](Self::serve_http_with) over TLS (`https://`), presenting
+    /// `identity` (see [`serve_https`](Self::serve_https))
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    #[cfg(feature = "tls")]
+    pub fn serve_https_with(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        identity: crate::TlsIdentity,
+    ) -> io::Result<HttpServerHandle> {
+        self.serve_http_inner(addr, config, None, Some(identity.server_config()))
     }
 
     /// [`serve_http_with`](Self::serve_http_with) behind OAuth: serves the Protected
@@ -520,7 +552,24 @@ impl Server {
         config: HttpConfig,
         protection: crate::auth::Protection,
     ) -> io::Result<HttpServerHandle> {
-        self.serve_http_inner(addr, config, Some(protection))
+        self.serve_http_inner(addr, config, Some(protection), None)
+    }
+
+    /// [`serve_http_protected`](Self::serve_http_protected) over TLS (`https://`),
+    /// presenting `identity` (see [`serve_https`](Self::serve_https))
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    #[cfg(all(feature = "auth", feature = "tls"))]
+    pub fn serve_https_protected(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: crate::auth::Protection,
+        identity: crate::TlsIdentity,
+    ) -> io::Result<HttpServerHandle> {
+        let tls = Some(identity.server_config());
+        self.serve_http_inner(addr, config, Some(protection), tls)
     }
 
     #[cfg(feature = "http")]
@@ -529,11 +578,20 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
         protection: Option<crate::http_server::Protection>,
+        tls: Option<crate::http_server::Tls>,
     ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let tools = self.dispatch.table.catalog().tools().cloned().collect();
         let server_config = Arc::clone(&self.config);
-        crate::http_server::serve(addr, config, server_config, dispatch, tools, protection)
+        crate::http_server::serve(
+            addr,
+            config,
+            server_config,
+            dispatch,
+            tools,
+            protection,
+            tls,
+        )
     }
 
     /// Serves one connection over this process's stdin and stdout

@@ -64,7 +64,7 @@ pub enum ConnectError {
     /// was done: a local failure, with the target and the cause
     #[error("{0}")]
     Transport(String),
-    /// The URL is not an `http://` URL
+    /// The URL is not an `http://` or `https://` URL (or `https://` without the `tls` feature)
     #[error("invalid URL: {0}")]
     Url(String),
     /// The handshake or discovery failed

@@ -490,9 +490,11 @@ pub fn reason(status: u16) -> &'static str {
     }
 }
 
-/// An `http://` URL taken apart for a request
+/// An `http://` or `https://` URL taken apart for a request
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    /// `https://`: the connection is TLS (the binding refuses it without its `tls` feature)
+    pub tls: bool,
     /// The host to connect to (without brackets for IPv6)
     pub host: String,
     pub port: u16,
@@ -503,13 +505,22 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses an absolute `http://` URL (no user info; the fragment is dropped)
+    /// Parses an absolute `http://` or `https://` URL (no user info; the fragment is
+    /// dropped)
     pub fn parse(url: &str) -> Result<Self, String> {
-        let rest = url
-            .get(..7)
-            .filter(|s| s.eq_ignore_ascii_case("http://"))
-            .map(|_| &url[7..])
-            .ok_or_else(|| format!("{url}: only http:// URLs are supported"))?;
+        let scheme = |s: &str| {
+            url.get(..s.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(s))
+        };
+        let (tls, rest) = if scheme("http://") {
+            (false, &url[7..])
+        } else if scheme("https://") {
+            (true, &url[8..])
+        } else {
+            return Err(format!(
+                "{url}: only http:// and https:// URLs are supported"
+            ));
+        };
         let rest = rest.split('#').next().unwrap_or_default();
         let end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, path) = rest.split_at(end);
@@ -528,6 +539,7 @@ impl Target {
             }
         };
         let port = match port {
+            None | Some("") if tls => 443,
             None | Some("") => 80,
             Some(port) => port
                 .parse()
@@ -552,6 +564,7 @@ impl Target {
             return Err(format!("{url}: spaces or control characters in the path"));
         }
         Ok(Self {
+            tls,
             host: host.to_owned(),
             port,
             authority: authority.to_owned(),
@@ -559,10 +572,20 @@ impl Target {
         })
     }
 
-    /// The URL again, as `http://authority/path`
+    /// The URL again, as `http://authority/path` (or `https://`)
     #[cfg(feature = "auth")]
     pub fn url(&self) -> String {
-        format!("http://{}{}", self.authority, self.path)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.authority, self.path)
+    }
+
+    /// `host:port`, for messages
+    pub fn server(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
     }
 
     /// A request head for this target, with `Host`, the fields and `Content-Length`
@@ -907,7 +930,10 @@ mod tests {
         assert_eq!((t.host.as_str(), t.port), ("::1", 9));
         let t = Target::parse("http://example.com?q").unwrap();
         assert_eq!((t.port, t.path.as_str()), (80, "/?q"));
-        assert!(Target::parse("https://a/").is_err());
+        let s = Target::parse("https://a/").unwrap();
+        assert!(s.tls && !t.tls);
+        assert_eq!((s.port, s.server().as_str()), (443, "a:443"));
+        assert!(Target::parse("ftp://a/").is_err());
         assert!(Target::parse("http://u@a/").is_err());
         assert!(Target::parse("http://a:x/").is_err());
         assert!(Target::parse("http:///x").is_err());

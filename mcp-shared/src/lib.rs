@@ -35,6 +35,8 @@
 //!   `http_client` and `http_server`: the async bindings' HTTP actors over that state;
 //!   `http_options`: how every binding's HTTP client reaches its server (headers, roots,
 //!   proxy, timeouts);
+//! - `tls` (feature `tls`): HTTPS: the rustls client configuration (the platform's roots
+//!   and the options' own, on ring), the server's `TlsIdentity`, handshake errors in words;
 //! - `auth` (feature `auth`): the OAuth client's options, the `private_key_jwt` signer, DPoP
 //!   keys, the headless user agent's redirect following, JWT verification, and the protected
 //!   server's gate.
@@ -88,6 +90,8 @@ pub mod runtime;
 pub mod server;
 #[cfg(unix)]
 pub mod stdio;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use runtime::Runtime;
 

@@ -7,8 +7,12 @@
 //! `cargo run -p mcp-sansio-tokio --example demo -- <command> [args...]` against any stdio MCP
 //! server (such as `-- npx -y @modelcontextprotocol/server-everything` or
 //! `-- python server.py`), or `-- http://127.0.0.1:PORT/mcp` against a Streamable HTTP server
-//! (such as `everything-server -- --http 127.0.0.1:PORT`). Set `MCP_ERA=legacy` to use the
-//! `initialize` handshake only, `MCP_ERA=modern` for `server/discover` only.
+//! (such as `everything-server -- --http 127.0.0.1:PORT`), `-- https://HOST:PORT/mcp` over
+//! TLS (the server's certificate must chain to a root of the platform's, or of the PEM file
+//! `SSL_CERT_FILE` names: `SSL_CERT_FILE=ca.pem cargo run ... -- https://127.0.0.1:PORT/mcp`
+//! against `everything-server -- --https 127.0.0.1:PORT chain.pem key.pem`). Set
+//! `MCP_ERA=legacy` to use the `initialize` handshake only, `MCP_ERA=modern` for
+//! `server/discover` only.
 //!
 //! Answers are shown as a person reads them (see `demo/show.rs`): text as text, images,
 //! audio, links and embedded resources as a line each, `isError` results as `error: ..`,
@@ -160,7 +164,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
     });
     let options = mcp_sansio_tokio::ClientOptions::default().input(answer_user);
-    let url = std::env::args().nth(1).filter(|a| a.starts_with("http://"));
+    let url = std::env::args()
+        .nth(1)
+        .filter(|a| a.starts_with("http://") || a.starts_with("https://"));
     let era = era_selection(config.era);
     let client = match url {
         Some(url) => {

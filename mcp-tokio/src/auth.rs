@@ -8,7 +8,6 @@
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::connect::HttpConnector;
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
 pub use mcp_sansio_shared::auth::StoreFactory;
 pub use mcp_sansio_shared::auth::asynchronous::{
@@ -18,7 +17,7 @@ pub use mcp_sansio_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
 use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
 use mcp_sansio_shared::http::header_list;
 
-type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
+use crate::http_client::Net;
 
 /// A user agent without a browser: GETs the authorization URL and follows redirects (up
 /// to 10, without sending anything but the GET) until one points at `redirect_uri`, then
@@ -27,14 +26,14 @@ type Net = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;
 pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
     let net: Net =
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build(crate::http_client::nodelay_connector());
+            .build(crate::http_client::Connector::platform());
     asynchronous::headless(redirect_uri.into(), move |request| {
         let net = net.clone();
         async move { perform(&net, request).await }
     })
 }
 
-/// Performs one authorization request over plain HTTP; a transport failure or timeout
+/// Performs one authorization request (HTTPS too, with the `tls` feature); a transport failure or timeout
 /// becomes [`AuthResponse::failed`]
 pub(crate) async fn perform(net: &Net, request: AuthRequest) -> AuthResponse {
     let body = Full::new(Bytes::from(request.body));

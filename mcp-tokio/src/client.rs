@@ -112,12 +112,17 @@ impl Client {
         Ok(inner.into())
     }
 
-    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`) and waits for the
-    /// handshake (2025) or discovery (2026); the same API as the stdio client
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/path`, or `https://` with
+    /// the `tls` feature) and waits for the handshake (2025) or discovery (2026); the same
+    /// API as the stdio client
     ///
     /// # Errors
-    /// [`ConnectError::Url`] for a URL that is not `http://`; [`ConnectError::Handshake`]
-    /// when the server refuses, is unreachable or speaks no common version.
+    /// [`ConnectError::Url`] for a URL that is not `http://` or `https://` (or `https://`
+    /// without the `tls` feature); [`ConnectError::Options`] for a header the transport owns
+    /// or a root certificate that does not parse; [`ConnectError::Transport`] when the server
+    /// is unreachable (a TLS failure says what the handshake refused: a certificate that is
+    /// not trusted, is for another name or has expired); [`ConnectError::Handshake`] when the
+    /// server refuses or speaks no common version.
     #[cfg(feature = "http")]
     pub async fn connect_http(
         url: &str,

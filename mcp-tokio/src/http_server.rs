@@ -52,6 +52,20 @@ pub(crate) use crate::auth::Protection;
 #[cfg(not(feature = "auth"))]
 pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
 
+/// What a TLS server accepts its connections with
+#[cfg(feature = "tls")]
+pub(crate) type Tls = tokio_rustls::TlsAcceptor;
+/// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(crate) enum Tls {}
+
+/// The acceptor of an HTTPS server presenting `identity`
+#[cfg(feature = "tls")]
+pub(crate) fn tls(identity: &crate::TlsIdentity) -> Tls {
+    tokio_rustls::TlsAcceptor::from(identity.server_config())
+}
+
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
 pub struct HttpServerHandle {
@@ -95,6 +109,7 @@ pub(crate) async fn serve(
     http_config: HttpConfig,
     server: &ServerCore<Tokio>,
     protection: Option<Protection>,
+    tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
@@ -134,11 +149,6 @@ pub(crate) async fn serve(
             };
             let _ = stream.set_nodelay(true);
             let watch = Arc::new(Watch::new(Instant::now()));
-            let stream = Arc::new(stream);
-            let io = WatchedIo {
-                stream: Arc::clone(&stream),
-                watch: Arc::clone(&watch),
-            };
             let to_actor = to_actor.clone();
             let protection = protection.clone();
             let service = {
@@ -156,13 +166,28 @@ pub(crate) async fn serve(
                     exchange(req, ctx)
                 })
             };
+            let watcher = graceful.watcher();
+            let edge = Arc::clone(&edge);
+            #[cfg(feature = "tls")]
+            if let Some(tls) = &tls {
+                let tls = tls.clone();
+                tokio::spawn(serve_tls(tls, stream, watch, service, watcher, edge, slot));
+                continue;
+            }
+            #[cfg(not(feature = "tls"))]
+            if let Some(tls) = &tls {
+                match *tls {}
+            }
+            let stream = Arc::new(stream);
+            let io = WatchedIo {
+                stream: Arc::clone(&stream),
+                watch: Arc::clone(&watch),
+            };
             let conn = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(io), service);
-            let conn = graceful.watch(conn);
-            let edge = Arc::clone(&edge);
             tokio::spawn(async move {
                 tokio::select! {
-                    _ = conn => {}
+                    _ = watcher.watch(conn) => {}
                     expiry = watch.expired(&edge) => {
                         if let Some(status) = expiry.status() {
                             // Nothing else is being written in the head phase.
@@ -184,6 +209,100 @@ pub(crate) async fn serve(
         stop: Some(stop),
         task,
     })
+}
+
+/// Serves one HTTPS connection: the TLS handshake, then HTTP over it, holding `slot`
+///
+/// The handshake is part of the first request's head: it must be done by the connection's
+/// header read deadline, or the connection closes. A deadline that passes later closes the
+/// connection too (without the 408 a plain connection gets: hyper owns the TLS session's
+/// writes).
+#[cfg(feature = "tls")]
+async fn serve_tls<S>(
+    tls: Tls,
+    stream: TcpStream,
+    watch: Arc<Watch>,
+    service: S,
+    watcher: hyper_util::server::graceful::Watcher,
+    edge: Arc<HttpConfig>,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) where
+    S: hyper::service::HttpService<Incoming, ResBody = ResponseBody> + Send + 'static,
+    S::Future: Send,
+{
+    let session = tokio::select! {
+        session = tls.accept(stream) => session.ok(),
+        _ = watch.expired(&edge) => None,
+    };
+    if let Some(session) = session {
+        let io = WatchedTls {
+            session,
+            watch: Arc::clone(&watch),
+        };
+        let conn =
+            hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(io), service);
+        tokio::select! {
+            _ = watcher.watch(conn) => {}
+            _ = watch.expired(&edge) => {}
+        }
+    }
+    drop(slot);
+}
+
+/// A TLS connection as hyper reads and writes it: as [`WatchedIo`], every read that brings
+/// the first bytes of a request to an idle connection starts its head deadline
+#[cfg(feature = "tls")]
+struct WatchedTls {
+    session: tokio_rustls::server::TlsStream<TcpStream>,
+    watch: Arc<Watch>,
+}
+
+#[cfg(feature = "tls")]
+impl AsyncRead for WatchedTls {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.session).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            this.watch.update(|d| d.head_started(Instant::now()));
+        }
+        read
+    }
+}
+
+#[cfg(feature = "tls")]
+impl AsyncWrite for WatchedTls {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().session).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().session).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.session.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().session).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().session).poll_shutdown(cx)
+    }
 }
 
 /// The response to a request that came too late, closing the connection

@@ -404,6 +404,40 @@
 //! # fn main() {}
 //! ```
 //!
+//! # Connecting to an HTTPS server
+//!
+//! An `https://` URL is served over TLS (the `tls` feature, on by default): the server's
+//! certificate must chain to a root the platform trusts (on Linux the system bundle, or the
+//! PEM file or directory `SSL_CERT_FILE` / `SSL_CERT_DIR` name) or one given in
+//! [`HttpOptions::root_certificates`]; its name is checked against the URL's host. There is
+//! no option to turn verification off. An API key the server issued goes on every request as
+//! a header:
+//!
+//! ```no_run
+//! use mcp_sansio::{ClientConfig, Implementation};
+//! use mcp_sansio_tokio::{Client, ClientOptions, HttpOptions};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//! let options = ClientOptions::default()
+//!     .header("Authorization", "Bearer KEY")
+//!     // A private CA, besides the platform's roots (optional)
+//!     .http(HttpOptions::default().root_certificates_pem(std::fs::read("ca.pem")?));
+//! let client = Client::connect_http("https://mcp.example.com/mcp", config, options).await?;
+//! for tool in client.list_tools().await? {
+//!     println!("{}", tool.name);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A certificate that is not trusted, is for another name or has expired fails
+//! `connect_http` with a [`ConnectError`] that says so ("TLS: the server's certificate is not
+//! trusted (UnknownIssuer) for mcp.example.com:443: ..."). A server serves HTTPS with
+//! `Server::serve_https(addr, TlsIdentity::from_pem(&chain_pem, &key_pem)?)`; the TLS
+//! handshake counts toward [`HttpConfig::header_read_timeout`](mcp_sansio::http::HttpConfig)
+//! and its connection toward `max_connections`.
+//!
 //! A server becomes an OAuth
 //! protected resource with `Server::serve_http_protected(addr, config, Protection::new(rules,
 //! verifier))`: it serves the Protected Resource Metadata and answers requests without a valid
@@ -415,6 +449,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `http` | on | Streamable HTTP: [`Client::connect_http`], [`Server::serve_http`], `serve_http_with`, [`HttpServerHandle`] (hyper) |
+//! | `tls` | on | HTTPS: `https://` URLs for [`Client::connect_http`] (the platform's roots, `SSL_CERT_FILE` / `SSL_CERT_DIR`, and [`HttpOptions::root_certificates`]), [`Server::serve_https`] / `serve_https_with` with a [`TlsIdentity`] (rustls on ring, `tokio-rustls`); implies `http`. Without it an `https://` URL is refused ("https:// needs the `tls` feature") |
 //! | `auth` | off | OAuth 2.1 for HTTP clients (`ClientOptions::auth`, `OAuthOptions`, `headless_user_agent`, `JwtSigner`, `DpopKey`) and protected servers (`Server::serve_http_protected`, `Protection`, `jwt_verifier`); implies `http` |
 //! | `schemars` | on | [`ServerBuilder::typed_tool`](ServerBuilder#method.typed_tool): tools whose arguments are a Rust type |
 //!
@@ -427,10 +462,11 @@
 //!
 //! - `everything-server/`: a server with a few of everything (tools with progress, input and
 //!   tasks, a resource, a template, a prompt): `cargo run -p mcp-sansio-tokio --example
-//!   everything-server` speaks on stdio, `-- --http 127.0.0.1:3000` serves Streamable HTTP, and
+//!   everything-server` speaks on stdio, `-- --http 127.0.0.1:3000` serves Streamable HTTP,
+//!   `-- --https 127.0.0.1:3443 chain.pem key.pem` the same over TLS, and
 //!   `--conformance` adds the fixtures of the official conformance suite, which it passes;
 //! - `demo.rs`: a client that starts a server as a child process (or connects to an `http://`
-//!   URL) and walks through a session, printing what happens;
+//!   or `https://` URL) and walks through a session, printing what happens;
 //! - `everything-client.rs` (`auth`): the conformance suite's client, OAuth scenarios included;
 //! - `jwt-protected-server.rs` (`auth`): a server that accepts JWT bearer tokens only.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -456,6 +492,8 @@ pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+#[cfg(feature = "tls")]
+pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
 #[doc(hidden)]
 pub use runtime::Tokio;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};

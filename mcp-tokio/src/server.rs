@@ -232,7 +232,41 @@ impl Server {
         addr: SocketAddr,
         config: HttpConfig,
     ) -> io::Result<HttpServerHandle> {
-        crate::http_server::serve(addr, config, &self.core, None).await
+        crate::http_server::serve(addr, config, &self.core, None, None).await
+    }
+
+    /// [`serve_http`](Self::serve_http) over TLS (`https://`), presenting `identity`
+    ///
+    /// The TLS handshake counts toward the connection's
+    /// [`header_read_timeout`](HttpConfig::header_read_timeout) and its connection toward
+    /// [`max_connections`](HttpConfig::max_connections), as a request head does.
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    #[cfg(feature = "tls")]
+    pub async fn serve_https(
+        &self,
+        addr: SocketAddr,
+        identity: crate::TlsIdentity,
+    ) -> io::Result<HttpServerHandle> {
+        self.serve_https_with(addr, HttpConfig::default(), identity)
+            .await
+    }
+
+    /// [`serve_http_with`](Self::serve_http_with) over TLS (`https://`), presenting
+    /// `identity` (see [`serve_https`](Self::serve_https))
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    #[cfg(feature = "tls")]
+    pub async fn serve_https_with(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        identity: crate::TlsIdentity,
+    ) -> io::Result<HttpServerHandle> {
+        let tls = Some(crate::http_server::tls(&identity));
+        crate::http_server::serve(addr, config, &self.core, None, tls).await
     }
 
     /// [`serve_http_with`](Self::serve_http_with) as an OAuth-protected resource: the
@@ -248,7 +282,24 @@ impl Server {
         config: HttpConfig,
         protection: crate::auth::Protection,
     ) -> io::Result<HttpServerHandle> {
-        crate::http_server::serve(addr, config, &self.core, Some(protection)).await
+        crate::http_server::serve(addr, config, &self.core, Some(protection), None).await
+    }
+
+    /// [`serve_http_protected`](Self::serve_http_protected) over TLS (`https://`),
+    /// presenting `identity` (see [`serve_https`](Self::serve_https))
+    ///
+    /// # Errors
+    /// Binding the socket failed.
+    #[cfg(all(feature = "auth", feature = "tls"))]
+    pub async fn serve_https_protected(
+        &self,
+        addr: SocketAddr,
+        config: HttpConfig,
+        protection: crate::auth::Protection,
+        identity: crate::TlsIdentity,
+    ) -> io::Result<HttpServerHandle> {
+        let tls = Some(crate::http_server::tls(&identity));
+        crate::http_server::serve(addr, config, &self.core, Some(protection), tls).await
     }
 
     /// Serves one connection over this process's stdin and stdout

@@ -230,3 +230,23 @@ fn a_call_times_out_over_http_and_the_session_goes_on() {
         aw!(handle.shutdown());
     });
 }
+
+/// Without the `tls` feature an `https://` URL is refused before connecting, saying why
+#[cfg(not(feature = "tls"))]
+#[test]
+fn https_without_the_tls_feature_is_refused_saying_why() {
+    let config = ClientConfig::new(Implementation::new("http-test-client", "1.0"));
+    let outcome = rt::block_on(async {
+        aw!(Client::connect_http(
+            "https://127.0.0.1:9/mcp",
+            config,
+            ClientOptions::default()
+        ))
+    });
+    match outcome {
+        Err(crate::binding::ConnectError::Url(why)) => {
+            assert!(why.contains("https:// needs the `tls` feature"), "{why}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}

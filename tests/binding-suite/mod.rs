@@ -30,6 +30,8 @@ mod headers;
 mod hostile;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "tls")]
+mod https;
 mod input;
 mod logging;
 #[cfg(feature = "auth")]

@@ -147,6 +147,34 @@ pub fn everything_http_server(binary: &std::path::Path) -> (ServerProcess, Strin
     (server, url)
 }
 
+/// Starts one of our everything-servers at `https://127.0.0.1:<free port>/mcp`, presenting
+/// the certificate chain and key of the PEM files `chain` and `key`, and waits until it
+/// says where it serves
+///
+/// # Panics
+/// If the server does not start or print its URL within 20 s.
+pub fn everything_https_server(
+    binary: &std::path::Path,
+    chain: &std::path::Path,
+    key: &std::path::Path,
+) -> (ServerProcess, String) {
+    let mut command = Command::new(binary);
+    command
+        .arg("--https")
+        .arg("127.0.0.1:0")
+        .arg(chain)
+        .arg(key);
+    let server = ServerProcess::start(command);
+    let line = server.wait_for_line("serving MCP at ", Duration::from_secs(20));
+    let url = line
+        .split("serving MCP at ")
+        .nth(1)
+        .expect("the URL follows")
+        .trim()
+        .to_owned();
+    (server, url)
+}
+
 /// Asserts the scenario of `py_client.py` and `ts_client.mjs` against one of our
 /// everything-servers, which calls itself `server_name`
 ///

@@ -4,7 +4,8 @@
 //! `cargo run -p mcp-sansio-blocking --example everything-server-blocking` and speak MCP on stdin/stdout,
 //! or let a client start it as a child process. With
 //! `-- --http 127.0.0.1:PORT` it serves Streamable HTTP at `http://127.0.0.1:PORT/mcp`
-//! instead (any path works) until it is interrupted.
+//! instead (any path works); `-- --https 127.0.0.1:PORT CHAIN.pem KEY.pem` serves it over
+//! TLS at `https://127.0.0.1:PORT/mcp`, presenting that certificate chain and key, until it is interrupted.
 //!
 //! `--conformance` adds the fixtures of the official conformance suite (see
 //! `conformance.rs`): `--conformance --http 127.0.0.1:PORT` is the server its server legs
@@ -99,10 +100,25 @@ fn main() {
             // Serves until the process is interrupted or killed
             handle.wait();
         }
+        #[cfg(feature = "tls")]
+        (Some("--https"), addr) => {
+            let usage = "--https takes an address such as 127.0.0.1:3443, then the certificate \
+                         chain and the private key files (PEM)";
+            let addr: std::net::SocketAddr = addr.as_deref().expect(usage).parse().expect(usage);
+            let (chain, key) = (args.next().expect(usage), args.next().expect(usage));
+            let read = |path: &str| std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let identity = mcp_sansio_blocking::TlsIdentity::from_pem(&read(&chain), &read(&key))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let handle = server
+                .serve_https(addr, identity)
+                .expect("the address binds");
+            eprintln!("serving MCP at https://{}/mcp", handle.local_addr());
+            handle.wait();
+        }
         (None, _) => server.serve_stdio(),
         (Some(other), _) => {
             eprintln!(
-                "usage: everything-server [--conformance] [--http 127.0.0.1:PORT]  (unknown: {other})"
+                "usage: everything-server [--conformance] [--http 127.0.0.1:PORT | --https 127.0.0.1:PORT CHAIN.pem KEY.pem]  (unknown: {other})"
             );
             std::process::exit(2);
         }

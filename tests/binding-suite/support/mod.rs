@@ -6,6 +6,8 @@
 
 #![allow(dead_code)] // each binding's test crates use the parts they need
 
+#[cfg(feature = "tls")]
+pub(crate) mod certs;
 #[cfg(feature = "http")]
 pub(crate) mod hostile;
 #[cfg(feature = "auth")]

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use futures_lite::FutureExt;
 use mcp_sansio::schema::method::{CallTool, Method};
 use mcp_sansio::{CallError, RequestOptions};
-use mcp_sansio_async_std::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
+use mcp_sansio_async_std::{
+    CallWatch, Client, ClientError, ClientOptions, HttpOptions, InputHandler,
+};
 use serde_json::json;
 
 use crate::common::{
@@ -31,6 +33,10 @@ async fn connect(case: &Case) -> Client {
             Client::spawn_with(async_process::Command::new(binary), config, options).await
         }
         Target::Http(url) => Client::connect_http(url, config, options).await,
+        Target::Https { url, ca } => {
+            let roots = HttpOptions::default().root_certificates_pem(ca.clone());
+            Client::connect_http(url, config, options.http(roots)).await
+        }
     };
     connected.unwrap_or_else(|e| panic!("connecting to {:?} failed: {e}", case.target))
 }

@@ -4,7 +4,9 @@ use std::sync::{Arc, mpsc};
 
 use mcp_sansio::schema::method::{CallTool, Method};
 use mcp_sansio::{CallError, RequestOptions};
-use mcp_sansio_blocking::{CallWatch, Client, ClientError, ClientOptions, InputHandler};
+use mcp_sansio_blocking::{
+    CallWatch, Client, ClientError, ClientOptions, HttpOptions, InputHandler,
+};
 use serde_json::json;
 
 use crate::common::{
@@ -30,6 +32,10 @@ fn connect(case: &Case) -> Client {
             Client::spawn_with(std::process::Command::new(binary), config, options)
         }
         Target::Http(url) => Client::connect_http(url, config, options),
+        Target::Https { url, ca } => {
+            let roots = HttpOptions::default().root_certificates_pem(ca.clone());
+            Client::connect_http(url, config, options.http(roots))
+        }
     };
     connected.unwrap_or_else(|e| panic!("connecting to {:?} failed: {e}", case.target))
 }

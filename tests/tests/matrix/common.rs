@@ -6,8 +6,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use mcp_interop::{
-    ServerProcess, TEST_DEADLINE, everything_http_server, everything_server,
-    everything_server_async_std, everything_server_blocking,
+    ServerProcess, TEST_DEADLINE, everything_http_server, everything_https_server,
+    everything_server, everything_server_async_std, everything_server_blocking,
 };
 use mcp_sansio::schema::{
     CallToolResult, GetPromptResult, InputRequests, InputResponses, ReadResourceResult,
@@ -53,6 +53,9 @@ pub(crate) enum Transport {
     Stdio,
     /// The test starts the server with `--http 127.0.0.1:0`; the client connects to its URL
     Http,
+    /// The test makes a CA and a certificate for 127.0.0.1, starts the server with `--https
+    /// 127.0.0.1:0 chain.pem key.pem`; the client connects to its URL trusting the CA
+    Https,
 }
 
 /// The protocol era the client insists on (no `Auto`: each cell pins its era)
@@ -87,6 +90,8 @@ pub(crate) enum Target {
     Stdio(PathBuf),
     /// Connect to this Streamable HTTP URL
     Http(String),
+    /// Connect to this `https://` URL, trusting the CA of this PEM
+    Https { url: String, ca: String },
 }
 
 /// One cell of the matrix, as a client scenario sees it
@@ -381,6 +386,12 @@ pub(crate) fn run(
             let (process, url) = everything_http_server(&server.binary());
             (Target::Http(url), Some(process))
         }
+        Transport::Https => {
+            let pki = Pki::new();
+            let (process, url) = everything_https_server(&server.binary(), &pki.chain, &pki.key);
+            let ca = pki.ca.clone();
+            (Target::Https { url, ca }, Some(process))
+        }
     };
     let (done, finished) = mpsc::channel();
     let runner = std::thread::spawn(move || {
@@ -403,4 +414,46 @@ pub(crate) fn run(
     };
     drop(http_server);
     assert_summary(&summary, server, era);
+}
+
+/// A test CA and a server certificate it signed for 127.0.0.1, the chain and key written to
+/// files for the server (removed when dropped)
+struct Pki {
+    ca: String,
+    chain: PathBuf,
+    key: PathBuf,
+}
+
+impl Pki {
+    fn new() -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = std::env::temp_dir();
+        let stem = format!("mcp-matrix-{}-{n}", std::process::id());
+        let chain = dir.join(format!("{stem}-chain.pem"));
+        let key_file = dir.join(format!("{stem}-key.pem"));
+        std::fs::write(&chain, format!("{}{}", leaf.pem(), ca.pem())).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        Self {
+            ca: ca.pem(),
+            chain,
+            key: key_file,
+        }
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.chain);
+        let _ = std::fs::remove_file(&self.key);
+    }
 }

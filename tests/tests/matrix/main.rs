@@ -1,9 +1,11 @@
 //! The interop matrix: every binding's client against every binding's everything-server,
-//! over stdio and Streamable HTTP, in both eras
+//! over stdio, Streamable HTTP and Streamable HTTP over TLS, in both eras
 //!
 //! 3 clients (mcp-sansio-tokio, mcp-sansio-async-std, mcp-sansio-blocking) × 3 servers (`everything-server`,
-//! `everything-server-async-std`, `everything-server-blocking`) × 2 transports × 2 eras
-//! (2025-11-25 `initialize`, 2026-07-28 `server/discover`) = 36 tests, each its own named
+//! `everything-server-async-std`, `everything-server-blocking`) × 3 transports (stdio,
+//! `http`, `https`: a CA and a certificate for 127.0.0.1 made by the test, the CA passed to
+//! the client as `HttpOptions::root_certificates`) × 2 eras
+//! (2025-11-25 `initialize`, 2026-07-28 `server/discover`) = 54 tests, each its own named
 //! test: `<client>_client::<server>_server::<transport>::<era>`, for example
 //! `tokio_client::blocking_server::http::modern`. Filter with any part of the path
 //! (`cargo test -p mcp-interop --test matrix -- --include-ignored blocking_server::http`).
@@ -44,6 +46,7 @@ macro_rules! matrix {
         mod $server {
             matrix!(@transport $scenario, $binding, stdio, Stdio);
             matrix!(@transport $scenario, $binding, http, Http);
+            matrix!(@transport $scenario, $binding, https, Https);
         }
     };
     (@transport $scenario:path, $binding:ident, $transport:ident, $kind:ident) => {
