@@ -474,6 +474,96 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A test CA and a server certificate it signed for 127.0.0.1, the chain and key written to
+/// files for the server (removed when dropped)
+pub struct Pki {
+    /// The CA certificate (PEM), for the clients to trust
+    pub ca: String,
+    /// The server's chain (PEM file)
+    pub chain: PathBuf,
+    /// The server's key (PEM file)
+    pub key: PathBuf,
+}
+
+impl Pki {
+    /// A fresh CA and certificate
+    ///
+    /// # Panics
+    /// When the files cannot be written.
+    #[must_use]
+    pub fn new() -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = std::env::temp_dir();
+        let stem = format!("mcp-interop-{}-{n}", std::process::id());
+        let chain = dir.join(format!("{stem}-chain.pem"));
+        let key_file = dir.join(format!("{stem}-key.pem"));
+        std::fs::write(&chain, format!("{}{}", leaf.pem(), ca.pem())).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        Self {
+            ca: ca.pem(),
+            chain,
+            key: key_file,
+        }
+    }
+}
+
+impl Default for Pki {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.chain);
+        let _ = std::fs::remove_file(&self.key);
+    }
+}
+
+/// The Python SDK's `MCPServer` (`tests/peers/py_server.py`) over Streamable HTTP on a free
+/// loopback port, under uvicorn with TLS when `tls` is given; returns the running process
+/// (killed when dropped) and its URL, once it accepts connections
+///
+/// # Panics
+/// When it does not start.
+#[must_use]
+pub fn python_http_server(tls: Option<&Pki>) -> (ServerProcess, String) {
+    let port = free_port();
+    let mut command = Command::new(python());
+    command.arg(peer_script("py_server.py"));
+    match tls {
+        Some(pki) => {
+            command
+                .arg("--https")
+                .arg(port.to_string())
+                .arg(&pki.chain)
+                .arg(&pki.key);
+        }
+        None => {
+            command.arg("--http").arg(port.to_string());
+        }
+    }
+    let server = ServerProcess::start(command);
+    for _ in 0..400 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    (server, format!("{scheme}://127.0.0.1:{port}/mcp"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,32 +19,19 @@ async fn scenario(era: EraMode, version: ProtocolVersion) {
     checks(client, version).await;
 }
 
-/// The same scenario over Streamable HTTP: the Python server listens on a free loopback port
-async fn http_scenario(era: EraMode, version: ProtocolVersion) {
-    let port = mcp_interop::free_port();
-    let mut command = std::process::Command::new(python());
-    command
-        .arg(peer_script("py_server.py"))
-        .args(["--http", &port.to_string()]);
-    let _server = mcp_interop::ServerProcess::start(command);
-    // Wait until it accepts connections.
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+/// The same scenario over Streamable HTTP (`tls`: HTTPS, under uvicorn with TLS, trusting the
+/// test CA through `HttpOptions::root_certificates`)
+async fn http_scenario(era: EraMode, version: ProtocolVersion, tls: bool) {
+    let pki = tls.then(mcp_interop::Pki::new);
+    let (_server, url) = mcp_interop::python_http_server(pki.as_ref());
+    let mut options = mcp_sansio_tokio::ClientOptions::default();
+    if let Some(pki) = &pki {
+        options = options
+            .http(mcp_sansio_tokio::HttpOptions::default().root_certificates_pem(pki.ca.clone()));
     }
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let client = mcp_sansio_tokio::Client::connect_http(
-        &url,
-        crate::common::config(era),
-        Default::default(),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"));
+    let client = mcp_sansio_tokio::Client::connect_http(&url, crate::common::config(era), options)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"));
     checks(client, version).await;
 }
 
@@ -130,11 +117,33 @@ async fn our_client_legacy_to_python_server() {
 #[tokio::test]
 #[ignore = "needs the interop peers: run scripts/test-all"]
 async fn our_http_client_auto_to_python_server() {
-    within_deadline(http_scenario(EraMode::Auto, ProtocolVersion::V2026_07_28)).await;
+    within_deadline(http_scenario(
+        EraMode::Auto,
+        ProtocolVersion::V2026_07_28,
+        false,
+    ))
+    .await;
 }
 
 #[tokio::test]
 #[ignore = "needs the interop peers: run scripts/test-all"]
 async fn our_http_client_legacy_to_python_server() {
-    within_deadline(http_scenario(LEGACY, ProtocolVersion::V2025_11_25)).await;
+    within_deadline(http_scenario(LEGACY, ProtocolVersion::V2025_11_25, false)).await;
+}
+
+#[tokio::test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+async fn our_https_client_auto_to_python_server_under_uvicorn_tls() {
+    within_deadline(http_scenario(
+        EraMode::Auto,
+        ProtocolVersion::V2026_07_28,
+        true,
+    ))
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+async fn our_https_client_legacy_to_python_server_under_uvicorn_tls() {
+    within_deadline(http_scenario(LEGACY, ProtocolVersion::V2025_11_25, true)).await;
 }

@@ -60,20 +60,6 @@ pub(crate) async fn connect_http(url: &str, era: EraMode) -> Client {
         .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"))
 }
 
-/// Waits until something accepts connections on 127.0.0.1:`port` (10 seconds at most)
-pub(crate) async fn wait_for_port(port: u16) {
-    for _ in 0..200 {
-        if async_net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        async_io::Timer::after(Duration::from_millis(50)).await;
-    }
-    panic!("nothing listens on 127.0.0.1:{port}");
-}
-
 /// A JSON object from a `json!` literal
 pub(crate) fn args(v: Value) -> Map<String, Value> {
     match v {

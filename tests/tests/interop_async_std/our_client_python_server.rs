@@ -20,16 +20,19 @@ async fn scenario(era: EraMode, version: ProtocolVersion) {
 }
 
 /// The same scenario over Streamable HTTP: the Python server listens on a free loopback port
-async fn http_scenario(era: EraMode, version: ProtocolVersion) {
-    let port = mcp_interop::free_port();
-    let mut command = std::process::Command::new(python());
-    command
-        .arg(peer_script("py_server.py"))
-        .args(["--http", &port.to_string()]);
-    let _server = mcp_interop::ServerProcess::start(command);
-    crate::common::wait_for_port(port).await;
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let client = crate::common::connect_http(&url, era).await;
+async fn http_scenario(era: EraMode, version: ProtocolVersion, tls: bool) {
+    let pki = tls.then(mcp_interop::Pki::new);
+    let (_server, url) = mcp_interop::python_http_server(pki.as_ref());
+    let mut options = mcp_sansio_async_std::ClientOptions::default();
+    if let Some(pki) = &pki {
+        options = options.http(
+            mcp_sansio_async_std::HttpOptions::default().root_certificates_pem(pki.ca.clone()),
+        );
+    }
+    let config = crate::common::config(era);
+    let client = mcp_sansio_async_std::Client::connect_http(&url, config, options)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"));
     checks(client, version).await;
 }
 
@@ -115,11 +118,31 @@ fn our_client_legacy_to_python_server() {
 #[test]
 #[ignore = "needs the interop peers: run scripts/test-all"]
 fn our_http_client_auto_to_python_server() {
-    within_deadline(http_scenario(EraMode::Auto, ProtocolVersion::V2026_07_28));
+    within_deadline(http_scenario(
+        EraMode::Auto,
+        ProtocolVersion::V2026_07_28,
+        false,
+    ));
 }
 
 #[test]
 #[ignore = "needs the interop peers: run scripts/test-all"]
 fn our_http_client_legacy_to_python_server() {
-    within_deadline(http_scenario(LEGACY, ProtocolVersion::V2025_11_25));
+    within_deadline(http_scenario(LEGACY, ProtocolVersion::V2025_11_25, false));
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn our_https_client_auto_to_python_server_under_uvicorn_tls() {
+    within_deadline(http_scenario(
+        EraMode::Auto,
+        ProtocolVersion::V2026_07_28,
+        true,
+    ));
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn our_https_client_legacy_to_python_server_under_uvicorn_tls() {
+    within_deadline(http_scenario(LEGACY, ProtocolVersion::V2025_11_25, true));
 }

@@ -387,7 +387,7 @@ pub(crate) fn run(
             (Target::Http(url), Some(process))
         }
         Transport::Https => {
-            let pki = Pki::new();
+            let pki = mcp_interop::Pki::new();
             let (process, url) = everything_https_server(&server.binary(), &pki.chain, &pki.key);
             let ca = pki.ca.clone();
             (Target::Https { url, ca }, Some(process))
@@ -414,46 +414,4 @@ pub(crate) fn run(
     };
     drop(http_server);
     assert_summary(&summary, server, era);
-}
-
-/// A test CA and a server certificate it signed for 127.0.0.1, the chain and key written to
-/// files for the server (removed when dropped)
-struct Pki {
-    ca: String,
-    chain: PathBuf,
-    key: PathBuf,
-}
-
-impl Pki {
-    fn new() -> Self {
-        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-        let key = KeyPair::generate().unwrap();
-        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
-            .unwrap()
-            .signed_by(&key, &ca)
-            .unwrap();
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir = std::env::temp_dir();
-        let stem = format!("mcp-matrix-{}-{n}", std::process::id());
-        let chain = dir.join(format!("{stem}-chain.pem"));
-        let key_file = dir.join(format!("{stem}-key.pem"));
-        std::fs::write(&chain, format!("{}{}", leaf.pem(), ca.pem())).unwrap();
-        std::fs::write(&key_file, key.serialize_pem()).unwrap();
-        Self {
-            ca: ca.pem(),
-            chain,
-            key: key_file,
-        }
-    }
-}
-
-impl Drop for Pki {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.chain);
-        let _ = std::fs::remove_file(&self.key);
-    }
 }

@@ -2,7 +2,6 @@
 //! stdio and Streamable HTTP
 
 use std::process::Command;
-use std::time::Duration;
 
 use mcp_interop::{peer_script, python};
 use mcp_sansio::schema::{GetPromptParams, ResourceContents};
@@ -10,9 +9,7 @@ use mcp_sansio::{EraMode, ProtocolVersion};
 use mcp_sansio_blocking::Client;
 use serde_json::json;
 
-use super::{
-    assert_unknown_tool_fails, call_with_progress, connect, connect_http, within_deadline,
-};
+use super::{assert_unknown_tool_fails, call_with_progress, connect, within_deadline};
 use crate::common::{LEGACY, args, assert_progress, texts};
 
 fn scenario(era: EraMode, version: ProtocolVersion) {
@@ -21,23 +18,18 @@ fn scenario(era: EraMode, version: ProtocolVersion) {
     checks(&connect(command, era), version);
 }
 
-fn http_scenario(era: EraMode, version: ProtocolVersion) {
-    let port = mcp_interop::free_port();
-    let mut command = Command::new(python());
-    command
-        .arg(peer_script("py_server.py"))
-        .args(["--http", &port.to_string()]);
-    let _server = mcp_interop::ServerProcess::start(command);
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+fn http_scenario(era: EraMode, version: ProtocolVersion, tls: bool) {
+    let pki = tls.then(mcp_interop::Pki::new);
+    let (_server, url) = mcp_interop::python_http_server(pki.as_ref());
+    let mut options = mcp_sansio_blocking::ClientOptions::default();
+    if let Some(pki) = &pki {
+        options = options.http(
+            mcp_sansio_blocking::HttpOptions::default().root_certificates_pem(pki.ca.clone()),
+        );
     }
-    checks(
-        &connect_http(&format!("http://127.0.0.1:{port}/mcp"), era),
-        version,
-    );
+    let client = Client::connect_http(&url, crate::common::config(era), options)
+        .unwrap_or_else(|e| panic!("connecting to {url} failed: {e}"));
+    checks(&client, version);
 }
 
 fn checks(client: &Client, version: ProtocolVersion) {
@@ -115,11 +107,23 @@ fn blocking_client_legacy_to_python_server() {
 #[test]
 #[ignore = "needs the interop peers: run scripts/test-all"]
 fn blocking_http_client_auto_to_python_server() {
-    within_deadline(|| http_scenario(EraMode::Auto, ProtocolVersion::V2026_07_28));
+    within_deadline(|| http_scenario(EraMode::Auto, ProtocolVersion::V2026_07_28, false));
 }
 
 #[test]
 #[ignore = "needs the interop peers: run scripts/test-all"]
 fn blocking_http_client_legacy_to_python_server() {
-    within_deadline(|| http_scenario(LEGACY, ProtocolVersion::V2025_11_25));
+    within_deadline(|| http_scenario(LEGACY, ProtocolVersion::V2025_11_25, false));
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn blocking_https_client_auto_to_python_server_under_uvicorn_tls() {
+    within_deadline(|| http_scenario(EraMode::Auto, ProtocolVersion::V2026_07_28, true));
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn blocking_https_client_legacy_to_python_server_under_uvicorn_tls() {
+    within_deadline(|| http_scenario(LEGACY, ProtocolVersion::V2025_11_25, true));
 }
