@@ -492,15 +492,20 @@ impl Pki {
     /// When the files cannot be written.
     #[must_use]
     pub fn new() -> Self {
-        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        // Distinct names: with rcgen's one default name for both, OpenSSL takes the leaf
+        // for self-signed.
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "mcp-interop test CA");
         let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
         let key = KeyPair::generate().unwrap();
-        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
-            .unwrap()
-            .signed_by(&key, &ca)
-            .unwrap();
+        let mut leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+        leaf.distinguished_name
+            .push(DnType::CommonName, "127.0.0.1");
+        let leaf = leaf.signed_by(&key, &ca).unwrap();
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let dir = std::env::temp_dir();

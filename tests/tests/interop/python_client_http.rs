@@ -20,6 +20,29 @@ fn python_http_client(mode: &str, version: &str) {
     let (_server, url) = our_http_server();
     let mut command = Command::new(python());
     command.arg(peer_script("py_client.py")).arg(mode).arg(&url);
+    run_python_client(command, version);
+}
+
+/// The official Python SDK's client over HTTPS to our everything-server (`--https`, a
+/// certificate of a test CA), trusting the CA through `SSL_CERT_FILE`
+fn python_https_client(mode: &str, version: &str) {
+    let pki = mcp_interop::Pki::new();
+    let (_server, url) =
+        mcp_interop::everything_https_server(&everything_server(), &pki.chain, &pki.key);
+    assert!(url.starts_with("https://"), "{url}");
+    let ca = pki.chain.with_extension("ca.pem");
+    std::fs::write(&ca, &pki.ca).unwrap();
+    let mut command = Command::new(python());
+    command
+        .arg(peer_script("py_client.py"))
+        .arg(mode)
+        .arg(&url)
+        .env("SSL_CERT_FILE", &ca);
+    run_python_client(command, version);
+    let _ = std::fs::remove_file(&ca);
+}
+
+fn run_python_client(command: Command, version: &str) {
     let output = run_peer(command, TEST_DEADLINE);
     let summary = output.summary();
     assert!(
@@ -46,4 +69,16 @@ fn python_client_modern_to_our_http_server() {
 #[ignore = "needs the interop peers: run scripts/test-all"]
 fn python_client_auto_to_our_http_server() {
     python_http_client("auto", "2026-07-28");
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_legacy_to_our_https_server() {
+    python_https_client("legacy", "2025-11-25");
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_modern_to_our_https_server() {
+    python_https_client("modern", "2026-07-28");
 }
