@@ -187,7 +187,8 @@ impl ClientOptions {
         self
     }
 
-    /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts)
+    /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts);
+    /// replaces the HTTP options set so far, so call [`header`](Self::header) after it
     #[cfg(feature = "http")]
     pub fn http(mut self, http: mcp_sansio_shared::http_options::HttpOptions) -> Self {
         self.http = http;

@@ -192,7 +192,8 @@ impl<R: Runtime> ClientOptions<R> {
         self
     }
 
-    /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts)
+    /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts);
+    /// replaces the HTTP options set so far, so call [`header`](Self::header) after it
     #[cfg(feature = "http")]
     pub fn http(mut self, http: crate::http_options::HttpOptions) -> Self {
         self.http = http;
