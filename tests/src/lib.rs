@@ -136,6 +136,11 @@ pub fn everything_server_async_std() -> PathBuf {
 pub fn everything_http_server(binary: &std::path::Path) -> (ServerProcess, String) {
     let mut command = Command::new(binary);
     command.args(["--http", "127.0.0.1:0"]);
+    serving(command)
+}
+
+/// Starts `command`, one of our everything-servers, and waits until it says where it serves
+fn serving(command: Command) -> (ServerProcess, String) {
     let server = ServerProcess::start(command);
     let line = server.wait_for_line("serving MCP at ", Duration::from_secs(20));
     let url = line
@@ -164,15 +169,7 @@ pub fn everything_https_server(
         .arg("127.0.0.1:0")
         .arg(chain)
         .arg(key);
-    let server = ServerProcess::start(command);
-    let line = server.wait_for_line("serving MCP at ", Duration::from_secs(20));
-    let url = line
-        .split("serving MCP at ")
-        .nth(1)
-        .expect("the URL follows")
-        .trim()
-        .to_owned();
-    (server, url)
+    serving(command)
 }
 
 /// Asserts the scenario of `py_client.py` and `ts_client.mjs` against one of our
