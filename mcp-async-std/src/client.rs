@@ -136,7 +136,7 @@ impl Client {
                 "{url}: https:// needs the `tls` feature of mcp-sansio-async-std"
             )));
         }
-        let inner = crate::http_client::connect_client(target, config, &options).await?;
+        let inner = crate::http_client::connect_client(url, target, config, &options).await?;
         Ok(inner.into())
     }
 

@@ -192,6 +192,8 @@ impl Client {
     ) -> Result<Self, ConnectError> {
         let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
         let tls = crate::http_client::tls(&uri, &options.http).map_err(ConnectError::Options)?;
+        let proxy =
+            crate::http_client::proxy(&uri, &options.http).map_err(ConnectError::Options)?;
         for (name, value) in &options.http.headers {
             mcp_sansio::http::check_header(name, value)
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
@@ -203,7 +205,7 @@ impl Client {
         thread::Builder::new()
             .name("mcp-http-client".into())
             .spawn(move || {
-                crate::http_client::run(uri, tls, session, inbox, net, options, ready_tx)
+                crate::http_client::run(uri, tls, proxy, session, inbox, net, options, ready_tx)
             })
             .map_err(|e| ConnectError::spawn("the mcp-http-client thread", e))?;
         Self::when_ready(Route::inbox(tx), &ready_rx, None)

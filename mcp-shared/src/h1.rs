@@ -579,6 +579,13 @@ impl Target {
         format!("{scheme}://{}{}", self.authority, self.path)
     }
 
+    /// The URL as `http://authority/path` (or `https://`): a request's target in the
+    /// absolute form a forward proxy takes
+    pub fn absolute(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.authority, self.path)
+    }
+
     /// `host:port`, for messages
     pub fn server(&self) -> String {
         if self.host.contains(':') {
