@@ -37,7 +37,7 @@ pub fn seconds(limit: Duration) -> String {
     let ms = limit.as_millis();
     if ms < 1000 {
         format!("{ms} ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{} s", limit.as_secs_f64())

@@ -86,6 +86,14 @@ impl Connector {
         })
     }
 
+    /// This connector for `url` (named in its errors), through `proxy`, within `limit`
+    fn reaching(mut self, url: &str, proxy: Option<ProxyTarget>, limit: Duration) -> Self {
+        self.url = Arc::from(url);
+        self.proxy = proxy;
+        self.connect_timeout = limit;
+        self
+    }
+
     /// Opens a connection for `uri`, without the time limit
     async fn open(self, uri: hyper::Uri, url: String) -> io::Result<Stream> {
         let https = uri.scheme_str() == Some("https");
@@ -357,12 +365,7 @@ pub(crate) async fn connect(
         .as_ref()
         .filter(|_| scheme == "http")
         .and_then(|p| p.authorization.clone());
-    let connector = Connector {
-        url: Arc::from(url),
-        proxy,
-        connect_timeout: options.http.connect_timeout,
-        ..connector
-    };
+    let connector = connector.reaching(url, proxy, options.http.connect_timeout);
     let (from_net, net_rx) = net_channel();
     #[cfg(feature = "auth")]
     let (transport, user_agent) =
