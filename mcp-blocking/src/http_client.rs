@@ -177,8 +177,8 @@ pub(crate) fn proxy(
         .map_err(|e| e.to_string())
 }
 
-/// `proxy` as ureq's: an HTTP proxy (ureq tunnels through it with `CONNECT` for both
-/// schemes), its credentials those of our resolution
+/// `proxy` as ureq's for an `https://` server (ureq tunnels through it with `CONNECT`), its
+/// credentials those of our resolution
 fn ureq_proxy(proxy: &ProxyTarget) -> Result<ureq::Proxy, String> {
     let mut builder = ureq::Proxy::builder(ureq::ProxyProtocol::Http)
         .host(&proxy.host)
@@ -214,6 +214,7 @@ pub(crate) fn run(
     options: ClientOptions,
     ready: Ready,
 ) {
+    let https = uri.scheme_str() == Some("https");
     let config = ureq::Agent::config_builder()
         // Every status is the transport's to judge
         .http_status_as_error(false)
@@ -225,7 +226,9 @@ pub(crate) fn run(
         // noticed at once instead of through a kept-alive connection nobody serves
         .max_idle_connections_per_host(0)
         // Our resolution of the proxy is the one rule: ureq must not read the environment.
-        .proxy(match proxy.as_ref().map(ureq_proxy) {
+        // For `https://` ureq tunnels with `CONNECT`; `http://` goes in absolute form
+        // through `proxy_form`.
+        .proxy(match proxy.as_ref().filter(|_| https).map(ureq_proxy) {
             Some(Ok(proxy)) => Some(proxy),
             Some(Err(e)) => {
                 let _ = ready.send(Err(mcp_sansio::CloseReason::Handshake(e)));
@@ -242,6 +245,10 @@ pub(crate) fn run(
     #[cfg(not(feature = "tls"))]
     let Tls = tls;
     let config = config.build();
+    let agent: ureq::Agent = match proxy.as_ref().filter(|_| !https) {
+        Some(proxy) => crate::proxy_form::agent(config, &uri, proxy),
+        None => config.into(),
+    };
     #[cfg(feature = "auth")]
     let (transport, user_agent) = client_transport(
         options.auth.as_ref(),
@@ -258,7 +265,6 @@ pub(crate) fn run(
             return;
         }
     };
-    let https = uri.scheme_str() == Some("https");
     let reach = Reach {
         url: uri.to_string(),
         server: format!(
@@ -271,7 +277,7 @@ pub(crate) fn run(
         request_timeout: options.http.request_timeout,
     };
     let threads = Threads {
-        agent: config.into(),
+        agent,
         uri,
         reach: Arc::new(reach),
         inbox: tx.clone(),

@@ -19,9 +19,6 @@ use serde_json::{Map, Value};
 
 use crate::binding::{CallWatch, CancelHandle, Client, ClientError, InputHandler};
 
-/// Whether a plain `http://` request through a proxy goes through a `CONNECT` tunnel (requests go to the proxy in absolute form)
-pub(crate) const PLAIN_HTTP_PROXIED_BY_CONNECT: bool = false;
-
 /// The outcome of a call: `aw!(client.list_tools())` is `client.list_tools().await` here,
 /// the blocking call itself in the blocking dialect
 macro_rules! aw {

@@ -17,9 +17,6 @@ use serde_json::{Map, Value, json};
 
 use crate::binding::{CallWatch, CancelHandle, Client, ClientError, InputHandler, PendingCall};
 
-/// Whether a plain `http://` request through a proxy goes through a `CONNECT` tunnel (ureq tunnels through a proxy with `CONNECT` for `http://` too)
-pub(crate) const PLAIN_HTTP_PROXIED_BY_CONNECT: bool = true;
-
 /// The outcome of a call: the blocking call itself (`.await` in the async dialect)
 macro_rules! aw {
     ($call:expr) => {
