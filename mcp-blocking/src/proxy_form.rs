@@ -109,20 +109,6 @@ fn rewrite(bytes: &[u8], origin: &str, authorization: Option<&str>) -> Option<Ve
     Some(out)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_request_line_takes_the_absolute_form_and_the_credentials() {
-        let head = b"POST /mcp?x=1 HTTP/1.1\r\nhost: 127.0.0.1:9\r\n\r\n{}";
-        let out = super::rewrite(head, "http://127.0.0.1:9", Some("Basic YTpi")).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "POST http://127.0.0.1:9/mcp?x=1 HTTP/1.1\r\nProxy-Authorization: Basic YTpi\r\n\
-             host: 127.0.0.1:9\r\n\r\n{}"
-        );
-    }
-}
-
 impl Transport for Rewriting {
     fn buffers(&mut self) -> &mut dyn Buffers {
         self.inner.buffers()
@@ -156,5 +142,19 @@ impl Transport for Rewriting {
 
     fn is_open(&mut self) -> bool {
         self.inner.is_open()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_request_line_takes_the_absolute_form_and_the_credentials() {
+        let head = b"POST /mcp?x=1 HTTP/1.1\r\nhost: 127.0.0.1:9\r\n\r\n{}";
+        let out = super::rewrite(head, "http://127.0.0.1:9", Some("Basic YTpi")).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "POST http://127.0.0.1:9/mcp?x=1 HTTP/1.1\r\nProxy-Authorization: Basic YTpi\r\n\
+             host: 127.0.0.1:9\r\n\r\n{}"
+        );
     }
 }
