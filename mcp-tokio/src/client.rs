@@ -116,7 +116,7 @@ impl Client {
     /// the `tls` feature) and waits for the handshake (2025) or discovery (2026); the same
     /// API as the stdio client
     ///
-    /// `options.http` says how: [`HttpOptions::proxy`](crate::HttpOptions::proxy) (by
+    /// `options.http` says how: `HttpOptions::proxy` (by
     /// default `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host;
     /// `https://` tunnels through the proxy with `CONNECT`, `http://` requests go to it in
     /// absolute form, with `Proxy-Authorization` from the proxy URL's user and password),
