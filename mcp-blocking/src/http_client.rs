@@ -247,7 +247,7 @@ pub(crate) fn run(
     let config = config.build();
     let agent: ureq::Agent = match proxy.as_ref().filter(|_| !https) {
         Some(proxy) => crate::proxy_form::agent(config, &uri, proxy),
-        None => config.into(),
+        None => crate::proxy_form::naming_agent(config),
     };
     #[cfg(feature = "auth")]
     let (transport, user_agent) = client_transport(
@@ -396,6 +396,9 @@ fn failure(error: &ureq::Error, reach: &Reach) -> String {
         }
         (ureq::Error::Timeout(Timeout::RecvResponse), _) => {
             net_error::no_response_head(url, reach.request_timeout)
+        }
+        (ureq::Error::Other(e), _) if net_error::worded(e.as_ref()).is_some() => {
+            net_error::worded(e.as_ref()).unwrap_or_default()
         }
         (ureq::Error::HostNotFound, Some(proxy)) => {
             net_error::could_not_resolve(&proxy.host, &"host not found")

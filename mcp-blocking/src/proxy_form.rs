@@ -2,16 +2,18 @@
 //! `CONNECT`, so for an `http://` server this agent resolves the proxy's address in place of
 //! the server's, connects there with ureq's own TCP connector, and rewrites each request's
 //! line into the absolute form a proxy takes (`POST http://host:port/mcp HTTP/1.1`), with
-//! the proxy's `Proxy-Authorization` after it
+//! the proxy's `Proxy-Authorization` after it; and every agent's resolver, which words its
+//! failures
 
 use std::fmt;
 
 use mcp_sansio_shared::http_options::ProxyTarget;
+use mcp_sansio_shared::net_error::{self, Worded};
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, NextTimeout, TcpConnector, Transport,
+    Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, TcpConnector, Transport,
 };
 
 /// An agent for `uri` (`http://`) that sends every request to `proxy` in absolute form
@@ -32,21 +34,37 @@ pub(crate) fn agent(config: Config, uri: &Uri, proxy: &ProxyTarget) -> ureq::Age
     let proxy_uri: Uri = format!("http://{host}:{}/", proxy.port)
         .parse()
         .unwrap_or_else(|_| Uri::from_static("http://0.0.0.0/"));
-    ureq::Agent::with_parts(config, connector, ToProxy(proxy_uri))
+    ureq::Agent::with_parts(config, connector, Naming(Some(proxy_uri)))
 }
 
-/// Resolves the proxy's address whatever the request's URI
-#[derive(Debug)]
-struct ToProxy(Uri);
+/// An agent whose failures to resolve a name say which (`could not resolve HOST: ..`)
+pub(crate) fn naming_agent(config: Config) -> ureq::Agent {
+    ureq::Agent::with_parts(config, DefaultConnector::new(), Naming(None))
+}
 
-impl Resolver for ToProxy {
+/// ureq's resolver, for the request's URI (or this one: the proxy's, whatever the request's
+/// URI), its failures worded ([`Worded`] in [`ureq::Error::Other`])
+#[derive(Debug)]
+struct Naming(Option<Uri>);
+
+impl Resolver for Naming {
     fn resolve(
         &self,
-        _: &Uri,
+        uri: &Uri,
         config: &Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        DefaultResolver::default().resolve(&self.0, config, timeout)
+        let uri = self.0.as_ref().unwrap_or(uri);
+        let host = uri.host().unwrap_or_default();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let worded = |cause: &dyn fmt::Display| {
+            ureq::Error::Other(Box::new(Worded(net_error::could_not_resolve(host, cause))))
+        };
+        match DefaultResolver::default().resolve(uri, config, timeout) {
+            Err(ureq::Error::Io(e)) => Err(worded(&e)),
+            Err(ureq::Error::HostNotFound) => Err(worded(&"host not found")),
+            other => other,
+        }
     }
 }
 

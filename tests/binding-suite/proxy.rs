@@ -5,8 +5,9 @@
 //! (a request never answered); a closed port's error is one sentence naming the URL and the
 //! OS's cause, the same in every era mode
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ServerConfig};
@@ -227,5 +228,79 @@ fn a_closed_port_fails_connect_naming_the_url_and_the_cause_in_every_era_mode() 
                 "{era:?}"
             );
         }
+    });
+}
+
+/// A fake proxy that records each request head it reads and answers 407
+fn recording_proxy() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://ada:s%3Acret@{}", listener.local_addr().unwrap());
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&heads);
+    std::thread::spawn(move || {
+        for tcp in listener.incoming() {
+            let Ok(mut tcp) = tcp else { return };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && matches!(tcp.read(&mut byte), Ok(1)) {
+                head.push(byte[0]);
+            }
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&head).into_owned());
+            let _ = tcp.write_all(
+                b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    (url, heads)
+}
+
+#[test]
+fn the_proxy_urls_credentials_go_as_proxy_authorization() {
+    let (proxy, heads) = recording_proxy();
+    let target = format!("127.0.0.1:{}", free_port());
+    let mut urls = vec![format!("http://{target}/mcp")];
+    if cfg!(feature = "tls") {
+        urls.push(format!("https://{target}/mcp"));
+    }
+    rt::block_on(async {
+        for url in &urls {
+            let http = HttpOptions::default().proxy(Proxy::Url(proxy.clone()));
+            let _ = failure(aw!(connect(url, EraMode::Modern, http)));
+        }
+    });
+    let heads = heads.lock().unwrap().clone();
+    // "ada:s:cret" in base64
+    let credentials = "proxy-authorization: basic YWRhOnM6Y3JldA==".to_ascii_lowercase();
+    let plain = heads
+        .iter()
+        .find(|h| h.starts_with(&format!("POST {} HTTP/1.1\r\n", urls[0])))
+        .unwrap_or_else(|| panic!("no absolute-form POST in {heads:?}"));
+    assert!(plain.to_ascii_lowercase().contains(&credentials), "{plain}");
+    if let Some(https) = urls.get(1) {
+        let _ = https;
+        let tunnel = heads
+            .iter()
+            .find(|h| h.starts_with(&format!("CONNECT {target} HTTP/1.1\r\n")))
+            .unwrap_or_else(|| panic!("no CONNECT in {heads:?}"));
+        assert!(
+            tunnel.to_ascii_lowercase().contains(&credentials),
+            "{tunnel}"
+        );
+    }
+}
+
+#[test]
+fn an_unresolvable_host_fails_connect_saying_so() {
+    rt::block_on(async {
+        let url = "http://no-such-host.invalid/mcp";
+        let http = HttpOptions::default().connect_timeout(Duration::from_secs(5));
+        let why = failure(aw!(connect(url, EraMode::Modern, http)));
+        assert!(
+            why.starts_with("could not resolve no-such-host.invalid: ")
+                || why == format!("connecting to {url} timed out after 5 s"),
+            "{why}"
+        );
     });
 }
