@@ -294,7 +294,7 @@ pub(crate) async fn open(
     let mut tcp = match proxy {
         Some(proxy) => {
             tcp(&proxy.host, proxy.port, |e| {
-                net_error::proxy_unreachable(&proxy.url, url, e)
+                net_error::proxy_unreachable(proxy, url, e)
             })
             .await?
         }

@@ -424,7 +424,7 @@ fn failure(error: &ureq::Error, reach: &Reach) -> String {
             }
         }
         (ureq::Error::Io(io), proxy) if connect_failure(io) => match proxy {
-            Some(proxy) => net_error::proxy_unreachable(&proxy.url, url, io),
+            Some(proxy) => net_error::proxy_unreachable(proxy, url, io),
             None => net_error::could_not_connect(url, io),
         },
         _ => error.to_string(),

@@ -12,9 +12,19 @@ pub fn could_not_connect(url: &str, cause: &dyn std::fmt::Display) -> String {
     format!("could not connect to {url}: {cause}")
 }
 
-/// `could not connect to the proxy PROXY (for URL): CAUSE`
-pub fn proxy_unreachable(proxy: &str, url: &str, cause: &dyn std::fmt::Display) -> String {
-    format!("could not connect to the proxy {proxy} (for {url}): {cause}")
+/// `could not connect to the proxy HOST:PORT for URL: CAUSE` (Python's words too)
+pub fn proxy_unreachable(
+    proxy: &crate::http_options::ProxyTarget,
+    url: &str,
+    cause: &dyn std::fmt::Display,
+) -> String {
+    let (host, port) = (&proxy.host, proxy.port);
+    let authority = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    format!("could not connect to the proxy {authority} for {url}: {cause}")
 }
 
 /// `could not resolve HOST: CAUSE`

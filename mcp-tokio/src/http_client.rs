@@ -111,7 +111,7 @@ impl Connector {
         let stream = match &self.proxy {
             Some(proxy) => {
                 tcp(&proxy.host, proxy.port, |e| {
-                    net_error::proxy_unreachable(&proxy.url, &url, e)
+                    net_error::proxy_unreachable(proxy, &url, e)
                 })
                 .await?
             }
