@@ -51,9 +51,13 @@ async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
         false => None,
     };
     #[cfg(feature = "tls")]
-    let stream = crate::http_client::open(&target, tls.as_ref()).await.ok()?;
+    let stream = crate::http_client::open(&target, None, &request.url, tls.as_ref())
+        .await
+        .ok()?;
     #[cfg(not(feature = "tls"))]
-    let stream = crate::http_client::open(&target).await.ok()?;
+    let stream = crate::http_client::open(&target, None, &request.url)
+        .await
+        .ok()?;
     let mut conn = Conn::new(stream);
     conn.send(&message).await.ok()?;
     let head = conn.read_response().await.ok()?;

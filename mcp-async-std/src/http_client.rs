@@ -21,6 +21,8 @@ use mcp_sansio_shared::http::Requests;
 #[cfg(feature = "auth")]
 use mcp_sansio_shared::http::client_transport;
 use mcp_sansio_shared::http_client::net_channel;
+use mcp_sansio_shared::http_options::ProxyTarget;
+use mcp_sansio_shared::net_error;
 use smol::Task;
 
 use crate::client::ConnectError;
@@ -32,6 +34,7 @@ type FromNet = mcp_sansio_shared::http::FromNet<Vec<u8>>;
 
 /// Connects to `target` and waits for the handshake or discovery
 pub(crate) async fn connect_client(
+    url: &str,
     target: Target,
     config: ClientConfig,
     options: &ClientOptions,
@@ -45,6 +48,12 @@ pub(crate) async fn connect_client(
         ),
         false => None,
     };
+    let scheme = if target.tls { "https" } else { "http" };
+    let proxy = options
+        .http
+        .proxy
+        .for_target(scheme, &target.host)
+        .map_err(|e| ConnectError::Options(e.to_string()))?;
     let (from_net, net_rx) = net_channel();
     #[cfg(feature = "auth")]
     let (transport, user_agent) =
@@ -54,6 +63,12 @@ pub(crate) async fn connect_client(
     let tasks = Tasks {
         net: Net::new(
             target,
+            Reach {
+                url: url.to_owned(),
+                proxy,
+                connect_timeout: options.http.connect_timeout,
+                request_timeout: options.http.request_timeout,
+            },
             #[cfg(feature = "tls")]
             tls,
         ),
@@ -66,8 +81,18 @@ pub(crate) async fn connect_client(
     mcp_sansio_shared::http_client::connect(config, transport, tasks, net_rx, options).await
 }
 
-/// How long connecting may take
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How the connections reach the server, and the time limits on the way
+struct Reach {
+    /// The endpoint's URL, for messages
+    url: String,
+    /// The forward proxy, if the options name one for this URL
+    proxy: Option<ProxyTarget>,
+    /// TCP, the proxy tunnel and TLS
+    connect_timeout: Duration,
+    /// From a request's last byte sent to its response head
+    request_timeout: Duration,
+}
+
 /// How long writing a request may take
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -83,6 +108,7 @@ struct Failure {
 #[derive(Clone)]
 struct Net {
     target: Arc<Target>,
+    reach: Arc<Reach>,
     /// For an `https://` target
     #[cfg(feature = "tls")]
     tls: Option<futures_rustls::TlsConnector>,
@@ -92,10 +118,12 @@ struct Net {
 impl Net {
     fn new(
         target: Target,
+        reach: Reach,
         #[cfg(feature = "tls")] tls: Option<futures_rustls::TlsConnector>,
     ) -> Self {
         Self {
             target: Arc::new(target),
+            reach: Arc::new(reach),
             #[cfg(feature = "tls")]
             tls,
             idle: Arc::default(),
@@ -124,10 +152,21 @@ impl Net {
     async fn perform(self, planned: HttpRequest, tx: Sender<FromNet>) {
         let stream = planned.stream;
         let method = planned.method.as_str();
+        // Plain HTTP through a proxy: the absolute form, and the proxy's credentials
+        let proxied = self.reach.proxy.as_ref().filter(|_| !self.target.tls);
+        let mut headers = planned.headers.clone();
+        if let Some(authorization) = proxied.and_then(|p| p.authorization.clone()) {
+            headers.push(("Proxy-Authorization".into(), authorization));
+        }
         let head = match self
             .target
-            .head(method, &planned.headers, planned.body.len(), false)
+            .head(method, &headers, planned.body.len(), false)
         {
+            Ok(head) if proxied.is_some() => {
+                let origin = format!("{method} {} ", self.target.path);
+                let absolute = format!("{method} {} ", self.target.absolute());
+                head.replacen(&origin, &absolute, 1)
+            }
             Ok(head) => head,
             Err(error) => {
                 let _ = tx.try_send(FromNet::Failed { stream, error });
@@ -149,7 +188,7 @@ impl Net {
                     }
                 },
             };
-            match exchange(conn, method, &message, stream, &tx).await {
+            match exchange(conn, method, &message, stream, &tx, &self.reach).await {
                 Ok(Some(conn)) => {
                     self.release(conn);
                     return;
@@ -167,43 +206,113 @@ impl Net {
 }
 
 impl Net {
-    /// A new connection to the target: TCP, then TLS for `https://`, within
-    /// [`CONNECT_TIMEOUT`]
+    /// A new connection to the target: TCP (to the proxy, if any), the proxy's tunnel and
+    /// TLS for `https://`, within the connect timeout
     async fn connect(&self) -> Result<Conn<Stream>, String> {
-        let target = &self.target;
-        let server = target.server();
-        match h1::within(CONNECT_TIMEOUT, self.open()).await {
+        let reach = &self.reach;
+        let limit = reach.connect_timeout;
+        match h1::within(limit, self.open()).await {
             Some(Ok(stream)) => Ok(Conn::new(stream)),
             Some(Err(e)) => Err(e),
-            None => Err(format!("connecting to {server}: timed out")),
+            None => Err(net_error::connect_timed_out(&reach.url, limit)),
         }
     }
 
     async fn open(&self) -> Result<Stream, String> {
+        let (proxy, url) = (self.reach.proxy.as_ref(), self.reach.url.as_str());
         #[cfg(feature = "tls")]
-        return open(&self.target, self.tls.as_ref()).await;
+        return open(&self.target, proxy, url, self.tls.as_ref()).await;
         #[cfg(not(feature = "tls"))]
-        open(&self.target).await
+        open(&self.target, proxy, url).await
     }
 }
 
-/// A new connection to `target`: TCP with `TCP_NODELAY`, then for `https://` a TLS session
-/// made by `tls`
+/// A TCP connection to `host:port` with `TCP_NODELAY`, trying each of its addresses; a
+/// failure worded by `refused` (given the OS's cause), or `could not resolve HOST`
+async fn tcp(
+    host: &str,
+    port: u16,
+    refused: impl Fn(&dyn std::fmt::Display) -> String,
+) -> Result<TcpStream, String> {
+    let addrs = async_net::resolve((host, port))
+        .await
+        .map_err(|e| net_error::could_not_resolve(host, &e))?;
+    let mut last = None;
+    for addr in addrs {
+        match TcpStream::connect(addr).await {
+            Ok(tcp) => {
+                // A request goes out in one write, but must not wait for a delayed ACK either
+                let _ = tcp.set_nodelay(true);
+                return Ok(tcp);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let e = last.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no address"));
+    Err(refused(&e))
+}
+
+/// Opens a `CONNECT` tunnel to `authority` through `proxy` on `tcp`
+#[cfg(feature = "tls")]
+async fn tunnel(tcp: &mut TcpStream, proxy: &ProxyTarget, authority: &str) -> Result<(), String> {
+    use futures_lite::{AsyncReadExt, AsyncWriteExt};
+    let request = mcp_sansio_shared::tunnel::connect_request(authority, proxy);
+    tcp.write_all(&request)
+        .await
+        .map_err(|e| format!("the proxy {}: {e}", proxy.url))?;
+    // Byte by byte: nothing after the reply's head may be taken from the target's bytes.
+    let mut reply = Vec::new();
+    loop {
+        let mut byte = [0u8; 1];
+        let n = tcp
+            .read(&mut byte)
+            .await
+            .map_err(|e| format!("the proxy {}: {e}", proxy.url))?;
+        if n == 0 {
+            return Err(mcp_sansio_shared::tunnel::closed(proxy, authority));
+        }
+        reply.push(byte[0]);
+        if (reply.ends_with(b"\r\n\r\n") || reply.ends_with(b"\n\n"))
+            && mcp_sansio_shared::tunnel::read_reply(&reply, proxy, authority)?.is_some()
+        {
+            return Ok(());
+        }
+    }
+}
+
+/// A new connection to `target` (through `proxy`, if any; `url` names it in errors): TCP
+/// with `TCP_NODELAY`, then for `https://` the proxy's tunnel and a TLS session made by
+/// `tls`
 pub(crate) async fn open(
     target: &Target,
+    proxy: Option<&ProxyTarget>,
+    url: &str,
     #[cfg(feature = "tls")] tls: Option<&futures_rustls::TlsConnector>,
 ) -> Result<Stream, String> {
     let server = target.server();
-    let tcp = TcpStream::connect((target.host.as_str(), target.port))
-        .await
-        .map_err(|e| format!("connecting to {server}: {e}"))?;
-    // A request goes out in one write, but must not wait for a delayed ACK either
-    let _ = tcp.set_nodelay(true);
+    #[cfg_attr(not(feature = "tls"), allow(unused_mut))]
+    let mut tcp = match proxy {
+        Some(proxy) => {
+            tcp(&proxy.host, proxy.port, |e| {
+                net_error::proxy_unreachable(proxy, url, e)
+            })
+            .await?
+        }
+        None => {
+            tcp(&target.host, target.port, |e| {
+                net_error::could_not_connect(url, e)
+            })
+            .await?
+        }
+    };
     if !target.tls {
         return Ok(Stream::Plain(tcp));
     }
     #[cfg(feature = "tls")]
     {
+        if let Some(proxy) = proxy {
+            tunnel(&mut tcp, proxy, &server).await?;
+        }
         let tls = tls.ok_or("https:// is not set up")?;
         let name = futures_rustls::pki_types::ServerName::try_from(target.host.clone())
             .map_err(|e| format!("{server}: {e}"))?;
@@ -276,6 +385,7 @@ async fn exchange(
     message: &[u8],
     stream: StreamId,
     tx: &Sender<FromNet>,
+    reach: &Reach,
 ) -> Result<Option<Conn<Stream>>, Failure> {
     match h1::within(WRITE_TIMEOUT, conn.send(message)).await {
         Some(Ok(())) => {}
@@ -292,11 +402,18 @@ async fn exchange(
             });
         }
     }
-    // No time limit: the server may hold a response until the result is ready, and the
-    // transport cancels what it gives up on by dropping this task.
-    let head = match conn.read_response().await {
-        Ok(head) => head,
-        Err(e) => {
+    // Within the request timeout; the body then has no time limit (the transport cancels
+    // what it gives up on by dropping this task).
+    let limit = reach.request_timeout;
+    let head = match h1::within(limit, conn.read_response()).await {
+        Some(Ok(head)) => head,
+        None => {
+            return Err(Failure {
+                error: net_error::no_response_head(&reach.url, limit),
+                retry: false,
+            });
+        }
+        Some(Err(e)) => {
             let retry = matches!(&e, ReadError::Io(_)) && !conn.has_buffered();
             return Err(Failure {
                 error: e.to_string(),

@@ -25,6 +25,9 @@ pub(crate) fn agent() -> ureq::Agent {
         .http_status_as_error(false)
         .max_redirects(0)
         .no_delay(true)
+        // As in the other bindings, authorization requests go straight to their server
+        // (ureq would read the proxy environment on its own otherwise)
+        .proxy(None)
         .timeout_global(Some(REQUEST_TIMEOUT));
     #[cfg(feature = "tls")]
     let config = config.tls_config(crate::http_client::platform_tls());

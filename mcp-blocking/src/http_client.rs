@@ -20,6 +20,8 @@ use mcp_sansio::http::{HttpRequest, StreamId};
 #[cfg(feature = "auth")]
 use mcp_sansio_shared::http::client_transport;
 use mcp_sansio_shared::http::{ClientFront, Requests, header_list};
+use mcp_sansio_shared::http_options::ProxyTarget;
+use mcp_sansio_shared::net_error;
 use ureq::http::Uri;
 
 use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
@@ -34,6 +36,7 @@ pub(crate) type FromNet = mcp_sansio_shared::http::FromNet<Vec<u8>>;
 struct Threads {
     agent: ureq::Agent,
     uri: Uri,
+    reach: Arc<Reach>,
     inbox: Sender<Input>,
     /// With OAuth: the agent for authorization requests, and the user agent
     #[cfg(feature = "auth")]
@@ -50,6 +53,7 @@ impl Requests for Threads {
         let abort = Arc::new(AtomicBool::new(false));
         let agent = self.agent.clone();
         let uri = self.uri.clone();
+        let reach = Arc::clone(&self.reach);
         let tx = self.inbox.clone();
         let aborted = Arc::clone(&abort);
         thread::Builder::new()
@@ -57,7 +61,7 @@ impl Requests for Threads {
             .spawn(move || {
                 let send =
                     |msg| tx.send(Input::Net(msg)).is_ok() && !aborted.load(Ordering::SeqCst);
-                match perform(&agent, &uri, planned) {
+                match perform(&agent, &uri, &reach, planned) {
                     Ok(response) => forward(stream, response, &send),
                     Err(error) => {
                         let _ = send(FromNet::Failed { stream, error });
@@ -158,16 +162,59 @@ pub(crate) fn tls(
     Ok(Tls)
 }
 
+/// The proxy the options name for `uri`, if any
+///
+/// # Errors
+/// A proxy setting that cannot be used.
+pub(crate) fn proxy(
+    uri: &Uri,
+    http: &mcp_sansio_shared::http_options::HttpOptions,
+) -> Result<Option<ProxyTarget>, String> {
+    let host = uri.host().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    http.proxy
+        .for_target(uri.scheme_str().unwrap_or("http"), host)
+        .map_err(|e| e.to_string())
+}
+
+/// `proxy` as ureq's for an `https://` server (ureq tunnels through it with `CONNECT`), its
+/// credentials those of our resolution
+fn ureq_proxy(proxy: &ProxyTarget) -> Result<ureq::Proxy, String> {
+    let mut builder = ureq::Proxy::builder(ureq::ProxyProtocol::Http)
+        .host(&proxy.host)
+        .port(proxy.port);
+    if let Some((user, password)) = proxy.credentials() {
+        builder = builder.username(&user).password(&password);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("the proxy `{}` cannot be used: {e}", proxy.url))
+}
+
+/// How the requests reach the server, and the time limits on the way
+struct Reach {
+    /// The endpoint's URL, for messages
+    url: String,
+    /// `host:port` of the server, for messages
+    server: String,
+    proxy: Option<ProxyTarget>,
+    connect_timeout: Duration,
+    request_timeout: Duration,
+}
+
 /// Runs a client connection over Streamable HTTP until it closes (on the calling thread)
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     uri: Uri,
     tls: Tls,
+    proxy: Option<ProxyTarget>,
     session: ClientSession,
     inbox: Receiver<Input>,
     tx: Sender<Input>,
     options: ClientOptions,
     ready: Ready,
 ) {
+    let https = uri.scheme_str() == Some("https");
     let config = ureq::Agent::config_builder()
         // Every status is the transport's to judge
         .http_status_as_error(false)
@@ -177,12 +224,31 @@ pub(crate) fn run(
         // A fresh connection per request: an aborted response stream closes with its own
         // connection (once its pending read returns), and a server that went away is
         // noticed at once instead of through a kept-alive connection nobody serves
-        .max_idle_connections_per_host(0);
+        .max_idle_connections_per_host(0)
+        // Our resolution of the proxy is the one rule: ureq must not read the environment.
+        // For `https://` ureq tunnels with `CONNECT`; `http://` goes in absolute form
+        // through `proxy_form`.
+        .proxy(match proxy.as_ref().filter(|_| https).map(ureq_proxy) {
+            Some(Ok(proxy)) => Some(proxy),
+            Some(Err(e)) => {
+                let _ = ready.send(Err(mcp_sansio::CloseReason::Handshake(e)));
+                return;
+            }
+            None => None,
+        })
+        // TCP, the proxy's tunnel and TLS
+        .timeout_connect(Some(options.http.connect_timeout))
+        // From the request sent to its response head; the body may then last
+        .timeout_recv_response(Some(options.http.request_timeout));
     #[cfg(feature = "tls")]
     let config = config.tls_config(tls);
     #[cfg(not(feature = "tls"))]
     let Tls = tls;
     let config = config.build();
+    let agent: ureq::Agent = match proxy.as_ref().filter(|_| !https) {
+        Some(proxy) => crate::proxy_form::agent(config, &uri, proxy),
+        None => crate::proxy_form::naming_agent(config),
+    };
     #[cfg(feature = "auth")]
     let (transport, user_agent) = client_transport(
         options.auth.as_ref(),
@@ -199,9 +265,21 @@ pub(crate) fn run(
             return;
         }
     };
+    let reach = Reach {
+        url: uri.to_string(),
+        server: format!(
+            "{}:{}",
+            uri.host().unwrap_or_default(),
+            uri.port_u16().unwrap_or(if https { 443 } else { 80 })
+        ),
+        proxy,
+        connect_timeout: options.http.connect_timeout,
+        request_timeout: options.http.request_timeout,
+    };
     let threads = Threads {
-        agent: config.into(),
+        agent,
         uri,
+        reach: Arc::new(reach),
         inbox: tx.clone(),
         #[cfg(feature = "auth")]
         auth: user_agent.map(|user_agent| (crate::auth::agent(), user_agent)),
@@ -254,10 +332,11 @@ impl Actor {
             let (done, finished) = crossbeam_channel::bounded::<()>(1);
             let agent = self.front.requests.agent.clone();
             let uri = self.front.requests.uri.clone();
+            let reach = Arc::clone(&self.front.requests.reach);
             let spawned = thread::Builder::new()
                 .name("mcp-http-delete".into())
                 .spawn(move || {
-                    let _ = perform(&agent, &uri, delete);
+                    let _ = perform(&agent, &uri, &reach, delete);
                     let _ = done.send(());
                 });
             if spawned.is_ok() {
@@ -285,33 +364,80 @@ impl Actor {
 fn perform(
     agent: &ureq::Agent,
     uri: &Uri,
+    reach: &Reach,
     planned: HttpRequest,
 ) -> Result<ureq::http::Response<ureq::Body>, String> {
     let method = planned.method.as_str();
     let request =
         mcp_sansio_shared::http::request(method, uri.clone(), planned.headers, planned.body)
             .map_err(|e| e.to_string())?;
-    agent.run(request).map_err(|e| failure(&e, uri))
+    agent.run(request).map_err(|e| failure(&e, reach))
 }
 
-/// Why a request failed, in words: a TLS failure says what the handshake refused
-fn failure(error: &ureq::Error, uri: &Uri) -> String {
+/// Why a request failed, in one sentence: the OS's cause, the proxy's refusal, what the
+/// TLS handshake refused, the time limit
+fn failure(error: &ureq::Error, reach: &Reach) -> String {
+    use ureq::Timeout;
+    let (url, server) = (reach.url.as_str(), reach.server.as_str());
     #[cfg(feature = "tls")]
     {
-        let https = uri.scheme_str() == Some("https");
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let server = format!("{}:{port}", uri.host().unwrap_or_default());
         let explained = match error {
-            ureq::Error::Rustls(tls) => Some(mcp_sansio_shared::tls::describe(tls, &server)),
-            ureq::Error::Io(io) => mcp_sansio_shared::tls::explain(io, &server),
+            ureq::Error::Rustls(tls) => Some(mcp_sansio_shared::tls::describe(tls, server)),
+            ureq::Error::Io(io) => mcp_sansio_shared::tls::explain(io, server),
             _ => None,
         };
         if let Some(why) = explained {
             return why;
         }
     }
-    let _ = uri;
-    error.to_string()
+    match (error, &reach.proxy) {
+        (ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve), _) => {
+            net_error::connect_timed_out(url, reach.connect_timeout)
+        }
+        (ureq::Error::Timeout(Timeout::RecvResponse), _) => {
+            net_error::no_response_head(url, reach.request_timeout)
+        }
+        (ureq::Error::Other(e), _) if net_error::worded(e.as_ref()).is_some() => {
+            net_error::worded(e.as_ref()).unwrap_or_default()
+        }
+        (ureq::Error::HostNotFound, Some(proxy)) => {
+            net_error::could_not_resolve(&proxy.host, &"host not found")
+        }
+        (ureq::Error::HostNotFound, None) => {
+            let host = server.rsplit_once(':').map_or(server, |(h, _)| h);
+            net_error::could_not_resolve(host, &"host not found")
+        }
+        (ureq::Error::ConnectProxyFailed(reason), Some(proxy)) => {
+            // ureq says `proxy server responded 403/403`: the status is what matters.
+            let status = reason
+                .strip_prefix("proxy server responded ")
+                .and_then(|r| r.split('/').next())
+                .and_then(|s| s.parse::<u16>().ok());
+            match status {
+                Some(status) => mcp_sansio_shared::tunnel::refused(
+                    proxy,
+                    server,
+                    status,
+                    mcp_sansio_shared::h1::reason(status),
+                ),
+                None => mcp_sansio_shared::tunnel::closed(proxy, server),
+            }
+        }
+        (ureq::Error::Io(io), proxy) if connect_failure(io) => match proxy {
+            Some(proxy) => net_error::proxy_unreachable(proxy, url, io),
+            None => net_error::could_not_connect(url, io),
+        },
+        _ => error.to_string(),
+    }
+}
+
+/// Whether `io` is a failure to open a TCP connection
+fn connect_failure(io: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        io.kind(),
+        ConnectionRefused | HostUnreachable | NetworkUnreachable | AddrNotAvailable
+    )
 }
 
 /// Reports a response's head and body pieces, until its end or until `send` says stop

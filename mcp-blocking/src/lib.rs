@@ -481,6 +481,8 @@ mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
 mod pool;
+#[cfg(feature = "http")]
+mod proxy_form;
 pub mod server;
 
 #[cfg(feature = "auth")]

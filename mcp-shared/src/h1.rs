@@ -479,12 +479,14 @@ pub fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
         408 => "Request Timeout",
         409 => "Conflict",
         413 => "Content Too Large",
         415 => "Unsupported Media Type",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
+        502 => "Bad Gateway",
         503 => "Service Unavailable",
         _ => "",
     }
@@ -575,6 +577,13 @@ impl Target {
     /// The URL again, as `http://authority/path` (or `https://`)
     #[cfg(feature = "auth")]
     pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.authority, self.path)
+    }
+
+    /// The URL as `http://authority/path` (or `https://`): a request's target in the
+    /// absolute form a forward proxy takes
+    pub fn absolute(&self) -> String {
         let scheme = if self.tls { "https" } else { "http" };
         format!("{scheme}://{}{}", self.authority, self.path)
     }

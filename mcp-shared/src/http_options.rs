@@ -141,6 +141,21 @@ pub struct ProxyTarget {
     pub url: String,
 }
 
+impl ProxyTarget {
+    /// The user name and password of [`authorization`](Self::authorization), decoded (for an
+    /// HTTP stack that takes them apart)
+    pub fn credentials(&self) -> Option<(String, String)> {
+        use base64::Engine as _;
+        let basic = self.authorization.as_deref()?.strip_prefix("Basic ")?;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic)
+            .ok()?;
+        let decoded = String::from_utf8(decoded).ok()?;
+        let (user, password) = decoded.split_once(':').unwrap_or((&decoded, ""));
+        Some((user.to_owned(), password.to_owned()))
+    }
+}
+
 /// Why a proxy setting cannot be used
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the proxy `{url}` cannot be used: {why}")]
@@ -380,6 +395,7 @@ mod tests {
             Some("Basic YWRhOnM6Y3JldA==")
         );
         assert_eq!(target.url, "http://ada:***@127.0.0.1:8888/");
+        assert_eq!(target.credentials(), Some(("ada".into(), "s:cret".into())));
     }
 
     #[test]

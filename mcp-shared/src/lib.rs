@@ -34,7 +34,8 @@
 //!   `HttpServer` and `ClientTransport`, and conversions to the `http` crate's types;
 //!   `http_client` and `http_server`: the async bindings' HTTP actors over that state;
 //!   `http_options`: how every binding's HTTP client reaches its server (headers, roots,
-//!   proxy, timeouts);
+//!   proxy, timeouts); `tunnel`: the proxy's `CONNECT` request and reply; `net_error`:
+//!   why a client could not reach its server, in the same words in every binding;
 //! - `tls` (feature `tls`): HTTPS: the rustls client configuration (the platform's roots
 //!   and the options' own, on ring), the server's `TlsIdentity`, handshake errors in words;
 //! - `auth` (feature `auth`): the OAuth client's options, the `private_key_jwt` signer, DPoP
@@ -85,6 +86,8 @@ pub mod http_client;
 pub mod http_options;
 #[cfg(feature = "http")]
 pub mod http_server;
+#[cfg(feature = "http")]
+pub mod net_error;
 pub mod peer;
 pub mod runtime;
 pub mod server;
@@ -92,6 +95,8 @@ pub mod server;
 pub mod stdio;
 #[cfg(feature = "tls")]
 pub mod tls;
+#[cfg(feature = "http")]
+pub mod tunnel;
 
 pub use runtime::Runtime;
 

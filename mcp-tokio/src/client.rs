@@ -116,13 +116,24 @@ impl Client {
     /// the `tls` feature) and waits for the handshake (2025) or discovery (2026); the same
     /// API as the stdio client
     ///
+    /// `options.http` says how: `HttpOptions::proxy` (by
+    /// default `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` unless `NO_PROXY` names the host;
+    /// `https://` tunnels through the proxy with `CONNECT`, `http://` requests go to it in
+    /// absolute form, with `Proxy-Authorization` from the proxy URL's user and password),
+    /// `connect_timeout` (10 s: TCP, the proxy's tunnel and TLS) and `request_timeout` (60 s:
+    /// from a request sent to its response head; an event stream may then last).
+    ///
     /// # Errors
     /// [`ConnectError::Url`] for a URL that is not `http://` or `https://` (or `https://`
-    /// without the `tls` feature); [`ConnectError::Options`] for a header the transport owns
-    /// or a root certificate that does not parse; [`ConnectError::Transport`] when the server
-    /// is unreachable (a TLS failure says what the handshake refused: a certificate that is
-    /// not trusted, is for another name or has expired); [`ConnectError::Handshake`] when the
-    /// server refuses or speaks no common version.
+    /// without the `tls` feature); [`ConnectError::Options`] for a header the transport owns,
+    /// a root certificate that does not parse or a proxy setting that cannot be used;
+    /// [`ConnectError::Transport`] when the server is unreachable, in one sentence (`could
+    /// not connect to http://127.0.0.1:9/mcp: Connection refused (os error 111)`, `could not
+    /// resolve HOST: ..`, `could not connect to the proxy ..`, `the proxy .. refused CONNECT
+    /// to host:port: HTTP 403 Forbidden`, `connecting to URL timed out after 10 s`, `no
+    /// response head from URL within 60 s`; a TLS failure says what the handshake refused: a
+    /// certificate that is not trusted, is for another name or has expired);
+    /// [`ConnectError::Handshake`] when the server refuses or speaks no common version.
     #[cfg(feature = "http")]
     pub async fn connect_http(
         url: &str,

@@ -8,14 +8,16 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as Hyper;
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcp_sansio::ClientConfig;
 use mcp_sansio::auth::AuthAction;
@@ -24,6 +26,8 @@ use mcp_sansio::http::{HttpRequest, StreamId};
 use mcp_sansio_shared::http::client_transport;
 use mcp_sansio_shared::http::{Requests, header_list};
 use mcp_sansio_shared::http_client::net_channel;
+use mcp_sansio_shared::http_options::ProxyTarget;
+use mcp_sansio_shared::net_error;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::task::AbortHandle;
@@ -34,22 +38,17 @@ use crate::runtime::{ClientOptions, Tokio};
 /// The hyper client every request goes through
 pub(crate) type Net = hyper_util::client::legacy::Client<Connector, Full<Bytes>>;
 
-/// The client's connector: `TCP_NODELAY` on every connection (a request written in pieces
-/// must not wait for the server's delayed ACK)
-fn nodelay_connector() -> HttpConnector {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    // `https://` URIs too: the TLS layer below takes them over once TCP is up.
-    connector.enforce_http(false);
-    connector
-}
-
-/// Opens the client's connections: TCP with `TCP_NODELAY`, then for an `https://` URI a
-/// TLS session (the kernel's client configuration: SNI, the server's certificate and name
-/// verified)
+/// Opens the client's connections: TCP with `TCP_NODELAY` (to the server, or to the proxy
+/// the options name), for an `https://` URI through a proxy a `CONNECT` tunnel, then TLS
+/// (the kernel's client configuration: SNI, the server's certificate and name verified),
+/// all within the connect timeout; every failure is one sentence ([`Worded`])
 #[derive(Clone)]
 pub(crate) struct Connector {
-    tcp: HttpConnector,
+    /// The endpoint's URL, for messages (empty: the request's URI)
+    url: Arc<str>,
+    /// The forward proxy, if the options name one for this URL
+    proxy: Option<ProxyTarget>,
+    connect_timeout: Duration,
     #[cfg(feature = "tls")]
     tls: Option<tokio_rustls::TlsConnector>,
 }
@@ -58,7 +57,9 @@ impl Connector {
     /// A connector for `http://` only
     pub(crate) fn plain() -> Self {
         Self {
-            tcp: nodelay_connector(),
+            url: Arc::from(""),
+            proxy: None,
+            connect_timeout: mcp_sansio_shared::http_options::DEFAULT_CONNECT_TIMEOUT,
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -80,15 +81,133 @@ impl Connector {
     fn with_tls(options: &mcp_sansio_shared::http_options::HttpOptions) -> Result<Self, String> {
         let config = mcp_sansio_shared::tls::client_config(options)?;
         Ok(Self {
-            tcp: nodelay_connector(),
             tls: Some(tokio_rustls::TlsConnector::from(config)),
+            ..Self::plain()
         })
+    }
+
+    /// This connector for `url` (named in its errors), through `proxy`, within `limit`
+    fn reaching(mut self, url: &str, proxy: Option<ProxyTarget>, limit: Duration) -> Self {
+        self.url = Arc::from(url);
+        self.proxy = proxy;
+        self.connect_timeout = limit;
+        self
+    }
+
+    /// Opens a connection for `uri`, without the time limit
+    async fn open(self, uri: hyper::Uri, url: String) -> io::Result<Stream> {
+        let https = uri.scheme_str() == Some("https");
+        let host = uri.host().unwrap_or_default();
+        let bare = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let authority = if bare.contains(':') {
+            format!("[{bare}]:{port}")
+        } else {
+            format!("{bare}:{port}")
+        };
+        let stream = match &self.proxy {
+            Some(proxy) => {
+                tcp(&proxy.host, proxy.port, |e| {
+                    net_error::proxy_unreachable(proxy, &url, e)
+                })
+                .await?
+            }
+            None => tcp(&bare, port, |e| net_error::could_not_connect(&url, e)).await?,
+        };
+        if !https {
+            return Ok(Stream::Plain(stream, self.proxy.is_some()));
+        }
+        #[cfg(feature = "tls")]
+        {
+            let mut stream = stream;
+            if let Some(proxy) = &self.proxy {
+                tunnel(&mut stream, proxy, &authority).await?;
+            }
+            let tls = self
+                .tls
+                .ok_or_else(|| io::Error::other("https:// is not set up"))?;
+            let name = rustls_pki_types::ServerName::try_from(bare)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            match tls.connect(name, stream).await {
+                Ok(session) => Ok(Stream::Tls(Box::new(session))),
+                Err(e) => {
+                    let why = mcp_sansio_shared::tls::explain(&e, &authority)
+                        .unwrap_or_else(|| format!("TLS with {authority}: {e}"));
+                    Err(net_error::io_worded(e.kind(), why))
+                }
+            }
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            let _ = (stream, authority);
+            Err(io::Error::other(NEEDS_TLS))
+        }
+    }
+}
+
+/// A TCP connection to `host:port` with `TCP_NODELAY`, trying each of its addresses; a
+/// failure worded by `refused` (given the OS's cause), or `could not resolve HOST`
+async fn tcp(
+    host: &str,
+    port: u16,
+    refused: impl Fn(&dyn std::fmt::Display) -> String,
+) -> io::Result<TcpStream> {
+    let addrs = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| net_error::io_worded(e.kind(), net_error::could_not_resolve(host, &e)))?;
+    let mut last = None;
+    for addr in addrs {
+        match TcpStream::connect(addr).await {
+            Ok(tcp) => {
+                let _ = tcp.set_nodelay(true);
+                return Ok(tcp);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let e = last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"));
+    Err(net_error::io_worded(e.kind(), refused(&e)))
+}
+
+/// Opens a `CONNECT` tunnel to `authority` through `proxy` on `stream`
+#[cfg(feature = "tls")]
+async fn tunnel(stream: &mut TcpStream, proxy: &ProxyTarget, authority: &str) -> io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let worded = |text: String| net_error::io_worded(io::ErrorKind::Other, text);
+    let request = mcp_sansio_shared::tunnel::connect_request(authority, proxy);
+    stream
+        .write_all(&request)
+        .await
+        .map_err(|e| worded(format!("the proxy {}: {e}", proxy.url)))?;
+    // Byte by byte: nothing after the reply's head may be taken from the target's bytes.
+    let mut reply = Vec::new();
+    loop {
+        let mut byte = [0u8; 1];
+        let n = stream
+            .read(&mut byte)
+            .await
+            .map_err(|e| worded(format!("the proxy {}: {e}", proxy.url)))?;
+        if n == 0 {
+            return Err(worded(mcp_sansio_shared::tunnel::closed(proxy, authority)));
+        }
+        reply.push(byte[0]);
+        if reply.ends_with(b"\r\n\r\n") || reply.ends_with(b"\n\n") {
+            return match mcp_sansio_shared::tunnel::read_reply(&reply, proxy, authority) {
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => continue,
+                Err(why) => Err(worded(why)),
+            };
+        }
     }
 }
 
 /// A connection of the client: plain TCP, or TLS over it
 pub(crate) enum Stream {
-    Plain(TcpStream),
+    /// TCP, and whether it goes to a forward proxy (then requests are in absolute form)
+    Plain(TcpStream, bool),
     #[cfg(feature = "tls")]
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
 }
@@ -96,7 +215,7 @@ pub(crate) enum Stream {
 impl Connection for Stream {
     fn connected(&self) -> Connected {
         match self {
-            Self::Plain(tcp) => tcp.connected(),
+            Self::Plain(tcp, proxied) => tcp.connected().proxy(*proxied),
             #[cfg(feature = "tls")]
             Self::Tls(tls) => tls.get_ref().0.connected(),
         }
@@ -110,7 +229,7 @@ impl AsyncRead for Stream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Self::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
+            Self::Plain(tcp, _) => Pin::new(tcp).poll_read(cx, buf),
             #[cfg(feature = "tls")]
             Self::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
         }
@@ -124,7 +243,7 @@ impl AsyncWrite for Stream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            Self::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
+            Self::Plain(tcp, _) => Pin::new(tcp).poll_write(cx, buf),
             #[cfg(feature = "tls")]
             Self::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
         }
@@ -136,7 +255,7 @@ impl AsyncWrite for Stream {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            Self::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
+            Self::Plain(tcp, _) => Pin::new(tcp).poll_write_vectored(cx, bufs),
             #[cfg(feature = "tls")]
             Self::Tls(tls) => Pin::new(tls.as_mut()).poll_write_vectored(cx, bufs),
         }
@@ -144,7 +263,7 @@ impl AsyncWrite for Stream {
 
     fn is_write_vectored(&self) -> bool {
         match self {
-            Self::Plain(tcp) => tcp.is_write_vectored(),
+            Self::Plain(tcp, _) => tcp.is_write_vectored(),
             #[cfg(feature = "tls")]
             Self::Tls(tls) => tls.is_write_vectored(),
         }
@@ -152,7 +271,7 @@ impl AsyncWrite for Stream {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Self::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
+            Self::Plain(tcp, _) => Pin::new(tcp).poll_flush(cx),
             #[cfg(feature = "tls")]
             Self::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
         }
@@ -160,7 +279,7 @@ impl AsyncWrite for Stream {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Self::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
+            Self::Plain(tcp, _) => Pin::new(tcp).poll_shutdown(cx),
             #[cfg(feature = "tls")]
             Self::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
         }
@@ -175,37 +294,24 @@ impl tower_service::Service<hyper::Uri> for Connector {
     type Error = io::Error;
     type Future = Connecting;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.tcp.poll_ready(cx).map_err(io::Error::other)
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, uri: hyper::Uri) -> Connecting {
-        let mut tcp = self.tcp.clone();
-        #[cfg(feature = "tls")]
-        let tls = self.tls.clone();
+        let connector = self.clone();
+        let url = match &*self.url {
+            "" => uri.to_string(),
+            url => url.to_owned(),
+        };
+        let limit = self.connect_timeout;
         Box::pin(async move {
-            let https = uri.scheme_str() == Some("https");
-            let host = uri.host().unwrap_or_default().to_owned();
-            let stream = tcp.call(uri).await.map_err(io::Error::other)?.into_inner();
-            if !https {
-                return Ok(TokioIo::new(Stream::Plain(stream)));
-            }
-            #[cfg(feature = "tls")]
-            {
-                let tls = tls.ok_or_else(|| io::Error::other("https:// is not set up"))?;
-                let bare = host
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .to_owned();
-                let name = rustls_pki_types::ServerName::try_from(bare)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-                let session = tls.connect(name, stream).await?;
-                Ok(TokioIo::new(Stream::Tls(Box::new(session))))
-            }
-            #[cfg(not(feature = "tls"))]
-            {
-                let _ = (stream, host);
-                Err(io::Error::other(NEEDS_TLS))
+            match tokio::time::timeout(limit, connector.open(uri, url.clone())).await {
+                Ok(stream) => Ok(TokioIo::new(stream?)),
+                Err(_) => Err(net_error::io_worded(
+                    io::ErrorKind::TimedOut,
+                    net_error::connect_timed_out(&url, limit),
+                )),
             }
         })
     }
@@ -246,16 +352,20 @@ pub(crate) async fn connect(
     };
     #[cfg(not(feature = "tls"))]
     let connector = Connector::plain();
-    let server = format!(
-        "{}:{}",
-        uri.host().unwrap_or_default(),
-        uri.port_u16()
-            .unwrap_or(if uri.scheme_str() == Some("https") {
-                443
-            } else {
-                80
-            })
-    );
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let host = uri.host().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let proxy = options
+        .http
+        .proxy
+        .for_target(scheme, host)
+        .map_err(|e| ConnectError::Options(e.to_string()))?;
+    // Plain HTTP through a proxy: every request carries the proxy's credentials.
+    let proxy_authorization = proxy
+        .as_ref()
+        .filter(|_| scheme == "http")
+        .and_then(|p| p.authorization.clone());
+    let connector = connector.reaching(url, proxy, options.http.connect_timeout);
     let (from_net, net_rx) = net_channel();
     #[cfg(feature = "auth")]
     let (transport, user_agent) =
@@ -265,7 +375,9 @@ pub(crate) async fn connect(
     let tasks = Tasks {
         net: Hyper::builder(TokioExecutor::new()).build(connector),
         uri,
-        server,
+        url: url.to_owned(),
+        proxy_authorization,
+        request_timeout: options.http.request_timeout,
         from_net,
         #[cfg(feature = "auth")]
         user_agent,
@@ -277,8 +389,12 @@ pub(crate) async fn connect(
 struct Tasks {
     net: Net,
     uri: hyper::Uri,
-    /// `host:port`, for errors
-    server: String,
+    /// The endpoint's URL, for errors
+    url: String,
+    /// `Proxy-Authorization` on every request (plain HTTP through a proxy)
+    proxy_authorization: Option<String>,
+    /// How long a request may wait for its response head
+    request_timeout: Duration,
     from_net: NetTx,
     #[cfg(feature = "auth")]
     user_agent: Option<crate::auth::UserAgent>,
@@ -288,7 +404,11 @@ impl Tasks {
     fn request(&self, planned: HttpRequest) -> Result<Request<Full<Bytes>>, hyper::http::Error> {
         let body = Full::new(Bytes::from(planned.body));
         let method = planned.method.as_str();
-        mcp_sansio_shared::http::request(method, self.uri.clone(), planned.headers, body)
+        let mut headers = planned.headers;
+        if let Some(authorization) = &self.proxy_authorization {
+            headers.push(("Proxy-Authorization".into(), authorization.clone()));
+        }
+        mcp_sansio_shared::http::request(method, self.uri.clone(), headers, body)
     }
 }
 
@@ -300,10 +420,16 @@ impl Requests for Tasks {
         let tx = self.from_net.clone();
         let request = self.request(planned);
         let net = self.net.clone();
-        let server = self.server.clone();
+        let url = self.url.clone();
+        let limit = self.request_timeout;
         Ok(tokio::spawn(async move {
             let response = match request {
-                Ok(request) => net.request(request).await.map_err(|e| failure(&e, &server)),
+                // The limit runs from the request's start: a fresh connection for it comes
+                // first, within its own connect timeout.
+                Ok(request) => match tokio::time::timeout(limit, net.request(request)).await {
+                    Ok(response) => response.map_err(|e| failure(&e, &url)),
+                    Err(_) => Err(net_error::no_response_head(&url, limit)),
+                },
                 Err(e) => Err(e.to_string()),
             };
             match response {
@@ -352,14 +478,21 @@ impl Requests for Tasks {
     }
 }
 
-/// Why a request failed, in words: a TLS failure says what the handshake refused
-fn failure(error: &hyper_util::client::legacy::Error, server: &str) -> String {
-    #[cfg(feature = "tls")]
-    if let Some(why) = mcp_sansio_shared::tls::explain(error, server) {
+/// Why a request failed, in one sentence: the connector's words (the OS's cause, the proxy's
+/// refusal, what the TLS handshake refused, the time limit), else the OS's cause under
+/// hyper's wrappers
+fn failure(error: &hyper_util::client::legacy::Error, url: &str) -> String {
+    if let Some(why) = net_error::worded(error) {
         return why;
     }
-    let _ = server;
-    error.to_string()
+    #[cfg(feature = "tls")]
+    if let Some(why) = mcp_sansio_shared::tls::explain(error, url) {
+        return why;
+    }
+    match net_error::io_cause(error) {
+        Some(io) if error.is_connect() => net_error::could_not_connect(url, io),
+        _ => error.to_string(),
+    }
 }
 
 /// Sends a response's head and body pieces to the actor

@@ -37,6 +37,8 @@ mod logging;
 #[cfg(feature = "auth")]
 mod protected;
 #[cfg(feature = "http")]
+mod proxy;
+#[cfg(feature = "http")]
 mod shares;
 mod tasks;
 #[cfg(feature = "schemars")]

@@ -16,6 +16,8 @@ pub(crate) mod oauth;
 pub(crate) mod raw_http;
 #[cfg(feature = "http")]
 pub(crate) mod shares;
+#[cfg(feature = "http")]
+pub(crate) mod tinyproxy;
 
 use mcp_sansio::schema::{CallToolResult, InputRequest, InputRequests, InputResponse};
 use mcp_sansio::{EraMode, InboundNotification, ProtocolVersion};
