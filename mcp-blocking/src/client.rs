@@ -358,7 +358,7 @@ impl Client {
     /// # Errors
     /// [`HeaderError`](mcp_sansio::http::HeaderError) for a header the transport owns or
     /// an invalid one. Over a byte stream (stdio) the requests fail with
-    /// [`SendError::NotAllowed`](mcp_sansio::SendError::NotAllowed).
+    /// [`SendError::NotAllowed`].
     #[cfg(feature = "http")]
     pub fn with_headers<I, N, V>(&self, headers: I) -> Result<Self, mcp_sansio::http::HeaderError>
     where

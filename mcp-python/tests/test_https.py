@@ -212,11 +212,11 @@ def test_connect_timeout_and_response_timeout():
         port = server.sockets[0].getsockname()[1]
         try:
             start = time.monotonic()
-            with pytest.raises(errors.ConnectError, match=rf"connecting to https://127\.0\.0\.1:{port}/mcp timed out: no connection and TLS handshake within 0\.3 s"):
+            with pytest.raises(errors.ConnectError, match=rf"connecting to https://127\.0\.0\.1:{port}/mcp timed out after 300 ms"):
                 await Client.connect_http(f"https://127.0.0.1:{port}/mcp", era="modern", connect_timeout=0.3)
             assert time.monotonic() - start < 5
             start = time.monotonic()
-            with pytest.raises(errors.ConnectionClosed, match=rf"no response from http://127\.0\.0\.1:{port}/mcp within 0\.3 s \(response_timeout\)"):
+            with pytest.raises(errors.ConnectionClosed, match=rf"no response head from http://127\.0\.0\.1:{port}/mcp within 300 ms"):
                 await Client.connect_http(f"http://127.0.0.1:{port}/mcp", era="modern", response_timeout=0.3)
             assert time.monotonic() - start < 5
         finally:
@@ -571,7 +571,7 @@ def test_proxy_refusing_connect_and_unreachable_proxy(pki, proxy_setup):
         # CONNECT to a port tinyproxy does not allow: 403
         other = await serve(pki.good)
         try:
-            with pytest.raises(errors.ProxyError, match=rf"the proxy 127\.0\.0\.1:{proxy.port} refused CONNECT 127\.0\.0\.1:{other.port} for {re.escape(other.url)}: 403") as info:
+            with pytest.raises(errors.ProxyError, match=rf"the proxy http://127\.0\.0\.1:{proxy.port} refused CONNECT to 127\.0\.0\.1:{other.port}: HTTP 403 ") as info:
                 await Client.connect_http(other.url, era="modern", proxy=proxy.url, root_certificates=pki.ca)
             assert info.value.status == 403
         finally:
