@@ -248,8 +248,13 @@ impl Core {
                     "the server refused server/discover: {error}"
                 ));
             }
-            // Unreachable is unreachable: no fallback to `initialize` either.
-            Err(CallError::Transport(why)) => self.close(CloseReason::Transport(why)),
+            // `Auto` falls back to `initialize` (a server of the handshake era may answer
+            // `server/discover` with an HTTP error or no answer at all); an unreachable
+            // server fails that too, with the transport's own reason.
+            Err(CallError::Transport(why)) => match self.client_config().map(|c| c.era) {
+                Some(EraMode::Auto) => self.start_initialize(ProtocolVersion::LATEST_LEGACY),
+                _ => self.close(CloseReason::Transport(why)),
+            },
             Err(e) => self.client_discover_failed(&format!("server/discover failed: {e}")),
         }
     }

@@ -655,3 +655,45 @@ fn a_requests_own_headers_follow_its_multi_round_trip_retry() {
     assert_ne!(again, id);
     assert_eq!(header(&requests(&mut t).remove(0), "X-Trace"), None);
 }
+
+#[test]
+fn auto_falls_back_to_initialize_when_discovery_fails_in_transport_and_says_why_when_that_fails_too()
+ {
+    let now = start();
+    let mut s = ClientSession::new(Arc::new(Pair::client_config(EraMode::Auto)), now);
+    let mut t = ClientTransport::new();
+    t.pull(&mut s);
+    let discover = requests(&mut t).remove(0);
+    assert_eq!(body(&discover)["method"], "server/discover");
+    // A server of the handshake era that drops server/discover without an answer
+    t.handle_failed(
+        now,
+        discover.stream,
+        "the connection closed before a response head",
+        &mut s,
+    );
+    t.pull(&mut s);
+    let sent = requests(&mut t);
+    assert_eq!(sent.len(), 1, "{sent:?} {:?}", events(&mut s));
+    let init = &sent[0];
+    assert_eq!(
+        body(init)["method"],
+        "initialize",
+        "Auto falls back: {init:?}"
+    );
+    // Nobody there at all: the connection's own words close the session.
+    t.handle_failed(
+        now,
+        init.stream,
+        "could not connect to http://127.0.0.1:9/mcp: Connection refused (os error 111)",
+        &mut s,
+    );
+    let closed = events(&mut s).into_iter().find_map(|e| match e {
+        ClientEvent::Closed { reason } => Some(reason.to_string()),
+        _ => None,
+    });
+    assert_eq!(
+        closed.as_deref(),
+        Some("could not connect to http://127.0.0.1:9/mcp: Connection refused (os error 111)")
+    );
+}
