@@ -15,9 +15,12 @@ use crate::common::{LEGACY, args, config, texts, within_deadline};
 
 const FILE_BYTES: usize = 10 * 1000 * 1000;
 
-/// A folder holding `big.txt` of [`FILE_BYTES`] bytes
+/// A folder of its own (the tests run in parallel, and each removes its folder when done)
+/// holding `big.txt` of [`FILE_BYTES`] bytes
 fn folder() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-interop-fs-{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("mcp-interop-fs-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let line = "0123456789abcdefghijklmnopqrstuvwxyz".repeat(2) + "\n";
     let mut text = line.repeat(FILE_BYTES / line.len() + 1);
