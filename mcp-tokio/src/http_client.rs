@@ -365,6 +365,10 @@ pub(crate) async fn connect(
         .as_ref()
         .filter(|_| scheme == "http")
         .and_then(|p| p.authorization.clone());
+    // A forward proxy may close a connection after each answer, racing hyper's reuse of it
+    // from the pool (`SendRequest` errors): through a proxy, a connection per request, as
+    // the other bindings do.
+    let proxied = proxy.is_some();
     let connector = connector.reaching(url, proxy, options.http.connect_timeout);
     let (from_net, net_rx) = net_channel();
     #[cfg(feature = "auth")]
@@ -373,7 +377,13 @@ pub(crate) async fn connect(
     #[cfg(not(feature = "auth"))]
     let transport = mcp_sansio::http::ClientTransport::new();
     let tasks = Tasks {
-        net: Hyper::builder(TokioExecutor::new()).build(connector),
+        net: {
+            let mut builder = Hyper::builder(TokioExecutor::new());
+            if proxied {
+                builder.pool_max_idle_per_host(0);
+            }
+            builder.build(connector)
+        },
         uri,
         url: url.to_owned(),
         proxy_authorization,
