@@ -411,10 +411,17 @@ async fn connection<S: Io>(
                     }
                 };
                 let source = Source::from_peer(peer).with_principal(principal);
-                (
-                    endpoint.handle(source, method, headers, body).await,
-                    keep_alive,
-                )
+                // A response not decided yet (2026: JSON or an event stream) waits for its
+                // head; a client leaving meanwhile drops it, which tells the server.
+                let answer = async { Some(endpoint.handle(source, method, headers, body).await) }
+                    .or(async {
+                        closed(&mut conn).await;
+                        None
+                    });
+                match answer.await {
+                    Some(response) => (response, keep_alive),
+                    None => return,
+                }
             }
             Received::Oversize => (endpoint.oversize().await, false),
             Received::Late => {
@@ -510,18 +517,25 @@ async fn next<S: Io>(conn: &mut Conn<Timed<S>>, body: &mut BodyStream<Vec<u8>>) 
         }
     }
     .or(async {
-        loop {
-            if conn.buffered() >= h1::MAX_HEAD {
-                // A client pipelining this much waits for the response first.
-                std::future::pending::<()>().await;
-            }
-            match conn.fill().await {
-                Ok(0) | Err(_) => return Wait::Gone,
-                Ok(_) => {}
-            }
-        }
+        closed(conn).await;
+        Wait::Gone
     })
     .await
+}
+
+/// Returns once the client closed the connection (what it pipelines meanwhile stays
+/// buffered for the next request)
+async fn closed<S: Io>(conn: &mut Conn<Timed<S>>) {
+    loop {
+        if conn.buffered() >= h1::MAX_HEAD {
+            // A client pipelining this much waits for the response first.
+            std::future::pending::<()>().await;
+        }
+        match conn.fill().await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
 }
 
 /// Writes an open response: the head, then every piece (chunked, flushed per wake-up) until
