@@ -7,9 +7,10 @@ bindings' ``everything-server --conformance`` (mcp-tokio/examples/everything-ser
     python conformance_server.py --asgi 127.0.0.1:PORT    # server.asgi_app() under uvicorn
     python conformance_server.py                          # stdio
 
-The server object is importable (``from conformance_server import server``). Tools are
-registered in the order the suite relies on: ``test_simple_text`` first (it calls
-``tools[0]`` with ``{}``), and ``test://static-text`` is the first resource.
+The server object is importable (``from conformance_server import server``). The catalog
+lists by name, so the suite's probes of ``tools[0]`` (called with ``{}``) and
+``resources[0]`` (read) hit ``confirm_delete`` and ``test://static-binary``, which serve
+them (test_conformance_server.py checks it).
 """
 
 import asyncio
