@@ -27,7 +27,7 @@ use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
 use mcp_sansio::http::{HttpConfig, HttpResponse, Principal, ReadDeadline, Source};
-use mcp_sansio_shared::endpoint::{Body, BodyStream, Next};
+use mcp_sansio_shared::endpoint::{self, Body, BodyStream};
 use mcp_sansio_shared::http::{Fields, Then, out_of_resources};
 use mcp_sansio_shared::server::ServerCore;
 use smol::Task;
@@ -585,17 +585,7 @@ async fn write_open<S: Io>(
 
 /// Takes the pieces already queued (the end too) as chunks
 fn queued(body: &mut BodyStream<Vec<u8>>, out: &mut Vec<u8>) -> Then {
-    loop {
-        match body.try_next() {
-            Next::Piece(data) => h1::push_chunk(out, &data),
-            Next::Empty => return Then::More,
-            Next::End => {
-                out.extend_from_slice(h1::LAST_CHUNK);
-                return Then::Ended;
-            }
-            Next::Dropped => return Then::Dropped,
-        }
-    }
+    endpoint::gather(|| body.try_next(), out)
 }
 
 /// A response head: the core's fields, then the framing (`Content-Length` for a whole

@@ -465,8 +465,13 @@ pub mod client;
 /// with the binding's own HTTP/1.1. The `endpoint-async-h1` example serves it with async-h1.
 #[cfg(feature = "http")]
 pub mod endpoint {
-    pub use mcp_sansio_shared::endpoint::{Body, BodyStream, Dropped, Next, Response};
+    pub use mcp_sansio_shared::endpoint::{BodyStream, Dropped, Next};
     pub use mcp_sansio_shared::http::Fields;
+
+    /// The endpoint's answer to one request
+    pub type Response = mcp_sansio_shared::endpoint::Response<BodyStream<Vec<u8>>>;
+    /// A response's body: whole, or a stream of pieces
+    pub type Body = mcp_sansio_shared::endpoint::Body<BodyStream<Vec<u8>>>;
 
     /// A server's Streamable HTTP endpoint (both wires), from
     /// [`Server::http_endpoint`](crate::Server::http_endpoint); request bodies are `Vec<u8>`

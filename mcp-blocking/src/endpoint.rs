@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use mcp_sansio::http::{ExchangeId, HttpResponse, Source};
+use mcp_sansio::http::{ExchangeId, Source};
 pub use mcp_sansio_shared::endpoint::{Dropped, Next};
 pub use mcp_sansio_shared::http::Fields;
 use mcp_sansio_shared::http::{Piece, Unwritten};
@@ -166,13 +166,7 @@ impl HttpEndpoint {
                 // went away.
                 loop {
                     match body.frames.recv_timeout(TICK) {
-                        Ok(Piece::Head(head)) => {
-                            return Some(Response {
-                                status: head.status,
-                                headers: head.headers,
-                                body: Body::Stream(body),
-                            });
-                        }
+                        Ok(Piece::Head(head)) => return Some(Response::stream(head, body)),
                         Ok(piece) => body.unwritten.taken(&piece),
                         Err(RecvTimeoutError::Timeout) => {
                             if gone() {
@@ -194,45 +188,9 @@ impl HttpEndpoint {
 pub(crate) const TICK: Duration = Duration::from_millis(250);
 
 /// The endpoint's answer to one request
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Response {
-    /// The status code
-    pub status: u16,
-    /// The header fields, `Content-Type` included (the framing ones, `Content-Length` or
-    /// `Transfer-Encoding`, are the stack's)
-    pub headers: Vec<(&'static str, String)>,
-    /// The body
-    pub body: Body,
-}
-
-impl Response {
-    fn whole(response: HttpResponse) -> Self {
-        Self {
-            status: response.status,
-            headers: response.headers,
-            body: Body::Whole(response.body),
-        }
-    }
-
-    fn status(status: u16) -> Self {
-        Self {
-            status,
-            headers: Vec::new(),
-            body: Body::Whole(Vec::new()),
-        }
-    }
-}
-
-/// A response's body
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Body {
-    /// All of it (send it with its `Content-Length`)
-    Whole(Vec<u8>),
-    /// Pieces as they come (write and flush each one; chunked on HTTP/1.1)
-    Stream(BodyStream),
-}
+pub type Response = mcp_sansio_shared::endpoint::Response<BodyStream>;
+/// A response's body: whole, or a stream of pieces ([`BodyStream`], an iterator)
+pub type Body = mcp_sansio_shared::endpoint::Body<BodyStream>;
 
 /// The body of an open response: pieces as the server writes them, until it ends it (an
 /// iterator that blocks for the next piece)

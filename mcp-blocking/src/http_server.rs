@@ -601,6 +601,7 @@ fn connection(stream: TcpStream, source: &Source, endpoint: &HttpEndpoint, edge:
                 !keep_alive,
                 head_only,
             ),
+            _ => false,
         };
         if !reusable || !keep_alive {
             return;
@@ -641,17 +642,7 @@ fn send_bytes(
 
 /// Takes the pieces already queued (the end too) as chunks
 fn queued(body: &mut BodyStream, out: &mut Vec<u8>) -> Then {
-    loop {
-        match body.try_next() {
-            Next::Piece(data) => h1::push_chunk(out, &data),
-            Next::Empty => return Then::More,
-            Next::End => {
-                out.extend_from_slice(h1::LAST_CHUNK);
-                return Then::Ended;
-            }
-            Next::Dropped => return Then::Dropped,
-        }
-    }
+    mcp_sansio_shared::endpoint::gather(|| body.try_next(), out)
 }
 
 /// Whether the client closed the connection, looking without waiting

@@ -18,10 +18,10 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, Source};
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, ResponseHead, Source};
 
 use crate::chan::{self, Receiver, Sender};
-use crate::http::{Fields, Piece, Unwritten};
+use crate::http::{Fields, Piece, Then, Unwritten};
 use crate::http_server::{Actor, Answer, ToActor};
 use crate::runtime::Runtime;
 use crate::server::ServerCore;
@@ -95,7 +95,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
         method: String,
         headers: Fields,
         body: B,
-    ) -> Response<B> {
+    ) -> Response<BodyStream<B>> {
         let (reply, answer) = chan::oneshot();
         let msg = ToActor::Request {
             source,
@@ -112,7 +112,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
 
     /// Answers a request whose body was over [`body_limit`](Self::body_limit) (413, with
     /// the JSON-RPC error a client can read)
-    pub async fn oversize(&self) -> Response<B> {
+    pub async fn oversize(&self) -> Response<BodyStream<B>> {
         let (reply, answer) = chan::oneshot();
         if self.to_actor.try_send(ToActor::Oversize { reply }).is_err() {
             return Response::status(503);
@@ -127,7 +127,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
         let _ = self.stop.try_send(());
     }
 
-    async fn answer(&self, answer: chan::OneReceiver<Answer<B>>) -> Response<B> {
+    async fn answer(&self, answer: chan::OneReceiver<Answer<B>>) -> Response<BodyStream<B>> {
         let Some(answer) = chan::reply(answer).await else {
             return Response::status(503);
         };
@@ -148,13 +148,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
                 // The head always comes first.
                 loop {
                     match body.frames.recv().await {
-                        Ok(Piece::Head(head)) => {
-                            return Response {
-                                status: head.status,
-                                headers: head.headers,
-                                body: Body::Stream(body),
-                            };
-                        }
+                        Ok(Piece::Head(head)) => return Response::stream(head, body),
                         Ok(piece) => body.unwritten.taken(&piece),
                         Err(_) => {
                             body.ended = true;
@@ -167,21 +161,23 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
     }
 }
 
-/// The endpoint's answer to one request
+/// The endpoint's answer to one request; `S` is the body stream of the binding (an async
+/// [`BodyStream`] here, an iterator in the blocking binding)
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct Response<B: AsRef<[u8]> + Send + 'static> {
+pub struct Response<S> {
     /// The status code
     pub status: u16,
     /// The header fields, `Content-Type` included (the framing ones, `Content-Length` or
     /// `Transfer-Encoding`, are the stack's)
     pub headers: Vec<(&'static str, String)>,
     /// The body
-    pub body: Body<B>,
+    pub body: Body<S>,
 }
 
-impl<B: AsRef<[u8]> + Send + 'static> Response<B> {
-    fn whole(response: HttpResponse) -> Self {
+impl<S> Response<S> {
+    /// A whole response of the core's
+    pub fn whole(response: HttpResponse) -> Self {
         Self {
             status: response.status,
             headers: response.headers,
@@ -189,11 +185,21 @@ impl<B: AsRef<[u8]> + Send + 'static> Response<B> {
         }
     }
 
-    fn status(status: u16) -> Self {
+    /// An empty response with `status` (503 when the server is gone)
+    pub fn status(status: u16) -> Self {
         Self {
             status,
             headers: Vec::new(),
             body: Body::Whole(Vec::new()),
+        }
+    }
+
+    /// An open response: its head, and the stream of its body
+    pub fn stream(head: ResponseHead, body: S) -> Self {
+        Self {
+            status: head.status,
+            headers: head.headers,
+            body: Body::Stream(body),
         }
     }
 }
@@ -201,11 +207,27 @@ impl<B: AsRef<[u8]> + Send + 'static> Response<B> {
 /// A response's body
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Body<B: AsRef<[u8]> + Send + 'static> {
+pub enum Body<S> {
     /// All of it (send it with its `Content-Length`)
     Whole(Vec<u8>),
     /// Pieces as they come (write and flush each one; chunked on HTTP/1.1)
-    Stream(BodyStream<B>),
+    Stream(S),
+}
+
+/// Gathers the pieces queued now (`try_next`, until it is empty) into `out` as HTTP/1.1
+/// chunks, the last chunk too when the body ended: what a hand-framed connection writes next
+pub fn gather(mut try_next: impl FnMut() -> Next, out: &mut Vec<u8>) -> Then {
+    loop {
+        match try_next() {
+            Next::Piece(data) => crate::h1::push_chunk(out, &data),
+            Next::Empty => return Then::More,
+            Next::End => {
+                out.extend_from_slice(crate::h1::LAST_CHUNK);
+                return Then::Ended;
+            }
+            Next::Dropped => return Then::Dropped,
+        }
+    }
 }
 
 /// The body of an open response: pieces as the server writes them, until it ends it

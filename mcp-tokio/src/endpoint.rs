@@ -30,10 +30,12 @@ pub use mcp_sansio_shared::endpoint::Dropped;
 use mcp_sansio_shared::endpoint::{self, Endpoint};
 use mcp_sansio_shared::http::{request_fields, response};
 
-/// The kernel's answer, as this binding's endpoint gives it
-pub type EndpointResponse = endpoint::Response<Bytes>;
-/// The kernel's response body, as this binding's endpoint gives it
-pub type EndpointBody = endpoint::Body<Bytes>;
+pub use mcp_sansio_shared::endpoint::{BodyStream, Next};
+
+/// The endpoint's answer to one request, from [`HttpEndpoint::handle`]
+pub type EndpointResponse = endpoint::Response<BodyStream<Bytes>>;
+/// Its body: whole, or a stream of pieces
+pub type EndpointBody = endpoint::Body<BodyStream<Bytes>>;
 
 /// A server's Streamable HTTP endpoint (both wires), from
 /// [`Server::http_endpoint`](crate::Server::http_endpoint): a `tower::Service` for
@@ -193,7 +195,7 @@ impl std::fmt::Debug for HttpBody {
 
 enum Inner {
     Full(Option<Bytes>),
-    Stream(endpoint::BodyStream<Bytes>),
+    Stream(BodyStream<Bytes>),
 }
 
 impl HttpBody {
