@@ -497,6 +497,22 @@ pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+/// `#[tool]`: a function as a typed tool (see the crate's docs, "Typed tools")
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::tool_async_std as tool;
+/// What `#[tool]`'s code is generated against
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+pub use mcp_sansio_shared::typed as __macros;
+
+/// Several `#[tool]` functions to register at once: `builder.register(tools![a, b])`
+#[cfg(feature = "macros")]
+#[macro_export]
+macro_rules! tools {
+    ($($tool:ident),+ $(,)?) => {
+        ($($tool {},)+)
+    };
+}
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
 #[cfg(feature = "tls")]

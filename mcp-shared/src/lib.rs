@@ -99,6 +99,8 @@ pub mod stdio;
 pub mod tls;
 #[cfg(feature = "http")]
 pub mod tunnel;
+#[cfg(feature = "schemars")]
+pub mod typed;
 
 pub use runtime::Runtime;
 

@@ -257,6 +257,16 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
         Ok(self)
     }
 
+    /// Adds what `#[tool]` made (the binding's `macros` feature): one tool, or a tuple of
+    /// them (`tools![a, b]`)
+    ///
+    /// # Errors
+    /// [`CatalogError`] as [`tool`](Self::tool).
+    #[cfg(feature = "schemars")]
+    pub fn register(self, tools: impl crate::typed::Register<Self>) -> Result<Self, CatalogError> {
+        tools.register(self)
+    }
+
     /// Adds a tool whose arguments are a Rust type: its `inputSchema` is derived with
     /// `schemars`, and the handler gets the decoded value (the catalog has already checked
     /// the arguments against the schema; a value that still does not decode is -32602)

@@ -34,6 +34,8 @@ mod http;
 mod https;
 mod input;
 mod logging;
+#[cfg(feature = "macros")]
+mod macros;
 #[cfg(feature = "auth")]
 mod protected;
 #[cfg(feature = "http")]
