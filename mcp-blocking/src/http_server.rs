@@ -62,7 +62,7 @@ impl Protection {
         match *self {}
     }
 }
-use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
+use crate::driver::{self, ClientOptions, Dispatch, HandlerMsg, Handlers, Input, Peer, Route};
 
 /// What a TLS server starts its sessions from
 #[cfg(feature = "tls")]
@@ -150,7 +150,7 @@ pub(crate) fn serve(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    tools: Vec<mcp_sansio::schema::Tool>,
+    (hub, tools): Pushes<'_>,
     protection: Option<Protection>,
     tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
@@ -163,9 +163,14 @@ pub(crate) fn serve(
         app: driver::app(Some(dispatch), &ClientOptions::default()),
         handlers: Handlers::new(Route::inbox(tx.clone())),
     };
+    // In the server's hub before the tools are read, so no tool change is missed.
+    let pushes = Handlers::new(Route::inbox(tx.clone()));
+    let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
+    let tools = tools();
     let clock = (driver::now(), driver::unix_ms());
     let actor = Actor {
         front: ServerFront::new(http_config, server_config, &tools, app, clock),
+        _registration: registration,
     };
     let actor = thread::Builder::new()
         .name("mcp-http-actor".into())
@@ -318,8 +323,16 @@ type Answer = mcp_sansio_shared::http::Answer<Chans>;
 /// What every session's [`Peer`] runs the application with
 type App = mcp_sansio_shared::http::PeerApp<driver::Blocking>;
 
+/// The server's hub, which the actor joins, and the server's tools as they are then
+pub(crate) type Pushes<'a> = (
+    &'a Arc<mcp_sansio_shared::push::Hub>,
+    &'a dyn Fn() -> Vec<mcp_sansio::schema::Tool>,
+);
+
 struct Actor {
     front: ServerFront<Chans, Peer>,
+    /// In the server's hub while the actor runs
+    _registration: mcp_sansio_shared::push::Registration,
 }
 
 impl Actor {
@@ -333,11 +346,7 @@ impl Actor {
                 None => self.front.handle_timeout(driver::now()),
                 Some(Input::Http(ToActor::Stop)) => break,
                 Some(Input::Http(msg)) => self.front.on_conn(driver::now(), msg),
-                Some(Input::Handler(key, msg)) => {
-                    if let Some((peer, session)) = self.front.peer(key) {
-                        peer.on_server_handler(session, msg);
-                    }
-                }
+                Some(Input::Handler(key, msg)) => self.front.on_handler(key, msg),
                 Some(_) => {}
             }
         }

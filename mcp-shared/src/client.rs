@@ -112,6 +112,36 @@ pub type InputHandler = Arc<
         + Sync,
 >;
 
+/// A client's configuration with the input capabilities its input handler answers for
+///
+/// A client with an input handler (`ClientOptions::input`, every binding's) declares
+/// `elicitation`, `sampling` and `roots` itself: each of them that the configuration does
+/// not declare already is added as `{}`. A configuration that declares one of them by hand
+/// is taken as the exact set (a client that only elicits declares `{"elicitation": {}}`
+/// and gets no sampling requests). Without an input handler nothing is added: such a client
+/// refuses every input request, so it must not invite them.
+pub fn declare_input(
+    mut config: mcp_sansio::ClientConfig,
+    has_input: bool,
+) -> mcp_sansio::ClientConfig {
+    const INPUT: [&str; 3] = ["elicitation", "sampling", "roots"];
+    if !has_input {
+        return config;
+    }
+    if !config.capabilities.is_object() {
+        config.capabilities = Value::Object(Map::new());
+    }
+    let declared = INPUT
+        .iter()
+        .any(|name| config.capabilities.get(name).is_some());
+    if !declared {
+        for name in INPUT {
+            crate::server::declare(&mut config.capabilities, name);
+        }
+    }
+    config
+}
+
 /// What a client connection does with what the server sends besides responses
 ///
 /// The async bindings' `ClientOptions` (this type for their runtime); the channels are the

@@ -492,6 +492,7 @@ pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_shared::server::NotDeclared;
 #[cfg(feature = "tls")]
 pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
 #[doc(hidden)]
