@@ -673,3 +673,29 @@ impl<R: Runtime> Client<R> {
         let _ = self.commands.unbounded_send(Command::Close);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mcp_sansio::{ClientConfig, Implementation};
+    use serde_json::json;
+
+    use super::declare_input;
+
+    #[test]
+    fn an_input_handler_declares_the_input_capabilities_unless_some_are_declared() {
+        let config = || ClientConfig::new(Implementation::new("c", "1"));
+        let declared = declare_input(config(), true).capabilities;
+        assert_eq!(
+            declared,
+            json!({"elicitation": {}, "sampling": {}, "roots": {}})
+        );
+        assert_eq!(declare_input(config(), false).capabilities, json!({}));
+        let mut only_elicits = config();
+        only_elicits.capabilities = json!({"elicitation": {"form": {}}, "experimental": {}});
+        assert_eq!(
+            declare_input(only_elicits, true).capabilities,
+            json!({"elicitation": {"form": {}}, "experimental": {}}),
+            "a declaration by hand is the exact set"
+        );
+    }
+}

@@ -1064,3 +1064,61 @@ impl<R: Runtime> Dispatcher<R> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mcp_sansio::Implementation;
+
+    use super::*;
+
+    type Plain = Registry<(), (), (), ()>;
+
+    #[test]
+    fn a_server_built_without_a_state_key_gets_a_random_one_and_keeps_a_set_one() {
+        let config = || ServerConfig::new(Implementation::new("s", "1"));
+        let (a, _) = Plain::new(config()).build();
+        let (b, _) = Plain::new(config()).build();
+        let (a, b) = (a.state_key.expect("a key"), b.state_key.expect("a key"));
+        assert_ne!(a, b, "each server draws its own");
+        assert_ne!(a, [0; 32]);
+        let mut set = config();
+        set.state_key = Some([7; 32]);
+        let (built, _) = Plain::new(set).build();
+        assert_eq!(built.state_key, Some([7; 32]), "a key set by hand is kept");
+    }
+
+    #[test]
+    fn list_changed_declares_every_list_and_keeps_what_the_config_says() {
+        let mut config = ServerConfig::new(Implementation::new("s", "1"));
+        config.capabilities = serde_json::json!({"tools": {"extra": 1}});
+        let mut registry = Plain::new(config);
+        registry.list_changed();
+        let (config, _) = registry.build();
+        assert_eq!(
+            config.capabilities,
+            serde_json::json!({
+                "tools": {"extra": 1, "listChanged": true},
+                "resources": {"listChanged": true},
+                "prompts": {"listChanged": true},
+            })
+        );
+    }
+
+    #[test]
+    fn a_live_table_changes_and_refuses_duplicates() {
+        let (config, table) = Plain::new(ServerConfig::new(Implementation::new("s", "1"))).build();
+        let live = Live::new(config, table);
+        live.add_tool(Tool::new("t", Map::new()), ()).unwrap();
+        assert!(live.add_tool(Tool::new("t", Map::new()), ()).is_err());
+        assert_eq!(live.tools().len(), 1);
+        assert!(live.remove_tool("t"));
+        assert!(!live.remove_tool("t"));
+        live.add_resource(Resource::new("a://b", "b"), ()).unwrap();
+        assert!(live.remove_resource("a://b"));
+        assert!(live.table().resources.is_empty(), "the reader went with it");
+        assert_eq!(
+            live.notify_list_changed(ListKind::Tools),
+            Err(NotDeclared { list: "tools" })
+        );
+    }
+}

@@ -38,6 +38,7 @@ mod logging;
 mod protected;
 #[cfg(feature = "http")]
 mod proxy;
+mod push;
 #[cfg(feature = "http")]
 mod shares;
 mod tasks;
