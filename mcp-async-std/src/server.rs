@@ -350,10 +350,10 @@ impl Server {
 /// (the next `tools/list` shows an added tool), and is told what changed:
 /// `notifications/<list>/list_changed` after an `add_*` or `remove_*` when the server
 /// declares `listChanged` for the list (build it with
-/// [`ServerBuilder::list_changed`](mcp_sansio_shared::server::ServerBuilder::list_changed)),
+/// [`ServerBuilder::list_changed`](ServerBuilder#method.list_changed)),
 /// `notifications/resources/updated` after [`notify_resource_updated`](Self::notify_resource_updated)
 /// to the clients subscribed to the URI (legacy `resources/subscribe`, which needs
-/// [`resource_subscriptions`](mcp_sansio_shared::server::ServerBuilder::resource_subscriptions);
+/// [`resource_subscriptions`](ServerBuilder#method.resource_subscriptions);
 /// 2026 `subscriptions/listen`). Which session gets what is the core's rule. A list a server
 /// changes at run time must be declared when it is built (`list_changed` declares tools,
 /// resources and prompts), since clients read the capabilities once.

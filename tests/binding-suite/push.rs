@@ -276,3 +276,64 @@ fn with_no_state_key_and_no_declared_capability_input_still_works_over_http() {
         aw!(handle.shutdown());
     });
 }
+
+/// A 2026 `tools/call` of `deploy` with `region` "eu", with the `Mcp-Param-Region` header
+/// or without it, as raw HTTP: its status and body
+#[cfg(feature = "http")]
+fn deploy(url: &str, mirror: bool) -> (u16, String) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    "params": {"name": "deploy", "arguments": {"region": "eu"}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}});
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "deploy"),
+    ];
+    if mirror {
+        headers.push(("Mcp-Param-Region", "eu"));
+    }
+    let (status, _, body) =
+        super::support::raw_http::raw(url, "POST", &headers, body.to_string().as_bytes());
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[cfg(feature = "http")]
+#[test]
+fn a_tool_added_at_run_time_gets_its_header_checks_over_http_and_loses_them_when_removed() {
+    use std::net::SocketAddr;
+
+    rt::block_on(async {
+        let server = server();
+        let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let handle = aw!(server.serve_http(localhost)).unwrap();
+        let url = format!("http://{}/mcp", handle.local_addr());
+        let schema = super::support::object(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}));
+        server
+            .add_tool(
+                Tool::new("deploy", schema),
+                handler!(|_cx, _args| { Ok(CallToolResult::text("deployed")) }),
+            )
+            .unwrap();
+        let (with, without, removed) = aw!(rt::unblock({
+            let server = server.clone();
+            move || {
+                let with = deploy(&url, true);
+                let without = deploy(&url, false);
+                server.remove_tool("deploy");
+                (with, without, deploy(&url, false))
+            }
+        }));
+        assert_eq!(with.0, 200, "{}", with.1);
+        assert!(with.1.contains("deployed"), "{}", with.1);
+        // The HTTP core learnt the tool's mirror: a call without the header is refused.
+        assert_eq!(without.0, 400, "{}", without.1);
+        // Removed: no header rule any more, the catalog answers that the tool is unknown.
+        assert!(removed.1.contains("Unknown tool: deploy"), "{removed:?}");
+        aw!(handle.shutdown());
+    });
+}
