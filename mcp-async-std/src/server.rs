@@ -100,7 +100,7 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 ///
 /// Start with [`Server::builder`]. Each registration checks its entry (a valid and unique name
 /// or URI, an `inputSchema` that compiles, a template that parses) and returns the builder, or
-/// a [`CatalogError`](mcp_sansio::server::CatalogError); registering declares the capability
+/// a [`CatalogError`]; registering declares the capability
 /// (`tools`, `resources`, `prompts`, `completions`), keeping what the
 /// [`ServerConfig`] already declares (such as `listChanged`). Then
 /// [`build`](#method.build) makes the server. Its methods (their full docs follow below, under
@@ -122,7 +122,7 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 ///
 /// A handler is an async closure or `async fn` (`Fn(..) -> impl Future + Send + 'static`, itself
 /// `Send + Sync + 'static`) whose future returns `Result<_, ErrorObject>`: an
-/// [`ErrorObject`](mcp_sansio::ErrorObject) is a JSON-RPC error; a tool that fails in the
+/// [`ErrorObject`] is a JSON-RPC error; a tool that fails in the
 /// domain sense returns `Ok(CallToolResult::error(..))`. The catalog validates a tool's
 /// arguments against its `inputSchema` before the handler runs.
 ///

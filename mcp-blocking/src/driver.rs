@@ -174,7 +174,8 @@ impl std::fmt::Debug for ClientOptions {
 }
 
 impl ClientOptions {
-    /// With an input handler
+    /// With an input handler, which also declares the input capabilities (`elicitation`,
+    /// `sampling`, `roots`) unless the client's configuration declares one of them itself
     pub fn input(mut self, handler: InputHandler) -> Self {
         self.input = Some(handler);
         self
