@@ -337,3 +337,74 @@ fn a_tool_added_at_run_time_gets_its_header_checks_over_http_and_loses_them_when
         aw!(handle.shutdown());
     });
 }
+
+#[test]
+fn prompts_resources_and_templates_come_and_go_at_run_time() {
+    use mcp_sansio::schema::{GetPromptResult, Prompt, PromptMessage, ResourceTemplate};
+
+    rt::block_on(async {
+        let server = server();
+        let (r, w) = super::serve(server.clone());
+        let (tx, mut rx) = rt::channel();
+        let options = ClientOptions::default().notifications(tx);
+        let client = aw!(Client::connect_with(r, w, client_config(LEGACY), options)).unwrap();
+
+        server
+            .add_prompt(
+                Prompt::new("hello"),
+                handler!(|_cx, _args| {
+                    Ok(GetPromptResult::new(vec![PromptMessage::user("hi")]))
+                }),
+            )
+            .unwrap();
+        aw!(next_named(&mut rx, "notifications/prompts/list_changed"));
+        let prompts = aw!(client.list_prompts()).unwrap();
+        assert_eq!(
+            prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            ["hello"]
+        );
+        let params = mcp_sansio::schema::GetPromptParams::new("hello");
+        assert!(aw!(client.get_prompt(params)).is_ok());
+        assert!(server.remove_prompt("hello"));
+        aw!(next_named(&mut rx, "notifications/prompts/list_changed"));
+        assert!(aw!(client.list_prompts()).unwrap().is_empty());
+
+        server
+            .add_resource(
+                Resource::new("notes://b", "another note"),
+                handler!(|_cx, uri, _vars| {
+                    Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                        uri, "b",
+                    )]))
+                }),
+            )
+            .unwrap();
+        aw!(next_named(&mut rx, "notifications/resources/list_changed"));
+        let uris = |list: Vec<Resource>| list.into_iter().map(|r| r.uri).collect::<Vec<_>>();
+        assert_eq!(
+            uris(aw!(client.list_resources()).unwrap()),
+            [NOTE, "notes://b"]
+        );
+        assert!(aw!(client.read_resource("notes://b")).is_ok());
+        assert!(server.remove_resource("notes://b"));
+        aw!(next_named(&mut rx, "notifications/resources/list_changed"));
+        assert_eq!(uris(aw!(client.list_resources()).unwrap()), [NOTE]);
+        assert!(aw!(client.read_resource("notes://b")).is_err());
+
+        server
+            .add_resource_template(
+                ResourceTemplate::new("drafts://{id}", "a draft"),
+                handler!(|_cx, uri, _vars| {
+                    Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                        uri, "draft",
+                    )]))
+                }),
+            )
+            .unwrap();
+        aw!(next_named(&mut rx, "notifications/resources/list_changed"));
+        let read = aw!(client.read_resource("drafts://7")).unwrap();
+        assert_eq!(read.contents.len(), 1);
+        assert!(server.remove_resource_template("drafts://{id}"));
+        assert!(aw!(client.read_resource("drafts://7")).is_err());
+    });
+}
