@@ -305,6 +305,7 @@ impl Client {
             dispatch: None,
             options,
             ready: Some(ready_tx),
+            hub: None,
         };
         let (link, driver) = driver::open(conn, reader, writer);
         thread::Builder::new()

@@ -488,15 +488,10 @@ impl Server {
             dispatch: Some(dispatch),
             options: driver::ClientOptions::default(),
             ready: None,
+            // In the server's hub from before its first byte is read until it ends
+            hub: Some(Arc::clone(self.dispatch.live.hub())),
         };
-        let (route, driver) = driver::open(conn, reader, writer);
-        let handlers = Handlers::new(route);
-        // What the server pushes enters the session as a handler message, while it runs.
-        let _registration = self
-            .dispatch
-            .live
-            .hub()
-            .register(move |push| handlers.send(HandlerMsg::Push(push)).is_ok());
+        let (_handlers, driver) = driver::open(conn, reader, writer);
         driver.run();
     }
 
