@@ -317,7 +317,8 @@ impl ServerBuilder {
     }
 
     /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
-    /// `resources/unsubscribe` and keeps each connection's subscriptions
+    /// `resources/unsubscribe` and keeps each connection's subscriptions (publish changes
+    /// with [`Server::notify_resource_updated`], which reaches every connection)
     pub fn resource_subscriptions(mut self) -> Self {
         self.registry.resource_subscriptions();
         self

@@ -225,7 +225,7 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
 
     /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
     /// `resources/unsubscribe` and keeps each connection's subscriptions (publish changes
-    /// with the session's `notify_resource_updated`)
+    /// with the server's `notify_resource_updated`, which reaches every connection)
     #[must_use]
     pub fn resource_subscriptions(mut self) -> Self {
         self.registry.resource_subscriptions();
