@@ -26,10 +26,9 @@ use std::time::{Duration, Instant};
 use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
-use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, Principal, ReadDeadline, Source};
-use mcp_sansio_shared::chan;
-use mcp_sansio_shared::http::{Chunked, Fields, Piece, Then, Unwritten, out_of_resources};
-use mcp_sansio_shared::http_server::Actor;
+use mcp_sansio::http::{HttpConfig, HttpResponse, Principal, ReadDeadline, Source};
+use mcp_sansio_shared::endpoint::{self, Body, BodyStream};
+use mcp_sansio_shared::http::{Fields, Then, out_of_resources};
 use mcp_sansio_shared::server::ServerCore;
 use smol::Task;
 
@@ -157,12 +156,7 @@ pub(crate) async fn serve(
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let edge = Arc::new(http_config.clone());
-    let Actor {
-        to_actor,
-        stop: stop_actor,
-        body_limit: limit,
-        run,
-    } = Actor::new(http_config, server);
+    let (endpoint, run) = HttpEndpoint::new(http_config, server);
     let actor = smol::spawn(run);
     // `stop` closing (the handle's sender dropped) stops the accept loop and, through
     // `draining`, asks every connection to finish; `alive` closes when the last has.
@@ -207,7 +201,7 @@ pub(crate) async fn serve(
                 Accepted::Slot(_) | Accepted::Stop => break,
             };
             let _ = stream.set_nodelay(true);
-            let to_actor = to_actor.clone();
+            let endpoint = endpoint.clone();
             let draining = stopped.clone();
             let alive = alive.clone();
             let protection = protection.clone();
@@ -221,8 +215,7 @@ pub(crate) async fn serve(
             smol::spawn(async move {
                 match tls {
                     None => {
-                        connection(stream, peer, to_actor, limit, &edge, draining, protection)
-                            .await;
+                        connection(stream, peer, &endpoint, &edge, draining, protection).await;
                     }
                     // The handshake is part of the first request's head: it must be done
                     // within the header read timeout (from the accept), holding its
@@ -231,8 +224,7 @@ pub(crate) async fn serve(
                     Some(tls) => {
                         let handshake = h1::within(edge.header_read_timeout, tls.accept(stream));
                         if let Some(Ok(session)) = handshake.await {
-                            connection(session, peer, to_actor, limit, &edge, draining, protection)
-                                .await;
+                            connection(session, peer, &endpoint, &edge, draining, protection).await;
                         }
                     }
                     #[cfg(not(feature = "tls"))]
@@ -246,7 +238,8 @@ pub(crate) async fn serve(
         drop(listener);
         drop(alive);
         // The actor ends every open response first, so the connections can finish.
-        let _ = stop_actor.try_send(());
+        endpoint.shutdown();
+        drop(endpoint);
         actor.await;
         let _ = all_done
             .recv()
@@ -263,8 +256,7 @@ pub(crate) async fn serve(
     })
 }
 
-type ToActor = mcp_sansio_shared::http_server::ToActor<Vec<u8>>;
-type Answer = mcp_sansio_shared::http_server::Answer<Vec<u8>>;
+use crate::endpoint::HttpEndpoint;
 
 /// A connection's socket (TCP, or a TLS session over it) whose reads fail with `TimedOut`
 /// once its deadline passes (the deadlines the shared request reader sets)
@@ -361,8 +353,7 @@ struct Peer {
 async fn connection<S: Io>(
     stream: S,
     peer: Peer,
-    to_actor: Sender<ToActor>,
-    limit: usize,
+    endpoint: &HttpEndpoint,
     edge: &HttpConfig,
     draining: Receiver<()>,
     protection: Option<Protection>,
@@ -398,9 +389,9 @@ async fn connection<S: Io>(
             }
         }
         clock.head_started(Instant::now());
+        let limit = endpoint.body_limit();
         let received = h1::receive(&mut conn, limit, &mut clock, edge, set_deadline).await;
-        let (reply, answer) = chan::oneshot();
-        let (msg, keep_alive) = match received {
+        let (response, keep_alive) = match received {
             Received::Request {
                 method,
                 path,
@@ -419,16 +410,20 @@ async fn connection<S: Io>(
                         continue;
                     }
                 };
-                let msg = ToActor::Request {
-                    source: Source::from_peer(peer).with_principal(principal),
-                    method,
-                    headers,
-                    body,
-                    reply,
-                };
-                (msg, keep_alive)
+                let source = Source::from_peer(peer).with_principal(principal);
+                // A response not decided yet (2026: JSON or an event stream) waits for its
+                // head; a client leaving meanwhile drops it, which tells the server.
+                let answer = async { Some(endpoint.handle(source, method, headers, body).await) }
+                    .or(async {
+                        closed(&mut conn).await;
+                        None
+                    });
+                match answer.await {
+                    Some(response) => (response, keep_alive),
+                    None => return,
+                }
             }
-            Received::Oversize => (ToActor::Oversize { reply }, false),
+            Received::Oversize => (endpoint.oversize().await, false),
             Received::Late => {
                 let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(408))).await;
                 return;
@@ -439,30 +434,23 @@ async fn connection<S: Io>(
             }
             Received::Gone => return,
         };
-        if to_actor.try_send(msg).is_err() {
-            let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
-            return;
-        }
-        // The core answers every request at once: whole, or as an open exchange.
-        let Some(answer) = chan::reply(answer).await else {
-            let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
-            return;
-        };
-        let reusable = match answer {
-            Answer::Complete(response) => send_whole(&mut conn, &response, !keep_alive).await,
-            Answer::Open {
-                exchange,
-                frames,
-                unwritten,
-            } => {
-                let mut open = OpenExchange {
-                    to_actor: to_actor.clone(),
-                    exchange,
-                    ended: false,
-                };
-                open.stream(&mut conn, &frames, unwritten, !keep_alive)
-                    .await
+        // The endpoint answers every request at once: whole, or as an open response.
+        let reusable = match response.body {
+            Body::Whole(data) => {
+                let (status, headers) = (response.status, &response.headers);
+                send(&mut conn, status, headers, &data, !keep_alive).await
             }
+            Body::Stream(body) => {
+                write_open(
+                    &mut conn,
+                    response.status,
+                    &response.headers,
+                    body,
+                    !keep_alive,
+                )
+                .await
+            }
+            _ => false,
         };
         if !reusable || !keep_alive {
             return;
@@ -477,10 +465,27 @@ async fn send_whole<S: Io>(
     response: &HttpResponse,
     close: bool,
 ) -> bool {
-    let length = Some(response.body.len());
-    let bytes = match head(response.status, &response.headers, length, close) {
+    send(
+        conn,
+        response.status,
+        &response.headers,
+        &response.body,
+        close,
+    )
+    .await
+}
+
+/// Writes a whole response of `status`, `headers` and `body`; `true` when it went out
+async fn send<S: Io>(
+    conn: &mut Conn<Timed<S>>,
+    status: u16,
+    headers: &[(&'static str, String)],
+    body: &[u8],
+    close: bool,
+) -> bool {
+    let bytes = match head(status, headers, Some(body.len()), close) {
         Ok(mut bytes) => {
-            bytes.extend_from_slice(&response.body);
+            bytes.extend_from_slice(body);
             bytes
         }
         Err(_) => simple(500),
@@ -492,115 +497,95 @@ async fn send_whole<S: Io>(
 }
 
 /// What a streaming connection waits for
-enum Next {
-    Piece(Piece),
-    /// The actor ended the response
+enum Wait {
+    Piece(Vec<u8>),
+    /// The server ended the response
     End,
+    /// The server gave the response up (its client stopped reading)
+    Dropped,
     /// The client closed the connection
     Gone,
 }
 
 /// The next piece of an open response, watching the connection for the client leaving
-async fn next<S: Io>(conn: &mut Conn<Timed<S>>, frames: &Receiver<Piece>) -> Next {
-    async { frames.recv().await.map_or(Next::End, Next::Piece) }
-        .or(async {
-            loop {
-                if conn.buffered() >= h1::MAX_HEAD {
-                    // A client pipelining this much waits for the response first.
-                    std::future::pending::<()>().await;
-                }
-                match conn.fill().await {
-                    Ok(0) | Err(_) => return Next::Gone,
-                    Ok(_) => {}
-                }
-            }
-        })
-        .await
+async fn next<S: Io>(conn: &mut Conn<Timed<S>>, body: &mut BodyStream<Vec<u8>>) -> Wait {
+    async {
+        match body.next().await {
+            Some(Ok(data)) => Wait::Piece(data),
+            None => Wait::End,
+            Some(Err(_)) => Wait::Dropped,
+        }
+    }
+    .or(async {
+        closed(conn).await;
+        Wait::Gone
+    })
+    .await
 }
 
-/// An open exchange on its connection; dropped before its end, it tells the actor the
-/// client went away
-struct OpenExchange {
-    to_actor: Sender<ToActor>,
-    exchange: ExchangeId,
-    ended: bool,
+/// Returns once the client closed the connection (what it pipelines meanwhile stays
+/// buffered for the next request)
+async fn closed<S: Io>(conn: &mut Conn<Timed<S>>) {
+    loop {
+        if conn.buffered() >= h1::MAX_HEAD {
+            // A client pipelining this much waits for the response first.
+            std::future::pending::<()>().await;
+        }
+        match conn.fill().await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
 }
 
-impl OpenExchange {
-    /// Writes the head and every piece (chunked, flushed per piece) until the actor ends
-    /// the response; `true` when it ended cleanly
-    async fn stream<S: Io>(
-        &mut self,
-        conn: &mut Conn<Timed<S>>,
-        frames: &Receiver<Piece>,
-        unwritten: Unwritten,
-        close: bool,
-    ) -> bool {
-        let head = loop {
-            match next(conn, frames).await {
-                Next::Piece(Piece::Head(head)) => break head,
-                Next::Piece(piece) => unwritten.taken(&piece),
-                Next::End => {
-                    self.ended = true;
-                    let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(503))).await;
-                    return false;
-                }
-                Next::Gone => return false,
-            }
-        };
-        let Ok(bytes) = self::head(head.status, &head.headers, None, close) else {
+/// Writes an open response: the head, then every piece (chunked, flushed per wake-up) until
+/// the server ends it; `true` when it ended cleanly. Returning early drops `body`, which
+/// tells the server the client went away.
+async fn write_open<S: Io>(
+    conn: &mut Conn<Timed<S>>,
+    status: u16,
+    headers: &[(&'static str, String)],
+    mut body: BodyStream<Vec<u8>>,
+    close: bool,
+) -> bool {
+    let Ok(mut out) = head(status, headers, None, close) else {
+        return false;
+    };
+    // The head goes out with the pieces already queued behind it, in one write; then each
+    // wake-up writes (and flushes) what is queued at once.
+    let mut then = queued(&mut body, &mut out);
+    loop {
+        if then == Then::Dropped {
             return false;
-        };
-        // The head goes out with the pieces already queued behind it, in one write; then
-        // each wake-up writes (and flushes) what is queued at once.
-        let mut out = Chunked::new(unwritten, bytes);
-        let mut then = queued(frames, &mut out);
-        loop {
-            if then == Then::Dropped {
-                // The actor dropped the response (the client stopped reading).
-                self.ended = true;
+        }
+        if !out.is_empty() {
+            let sent = h1::within(WRITE_TIMEOUT, conn.send(&out)).await;
+            if !matches!(sent, Some(Ok(()))) {
                 return false;
             }
-            if !out.bytes.is_empty() {
-                let sent = h1::within(WRITE_TIMEOUT, conn.send(&out.bytes)).await;
-                if !matches!(sent, Some(Ok(()))) {
-                    return false;
-                }
-                out.bytes.clear();
-            }
-            if then == Then::Ended {
-                self.ended = true;
-                return true;
-            }
-            match next(conn, frames).await {
-                Next::Piece(piece) => {
-                    out.piece(piece);
-                    then = queued(frames, &mut out);
-                }
-                Next::End => then = out.closed(),
-                Next::Gone => return false,
-            }
+            out.clear();
         }
+        if then == Then::Ended {
+            return true;
+        }
+        then = match next(conn, &mut body).await {
+            Wait::Piece(data) => {
+                h1::push_chunk(&mut out, &data);
+                queued(&mut body, &mut out)
+            }
+            Wait::End => {
+                out.extend_from_slice(h1::LAST_CHUNK);
+                Then::Ended
+            }
+            Wait::Dropped => Then::Dropped,
+            Wait::Gone => return false,
+        };
     }
 }
 
-/// Takes the pieces already queued (the channel's end too)
-fn queued(frames: &Receiver<Piece>, out: &mut Chunked) -> Then {
-    loop {
-        match frames.try_recv() {
-            Ok(piece) => out.piece(piece),
-            Err(async_channel::TryRecvError::Empty) => return Then::More,
-            Err(async_channel::TryRecvError::Closed) => return out.closed(),
-        }
-    }
-}
-
-impl Drop for OpenExchange {
-    fn drop(&mut self) {
-        if !self.ended {
-            let _ = self.to_actor.try_send(ToActor::Closed(self.exchange));
-        }
-    }
+/// Takes the pieces already queued (the end too) as chunks
+fn queued(body: &mut BodyStream<Vec<u8>>, out: &mut Vec<u8>) -> Then {
+    endpoint::gather(|| body.try_next(), out)
 }
 
 /// A response head: the core's fields, then the framing (`Content-Length` for a whole

@@ -466,6 +466,27 @@
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod client;
+/// A server's Streamable HTTP endpoint, for any HTTP stack: hand it a request whose body
+/// was read, write the [`Response`](endpoint::Response) it gives (whole, or a
+/// [`BodyStream`](endpoint::BodyStream) of pieces to write and flush as they come; dropping
+/// the stream tells the server the client went away)
+///
+/// [`Server::http_endpoint`] makes one; [`Server::serve_http`] drives the same entry point
+/// with the binding's own HTTP/1.1. The `endpoint-async-h1` example serves it with async-h1.
+#[cfg(feature = "http")]
+pub mod endpoint {
+    pub use mcp_sansio_shared::endpoint::{BodyStream, Dropped, Next};
+    pub use mcp_sansio_shared::http::Fields;
+
+    /// The endpoint's answer to one request
+    pub type Response = mcp_sansio_shared::endpoint::Response<BodyStream<Vec<u8>>>;
+    /// A response's body: whole, or a stream of pieces
+    pub type Body = mcp_sansio_shared::endpoint::Body<BodyStream<Vec<u8>>>;
+
+    /// A server's Streamable HTTP endpoint (both wires), from
+    /// [`Server::http_endpoint`](crate::Server::http_endpoint); request bodies are `Vec<u8>`
+    pub type HttpEndpoint = mcp_sansio_shared::endpoint::Endpoint<Vec<u8>>;
+}
 #[cfg(feature = "http")]
 mod h1;
 #[cfg(feature = "http")]
@@ -481,6 +502,8 @@ pub use auth::{
     headless_user_agent, jwt_verifier,
 };
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
+#[cfg(feature = "http")]
+pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;

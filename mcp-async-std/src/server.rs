@@ -313,6 +313,20 @@ impl Server {
         crate::http_server::serve(addr, config, &self.core, Some(protection), tls).await
     }
 
+    /// The Streamable HTTP endpoint of this server under `config`, for an HTTP stack of
+    /// your own (see [`crate::endpoint`]); its actor runs on a smol task until
+    /// [`HttpEndpoint::shutdown`](crate::HttpEndpoint::shutdown), or until every clone and
+    /// open response is gone
+    ///
+    /// Its sessions are its own (another endpoint, or [`serve_http`](Self::serve_http), has
+    /// others).
+    #[cfg(feature = "http")]
+    pub fn http_endpoint(&self, config: HttpConfig) -> crate::HttpEndpoint {
+        let (endpoint, run) = crate::HttpEndpoint::new(config, &self.core);
+        smol::spawn(run).detach();
+        endpoint
+    }
+
     /// Serves one connection over this process's stdin and stdout
     ///
     /// On Unix, when stdin and stdout are pipes (as when an MCP client starts this process),

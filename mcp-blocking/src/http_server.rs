@@ -33,15 +33,13 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Sender};
 use futures_lite::future::block_on;
 use futures_lite::io::AssertAsync;
 use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline, Source};
 use mcp_sansio_shared::h1::{self, Conn, Received};
-use mcp_sansio_shared::http::{
-    Channels, Chunked, Piece, ServerFront, Then, Unwritten, out_of_resources,
-};
+use mcp_sansio_shared::http::{Channels, Piece, ServerFront, Then, out_of_resources};
 
 #[cfg(feature = "auth")]
 pub(crate) use crate::auth::Protection;
@@ -63,6 +61,7 @@ impl Protection {
     }
 }
 use crate::driver::{self, ClientOptions, Dispatch, HandlerMsg, Handlers, Input, Peer, Route};
+use crate::endpoint::{Body, BodyStream, HttpEndpoint, Next};
 
 /// What a TLS server starts its sessions from
 #[cfg(feature = "tls")]
@@ -150,37 +149,20 @@ pub(crate) fn serve(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    (hub, tools): Pushes<'_>,
+    pushes: Pushes<'_>,
     protection: Option<Protection>,
     tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr)?;
     let addr = listener.local_addr()?;
-    let limit = http_config.max_body_size;
     let edge = Arc::new(http_config.clone());
-    let (tx, inbox) = crossbeam_channel::unbounded();
-    let app = App {
-        app: driver::app(Some(dispatch), &ClientOptions::default()),
-        handlers: Handlers::new(Route::inbox(tx.clone())),
-    };
-    // In the server's hub before the tools are read, so no tool change is missed.
-    let pushes = Handlers::new(Route::inbox(tx.clone()));
-    let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
-    let tools = tools();
-    let clock = (driver::now(), driver::unix_ms());
-    let actor = Actor {
-        front: ServerFront::new(http_config, server_config, &tools, app, clock),
-        _registration: registration,
-    };
-    let actor = thread::Builder::new()
-        .name("mcp-http-actor".into())
-        .spawn(move || actor.run(&inbox))?;
+    let (endpoint, actor) = start(http_config, server_config, dispatch, pushes)?;
+    let tx = endpoint.inbox();
     let stopping = Arc::new(AtomicBool::new(false));
     let slots = Arc::new(Slots::new(edge.max_connections.max(1)));
     let accept = {
         let stopping = Arc::clone(&stopping);
         let slots = Arc::clone(&slots);
-        let to_actor = tx.clone();
         thread::Builder::new()
             .name("mcp-http-accept".into())
             .spawn(move || {
@@ -207,7 +189,7 @@ pub(crate) fn serve(
                         }
                     };
                     let _ = stream.set_nodelay(true);
-                    let to_actor = to_actor.clone();
+                    let endpoint = endpoint.clone();
                     let protection = protection.clone();
                     let tls = tls.clone();
                     let edge = Arc::clone(&edge);
@@ -221,12 +203,11 @@ pub(crate) fn serve(
                                 let source = Source::from_peer(peer);
                                 let edge = Edge {
                                     config: &edge,
-                                    limit,
                                     stopping,
                                     protection,
                                     tls,
                                 };
-                                connection(stream, &source, &to_actor, edge);
+                                connection(stream, &source, &endpoint, edge);
                             });
                     if spawned.is_err() {
                         // No thread for it: the connection (and its slot) are dropped.
@@ -245,6 +226,35 @@ pub(crate) fn serve(
         accept: Some(accept),
         actor: Some(actor),
     })
+}
+
+/// Starts the actor thread serving `server_config`'s sessions with `dispatch` under
+/// `http_config`, in the server's hub; returns its endpoint and the thread
+pub(crate) fn start(
+    http_config: HttpConfig,
+    server_config: Arc<ServerConfig>,
+    dispatch: Arc<dyn Dispatch>,
+    (hub, tools): Pushes<'_>,
+) -> io::Result<(HttpEndpoint, JoinHandle<()>)> {
+    let limit = http_config.max_body_size;
+    let (tx, inbox) = crossbeam_channel::unbounded();
+    let app = App {
+        app: driver::app(Some(dispatch), &ClientOptions::default()),
+        handlers: Handlers::new(Route::inbox(tx.clone())),
+    };
+    // In the server's hub before the tools are read, so no tool change is missed.
+    let pushes = Handlers::new(Route::inbox(tx.clone()));
+    let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
+    let tools = tools();
+    let clock = (driver::now(), driver::unix_ms());
+    let actor = Actor {
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
+        _registration: registration,
+    };
+    let actor = thread::Builder::new()
+        .name("mcp-http-actor".into())
+        .spawn(move || actor.run(&inbox))?;
+    Ok((HttpEndpoint::new(tx, limit), actor))
 }
 
 /// The open connections, at most `max`
@@ -318,7 +328,7 @@ impl Channels for Chans {
 
 /// From the connection threads to the actor
 pub(crate) type ToActor = mcp_sansio_shared::http::ToActor<Chans>;
-type Answer = mcp_sansio_shared::http::Answer<Chans>;
+pub(crate) type Answer = mcp_sansio_shared::http::Answer<Chans>;
 
 /// What every session's [`Peer`] runs the application with
 type App = mcp_sansio_shared::http::PeerApp<driver::Blocking>;
@@ -359,7 +369,7 @@ impl Actor {
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often a blocked read looks at the server stopping (and an open response at the
 /// client leaving)
-const TICK: Duration = Duration::from_millis(250);
+const TICK: Duration = crate::endpoint::TICK;
 
 /// A connection's socket as the framing reads it: each read waits no longer than the
 /// current deadline (then fails with `TimedOut`), nor past the server stopping
@@ -484,17 +494,16 @@ fn send(conn: &mut Connection, bytes: &[u8]) -> bool {
 /// What every connection of a server is served with
 struct Edge<'a> {
     config: &'a HttpConfig,
-    limit: usize,
     stopping: Arc<AtomicBool>,
     protection: Option<Protection>,
     tls: Option<Tls>,
 }
 
 /// Serves the requests of one connection, one after the other, until it closes
-fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge: Edge<'_>) {
+fn connection(stream: TcpStream, source: &Source, endpoint: &HttpEndpoint, edge: Edge<'_>) {
+    let limit = endpoint.body_limit();
     let Edge {
         config: edge,
-        limit,
         stopping,
         protection,
         tls,
@@ -543,7 +552,7 @@ fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge
             edge,
             set_deadline,
         ));
-        let (msg, keep_alive, answer, head_only) = match received {
+        let (response, keep_alive, head_only) = match received {
             Received::Request {
                 method,
                 path,
@@ -567,20 +576,17 @@ fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge
                     }
                 };
                 let head_only = method == "HEAD";
-                let (reply, answer) = crossbeam_channel::bounded(1);
-                let msg = ToActor::Request {
-                    source: source.clone().with_principal(principal),
-                    method,
-                    headers,
-                    body,
-                    reply,
+                let source = source.clone().with_principal(principal);
+                // A response not decided yet (2026: JSON or an event stream) waits for its
+                // head; a client leaving meanwhile is noticed as while streaming.
+                let Some(response) =
+                    endpoint.handle_until(source, method, headers, body, || gone(&mut conn))
+                else {
+                    return;
                 };
-                (msg, keep_alive, answer, head_only)
+                (response, keep_alive, head_only)
             }
-            Received::Oversize => {
-                let (reply, answer) = crossbeam_channel::bounded(1);
-                (ToActor::Oversize { reply }, false, answer, false)
-            }
+            Received::Oversize => (endpoint.oversize(), false, false),
             Received::Late => {
                 send(&mut conn, &h1::simple_response(408));
                 return;
@@ -591,28 +597,20 @@ fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge
             }
             Received::Gone => return,
         };
-        if to_actor.send(Input::Http(msg)).is_err() {
-            send(&mut conn, &h1::simple_response(503));
-            return;
-        }
-        // The core answers every request at once: whole, or as an open exchange.
-        let Ok(answer) = answer.recv() else {
-            send(&mut conn, &h1::simple_response(503));
-            return;
-        };
-        let reusable = match answer {
-            Answer::Complete(response) => send_whole(&mut conn, &response, !keep_alive),
-            Answer::Open {
-                exchange,
-                frames,
-                unwritten,
-            } => {
-                let ended = write_open(&mut conn, &frames, unwritten, !keep_alive, head_only);
-                if !ended {
-                    let _ = to_actor.send(Input::Http(ToActor::Closed(exchange)));
-                }
-                ended
+        // The endpoint answers every request at once: whole, or as an open response.
+        let reusable = match response.body {
+            Body::Whole(data) => {
+                let (status, headers) = (response.status, &response.headers);
+                send_bytes(&mut conn, status, headers, &data, !keep_alive)
             }
+            Body::Stream(body) => write_open(
+                &mut conn,
+                (response.status, &response.headers),
+                body,
+                !keep_alive,
+                head_only,
+            ),
+            _ => false,
         };
         if !reusable || !keep_alive {
             return;
@@ -623,10 +621,27 @@ fn connection(stream: TcpStream, source: &Source, to_actor: &Sender<Input>, edge
 
 /// Writes a whole response in one write; `true` when it went out
 fn send_whole(conn: &mut Connection, response: &HttpResponse, close: bool) -> bool {
-    let length = Some(response.body.len());
-    let bytes = match h1::response_head(response.status, &response.headers, length, close) {
+    send_bytes(
+        conn,
+        response.status,
+        &response.headers,
+        &response.body,
+        close,
+    )
+}
+
+/// Writes a whole response of `status`, `headers` and `body` in one write; `true` when it
+/// went out
+fn send_bytes(
+    conn: &mut Connection,
+    status: u16,
+    headers: &[(&'static str, String)],
+    body: &[u8],
+    close: bool,
+) -> bool {
+    let bytes = match h1::response_head(status, headers, Some(body.len()), close) {
         Ok(mut bytes) => {
-            bytes.extend_from_slice(&response.body);
+            bytes.extend_from_slice(body);
             bytes
         }
         Err(_) => h1::simple_response(500),
@@ -634,15 +649,9 @@ fn send_whole(conn: &mut Connection, response: &HttpResponse, close: bool) -> bo
     send(conn, &bytes)
 }
 
-/// Takes the pieces already queued (the channel's end too)
-fn queued(frames: &Receiver<Piece>, out: &mut Chunked) -> Then {
-    loop {
-        match frames.try_recv() {
-            Ok(piece) => out.piece(piece),
-            Err(TryRecvError::Empty) => return Then::More,
-            Err(TryRecvError::Disconnected) => return out.closed(),
-        }
-    }
+/// Takes the pieces already queued (the end too) as chunks
+fn queued(body: &mut BodyStream, out: &mut Vec<u8>) -> Then {
+    mcp_sansio_shared::endpoint::gather(|| body.try_next(), out)
 }
 
 /// Whether the client closed the connection, looking without waiting
@@ -686,65 +695,52 @@ fn peeks_closed(watch: &TcpStream) -> bool {
     closed
 }
 
-/// Writes an open exchange: the head with the pieces already queued, then each piece with
-/// what queued behind it, one write each, until the actor ends it (closes the channel);
-/// `true` when it ended cleanly
+/// Writes an open response: the head with the pieces already queued, then each piece with
+/// what queued behind it, one write each, until the server ends it; `true` when it ended
+/// cleanly (returning early drops `body`, which tells the server the client went away)
 fn write_open(
     conn: &mut Connection,
-    frames: &Receiver<Piece>,
-    unwritten: Unwritten,
+    (status, headers): (u16, &[(&'static str, String)]),
+    mut body: BodyStream,
     close: bool,
     head_only: bool,
 ) -> bool {
-    let head = loop {
-        // A response not decided yet (2026: JSON or an event stream) waits for its head;
-        // a client leaving meanwhile is noticed as while streaming.
-        match frames.recv_timeout(TICK) {
-            Ok(Piece::Head(head)) => break head,
-            Ok(piece) => unwritten.taken(&piece),
-            Err(RecvTimeoutError::Timeout) => {
-                if gone(conn) {
-                    return false;
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                send(conn, &h1::simple_response(503));
-                return false;
-            }
-        }
-    };
-    let Ok(bytes) = h1::response_head(head.status, &head.headers, None, close) else {
+    let Ok(mut out) = h1::response_head(status, headers, None, close) else {
         return false;
     };
     if head_only {
-        return send(conn, &bytes);
+        return send(conn, &out);
     }
-    let mut out = Chunked::new(unwritten, bytes);
-    let mut then = queued(frames, &mut out);
+    let mut then = queued(&mut body, &mut out);
     loop {
         if then == Then::Dropped {
             return false;
         }
-        if !out.bytes.is_empty() {
-            if !send(conn, &out.bytes) {
+        if !out.is_empty() {
+            if !send(conn, &out) {
                 return false;
             }
-            out.bytes.clear();
+            out.clear();
         }
         if then == Then::Ended {
             return true;
         }
-        match frames.recv_timeout(TICK) {
-            Ok(piece) => {
-                out.piece(piece);
-                then = queued(frames, &mut out);
+        then = match body.next_timeout(TICK) {
+            Next::Piece(data) => {
+                h1::push_chunk(&mut out, &data);
+                queued(&mut body, &mut out)
             }
-            Err(RecvTimeoutError::Disconnected) => then = out.closed(),
-            Err(RecvTimeoutError::Timeout) => {
+            Next::End => {
+                out.extend_from_slice(h1::LAST_CHUNK);
+                Then::Ended
+            }
+            Next::Dropped => Then::Dropped,
+            Next::Empty => {
                 if gone(conn) {
                     return false;
                 }
+                Then::More
             }
-        }
+        };
     }
 }

@@ -487,6 +487,8 @@ mod cancel;
 pub mod client;
 mod driver;
 #[cfg(feature = "http")]
+pub mod endpoint;
+#[cfg(feature = "http")]
 mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
@@ -503,6 +505,8 @@ pub use auth::{
 pub use cancel::{CancellationToken, Cancelled};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError, PendingCall};
 pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
+#[cfg(feature = "http")]
+pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;

@@ -610,6 +610,27 @@ impl Server {
         )
     }
 
+    /// The Streamable HTTP endpoint of this server under `config`, for an HTTP stack of
+    /// your own (see [`crate::endpoint`]); its actor thread runs until
+    /// [`HttpEndpoint::shutdown`](crate::HttpEndpoint::shutdown), or until the last clone is
+    /// dropped
+    ///
+    /// Its sessions are its own (another endpoint, or [`serve_http`](Self::serve_http), has
+    /// others).
+    ///
+    /// # Errors
+    /// The actor's thread could not be started.
+    #[cfg(feature = "http")]
+    pub fn http_endpoint(&self, config: HttpConfig) -> io::Result<crate::HttpEndpoint> {
+        let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
+        let server_config = Arc::clone(&self.config);
+        let tools = || self.dispatch.live.tools();
+        let pushes: crate::http_server::Pushes<'_> = (self.dispatch.live.hub(), &tools);
+        let (endpoint, _actor) =
+            crate::http_server::start(config, server_config, dispatch, pushes)?;
+        Ok(endpoint)
+    }
+
     /// Serves one connection over this process's stdin and stdout
     pub fn serve_stdio(&self) {
         self.serve(io::stdin(), io::stdout());

@@ -244,3 +244,76 @@ def test_run_as_task_without_a_task_offer_is_a_clear_error(era):
         assert isinstance(outcome["error"], ms.McpError)
 
     run(main())
+
+
+def test_task_support_is_the_tools_execution():
+    server = Server("support", tasks=True)
+
+    @server.tool(task_support="optional")
+    def maybe() -> str:
+        return "ok"
+
+    @server.tool(task_support="required")
+    def must() -> str:
+        return "ok"
+
+    @server.tool()
+    def plain() -> str:
+        return "ok"
+
+    tools = {t["name"]: t for t in server.config.tools}
+    assert tools["maybe"]["execution"] == {"taskSupport": "optional"}
+    assert tools["must"]["execution"] == {"taskSupport": "required"}
+    assert "execution" not in tools["plain"]
+    with pytest.raises(ValueError):
+        server.tool(task_support="sometimes")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("era", ERAS)
+def test_a_required_task_tool_without_a_task_offer_is_refused(era, transport):
+    async def main():
+        server = Server("required", tasks=True)
+        ran = []
+
+        # The handler runs either way; without the offer its run_as_task raises, and the
+        # McpError (not caught here) answers the call
+        @server.tool(task_support="required")
+        async def must(ctx: Context) -> str:
+            ran.append(1)
+            await ctx.run_as_task(poll_interval=0.02)
+            return "as a task"
+
+        async with connect(server, transport, era) as c:  # no tasks=True, no as_task
+            with pytest.raises(ms.McpError) as refused:
+                await c.call_tool("must")
+            if era == "modern":  # -32021 naming the extension the request lacks
+                assert refused.value.code == -32021
+                assert "io.modelcontextprotocol/tasks" in refused.value.data["requiredCapabilities"]["extensions"]
+        async with connect(server, transport, era, tasks=True) as c:
+            r = await c.call_tool("must", as_task=era == "legacy")
+            assert r["content"][0]["text"] == "as a task"
+        assert ran == [1, 1]
+
+    run(main())
+
+
+def test_discover_shows_the_tasks_extension_not_the_legacy_slot():
+    # Server(tasks=True) declares 2025-11-25 `tasks` and the 2026 extension; each era sees
+    # its own (a 2026 `tasks` capability is a conformance failure)
+    async def main():
+        server = Server("both-eras", tasks=True)
+
+        @server.tool()
+        def noop() -> str:
+            return "ok"
+
+        for transport in TRANSPORTS:
+            async with connect(server, transport, "modern") as c:
+                caps = c.server_capabilities
+                assert "tasks" not in caps, caps
+                assert "io.modelcontextprotocol/tasks" in caps["extensions"]
+            async with connect(server, transport, "legacy") as c:
+                assert c.server_capabilities["tasks"]["requests"] == {"tools": {"call": {}}}
+
+    run(main())

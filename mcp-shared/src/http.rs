@@ -87,51 +87,16 @@ impl Unwritten {
     }
 }
 
-/// What a hand-framed connection (the bindings' own HTTP/1.1) writes of an open response
-/// next: the chunks of the pieces it received, gathered until the next write
-#[derive(Debug)]
-pub struct Chunked {
-    unwritten: Unwritten,
-    /// The bytes to write next (the head first, then chunks)
-    pub bytes: Vec<u8>,
-}
-
-/// How an open response goes on, after what its connection received so far
+/// How an open response goes on, after what a hand-framed connection (the bindings' own
+/// HTTP/1.1) gathered of it for its next write
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Then {
     /// More pieces will come
     More,
     /// It ended: the last chunk is in the bytes
     Ended,
-    /// The actor dropped it (the client stopped reading): close the connection
+    /// The server gave it up (the client stopped reading): close the connection
     Dropped,
-}
-
-impl Chunked {
-    /// The response whose pieces `unwritten` counts, with its encoded head to write first
-    pub fn new(unwritten: Unwritten, head: Vec<u8>) -> Self {
-        Self {
-            unwritten,
-            bytes: head,
-        }
-    }
-
-    /// A piece came (a late head is ignored)
-    pub fn piece(&mut self, piece: Piece) {
-        self.unwritten.taken(&piece);
-        if let Piece::Body(data) = piece {
-            crate::h1::push_chunk(&mut self.bytes, &data);
-        }
-    }
-
-    /// The channel ended: cleanly (the last chunk is appended), or the response was dropped
-    pub fn closed(&mut self) -> Then {
-        if self.unwritten.dropped() {
-            return Then::Dropped;
-        }
-        self.bytes.extend_from_slice(crate::h1::LAST_CHUNK);
-        Then::Ended
-    }
 }
 
 /// The runtime's channels between the connections and the server actor

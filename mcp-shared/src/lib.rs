@@ -78,6 +78,8 @@ pub mod chan;
 pub mod client;
 pub mod driver;
 #[cfg(feature = "http")]
+pub mod endpoint;
+#[cfg(feature = "http")]
 #[doc(hidden)] // the bindings' own HTTP/1.1 framing, not an API
 pub mod h1;
 #[cfg(feature = "http")]

@@ -25,25 +25,20 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
-use hyper::body::{Body, Frame, Incoming};
+use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_sansio::http::{
-    ExchangeId, Expiry, HttpConfig, HttpResponse, ReadDeadline, ReadPhase, Source,
-};
-use mcp_sansio_shared::chan::{self, Receiver, Sender};
-use mcp_sansio_shared::http::{Piece, Unwritten, out_of_resources, request_fields, response};
-use mcp_sansio_shared::http_server::Actor;
+use mcp_sansio::http::{Expiry, HttpConfig, ReadDeadline, ReadPhase, Source};
+use mcp_sansio_shared::http::out_of_resources;
 use mcp_sansio_shared::server::ServerCore;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
+use crate::endpoint::{HttpBody, HttpEndpoint};
 use crate::runtime::Tokio;
 
 #[cfg(feature = "auth")]
@@ -114,13 +109,7 @@ pub(crate) async fn serve(
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let edge = Arc::new(http_config.clone());
-    let Actor {
-        to_actor,
-        stop: stop_actor,
-        body_limit: limit,
-        run,
-    } = Actor::new(http_config, server);
-    let actor = tokio::spawn(run);
+    let (endpoint, actor) = HttpEndpoint::start(server, http_config);
     let (stop, mut stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let graceful = GracefulShutdown::new();
@@ -149,19 +138,16 @@ pub(crate) async fn serve(
             };
             let _ = stream.set_nodelay(true);
             let watch = Arc::new(Watch::new(Instant::now()));
-            let to_actor = to_actor.clone();
+            let endpoint = endpoint.clone();
             let protection = protection.clone();
             let service = {
                 let watch = Arc::clone(&watch);
-                let edge = Arc::clone(&edge);
                 service_fn(move |req| {
                     let ctx = Exchange {
                         source: Source::from_peer(peer),
-                        to_actor: to_actor.clone(),
-                        limit,
+                        endpoint: endpoint.clone(),
                         protection: protection.clone(),
                         watch: Arc::clone(&watch),
-                        body_timeout: edge.body_read_timeout,
                     };
                     exchange(req, ctx)
                 })
@@ -200,7 +186,8 @@ pub(crate) async fn serve(
         }
         drop(listener);
         // The actor ends every open response first, so the connections can finish.
-        let _ = stop_actor.try_send(());
+        endpoint.shutdown();
+        drop(endpoint);
         let _ = actor.await;
         let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
     });
@@ -227,7 +214,7 @@ async fn serve_tls<S>(
     edge: Arc<HttpConfig>,
     slot: tokio::sync::OwnedSemaphorePermit,
 ) where
-    S: hyper::service::HttpService<Incoming, ResBody = ResponseBody> + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = HttpBody> + Send + 'static,
     S::Future: Send,
 {
     let session = tokio::select! {
@@ -435,104 +422,45 @@ impl AsyncWrite for WatchedIo {
     }
 }
 
-type ToActor = mcp_sansio_shared::http_server::ToActor<Bytes>;
-type Answer = mcp_sansio_shared::http_server::Answer<Bytes>;
-
 /// What each exchange of a connection needs
 struct Exchange {
     /// Where the request comes from (the principal is added once its token is verified)
     source: Source,
-    to_actor: Sender<ToActor>,
-    limit: usize,
+    endpoint: HttpEndpoint,
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     protection: Option<Protection>,
     watch: Arc<Watch>,
-    body_timeout: Duration,
 }
 
-/// One HTTP exchange on a connection task
-async fn exchange(
-    req: Request<Incoming>,
-    ctx: Exchange,
-) -> Result<Response<ResponseBody>, Infallible> {
+/// One HTTP exchange on a connection task: the gate of a protected server, then the
+/// endpoint
+async fn exchange(req: Request<Incoming>, ctx: Exchange) -> Result<Response<HttpBody>, Infallible> {
     let Exchange {
         #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
         mut source,
-        to_actor,
-        limit,
+        endpoint,
         protection,
         watch,
-        body_timeout,
     } = ctx;
     watch.update(|d| d.head_read(Instant::now()));
     let done = Done(Some(Arc::clone(&watch)));
-    let method = req.method().as_str().to_owned();
-    let headers = request_fields(req.headers());
     #[cfg(feature = "auth")]
     if let Some(protection) = protection {
-        match protection.admit(&method, req.uri().path(), &headers).await {
+        let headers = mcp_sansio_shared::http::request_fields(req.headers());
+        match protection
+            .admit(req.method().as_str(), req.uri().path(), &headers)
+            .await
+        {
             Ok(principal) => source = source.with_principal(Some(principal)),
-            Err(denial) => return Ok(whole(denial, done)),
+            Err(denial) => return Ok(whole(denial).map(|b| b.with_guard(done))),
         }
     }
     #[cfg(not(feature = "auth"))]
     let _ = protection;
-    let (reply, answer) = chan::oneshot();
-    let body = tokio::time::timeout(body_timeout, Limited::new(req.into_body(), limit).collect());
-    let msg = match body.await {
-        Ok(Ok(body)) => ToActor::Request {
-            source,
-            method,
-            headers,
-            body: body.to_bytes(),
-            reply,
-        },
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => ToActor::Oversize { reply },
-        // The client broke off the body: nobody reads the answer.
-        Ok(Err(_)) => return Ok(plain(400, done)),
-        // The body did not arrive in time: 408, and the connection closes.
-        Err(_) => {
-            let mut response = plain(408, done);
-            response.headers_mut().insert(
-                hyper::header::CONNECTION,
-                hyper::header::HeaderValue::from_static("close"),
-            );
-            return Ok(response);
-        }
-    };
+    let response = endpoint.respond(req, source).await;
+    // The whole body was read once the endpoint answers.
     watch.update(|d| d.body_read(Instant::now()));
-    if to_actor.try_send(msg).is_err() {
-        return Ok(plain(503, done));
-    }
-    let Some(answer) = chan::reply(answer).await else {
-        return Ok(plain(503, done));
-    };
-    match answer {
-        Answer::Complete(response) => Ok(whole(response, done)),
-        Answer::Open {
-            exchange,
-            frames,
-            unwritten,
-        } => {
-            let mut stream = Streaming {
-                frames: Box::pin(frames),
-                unwritten,
-                to_actor,
-                exchange,
-                ended: false,
-            };
-            let Ok(Piece::Head(head)) = stream.frames.recv().await else {
-                stream.ended = true;
-                return Ok(plain(503, done));
-            };
-            let body = ResponseBody::Stream {
-                stream,
-                _done: done,
-            };
-            Ok(response(head.status, &head.headers, body)
-                .unwrap_or_else(|_| plain(500, Done(None))))
-        }
-    }
+    Ok(response.map(|b| b.with_guard(done)))
 }
 
 /// Dropped with its response body (written, or abandoned): the connection is idle again
@@ -550,96 +478,9 @@ impl Drop for Done {
     }
 }
 
-/// A whole response
-fn whole(answer: HttpResponse, done: Done) -> Response<ResponseBody> {
-    let body = ResponseBody::Full {
-        data: Some(Bytes::from(answer.body)),
-        _done: done,
-    };
-    response(answer.status, &answer.headers, body).unwrap_or_else(|_| plain(500, Done(None)))
-}
-
-fn plain(status: u16, done: Done) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::Full {
-        data: None,
-        _done: done,
-    });
-    *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or_default();
-    response
-}
-
-/// A response body: whole, or the pieces of an open exchange; the connection is idle again
-/// once it is dropped
-enum ResponseBody {
-    Full { data: Option<Bytes>, _done: Done },
-    Stream { stream: Streaming, _done: Done },
-}
-
-/// The body of an open exchange; dropped before its end, it tells the actor the client went
-/// away
-struct Streaming {
-    frames: Pin<Box<Receiver<Piece>>>,
-    unwritten: Unwritten,
-    to_actor: Sender<ToActor>,
-    exchange: ExchangeId,
-    ended: bool,
-}
-
-impl Drop for Streaming {
-    fn drop(&mut self) {
-        if !self.ended {
-            let _ = self.to_actor.try_send(ToActor::Closed(self.exchange));
-        }
-    }
-}
-
-/// An open response the actor dropped because its client stopped reading: hyper closes the
-/// connection instead of ending the body
-#[derive(Debug, thiserror::Error)]
-#[error("the client stopped reading the response")]
-struct Dropped;
-
-impl Body for ResponseBody {
-    type Data = Bytes;
-    type Error = Dropped;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Dropped>>> {
-        match self.get_mut() {
-            Self::Full { data: body, .. } => Poll::Ready(body.take().map(|b| Ok(Frame::data(b)))),
-            Self::Stream { stream, .. } => loop {
-                match chan::poll_recv(stream.frames.as_mut(), cx) {
-                    Poll::Ready(Some(piece)) => {
-                        stream.unwritten.taken(&piece);
-                        if let Piece::Body(data) = piece {
-                            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(data)))));
-                        }
-                    }
-                    Poll::Ready(None) => {
-                        stream.ended = true;
-                        if stream.unwritten.dropped() {
-                            return Poll::Ready(Some(Err(Dropped)));
-                        }
-                        return Poll::Ready(None);
-                    }
-                    Poll::Pending => return Poll::Pending,
-                }
-            },
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Self::Full { data: None, .. })
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match self {
-            Self::Full { data: body, .. } => {
-                hyper::body::SizeHint::with_exact(body.as_ref().map_or(0, |b| b.len() as u64))
-            }
-            Self::Stream { .. } => hyper::body::SizeHint::default(),
-        }
-    }
+/// A whole response (a protected server's gate answered)
+#[cfg(feature = "auth")]
+fn whole(answer: mcp_sansio::http::HttpResponse) -> Response<HttpBody> {
+    mcp_sansio_shared::http::response(answer.status, &answer.headers, HttpBody::whole(answer.body))
+        .unwrap_or_else(|_| crate::endpoint::plain(500))
 }

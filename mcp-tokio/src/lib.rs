@@ -485,6 +485,8 @@
 pub mod auth;
 pub mod client;
 #[cfg(feature = "http")]
+pub mod endpoint;
+#[cfg(feature = "http")]
 mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
@@ -497,6 +499,8 @@ pub use auth::{
     headless_user_agent, jwt_verifier,
 };
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
+#[cfg(feature = "http")]
+pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;

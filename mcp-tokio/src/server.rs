@@ -314,6 +314,31 @@ impl Server {
         crate::http_server::serve(addr, config, &self.core, Some(protection), tls).await
     }
 
+    /// The Streamable HTTP endpoint of this server under `config`, to mount in an app of
+    /// your own: a `tower::Service` (an axum route, a hyper service), or the sans-IO entry
+    /// point [`HttpEndpoint::handle`](crate::HttpEndpoint::handle) for any other HTTP stack (see [`crate::endpoint`])
+    ///
+    /// Its sessions are its own (another endpoint, or [`serve_http`](Self::serve_http), has
+    /// others); its actor runs on a task of the current runtime until
+    /// [`HttpEndpoint::shutdown`](crate::HttpEndpoint::shutdown), or until every clone and open response is gone.
+    ///
+    /// ```no_run
+    /// # async fn run(server: mcp_sansio_tokio::Server) {
+    /// use mcp_sansio_tokio::mcp_sansio::http::HttpConfig;
+    ///
+    /// let mcp = server.http_endpoint(HttpConfig::default());
+    /// // axum::Router::new().nest_service("/mcp", mcp.clone())
+    /// # drop(mcp);
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// Outside a tokio runtime.
+    #[cfg(feature = "http")]
+    pub fn http_endpoint(&self, config: HttpConfig) -> crate::HttpEndpoint {
+        crate::HttpEndpoint::start(&self.core, config).0
+    }
+
     /// Serves one connection over this process's stdin and stdout
     ///
     /// On Unix, when stdin and stdout are pipes (as when an MCP client starts this process),

@@ -128,6 +128,33 @@ pub fn everything_server_async_std() -> PathBuf {
     )
 }
 
+/// Our `axum-app` example binary: the tokio everything-server's endpoint mounted at `/mcp`
+/// in an axum app beside `GET /health` (`MCP_INTEROP_AXUM_APP`; scripts/interop-setup
+/// builds it)
+///
+/// # Panics
+/// When the variable is unset or names nothing.
+pub fn axum_app() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_AXUM_APP",
+        "the mcp-sansio-tokio axum-app example binary \
+         (`cargo build -p mcp-sansio-tokio --example axum-app`)",
+    )
+}
+
+/// Starts the [`axum_app`] on a port the OS picks; returns the process and its MCP URL
+/// (`http://127.0.0.1:PORT/mcp`)
+///
+/// # Panics
+/// When it does not say where it serves within 20 seconds.
+pub fn axum_app_server() -> (ServerProcess, String) {
+    let mut command = Command::new(axum_app());
+    command.arg("127.0.0.1:0");
+    let (server, url) = serving(command);
+    let url = url.split_whitespace().next().unwrap_or_default().to_owned();
+    (server, url)
+}
+
 /// Starts one of our everything-servers (`binary`) over Streamable HTTP on a port the OS
 /// picks; returns the process and its URL
 ///

@@ -2,8 +2,9 @@
 //! the tools, resources and prompts its server scenarios call, with the exact names,
 //! arguments and outputs they check
 //!
-//! Registered before the demo entries, so `test_simple_text` is the first tool and the
-//! suite's "call `tools[0]` with `{}`" probes hit it.
+//! The catalog lists by name, not in registration order: the suite's "call `tools[0]` with
+//! `{}`" probes hit `add` (the demo's, which answers `0`), and its read of `resources[0]`
+//! hits `test://static-binary`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

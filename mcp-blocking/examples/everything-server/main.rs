@@ -66,7 +66,8 @@ fn main() {
     // (and the conformance `tasks-*` scenarios drive it)
     config.capabilities["extensions"] = json!({ (mcp_sansio::TASKS_EXTENSION): {} });
     let builder = Server::builder(config)
-        // Listed first: the conformance suite reads `resources[0]`
+        // The conformance suite reads `resources[0]`: the catalog lists by URI, so that is
+        // `test://static-binary` with --conformance, else this one
         .resource(
             Resource::new("test://static-text", "static-text")
                 .with_description("A fixed text")

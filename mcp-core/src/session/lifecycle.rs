@@ -324,9 +324,16 @@ impl Core {
         let Some(config) = self.server_config() else {
             return;
         };
+        // The 2025-11-25 `tasks` slot is not a 2026 capability (tasks are the
+        // `io.modelcontextprotocol/tasks` extension there): a server declaring both eras'
+        // tasks shows each era its own
+        let mut capabilities = config.capabilities.clone();
+        if let Some(caps) = capabilities.as_object_mut() {
+            caps.remove("tasks");
+        }
         let mut result = serde_json::json!({
             "supportedVersions": self.modern_versions(),
-            "capabilities": config.capabilities,
+            "capabilities": capabilities,
             "ttlMs": 0,
             "cacheScope": "public",
         });

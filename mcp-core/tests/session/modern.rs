@@ -428,6 +428,24 @@ fn server_discover_is_answered_by_the_core() {
 }
 
 #[test]
+fn server_discover_leaves_out_the_legacy_tasks_slot() {
+    // A server declaring 2025-11-25 tasks and the 2026 extension: discover shows only the
+    // extension (the 2026 capabilities have no `tasks`)
+    let mut config = Pair::server_config();
+    config.capabilities["tasks"] = json!({"requests": {"tools": {"call": {}}}});
+    config.capabilities["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    let mut s = Raw::server(config, origin());
+    s.feed(&modern_request(json!(1), "server/discover", json!({})));
+    let caps = &s.one_out()["result"]["capabilities"];
+    assert!(caps.get("tasks").is_none(), "{caps}");
+    assert_eq!(
+        caps["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}})
+    );
+    assert!(caps.get("tools").is_some(), "{caps}");
+}
+
+#[test]
 fn capabilities_are_per_request() {
     let mut s = raw_server();
     let with = |id: u64, caps: Value| {

@@ -117,12 +117,22 @@ class Server:
         input_schema: Optional[Dict[str, Any]] = None,
         output_schema: Optional[Dict[str, Any]] = None,
         annotations: Optional[Dict[str, Any]] = None,
+        task_support: Optional[str] = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers a tool. Its input schema comes from the signature unless given; the
         description defaults to the docstring. The return value becomes the result: a str
         is text, a dict is JSON text plus ``structuredContent``, a dict with ``content`` is
         a ``CallToolResult`` as is. An exception becomes an ``isError`` result; raise
-        :class:`McpError` for a JSON-RPC error instead."""
+        :class:`McpError` for a JSON-RPC error instead.
+
+        ``task_support`` (``"optional"``, ``"required"`` or ``"forbidden"``, the default)
+        is the tool's ``execution.taskSupport``: whether a client may (or must) offer to run
+        the call as a task, which the handler then accepts with
+        :meth:`Context.run_as_task` (needs ``Server(tasks=True)``). A ``"required"`` tool's
+        handler calls it first thing: without the offer it raises :class:`McpError` (-32021,
+        naming the tasks extension), which answers the call when left uncaught."""
+        if task_support not in (None, "forbidden", "optional", "required"):
+            raise ValueError(f"task_support must be 'optional', 'required' or 'forbidden', not {task_support!r}")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             schema, ctx = _schema.signature_schema(fn, Context)
@@ -136,6 +146,8 @@ class Server:
                 tool["outputSchema"] = output_schema
             if annotations:
                 tool["annotations"] = annotations
+            if task_support:
+                tool["execution"] = {"taskSupport": task_support}
             self.tools[tool["name"]] = Handler(fn, ctx)
             self._tool_defs.append(tool)
             self._config = None

@@ -11,6 +11,7 @@
 //! `conformance.rs`): `--conformance --http 127.0.0.1:PORT` is the server its server legs
 //! run against. Without it the catalog is the small demo one the interop tests assert on.
 
+mod catalog;
 mod conformance;
 
 /// What the conformance fixtures (shared with mcp-sansio-async-std's everything-server) need of the
@@ -20,40 +21,7 @@ mod rt {
     pub(crate) use tokio::time::sleep;
 }
 
-use std::collections::BTreeMap;
-use std::hash::{BuildHasher, Hasher};
-use std::time::Duration;
-
-use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::{
-    CallToolResult, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, Tool,
-};
-use mcp_sansio::{Implementation, Progress, ServerConfig};
-use mcp_sansio_tokio::{Server, ServerBuilder};
-use serde_json::{Map, Value, json};
-
-pub(crate) fn object(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
-/// 64 random bits from the OS-seeded hasher keys, without another dependency
-fn random_u64() -> u64 {
-    std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish()
-}
-
-fn state_key() -> [u8; 32] {
-    let mut key = [0u8; 32];
-    for chunk in key.chunks_mut(8) {
-        chunk.copy_from_slice(&random_u64().to_le_bytes());
-    }
-    key
-}
+use catalog::object;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -63,38 +31,7 @@ async fn main() {
         .position(|a| a == "--conformance")
         .map(|i| args.remove(i))
         .is_some();
-    let mut config = ServerConfig::new(Implementation::new(
-        "mcp-tokio-everything",
-        env!("CARGO_PKG_VERSION"),
-    ));
-    config.instructions = Some("A demonstration server: echo, add, slow (with progress).".into());
-    config.state_key = Some(state_key());
-    config.task_id_seed = random_u64();
-    // The tasks extension (SEP-2663): `long_job` runs as a task for 2026 clients that allow it
-    // (and the conformance `tasks-*` scenarios drive it)
-    config.capabilities["extensions"] = json!({ (mcp_sansio::TASKS_EXTENSION): {} });
-    let builder = Server::builder(config)
-        // Listed first: the conformance suite reads `resources[0]`
-        .resource(
-            Resource::new("test://static-text", "static-text")
-                .with_description("A fixed text")
-                .with_mime_type("text/plain"),
-            |_cx, uri, _vars| async move {
-                Ok(ReadResourceResult::new(vec![
-                    ResourceContents::text(uri, "Hello from a static resource")
-                        .with_mime_type("text/plain"),
-                ]))
-            },
-        );
-    let builder = if fixtures {
-        builder.and_then(|b| conformance::register(b.logging()))
-    } else {
-        builder
-    };
-    let server = builder
-        .and_then(demo)
-        .expect("the catalog accepts these entries")
-        .build();
+    let server = catalog::server(fixtures);
     let mut args = args.into_iter();
     match (args.next().as_deref(), args.next()) {
         (Some("--http"), addr) => {
@@ -133,94 +70,4 @@ async fn main() {
             std::process::exit(2);
         }
     }
-}
-
-/// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task), a
-/// template and the `greeting` prompt
-fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogError> {
-    b.tool(
-            Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
-                .with_description("Echoes the text back"),
-            |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
-        )
-        .and_then(|b| {
-            b.tool(
-                Tool::new("add", object(json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]})))
-                    .with_description("Adds two numbers"),
-                |_cx, args| async move {
-                    let sum = args["a"].as_f64().unwrap_or(0.0) + args["b"].as_f64().unwrap_or(0.0);
-                    Ok(CallToolResult::text(sum.to_string()))
-                },
-            )
-        })
-        .and_then(|b| {
-            b.tool(
-                Tool::new("slow", object(json!({"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 50}}})))
-                    .with_description("Works for `steps` tenths of a second, reporting progress"),
-                |cx, args| async move {
-                    let steps = args.get("steps").and_then(Value::as_u64).unwrap_or(5);
-                    // Report each step as it starts, then work: the last report is well ahead
-                    // of the result (some clients drop progress that arrives with the result).
-                    for step in 1..=steps {
-                        #[allow(clippy::cast_precision_loss)]
-                        cx.progress(Progress::new(step as f64).total(steps as f64).message(format!("step {step} of {steps}")));
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                    }
-                    Ok(CallToolResult::text(format!("done after {steps} steps")))
-                },
-            )
-        })
-        .and_then(|b| {
-            b.tool(
-                Tool::new("ask_name", object(json!({"type": "object"})))
-                    .with_description("Asks the user for their name (elicitation), then greets them"),
-                |cx, _args| async move {
-                    let request: mcp_sansio::schema::InputRequest = serde_json::from_value(json!({
-                        "method": "elicitation/create",
-                        "params": {"message": "What is your name?", "requestedSchema": {
-                            "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}
-                    }))
-                    .expect("a valid elicitation");
-                    let answers = cx.ask([("name".to_owned(), request)].into()).await.map_err(|e| e.to_error())?;
-                    let name = answers
-                        .get("name")
-                        .and_then(|a| serde_json::to_value(a).ok())
-                        .and_then(|v| v["content"]["name"].as_str().map(str::to_owned));
-                    Ok(match name {
-                        Some(name) => CallToolResult::text(format!("Hello, {name}!")),
-                        None => CallToolResult::text("No name given."),
-                    })
-                },
-            )
-        })
-        .and_then(|b| {
-            b.tool(
-                Tool::new("long_job", object(json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": 60000}}})))
-                    .with_description("Runs as a task when the client allows it, for `ms` milliseconds"),
-                |cx, args| async move {
-                    if cx.task_offered() {
-                        let options = mcp_sansio::TaskOptions::default().poll_interval(Duration::from_millis(100));
-                        cx.run_as_task(options).await.map_err(|e| e.to_error())?;
-                    }
-                    let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(300);
-                    tokio::time::sleep(Duration::from_millis(ms)).await;
-                    Ok(CallToolResult::text(format!("finished after {ms} ms")))
-                },
-            )
-        })
-        .and_then(|b| {
-            b.resource_template(ResourceTemplate::new("test://template/{id}/data", "template-data"), |_cx, uri, vars| async move {
-                let id = vars.get_str("id").unwrap_or_default().to_owned();
-                Ok(ReadResourceResult::new(vec![ResourceContents::text(uri, format!("Data for {id}"))]))
-            })
-        })
-        .and_then(|b| {
-            b.prompt(
-                Prompt::new("greeting").with_description("Asks to greet `name`").with_arguments(vec![PromptArgument::new("name").with_description("Who to greet").required(true)]),
-                |_cx, args: BTreeMap<String, String>| async move {
-                    let name = args.get("name").cloned().unwrap_or_default();
-                    Ok::<_, ErrorObject>(GetPromptResult::new(vec![PromptMessage::user(format!("Say hello to {name}."))]))
-                },
-            )
-        })
 }

@@ -82,3 +82,59 @@ fn python_client_legacy_to_our_https_server() {
 fn python_client_modern_to_our_https_server() {
     python_https_client("modern", "2026-07-28");
 }
+
+/// The official Python SDK's client → the tokio everything-server's endpoint mounted at
+/// `/mcp` in an axum app (the `axum-app` example), whose own `GET /health` answers beside it
+fn python_client_to_axum_app(mode: &str, version: &str) {
+    let (_server, url) = mcp_interop::axum_app_server();
+    assert_eq!(health(&url), "ok", "GET /health beside /mcp");
+    let mut command = Command::new(python());
+    command.arg(peer_script("py_client.py")).arg(mode).arg(&url);
+    run_python_client(command, version);
+    assert_eq!(health(&url), "ok", "GET /health after the MCP session");
+}
+
+/// The body of `GET /health` on the app serving `mcp_url`
+fn health(mcp_url: &str) -> String {
+    use std::io::{Read, Write};
+    let authority = mcp_url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("an authority");
+    let mut stream = std::net::TcpStream::connect(authority).expect("the app listens");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /health HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_legacy_to_our_server_mounted_in_axum() {
+    python_client_to_axum_app("legacy", "2025-11-25");
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_modern_to_our_server_mounted_in_axum() {
+    python_client_to_axum_app("modern", "2026-07-28");
+}
+
+#[test]
+#[ignore = "needs the interop peers: run scripts/test-all"]
+fn python_client_auto_to_our_server_mounted_in_axum() {
+    python_client_to_axum_app("auto", "2026-07-28");
+}

@@ -56,6 +56,9 @@ pub(crate) enum Transport {
     /// The test makes a CA and a certificate for 127.0.0.1, starts the server with `--https
     /// 127.0.0.1:0 chain.pem key.pem`; the client connects to its URL trusting the CA
     Https,
+    /// The test starts the `axum-app` example (the tokio server's endpoint mounted at `/mcp`
+    /// in an axum app); the client connects to its URL (tokio server only)
+    Mounted,
 }
 
 /// The protocol era the client insists on (no `Auto`: each cell pins its era)
@@ -391,6 +394,15 @@ pub(crate) fn run(
             let (process, url) = everything_https_server(&server.binary(), &pki.chain, &pki.key);
             let ca = pki.ca.clone();
             (Target::Https { url, ca }, Some(process))
+        }
+        Transport::Mounted => {
+            assert_eq!(
+                server,
+                ServerBinding::Tokio,
+                "only the tokio server is mounted"
+            );
+            let (process, url) = mcp_interop::axum_app_server();
+            (Target::Http(url), Some(process))
         }
     };
     let (done, finished) = mpsc::channel();

@@ -5,7 +5,9 @@
 //! `everything-server-async-std`, `everything-server-blocking`) × 3 transports (stdio,
 //! `http`, `https`: a CA and a certificate for 127.0.0.1 made by the test, the CA passed to
 //! the client as `HttpOptions::root_certificates`) × 2 eras
-//! (2025-11-25 `initialize`, 2026-07-28 `server/discover`) = 54 tests, each its own named
+//! (2025-11-25 `initialize`, 2026-07-28 `server/discover`) = 54 tests, and the
+//! tokio server's endpoint mounted in an axum app (the `axum-app` example) × 3 clients × 2
+//! eras = 6 more, each its own named
 //! test: `<client>_client::<server>_server::<transport>::<era>`, for example
 //! `tokio_client::blocking_server::http::modern`. Filter with any part of the path
 //! (`cargo test -p mcp-interop --test matrix -- --include-ignored blocking_server::http`).
@@ -39,6 +41,10 @@ macro_rules! matrix {
                 matrix!(@server $scenario, tokio_server, Tokio);
                 matrix!(@server $scenario, async_std_server, AsyncStd);
                 matrix!(@server $scenario, blocking_server, Blocking);
+                /// The tokio server's endpoint mounted in an axum app (the `axum-app` example)
+                mod tokio_server_in_axum {
+                    matrix!(@transport $scenario, Tokio, http, Mounted);
+                }
             }
         )*
     };

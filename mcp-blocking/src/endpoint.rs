@@ -1,0 +1,290 @@
+//! A server's Streamable HTTP endpoint, for any HTTP stack: hand it a request whose body was
+//! read, write the [`Response`] it gives (whole, or a [`BodyStream`] of pieces to write and
+//! flush as they come; dropping the stream tells the server the client went away)
+//!
+//! [`Server::http_endpoint`](crate::Server::http_endpoint) makes one;
+//! [`Server::serve_http`](crate::Server::serve_http) drives the same entry point with the
+//! binding's own HTTP/1.1, a thread per connection. The `endpoint-tiny-http` example serves
+//! it with tiny_http.
+//!
+//! ```no_run
+//! use mcp_sansio::http::{HttpConfig, Source};
+//! use mcp_sansio_blocking::endpoint::Body;
+//! # fn run(server: mcp_sansio_blocking::Server) {
+//! let endpoint = server.http_endpoint(HttpConfig::default()).expect("a thread for its actor");
+//! // In the HTTP stack's request handler, with the request's method, fields and body:
+//! # let (method, fields, body) = (String::new(), Vec::new(), Vec::new());
+//! let response = endpoint.handle(Source::unknown(), method, fields, body);
+//! match response.body {
+//!     Body::Whole(bytes) => { /* write status, headers and bytes */ }
+//!     Body::Stream(pieces) => {
+//!         for piece in pieces {
+//!             // write and flush each piece; an Err: close the connection
+//! #           let _ = piece;
+//!         }
+//!     }
+//!     _ => {}
+//! }
+//! # }
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use mcp_sansio::http::{ExchangeId, Source};
+pub use mcp_sansio_shared::endpoint::{Dropped, Next};
+pub use mcp_sansio_shared::http::Fields;
+use mcp_sansio_shared::http::{Piece, Unwritten};
+
+use crate::driver::Input;
+use crate::http_server::{Answer, ToActor};
+
+/// A server's Streamable HTTP endpoint (both wires), from
+/// [`Server::http_endpoint`](crate::Server::http_endpoint); clones drive the same sessions
+///
+/// Its actor thread runs until [`shutdown`](Self::shutdown), or until the last clone is
+/// dropped.
+#[derive(Clone, Debug)]
+pub struct HttpEndpoint {
+    inbox: Sender<Input>,
+    body_limit: usize,
+    _stop: Arc<StopOnDrop>,
+}
+
+/// Stops the actor when the last clone of its endpoint goes
+#[derive(Debug)]
+struct StopOnDrop(Sender<Input>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(Input::Http(ToActor::Stop));
+    }
+}
+
+impl HttpEndpoint {
+    pub(crate) fn new(inbox: Sender<Input>, body_limit: usize) -> Self {
+        Self {
+            _stop: Arc::new(StopOnDrop(inbox.clone())),
+            inbox,
+            body_limit,
+        }
+    }
+
+    /// A sender to the actor's inbox (the binding's own server stops it with this)
+    pub(crate) fn inbox(&self) -> Sender<Input> {
+        self.inbox.clone()
+    }
+
+    /// The largest request body it takes ([`HttpConfig::max_body_size`]); a larger one
+    /// gets [`oversize`](Self::oversize)
+    ///
+    /// [`HttpConfig::max_body_size`]: mcp_sansio::http::HttpConfig::max_body_size
+    pub fn body_limit(&self) -> usize {
+        self.body_limit
+    }
+
+    /// Answers a request: `method`, its header fields (every field, in order), its whole
+    /// `body`, and its `source` (the peer's address, and the principal of a verified token);
+    /// blocks until the response head is known (a 2026 request answered as JSON waits for
+    /// its handler)
+    ///
+    /// A server that stopped answers 503.
+    pub fn handle(
+        &self,
+        source: Source,
+        method: String,
+        headers: Fields,
+        body: Vec<u8>,
+    ) -> Response {
+        self.handle_until(source, method, headers, body, || false)
+            .unwrap_or_else(|| Response::status(503))
+    }
+
+    /// [`handle`](Self::handle), asking `gone` every quarter second while the head is not
+    /// known: once it says the client went away, the server is told and `None` returned
+    pub fn handle_until(
+        &self,
+        source: Source,
+        method: String,
+        headers: Fields,
+        body: Vec<u8>,
+        gone: impl FnMut() -> bool,
+    ) -> Option<Response> {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let msg = ToActor::Request {
+            source,
+            method,
+            headers,
+            body,
+            reply,
+        };
+        self.answer(msg, answer, gone)
+    }
+
+    /// Answers a request whose body was over [`body_limit`](Self::body_limit) (413, with
+    /// the JSON-RPC error a client can read)
+    pub fn oversize(&self) -> Response {
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.answer(ToActor::Oversize { reply }, answer, || false)
+            .unwrap_or_else(|| Response::status(503))
+    }
+
+    /// Stops the server behind the endpoint: every open response ends and every session
+    /// closes; later requests are answered 503
+    pub fn shutdown(&self) {
+        let _ = self.inbox.send(Input::Http(ToActor::Stop));
+    }
+
+    fn answer(
+        &self,
+        msg: ToActor,
+        answer: Receiver<Answer>,
+        mut gone: impl FnMut() -> bool,
+    ) -> Option<Response> {
+        if self.inbox.send(Input::Http(msg)).is_err() {
+            return Some(Response::status(503));
+        }
+        let Ok(answer) = answer.recv() else {
+            return Some(Response::status(503));
+        };
+        match answer {
+            Answer::Complete(response) => Some(Response::whole(response)),
+            Answer::Open {
+                exchange,
+                frames,
+                unwritten,
+            } => {
+                let mut body = BodyStream {
+                    frames,
+                    unwritten,
+                    inbox: self.inbox.clone(),
+                    exchange,
+                    ended: false,
+                };
+                // The head always comes first; dropping `body` tells the server the client
+                // went away.
+                loop {
+                    match body.frames.recv_timeout(TICK) {
+                        Ok(Piece::Head(head)) => return Some(Response::stream(head, body)),
+                        Ok(piece) => body.unwritten.taken(&piece),
+                        Err(RecvTimeoutError::Timeout) => {
+                            if gone() {
+                                return None;
+                            }
+                        }
+                        Err(RecvTimeoutError::Disconnected) => {
+                            body.ended = true;
+                            return Some(Response::status(503));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How often a wait for a response head asks whether the client went away
+pub(crate) const TICK: Duration = Duration::from_millis(250);
+
+/// The endpoint's answer to one request
+pub type Response = mcp_sansio_shared::endpoint::Response<BodyStream>;
+/// A response's body: whole, or a stream of pieces ([`BodyStream`], an iterator)
+pub type Body = mcp_sansio_shared::endpoint::Body<BodyStream>;
+
+/// The body of an open response: pieces as the server writes them, until it ends it (an
+/// iterator that blocks for the next piece)
+///
+/// Dropped before its end (the client went away), it tells the server. A [`Dropped`] error
+/// means the server gave the response up because its client stopped reading: close the
+/// connection rather than end the body cleanly.
+#[derive(Debug)]
+pub struct BodyStream {
+    frames: Receiver<Piece>,
+    unwritten: Unwritten,
+    inbox: Sender<Input>,
+    exchange: ExchangeId,
+    ended: bool,
+}
+
+impl BodyStream {
+    /// The next piece, waiting at most `wait` (then [`Next::Empty`])
+    pub fn next_timeout(&mut self, wait: Duration) -> Next {
+        loop {
+            match self.frames.recv_timeout(wait) {
+                Ok(piece) => {
+                    if let Some(data) = self.take(piece) {
+                        return Next::Piece(data);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => return Next::Empty,
+                Err(RecvTimeoutError::Disconnected) => return self.finish(),
+            }
+        }
+    }
+
+    /// The next piece if one is queued now (to gather what is queued into one write)
+    pub fn try_next(&mut self) -> Next {
+        loop {
+            match self.frames.try_recv() {
+                Ok(piece) => {
+                    if let Some(data) = self.take(piece) {
+                        return Next::Piece(data);
+                    }
+                }
+                Err(TryRecvError::Empty) => return Next::Empty,
+                Err(TryRecvError::Disconnected) => return self.finish(),
+            }
+        }
+    }
+
+    fn take(&mut self, piece: Piece) -> Option<Vec<u8>> {
+        self.unwritten.taken(&piece);
+        match piece {
+            Piece::Body(data) => Some(data),
+            Piece::Head(_) => None,
+        }
+    }
+
+    fn finish(&mut self) -> Next {
+        self.ended = true;
+        if self.unwritten.dropped() {
+            Next::Dropped
+        } else {
+            Next::End
+        }
+    }
+}
+
+impl Iterator for BodyStream {
+    type Item = Result<Vec<u8>, Dropped>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.ended {
+            return None;
+        }
+        loop {
+            match self.frames.recv() {
+                Ok(piece) => {
+                    if let Some(data) = self.take(piece) {
+                        return Some(Ok(data));
+                    }
+                }
+                Err(_) => {
+                    return match self.finish() {
+                        Next::Dropped => Some(Err(Dropped)),
+                        _ => None,
+                    };
+                }
+            }
+        }
+    }
+}
+
+impl Drop for BodyStream {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.inbox.send(Input::Http(ToActor::Closed(self.exchange)));
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! The Streamable HTTP endpoint of one server: the one entry point every HTTP stack drives,
+//! the bindings' own servers included
+//!
+//! An [`Endpoint`] takes a request whose body was read (method, header fields, body bytes,
+//! where it came from) and answers a [`Response`]: its status, its header fields and a
+//! [`Body`] that is either whole or a stream of pieces (SSE events, or a JSON body that is
+//! written when the handler is done). Dropping a [`BodyStream`] before its end tells the
+//! server the client went away (on the 2026 wire that cancels the request, on the 2025 wire
+//! the stream may be resumed). Behind it runs the actor of
+//! [`http_server`](crate::http_server): the core's `HttpServer` rules and every session, fed
+//! by every clone of the endpoint.
+//!
+//! The endpoint answers every request it is given, whatever its path: mounting it under a
+//! path is the routing of the stack in front. It reads no socket and owns no timer of the
+//! request's: the stack in front reads the body (up to [`Endpoint::body_limit`], else it
+//! answers with [`Endpoint::oversize`]) within its own deadlines.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, ResponseHead, Source};
+
+use crate::chan::{self, Receiver, Sender};
+use crate::http::{Fields, Piece, Then, Unwritten};
+use crate::http_server::{Actor, Answer, ToActor};
+use crate::runtime::Runtime;
+use crate::server::ServerCore;
+
+/// The Streamable HTTP endpoint of one server (both wires: 2025 sessions and 2026 stateless
+/// requests); clones drive the same sessions
+///
+/// `B` is a request body as the stack in front collected it (`Vec<u8>`, `bytes::Bytes`).
+pub struct Endpoint<B: AsRef<[u8]> + Send + 'static> {
+    to_actor: Sender<ToActor<B>>,
+    stop: Sender<()>,
+    body_limit: usize,
+}
+
+impl<B: AsRef<[u8]> + Send + 'static> Clone for Endpoint<B> {
+    fn clone(&self) -> Self {
+        Self {
+            to_actor: self.to_actor.clone(),
+            stop: self.stop.clone(),
+            body_limit: self.body_limit,
+        }
+    }
+}
+
+impl<B: AsRef<[u8]> + Send + 'static> std::fmt::Debug for Endpoint<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("body_limit", &self.body_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An endpoint and the actor behind it, which the binding runs on a task of its own
+pub type Started<B> = (
+    Endpoint<B>,
+    Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
+);
+
+impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
+    /// The endpoint serving `server`'s sessions under the HTTP rules of `config`, and the
+    /// actor to run (it ends after [`shutdown`](Self::shutdown), or once every clone of the
+    /// endpoint and every open body is gone)
+    pub fn new<R: Runtime>(config: HttpConfig, server: &ServerCore<R>) -> Started<B> {
+        let Actor {
+            to_actor,
+            stop,
+            body_limit,
+            run,
+        } = Actor::new(config, server);
+        let endpoint = Self {
+            to_actor,
+            stop,
+            body_limit,
+        };
+        (endpoint, run)
+    }
+
+    /// The largest request body the endpoint takes ([`HttpConfig::max_body_size`]); a
+    /// larger one gets [`oversize`](Self::oversize)
+    pub fn body_limit(&self) -> usize {
+        self.body_limit
+    }
+
+    /// Answers a request: `method`, its header fields (every field, in order), its whole
+    /// `body`, and its `source` (the peer's address, and the principal of a verified token)
+    ///
+    /// A server that is shutting down answers 503.
+    pub async fn handle(
+        &self,
+        source: Source,
+        method: String,
+        headers: Fields,
+        body: B,
+    ) -> Response<BodyStream<B>> {
+        let (reply, answer) = chan::oneshot();
+        let msg = ToActor::Request {
+            source,
+            method,
+            headers,
+            body,
+            reply,
+        };
+        if self.to_actor.try_send(msg).is_err() {
+            return Response::status(503);
+        }
+        self.answer(answer).await
+    }
+
+    /// Answers a request whose body was over [`body_limit`](Self::body_limit) (413, with
+    /// the JSON-RPC error a client can read)
+    pub async fn oversize(&self) -> Response<BodyStream<B>> {
+        let (reply, answer) = chan::oneshot();
+        if self.to_actor.try_send(ToActor::Oversize { reply }).is_err() {
+            return Response::status(503);
+        }
+        self.answer(answer).await
+    }
+
+    /// Stops the server behind the endpoint: every open response ends and every session
+    /// closes; later requests are answered 503 (a stack's graceful shutdown can finish once
+    /// its open responses ended)
+    pub fn shutdown(&self) {
+        let _ = self.stop.try_send(());
+    }
+
+    async fn answer(&self, answer: chan::OneReceiver<Answer<B>>) -> Response<BodyStream<B>> {
+        let Some(answer) = chan::reply(answer).await else {
+            return Response::status(503);
+        };
+        match answer {
+            Answer::Complete(response) => Response::whole(response),
+            Answer::Open {
+                exchange,
+                frames,
+                unwritten,
+            } => {
+                let mut body = BodyStream {
+                    frames: Box::pin(frames),
+                    unwritten,
+                    to_actor: self.to_actor.clone(),
+                    exchange,
+                    ended: false,
+                };
+                // The head always comes first.
+                loop {
+                    match body.frames.recv().await {
+                        Ok(Piece::Head(head)) => return Response::stream(head, body),
+                        Ok(piece) => body.unwritten.taken(&piece),
+                        Err(_) => {
+                            body.ended = true;
+                            return Response::status(503);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The endpoint's answer to one request; `S` is the body stream of the binding (an async
+/// [`BodyStream`] here, an iterator in the blocking binding)
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Response<S> {
+    /// The status code
+    pub status: u16,
+    /// The header fields, `Content-Type` included (the framing ones, `Content-Length` or
+    /// `Transfer-Encoding`, are the stack's)
+    pub headers: Vec<(&'static str, String)>,
+    /// The body
+    pub body: Body<S>,
+}
+
+impl<S> Response<S> {
+    /// A whole response of the core's
+    pub fn whole(response: HttpResponse) -> Self {
+        Self {
+            status: response.status,
+            headers: response.headers,
+            body: Body::Whole(response.body),
+        }
+    }
+
+    /// An empty response with `status` (503 when the server is gone)
+    pub fn status(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Body::Whole(Vec::new()),
+        }
+    }
+
+    /// An open response: its head, and the stream of its body
+    pub fn stream(head: ResponseHead, body: S) -> Self {
+        Self {
+            status: head.status,
+            headers: head.headers,
+            body: Body::Stream(body),
+        }
+    }
+}
+
+/// A response's body
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Body<S> {
+    /// All of it (send it with its `Content-Length`)
+    Whole(Vec<u8>),
+    /// Pieces as they come (write and flush each one; chunked on HTTP/1.1)
+    Stream(S),
+}
+
+/// Gathers the pieces queued now (`try_next`, until it is empty) into `out` as HTTP/1.1
+/// chunks, the last chunk too when the body ended: what a hand-framed connection writes next
+pub fn gather(mut try_next: impl FnMut() -> Next, out: &mut Vec<u8>) -> Then {
+    loop {
+        match try_next() {
+            Next::Piece(data) => crate::h1::push_chunk(out, &data),
+            Next::Empty => return Then::More,
+            Next::End => {
+                out.extend_from_slice(crate::h1::LAST_CHUNK);
+                return Then::Ended;
+            }
+            Next::Dropped => return Then::Dropped,
+        }
+    }
+}
+
+/// The body of an open response: pieces as the server writes them, until it ends it
+///
+/// Dropped before its end (the client went away), it tells the server. A [`Dropped`] error
+/// means the server gave the response up because its client stopped reading: close the
+/// connection rather than end the body cleanly.
+pub struct BodyStream<B: AsRef<[u8]> + Send + 'static> {
+    frames: Pin<Box<Receiver<Piece>>>,
+    unwritten: Unwritten,
+    to_actor: Sender<ToActor<B>>,
+    exchange: ExchangeId,
+    ended: bool,
+}
+
+impl<B: AsRef<[u8]> + Send + 'static> std::fmt::Debug for BodyStream<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BodyStream")
+            .field("exchange", &self.exchange)
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The server gave an open response up: its client stopped reading (more than
+/// [`HttpConfig::max_unwritten`] waited for it); close the connection
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the client stopped reading the response")]
+pub struct Dropped;
+
+/// What [`BodyStream::try_next`] found
+#[derive(Debug)]
+pub enum Next {
+    /// A piece to write
+    Piece(Vec<u8>),
+    /// Nothing is queued now
+    Empty,
+    /// The body ended cleanly
+    End,
+    /// The server gave the response up ([`Dropped`])
+    Dropped,
+}
+
+impl<B: AsRef<[u8]> + Send + 'static> BodyStream<B> {
+    /// The next piece, once it comes; `None` at the end
+    ///
+    /// # Errors
+    /// [`Dropped`]: close the connection.
+    pub async fn next(&mut self) -> Option<Result<Vec<u8>, Dropped>> {
+        std::future::poll_fn(|cx| self.poll_piece(cx)).await
+    }
+
+    /// [`next`](Self::next) as a poll (for a body type's `poll_frame`)
+    pub fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Vec<u8>, Dropped>>> {
+        loop {
+            match chan::poll_recv(self.frames.as_mut(), cx) {
+                Poll::Ready(Some(piece)) => {
+                    if let Some(data) = self.take(piece) {
+                        return Poll::Ready(Some(Ok(data)));
+                    }
+                }
+                Poll::Ready(None) => return Poll::Ready(self.finish()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// The next piece if one is queued now (to gather what is queued into one write)
+    pub fn try_next(&mut self) -> Next {
+        loop {
+            match self.frames.try_recv() {
+                Ok(piece) => {
+                    if let Some(data) = self.take(piece) {
+                        return Next::Piece(data);
+                    }
+                }
+                Err(async_channel::TryRecvError::Empty) => return Next::Empty,
+                Err(async_channel::TryRecvError::Closed) => {
+                    return match self.finish() {
+                        None => Next::End,
+                        Some(_) => Next::Dropped,
+                    };
+                }
+            }
+        }
+    }
+
+    fn take(&mut self, piece: Piece) -> Option<Vec<u8>> {
+        self.unwritten.taken(&piece);
+        match piece {
+            Piece::Body(data) => Some(data),
+            Piece::Head(_) => None,
+        }
+    }
+
+    fn finish(&mut self) -> Option<Result<Vec<u8>, Dropped>> {
+        self.ended = true;
+        self.unwritten.dropped().then_some(Err(Dropped))
+    }
+}
+
+impl<B: AsRef<[u8]> + Send + 'static> futures_lite::Stream for BodyStream<B> {
+    type Item = Result<Vec<u8>, Dropped>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_piece(cx)
+    }
+}
+
+impl<B: AsRef<[u8]> + Send + 'static> Drop for BodyStream<B> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.to_actor.try_send(ToActor::Closed(self.exchange));
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! An axum app with an MCP server in it: `GET /health` beside the everything-server's tools
+//! at `/mcp`, on one listener, behind the app's own middleware, with one graceful shutdown
+//!
+//! `cargo run -p mcp-sansio-tokio --example axum-app -- 127.0.0.1:PORT` (default
+//! 127.0.0.1:3000), then point an MCP client at `http://127.0.0.1:PORT/mcp`. `RUST_LOG`
+//! chooses what it logs (to stderr). Ctrl-C ends the open event streams, then
+//! axum waits for the connections to finish.
+
+#[path = "everything-server/catalog.rs"]
+mod catalog;
+#[path = "everything-server/conformance.rs"]
+mod conformance;
+
+/// What the conformance fixtures need of the binding
+mod rt {
+    pub(crate) use mcp_sansio_tokio::{AskFailure, Context, ServerBuilder};
+    pub(crate) use tokio::time::sleep;
+}
+
+use catalog::object;
+
+use axum::Router;
+use axum::routing::get;
+use mcp_sansio::http::HttpConfig;
+
+#[tokio::main]
+async fn main() {
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:3000".into());
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .unwrap_or_else(|e| panic!("{addr}: {e}"));
+    let addr = listener.local_addr().expect("bound");
+
+    // The MCP server's endpoint, mounted at /mcp beside the app's own routes.
+    let mcp = catalog::server(false).http_endpoint(HttpConfig::default());
+    let app = Router::new()
+        .route("/health", get(|| async { "ok" }))
+        .nest_service("/mcp", mcp.clone());
+
+    eprintln!("serving MCP at http://{addr}/mcp (and /health)");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            // Open event streams end first, so the connections can finish.
+            mcp.shutdown();
+        })
+        .await
+        .expect("the server runs");
+}
