@@ -10,10 +10,21 @@ use std::io;
 use std::net::SocketAddr;
 
 use futures_lite::{AsyncRead, AsyncWrite};
-use mcp_sansio::ServerConfig;
+use std::collections::BTreeMap;
+use std::future::Future;
+
 #[cfg(feature = "http")]
 use mcp_sansio::http::HttpConfig;
+use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::{
+    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use mcp_sansio::server::CatalogError;
+use mcp_sansio::server::uri_template::Variables;
+use mcp_sansio::{ListKind, ServerConfig};
+use mcp_sansio_shared::server::NotDeclared;
 use mcp_sansio_shared::server::ServerCore;
+use serde_json::{Map, Value};
 
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
@@ -89,7 +100,7 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 ///
 /// Start with [`Server::builder`]. Each registration checks its entry (a valid and unique name
 /// or URI, an `inputSchema` that compiles, a template that parses) and returns the builder, or
-/// a [`CatalogError`](mcp_sansio::server::CatalogError); registering declares the capability
+/// a [`CatalogError`]; registering declares the capability
 /// (`tools`, `resources`, `prompts`, `completions`), keeping what the
 /// [`ServerConfig`] already declares (such as `listChanged`). Then
 /// [`build`](#method.build) makes the server. Its methods (their full docs follow below, under
@@ -106,11 +117,12 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 /// | [`completion`](#method.completion)`(handler)` | the `completion/complete` handler | `(Context, CompleteParams)`; `CompleteResult` |
 /// | [`logging`](#method.logging)`()` | the `logging` capability, so [`Context::log`](Context#method.log) reaches legacy clients | |
 /// | [`resource_subscriptions`](#method.resource_subscriptions)`()` | `resources.subscribe`: the session keeps each connection's subscriptions | |
+/// | [`list_changed`](#method.list_changed)`()` | `listChanged` for tools, resources and prompts: the server's `add_*` and `remove_*` tell connected clients | |
 /// | [`build`](#method.build)`()` | nothing more: returns the [`Server`] | |
 ///
 /// A handler is an async closure or `async fn` (`Fn(..) -> impl Future + Send + 'static`, itself
 /// `Send + Sync + 'static`) whose future returns `Result<_, ErrorObject>`: an
-/// [`ErrorObject`](mcp_sansio::ErrorObject) is a JSON-RPC error; a tool that fails in the
+/// [`ErrorObject`] is a JSON-RPC error; a tool that fails in the
 /// domain sense returns `Ok(CallToolResult::error(..))`. The catalog validates a tool's
 /// arguments against its `inputSchema` before the handler runs.
 ///
@@ -341,5 +353,133 @@ impl Server {
         let stdin = blocking::Unblock::new(io::stdin());
         let stdout = blocking::Unblock::new(io::stdout());
         self.serve(stdin, stdout).await;
+    }
+}
+
+/// Changing what the server offers while it serves, and pushing changes to every connected
+/// client
+///
+/// Every connection the server serves ([`serve`](Self::serve), [`serve_stdio`](Self::serve_stdio),
+/// and every session of its HTTP servers, both eras) sees a change from its next request on
+/// (the next `tools/list` shows an added tool), and is told what changed:
+/// `notifications/<list>/list_changed` after an `add_*` or `remove_*` when the server
+/// declares `listChanged` for the list (build it with
+/// [`ServerBuilder::list_changed`](ServerBuilder#method.list_changed)),
+/// `notifications/resources/updated` after [`notify_resource_updated`](Self::notify_resource_updated)
+/// to the clients subscribed to the URI (legacy `resources/subscribe`, which needs
+/// [`resource_subscriptions`](ServerBuilder#method.resource_subscriptions);
+/// 2026 `subscriptions/listen`). Which session gets what is the core's rule. A list a server
+/// changes at run time must be declared when it is built (`list_changed` declares tools,
+/// resources and prompts), since clients read the capabilities once.
+///
+/// # Example
+///
+/// ```
+/// use mcp_sansio_async_std::mcp_sansio::schema::{CallToolResult, Tool};
+/// use mcp_sansio_async_std::mcp_sansio::{Implementation, ListKind, ServerConfig};
+/// use mcp_sansio_async_std::Server;
+/// use serde_json::Map;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = Server::builder(ServerConfig::new(Implementation::new("live", "1.0")))
+///     .list_changed()
+///     .resource_subscriptions()
+///     .build();
+/// // Clones share the catalog: hand one to the code that serves, keep one to change it.
+/// server.add_tool(Tool::new("late", Map::new()), |_cx, _args| async {
+///     Ok(CallToolResult::text("added at run time"))
+/// })?; // every connected client gets notifications/tools/list_changed
+/// server.notify_resource_updated("file:///notes.txt"); // to its subscribers
+/// server.notify_list_changed(ListKind::Prompts)?; // say so by hand
+/// assert!(server.remove_tool("late"));
+/// # Ok(())
+/// # }
+/// ```
+impl Server {
+    /// Adds a tool and its handler while the server serves; clients are told (see above)
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
+    {
+        self.core.add_tool(tool, handler)
+    }
+
+    /// Removes a tool; whether it was there (only then are clients told)
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.core.live().remove_tool(name)
+    }
+
+    /// Adds a resource and its reader while the server serves
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        self.core.add_resource(resource, handler)
+    }
+
+    /// Removes a resource by its URI; whether it was there
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.core.live().remove_resource(uri)
+    }
+
+    /// Adds a resource template and the reader of the URIs it matches while the server serves
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn add_resource_template<F, Fut>(
+        &self,
+        template: ResourceTemplate,
+        handler: F,
+    ) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        self.core.add_resource_template(template, handler)
+    }
+
+    /// Removes a resource template by its URI template; whether it was there
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.core.live().remove_resource_template(uri_template)
+    }
+
+    /// Adds a prompt and its handler while the server serves
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
+    {
+        self.core.add_prompt(prompt, handler)
+    }
+
+    /// Removes a prompt; whether it was there
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.core.live().remove_prompt(name)
+    }
+
+    /// Tells every connected client that a list changed (`add_*` and `remove_*` do it
+    /// themselves): legacy sessions, and 2026 listen streams that asked for it
+    ///
+    /// # Errors
+    /// [`NotDeclared`] when the server does not declare `listChanged` for the list.
+    pub fn notify_list_changed(&self, kind: ListKind) -> Result<(), NotDeclared> {
+        self.core.live().notify_list_changed(kind)
+    }
+
+    /// Tells every connected client subscribed to `uri` (or to a parent of it) that the
+    /// resource changed: `notifications/resources/updated`
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.core.live().notify_resource_updated(uri);
     }
 }

@@ -209,6 +209,7 @@ impl Client {
             mcp_sansio::http::check_header(name, value)
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
         }
+        let config = mcp_sansio_shared::client::declare_input(config, options.input.is_some());
         let session = ClientSession::new(Arc::new(config), driver::now());
         let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -296,6 +297,7 @@ impl Client {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
+        let config = mcp_sansio_shared::client::declare_input(config, options.input.is_some());
         let session = ClientSession::new(Arc::new(config), driver::now());
         let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
@@ -303,6 +305,7 @@ impl Client {
             dispatch: None,
             options,
             ready: Some(ready_tx),
+            hub: None,
         };
         let (link, driver) = driver::open(conn, reader, writer);
         thread::Builder::new()

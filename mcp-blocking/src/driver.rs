@@ -19,6 +19,7 @@ use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
 use mcp_sansio::{InboundNotification, InboundRequest, ServerSession, Session};
 use mcp_sansio_shared::peer::{self, Side};
+use mcp_sansio_shared::push::{Hub, Registration};
 
 use crate::cancel::CancellationToken;
 
@@ -174,7 +175,8 @@ impl std::fmt::Debug for ClientOptions {
 }
 
 impl ClientOptions {
-    /// With an input handler
+    /// With an input handler, which also declares the input capabilities (`elicitation`,
+    /// `sampling`, `roots`) unless the client's configuration declares one of them itself
     pub fn input(mut self, handler: InputHandler) -> Self {
         self.input = Some(handler);
         self
@@ -290,6 +292,8 @@ pub(crate) struct Connection<S: Side> {
     pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
     pub(crate) options: ClientOptions,
     pub(crate) ready: Option<Ready>,
+    /// A server's connections: this one joins before it reads, so no push is missed
+    pub(crate) hub: Option<Arc<Hub>>,
 }
 
 /// Most bytes a writer takes out of the session's queue for one `write`: all that ever sits
@@ -627,6 +631,8 @@ impl<S: Side, W: Write + Send> Sink for Stream<S, W> {
 pub(crate) struct Driver<S: Side, W> {
     stream: Arc<Stream<S, W>>,
     woken: Receiver<()>,
+    /// In the server's hub until the connection ends
+    registration: Option<Registration>,
 }
 
 /// Opens a byte-stream connection: a reader thread starts reading `reader`, a writer thread
@@ -647,6 +653,7 @@ where
         dispatch,
         options,
         ready,
+        hub,
     } = conn;
     session.anchor_wall_clock(now(), unix_ms());
     let (wake, woken) = crossbeam_channel::bounded(1);
@@ -682,13 +689,23 @@ where
     let me: Weak<Stream<S, W>> = Arc::downgrade(&stream);
     let sink: Weak<dyn Sink> = me;
     let route = Route(To::Direct(sink));
+    // What the server pushes enters the session as a handler message.
+    let registration = hub.map(|hub| {
+        let pushes = Handlers::new(route.clone());
+        hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok())
+    });
     // The client's first bytes (its handshake) go out now.
     settle(&stream, stream.lock(), Writes::Itself);
     let weak = Arc::downgrade(&stream);
     let _ = thread::Builder::new()
         .name("mcp-reader".into())
         .spawn(move || read(reader, &reader_woken, &weak));
-    (route, Driver { stream, woken })
+    let driver = Driver {
+        stream,
+        woken,
+        registration,
+    };
+    (route, driver)
 }
 
 /// The writer thread: writes what the reader thread and the timers left, until the
@@ -766,7 +783,11 @@ impl<S: Side, W: Write + Send> Driver<S, W> {
     /// running, drops what waits for the session, writes what the session still had to
     /// send (unless a writer is at it, which then does) and closes the writer
     pub(crate) fn run(self) {
-        let Self { stream, woken } = self;
+        let Self {
+            stream,
+            woken,
+            registration,
+        } = self;
         loop {
             let deadline = {
                 let mut st = stream.lock();
@@ -794,6 +815,7 @@ impl<S: Side, W: Write + Send> Driver<S, W> {
                 }
             }
         }
+        drop(registration);
         let mut st = stream.lock();
         st.done = true;
         st.peer.abort_all();

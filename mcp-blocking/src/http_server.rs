@@ -60,7 +60,7 @@ impl Protection {
         match *self {}
     }
 }
-use crate::driver::{self, ClientOptions, Dispatch, Handlers, Input, Peer, Route};
+use crate::driver::{self, ClientOptions, Dispatch, HandlerMsg, Handlers, Input, Peer, Route};
 use crate::endpoint::{Body, BodyStream, HttpEndpoint, Next};
 
 /// What a TLS server starts its sessions from
@@ -149,14 +149,14 @@ pub(crate) fn serve(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    tools: Vec<mcp_sansio::schema::Tool>,
+    pushes: Pushes<'_>,
     protection: Option<Protection>,
     tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr)?;
     let addr = listener.local_addr()?;
     let edge = Arc::new(http_config.clone());
-    let (endpoint, actor) = start(http_config, server_config, dispatch, &tools)?;
+    let (endpoint, actor) = start(http_config, server_config, dispatch, pushes)?;
     let tx = endpoint.inbox();
     let stopping = Arc::new(AtomicBool::new(false));
     let slots = Arc::new(Slots::new(edge.max_connections.max(1)));
@@ -229,12 +229,12 @@ pub(crate) fn serve(
 }
 
 /// Starts the actor thread serving `server_config`'s sessions with `dispatch` under
-/// `http_config`; returns its endpoint and the thread
+/// `http_config`, in the server's hub; returns its endpoint and the thread
 pub(crate) fn start(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    tools: &[mcp_sansio::schema::Tool],
+    (hub, tools): Pushes<'_>,
 ) -> io::Result<(HttpEndpoint, JoinHandle<()>)> {
     let limit = http_config.max_body_size;
     let (tx, inbox) = crossbeam_channel::unbounded();
@@ -242,9 +242,14 @@ pub(crate) fn start(
         app: driver::app(Some(dispatch), &ClientOptions::default()),
         handlers: Handlers::new(Route::inbox(tx.clone())),
     };
+    // In the server's hub before the tools are read, so no tool change is missed.
+    let pushes = Handlers::new(Route::inbox(tx.clone()));
+    let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
+    let tools = tools();
     let clock = (driver::now(), driver::unix_ms());
     let actor = Actor {
-        front: ServerFront::new(http_config, server_config, tools, app, clock),
+        front: ServerFront::new(http_config, server_config, &tools, app, clock),
+        _registration: registration,
     };
     let actor = thread::Builder::new()
         .name("mcp-http-actor".into())
@@ -328,8 +333,16 @@ pub(crate) type Answer = mcp_sansio_shared::http::Answer<Chans>;
 /// What every session's [`Peer`] runs the application with
 type App = mcp_sansio_shared::http::PeerApp<driver::Blocking>;
 
+/// The server's hub, which the actor joins, and the server's tools as they are then
+pub(crate) type Pushes<'a> = (
+    &'a Arc<mcp_sansio_shared::push::Hub>,
+    &'a dyn Fn() -> Vec<mcp_sansio::schema::Tool>,
+);
+
 struct Actor {
     front: ServerFront<Chans, Peer>,
+    /// In the server's hub while the actor runs
+    _registration: mcp_sansio_shared::push::Registration,
 }
 
 impl Actor {
@@ -343,11 +356,7 @@ impl Actor {
                 None => self.front.handle_timeout(driver::now()),
                 Some(Input::Http(ToActor::Stop)) => break,
                 Some(Input::Http(msg)) => self.front.on_conn(driver::now(), msg),
-                Some(Input::Handler(key, msg)) => {
-                    if let Some((peer, session)) = self.front.peer(key) {
-                        peer.on_server_handler(session, msg);
-                    }
-                }
+                Some(Input::Handler(key, msg)) => self.front.on_handler(key, msg),
                 Some(_) => {}
             }
         }

@@ -10,6 +10,7 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::sync::{Arc, mpsc};
 
+use mcp_sansio::ListKind;
 #[cfg(feature = "http")]
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::jsonrpc::ErrorObject;
@@ -23,7 +24,7 @@ use mcp_sansio::{
     InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskId,
     TaskOptions,
 };
-use mcp_sansio_shared::server::{Job, Registry, Table, finish};
+use mcp_sansio_shared::server::{Job, Live, NotDeclared, Registry, finish};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -316,7 +317,8 @@ impl ServerBuilder {
     }
 
     /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
-    /// `resources/unsubscribe` and keeps each connection's subscriptions
+    /// `resources/unsubscribe` and keeps each connection's subscriptions (publish changes
+    /// with [`Server::notify_resource_updated`], which reaches every connection)
     pub fn resource_subscriptions(mut self) -> Self {
         self.registry.resource_subscriptions();
         self
@@ -435,13 +437,26 @@ impl ServerBuilder {
         Ok(self)
     }
 
+    /// Declares `listChanged` for tools, resources and prompts (and so each of those
+    /// capabilities): the server's `add_*` and `remove_*` then tell every connected client
+    /// (`notifications/*/list_changed`), as its `notify_list_changed` does
+    pub fn list_changed(mut self) -> Self {
+        self.registry.list_changed();
+        self
+    }
+
     /// The server, ready to serve connections
+    ///
+    /// Without a [`ServerConfig::state_key`] the server gets a random one, so 2026 requests
+    /// can ask for input; several server processes behind one endpoint must share a key
+    /// set by hand.
     pub fn build(self) -> Server {
         let (config, table) = self.registry.build();
+        let live = Live::new(config, table);
         Server {
-            config: Arc::new(config),
+            config: Arc::clone(live.config()),
             dispatch: Arc::new(Dispatcher {
-                table,
+                live,
                 pool: Pool::new(self.workers),
             }),
         }
@@ -487,6 +502,8 @@ impl Server {
             dispatch: Some(dispatch),
             options: driver::ClientOptions::default(),
             ready: None,
+            // In the server's hub from before its first byte is read until it ends
+            hub: Some(Arc::clone(self.dispatch.live.hub())),
         };
         let (_handlers, driver) = driver::open(conn, reader, writer);
         driver.run();
@@ -594,14 +611,13 @@ impl Server {
         tls: Option<crate::http_server::Tls>,
     ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
-        let tools = self.dispatch.table.catalog().tools().cloned().collect();
         let server_config = Arc::clone(&self.config);
         crate::http_server::serve(
             addr,
             config,
             server_config,
             dispatch,
-            tools,
+            (self.dispatch.live.hub(), &|| self.dispatch.live.tools()),
             protection,
             tls,
         )
@@ -620,10 +636,11 @@ impl Server {
     #[cfg(feature = "http")]
     pub fn http_endpoint(&self, config: HttpConfig) -> io::Result<crate::HttpEndpoint> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
-        let tools: Vec<_> = self.dispatch.table.catalog().tools().cloned().collect();
         let server_config = Arc::clone(&self.config);
+        let tools = || self.dispatch.live.tools();
+        let pushes: crate::http_server::Pushes<'_> = (self.dispatch.live.hub(), &tools);
         let (endpoint, _actor) =
-            crate::http_server::start(config, server_config, dispatch, &tools)?;
+            crate::http_server::start(config, server_config, dispatch, pushes)?;
         Ok(endpoint)
     }
 
@@ -633,8 +650,145 @@ impl Server {
     }
 }
 
+/// Changing what the server offers while it serves, and pushing changes to every connected
+/// client
+///
+/// Every connection the server serves ([`serve`](Self::serve), [`serve_stdio`](Self::serve_stdio),
+/// and every session of its HTTP servers, both eras) sees a change from its next request on
+/// (the next `tools/list` shows an added tool), and is told what changed:
+/// `notifications/<list>/list_changed` after an `add_*` or `remove_*` when the server
+/// declares `listChanged` for the list (build it with [`ServerBuilder::list_changed`]),
+/// `notifications/resources/updated` after [`notify_resource_updated`](Self::notify_resource_updated)
+/// to the clients subscribed to the URI (legacy `resources/subscribe`, which needs
+/// [`ServerBuilder::resource_subscriptions`]; 2026 `subscriptions/listen`). Which session
+/// gets what is the core's rule. A list a server changes at run time must be declared when it
+/// is built (`list_changed` declares tools, resources and prompts), since clients read the
+/// capabilities once. The methods only queue: they never wait for a client.
+///
+/// # Example
+///
+/// ```
+/// use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
+/// use mcp_sansio_blocking::mcp_sansio::{Implementation, ListKind, ServerConfig};
+/// use mcp_sansio_blocking::Server;
+/// use serde_json::Map;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = Server::builder(ServerConfig::new(Implementation::new("live", "1.0")))
+///     .list_changed()
+///     .resource_subscriptions()
+///     .build();
+/// // Clones share the catalog: hand one to the thread that serves, keep one to change it.
+/// server.add_tool(Tool::new("late", Map::new()), |_cx, _args| {
+///     Ok(CallToolResult::text("added at run time"))
+/// })?; // every connected client gets notifications/tools/list_changed
+/// server.notify_resource_updated("file:///notes.txt"); // to its subscribers
+/// server.notify_list_changed(ListKind::Prompts)?; // say so by hand
+/// assert!(server.remove_tool("late"));
+/// # Ok(())
+/// # }
+/// ```
+impl Server {
+    /// Adds a tool and its handler while the server serves; clients are told (see above)
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn add_tool<F>(&self, tool: Tool, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.dispatch.live.add_tool(tool, Arc::new(handler))
+    }
+
+    /// Removes a tool; whether it was there (only then are clients told)
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.dispatch.live.remove_tool(name)
+    }
+
+    /// Adds a resource and its reader while the server serves
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn add_resource<F>(&self, resource: Resource, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Result<ReadResourceResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.dispatch.live.add_resource(resource, Arc::new(handler))
+    }
+
+    /// Removes a resource by its URI; whether it was there
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.dispatch.live.remove_resource(uri)
+    }
+
+    /// Adds a resource template and the reader of the URIs it matches while the server serves
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn add_resource_template<F>(
+        &self,
+        template: ResourceTemplate,
+        handler: F,
+    ) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, String, Variables) -> Result<ReadResourceResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.dispatch
+            .live
+            .add_resource_template(template, Arc::new(handler))
+    }
+
+    /// Removes a resource template by its URI template; whether it was there
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.dispatch.live.remove_resource_template(uri_template)
+    }
+
+    /// Adds a prompt and its handler while the server serves
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn add_prompt<F>(&self, prompt: Prompt, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context, BTreeMap<String, String>) -> Result<GetPromptResult, ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.dispatch.live.add_prompt(prompt, Arc::new(handler))
+    }
+
+    /// Removes a prompt; whether it was there
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.dispatch.live.remove_prompt(name)
+    }
+
+    /// Tells every connected client that a list changed (`add_*` and `remove_*` do it
+    /// themselves): legacy sessions, and 2026 listen streams that asked for it
+    ///
+    /// # Errors
+    /// [`NotDeclared`] when the server does not declare `listChanged` for the list.
+    pub fn notify_list_changed(&self, kind: ListKind) -> Result<(), NotDeclared> {
+        self.dispatch.live.notify_list_changed(kind)
+    }
+
+    /// Tells every connected client subscribed to `uri` (or to a parent of it) that the
+    /// resource changed: `notifications/resources/updated`
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.dispatch.live.notify_resource_updated(uri);
+    }
+}
+
 struct Dispatcher {
-    table: Table<ToolFn, ResourceFn, PromptFn, CompleteFn>,
+    live: Live<ToolFn, ResourceFn, PromptFn, CompleteFn>,
     pool: Pool,
 }
 
@@ -681,6 +835,19 @@ impl Dispatcher {
     }
 }
 
+impl Dispatcher {
+    fn dispatch_route(
+        &self,
+        session: &mut ServerSession,
+        request: InboundRequest,
+    ) -> Option<(
+        InboundRequest,
+        Job<ToolFn, ResourceFn, PromptFn, CompleteFn>,
+    )> {
+        self.live.route(session, request)
+    }
+}
+
 impl Dispatch for Dispatcher {
     fn dispatch(
         &self,
@@ -688,7 +855,7 @@ impl Dispatch for Dispatcher {
         request: InboundRequest,
         messages: &Handlers,
     ) -> Option<CancellationToken> {
-        let (request, job) = self.table.route(session, request)?;
+        let (request, job) = self.dispatch_route(session, request)?;
         Some(match job {
             Job::Tool(handler, arguments) => {
                 self.spawn(request, messages, move |cx| handler(cx, arguments))

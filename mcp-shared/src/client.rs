@@ -112,6 +112,36 @@ pub type InputHandler = Arc<
         + Sync,
 >;
 
+/// A client's configuration with the input capabilities its input handler answers for
+///
+/// A client with an input handler (`ClientOptions::input`, every binding's) declares
+/// `elicitation`, `sampling` and `roots` itself: each of them that the configuration does
+/// not declare already is added as `{}`. A configuration that declares one of them by hand
+/// is taken as the exact set (a client that only elicits declares `{"elicitation": {}}`
+/// and gets no sampling requests). Without an input handler nothing is added: such a client
+/// refuses every input request, so it must not invite them.
+pub fn declare_input(
+    mut config: mcp_sansio::ClientConfig,
+    has_input: bool,
+) -> mcp_sansio::ClientConfig {
+    const INPUT: [&str; 3] = ["elicitation", "sampling", "roots"];
+    if !has_input {
+        return config;
+    }
+    if !config.capabilities.is_object() {
+        config.capabilities = Value::Object(Map::new());
+    }
+    let declared = INPUT
+        .iter()
+        .any(|name| config.capabilities.get(name).is_some());
+    if !declared {
+        for name in INPUT {
+            crate::server::declare(&mut config.capabilities, name);
+        }
+    }
+    config
+}
+
 /// What a client connection does with what the server sends besides responses
 ///
 /// The async bindings' `ClientOptions` (this type for their runtime); the channels are the
@@ -179,7 +209,8 @@ impl<R: Runtime> std::fmt::Debug for ClientOptions<R> {
 }
 
 impl<R: Runtime> ClientOptions<R> {
-    /// With an input handler
+    /// With an input handler, which also declares the input capabilities (`elicitation`,
+    /// `sampling`, `roots`) unless the client's configuration declares one of them itself
     pub fn input(mut self, handler: InputHandler) -> Self {
         self.input = Some(handler);
         self
@@ -641,5 +672,31 @@ impl<R: Runtime> Client<R> {
     #[doc(hidden)]
     pub async fn close(&self) {
         let _ = self.commands.unbounded_send(Command::Close);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_sansio::{ClientConfig, Implementation};
+    use serde_json::json;
+
+    use super::declare_input;
+
+    #[test]
+    fn an_input_handler_declares_the_input_capabilities_unless_some_are_declared() {
+        let config = || ClientConfig::new(Implementation::new("c", "1"));
+        let declared = declare_input(config(), true).capabilities;
+        assert_eq!(
+            declared,
+            json!({"elicitation": {}, "sampling": {}, "roots": {}})
+        );
+        assert_eq!(declare_input(config(), false).capabilities, json!({}));
+        let mut only_elicits = config();
+        only_elicits.capabilities = json!({"elicitation": {"form": {}}, "experimental": {}});
+        assert_eq!(
+            declare_input(only_elicits, true).capabilities,
+            json!({"elicitation": {"form": {}}, "experimental": {}}),
+            "a declaration by hand is the exact set"
+        );
     }
 }

@@ -35,14 +35,16 @@ where
     O: AsyncWrite + Unpin + Send + 'static,
 {
     let app = options.app();
+    let config = crate::client::declare_input(config, options.input.is_some());
     Client::start_actor(config, move |session, commands, ready| {
-        run::<R, _, I, O>(session, reader, writer, commands, app, Some(ready))
+        run::<R, _, I, O>(session, reader, writer, commands, app, Some(ready), None)
     })
     .await
 }
 
 /// Serves one connection of `server` until the client closes it (the bindings'
-/// `Server::serve`)
+/// `Server::serve`); the connection is in the server's hub meanwhile, so what the server
+/// pushes reaches it
 pub async fn serve<R, I, O>(server: &ServerCore<R>, reader: I, writer: O)
 where
     R: Runtime,
@@ -51,7 +53,8 @@ where
 {
     let session = ServerSession::new(std::sync::Arc::clone(&server.config), R::now());
     let (_keep, commands) = chan::queue();
-    run::<R, _, I, O>(session, reader, writer, commands, server.app(), None).await;
+    let hub = Some(server.live().hub());
+    run::<R, _, I, O>(session, reader, writer, commands, server.app(), None, hub).await;
 }
 
 /// What woke the connection actor
@@ -67,7 +70,7 @@ enum Wake<R: Runtime> {
 /// to batch a burst into one write, few enough that reading and timers are not starved
 const DRAIN_BUDGET: usize = 64;
 
-/// Runs one connection until it closes
+/// Runs one connection until it closes; a server's connection is in `hub` meanwhile
 async fn run<R, S, I, O>(
     mut session: Session<S>,
     mut reader: I,
@@ -75,6 +78,7 @@ async fn run<R, S, I, O>(
     mut commands: QueueReceiver<Command<R>>,
     app: App<R>,
     ready: Option<Ready<R>>,
+    hub: Option<&std::sync::Arc<crate::push::Hub>>,
 ) where
     R: Runtime,
     S: Side,
@@ -86,6 +90,11 @@ async fn run<R, S, I, O>(
     let mut peer = Peer::new(ready);
     let (handlers, handler_rx) = Handlers::<R>::channel();
     let mut handler_rx = handler_rx;
+    // What the server pushes comes in as a handler message (until the connection ends).
+    let _registration = hub.map(|hub| {
+        let pushes = handlers.clone();
+        hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok())
+    });
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;

@@ -23,6 +23,8 @@ use mcp_sansio::{ClientEvent, ClientSession, ServerConfig, ServerEvent, ServerSe
 
 #[cfg(feature = "auth")]
 use crate::auth::OAuthOptions;
+use crate::peer::HandlerMsg;
+use crate::push::Push;
 
 // ---------------------------------------------------------------------------------------
 // Server
@@ -234,6 +236,22 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         self.http.poll_timeout()
     }
 
+    /// A change the server pushed, for every session: the core decides which sessions send
+    /// what (legacy sessions on their GET stream, 2026 listen streams that asked), and keeps
+    /// its tools' header mirrors
+    pub fn push(&mut self, push: &Push) {
+        match push {
+            Push::ListChanged(kind) => {
+                let _ = self.http.notify_list_changed(*kind);
+            }
+            Push::ResourceUpdated(uri) => {
+                let _ = self.http.notify_resource_updated(uri);
+            }
+            Push::ToolSet(tool) => self.http.set_tool(tool),
+            Push::ToolRemoved(name) => self.http.remove_tool(name),
+        }
+    }
+
     /// A deadline passed
     pub fn handle_timeout(&mut self, now: Instant) {
         self.http.handle_timeout(now);
@@ -347,6 +365,18 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         self.exchanges.clear();
         for peer in self.peers.values_mut() {
             peer.abort_all();
+        }
+    }
+}
+
+impl<C: Channels, R: crate::peer::Plumbing> ServerFront<C, crate::peer::Peer<R>> {
+    /// A handler's message: to its session's peer, or, for a change the server pushed, to
+    /// every session ([`push`](Self::push))
+    pub fn on_handler(&mut self, key: SessionKey, msg: HandlerMsg<R>) {
+        if let HandlerMsg::Push(push) = msg {
+            self.push(&push);
+        } else if let Some((peer, session)) = self.peer(key) {
+            peer.on_server_handler(session, msg);
         }
     }
 }

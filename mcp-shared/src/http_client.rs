@@ -50,6 +50,7 @@ where
         .with_headers(options.http.headers.iter().cloned())
         .map_err(|e| ConnectError::Options(e.to_string()))?;
     let app = options.app();
+    let config = crate::client::declare_input(config, options.input.is_some());
     Client::start_actor(config, move |session, commands, ready| {
         let actor = Actor {
             front: ClientFront::new(session, transport, requests, R::now),

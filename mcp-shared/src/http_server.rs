@@ -18,6 +18,7 @@ use crate::alarm::Timer;
 use crate::chan::{self, Receiver, Sender};
 use crate::http::{Channels, Piece, ServerFront};
 use crate::peer::{HandlerMsg, HandlerRx, Handlers, Peer, unix_ms};
+use crate::push::Registration;
 use crate::runtime::Runtime;
 use crate::server::ServerCore;
 
@@ -75,7 +76,13 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
         let (to_actor, conns) = async_channel::unbounded();
         let (handlers, handler_rx) = Handlers::<R>::channel();
         let (stop, stopped) = async_channel::bounded(1);
-        let tools: Vec<_> = server.dispatch.catalog().tools().cloned().collect();
+        // In the server's hub before the tools are read, so no tool change is missed.
+        let pushes = handlers.clone();
+        let registration = server
+            .live()
+            .hub()
+            .register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
+        let tools = server.live().tools();
         let app = crate::http::PeerApp {
             app: server.app(),
             handlers,
@@ -87,7 +94,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
             to_actor,
             stop,
             body_limit,
-            run: Box::pin(run(front, conns, handler_rx, stopped)),
+            run: Box::pin(run(front, conns, handler_rx, stopped, registration)),
         }
     }
 }
@@ -106,6 +113,7 @@ async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
     conns: Receiver<ToActor<B>>,
     mut handler_rx: HandlerRx<R>,
     stop: Receiver<()>,
+    registration: Registration,
 ) {
     let mut timer = Timer::<R>::default();
     loop {
@@ -127,13 +135,16 @@ async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
             })
             .await;
         match wake {
-            Wake::Conn(Some(msg)) => front.on_conn(R::now(), msg),
-            Wake::Conn(None) | Wake::Stop => break,
-            Wake::Handler(Some((key, msg))) => {
-                if let Some((peer, session)) = front.peer(key) {
-                    peer.on_server_handler(session, msg);
+            Wake::Conn(Some(msg)) => {
+                // What is queued first (a change the server pushed before this request
+                // came, a tool added, say) reaches the rules first.
+                while let Ok((key, msg)) = handler_rx.try_recv() {
+                    front.on_handler(key, msg);
                 }
+                front.on_conn(R::now(), msg);
             }
+            Wake::Conn(None) | Wake::Stop => break,
+            Wake::Handler(Some((key, msg))) => front.on_handler(key, msg),
             Wake::Handler(None) => {}
             Wake::Timeout(due) => {
                 if due {
@@ -145,6 +156,7 @@ async fn run<R: Runtime, B: AsRef<[u8]> + Send + 'static>(
     // Shutting down: every open response ends (its channel closes), handlers stop, and
     // requests still queued get their answer channel closed (503).
     chan::close_and_drain(&conns);
+    drop(registration);
     chan::close_queue(&mut handler_rx);
     front.end_all();
 }

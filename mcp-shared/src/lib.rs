@@ -27,6 +27,8 @@
 //!   `ServerBuilder` fills, and the async bindings' builder, handler `Context` and dispatcher;
 //! - [`client`] and [`calls`]: the errors every client shares, the async bindings' typed calls
 //!   and `ClientOptions`, and those calls as sans-IO exchanges;
+//! - [`push`]: the hub of a server's live connections, and the changes its handle pushes
+//!   to them (resource updates, list changes, the HTTP core's tool cache);
 //! - [`chan`]: the kernel's own runtime-neutral channels;
 //! - [`alarm`]: one timer per connection, moved only when the core's deadline comes earlier;
 //! - `stdio` (Unix): this process's stdin and stdout as pipes an event loop can drive;
@@ -91,6 +93,7 @@ pub mod http_server;
 #[cfg(feature = "http")]
 pub mod net_error;
 pub mod peer;
+pub mod push;
 pub mod runtime;
 pub mod server;
 #[cfg(unix)]

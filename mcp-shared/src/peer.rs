@@ -27,6 +27,7 @@ use mcp_sansio::{
 use serde_json::value::RawValue;
 
 use crate::chan;
+use crate::push::Push;
 use crate::runtime::Runtime;
 
 /// What an outbound request's caller waits for
@@ -286,6 +287,8 @@ pub enum HandlerMsg<R: Plumbing> {
         /// Where the answers go
         reply: R::Reply<Result<InputResponses, AskFailure>>,
     },
+    /// The server's handle pushes a change to every connection (see [`push`](crate::push))
+    Push(Push),
 }
 
 /// Who waits for a client's handshake
@@ -629,6 +632,7 @@ impl<R: Plumbing> Peer<R> {
             } => Self::apply(self.runs.ask(session, R::now(), id, requests, reply)),
             // Only a client's input handler answers input requests.
             HandlerMsg::Answered { .. } => {}
+            HandlerMsg::Push(push) => push_to(session, &push),
         }
     }
 
@@ -645,6 +649,21 @@ impl<R: Plumbing> Peer<R> {
     /// Stops every handler still running (the session is gone)
     pub fn abort_all(&mut self) {
         Self::apply(self.runs.close());
+    }
+}
+
+/// Hands a change the server pushes to one session: the core decides whether and what it
+/// sends (a closed session, a list without `listChanged`, a URI nobody subscribed to: nothing)
+pub fn push_to(session: &mut ServerSession, push: &Push) {
+    match push {
+        Push::ListChanged(kind) => {
+            let _ = session.notify_list_changed(*kind);
+        }
+        Push::ResourceUpdated(uri) => {
+            let _ = session.notify_resource_updated(uri);
+        }
+        // A byte stream has no header mirrors to keep.
+        Push::ToolSet(_) | Push::ToolRemoved(_) => {}
     }
 }
 

@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
 use mcp_sansio::TaskOptions;
 use mcp_sansio::jsonrpc::ErrorObject;
+use mcp_sansio::schema::has_capability;
 use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, InputRequests, InputResponses,
     LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
@@ -19,7 +20,7 @@ use mcp_sansio::schema::{
 use mcp_sansio::server::uri_template::Variables;
 use mcp_sansio::server::{AskFailure, Catalog, CatalogError, LogFilter, Route};
 use mcp_sansio::{
-    InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskId,
+    InboundId, InboundRequest, ListKind, Progress, ServerConfig, ServerSession, TaskError, TaskId,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -27,6 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::chan;
 use crate::peer::{App, HandlerMsg, Handlers, Reports};
+use crate::push::{Hub, Push};
 use crate::runtime::Runtime;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -194,7 +196,6 @@ pub struct ServerBuilder<R: Runtime, S> {
 }
 
 type AsyncRegistry<R> = Registry<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>;
-type AsyncTable<R> = Table<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>;
 
 impl<R: Runtime, S> std::fmt::Debug for ServerBuilder<R, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -224,10 +225,19 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
 
     /// Declares `resources.subscribe`: the session then answers `resources/subscribe` and
     /// `resources/unsubscribe` and keeps each connection's subscriptions (publish changes
-    /// with the session's `notify_resource_updated`)
+    /// with the server's `notify_resource_updated`, which reaches every connection)
     #[must_use]
     pub fn resource_subscriptions(mut self) -> Self {
         self.registry.resource_subscriptions();
+        self
+    }
+
+    /// Declares `listChanged` for tools, resources and prompts (and so each of those
+    /// capabilities): the server's `add_*` and `remove_*` then tell every connected client
+    /// (`notifications/*/list_changed`), as its `notify_list_changed` does
+    #[must_use]
+    pub fn list_changed(mut self) -> Self {
+        self.registry.list_changed();
         self
     }
 
@@ -349,11 +359,15 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     }
 
     /// The server, ready to serve connections
+    ///
+    /// Without a [`ServerConfig::state_key`] the server gets a random one (see
+    /// [`Registry::build`]).
     pub fn build(self) -> S {
         let (config, table) = self.registry.build();
+        let live = Live::new(config, table);
         S::from(ServerCore {
-            config: Arc::new(config),
-            dispatch: Arc::new(Dispatcher { table }),
+            config: Arc::clone(live.config()),
+            dispatch: Arc::new(Dispatcher { live }),
         })
     }
 }
@@ -376,10 +390,10 @@ impl<R: Runtime> Clone for ServerCore<R> {
     }
 }
 
-/// The catalog and the handlers of a built server
+/// The catalog and the handlers of a built server, and its live connections
 #[doc(hidden)]
 pub struct Dispatcher<R: Runtime> {
-    table: AsyncTable<R>,
+    live: Live<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>,
 }
 
 /// A server's catalog and handlers, whatever a handler is (an async binding's future maker,
@@ -429,6 +443,14 @@ impl<T, S, P, C> Registry<T, S, P, C> {
         self.config.capabilities["resources"]["subscribe"] = Value::Bool(true);
     }
 
+    /// Declares `tools`, `resources` and `prompts`, each with `listChanged: true`
+    pub fn list_changed(&mut self) {
+        for list in ["tools", "resources", "prompts"] {
+            declare(&mut self.config.capabilities, list);
+            self.config.capabilities[list]["listChanged"] = Value::Bool(true);
+        }
+    }
+
     /// Sets the `completion/complete` handler and declares `completions`
     pub fn completion(&mut self, handler: C) {
         self.table.completion = Some(handler);
@@ -440,9 +462,7 @@ impl<T, S, P, C> Registry<T, S, P, C> {
     /// # Errors
     /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
     pub fn tool(&mut self, tool: Tool, handler: T) -> Result<(), CatalogError> {
-        let name = tool.name.clone();
-        self.table.catalog.add_tool(tool)?;
-        self.table.tools.insert(name, handler);
+        self.table.add_tool(tool, handler)?;
         declare(&mut self.config.capabilities, "tools");
         Ok(())
     }
@@ -452,9 +472,7 @@ impl<T, S, P, C> Registry<T, S, P, C> {
     /// # Errors
     /// [`CatalogError`] for a duplicate URI.
     pub fn resource(&mut self, resource: Resource, handler: S) -> Result<(), CatalogError> {
-        let uri = resource.uri.clone();
-        self.table.catalog.add_resource(resource)?;
-        self.table.resources.push((uri, handler));
+        self.table.add_resource(resource, handler)?;
         declare(&mut self.config.capabilities, "resources");
         Ok(())
     }
@@ -468,9 +486,7 @@ impl<T, S, P, C> Registry<T, S, P, C> {
         template: ResourceTemplate,
         handler: S,
     ) -> Result<(), CatalogError> {
-        let key = template.uri_template.clone();
-        self.table.catalog.add_template(template)?;
-        self.table.resources.push((key, handler));
+        self.table.add_resource_template(template, handler)?;
         declare(&mut self.config.capabilities, "resources");
         Ok(())
     }
@@ -480,17 +496,35 @@ impl<T, S, P, C> Registry<T, S, P, C> {
     /// # Errors
     /// [`CatalogError`] for a duplicate name.
     pub fn prompt(&mut self, prompt: Prompt, handler: P) -> Result<(), CatalogError> {
-        let name = prompt.name.clone();
-        self.table.catalog.add_prompt(prompt)?;
-        self.table.prompts.insert(name, handler);
+        self.table.add_prompt(prompt, handler)?;
         declare(&mut self.config.capabilities, "prompts");
         Ok(())
     }
 
     /// The configuration and the table, built
-    pub fn build(self) -> (ServerConfig, Table<T, S, P, C>) {
+    ///
+    /// A configuration without a [`ServerConfig::state_key`] gets 32 random bytes from the
+    /// operating system, so 2026 requests can ask for input (sealed `requestState`) with no
+    /// setting; several processes behind one endpoint must share a key set by hand.
+    pub fn build(mut self) -> (ServerConfig, Table<T, S, P, C>) {
+        if self.config.state_key.is_none() {
+            self.config.state_key = Some(random_key());
+        }
         (self.config, self.table)
     }
+}
+
+/// 32 random bytes from the operating system (from the OS-seeded SipHash keys of
+/// `RandomState`s should the OS refuse)
+pub fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        use std::hash::{BuildHasher, RandomState};
+        for (i, chunk) in key.chunks_mut(8).enumerate() {
+            chunk.copy_from_slice(&RandomState::new().hash_one(i).to_le_bytes());
+        }
+    }
+    key
 }
 
 /// A built server's catalog and handlers
@@ -500,6 +534,95 @@ pub struct Table<T, S, P, C> {
     resources: Vec<(String, S)>,
     prompts: BTreeMap<String, P>,
     completion: Option<C>,
+}
+
+impl<T, S, P, C> Table<T, S, P, C> {
+    /// Adds a tool and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`; the
+    /// table is unchanged.
+    pub fn add_tool(&mut self, tool: Tool, handler: T) -> Result<(), CatalogError> {
+        let name = tool.name.clone();
+        self.catalog.add_tool(tool)?;
+        self.tools.insert(name, handler);
+        Ok(())
+    }
+
+    /// Removes a tool and its handler; whether it was there
+    pub fn remove_tool(&mut self, name: &str) -> bool {
+        self.tools.remove(name);
+        self.catalog.remove_tool(name)
+    }
+
+    /// Adds a resource and its reader
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI; the table is unchanged.
+    pub fn add_resource(&mut self, resource: Resource, handler: S) -> Result<(), CatalogError> {
+        let uri = resource.uri.clone();
+        self.catalog.add_resource(resource)?;
+        self.resources.push((uri, handler));
+        Ok(())
+    }
+
+    /// Removes a resource and its reader; whether it was there
+    pub fn remove_resource(&mut self, uri: &str) -> bool {
+        let removed = self.catalog.remove_resource(uri);
+        if removed {
+            self.forget_reader(uri);
+        }
+        removed
+    }
+
+    /// Adds a resource template and its reader
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template; the table is unchanged.
+    pub fn add_resource_template(
+        &mut self,
+        template: ResourceTemplate,
+        handler: S,
+    ) -> Result<(), CatalogError> {
+        let key = template.uri_template.clone();
+        self.catalog.add_template(template)?;
+        self.resources.push((key, handler));
+        Ok(())
+    }
+
+    /// Removes a resource template (by its URI template) and its reader; whether it was there
+    pub fn remove_resource_template(&mut self, uri_template: &str) -> bool {
+        let removed = self.catalog.remove_template(uri_template);
+        if removed {
+            self.forget_reader(uri_template);
+        }
+        removed
+    }
+
+    /// Adds a prompt and its handler
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name; the table is unchanged.
+    pub fn add_prompt(&mut self, prompt: Prompt, handler: P) -> Result<(), CatalogError> {
+        let name = prompt.name.clone();
+        self.catalog.add_prompt(prompt)?;
+        self.prompts.insert(name, handler);
+        Ok(())
+    }
+
+    /// Removes a prompt and its handler; whether it was there
+    pub fn remove_prompt(&mut self, name: &str) -> bool {
+        self.prompts.remove(name);
+        self.catalog.remove_prompt(name)
+    }
+
+    /// Drops the reader registered under `key` (a resource's URI or a template), the last
+    /// one registered when a resource and a template share the key
+    fn forget_reader(&mut self, key: &str) {
+        if let Some(at) = self.resources.iter().rposition(|(k, _)| k == key) {
+            self.resources.remove(at);
+        }
+    }
 }
 
 /// The handler the catalog routed a request to, with what it gets
@@ -627,6 +750,201 @@ pub fn unregistered<T>(session: &mut ServerSession, request: InboundRequest) -> 
     None
 }
 
+/// Why a list-changed notification was not sent: the server does not declare `listChanged`
+/// for that list (build it with `ServerBuilder::list_changed`)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the server does not declare {list}.listChanged (build it with ServerBuilder::list_changed)"
+)]
+#[non_exhaustive]
+pub struct NotDeclared {
+    /// The list: `tools`, `resources` or `prompts`
+    pub list: &'static str,
+}
+
+/// A built server's catalog and handlers, changeable while it serves, with the hub of its
+/// live connections: what every binding's `Server` handle holds
+///
+/// Each change takes effect for the next request of every connection (the next
+/// `tools/list` shows it) and, when the configuration declares `listChanged` for the list,
+/// sends `notifications/<list>/list_changed` to every connection (which sessions get it is
+/// the core's rule: legacy sessions once initialized, 2026 listen streams that asked).
+/// Tool changes also reach the HTTP core's header-mirror cache.
+pub struct Live<T, S, P, C> {
+    config: Arc<ServerConfig>,
+    table: RwLock<Table<T, S, P, C>>,
+    hub: Arc<Hub>,
+}
+
+impl<T, S, P, C> std::fmt::Debug for Live<T, S, P, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("config", &self.config)
+            .field("hub", &self.hub)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T, S, P, C> Live<T, S, P, C> {
+    /// A built server's configuration and table, with no connection yet
+    pub fn new(config: ServerConfig, table: Table<T, S, P, C>) -> Self {
+        Self {
+            config: Arc::new(config),
+            table: RwLock::new(table),
+            hub: Hub::new(),
+        }
+    }
+
+    /// The sessions' configuration
+    pub fn config(&self) -> &Arc<ServerConfig> {
+        &self.config
+    }
+
+    /// The live connections: each connection's actor registers here while it runs
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+
+    /// The table as it is now (hold it briefly: changes wait for it)
+    pub fn table(&self) -> RwLockReadGuard<'_, Table<T, S, P, C>> {
+        self.table.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every tool as it is now (an HTTP actor's header mirrors, when it starts)
+    pub fn tools(&self) -> Vec<Tool> {
+        self.table().catalog.tools().cloned().collect()
+    }
+
+    fn change<O>(&self, edit: impl FnOnce(&mut Table<T, S, P, C>) -> O) -> O {
+        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        edit(&mut table)
+    }
+
+    /// Tells every connection that `kind` changed, if the server declares `listChanged` for it
+    fn changed(&self, kind: ListKind) {
+        let _ = self.notify_list_changed(kind);
+    }
+
+    /// Adds a tool and its handler while the server runs (see the type's docs)
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn add_tool(&self, tool: Tool, handler: T) -> Result<(), CatalogError> {
+        let mirror = Push::ToolSet(Box::new(tool.clone()));
+        self.change(|table| table.add_tool(tool, handler))?;
+        self.hub.broadcast(&mirror);
+        self.changed(ListKind::Tools);
+        Ok(())
+    }
+
+    /// Removes a tool; whether it was there (only then are clients told)
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.change(|table| table.remove_tool(name));
+        if removed {
+            self.hub.broadcast(&Push::ToolRemoved(name.to_owned()));
+            self.changed(ListKind::Tools);
+        }
+        removed
+    }
+
+    /// Adds a resource and its reader while the server runs
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn add_resource(&self, resource: Resource, handler: S) -> Result<(), CatalogError> {
+        self.change(|table| table.add_resource(resource, handler))?;
+        self.changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes a resource; whether it was there
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.change(|table| table.remove_resource(uri));
+        if removed {
+            self.changed(ListKind::Resources);
+        }
+        removed
+    }
+
+    /// Adds a resource template and its reader while the server runs
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn add_resource_template(
+        &self,
+        template: ResourceTemplate,
+        handler: S,
+    ) -> Result<(), CatalogError> {
+        self.change(|table| table.add_resource_template(template, handler))?;
+        self.changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes a resource template by its URI template; whether it was there
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = self.change(|table| table.remove_resource_template(uri_template));
+        if removed {
+            self.changed(ListKind::Resources);
+        }
+        removed
+    }
+
+    /// Adds a prompt and its handler while the server runs
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn add_prompt(&self, prompt: Prompt, handler: P) -> Result<(), CatalogError> {
+        self.change(|table| table.add_prompt(prompt, handler))?;
+        self.changed(ListKind::Prompts);
+        Ok(())
+    }
+
+    /// Removes a prompt; whether it was there
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.change(|table| table.remove_prompt(name));
+        if removed {
+            self.changed(ListKind::Prompts);
+        }
+        removed
+    }
+
+    /// Tells every connected client that a list changed (`notifications/<list>/list_changed`
+    /// to legacy sessions and to the 2026 listen streams that asked for it)
+    ///
+    /// # Errors
+    /// [`NotDeclared`] when the server does not declare `listChanged` for the list.
+    pub fn notify_list_changed(&self, kind: ListKind) -> Result<(), NotDeclared> {
+        let list = match kind {
+            ListKind::Tools => "tools",
+            ListKind::Resources => "resources",
+            _ => "prompts",
+        };
+        if !has_capability(&self.config.capabilities, &[list, "listChanged"]) {
+            return Err(NotDeclared { list });
+        }
+        self.hub.broadcast(&Push::ListChanged(kind));
+        Ok(())
+    }
+
+    /// Tells every connected client subscribed to `uri` that it changed
+    /// (`notifications/resources/updated` to legacy sessions that subscribed to it, or to a
+    /// parent, with `resources/subscribe`, and to the 2026 listen streams that name it)
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.hub.broadcast(&Push::ResourceUpdated(uri.to_owned()));
+    }
+}
+
+impl<T: Clone, S: Clone, P: Clone, C: Clone> Live<T, S, P, C> {
+    /// Routes a request with the catalog as it is now (see [`Table::route`])
+    pub fn route(
+        &self,
+        session: &mut ServerSession,
+        request: InboundRequest,
+    ) -> Option<(InboundRequest, Job<T, S, P, C>)> {
+        self.table().route(session, request)
+    }
+}
+
 impl<R: Runtime> ServerCore<R> {
     /// What a connection (or an HTTP server's sessions) runs the application with: this
     /// server's dispatcher
@@ -636,12 +954,79 @@ impl<R: Runtime> ServerCore<R> {
             dispatcher.dispatch(session, request, handlers)
         }))
     }
+
+    /// The catalog and handlers, changeable while the server runs, and its connections
+    pub fn live(&self) -> &Live<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>> {
+        self.dispatch.live()
+    }
+
+    /// Adds a tool and its handler while the server runs (the bindings' `Server::add_tool`)
+    ///
+    /// # Errors
+    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
+    pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context<R>, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
+    {
+        self.live()
+            .add_tool(tool, Arc::new(move |cx, args| Box::pin(handler(cx, args))))
+    }
+
+    /// Adds a resource and its reader while the server runs
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate URI.
+    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        self.live().add_resource(
+            resource,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        )
+    }
+
+    /// Adds a resource template and its reader while the server runs
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate or unparsable template.
+    pub fn add_resource_template<F, Fut>(
+        &self,
+        template: ResourceTemplate,
+        handler: F,
+    ) -> Result<(), CatalogError>
+    where
+        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
+    {
+        self.live().add_resource_template(
+            template,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        )
+    }
+
+    /// Adds a prompt and its handler while the server runs
+    ///
+    /// # Errors
+    /// [`CatalogError`] for a duplicate name.
+    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), CatalogError>
+    where
+        F: Fn(Context<R>, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
+    {
+        self.live().add_prompt(
+            prompt,
+            Arc::new(move |cx, args| Box::pin(handler(cx, args))),
+        )
+    }
 }
 
 impl<R: Runtime> Dispatcher<R> {
-    /// The server's catalog
-    pub fn catalog(&self) -> &Catalog {
-        self.table.catalog()
+    /// The server's catalog and handlers, changeable while it serves, and its connections
+    pub fn live(&self) -> &Live<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>> {
+        &self.live
     }
 
     /// Runs a handler in its own task; its result goes back to the actor
@@ -672,7 +1057,7 @@ impl<R: Runtime> Dispatcher<R> {
         request: InboundRequest,
         messages: &Handlers<R>,
     ) -> Option<R::Run> {
-        let (request, job) = self.table.route(session, request)?;
+        let (request, job) = self.live.route(session, request)?;
         Some(match job {
             Job::Tool(handler, arguments) => {
                 Self::spawn(request, messages, move |cx| handler(cx, arguments))
@@ -687,5 +1072,63 @@ impl<R: Runtime> Dispatcher<R> {
                 Self::spawn(request, messages, move |cx| handler(cx, *params))
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_sansio::Implementation;
+
+    use super::*;
+
+    type Plain = Registry<(), (), (), ()>;
+
+    #[test]
+    fn a_server_built_without_a_state_key_gets_a_random_one_and_keeps_a_set_one() {
+        let config = || ServerConfig::new(Implementation::new("s", "1"));
+        let (a, _) = Plain::new(config()).build();
+        let (b, _) = Plain::new(config()).build();
+        let (a, b) = (a.state_key.expect("a key"), b.state_key.expect("a key"));
+        assert_ne!(a, b, "each server draws its own");
+        assert_ne!(a, [0; 32]);
+        let mut set = config();
+        set.state_key = Some([7; 32]);
+        let (built, _) = Plain::new(set).build();
+        assert_eq!(built.state_key, Some([7; 32]), "a key set by hand is kept");
+    }
+
+    #[test]
+    fn list_changed_declares_every_list_and_keeps_what_the_config_says() {
+        let mut config = ServerConfig::new(Implementation::new("s", "1"));
+        config.capabilities = serde_json::json!({"tools": {"extra": 1}});
+        let mut registry = Plain::new(config);
+        registry.list_changed();
+        let (config, _) = registry.build();
+        assert_eq!(
+            config.capabilities,
+            serde_json::json!({
+                "tools": {"extra": 1, "listChanged": true},
+                "resources": {"listChanged": true},
+                "prompts": {"listChanged": true},
+            })
+        );
+    }
+
+    #[test]
+    fn a_live_table_changes_and_refuses_duplicates() {
+        let (config, table) = Plain::new(ServerConfig::new(Implementation::new("s", "1"))).build();
+        let live = Live::new(config, table);
+        live.add_tool(Tool::new("t", Map::new()), ()).unwrap();
+        assert!(live.add_tool(Tool::new("t", Map::new()), ()).is_err());
+        assert_eq!(live.tools().len(), 1);
+        assert!(live.remove_tool("t"));
+        assert!(!live.remove_tool("t"));
+        live.add_resource(Resource::new("a://b", "b"), ()).unwrap();
+        assert!(live.remove_resource("a://b"));
+        assert!(live.table().resources.is_empty(), "the reader went with it");
+        assert_eq!(
+            live.notify_list_changed(ListKind::Tools),
+            Err(NotDeclared { list: "tools" })
+        );
     }
 }

@@ -322,6 +322,16 @@
 //! The catalog checks the arguments against the derived schema first, so a call with a
 //! missing or mistyped field is an `isError` result and the handler does not run.
 //!
+//! # Pushing changes
+//!
+//! A [`Server`] changes what it offers while it serves ([`Server::add_tool`],
+//! [`Server::remove_tool`], and likewise `add_resource`, `add_resource_template`,
+//! `add_prompt` and their `remove_*`) and tells every connection it serves (stdio, byte
+//! streams and every HTTP session, both eras) what changed: the list-changed notifications of
+//! a server built with [`list_changed`](ServerBuilder#method.list_changed), and
+//! [`Server::notify_resource_updated`] for subscribers of a resource;
+//! [`Server::notify_list_changed`] says so by hand.
+//!
 //! # Cancellation
 //!
 //! Dropping a call's future cancels the request (`notifications/cancelled`, or `tasks/cancel`
@@ -512,6 +522,7 @@ macro_rules! tools {
 }
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_shared::server::NotDeclared;
 #[cfg(feature = "tls")]
 pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
 #[doc(hidden)]

@@ -40,6 +40,7 @@ mod macros;
 mod protected;
 #[cfg(feature = "http")]
 mod proxy;
+mod push;
 #[cfg(feature = "http")]
 mod shares;
 mod tasks;

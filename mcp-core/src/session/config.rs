@@ -152,8 +152,14 @@ pub struct ServerConfig {
     /// Methods outside the spec that this server handles; others get -32601
     pub extra_methods: Vec<String>,
     /// The key that seals multi-round-trip `requestState` (HMAC-SHA256); modern input asks
-    /// need one. Use 32 random bytes per deployment (every server behind one endpoint shares
-    /// it).
+    /// need one. Use 32 random bytes per deployment.
+    ///
+    /// The Rust bindings' `ServerBuilder::build` (and mcp-python) draw a random key when this
+    /// is `None`, so one server process needs no setting. Several server processes behind one
+    /// endpoint (replicas behind a load balancer, a restart while clients retry) must share
+    /// one key, set here: a client's retry may reach another process, which can only open a
+    /// `requestState` sealed with its own key. The core itself never makes one up (it has no
+    /// randomness): driving a [`ServerSession`](crate::ServerSession) by hand, set it.
     pub state_key: Option<[u8; 32]>,
     /// How long a sealed `requestState` stays valid
     pub state_ttl: Duration,
