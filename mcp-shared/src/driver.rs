@@ -10,6 +10,7 @@ pub use futures_lite::{AsyncRead, AsyncWrite};
 use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::{ServerSession, Session};
+use tracing::Instrument;
 
 use crate::alarm::Timer;
 use crate::chan::{self, QueueReceiver};
@@ -35,8 +36,10 @@ where
     O: AsyncWrite + Unpin + Send + 'static,
 {
     let app = options.app();
+    // The connection's span is a child of the caller's.
+    let span = crate::trace::connection("client");
     Client::start_actor(config, move |session, commands, ready| {
-        run::<R, _, I, O>(session, reader, writer, commands, app, Some(ready))
+        run::<R, _, I, O>(session, reader, writer, commands, app, Some(ready)).instrument(span)
     })
     .await
 }
@@ -51,7 +54,9 @@ where
 {
     let session = ServerSession::new(std::sync::Arc::clone(&server.config), R::now());
     let (_keep, commands) = chan::queue();
-    run::<R, _, I, O>(session, reader, writer, commands, server.app(), None).await;
+    run::<R, _, I, O>(session, reader, writer, commands, server.app(), None)
+        .instrument(crate::trace::connection("server"))
+        .await;
 }
 
 /// What woke the connection actor
@@ -154,7 +159,10 @@ async fn run<R, S, I, O>(
                 let why = format!("reading from the connection failed: {e}");
                 session.handle_transport_error(R::now(), why);
             }
-            Wake::Read(Ok(n)) => session.handle_bytes(R::now(), &buf[..n]),
+            Wake::Read(Ok(n)) => {
+                session.handle_bytes(R::now(), &buf[..n]);
+                peer.took_input(&session);
+            }
             Wake::Command(command) => {
                 let close = match command {
                     Some(command) => peer.on_command(&mut session, command),

@@ -27,6 +27,8 @@
 //!   `ServerBuilder` fills, and the async bindings' builder, handler `Context` and dispatcher;
 //! - [`client`] and [`calls`]: the errors every client shares, the async bindings' typed calls
 //!   and `ClientOptions`, and those calls as sans-IO exchanges;
+//! - [`trace`]: the spans and events every binding emits through `tracing` (their names,
+//!   targets, levels and fields);
 //! - [`chan`]: the kernel's own runtime-neutral channels;
 //! - [`alarm`]: one timer per connection, moved only when the core's deadline comes earlier;
 //! - `stdio` (Unix): this process's stdin and stdout as pipes an event loop can drive;
@@ -95,6 +97,7 @@ pub mod server;
 pub mod stdio;
 #[cfg(feature = "tls")]
 pub mod tls;
+pub mod trace;
 #[cfg(feature = "http")]
 pub mod tunnel;
 

@@ -1,0 +1,502 @@
+//! What the bindings tell [`tracing`]: the spans and events of connections, HTTP exchanges,
+//! sessions and requests, in one place so every binding logs alike
+//!
+//! `mcp-sansio` itself logs nothing (it has no global state): it hands the kernel what there
+//! is to say (the negotiated version and the peer's `clientInfo`/`serverInfo`, the JSON-RPC
+//! id of a request, the counters of malformed input, the reason of an HTTP refusal), and
+//! the kernel says it here. With no subscriber interested, a span is disabled and nothing
+//! is formatted or stored: every field is recorded only on an enabled span, and the
+//! request's target name is read from its params only then.
+//!
+//! # Targets, spans and fields
+//!
+//! Every target starts with `mcp_sansio`, so `RUST_LOG=mcp_sansio=debug` shows them all.
+//!
+//! | target | span | level | fields |
+//! | --- | --- | --- | --- |
+//! | `mcp_sansio::connection` | `mcp.connection` | INFO | `role` (`client`/`server`), `transport` (`stream`: stdio, a child process, any byte stream) |
+//! | `mcp_sansio::http` | `mcp.http` | DEBUG | `method`, `mcp.method` (the `Mcp-Method` header, 2026), `status`, `duration_ms` |
+//! | `mcp_sansio::session` | `mcp.session` | INFO | `role`, `session` (an HTTP server's session key, never its `Mcp-Session-Id`), `era` (`legacy`/`modern`), `version`, `peer.name`, `peer.version` |
+//! | `mcp_sansio::request` | `mcp.request` | DEBUG | `side` (`server`: the peer's request, `client`: ours), `method`, `id` (the JSON-RPC id), `name` (the tool or prompt name, the resource URI), `version` (server side), `outcome`, `error.code`, `duration_ms` |
+//!
+//! A session span is a child of its connection span (byte streams); a request span is a
+//! child of its session span, and a server handler runs inside its request span, so what
+//! the application logs from a handler carries the request's fields.
+//!
+//! `outcome` is one of `ok`, `error` (a JSON-RPC error: `error.code` says which), `answered`
+//! (the catalog answered at once: lists, an unknown tool), `task` (the request became a
+//! task), `input_required` (a 2026 handler asked for input: the client retries under a new
+//! id), `cancelled`, `timed_out`, `closed` (the session ended first), `failed` (a local
+//! transport failure, an answer too large or not decoding).
+//!
+//! # Events
+//!
+//! - `mcp_sansio::session`: `session ready` (INFO) once the era and the version are known;
+//!   `session closed` (INFO; WARN when the handshake or the transport failed, with
+//!   `reason`); `malformed message` (WARN, with the running count `invalid`) and
+//!   `message dropped` (DEBUG) when the core drops peer input.
+//! - `mcp_sansio::request`: `request done` (DEBUG, at the end of every request span);
+//!   `request failed` for an error answer: ERROR for an internal error (-32603) of our
+//!   handler, DEBUG for the peer's mistakes (invalid request or params, unknown method), INFO
+//!   otherwise, with `code` and `error` (the message); on the client side DEBUG for the
+//!   server's error answers and WARN for timeouts and transport failures. `params` and
+//!   `result` (the raw JSON) only at TRACE.
+//! - `mcp_sansio::http`: `refused` for a complete error answer of the HTTP rules, with
+//!   `status` and `reason` (DEBUG for 4xx, INFO for 429, WARN for 5xx), `exchange done`
+//!   (DEBUG) when a response ends.
+//!
+//! No secret is logged at any level: no header values (`Authorization`, `Mcp-Session-Id`),
+//! no tokens; argument values and result bodies only at TRACE.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use mcp_sansio::jsonrpc::{ErrorObject, RequestId, code};
+use mcp_sansio::session::Stats;
+use mcp_sansio::version::Era;
+use mcp_sansio::{CallError, CloseReason, PeerInfo, ProtocolVersion};
+use serde_json::value::RawValue;
+use tracing::field::Empty;
+use tracing::{Span, debug, error, info, trace, warn};
+
+/// The span of one byte-stream connection (stdio, a child process, any reader and writer),
+/// a child of the current span
+pub fn connection(role: &'static str) -> Span {
+    tracing::info_span!(
+        target: "mcp_sansio::connection",
+        "mcp.connection",
+        role,
+        transport = "stream",
+    )
+}
+
+/// The span of one session, a child of the current span (its connection's); the fields
+/// other than `role` come once known
+pub fn session(role: &'static str) -> Span {
+    tracing::info_span!(
+        target: "mcp_sansio::session",
+        "mcp.session",
+        role,
+        session = Empty,
+        era = Empty,
+        version = Empty,
+        peer.name = Empty,
+        peer.version = Empty,
+    )
+}
+
+/// An era's name in the logs
+pub fn era_name(era: Era) -> &'static str {
+    match era {
+        Era::Modern => "modern",
+        _ => "legacy",
+    }
+}
+
+/// What a session span knows already, so each field is recorded once
+#[derive(Debug, Default)]
+pub struct SessionTrace {
+    /// The span names its HTTP session already
+    pub(crate) keyed: bool,
+    era_known: bool,
+    stats: Stats,
+}
+
+impl SessionTrace {
+    /// The handshake or the discovery finished: records the era, the version and the
+    /// peer's name and version, and says so
+    pub fn ready(&mut self, span: &Span, version: ProtocolVersion, peer: Option<&PeerInfo>) {
+        if span.is_disabled() || self.era_known {
+            return;
+        }
+        self.era_known = true;
+        span.record("era", era_name(version.era()));
+        span.record("version", version.as_str());
+        if let Some(info) = peer.and_then(|p| p.info.as_ref()) {
+            span.record("peer.name", info.name.as_str());
+            span.record("peer.version", info.version.as_str());
+        }
+        info!(target: "mcp_sansio::session", parent: span, "session ready");
+    }
+
+    /// A server's request in `version`: a 2026 session has no handshake, its first request
+    /// tells the era
+    pub fn request_version(&mut self, span: &Span, version: ProtocolVersion) {
+        if !self.era_known && version.era() == Era::Modern {
+            self.ready(span, version, None);
+        }
+    }
+
+    /// The core dropped peer input since the last look: says so (`stats` are the session's)
+    pub fn input(&mut self, span: &Span, stats: Stats) {
+        if stats == self.stats {
+            return;
+        }
+        if stats.invalid_messages > self.stats.invalid_messages {
+            warn!(
+                target: "mcp_sansio::session",
+                parent: span,
+                invalid = stats.invalid_messages,
+                "malformed message from the peer (answered with an error where JSON-RPC allows)",
+            );
+        }
+        if stats.dropped_messages > self.stats.dropped_messages {
+            debug!(
+                target: "mcp_sansio::session",
+                parent: span,
+                dropped = stats.dropped_messages,
+                "message dropped",
+            );
+        }
+        self.stats = stats;
+    }
+
+    /// The session ended
+    pub fn closed(span: &Span, reason: &CloseReason) {
+        match reason {
+            CloseReason::Handshake(_) | CloseReason::Transport(_) => {
+                warn!(target: "mcp_sansio::session", parent: span, %reason, "session closed");
+            }
+            _ => info!(target: "mcp_sansio::session", parent: span, %reason, "session closed"),
+        }
+    }
+}
+
+/// How a request ended, for its span
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum End<'a> {
+    /// Answered with a result
+    Ok(&'a RawValue),
+    /// Answered with a JSON-RPC error (ours on the server side, the server's on the client)
+    Error(&'a ErrorObject),
+    /// The catalog answered at once
+    Answered,
+    /// The request became a task
+    Task,
+    /// A 2026 handler asked for input: the core answered `input_required`
+    InputRequired,
+    /// Cancelled (by the peer, or by us)
+    Cancelled,
+    /// No answer in time
+    TimedOut,
+    /// The session closed first
+    Closed,
+    /// A local failure (transport, an answer too large or not decoding)
+    Failed(&'a CallError),
+}
+
+impl<'a> End<'a> {
+    /// How a client's call ended
+    pub fn of_call(outcome: &'a Result<Box<RawValue>, CallError>) -> Self {
+        match outcome {
+            Ok(result) => Self::Ok(result),
+            Err(CallError::Remote(e)) => Self::Error(e),
+            Err(CallError::Cancelled) => Self::Cancelled,
+            Err(CallError::TimedOut) => Self::TimedOut,
+            Err(CallError::SessionClosed) => Self::Closed,
+            Err(other) => Self::Failed(other),
+        }
+    }
+
+    /// How a server's handler ended
+    pub fn of_handler(result: &'a Result<Box<RawValue>, ErrorObject>) -> Self {
+        match result {
+            Ok(result) => Self::Ok(result),
+            Err(e) => Self::Error(e),
+        }
+    }
+
+    fn outcome(&self) -> &'static str {
+        match self {
+            Self::Ok(_) => "ok",
+            Self::Error(_) => "error",
+            Self::Answered => "answered",
+            Self::Task => "task",
+            Self::InputRequired => "input_required",
+            Self::Cancelled => "cancelled",
+            Self::TimedOut => "timed_out",
+            Self::Closed => "closed",
+            Self::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Which end of a request a span is for
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SideOf {
+    Server,
+    Client,
+}
+
+/// One request's span and when it started; only made when the span is enabled
+#[derive(Debug)]
+pub struct RequestTrace {
+    span: Span,
+    start: Instant,
+    side: SideOf,
+}
+
+impl RequestTrace {
+    /// The span of the peer's request (`id`: its JSON-RPC id), a child of `session`;
+    /// `None` when no subscriber wants it
+    pub fn server(
+        session: &Span,
+        method: &str,
+        id: Option<&RequestId>,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Option<Self> {
+        let span = tracing::debug_span!(
+            target: "mcp_sansio::request",
+            parent: session,
+            "mcp.request",
+            side = "server",
+            method,
+            id = Empty,
+            name = Empty,
+            version = version.as_str(),
+            outcome = Empty,
+            error.code = Empty,
+            duration_ms = Empty,
+        );
+        if span.is_disabled() {
+            return None;
+        }
+        if let Some(id) = id {
+            span.record("id", tracing::field::display(id));
+        }
+        Some(Self::started(span, method, params, SideOf::Server))
+    }
+
+    /// The span of our request, a child of `session`, before it is sent (its id comes with
+    /// [`sent`](Self::sent)); `None` when no subscriber wants it
+    pub fn client(session: &Span, method: &str, params: Option<&RawValue>) -> Option<Self> {
+        let span = tracing::debug_span!(
+            target: "mcp_sansio::request",
+            parent: session,
+            "mcp.request",
+            side = "client",
+            method,
+            id = Empty,
+            name = Empty,
+            outcome = Empty,
+            error.code = Empty,
+            duration_ms = Empty,
+        );
+        if span.is_disabled() {
+            return None;
+        }
+        Some(Self::started(span, method, params, SideOf::Client))
+    }
+
+    fn started(span: Span, method: &str, params: Option<&RawValue>, side: SideOf) -> Self {
+        if let Some(name) = target_name(method, params) {
+            span.record("name", name.as_ref());
+        }
+        if let Some(params) = params {
+            trace!(target: "mcp_sansio::request", parent: &span, params = params.get(), "params");
+        }
+        Self {
+            span,
+            start: Instant::now(),
+            side,
+        }
+    }
+
+    /// Our request went out with JSON-RPC id `id`
+    pub fn sent(&self, id: u64) {
+        self.span.record("id", id);
+    }
+
+    /// The span, to run a handler in
+    pub fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// The request ended: records its outcome and duration and says how it went
+    pub fn end(self, end: &End<'_>) {
+        let span = &self.span;
+        let duration_ms = self.start.elapsed().as_secs_f64() * 1000.0;
+        span.record("outcome", end.outcome());
+        span.record("duration_ms", duration_ms);
+        match end {
+            End::Ok(result) => {
+                trace!(target: "mcp_sansio::request", parent: span, result = result.get(), "result");
+            }
+            End::Error(e) => {
+                span.record("error.code", e.code);
+                self.failed(e);
+            }
+            End::TimedOut => {
+                warn!(target: "mcp_sansio::request", parent: span, "request timed out");
+            }
+            End::Failed(why) => {
+                warn!(target: "mcp_sansio::request", parent: span, error = %why, "request failed");
+            }
+            _ => {}
+        }
+        debug!(
+            target: "mcp_sansio::request",
+            parent: span,
+            outcome = end.outcome(),
+            duration_ms,
+            "request done",
+        );
+    }
+
+    /// An error answer, at the level its code deserves
+    fn failed(&self, e: &ErrorObject) {
+        let span = &self.span;
+        let message = e.message.as_str();
+        match (self.side, e.code) {
+            (SideOf::Server, code::INTERNAL_ERROR) => error!(
+                target: "mcp_sansio::request", parent: span,
+                code = e.code, error = message, "request failed",
+            ),
+            (
+                SideOf::Server,
+                code::INVALID_REQUEST | code::INVALID_PARAMS | code::METHOD_NOT_FOUND,
+            )
+            | (SideOf::Client, _) => debug!(
+                target: "mcp_sansio::request", parent: span,
+                code = e.code, error = message, "request failed",
+            ),
+            (SideOf::Server, _) => info!(
+                target: "mcp_sansio::request", parent: span,
+                code = e.code, error = message, "request failed",
+            ),
+        }
+    }
+}
+
+/// The tool or prompt name, or the resource URI, a request is about (read only for an
+/// enabled span)
+fn target_name<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
+    #[derive(serde::Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        uri: Option<Cow<'a, str>>,
+    }
+    let by_uri = match method {
+        "tools/call" | "prompts/get" => false,
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => true,
+        _ => return None,
+    };
+    let named: Named<'a> = serde_json::from_str(params?.get()).ok()?;
+    if by_uri { named.uri } else { named.name }
+}
+
+/// The span of one HTTP exchange of a server, as the actor sees it
+pub fn http_exchange(method: &str, mcp_method: Option<&str>) -> Span {
+    tracing::debug_span!(
+        target: "mcp_sansio::http",
+        "mcp.http",
+        method,
+        mcp.method = mcp_method,
+        status = Empty,
+        duration_ms = Empty,
+    )
+}
+
+/// One open HTTP exchange's span and when it started
+#[derive(Debug)]
+pub struct ExchangeTrace {
+    span: Span,
+    start: Instant,
+}
+
+impl ExchangeTrace {
+    /// An exchange; `None` when no subscriber wants it
+    pub fn new(span: Span) -> Option<Self> {
+        (!span.is_disabled()).then(|| Self {
+            span,
+            start: Instant::now(),
+        })
+    }
+
+    /// The actor dropped its response: the client stopped reading
+    pub fn dropped(&self) {
+        debug!(
+            target: "mcp_sansio::http",
+            parent: &self.span,
+            "response dropped: the client stopped reading",
+        );
+    }
+
+    /// Its response's status
+    pub fn status(&self, status: u16) {
+        self.span.record("status", status);
+    }
+
+    /// A complete response: its status, and why the rules refused, if they did
+    pub fn complete(self, response: &mcp_sansio::http::HttpResponse) {
+        self.status(response.status);
+        if response.status >= 400 {
+            refused(&self.span, response);
+        }
+        self.end();
+    }
+
+    /// The response ended (or the client went away)
+    pub fn end(self) {
+        let duration_ms = self.start.elapsed().as_secs_f64() * 1000.0;
+        self.span.record("duration_ms", duration_ms);
+        debug!(target: "mcp_sansio::http", parent: &self.span, duration_ms, "exchange done");
+    }
+}
+
+/// The HTTP rules refused a request: the status and the body's reason
+fn refused(span: &Span, response: &mcp_sansio::http::HttpResponse) {
+    let status = response.status;
+    // The reason is read from the body only when someone listens.
+    let reason = || response.error_message().unwrap_or_default();
+    if status >= 500 {
+        if tracing::enabled!(target: "mcp_sansio::http", tracing::Level::WARN) {
+            warn!(target: "mcp_sansio::http", parent: span, status, reason = reason(), "refused");
+        }
+    } else if status == 429 {
+        if tracing::enabled!(target: "mcp_sansio::http", tracing::Level::INFO) {
+            info!(target: "mcp_sansio::http", parent: span, status, reason = reason(), "refused");
+        }
+    } else if tracing::enabled!(target: "mcp_sansio::http", tracing::Level::DEBUG) {
+        debug!(target: "mcp_sansio::http", parent: span, status, reason = reason(), "refused");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).expect("json")
+    }
+
+    #[test]
+    fn the_target_name_is_the_tool_or_prompt_name_or_the_resource_uri() {
+        let call = raw(r#"{"name":"echo","arguments":{"text":"secret"}}"#);
+        assert_eq!(
+            target_name("tools/call", Some(&call)).as_deref(),
+            Some("echo")
+        );
+        assert_eq!(
+            target_name("prompts/get", Some(&call)).as_deref(),
+            Some("echo")
+        );
+        let read = raw(r#"{"uri":"file:///a%20b","name":"x"}"#);
+        assert_eq!(
+            target_name("resources/read", Some(&read)).as_deref(),
+            Some("file:///a%20b")
+        );
+        assert_eq!(target_name("tools/list", Some(&call)), None);
+        assert_eq!(target_name("tools/call", None), None);
+        assert_eq!(target_name("tools/call", Some(&raw("[1]"))), None);
+        let escaped = raw(r#"{"name":"a\"b"}"#);
+        assert_eq!(
+            target_name("tools/call", Some(&escaped)).as_deref(),
+            Some("a\"b")
+        );
+    }
+}
