@@ -41,6 +41,7 @@ mod proxy;
 #[cfg(feature = "http")]
 mod shares;
 mod tasks;
+mod traced;
 #[cfg(feature = "schemars")]
 mod typed;
 
