@@ -205,8 +205,8 @@ fn a_session_over_http_shows_its_exchanges_and_refusals_and_no_secret() {
     rt::block_on(async {
         let (client_name, server_name) = ("trace-http-client", "trace-http-server");
         let localhost: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let config = mcp_sansio::http::HttpConfig::default();
-        let handle = aw!(server(server_name).serve_http_with(localhost, config)).unwrap();
+        let http_config = mcp_sansio::http::HttpConfig::default();
+        let handle = aw!(server(server_name).serve_http_with(localhost, http_config)).unwrap();
         let url = format!("http://{}/mcp", handle.local_addr());
         let options = ClientOptions::default().header("Authorization", SECRET);
         let client = aw!(Client::connect_http(&url, config(client_name), options)).unwrap();
