@@ -317,7 +317,7 @@ impl RequestTrace {
     /// The request ended: records its outcome and duration and says how it went
     pub fn end(self, end: &End<'_>) {
         let span = &self.span;
-        let duration_ms = self.start.elapsed().as_secs_f64() * 1000.0;
+        let duration_ms = millis(self.start);
         span.record("outcome", end.outcome());
         span.record("duration_ms", duration_ms);
         match end {
@@ -336,13 +336,8 @@ impl RequestTrace {
             }
             _ => {}
         }
-        debug!(
-            target: "mcp_sansio::request",
-            parent: span,
-            outcome = end.outcome(),
-            duration_ms,
-            "request done",
-        );
+        // The outcome and the duration are the span's fields.
+        debug!(target: "mcp_sansio::request", parent: span, "request done");
     }
 
     /// An error answer, at the level its code deserves
@@ -368,6 +363,13 @@ impl RequestTrace {
             ),
         }
     }
+}
+
+/// Milliseconds since `start`, to the microsecond (`0.305`, not `0.30518500000000004`)
+fn millis(start: Instant) -> f64 {
+    #[allow(clippy::cast_precision_loss)] // exact below 2^53 microseconds (285 years)
+    let micros = start.elapsed().as_micros() as f64;
+    micros / 1000.0
 }
 
 /// The tool or prompt name, or the resource URI, a request is about (read only for an
@@ -442,9 +444,8 @@ impl ExchangeTrace {
 
     /// The response ended (or the client went away)
     pub fn end(self) {
-        let duration_ms = self.start.elapsed().as_secs_f64() * 1000.0;
-        self.span.record("duration_ms", duration_ms);
-        debug!(target: "mcp_sansio::http", parent: &self.span, duration_ms, "exchange done");
+        self.span.record("duration_ms", millis(self.start));
+        debug!(target: "mcp_sansio::http", parent: &self.span, "exchange done");
     }
 }
 
