@@ -434,6 +434,7 @@ impl<R: Plumbing> Peer<R> {
     pub fn http_session(&mut self, key: SessionKey) {
         if !self.seen.keyed {
             self.seen.keyed = true;
+            self.seen.shared = key == SessionKey::STATELESS;
             self.span.record("session", tracing::field::display(key));
         }
     }
@@ -582,7 +583,11 @@ impl<R: Plumbing> Peer<R> {
             ServerEvent::Request(request) => match &app.dispatch {
                 Some(dispatch) => {
                     let id = request.responder.id();
-                    self.seen.request_version(&self.span, request.version);
+                    self.seen.request_version(
+                        &self.span,
+                        request.version,
+                        request.params.as_deref(),
+                    );
                     let trace = RequestTrace::server(
                         &self.span,
                         &request.method,

@@ -98,6 +98,8 @@ pub fn era_name(era: Era) -> &'static str {
 pub struct SessionTrace {
     /// The span names its HTTP session already
     pub(crate) keyed: bool,
+    /// The session serves many clients (an HTTP server's 2026 requests): no peer of its own
+    pub(crate) shared: bool,
     era_known: bool,
     stats: Stats,
 }
@@ -120,11 +122,25 @@ impl SessionTrace {
     }
 
     /// A server's request in `version`: a 2026 session has no handshake, its first request
-    /// tells the era
-    pub fn request_version(&mut self, span: &Span, version: ProtocolVersion) {
-        if !self.era_known && version.era() == Era::Modern {
-            self.ready(span, version, None);
+    /// tells the era, and the client's name and version in its `_meta` (read only for an
+    /// enabled span, and not for a session many clients share)
+    pub fn request_version(
+        &mut self,
+        span: &Span,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) {
+        if self.era_known || version.era() != Era::Modern || span.is_disabled() {
+            return;
         }
+        let info = params
+            .filter(|_| !self.shared)
+            .and_then(|p| client_info(p.get()));
+        if let Some(info) = &info {
+            span.record("peer.name", info.name.as_ref());
+            span.record("peer.version", info.version.as_ref());
+        }
+        self.ready(span, version, None);
     }
 
     /// The core dropped peer input since the last look: says so (`stats` are the session's)
@@ -365,6 +381,31 @@ impl RequestTrace {
     }
 }
 
+/// A client's name and version, as a 2026 request's `_meta` gives them
+#[derive(serde::Deserialize)]
+struct ClientInfo<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    version: Cow<'a, str>,
+}
+
+/// The `clientInfo` in the `_meta` of a 2026 request's params
+fn client_info(params: &str) -> Option<ClientInfo<'_>> {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, rename = "_meta")]
+        meta: Option<Meta<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, rename = "io.modelcontextprotocol/clientInfo")]
+        info: Option<ClientInfo<'a>>,
+    }
+    let params: Params<'_> = serde_json::from_str(params).ok()?;
+    params.meta?.info
+}
+
 /// Milliseconds since `start`, to the microsecond (`0.305`, not `0.30518500000000004`)
 fn millis(start: Instant) -> f64 {
     #[allow(clippy::cast_precision_loss)] // exact below 2^53 microseconds (285 years)
@@ -473,6 +514,17 @@ mod tests {
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).expect("json")
+    }
+
+    #[test]
+    fn a_2026_request_names_its_client_in_its_meta() {
+        let params = r#"{"name":"x","_meta":{"io.modelcontextprotocol/clientInfo":
+            {"name":"c","version":"1.2","title":"C"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
+        let info = client_info(params).expect("a client info");
+        assert_eq!((info.name.as_ref(), info.version.as_ref()), ("c", "1.2"));
+        assert!(client_info(r#"{"name":"x"}"#).is_none());
+        assert!(client_info(r#"{"_meta":{}}"#).is_none());
+        assert!(client_info("[]").is_none());
     }
 
     #[test]

@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
+use mcp_sansio::Era;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{CallToolResult, Tool};
-use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
+use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
 use serde_json::Map;
 use tracing::Level;
 
@@ -43,9 +44,9 @@ fn server(name: &str) -> Server {
         .build()
 }
 
-fn config(name: &str) -> ClientConfig {
+fn config(name: &str, era: EraMode) -> ClientConfig {
     let mut config = ClientConfig::new(Implementation::new(name, "0.7"));
-    config.era = LEGACY;
+    config.era = era;
     config
 }
 
@@ -65,7 +66,12 @@ fn span<'a>(records: &'a [Record], side: &str, field: &str, value: &str) -> &'a 
 }
 
 /// Asserts what both transports show of a session between `client` and `server` (names)
-fn assert_session(records: &[Record], client: &str, server: &str) {
+/// in `version`
+fn assert_session(records: &[Record], client: &str, server: &str, version: ProtocolVersion) {
+    let era = match version.era() {
+        Era::Modern => "modern",
+        _ => "legacy",
+    };
     // The session spans, with era, version and the peer's name and version
     let sessions: Vec<&Record> = records
         .iter()
@@ -76,16 +82,16 @@ fn assert_session(records: &[Record], client: &str, server: &str) {
         2,
         "a client and a server session: {sessions:#?}"
     );
-    for (role, peer, version) in [("server", client, "0.7"), ("client", server, "2.5")] {
+    for (role, peer, peer_version) in [("server", client, "0.7"), ("client", server, "2.5")] {
         let s = sessions
             .iter()
             .find(|s| s.field("role") == Some(role))
             .unwrap_or_else(|| panic!("a {role} session: {sessions:#?}"));
         assert_eq!(s.level, Level::INFO);
-        assert_eq!(s.field("era"), Some("legacy"), "{s:#?}");
-        assert_eq!(s.field("version"), Some("2025-11-25"), "{s:#?}");
+        assert_eq!(s.field("era"), Some(era), "{s:#?}");
+        assert_eq!(s.field("version"), Some(version.as_str()), "{s:#?}");
         assert_eq!(s.field("peer.name"), Some(peer), "{s:#?}");
-        assert_eq!(s.field("peer.version"), Some(version), "{s:#?}");
+        assert_eq!(s.field("peer.version"), Some(peer_version), "{s:#?}");
     }
     assert!(
         records.iter().any(|r| !r.span && r.name == "session ready"),
@@ -165,24 +171,44 @@ dialect_fn! {
 }
 
 #[test]
-fn a_session_over_a_stream_shows_its_spans_fields_and_errors() {
+fn a_session_over_a_stream_shows_its_spans_fields_and_errors_in_both_eras() {
     capture::install();
     rt::block_on(async {
-        let (client_name, server_name) = ("trace-stream-client", "trace-stream-server");
+        for (era, version, client_name, server_name) in [
+            (
+                LEGACY,
+                ProtocolVersion::V2025_11_25,
+                "trace-stream-client",
+                "trace-stream-server",
+            ),
+            (
+                EraMode::Modern,
+                ProtocolVersion::V2026_07_28,
+                "trace-modern-client",
+                "trace-modern-server",
+            ),
+        ] {
+            aw!(one_stream_session(era, version, client_name, server_name));
+        }
+    });
+}
+
+dialect_fn! {
+    async fn one_stream_session(
+        era: EraMode,
+        version: ProtocolVersion,
+        client_name: &str,
+        server_name: &str,
+    ) {
         let (r, w) = super::serve(server(server_name));
-        let client = aw!(Client::connect_with(
-            r,
-            w,
-            config(client_name),
-            ClientOptions::default()
-        ))
-        .unwrap();
+        let options = ClientOptions::default();
+        let client = aw!(Client::connect_with(r, w, config(client_name, era), options)).unwrap();
         aw!(client.call_tool("echo", text(ARGUMENT))).unwrap();
         assert!(aw!(client.call_tool("broken", Map::new())).is_err());
         aw!(client.close());
 
         let records = aw!(records_when(&[client_name, server_name], 2));
-        assert_session(&records, client_name, server_name);
+        assert_session(&records, client_name, server_name, version);
         // Both sessions ran in their connection's span.
         for role in ["client", "server"] {
             let session = records
@@ -193,7 +219,7 @@ fn a_session_over_a_stream_shows_its_spans_fields_and_errors() {
             assert_eq!(connection["role"], role);
             assert_eq!(connection["transport"], "stream");
         }
-    });
+    }
 }
 
 #[cfg(feature = "http")]
@@ -209,7 +235,8 @@ fn a_session_over_http_shows_its_exchanges_and_refusals_and_no_secret() {
         let handle = aw!(server(server_name).serve_http_with(localhost, http_config)).unwrap();
         let url = format!("http://{}/mcp", handle.local_addr());
         let options = ClientOptions::default().header("Authorization", SECRET);
-        let client = aw!(Client::connect_http(&url, config(client_name), options)).unwrap();
+        let config = config(client_name, LEGACY);
+        let client = aw!(Client::connect_http(&url, config, options)).unwrap();
         aw!(client.call_tool("echo", text(ARGUMENT))).unwrap();
         assert!(aw!(client.call_tool("broken", Map::new())).is_err());
         // A refused request: its reason is logged
@@ -230,7 +257,12 @@ fn a_session_over_http_shows_its_exchanges_and_refusals_and_no_secret() {
         aw!(client.close());
 
         let records = aw!(records_when(&[client_name, server_name], 2));
-        assert_session(&records, client_name, server_name);
+        assert_session(
+            &records,
+            client_name,
+            server_name,
+            ProtocolVersion::V2025_11_25,
+        );
         let server_session = records
             .iter()
             .find(|r| r.span && r.name == "mcp.session" && r.field("role") == Some("server"))
