@@ -287,10 +287,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 body,
                 reply,
             } => {
-                let trace = crate::trace::ExchangeTrace::new(crate::trace::http_exchange(
-                    &method,
-                    mcp_sansio::http::Headers::get(headers.as_slice(), "mcp-method"),
-                ));
+                let trace = crate::trace::ExchangeTrace::new(&method, headers.as_slice());
                 let answer = self.http.handle_request(
                     now,
                     &source,
@@ -328,9 +325,8 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             }
             ToActor::Oversize { reply } => {
                 let response = self.http.reject_oversize();
-                if let Some(trace) =
-                    crate::trace::ExchangeTrace::new(crate::trace::http_exchange("POST", None))
-                {
+                let no_headers: &[(&str, &[u8])] = &[];
+                if let Some(trace) = crate::trace::ExchangeTrace::new("POST", no_headers) {
                     trace.complete(&response);
                 }
                 C::reply(reply, Answer::Complete(response));

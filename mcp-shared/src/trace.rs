@@ -21,7 +21,11 @@
 //!
 //! A session span is a child of its connection span (byte streams); a request span is a
 //! child of its session span, and a server handler runs inside its request span, so what
-//! the application logs from a handler carries the request's fields.
+//! the application logs from a handler carries the request's fields. A session span's
+//! `peer.name` and `peer.version` are the `clientInfo` of `initialize` (legacy), of the first
+//! request's `_meta` (a 2026 byte stream), or the server's `serverInfo` (clients); an HTTP
+//! server's 2026 requests share one stateless session, whose span names no peer. The HTTP
+//! exchange span names no path (the bindings' servers answer on any path) and no session id.
 //!
 //! `outcome` is one of `ok`, `error` (a JSON-RPC error: `error.code` says which), `answered`
 //! (the catalog answered at once: lists, an unknown tool), `task` (the request became a
@@ -35,6 +39,8 @@
 //!   `session closed` (INFO; WARN when the handshake or the transport failed, with
 //!   `reason`); `malformed message` (WARN, with the running count `invalid`) and
 //!   `message dropped` (DEBUG) when the core drops peer input.
+//! - `mcp_sansio::request`: `request not sent` (DEBUG) when the session refused to send our
+//!   request (closed, blocked, not allowed), with `method` and `error`.
 //! - `mcp_sansio::request`: `request done` (DEBUG, at the end of every request span);
 //!   `request failed` for an error answer: ERROR for an internal error (-32603) of our
 //!   handler, DEBUG for the peer's mistakes (invalid request or params, unknown method), INFO
@@ -42,8 +48,8 @@
 //!   server's error answers and WARN for timeouts and transport failures. `params` and
 //!   `result` (the raw JSON) only at TRACE.
 //! - `mcp_sansio::http`: `refused` for a complete error answer of the HTTP rules, with
-//!   `status` and `reason` (DEBUG for 4xx, INFO for 429, WARN for 5xx), `exchange done`
-//!   (DEBUG) when a response ends.
+//!   `status` and `reason` (DEBUG for 4xx, INFO for 429, WARN for 5xx); `response dropped`
+//!   (DEBUG) when the client stopped reading; `exchange done` (DEBUG) when a response ends.
 //!
 //! No secret is logged at any level: no header values (`Authorization`, `Mcp-Session-Id`),
 //! no tokens; argument values and result bodies only at TRACE.
@@ -433,12 +439,12 @@ fn target_name<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a,
 }
 
 /// The span of one HTTP exchange of a server, as the actor sees it
-pub fn http_exchange(method: &str, mcp_method: Option<&str>) -> Span {
+fn http_exchange(method: &str) -> Span {
     tracing::debug_span!(
         target: "mcp_sansio::http",
         "mcp.http",
         method,
-        mcp.method = mcp_method,
+        mcp.method = Empty,
         status = Empty,
         duration_ms = Empty,
     )
@@ -452,9 +458,18 @@ pub struct ExchangeTrace {
 }
 
 impl ExchangeTrace {
-    /// An exchange; `None` when no subscriber wants it
-    pub fn new(span: Span) -> Option<Self> {
-        (!span.is_disabled()).then(|| Self {
+    /// An exchange of HTTP method `method` whose request has `headers` (only its
+    /// `Mcp-Method` is read, and only when the span is enabled); `None` when no subscriber
+    /// wants it
+    pub fn new<H: mcp_sansio::http::Headers + ?Sized>(method: &str, headers: &H) -> Option<Self> {
+        let span = http_exchange(method);
+        if span.is_disabled() {
+            return None;
+        }
+        if let Some(mcp_method) = headers.get("mcp-method") {
+            span.record("mcp.method", mcp_method);
+        }
+        Some(Self {
             span,
             start: Instant::now(),
         })
