@@ -525,7 +525,125 @@ fn refused(span: &Span, response: &mcp_sansio::http::HttpResponse) {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Level, Metadata, Subscriber};
+
     use super::*;
+
+    /// Keeps every event's level and message; every callsite is enabled up to `max`
+    struct Events {
+        max: Level,
+        seen: Arc<Mutex<Vec<(Level, String)>>>,
+    }
+
+    struct Message(String);
+
+    impl tracing::field::Visit for Message {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+
+    impl Subscriber for Events {
+        fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+            *metadata.level() <= self.max
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut message = Message(String::new());
+            event.record(&mut message);
+            let level = *event.metadata().level();
+            self.seen.lock().unwrap().push((level, message.0));
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    /// Runs `f` with a subscriber interested up to `max`; the events it saw
+    fn events(max: Level, f: impl FnOnce()) -> Vec<(Level, String)> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = Events {
+            max,
+            seen: Arc::clone(&seen),
+        };
+        tracing::subscriber::with_default(subscriber, f);
+        let seen = seen.lock().unwrap();
+        seen.clone()
+    }
+
+    #[test]
+    fn malformed_input_is_a_warning_once_per_new_message() {
+        let seen = events(Level::TRACE, || {
+            let span = session("server");
+            let mut trace = SessionTrace::default();
+            let mut stats = Stats::default();
+            trace.input(&span, stats);
+            stats.invalid_messages = 1;
+            trace.input(&span, stats);
+            trace.input(&span, stats);
+            stats.dropped_messages = 1;
+            trace.input(&span, stats);
+        });
+        let levels: Vec<Level> = seen.iter().map(|(level, _)| *level).collect();
+        assert_eq!(levels, [Level::WARN, Level::DEBUG], "{seen:?}");
+        assert!(seen[0].1.starts_with("malformed message"), "{seen:?}");
+    }
+
+    #[test]
+    fn a_request_span_exists_only_for_an_interested_subscriber() {
+        let params = raw(r#"{"name":"echo","arguments":{"text":"hi"}}"#);
+        let version = ProtocolVersion::V2025_11_25;
+        let made = |max| {
+            let mut made = false;
+            events(max, || {
+                let span = session("server");
+                made = RequestTrace::server(&span, "tools/call", None, version, Some(&params))
+                    .is_some();
+            });
+            made
+        };
+        assert!(!made(Level::INFO), "nothing kept below DEBUG");
+        assert!(made(Level::DEBUG));
+        // And with no subscriber at all
+        let span = session("server");
+        assert!(RequestTrace::client(&span, "tools/call", Some(&params)).is_none());
+    }
+
+    #[test]
+    fn an_error_answer_is_logged_at_the_level_its_code_deserves() {
+        let span = || session("server");
+        let version = ProtocolVersion::V2025_11_25;
+        for (error, level) in [
+            (ErrorObject::internal_error("broke"), Level::ERROR),
+            (ErrorObject::invalid_params("bad"), Level::DEBUG),
+            (ErrorObject::new(-32042, "other"), Level::INFO),
+        ] {
+            let seen = events(Level::TRACE, || {
+                let trace = RequestTrace::server(&span(), "tools/call", None, version, None);
+                trace.expect("enabled").end(&End::Error(&error));
+            });
+            let failed: Vec<_> = seen.iter().filter(|(_, m)| m == "request failed").collect();
+            assert_eq!(failed.len(), 1, "{seen:?}");
+            assert_eq!(failed[0].0, level, "{error:?}");
+        }
+        // A client hears the server's errors at DEBUG.
+        let seen = events(Level::TRACE, || {
+            let trace = RequestTrace::client(&span(), "tools/call", None).expect("enabled");
+            trace.end(&End::Error(&ErrorObject::internal_error("broke")));
+        });
+        assert!(
+            seen.contains(&(Level::DEBUG, "request failed".to_owned())),
+            "{seen:?}"
+        );
+    }
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).expect("json")
