@@ -47,6 +47,9 @@
 //!   otherwise, with `code` and `error` (the message); on the client side DEBUG for the
 //!   server's error answers and WARN for timeouts and transport failures. `params` and
 //!   `result` (the raw JSON) only at TRACE.
+//! - `mcp_sansio::http` (feature `auth`): `unauthorized` when a protected server's gate
+//!   answers 401 or 403, with `status` and the verifier's `reason` (INFO; DEBUG for a
+//!   request without a token, as a client's first one is).
 //! - `mcp_sansio::http`: `refused` for a complete error answer of the HTTP rules, with
 //!   `status` and `reason` (DEBUG for 4xx, INFO for 429, WARN for 5xx); `response dropped`
 //!   (DEBUG) when the client stopped reading; `exchange done` (DEBUG) when a response ends.
@@ -503,6 +506,28 @@ impl ExchangeTrace {
         self.span.record("duration_ms", millis(self.start));
         debug!(target: "mcp_sansio::http", parent: &self.span, "exchange done");
     }
+}
+
+/// A protected server's gate answered instead of the MCP server (`why`: the verifier's
+/// reason for an invalid token): a refusal is logged with its status and reason, never the
+/// token (DEBUG when the request had no token, as a client's first request does; INFO when
+/// the token was refused or lacks scopes); the answer is handed back. The reason is the
+/// verifier's own words: a verifier must not quote the token in them.
+#[cfg(feature = "auth")]
+pub fn unauthorized(
+    answer: mcp_sansio::http::HttpResponse,
+    why: Option<&str>,
+) -> mcp_sansio::http::HttpResponse {
+    let status = answer.status;
+    if status < 400 {
+        return answer;
+    }
+    match why {
+        Some(why) => info!(target: "mcp_sansio::http", status, reason = why, "unauthorized"),
+        None if status == 403 => info!(target: "mcp_sansio::http", status, "unauthorized"),
+        None => debug!(target: "mcp_sansio::http", status, "unauthorized: no token"),
+    }
+    answer
 }
 
 /// The HTTP rules refused a request: the status and the body's reason
