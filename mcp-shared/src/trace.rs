@@ -14,6 +14,7 @@
 //!
 //! | target | span | level | fields |
 //! | --- | --- | --- | --- |
+//! | `mcp_sansio::connection` | `mcp.child` | INFO | `program` (no arguments), `pid`: a client's child-process server, around its connection |
 //! | `mcp_sansio::connection` | `mcp.connection` | INFO | `role` (`client`/`server`), `transport` (`stream`: stdio, a child process, any byte stream) |
 //! | `mcp_sansio::http` | `mcp.http` | DEBUG | `method`, `mcp.method` (the `Mcp-Method` header, 2026), `status`, `duration_ms` |
 //! | `mcp_sansio::session` | `mcp.session` | INFO | `role`, `session` (an HTTP server's session key, never its `Mcp-Session-Id`), `era` (`legacy`/`modern`), `version`, `peer.name`, `peer.version` |
@@ -78,6 +79,15 @@ pub fn connection(role: &'static str) -> Span {
         transport = "stream",
     )
 }
+
+/// The span of a child-process server (`mcp.child`: its program, without its arguments, and
+/// its process id), the parent of its connection's span: run the connect in it
+pub fn child(program: &str, pid: Option<u32>) -> Span {
+    tracing::info_span!(target: "mcp_sansio::connection", "mcp.child", program, pid)
+}
+
+/// Runs a future in a span (the bindings' connects in [`child`]'s)
+pub use tracing::Instrument;
 
 /// The span of one session, a child of the current span (its connection's); the fields
 /// other than `role` come once known
