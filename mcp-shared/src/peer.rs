@@ -595,6 +595,11 @@ impl<R: Plumbing> Peer<R> {
                         request.version,
                         request.params.as_deref(),
                     );
+                    if let Some(trace) = &trace
+                        && self.seen.shared
+                    {
+                        trace.client_from_meta(request.params.as_deref());
+                    }
                     let Some(request) = self.runs.handle_request(session, request) else {
                         if let Some(trace) = trace {
                             trace.end(&End::Answered);

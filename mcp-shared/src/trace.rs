@@ -18,14 +18,15 @@
 //! | `mcp_sansio::connection` | `mcp.connection` | INFO | `role` (`client`/`server`), `transport` (`stream`: stdio, a child process, any byte stream) |
 //! | `mcp_sansio::http` | `mcp.http` | DEBUG | `method`, `mcp.method` (the `Mcp-Method` header, 2026), `status`, `duration_ms` |
 //! | `mcp_sansio::session` | `mcp.session` | INFO | `role`, `session` (an HTTP server's session key, never its `Mcp-Session-Id`), `era` (`legacy`/`modern`), `version`, `peer.name`, `peer.version` |
-//! | `mcp_sansio::request` | `mcp.request` | DEBUG | `side` (`server`: the peer's request, `client`: ours), `method`, `id` (the JSON-RPC id), `name` (the tool or prompt name, the resource URI), `version` (server side), `outcome`, `error.code`, `duration_ms` |
+//! | `mcp_sansio::request` | `mcp.request` | DEBUG | `side` (`server`: the peer's request, `client`: ours), `method`, `id` (the JSON-RPC id), `name` (the tool or prompt name, the resource URI), `version` (server side), `peer.name` and `peer.version` (server side, an HTTP server's 2026 requests: the client's `_meta`), `outcome`, `error.code`, `duration_ms` |
 //!
 //! A session span is a child of its connection span (byte streams); a request span is a
 //! child of its session span, and a server handler runs inside its request span, so what
 //! the application logs from a handler carries the request's fields. A session span's
 //! `peer.name` and `peer.version` are the `clientInfo` of `initialize` (legacy), of the first
 //! request's `_meta` (a 2026 byte stream), or the server's `serverInfo` (clients); an HTTP
-//! server's 2026 requests share one stateless session, whose span names no peer. The HTTP
+//! server's 2026 requests share one stateless session, whose span names no peer: each
+//! request's span names its client instead. The HTTP
 //! exchange span names no path (the bindings' servers answer on any path) and no session id.
 //!
 //! `outcome` is one of `ok`, `error` (a JSON-RPC error: `error.code` says which), `answered`
@@ -291,6 +292,8 @@ impl RequestTrace {
             id = Empty,
             name = Empty,
             version = version.as_str(),
+            peer.name = Empty,
+            peer.version = Empty,
             outcome = Empty,
             error.code = Empty,
             duration_ms = Empty,
@@ -336,6 +339,15 @@ impl RequestTrace {
             span,
             start: Instant::now(),
             side,
+        }
+    }
+
+    /// A 2026 request on a session many clients share (an HTTP server's stateless one):
+    /// its span names the client from the request's `_meta`
+    pub fn client_from_meta(&self, params: Option<&RawValue>) {
+        if let Some(info) = params.and_then(|p| client_info(p.get())) {
+            self.span.record("peer.name", info.name.as_ref());
+            self.span.record("peer.version", info.version.as_ref());
         }
     }
 

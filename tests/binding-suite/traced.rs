@@ -224,6 +224,39 @@ dialect_fn! {
 
 #[cfg(feature = "http")]
 #[test]
+fn a_2026_request_over_http_names_its_client_on_its_span() {
+    capture::install();
+    rt::block_on(async {
+        let (client_name, server_name) = ("trace-stateless-client", "trace-stateless-server");
+        let localhost: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let http_config = mcp_sansio::http::HttpConfig::default();
+        let handle = aw!(server(server_name).serve_http_with(localhost, http_config)).unwrap();
+        let url = format!("http://{}/mcp", handle.local_addr());
+        let config = config(client_name, EraMode::Modern);
+        let client = aw!(Client::connect_http(&url, config, ClientOptions::default())).unwrap();
+        aw!(client.call_tool("echo", text(ARGUMENT))).unwrap();
+        aw!(client.close());
+        let records = aw!(records_when(&[client_name, server_name], 1));
+        let echo = span(&records, "server", "name", "echo");
+        assert_eq!(echo.field("peer.name"), Some(client_name), "{echo:#?}");
+        assert_eq!(echo.field("peer.version"), Some("0.7"));
+        assert_eq!(echo.field("version"), Some("2026-07-28"));
+        // The stateless session many clients share names none of them.
+        let session = echo.within("mcp.session").expect("in the server's session");
+        assert_eq!(session["era"], "modern");
+        assert_eq!(session["session"], "session#0");
+        assert!(!session.contains_key("peer.name"), "{session:?}");
+        let call = span(&records, "client", "name", "echo");
+        assert_eq!(
+            call.within("mcp.session").unwrap()["peer.name"],
+            server_name
+        );
+        aw!(handle.shutdown());
+    });
+}
+
+#[cfg(feature = "http")]
+#[test]
 fn a_session_over_http_shows_its_exchanges_and_refusals_and_no_secret() {
     use super::support::raw_http::raw;
 

@@ -74,7 +74,8 @@ pub(crate) fn install() {
     });
 }
 
-/// The records of the sessions whose peer is one of `peers` (by `peer.name`), so far
+/// The records of the sessions (or, on a session many clients share, the requests) whose
+/// peer is one of `peers` (by `peer.name`), so far
 pub(crate) fn of_sessions(peers: &[&str]) -> Vec<Record> {
     let records = RECORDS
         .lock()
@@ -86,10 +87,7 @@ pub(crate) fn of_sessions(peers: &[&str]) -> Vec<Record> {
     };
     records
         .iter()
-        .filter(|r| {
-            (r.span && r.name == "mcp.session" && ours(&r.fields))
-                || r.scope.iter().any(|(n, f)| n == "mcp.session" && ours(f))
-        })
+        .filter(|r| (r.span && ours(&r.fields)) || r.scope.iter().any(|(_, f)| ours(f)))
         .cloned()
         .collect()
 }
@@ -209,11 +207,10 @@ fn fields_of<S: for<'a> LookupSpan<'a>>(
 /// Whether a record in `scope` (the span itself first, for a span) is kept
 fn kept(target: &str, scope: &[(String, Fields)]) -> bool {
     target == "mcp_sansio::http"
-        || scope.iter().any(|(name, fields)| {
-            name == "mcp.session"
-                && fields
-                    .get("peer.name")
-                    .is_some_and(|peer| peer.starts_with(PREFIX))
+        || scope.iter().any(|(_, fields)| {
+            fields
+                .get("peer.name")
+                .is_some_and(|peer| peer.starts_with(PREFIX))
         })
 }
 
