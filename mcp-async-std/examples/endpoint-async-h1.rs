@@ -4,7 +4,7 @@
 //!
 //! `cargo run -p mcp-sansio-async-std --example endpoint-async-h1 -- 127.0.0.1:PORT`, then
 //! point an MCP client at `http://127.0.0.1:PORT/mcp`; any path reaches the endpoint, except
-//! `/health`, which the app answers itself.
+//! `/health`, which the app answers itself. `RUST_LOG` chooses what it logs (to stderr).
 
 use std::time::Duration;
 
@@ -172,9 +172,23 @@ impl AsyncBufRead for Pieces {
     }
 }
 
+#[allow(dead_code)] // used by `main` only
+/// Logs to stderr as `RUST_LOG` says, nothing without it: `RUST_LOG=mcp_sansio=debug` shows
+/// every session and request
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
 #[allow(dead_code)] // the test includes this file for `server`, `serve`
 fn main() {
     async_std::task::block_on(async {
+        init_logging();
         let addr = std::env::args()
             .nth(1)
             .unwrap_or_else(|| "127.0.0.1:3000".into());

@@ -205,7 +205,9 @@ impl Client {
             })
             .detach();
         }
-        match Self::connect_with(stdout, stdin, config, options).await {
+        let span = mcp_sansio_shared::trace::child(&program, Some(child.id()));
+        let connect = Self::connect_with(stdout, stdin, config, options);
+        match mcp_sansio_shared::trace::Instrument::instrument(connect, span).await {
             Ok(mut client) => {
                 client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
                 Ok(client)

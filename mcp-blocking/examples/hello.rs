@@ -8,7 +8,20 @@ use mcp_sansio::schema::{CallToolResult, Tool};
 use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
 use mcp_sansio_blocking::{Client, Server};
 
+/// Logs to stderr (stdout may be the stdio transport) as `RUST_LOG` says, nothing without it:
+/// `RUST_LOG=mcp_sansio=debug` shows every session and request
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    init_logging();
     if std::env::args().nth(1).as_deref() == Some("serve") {
         // A server over stdio; handlers are plain functions run on a pool of worker threads
         let schema =

@@ -280,6 +280,7 @@ impl Client {
                 })
                 .map_err(|e| ConnectError::spawn("the stderr reader thread", e))?;
         }
+        let _span = mcp_sansio_shared::trace::child(&program, Some(child.id())).entered();
         let guard = ChildGuard(Mutex::new(child), program);
         Self::over(stdout, stdin, config, options, Some(guard))
     }

@@ -656,6 +656,10 @@ where
         hub,
     } = conn;
     session.anchor_wall_clock(now(), unix_ms());
+    // The connection's span (a child of the caller's) is the session span's parent.
+    let span =
+        mcp_sansio_shared::trace::connection(if ready.is_some() { "client" } else { "server" });
+    let peer = span.in_scope(|| Peer::new(ready));
     let (wake, woken) = crossbeam_channel::bounded(1);
     let (write_wake, write_woken) = crossbeam_channel::bounded(1);
     let (readable, reader_woken) = crossbeam_channel::bounded(1);
@@ -664,7 +668,7 @@ where
         Stream {
             state: Mutex::new(State {
                 session,
-                peer: Peer::new(ready),
+                peer,
                 out: Vec::with_capacity(64 * 1024),
                 writing: false,
                 app: app(dispatch, &options),
@@ -765,7 +769,11 @@ fn read<R: Read, S: Side, W: Write + Send>(
             return;
         }
         match &read {
-            Ok(n) if *n > 0 => st.session.handle_bytes(now(), &buf[..*n]),
+            Ok(n) if *n > 0 => {
+                let st = &mut *st;
+                st.session.handle_bytes(now(), &buf[..*n]);
+                st.peer.took_input(&st.session);
+            }
             Ok(_) => st.session.handle_eof(now()),
             Err(e) => st
                 .session
@@ -820,7 +828,7 @@ impl<S: Side, W: Write + Send> Driver<S, W> {
         st.done = true;
         st.peer.abort_all();
         // Callers still waiting learn that the connection is closed.
-        st.peer = Peer::new(None);
+        st.peer.forget_calls();
         let _ = stream.readable.try_send(());
         // Settling drops what callers and handlers left: its callers learn it too.
         settle(&stream, st, Writes::Itself);

@@ -456,6 +456,17 @@
 //! for the holder), nobody writes under it, and a pool worker is woken only once the lock is
 //! free.
 //!
+//! # Logging
+//!
+//! Connections, HTTP exchanges, sessions and requests are [`tracing`](https://docs.rs/tracing)
+//! spans (`mcp.connection`, `mcp.http`, `mcp.session`, `mcp.request`) under targets that
+//! start with `mcp_sansio`, with errors and refusals as events at their level; a handler runs
+//! inside its request's span. Nothing is printed until the application installs a subscriber (the examples
+//! install `tracing-subscriber`'s, which honours `RUST_LOG`, on stderr):
+//! `RUST_LOG=mcp_sansio=debug` shows every session and request. No header value or token is
+//! logged, and arguments and results only at TRACE. Every span, field and event:
+//! [`mcp_sansio_shared::trace`].
+//!
 //! # Features
 //!
 //! | feature | default | what it adds |

@@ -817,7 +817,10 @@ impl Dispatcher {
         let version = request.version;
         let responder = request.responder;
         let messages = messages.clone();
+        // The driver dispatches in the request's span: the handler runs in it too.
+        let span = tracing::Span::current();
         self.pool.execute_cancellable(cancel.clone(), move || {
+            let _entered = span.enter();
             if cx.cancel.is_cancelled() {
                 // Cancelled while it waited for a worker: the handler never runs.
                 let result = Err(Cancelled.into());

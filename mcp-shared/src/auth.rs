@@ -388,7 +388,7 @@ impl<V> Protection<V> {
         Fut: Future<Output = Result<VerifiedToken, String>>,
     {
         match self.check(method, path, headers) {
-            Check::Answer(answer) => Err(answer),
+            Check::Answer(answer) => Err(crate::trace::unauthorized(answer, None)),
             Check::Verify(verifier, token) => self.admitted(&verifier(token.to_owned()).await),
         }
     }
@@ -405,7 +405,7 @@ impl<V> Protection<V> {
         F: Fn(&str) -> Result<VerifiedToken, String> + ?Sized,
     {
         match self.check(method, path, headers) {
-            Check::Answer(answer) => Err(answer),
+            Check::Answer(answer) => Err(crate::trace::unauthorized(answer, None)),
             Check::Verify(verifier, token) => self.admitted(&verifier(token)),
         }
     }
@@ -415,12 +415,16 @@ impl<V> Protection<V> {
         &self,
         verified: &Result<VerifiedToken, String>,
     ) -> Result<Principal, HttpResponse> {
+        let why = verified.as_ref().err().map(String::as_str);
         if let Some(denial) = self.verdict(verified) {
-            return Err(denial);
+            return Err(crate::trace::unauthorized(denial, why));
         }
         match verified {
             Ok(token) => Ok(token.principal()),
-            Err(why) => Err(self.rules.invalid_token(why).into()),
+            Err(why) => Err(crate::trace::unauthorized(
+                self.rules.invalid_token(why).into(),
+                Some(why),
+            )),
         }
     }
 

@@ -10,6 +10,7 @@ pub use futures_lite::{AsyncRead, AsyncWrite};
 use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::{ServerSession, Session};
+use tracing::Instrument;
 
 use crate::alarm::Timer;
 use crate::chan::{self, QueueReceiver};
@@ -36,8 +37,11 @@ where
 {
     let app = options.app();
     let config = crate::client::declare_input(config, options.input.is_some());
+    // The connection's span is a child of the caller's.
+    let span = crate::trace::connection("client");
     Client::start_actor(config, move |session, commands, ready| {
         run::<R, _, I, O>(session, reader, writer, commands, app, Some(ready), None)
+            .instrument(span)
     })
     .await
 }
@@ -54,7 +58,9 @@ where
     let session = ServerSession::new(std::sync::Arc::clone(&server.config), R::now());
     let (_keep, commands) = chan::queue();
     let hub = Some(server.live().hub());
-    run::<R, _, I, O>(session, reader, writer, commands, server.app(), None, hub).await;
+    run::<R, _, I, O>(session, reader, writer, commands, server.app(), None, hub)
+        .instrument(crate::trace::connection("server"))
+        .await;
 }
 
 /// What woke the connection actor
@@ -163,7 +169,10 @@ async fn run<R, S, I, O>(
                 let why = format!("reading from the connection failed: {e}");
                 session.handle_transport_error(R::now(), why);
             }
-            Wake::Read(Ok(n)) => session.handle_bytes(R::now(), &buf[..n]),
+            Wake::Read(Ok(n)) => {
+                session.handle_bytes(R::now(), &buf[..n]);
+                peer.took_input(&session);
+            }
             Wake::Command(command) => {
                 let close = match command {
                     Some(command) => peer.on_command(&mut session, command),

@@ -189,6 +189,8 @@ pub struct ServerFront<C: Channels, P: SessionPeer> {
     peers: HashMap<SessionKey, P>,
     app: P::App,
     ids: SessionIds,
+    /// The open exchanges' spans, when a subscriber wants them
+    traces: HashMap<ExchangeId, crate::trace::ExchangeTrace>,
 }
 
 impl<C: Channels, P: SessionPeer> std::fmt::Debug for ServerFront<C, P> {
@@ -222,6 +224,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             peers: HashMap::new(),
             app,
             ids: SessionIds::new(),
+            traces: HashMap::new(),
         }
     }
 
@@ -267,6 +270,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 body,
                 reply,
             } => {
+                let trace = crate::trace::ExchangeTrace::new(&method, headers.as_slice());
                 let answer = self.http.handle_request(
                     now,
                     &source,
@@ -277,6 +281,9 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 );
                 match answer {
                     Reply::Complete(response) => {
+                        if let Some(trace) = trace {
+                            trace.complete(&response);
+                        }
                         C::reply(reply, Answer::Complete(response));
                     }
                     Reply::Open(exchange) => {
@@ -289,6 +296,9 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                         };
                         if C::reply(reply, answer) {
                             self.exchanges.insert(exchange, (tx, unwritten));
+                            if let Some(trace) = trace {
+                                self.traces.insert(exchange, trace);
+                            }
                         } else {
                             self.http.handle_closed(now, exchange);
                         }
@@ -297,9 +307,15 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 }
             }
             ToActor::Oversize { reply } => {
-                C::reply(reply, Answer::Complete(self.http.reject_oversize()));
+                let response = self.http.reject_oversize();
+                let no_headers: &[(&str, &[u8])] = &[];
+                if let Some(trace) = crate::trace::ExchangeTrace::new("POST", no_headers) {
+                    trace.complete(&response);
+                }
+                C::reply(reply, Answer::Complete(response));
             }
             ToActor::Closed(exchange) => {
+                self.end_trace(exchange);
                 self.exchanges.remove(&exchange);
                 shrink(&mut self.exchanges);
                 self.http.handle_closed(now, exchange);
@@ -328,6 +344,9 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 busy = true;
                 match output {
                     Output::Head { exchange, head } => {
+                        if let Some(trace) = self.traces.get(&exchange) {
+                            trace.status(head.status);
+                        }
                         if let Some((tx, _)) = self.exchanges.get(&exchange) {
                             C::send(tx, Piece::Head(head));
                         }
@@ -343,11 +362,16 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                             // The client stopped reading: drop the response rather than
                             // hold without bound (2026: that cancels the request).
                             unwritten.drop_response();
+                            if let Some(trace) = self.traces.get(&exchange) {
+                                trace.dropped();
+                            }
+                            self.end_trace(exchange);
                             self.exchanges.remove(&exchange);
                             self.http.handle_closed(now, exchange);
                         }
                     }
                     Output::End { exchange } => {
+                        self.end_trace(exchange);
                         self.exchanges.remove(&exchange);
                         shrink(&mut self.exchanges);
                     }
@@ -360,9 +384,20 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         }
     }
 
+    /// An exchange ended: its span says so
+    fn end_trace(&mut self, exchange: ExchangeId) {
+        if let Some(trace) = self.traces.remove(&exchange) {
+            trace.end();
+        }
+        shrink(&mut self.traces);
+    }
+
     /// Shutting down: every open response ends (its channel closes), handlers stop
     pub fn end_all(&mut self) {
         self.exchanges.clear();
+        for (_, trace) in self.traces.drain() {
+            trace.end();
+        }
         for peer in self.peers.values_mut() {
             peer.abort_all();
         }
@@ -759,6 +794,7 @@ impl<R: crate::peer::Plumbing> SessionPeer for crate::peer::Peer<R> {
         key: SessionKey,
         event: ServerEvent,
     ) {
+        self.http_session(key);
         let handlers = app.handlers.for_session(key);
         self.on_server_event(session, event, &app.app, &handlers);
     }

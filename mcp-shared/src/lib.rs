@@ -29,6 +29,8 @@
 //!   and `ClientOptions`, and those calls as sans-IO exchanges;
 //! - [`push`]: the hub of a server's live connections, and the changes its handle pushes
 //!   to them (resource updates, list changes, the HTTP core's tool cache);
+//! - [`trace`]: the spans and events every binding emits through `tracing` (their names,
+//!   targets, levels and fields);
 //! - [`chan`]: the kernel's own runtime-neutral channels;
 //! - [`alarm`]: one timer per connection, moved only when the core's deadline comes earlier;
 //! - `stdio` (Unix): this process's stdin and stdout as pipes an event loop can drive;
@@ -100,6 +102,7 @@ pub mod server;
 pub mod stdio;
 #[cfg(feature = "tls")]
 pub mod tls;
+pub mod trace;
 #[cfg(feature = "http")]
 pub mod tunnel;
 #[cfg(feature = "schemars")]

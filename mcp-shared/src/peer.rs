@@ -29,6 +29,7 @@ use serde_json::value::RawValue;
 use crate::chan;
 use crate::push::Push;
 use crate::runtime::Runtime;
+use crate::trace::{End, RequestTrace, SessionTrace};
 
 /// What an outbound request's caller waits for
 pub type Outcome = Result<Box<RawValue>, CallError>;
@@ -375,6 +376,8 @@ struct Pending<R: Plumbing> {
     reply: R::Reply<Result<Outcome, SendError>>,
     progress: Option<R::Stream<Progress>>,
     task_status: Option<R::Stream<TaskStatusUpdate>>,
+    /// Its span, when a subscriber wants it
+    trace: Option<RequestTrace>,
 }
 
 /// What a handler waiting in `ask` gets its answers through
@@ -396,17 +399,65 @@ pub struct Peer<R: Plumbing> {
     /// Requests' own HTTP headers, for the HTTP actor to hand its transport; `None` on a
     /// byte stream, which has no headers to carry
     request_headers: Option<Vec<RequestHeaders>>,
+    /// The session's span (`mcp.session`, see [`trace`](crate::trace)) and what it knows
+    span: tracing::Span,
+    seen: SessionTrace,
+    /// The spans of the peer's requests in flight, when a subscriber wants them
+    traces: HashMap<InboundId, RequestTrace>,
 }
 
 impl<R: Plumbing> Peer<R> {
     /// A peer; `ready` hears of the handshake (clients)
+    ///
+    /// Its session's span (`mcp.session`) is a child of the current span: the connection's.
     pub fn new(ready: Option<Ready<R>>) -> Self {
+        let role = if ready.is_some() { "client" } else { "server" };
+        Self::with_span(ready, crate::trace::session(role))
+    }
+
+    fn with_span(ready: Option<Ready<R>>, span: tracing::Span) -> Self {
         Self {
             pending: HashMap::new(),
             tokens: HashMap::new(),
             runs: Runs::new(),
             ready,
             request_headers: None,
+            span,
+            seen: SessionTrace::default(),
+            traces: HashMap::new(),
+        }
+    }
+
+    /// The session's span (`mcp.session`)
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// An HTTP server's session: its span names the session by `key`
+    pub fn http_session(&mut self, key: SessionKey) {
+        if !self.seen.keyed {
+            self.seen.keyed = true;
+            self.seen.shared = key == SessionKey::STATELESS;
+            self.span.record("session", tracing::field::display(key));
+        }
+    }
+
+    /// After the session took peer input: says what input it dropped (malformed messages)
+    pub fn took_input<S: Role>(&mut self, session: &Session<S>) {
+        self.seen.input(&self.span, session.stats());
+    }
+
+    /// The connection ended: every caller still waiting learns it (their replies drop),
+    /// the session's span stays
+    pub fn forget_calls(&mut self) {
+        let span = std::mem::replace(&mut self.span, tracing::Span::none());
+        *self = Self::with_span(None, span);
+    }
+
+    /// The peer's request `id` ended as `end`
+    fn end_request(&mut self, id: InboundId, end: &End<'_>) {
+        if let Some(trace) = self.traces.remove(&id) {
+            trace.end(end);
         }
     }
 
@@ -440,6 +491,9 @@ impl<R: Plumbing> Peer<R> {
     /// A request of ours ended: its caller gets the outcome
     fn response(&mut self, id: OutboundId, outcome: Outcome) {
         if let Some(p) = self.pending.remove(&id) {
+            if let Some(trace) = p.trace {
+                trace.end(&End::of_call(&outcome));
+            }
             R::reply(p.reply, Ok(outcome));
         }
         self.tokens.retain(|_, v| *v != id);
@@ -463,6 +517,10 @@ impl<R: Plumbing> Peer<R> {
     }
 
     fn closed(&mut self, reason: &mcp_sansio::CloseReason) {
+        SessionTrace::closed(&self.span, reason);
+        for (_, trace) in self.traces.drain() {
+            trace.end(&End::Closed);
+        }
         if let Some(tx) = self.ready.take() {
             R::reply(tx, Err(reason.clone()));
         }
@@ -477,7 +535,8 @@ impl<R: Plumbing> Peer<R> {
         handlers: &Handlers<R>,
     ) {
         match event {
-            ClientEvent::Ready { .. } => {
+            ClientEvent::Ready { version } => {
+                self.seen.ready(&self.span, version, session.peer());
                 if let (Some(tx), Some(peer)) = (self.ready.take(), session.peer()) {
                     R::reply(tx, Ok(peer.clone()));
                 }
@@ -521,13 +580,49 @@ impl<R: Plumbing> Peer<R> {
                 status,
                 message,
             } => self.task_status(id, status, message),
+            ServerEvent::Ready { version } => {
+                self.seen.ready(&self.span, version, session.peer());
+            }
             ServerEvent::Request(request) => match &app.dispatch {
                 Some(dispatch) => {
-                    if let Some(request) = self.runs.handle_request(session, request) {
-                        let id = request.responder.id();
-                        if let Some(run) = dispatch(session, request, handlers) {
-                            self.runs.started(id, run);
+                    let id = request.responder.id();
+                    self.seen.request_version(
+                        &self.span,
+                        request.version,
+                        request.params.as_deref(),
+                    );
+                    let trace = RequestTrace::server(
+                        &self.span,
+                        &request.method,
+                        session.inbound_wire_id(id),
+                        request.version,
+                        request.params.as_deref(),
+                    );
+                    if let Some(trace) = &trace
+                        && self.seen.shared
+                    {
+                        trace.client_from_meta(request.params.as_deref());
+                    }
+                    let Some(request) = self.runs.handle_request(session, request) else {
+                        if let Some(trace) = trace {
+                            trace.end(&End::Answered);
                         }
+                        return;
+                    };
+                    // The handler runs inside the request's span (its own logs carry it).
+                    let run = {
+                        let _entered = trace.as_ref().map(|t| t.span().enter());
+                        dispatch(session, request, handlers)
+                    };
+                    match (run, trace) {
+                        (Some(run), trace) => {
+                            self.runs.started(id, run);
+                            if let Some(trace) = trace {
+                                self.keep_trace(session, id, trace);
+                            }
+                        }
+                        (None, Some(trace)) => trace.end(&End::Answered),
+                        (None, None) => {}
                     }
                 }
                 None => {
@@ -539,6 +634,9 @@ impl<R: Plumbing> Peer<R> {
             ServerEvent::Closed { reason } => self.closed(&reason),
             // Cancellations and input answers concern the handler runs.
             other => {
+                if let ServerEvent::Cancelled { id, .. } = &other {
+                    self.end_request(*id, &End::Cancelled);
+                }
                 if let Ok(effects) = self.runs.handle_event(other) {
                     Self::apply(effects);
                 }
@@ -567,8 +665,12 @@ impl<R: Plumbing> Peer<R> {
                     R::reply(reply, Err(refused));
                     return false;
                 }
+                let trace = RequestTrace::client(&self.span, &method, params.as_deref());
                 match session.send_request_raw(R::now(), &method, params, options) {
                     Ok(id) => {
+                        if let Some(trace) = &trace {
+                            trace.sent(id.wire_id());
+                        }
                         if !headers.is_empty()
                             && let Some(list) = self.request_headers.as_mut()
                         {
@@ -581,10 +683,20 @@ impl<R: Plumbing> Peer<R> {
                                 reply,
                                 progress,
                                 task_status,
+                                trace,
                             },
                         );
                     }
-                    Err(e) => R::reply(reply, Err(e)),
+                    Err(e) => {
+                        tracing::debug!(
+                            target: "mcp_sansio::request",
+                            parent: &self.span,
+                            %method,
+                            error = %e,
+                            "request not sent",
+                        );
+                        R::reply(reply, Err(e));
+                    }
                 }
             }
             Command::Cancel { token } => {
@@ -611,6 +723,7 @@ impl<R: Plumbing> Peer<R> {
     pub fn on_server_handler(&mut self, session: &mut ServerSession, msg: HandlerMsg<R>) {
         match msg {
             HandlerMsg::Done { responder, result } => {
+                self.end_request(responder.id(), &End::of_handler(&result));
                 self.runs.finish(session, R::now(), responder, result);
             }
             HandlerMsg::Progress { id, progress, .. } => {
@@ -623,13 +736,23 @@ impl<R: Plumbing> Peer<R> {
                 let _ = self.runs.log(session, id, filter, &params);
             }
             HandlerMsg::StartTask { id, options, reply } => {
-                R::reply(reply, self.runs.start_task(session, R::now(), id, options));
+                let started = self.runs.start_task(session, R::now(), id, options);
+                if started.is_ok() {
+                    self.end_request(id, &End::Task);
+                }
+                R::reply(reply, started);
             }
             HandlerMsg::Ask {
                 id,
                 requests,
                 reply,
-            } => Self::apply(self.runs.ask(session, R::now(), id, requests, reply)),
+            } => {
+                Self::apply(self.runs.ask(session, R::now(), id, requests, reply));
+                // A 2026 request is answered `input_required` at once; the retry is another.
+                if session.inbound_wire_id(id).is_none() {
+                    self.end_request(id, &End::InputRequired);
+                }
+            }
             // Only a client's input handler answers input requests.
             HandlerMsg::Answered { .. } => {}
             HandlerMsg::Push(push) => push_to(session, &push),
@@ -649,6 +772,19 @@ impl<R: Plumbing> Peer<R> {
     /// Stops every handler still running (the session is gone)
     pub fn abort_all(&mut self) {
         Self::apply(self.runs.close());
+        for (_, trace) in self.traces.drain() {
+            trace.end(&End::Closed);
+        }
+    }
+
+    /// Keeps the span of a request whose handler runs; spans of requests that ended
+    /// unseen (a run stopped before it answered) go once they outnumber the ones in flight
+    fn keep_trace(&mut self, session: &ServerSession, id: InboundId, trace: RequestTrace) {
+        if self.traces.len() > 2 * session.inbound_in_flight() + 64 {
+            self.traces
+                .retain(|id, _| session.inbound_wire_id(*id).is_some());
+        }
+        self.traces.insert(id, trace);
     }
 }
 

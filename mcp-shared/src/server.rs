@@ -1043,10 +1043,11 @@ impl<R: Runtime> Dispatcher<R> {
         let responder = request.responder;
         let messages = messages.clone();
         let future = work(cx);
-        R::spawn_run(async move {
+        // The dispatcher runs in the request's span: the handler runs in it too.
+        R::spawn_run(tracing::Instrument::in_current_span(async move {
             let result = finish(future.await, version);
             let _ = messages.send(HandlerMsg::Done { responder, result });
-        })
+        }))
     }
 
     /// Starts the handler the catalog routes `request` to, on a task of its own; `None` when

@@ -130,8 +130,21 @@ fn era_selection(era: EraMode) -> String {
     }
 }
 
+/// Logs to stderr (stdout may be the stdio transport) as `RUST_LOG` says, nothing without it:
+/// `RUST_LOG=mcp_sansio=debug` shows every session and request
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    init_logging();
     let mut config = ClientConfig::new(Implementation::new(
         "mcp-tokio-demo",
         env!("CARGO_PKG_VERSION"),

@@ -92,8 +92,21 @@ fn mint(port: u16, scope: &str, seconds: i64) -> Result<String, Error> {
     )?)
 }
 
+/// Logs to stderr (stdout may be the stdio transport) as `RUST_LOG` says, nothing without it:
+/// `RUST_LOG=mcp_sansio=debug` shows every session and request
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Error> {
+    init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let port =
         |i: usize| -> Result<u16, Error> { Ok(args.get(i).map_or(Ok(4100), |p| p.parse())?) };

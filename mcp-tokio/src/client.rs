@@ -201,7 +201,9 @@ impl Client {
                 }
             });
         }
-        match Self::connect_with(stdout, stdin, config, options).await {
+        let span = mcp_sansio_shared::trace::child(&program, child.id());
+        let connect = Self::connect_with(stdout, stdin, config, options);
+        match mcp_sansio_shared::trace::Instrument::instrument(connect, span).await {
             Ok(mut client) => {
                 client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
                 Ok(client)

@@ -44,6 +44,7 @@ mod push;
 #[cfg(feature = "http")]
 mod shares;
 mod tasks;
+mod traced;
 #[cfg(feature = "schemars")]
 mod typed;
 

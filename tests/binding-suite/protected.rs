@@ -70,6 +70,35 @@ fn tokens_are_checked_before_the_mcp_server_runs() {
 }
 
 #[test]
+fn a_refused_token_is_logged_with_its_reason_and_never_itself() {
+    use super::support::capture;
+    use super::support::oauth::request;
+
+    capture::install();
+    rt::block_on(async {
+        let (handle, resource) = aw!(protected("http://127.0.0.1:1"));
+        let bad = "Bearer not-a-jwt-but-a-secret-3e1d";
+        let (status, _, _) = aw!(rt::unblock(move || request(&resource, "POST", Some(bad))));
+        assert_eq!(status, 401);
+        aw!(handle.shutdown());
+    });
+    let records = capture::of_http();
+    let refused: Vec<_> = records
+        .iter()
+        .filter(|r| r.name == "unauthorized" && r.field("status") == Some("401"))
+        .collect();
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.level == tracing::Level::INFO && r.field("reason").is_some()),
+        "an invalid token's refusal, with its reason: {refused:#?}"
+    );
+    for r in &records {
+        assert!(!r.text().contains("a-secret-3e1d"), "the token in {r:#?}");
+    }
+}
+
+#[test]
 fn a_session_answers_only_the_user_whose_token_made_it() {
     rt::block_on(async {
         let issuer = "http://127.0.0.1:1";

@@ -53,6 +53,17 @@ impl HttpResponse {
         value.get("error")?.get("code")?.as_i64()
     }
 
+    /// Why the rules refused the request, as the JSON-RPC error body tells the client (for
+    /// logs); `None` when the body is no error body
+    ///
+    /// A binding logs it with the status: the rules say why in the body they answer with,
+    /// and nowhere else. They name what was wrong (a version, a host, a missing header),
+    /// never the value of an `Authorization` header or a token.
+    pub fn error_message(&self) -> Option<String> {
+        let value: serde_json::Value = serde_json::from_slice(&self.body).ok()?;
+        Some(value.get("error")?.get("message")?.as_str()?.to_owned())
+    }
+
     /// The first value of a response header, by case-insensitive name
     pub fn header(&self, name: &str) -> Option<&str> {
         header_of(&self.headers, name)

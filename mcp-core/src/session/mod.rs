@@ -261,6 +261,15 @@ impl<R: Role> Session<R> {
         self.core.peer.as_ref()
     }
 
+    /// The JSON-RPC id the peer gave inbound request `id`, while the request awaits our
+    /// answer (`None` once answered, cancelled or unknown)
+    ///
+    /// For the binding's diagnostics (a request's log line names the id the peer sees); the
+    /// session matches answers by [`InboundId`] and never needs it.
+    pub fn inbound_wire_id(&self, id: InboundId) -> Option<&RequestId> {
+        self.core.inbound.get(id).map(|entry| &entry.wire_id)
+    }
+
     /// Whether the caller should read more input
     ///
     /// False while too many events wait in `poll_event`, too many inbound requests are

@@ -46,6 +46,15 @@ fn lifecycle_initialize_use_delete() {
     // unknown session
     let r = kit.post(&on("no-such-session"), &list).unwrap();
     assert_eq!((r.status, r.error_code()), (404, Some(-32600)));
+    // The reason a binding logs: what the body tells the client
+    assert!(
+        r.error_message().is_some_and(|why| !why.is_empty()),
+        "{r:?}"
+    );
+    assert_eq!(
+        mcp_sansio::http::HttpResponse::empty(202).error_message(),
+        None
+    );
     // a request without a session that is not initialize
     assert_eq!(kit.post(&[], &list).unwrap().status, 400);
 

@@ -80,6 +80,10 @@ fn typed_call_round_trip_in_every_era() {
             )
             .unwrap();
         let request = one_request(&mut pair);
+        // The peer's JSON-RPC id, while the request is in flight (for the bindings' logs)
+        let wire_id = jsonrpc::RequestId::Number(i64::try_from(call.id().wire_id()).unwrap());
+        let inbound = request.responder.id();
+        assert_eq!(pair.server.inbound_wire_id(inbound), Some(&wire_id));
         assert!(request.is::<CallTool>());
         assert!(!request.is::<ListTools>());
         let params = request.params::<CallTool>().unwrap();
@@ -88,6 +92,7 @@ fn typed_call_round_trip_in_every_era() {
         pair.server
             .respond(request.responder, CallToolResult::text("hi back"))
             .unwrap();
+        assert_eq!(pair.server.inbound_wire_id(inbound), None, "answered");
         let (id, outcome) = one_response(&mut pair);
         assert!(call == id);
         let result = call.decode(outcome).unwrap();

@@ -6,6 +6,7 @@
 
 #![allow(dead_code)] // each binding's test crates use the parts they need
 
+pub(crate) mod capture;
 #[cfg(feature = "tls")]
 pub(crate) mod certs;
 #[cfg(feature = "http")]
