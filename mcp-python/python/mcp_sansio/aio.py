@@ -386,6 +386,61 @@ class Server:
             self, host, port, path, allowed_hosts, retry, keepalive, options, tls
         )
 
+    def asgi_app(
+        self,
+        *,
+        path: Optional[str] = None,
+        allowed_hosts: Optional[Sequence[str]] = None,
+        allow_any_host: bool = False,
+        retry: Optional[float] = None,
+        keepalive: Optional[float] = None,
+        max_body_size: Optional[int] = None,
+        max_buffered: Optional[int] = None,
+        max_sessions: Optional[int] = None,
+        max_in_flight: Optional[int] = None,
+        max_in_flight_per_peer: Optional[int] = None,
+        max_in_flight_per_connection: Optional[int] = None,
+    ) -> "AsgiApp":
+        """The Streamable HTTP endpoint (both wires) as an ASGI application, for uvicorn or
+        hypercorn, or mounted in Starlette or FastAPI::
+
+            mcp = server.asgi_app()
+            app = FastAPI(lifespan=mcp.lifespan)
+            app.mount("/mcp", mcp)          # serves http://host/mcp/
+
+        ``path=None`` answers every path the enclosing router hands it (its mount point);
+        ``path="/mcp"`` answers only there (relative to ``root_path``), for serving the app
+        alone. ``allowed_hosts`` adds to the host names a request's ``Host`` may carry
+        (``localhost``, ``127.0.0.1``, ``[::1]``: DNS rebinding protection);
+        ``allow_any_host=True`` turns the check off (behind a proxy that checks it).
+        ``max_body_size`` bounds a POST body (4 MiB unless given; past it 413);
+        ``retry``, ``keepalive``, ``max_buffered`` and the caps are :meth:`serve_http`'s.
+        The connection deadlines are the ASGI server's. See :class:`mcp_sansio.asgi.AsgiApp`
+        for lifespan."""
+        from .asgi import AsgiApp
+
+        options = {
+            k: v
+            for k, v in {
+                "max_body_size": max_body_size,
+                "max_sessions": max_sessions,
+                "max_in_flight": max_in_flight,
+                "max_in_flight_per_peer": max_in_flight_per_peer,
+                "max_in_flight_per_connection": max_in_flight_per_connection,
+                "max_unwritten": max_buffered,
+            }.items()
+            if v is not None
+        }
+        return AsgiApp(
+            self,
+            path=path,
+            allowed_hosts=allowed_hosts,
+            allow_any_host=allow_any_host,
+            retry=retry,
+            keepalive=keepalive,
+            options=options,
+        )
+
     def run(
         self,
         transport: str = "stdio",
@@ -1427,3 +1482,4 @@ class _Connect:
 
 
 from ._http import HttpServerHandle  # noqa: E402  (the HTTP front end imports this module)
+from .asgi import AsgiApp  # noqa: E402
