@@ -7,6 +7,7 @@ response; the endpoint routes the rules' output to the sinks.
 """
 
 import asyncio
+import json
 import logging
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -20,6 +21,14 @@ log = logging.getLogger("mcp_sansio.http")
 #: One piece of an open response: ``("head", status, headers)``, ``("body", data)`` or
 #: ``("end",)``
 Piece = Tuple[Any, ...]
+
+
+def _reason(body: bytes) -> str:
+    """The message of a JSON-RPC error body, or its size."""
+    try:
+        return str(json.loads(body)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return f"({len(body)} bytes)"
 
 
 class Sink:
@@ -77,7 +86,17 @@ class Endpoint:
     ) -> Tuple[Any, ...]:
         """The rules' answer to one request: ``("complete", status, headers, body)`` or
         ``("open", exchange)``; for an open one, call :meth:`open` at once."""
-        return self.core.handle_request(method, headers, body, peer=peer)
+        reply = self.core.handle_request(method, headers, body, peer=peer)
+        if reply[0] == "complete":
+            status = reply[1]
+            if status >= 400:
+                # The rules' reason is the JSON-RPC error's message (no header values).
+                log.warning("%s refused with HTTP %d: %s", method, status, _reason(reply[3]))
+            elif log.isEnabledFor(logging.DEBUG):
+                log.debug("%s answered with HTTP %d", method, status)
+        elif log.isEnabledFor(logging.DEBUG):
+            log.debug("%s opened exchange %d", method, reply[1])
+        return reply
 
     def open(self, exchange: int, sink: Sink) -> None:
         """Routes an open exchange's pieces to ``sink`` (and routes what is already due)."""
