@@ -18,7 +18,7 @@ import pytest
 import mcp_sansio as ms
 from mcp_sansio.aio import Client, Context, Server
 
-from conftest import EVERYTHING, HERE, PEERS, free_port, interop_python
+from conftest import EVERYTHING, HERE, PEERS, free_port, interop_python, uvicorn_serving
 
 uvicorn = pytest.importorskip("uvicorn")
 starlette_apps = pytest.importorskip("starlette.applications")
@@ -39,28 +39,6 @@ def everything_server():
     namespace = {"__name__": "everything"}
     exec(compile(EVERYTHING.read_text(), str(EVERYTHING), "exec"), namespace)
     return namespace["server"]
-
-
-@contextlib.asynccontextmanager
-async def uvicorn_serving(app, **options):
-    """uvicorn on this loop at a free port; yields the base URL; shuts it down after."""
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
-    server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve())
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if task.done():
-            task.result()
-            raise RuntimeError("uvicorn stopped before it started")
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        await asyncio.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 20)
 
 
 @contextlib.asynccontextmanager

@@ -9,6 +9,7 @@ running is cancelled and every pending call fails with ``ConnectionClosed``.
 
 import asyncio
 import collections
+import logging
 import os
 import signal
 import ssl
@@ -38,7 +39,10 @@ from .events import (
     TaskStatus,
 )
 
-__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription"]
+__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription", "AsgiApp"]
+
+_log = logging.getLogger("mcp_sansio.server")
+_client_log = logging.getLogger("mcp_sansio.client")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
@@ -91,6 +95,10 @@ class Server:
         self.logging = logging
         self.request_timeout = request_timeout
         self.state_key = state_key
+        # The key that signs 2026 request state (MRTR): the one given, else one of this
+        # process, kept across catalog rebuilds (a retry may arrive after a registration).
+        # Several processes serving one endpoint must share one: pass state_key.
+        self._state_key = state_key if state_key is not None else os.urandom(32)
         self.tasks = tasks
         self.resource_subscriptions = resource_subscriptions
         self.list_changed = list_changed
@@ -136,9 +144,10 @@ class Server:
                 tool["outputSchema"] = output_schema
             if annotations:
                 tool["annotations"] = annotations
+            self._tool_defs = [t for t in self._tool_defs if t["name"] != tool["name"]]
             self.tools[tool["name"]] = Handler(fn, ctx)
             self._tool_defs.append(tool)
-            self._config = None
+            self._changed("tools")
             return fn
 
         return register
@@ -170,6 +179,7 @@ class Server:
                 entry["mimeType"] = mime_type
             if title:
                 entry["title"] = title
+            self._forget_resource(uri)
             if "{" in uri:
                 entry["uriTemplate"] = uri
                 self._template_defs.append(entry)
@@ -177,7 +187,7 @@ class Server:
                 entry["uri"] = uri
                 self._resource_defs.append(entry)
             self.resources[uri] = (Handler(fn, ctx, "uri" if wants_uri else None), mime_type)
-            self._config = None
+            self._changed("resources")
             return fn
 
         return register
@@ -207,9 +217,10 @@ class Server:
                 prompt["description"] = desc
             if title:
                 prompt["title"] = title
+            self._prompt_defs = [p for p in self._prompt_defs if p["name"] != prompt["name"]]
             self.prompts[prompt["name"]] = Handler(fn, ctx)
             self._prompt_defs.append(prompt)
-            self._config = None
+            self._changed("prompts")
             return fn
 
         return register
@@ -241,7 +252,7 @@ class Server:
                 completions=self.completion_handler is not None,
                 logging=self.logging,
                 request_timeout=self.request_timeout,
-                state_key=self.state_key,
+                state_key=self._state_key,
                 resource_subscriptions=self.resource_subscriptions,
                 list_changed=self.list_changed,
                 capabilities=self._capabilities(),
@@ -256,6 +267,53 @@ class Server:
         for key, value in (self.capabilities or {}).items():
             caps[key] = value
         return caps or None
+
+    # --- changing the catalog at run time -------------------------------------------------
+
+    def remove_tool(self, name: str) -> bool:
+        """Removes a tool (``False`` if there was none): the next ``tools/list`` of every
+        connected client no longer shows it, a call of it is refused as unknown, and, with
+        ``list_changed=True``, clients are told (``notifications/tools/list_changed``). A
+        call already running goes on. Registering a tool with the decorator while serving
+        works the same way. Safe to call from any thread."""
+        if self.tools.pop(name, None) is None:
+            return False
+        self._tool_defs = [t for t in self._tool_defs if t["name"] != name]
+        self._changed("tools")
+        return True
+
+    def remove_resource(self, uri: str) -> bool:
+        """Removes a resource or resource template (by its URI or template), as
+        :meth:`remove_tool` removes a tool."""
+        if self.resources.pop(uri, None) is None:
+            return False
+        self._forget_resource(uri)
+        self._changed("resources")
+        return True
+
+    def remove_prompt(self, name: str) -> bool:
+        """Removes a prompt, as :meth:`remove_tool` removes a tool."""
+        if self.prompts.pop(name, None) is None:
+            return False
+        self._prompt_defs = [p for p in self._prompt_defs if p["name"] != name]
+        self._changed("prompts")
+        return True
+
+    def _forget_resource(self, uri: str) -> None:
+        self._resource_defs = [r for r in self._resource_defs if r.get("uri") != uri]
+        self._template_defs = [t for t in self._template_defs if t.get("uriTemplate") != uri]
+
+    def _changed(self, kind: str) -> None:
+        """The catalog changed: rebuild it; while serving, every connection and endpoint
+        serves the new one, and clients are told if ``listChanged`` is declared."""
+        self._config = None
+        if not self._live:
+            return
+        config = self.config
+        self._publish(lambda core: core.set_catalog(config))
+        if (config.capabilities.get(kind) or {}).get("listChanged"):
+            self._publish(lambda core: core.notify_list_changed(kind))
+        _log.info("the %s changed at run time (%d live connections or endpoints)", kind, len(self._live))
 
     # --- publishing changes ----------------------------------------------------------------
 
@@ -1027,8 +1085,16 @@ class Client:
                         sub._deliver(event)
             elif kind is Ready:
                 if not self._ready.done():
+                    info = event.peer_info or {}
+                    era = "2026" if event.version >= "2026" else "legacy"
+                    _client_log.info(
+                        "connected to %r %s: %s era, version %s",
+                        info.get("name"), info.get("version") or "", era, event.version,
+                    )
                     self._ready.set_result(event)
             elif kind is Closed:
+                if self._closed_reason is None:
+                    _client_log.info("connection closed: %s", event.reason)
                 self._closed_reason = event.reason
                 if not self._ready.done():
                     self._ready.set_exception(ConnectionClosed(event.reason))
