@@ -494,3 +494,97 @@ def test_a_disconnect_message_ends_the_exchange():
         await app.aclose()
 
     run(main)
+
+
+# --- FastAPI ---------------------------------------------------------------------------------
+
+
+def load_example(name):
+    namespace = {"__name__": name}
+    path = EXAMPLES / f"{name}.py"
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("era,version", ERAS)
+def test_the_fastapi_example_mounts_the_endpoint(era, version):
+    pytest.importorskip("fastapi")
+
+    async def main():
+        app = load_example("fastapi_app")["app"]
+        async with uvicorn_serving(app) as base:
+            async with Client.connect_http(base + "/mcp/", era=era) as c:
+                assert c.protocol_version == version
+                assert (await c.call_tool("greet", {"name": "Ada"}))["content"][0]["text"] == "Hello, Ada!"
+            with await asyncio.to_thread(urllib.request.urlopen, base + "/health", timeout=5) as r:
+                assert json.loads(r.read()) == {"status": "ok"}
+
+    run(main)
+
+
+def test_fastapi_mount_and_route_with_the_official_client():
+    pytest.importorskip("fastapi")
+    from fastapi import FastAPI
+
+    async def main():
+        mcp = everything_server().asgi_app()
+        app = FastAPI(lifespan=mcp.lifespan)
+        app.mount("/mounted", mcp)
+        app.add_route("/routed", mcp)  # the same endpoint at a second place, /routed exactly
+        async with uvicorn_serving(app) as base:
+            assert_official_scenario(await official_client("legacy", base + "/mounted/"), "2025-11-25")
+            assert_official_scenario(await official_client("modern", base + "/routed"), "2026-07-28")
+
+    run(main)
+
+
+@pytest.mark.parametrize("era,version", ERAS)
+def test_behind_a_fastapi_http_middleware(era, version):
+    """``@app.middleware("http")`` (Starlette's BaseHTTPMiddleware) streams the SSE events
+    through and passes the client's disconnect on."""
+    pytest.importorskip("fastapi")
+    from fastapi import FastAPI
+
+    async def main():
+        mcp = everything_server().asgi_app()
+        app = FastAPI(lifespan=mcp.lifespan)
+        seen = []
+
+        @app.middleware("http")
+        async def note(request, call_next):
+            seen.append(request.method)
+            response = await call_next(request)
+            response.headers["x-noted"] = "yes"
+            return response
+
+        app.mount("/mcp", mcp)
+        async with uvicorn_serving(app) as base:
+            await our_scenario(base + "/mcp/", era, version)
+        assert "POST" in seen
+
+    run(main)
+
+
+def test_a_disconnect_through_a_fastapi_http_middleware_cancels_the_handler():
+    pytest.importorskip("fastapi")
+    from fastapi import FastAPI
+
+    async def main():
+        server, state = mortal_server()
+        mcp = server.asgi_app()
+        app = FastAPI(lifespan=mcp.lifespan)
+
+        @app.middleware("http")
+        async def passthrough(request, call_next):
+            return await call_next(request)
+
+        app.mount("/mcp", mcp)
+        async with uvicorn_serving(app) as base:
+            port = int(base.rsplit(":", 1)[1])
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(raw_post(port, "/mcp/", CALL_FOREVER))
+            await asyncio.wait_for(state["started"].wait(), 10)
+            writer.transport.abort()
+            await asyncio.wait_for(state["cancelled"].wait(), 10)
+
+    run(main)
