@@ -588,3 +588,18 @@ def test_a_disconnect_through_a_fastapi_http_middleware_cancels_the_handler():
             await asyncio.wait_for(state["cancelled"].wait(), 10)
 
     run(main)
+
+
+def test_an_app_without_lifespan_serves_again_on_a_new_loop():
+    server = everything_server()
+    app = nested_app(server)  # no lifespan reaches the endpoint: nothing closes it
+
+    async def main():
+        async with uvicorn_serving(app) as base:
+            async with Client.connect_http(base + "/api/v1/mcp/", era="modern") as c:
+                assert (await c.call_tool("echo", {"text": "again"}))["content"][0]["text"] == "again"
+
+    run(main)
+    run(main)  # a new loop: the endpoint starts afresh on it
+    server.notify_resource_updated("test://static-text")  # the ended loops' endpoints are dropped
+    assert not [live for live in server._live if live.loop.is_closed()]

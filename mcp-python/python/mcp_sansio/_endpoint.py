@@ -121,6 +121,9 @@ class Endpoint:
                 pass
             self.pump()
 
+        if self.loop.is_closed():  # its loop ended without closing it (no shutdown)
+            self.server._live.discard(self)
+            return
         if threading.get_ident() == self.thread:
             run()
         else:

@@ -118,7 +118,7 @@ class _AsgiSink(Sink):
         except asyncio.CancelledError:
             endpoint.client_gone(exchange)
             raise
-        except OSError:  # the ASGI server could not send: the client is gone
+        except (OSError, RuntimeError):  # the ASGI server could not send: the client is gone
             endpoint.client_gone(exchange)
         finally:
             gone.cancel()
@@ -170,6 +170,9 @@ class AsgiApp:
         loop = asyncio.get_running_loop()
         endpoint = self._endpoint
         if endpoint is None or endpoint.closed or endpoint.loop is not loop:
+            if endpoint is not None and not endpoint.closed:
+                # Served on another loop before (an ended asyncio.run): that one is gone.
+                self.server._live.discard(endpoint)
             endpoint = Endpoint(self.server, **self._settings)
             self._endpoint = endpoint
             log.info("MCP endpoint of %r started (ASGI)", self.server.name)
