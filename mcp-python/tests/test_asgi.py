@@ -371,7 +371,8 @@ def test_a_body_past_the_limit_gets_413():
 class Exchange:
     """One ASGI http call of the app, driven by hand: what it sent, and its disconnect."""
 
-    def __init__(self, app, method, headers, body=b""):
+    def __init__(self, app, method, headers, body=b"", hold=None):
+        self.hold = hold  # while not set, every body send blocks (a client that reads nothing)
         self.sent = []
         self.changed = asyncio.Event()
         self._incoming = asyncio.Queue()
@@ -387,6 +388,8 @@ class Exchange:
     async def _send(self, message):
         self.sent.append(message)
         self.changed.set()
+        if self.hold is not None and message["type"] == "http.response.body":
+            await self.hold.wait()
 
     def disconnect(self):
         self._incoming.put_nowait({"type": "http.disconnect"})
@@ -603,3 +606,42 @@ def test_an_app_without_lifespan_serves_again_on_a_new_loop():
     run(main)  # a new loop: the endpoint starts afresh on it
     server.notify_resource_updated("test://static-text")  # the ended loops' endpoints are dropped
     assert not [live for live in server._live if live.loop.is_closed()]
+
+
+def test_a_reader_that_falls_behind_is_cut_and_its_call_cancelled():
+    async def main():
+        server = Server("flooding")
+        state = {"cancelled": asyncio.Event(), "sent": 0}
+
+        @server.tool()
+        async def flood(ctx: Context) -> str:
+            try:
+                for i in range(1, 10_000):
+                    ctx.report_progress(i, None, "x" * 200)
+                    state["sent"] = i
+                    await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                state["cancelled"].set()
+                raise
+            return "never read"
+
+        app = server.asgi_app(max_buffered=4096)
+        reading = asyncio.Event()  # the client takes the head, then reads nothing for a while
+        call = Exchange(
+            app, "POST",
+            [("content-type", "application/json"), ("accept", "application/json, text/event-stream"),
+             ("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "flood")],
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{},'
+            b'"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+            b'"io.modelcontextprotocol/clientCapabilities":{}}}}',
+            hold=reading,
+        )
+        # past 4 KiB waiting for the reader, the response is dropped and the call cancelled
+        await asyncio.wait_for(state["cancelled"].wait(), 10)
+        assert state["sent"] < 1000, state
+        reading.set()  # the client reads again: what was queued goes, then the response ends
+        await asyncio.wait_for(call.task, 10)
+        assert call.ended and not call.task.exception()
+        await app.aclose()
+
+    run(main)
