@@ -50,7 +50,8 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 class Server:
     """An MCP server: register tools, resources, prompts and a completion handler with
     decorators, then serve over stdio (:meth:`serve_stdio`), Streamable HTTP
-    (:meth:`serve_http`) or in process (:meth:`Client.connect_in_process`).
+    (:meth:`serve_http`, or :meth:`asgi_app` inside an ASGI app) or in process
+    (:meth:`Client.connect_in_process`).
 
     ::
 
@@ -70,7 +71,13 @@ class Server:
     2025-11-25 ``tasks`` and the 2026 tasks extension). ``resource_subscriptions=True``
     declares ``resources.subscribe`` and ``list_changed=True`` declares ``listChanged``;
     publish changes with :meth:`notify_resource_updated` and :meth:`notify_list_changed`.
-    ``capabilities`` adds to (or overrides) what is declared.
+    Registering (or :meth:`remove_tool`, :meth:`remove_resource`, :meth:`remove_prompt`)
+    while serving changes what every connected client sees, and tells them when
+    ``listChanged`` is declared. ``capabilities`` adds to (or overrides) what is declared.
+
+    ``state_key`` (32 bytes) signs the state of 2026 input requests; without one the server
+    makes its own, enough for one process (several processes serving one endpoint must
+    share one). Logs go to the ``mcp_sansio.server`` logger (and ``mcp_sansio.http``).
     """
 
     def __init__(
