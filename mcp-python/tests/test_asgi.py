@@ -178,12 +178,11 @@ def test_the_example_runs_under_uvicorn_and_serves_health_and_mcp():
     finally:
         proc.terminate()
         try:
-            proc.wait(15)
+            _, err = proc.communicate(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            _, err = proc.communicate()
     # a clean shutdown, lifespan included (uvicorn re-raises the SIGTERM it handled)
-    err = proc.stderr.read()
     assert proc.returncode in (0, -15) and "Application shutdown complete." in err, err
 
 
@@ -264,7 +263,8 @@ def test_mounted_under_a_nested_path_behind_a_middleware(era, version):
                 await asyncio.to_thread(urllib.request.urlopen, req, timeout=5)
                 raise AssertionError("an empty object is not a JSON-RPC message")
             except urllib.error.HTTPError as e:
-                assert e.code == 400 and e.headers["x-stamp"] == "yes"
+                with e:
+                    assert e.code == 400 and e.headers["x-stamp"] == "yes"
             with await asyncio.to_thread(urllib.request.urlopen, base + "/health", timeout=5) as r:
                 assert r.read() == b"ok"
 
@@ -287,7 +287,8 @@ def test_a_path_is_relative_to_the_root_path():
             await our_scenario(base + "/mcp", "modern", "2026-07-28")
             with pytest.raises(urllib.error.HTTPError) as e:
                 await asyncio.to_thread(urllib.request.urlopen, base + "/elsewhere", timeout=5)
-            assert e.value.code == 404
+            with e.value:
+                assert e.value.code == 404
 
     run(main)
 
@@ -358,6 +359,7 @@ def test_a_body_past_the_limit_gets_413():
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
             assert head.startswith(b"HTTP/1.1 413"), head
             writer.close()
+            await writer.wait_closed()
             # a body within the limit is served
             async with Client.connect_http(base + "/mcp", era="modern") as c:
                 assert (await c.call_tool("echo", {"text": "small"}))["content"][0]["text"] == "small"

@@ -119,6 +119,7 @@ def test_http_exchanges_and_refusals(caplog, era):
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
             assert head.split(b" ")[1] in (b"403", b"421"), head
             writer.close()
+            await writer.wait_closed()
 
     run(main)
     http = messages(caplog, "mcp_sansio.http")
