@@ -7,6 +7,7 @@ open streams (driven by hand, message by message)."""
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -647,3 +648,44 @@ def test_a_reader_that_falls_behind_is_cut_and_its_call_cancelled():
         await app.aclose()
 
     run(main)
+
+
+# --- a Rust client -----------------------------------------------------------------------------
+
+
+def rust_client():
+    """mcp-sansio-tokio's demo example (scripts/interop-setup builds it), or skip."""
+    path = os.environ.get("MCP_INTEROP_RUST_CLIENT")
+    if not path or not os.path.exists(path):
+        pytest.skip("MCP_INTEROP_RUST_CLIENT is not set: run scripts/interop-setup (scripts/test-python does)")
+    return path
+
+
+@pytest.mark.parametrize("era,version", ERAS)
+def test_the_rust_client_through_uvicorn(era, version):
+    async def main():
+        async with uvicorn_serving(routed_app(everything_server())) as base:
+            proc = await asyncio.create_subprocess_exec(
+                rust_client(), base + "/mcp", env=dict(os.environ, MCP_ERA=era),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+            try:
+                out, err = await asyncio.wait_for(proc.communicate(), 60)
+            except asyncio.TimeoutError:
+                proc.kill()
+                await proc.wait()
+                raise
+        return proc.returncode, out.decode(), err.decode()
+
+    result = {}
+
+    async def record():
+        result["run"] = await main()
+
+    run(record)
+    code, out, err = result["run"]
+    assert code == 0, f"{out}\n{err}"
+    assert f"connected to mcp-sansio-everything on protocol {version}" in out, out
+    for seen in ["done after 10 steps", "dropped the call", "Hello from a static resource", "Data for 42",
+                 "Say hello to Ada.", "Hello, Ada!", "✔ done"]:
+        assert seen in out, f"{seen!r} not in:\n{out}"
