@@ -1,6 +1,7 @@
-"""The Streamable HTTP front end of :class:`mcp_sansio.aio.Server`: HTTP/1.1 parsed by h11
-over asyncio streams; every MCP rule (both wires, sessions, SSE, resumption, host checks,
-header hygiene, the connection deadlines and caps) is decided by the Rust ``HttpServer``.
+"""The Streamable HTTP server of :class:`mcp_sansio.aio.Server`: HTTP/1.1 parsed by h11
+over asyncio streams, in front of the :class:`~mcp_sansio._endpoint.Endpoint` the ASGI app
+drives too; every MCP rule (both wires, sessions, SSE, resumption, host checks, header
+hygiene, the connection deadlines and caps) is decided by the Rust ``HttpServer``.
 
 The connection edge, from the rules' settings: every accepted socket gets ``TCP_NODELAY``;
 at most ``max_connections`` are open at once (the accept loop waits for one to close, the
