@@ -142,6 +142,10 @@ class Endpoint:
         sinks, self.sinks = self.sinks, {}
         for sink in sinks.values():
             sink.finish()
+        log.info(
+            "endpoint closed: %d open responses ended, %d 2025-wire sessions forgotten",
+            len(sinks), self.core.session_count,
+        )
 
     # --- driving the rules -----------------------------------------------------------------
 

@@ -187,7 +187,6 @@ class AsgiApp:
         endpoint.close()
         if self._responses:
             await asyncio.wait(set(self._responses), timeout=5)
-        log.info("MCP endpoint of %r stopped (ASGI)", self.server.name)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
