@@ -689,3 +689,27 @@ def test_the_rust_client_through_uvicorn(era, version):
     for seen in ["done after 10 steps", "dropped the call", "Hello from a static resource", "Data for 42",
                  "Say hello to Ada.", "Hello, Ada!", "✔ done"]:
         assert seen in out, f"{seen!r} not in:\n{out}"
+
+
+def test_uvicorn_shuts_down_with_open_streams_under_a_graceful_timeout():
+    """uvicorn waits for open connections before ``lifespan.shutdown``; with
+    ``timeout_graceful_shutdown`` it cancels them: the running call's handler is cancelled
+    and the server stops, with a legacy client's GET stream still open."""
+
+    async def main():
+        server, state = mortal_server()
+        started = time.monotonic()
+        async with uvicorn_serving(routed_app(server), timeout_graceful_shutdown=1) as base:
+            legacy = await Client.connect_http(base + "/mcp", era="legacy")  # holds a GET stream
+            modern = await Client.connect_http(base + "/mcp", era="modern")
+            call = asyncio.ensure_future(modern.call_tool("forever"))
+            await asyncio.wait_for(state["started"].wait(), 10)
+            started = time.monotonic()
+        assert time.monotonic() - started < 10
+        assert state["cancelled"].is_set()
+        with pytest.raises(ms.ConnectionClosed):
+            await asyncio.wait_for(call, 10)
+        await legacy.aclose()
+        await modern.aclose()
+
+    run(main)
