@@ -189,6 +189,26 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         })
     }
 
+    /// Serves the tools, resources and prompts of `config` from now on, in every session
+    /// (each keeps the identity and capabilities it started with); tell the clients with
+    /// `notify_list_changed`
+    fn set_catalog(&mut self, config: &PyServerConfig) {
+        let gone: Vec<String> = self
+            .core
+            .catalog()
+            .tools()
+            .filter(|t| config.catalog.tool(&t.name).is_none())
+            .map(|t| t.name.clone())
+            .collect();
+        for name in gone {
+            self.http.remove_tool(&name);
+        }
+        for tool in config.catalog.tools() {
+            self.http.set_tool(tool);
+        }
+        self.core.set_catalog(config);
+    }
+
     /// The largest POST body to read; past it, answer with `reject_oversize()`
     #[getter]
     fn max_body_size(&self) -> usize {

@@ -16,6 +16,7 @@ mod convert;
 mod events;
 mod http;
 mod http_client;
+mod log;
 mod numbers;
 mod server;
 

@@ -107,6 +107,18 @@ pub(crate) struct ServerCore {
 }
 
 impl ServerCore {
+    /// Serves from `config`'s catalog from now on: tools, resources and prompts added or
+    /// removed at run time (requests already handed out are answered as they are)
+    pub(crate) fn set_catalog(&mut self, config: &PyServerConfig) {
+        self.catalog = Arc::clone(&config.catalog);
+        self.completions = config.completions;
+    }
+
+    /// The catalog served now
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
     pub(crate) fn new(config: &PyServerConfig) -> Self {
         Self {
             catalog: Arc::clone(&config.catalog),
@@ -331,6 +343,7 @@ impl ServerCore {
                 };
                 match self.catalog.try_route(&request, self.completions) {
                     Some(Route::Answer(answer)) => {
+                        crate::log::catalog_answer(py, &request, &answer);
                         respond(session, request.responder, &answer);
                         return Ok(None);
                     }
@@ -705,6 +718,13 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
             clock,
             buf: Vec::new(),
         })
+    }
+
+    /// Serves the tools, resources and prompts of `config` from now on (the session keeps
+    /// the identity and capabilities it started with); tell the client with
+    /// `notify_list_changed`
+    fn set_catalog(&mut self, config: &PyServerConfig) {
+        self.core.set_catalog(config);
     }
 
     /// The next event, or `None`

@@ -1,5 +1,6 @@
 """Shared helpers of the mcp_sansio tests."""
 
+import contextlib
 import os
 import pathlib
 import socket
@@ -39,3 +40,31 @@ def free_port():
         finally:
             s.close()
     raise RuntimeError("no free port")
+
+
+@contextlib.asynccontextmanager
+async def uvicorn_serving(app, **options):
+    """uvicorn on this loop at a free port of 127.0.0.1; yields the base URL; shut down
+    (bounded) on leaving."""
+    import asyncio
+    import time
+
+    import uvicorn
+
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
+    server = uvicorn.Server(config)
+    task = asyncio.ensure_future(server.serve())
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if task.done():
+            task.result()
+            raise RuntimeError("uvicorn stopped before it started")
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        await asyncio.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 20)

@@ -1,8 +1,11 @@
-"""Subscriptions and tasks through the asyncio drivers, end to end: in process (the byte
-stream path) and over Streamable HTTP, both eras."""
+"""Subscriptions, run-time catalog changes and tasks through the asyncio drivers, end to
+end: in process (the byte stream path, as over stdio), over stdio, over Streamable HTTP
+(the h11 server, and the ASGI app under uvicorn), both eras."""
 
 import asyncio
 import contextlib
+import sys
+import textwrap
 import threading
 
 import pytest
@@ -10,8 +13,10 @@ import pytest
 import mcp_sansio as ms
 from mcp_sansio.aio import Client, Context, Server
 
+from conftest import uvicorn_serving
+
 ERAS = ["legacy", "modern"]
-TRANSPORTS = ["stream", "http"]
+TRANSPORTS = ["stream", "http", "asgi"]
 
 
 def run(coro):
@@ -23,9 +28,14 @@ async def connect(server, transport, era, **options):
     if transport == "stream":
         async with Client.connect_in_process(server, era=era, **options) as c:
             yield c
-    else:
+    elif transport == "http":
         async with await server.serve_http("127.0.0.1", 0) as handle:
             async with Client.connect_http(handle.url, era=era, **options) as c:
+                yield c
+    else:
+        pytest.importorskip("uvicorn")
+        async with uvicorn_serving(server.asgi_app(path="/mcp")) as base:
+            async with Client.connect_http(base + "/mcp", era=era, **options) as c:
                 yield c
 
 
@@ -141,6 +151,140 @@ def test_notify_list_changed_needs_the_declaration():
         server.notify_list_changed("tools")
     with pytest.raises(ValueError):
         watched_server().notify_list_changed("bananas")
+
+
+# --- the catalog changed at run time -----------------------------------------------------------
+
+
+def names(page, key):
+    return {entry.get("uri") or entry["name"] for entry in page[key]}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("era", ERAS)
+def test_tools_resources_and_prompts_added_and_removed_while_serving(era, transport):
+    async def main():
+        server = watched_server()
+        async with connect(server, transport, era) as c:
+            async with c.listen(tools_changed=True, resources_changed=True, prompts_changed=True) as sub:
+
+                @server.tool(description="Added while serving")
+                def late(x: int) -> str:
+                    return str(x * 2)
+
+                assert (await next_of(sub)).method == "notifications/tools/list_changed"
+                assert names(await c.list_tools(), "tools") == {"noop", "late"}
+                assert (await c.call_tool("late", {"x": 21}))["content"][0]["text"] == "42"
+
+                assert server.remove_tool("noop") and not server.remove_tool("noop")
+                assert (await next_of(sub)).method == "notifications/tools/list_changed"
+                assert names(await c.list_tools(), "tools") == {"late"}
+                with pytest.raises(ms.McpError) as e:
+                    await c.call_tool("noop")
+                assert e.value.code == -32602
+
+                @server.resource("file:///dir/b.txt", mime_type="text/plain")
+                def b() -> str:
+                    return "bee"
+
+                assert (await next_of(sub)).method == "notifications/resources/list_changed"
+                assert names(await c.list_resources(), "resources") == {"file:///dir/a.txt", "file:///dir/b.txt"}
+                assert (await c.read_resource("file:///dir/b.txt"))["contents"][0]["text"] == "bee"
+                assert server.remove_resource("file:///dir/a.txt")
+                assert (await next_of(sub)).method == "notifications/resources/list_changed"
+                assert names(await c.list_resources(), "resources") == {"file:///dir/b.txt"}
+                with pytest.raises(ms.McpError):
+                    await c.read_resource("file:///dir/a.txt")
+
+                @server.prompt()
+                def bye(name: str) -> str:
+                    return f"Say goodbye to {name}."
+
+                assert (await next_of(sub)).method == "notifications/prompts/list_changed"
+                assert names(await c.list_prompts(), "prompts") == {"hello", "bye"}
+                r = await c.get_prompt("bye", {"name": "Ada"})
+                assert r["messages"][0]["content"]["text"] == "Say goodbye to Ada."
+                assert server.remove_prompt("hello")
+                assert (await next_of(sub)).method == "notifications/prompts/list_changed"
+                assert names(await c.list_prompts(), "prompts") == {"bye"}
+        # a client that connects now sees the catalog as it is
+        async with connect(server, transport, era) as c:
+            assert names(await c.list_tools(), "tools") == {"late"}
+
+    run(main())
+
+
+def test_a_catalog_change_without_list_changed_declared_is_served_silently():
+    async def main():
+        server = Server("quiet")
+
+        @server.tool()
+        def first() -> str:
+            return "1"
+
+        seen = []
+        async with Client.connect_in_process(server, era="legacy", on_notification=lambda m, p: seen.append(m)) as c:
+
+            @server.tool()
+            def second() -> str:
+                return "2"
+
+            assert names(await c.list_tools(), "tools") == {"first", "second"}
+            assert (await c.call_tool("second"))["content"][0]["text"] == "2"
+        assert not [m for m in seen if m.endswith("list_changed")], seen
+
+    run(main())
+
+
+STDIO_CHILD = textwrap.dedent(
+    """
+    import asyncio
+    from mcp_sansio.aio import Server
+
+    server = Server("growing", "1.0", resource_subscriptions=True, list_changed=True)
+    notes = {"text": "old"}
+
+    @server.resource("notes://todo")
+    def todo() -> str:
+        return notes["text"]
+
+    @server.tool()
+    def grow() -> str:
+        @server.tool()
+        def grown() -> str:
+            return "grown"
+        server.remove_tool("grow")
+        return "grew"
+
+    @server.tool()
+    def write(text: str) -> str:
+        notes["text"] = text
+        server.notify_resource_updated("notes://todo")
+        return "written"
+
+    asyncio.run(server.serve_stdio())
+    """
+)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_changes_reach_a_client_over_stdio(era, tmp_path):
+    child = tmp_path / "growing.py"
+    child.write_text(STDIO_CHILD)
+
+    async def main():
+        async with Client.connect_stdio(sys.executable, [str(child)], era=era) as c:
+            async with c.listen(tools_changed=True, resource_uris=["notes://todo"]) as sub:
+                assert (await c.call_tool("write", {"text": "new"}))["content"][0]["text"] == "written"
+                note = await next_of(sub)
+                assert (note.method, note.params["uri"]) == ("notifications/resources/updated", "notes://todo")
+                assert (await c.read_resource("notes://todo"))["contents"][0]["text"] == "new"
+                assert (await c.call_tool("grow"))["content"][0]["text"] == "grew"
+                assert (await next_of(sub)).method == "notifications/tools/list_changed"
+                assert names(await c.list_tools(), "tools") == {"write", "grown"}
+                assert (await c.call_tool("grown"))["content"][0]["text"] == "grown"
+
+    run(main())
 
 
 # --- tasks -----------------------------------------------------------------------------------

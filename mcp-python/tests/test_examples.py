@@ -11,13 +11,13 @@ from conftest import HERE, REPO
 EXAMPLES = HERE.parent / "examples"
 
 
-@pytest.mark.parametrize("name", ["server.py", "client.py", "sansio.py", "changes.py"])
+@pytest.mark.parametrize("name", ["server.py", "client.py", "sansio.py", "changes.py", "fastapi_app.py"])
 def test_readme_shows_the_example_verbatim(name):
     text = (EXAMPLES / name).read_text().rstrip("\n")
     assert f"```python\n{text}\n```" in (REPO / "README.md").read_text()
 
 
-@pytest.mark.parametrize("name", ["server.py", "sansio.py"])
+@pytest.mark.parametrize("name", ["server.py", "sansio.py", "fastapi_app.py"])
 def test_package_readme_shows_the_example_verbatim(name):
     # mcp-python/README.md, the description on PyPI
     text = (EXAMPLES / name).read_text().rstrip("\n")
@@ -47,3 +47,32 @@ def test_changes_example_runs():
     lines = out.stdout.splitlines()
     assert lines[0] == "task: working" and "task: completed" in lines
     assert lines[-4:] == ["rewritten", "changed: notes://todo", "buy oat milk", "confirmed"]
+
+
+def test_the_readme_plugin_snippet_changes_the_catalog_while_serving():
+    import asyncio
+
+    from mcp_sansio.aio import Client, Server
+
+    server = Server("plugins", "1.0", list_changed=True)
+
+    def load_plugin(name: str) -> None:
+        @server.tool(name=f"{name}_run", description=f"Runs the {name} plugin")
+        def run() -> str:
+            return f"{name} ran"
+
+    def unload_plugin(name: str) -> None:
+        server.remove_tool(f"{name}_run")
+
+    async def main():
+        load_plugin("a")
+        async with Client.connect_in_process(server, era="modern") as c:
+            async with c.listen(tools_changed=True) as changes:
+                load_plugin("b")
+                assert (await asyncio.wait_for(changes.next(), 10)).method == "notifications/tools/list_changed"
+                assert (await c.call_tool("b_run"))["content"][0]["text"] == "b ran"
+                unload_plugin("a")
+                await asyncio.wait_for(changes.next(), 10)
+                assert [t["name"] for t in (await c.list_tools())["tools"]] == ["b_run"]
+
+    asyncio.run(asyncio.wait_for(main(), 60))

@@ -6,7 +6,8 @@ out (``data_to_send``), with time passed in as floats. The protocol itself (both
 the legacy ``initialize`` handshake and the 2026-07-28 per-request metadata, timeouts,
 progress, cancellation, input requests, tasks, subscriptions, Streamable HTTP) runs in
 Rust (``mcp-sansio``); the drivers in :mod:`mcp_sansio.aio` and :mod:`mcp_sansio.sync`
-only move bytes and run your handlers.
+(and the ASGI app of :mod:`mcp_sansio.asgi`, ``Server.asgi_app()``) only move bytes and run
+your handlers. Logs go to the standard ``logging`` module, under ``mcp_sansio``.
 
 The import name is ``mcp_sansio`` (the distribution ``mcp-sansio``), so it installs side by
 side with the official SDK's ``mcp`` package.

@@ -53,6 +53,10 @@ class ServerConfig:
     def tools(self) -> List[Dict[str, JSON]]: ...
 
 class _ServerCommands:
+    def set_catalog(self, config: ServerConfig) -> None:
+        """Serves ``config``'s tools, resources and prompts from now on (added or removed at
+        run time); the identity and capabilities stay those the session started with. Tell
+        clients with ``notify_list_changed``."""
     def respond(self, request_id: int, result: Dict[str, JSON], now: Optional[float] = None) -> bool:
         """Answers a request (a tool, resource, prompt or completion result is checked and
         fitted to the request's protocol version); ``False`` if it was already answered or

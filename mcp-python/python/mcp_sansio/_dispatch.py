@@ -10,8 +10,10 @@ import base64
 import functools
 import inspect
 import json
+import logging
 import sys
 import threading
+import time
 from typing import Any, Callable, Dict, List, Optional
 
 from .errors import LocalProtocolError, McpError
@@ -22,6 +24,7 @@ from .events import (
     InputAnswered,
     InputFailed,
     PromptGet,
+    Ready,
     Request,
     ResourceRead,
     TaskCancelled,
@@ -35,6 +38,17 @@ MAX_WAITING_REPORTS = 256
 may wait for the event loop; past it a report is dropped (the Rust bindings' bound too)."""
 INTERNAL_ERROR = -32603
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+RESOURCE_NOT_FOUND = -32002
+
+#: Sessions (start, end) at INFO; each request at DEBUG (method, id, tool, resource or
+#: prompt name, outcome, duration); refusals at WARNING, handler failures at ERROR. Never
+#: argument values or results.
+log = logging.getLogger("mcp_sansio.server")
+
+
+def _era(version: str) -> str:
+    return "2026" if version >= "2026" else "legacy"
 
 
 class _Suspended(BaseException):
@@ -283,6 +297,9 @@ class Dispatcher:
         self.tasks: Dict[int, int] = {}
         self.closed = asyncio.Event()
         self.close_reason: Optional[str] = None
+        #: request id -> (what it is, for log lines; when it started)
+        self.started: Dict[int, Any] = {}
+        self._announced = False
 
     def call(self, command: Callable[[Any], Any]) -> None:
         """Runs a session command on the loop's thread, then writes its output."""
@@ -304,10 +321,19 @@ class Dispatcher:
                 return
             kind = type(event)
             if kind is ToolCall:
-                handler = self.registry.tools[event.name]
-                self._start(event.request_id, handler, event.arguments, _content_result)
+                what = f'tools/call "{event.name}"'
+                handler = self.registry.tools.get(event.name)
+                if handler is None:  # removed since the session's catalog said it exists
+                    self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown tool: {event.name}")
+                    continue
+                self._start(event.request_id, handler, event.arguments, _content_result, what=what)
             elif kind is ResourceRead:
-                handler, mime = self.registry.resources[event.key]
+                what = f'resources/read "{event.uri}"'
+                entry = self.registry.resources.get(event.key)
+                if entry is None:
+                    self._refuse(event.request_id, what, RESOURCE_NOT_FOUND, f"Resource not found: {event.uri}")
+                    continue
+                handler, mime = entry
                 uri = event.uri
                 self._start(
                     event.request_id,
@@ -315,10 +341,15 @@ class Dispatcher:
                     dict(event.variables),
                     lambda v, uri=uri, mime=mime: _resource_result(uri, mime, v),
                     uri=uri,
+                    what=what,
                 )
             elif kind is PromptGet:
-                handler = self.registry.prompts[event.name]
-                self._start(event.request_id, handler, dict(event.arguments), _prompt_result)
+                what = f'prompts/get "{event.name}"'
+                handler = self.registry.prompts.get(event.name)
+                if handler is None:
+                    self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown prompt: {event.name}")
+                    continue
+                self._start(event.request_id, handler, dict(event.arguments), _prompt_result, what=what)
             elif kind is CompletionRequest:
                 handler = self.registry.completion_handler
                 p = event.params
@@ -327,7 +358,14 @@ class Dispatcher:
                     "argument": p.get("argument"),
                     "context": p.get("context"),
                 }
-                self._start(event.request_id, handler, args, _completion_result)
+                self._start(event.request_id, handler, args, _completion_result, what="completion/complete")
+            elif kind is Ready:
+                self._announced = True
+                peer = event.peer_info or {}
+                log.info(
+                    "session started: %s era, version %s, client %r %s",
+                    _era(event.version), event.version, peer.get("name"), peer.get("version") or "",
+                )
             elif kind is Cancelled:
                 self._cancel(event.request_id)
             elif kind is InputAnswered:
@@ -345,17 +383,28 @@ class Dispatcher:
             elif kind is TaskInput:
                 pass
             elif kind is Request:
-                session.respond_error(
-                    event.request_id, METHOD_NOT_FOUND, f"Method not found: {event.method}"
-                )
+                self._refuse(event.request_id, event.method, METHOD_NOT_FOUND, f"Method not found: {event.method}")
             elif kind is Closed:
                 self.close_reason = event.reason
+                log.info("session ended: %s", event.reason)
                 if session.__class__.__name__ == "ServerSession":
                     self.closed.set()
                     for rid in list(self.running):
                         self._cancel(rid)
 
+    def _refuse(self, request_id: int, what: str, code: int, message: str) -> None:
+        log.warning("%s (request %d) refused: %s (code %d)", what, request_id, message, code)
+        self.session.respond_error(request_id, code, message)
+
+    def _ended(self, request_id: int, outcome: str, level: int = logging.DEBUG) -> None:
+        """Logs a handler run's end: what it was, how it ended, how long it took."""
+        what, since = self.started.pop(request_id, (None, None))
+        if what is not None and log.isEnabledFor(level):
+            log.log(level, "%s (request %d): %s in %.1f ms", what, request_id, outcome, (time.monotonic() - since) * 1000)
+
     def _cancel(self, request_id: int) -> None:
+        if request_id in self.running:
+            self._ended(request_id, "cancelled")
         task = self.running.pop(request_id, None)
         ctx = self.contexts.pop(request_id, None)
         if ctx is not None:
@@ -368,10 +417,20 @@ class Dispatcher:
         if f is not None and not f.done():
             f.cancel()
 
-    def _start(self, request_id: int, handler: Handler, kwargs: Dict[str, Any], shape, **extra) -> None:
+    def _start(
+        self, request_id: int, handler: Handler, kwargs: Dict[str, Any], shape, what: str = "request", **extra
+    ) -> None:
         if handler is None:
-            self.session.respond_error(request_id, METHOD_NOT_FOUND, "no handler")
+            self._refuse(request_id, what, METHOD_NOT_FOUND, "no handler")
             return
+        if not self._announced:
+            # A 2026 connection has no handshake: its first request starts it (an HTTP
+            # endpoint's 2026 requests belong to no session).
+            self._announced = True
+            if self.session.__class__.__name__ == "ServerSession":
+                log.info("session started: 2026 era (no handshake; each request names its version)")
+        self.started[request_id] = (what, time.monotonic())
+        log.debug("%s (request %d) started", what, request_id)
         if handler.context_param is not None:
             ctx = Context(self, request_id)
             self.contexts[request_id] = ctx
@@ -400,25 +459,36 @@ class Dispatcher:
                 )
             result = shape(value)
         except asyncio.CancelledError:
+            self._ended(request_id, "cancelled")
             self._done(request_id)
             return
         except _Suspended:
+            self._ended(request_id, "input required (the client retries with the answers)")
             self._done(request_id)
             self.flush()
             return
         except McpError as e:
+            self._ended(request_id, f"refused with code {e.code}", logging.WARNING)
             self._done(request_id)
             session.respond_error(request_id, e.code, e.message, e.data)
             self.flush()
             return
         except Exception as e:  # a failing tool is a tool error, not a protocol error
+            what = self.started.get(request_id, ("request",))[0]
+            # The exception's words may quote arguments: they and the traceback go at DEBUG.
+            log.error("%s (request %d) raised %s", what, request_id, type(e).__name__)
+            log.debug("%s (request %d) raised", what, request_id, exc_info=True)
             if shape is _content_result:
+                self._ended(request_id, "failed (an isError result)")
                 result = {"content": [{"type": "text", "text": str(e) or type(e).__name__}], "isError": True}
             else:
+                self._ended(request_id, "failed (internal error)")
                 self._done(request_id)
                 session.respond_error(request_id, INTERNAL_ERROR, str(e) or type(e).__name__)
                 self.flush()
                 return
+        else:
+            self._ended(request_id, "answered")
         self._done(request_id)
         try:
             session.respond(request_id, result)

@@ -1,6 +1,7 @@
-"""The Streamable HTTP front end of :class:`mcp_sansio.aio.Server`: HTTP/1.1 parsed by h11
-over asyncio streams; every MCP rule (both wires, sessions, SSE, resumption, host checks,
-header hygiene, the connection deadlines and caps) is decided by the Rust ``HttpServer``.
+"""The Streamable HTTP server of :class:`mcp_sansio.aio.Server`: HTTP/1.1 parsed by h11
+over asyncio streams, in front of the :class:`~mcp_sansio._endpoint.Endpoint` the ASGI app
+drives too; every MCP rule (both wires, sessions, SSE, resumption, host checks, header
+hygiene, the connection deadlines and caps) is decided by the Rust ``HttpServer``.
 
 The connection edge, from the rules' settings: every accepted socket gets ``TCP_NODELAY``;
 at most ``max_connections`` are open at once (the accept loop waits for one to close, the
@@ -20,14 +21,11 @@ import errno
 import os
 import socket
 import ssl
-import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import h11
 
-from ._core import HttpServer
-from ._dispatch import Dispatcher
-from .errors import LocalProtocolError
+from ._endpoint import Endpoint, Piece, Sink
 
 MAX_HEAD = 64 * 1024
 
@@ -62,166 +60,70 @@ class _Clock:
         self.deadline = None if limit is None else now + limit
 
 
-class _Exchange:
-    """One open response: where its pieces go, and whether it ended."""
+class _H11Sink(Sink):
+    """One open response on an h11 connection: its pieces are encoded and written in one
+    write per pass; a reader that fell behind is cut."""
 
-    __slots__ = ("conn", "writer", "ended", "cut")
+    __slots__ = ("conn", "writer", "ended", "cut", "max_buffered")
 
-    def __init__(self, conn: h11.Connection, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, conn: h11.Connection, writer: asyncio.StreamWriter, max_buffered: int) -> None:
         self.conn = conn
         self.writer = writer
         self.ended = asyncio.get_running_loop().create_future()
         self.cut = False
+        self.max_buffered = max_buffered
 
-
-class _Endpoint:
-    def __init__(
-        self,
-        server: Any,
-        path: str,
-        allowed_hosts: Optional[Sequence[str]],
-        retry: Optional[float],
-        keepalive: Optional[float] = None,
-        edge: Optional[Dict[str, Any]] = None,
-    ) -> None:
-        self.path = path
-        self.core = HttpServer(
-            server.config,
-            allowed_hosts=list(allowed_hosts or []),
-            retry=retry,
-            keepalive=keepalive,
-            **(edge or {}),
-        )
-        self.max_buffered = self.core.max_unwritten
-        self.loop = asyncio.get_running_loop()
-        self.exchanges: Dict[int, _Exchange] = {}
-        self.dispatcher = Dispatcher(server, self.core, self.pump)
-        self._pumping = False
-        self._dirty = False
-        self._timer: Optional[asyncio.TimerHandle] = None
-        self._deadline: Optional[float] = None
-        self.server = server
-        self.thread = threading.get_ident()
-        server._live.add(self)
-
-    def publish(self, command: Any) -> None:
-        """Runs a notify command on every session of the endpoint, on its loop."""
-
-        def run() -> None:
+    def deliver(self, pieces: List[Piece]) -> bool:
+        conn = self.conn
+        data: List[bytes] = []
+        try:
+            for piece in pieces:
+                if piece[0] == "head":
+                    headers = [(k.encode(), v.encode()) for k, v in piece[2]]
+                    data.append(conn.send(h11.Response(status_code=piece[1], headers=headers)) or b"")
+                elif piece[0] == "body":
+                    data.append(conn.send(h11.Data(data=piece[1])) or b"")
+                else:
+                    data.append(conn.send(h11.EndOfMessage()) or b"")
+        except (h11.LocalProtocolError, RuntimeError):
+            return self._cut()
+        payload = b"".join(data)
+        if payload:
+            # The core's rule (`HttpConfig::keeps_unwritten`): what waits unread plus this may
+            # not pass the cap, but a piece behind nothing always goes (one big answer).
+            unwritten = self.writer.transport.get_write_buffer_size()
+            if unwritten and unwritten + len(payload) > self.max_buffered:
+                # The client reads slower than the server writes: rather than buffer without
+                # bound, end this response (a 2025-wire client resumes the stream).
+                return self._cut()
             try:
-                command(self.core)
-            except LocalProtocolError:
-                pass
-            self.pump()
+                self.writer.write(payload)
+            except (ConnectionError, RuntimeError):
+                return self._cut()
+        if pieces and pieces[-1][0] == "end":
+            self.finish()
+        return True
 
-        if threading.get_ident() == self.thread:
-            run()
-        else:
-            self.loop.call_soon_threadsafe(run)
+    def _cut(self) -> bool:
+        """Drops the connection (the endpoint then tells the rules the client is gone)."""
+        self.cut = True
+        self.writer.transport.abort()
+        self.finish()
+        return False
 
-    def pump(self) -> None:
-        if self._pumping:
-            self._dirty = True
-            return
-        self._pumping = True
-        try:
-            while True:
-                self._dirty = False
-                self.dispatcher.drain()
-                self._route()
-                if not self._dirty:
-                    break
-        finally:
-            self._pumping = False
-        deadline = self.core.next_deadline()
-        if deadline is None or (self._timer is not None and self._deadline is not None and self._deadline <= deadline):
-            return  # one timer, moved only earlier (firing early is harmless)
-        if self._timer is not None:
-            self._timer.cancel()
-        self._deadline = deadline
-        self._timer = self.loop.call_at(deadline, self._on_timer)
+    def finish(self) -> None:
+        if not self.ended.done():
+            self.ended.set_result(None)
 
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._deadline = None
-        self.core.handle_timeout()
-        self.pump()
 
-    def _route(self) -> None:
-        # What the rules output for each exchange is written once per pass: a head with the
-        # body pieces behind it, several events, in one write.
-        core = self.core
-        pending: Dict[int, List[bytes]] = {}
-        try:
-            while True:
-                out = core.next_output()
-                if out is None:
-                    return
-                number = out[1]
-                ex = self.exchanges.get(number)
-                if ex is None:
-                    continue
-                try:
-                    if out[0] == "head":
-                        headers = [(k.encode(), v.encode()) for k, v in out[3]]
-                        data = ex.conn.send(h11.Response(status_code=out[2], headers=headers))
-                    elif out[0] == "body":
-                        data = ex.conn.send(h11.Data(data=out[2]))
-                    else:
-                        data = ex.conn.send(h11.EndOfMessage())
-                    pending.setdefault(number, []).append(data or b"")
-                except (h11.LocalProtocolError, RuntimeError):
-                    pending.pop(number, None)
-                    self._cut(number, ex)
-                    continue
-                if out[0] == "end":
-                    self._flush(number, ex, pending.pop(number, []))
-                    # (`_flush` may have cut it already.)
-                    self.exchanges.pop(number, None)
-                    if not ex.ended.done():
-                        ex.ended.set_result(None)
-        finally:
-            for number, pieces in pending.items():
-                ex = self.exchanges.get(number)
-                if ex is not None:
-                    self._flush(number, ex, pieces)
+class _H11Front:
+    """The h11 server's connections, in front of an :class:`Endpoint` at one path."""
 
-    def _flush(self, number: int, ex: _Exchange, pieces: List[bytes]) -> None:
-        """Writes an exchange's pieces in one write; cuts a reader that fell behind."""
-        if not pieces:
-            return
-        data = b"".join(pieces)
-        # The core's rule (`HttpConfig::keeps_unwritten`): what waits unread plus this may
-        # not pass the cap, but a piece behind nothing always goes (one big answer).
-        unwritten = ex.writer.transport.get_write_buffer_size()
-        if unwritten and unwritten + len(data) > self.max_buffered:
-            # The client reads slower than the server writes: rather than buffer without
-            # bound, end this response (a 2025-wire client resumes the stream).
-            self._cut(number, ex)
-            return
-        try:
-            ex.writer.write(data)
-        except (ConnectionError, RuntimeError):
-            self._cut(number, ex)
-
-    def _cut(self, number: int, ex: _Exchange) -> None:
-        """Drops an open response's connection and tells the rules the client is gone."""
-        self.exchanges.pop(number, None)
-        ex.cut = True
-        ex.writer.transport.abort()
-        self.core.handle_closed(number)
-        self._dirty = True  # the rules may have events now (2026: the request is cancelled)
-        if not ex.ended.done():
-            ex.ended.set_result(None)
-
-    def close(self) -> None:
-        self.server._live.discard(self)
-        if self._timer is not None:
-            self._timer.cancel()
-        self.dispatcher.cancel_all()
-        for ex in self.exchanges.values():
-            if not ex.ended.done():
-                ex.ended.set_result(None)
+    def __init__(self, endpoint: Endpoint, path: str) -> None:
+        self.endpoint = endpoint
+        self.core = endpoint.core
+        self.loop = endpoint.loop
+        self.path = path
 
     async def serve(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, accepted: Optional[float] = None
@@ -330,18 +232,17 @@ class _Endpoint:
             self._write_complete(conn, writer, status, hdrs, payload)
             await writer.drain()
             return False
-        reply = self.core.handle_request(method, headers, bytes(body), peer=peer)
+        reply = self.endpoint.handle_request(method, headers, bytes(body), peer)
         if reply[0] == "complete":
             self._write_complete(conn, writer, reply[1], reply[2], reply[3])
-            self.pump()
+            self.endpoint.pump()
             # Flow control: the next request on this connection is read only once the client
             # took this response (pipelined requests cannot pile up responses here).
             await writer.drain()
             return True
         exchange = reply[1]
-        ex = _Exchange(conn, writer)
-        self.exchanges[exchange] = ex
-        self.pump()
+        ex = _H11Sink(conn, writer, self.endpoint.max_buffered)
+        self.endpoint.open(exchange, ex)
         if not ex.ended.done():
             gone = asyncio.ensure_future(reader.read(1))
             try:
@@ -363,9 +264,7 @@ class _Endpoint:
                     await ex.ended
             if not ex.ended.done():
                 # The client went away: end the exchange.
-                if self.exchanges.pop(exchange, None) is not None:
-                    self.core.handle_closed(exchange)
-                    self.pump()
+                self.endpoint.client_gone(exchange)
                 return False
         if ex.cut:
             return False
@@ -393,7 +292,7 @@ class HttpServerHandle:
     """A running Streamable HTTP endpoint: ``url``, ``port``; stop it with :meth:`aclose`."""
 
     def __init__(
-        self, endpoint: _Endpoint, listeners: List[socket.socket], host: str, port: int, path: str, tls: bool = False
+        self, endpoint: Endpoint, listeners: List[socket.socket], host: str, port: int, path: str, tls: bool = False
     ) -> None:
         self._endpoint = endpoint
         self._listeners = listeners
@@ -462,7 +361,8 @@ async def serve_http(
     edge: Optional[Dict[str, Any]] = None,
     tls: Optional[ssl.SSLContext] = None,
 ) -> HttpServerHandle:
-    endpoint = _Endpoint(server, path, allowed_hosts, retry, keepalive, edge)
+    endpoint = Endpoint(server, allowed_hosts, retry, keepalive, edge)
+    front = _H11Front(endpoint, path)
     loop = asyncio.get_running_loop()
     # Every address the host names (as asyncio.start_server binds), on one port.
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -510,7 +410,7 @@ async def serve_http(
                     handshake_timeout,
                 )
             writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-            await endpoint.serve(reader, writer, accepted)
+            await front.serve(reader, writer, accepted)
         except asyncio.CancelledError:
             if writer is not None:
                 writer.close()

@@ -9,6 +9,7 @@ running is cancelled and every pending call fails with ``ConnectionClosed``.
 
 import asyncio
 import collections
+import logging
 import os
 import signal
 import ssl
@@ -38,7 +39,10 @@ from .events import (
     TaskStatus,
 )
 
-__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription"]
+__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription", "AsgiApp"]
+
+_log = logging.getLogger("mcp_sansio.server")
+_client_log = logging.getLogger("mcp_sansio.client")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
@@ -46,7 +50,8 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 class Server:
     """An MCP server: register tools, resources, prompts and a completion handler with
     decorators, then serve over stdio (:meth:`serve_stdio`), Streamable HTTP
-    (:meth:`serve_http`) or in process (:meth:`Client.connect_in_process`).
+    (:meth:`serve_http`, or :meth:`asgi_app` inside an ASGI app) or in process
+    (:meth:`Client.connect_in_process`).
 
     ::
 
@@ -66,7 +71,13 @@ class Server:
     2025-11-25 ``tasks`` and the 2026 tasks extension). ``resource_subscriptions=True``
     declares ``resources.subscribe`` and ``list_changed=True`` declares ``listChanged``;
     publish changes with :meth:`notify_resource_updated` and :meth:`notify_list_changed`.
-    ``capabilities`` adds to (or overrides) what is declared.
+    Registering (or :meth:`remove_tool`, :meth:`remove_resource`, :meth:`remove_prompt`)
+    while serving changes what every connected client sees, and tells them when
+    ``listChanged`` is declared. ``capabilities`` adds to (or overrides) what is declared.
+
+    ``state_key`` (32 bytes) signs the state of 2026 input requests; without one the server
+    makes its own, enough for one process (several processes serving one endpoint must
+    share one). Logs go to the ``mcp_sansio.server`` logger (and ``mcp_sansio.http``).
     """
 
     def __init__(
@@ -91,6 +102,10 @@ class Server:
         self.logging = logging
         self.request_timeout = request_timeout
         self.state_key = state_key
+        # The key that signs 2026 request state (MRTR): the one given, else one of this
+        # process, kept across catalog rebuilds (a retry may arrive after a registration).
+        # Several processes serving one endpoint must share one: pass state_key.
+        self._state_key = state_key if state_key is not None else os.urandom(32)
         self.tasks = tasks
         self.resource_subscriptions = resource_subscriptions
         self.list_changed = list_changed
@@ -148,9 +163,10 @@ class Server:
                 tool["annotations"] = annotations
             if task_support:
                 tool["execution"] = {"taskSupport": task_support}
+            self._tool_defs = [t for t in self._tool_defs if t["name"] != tool["name"]]
             self.tools[tool["name"]] = Handler(fn, ctx)
             self._tool_defs.append(tool)
-            self._config = None
+            self._changed("tools")
             return fn
 
         return register
@@ -182,6 +198,7 @@ class Server:
                 entry["mimeType"] = mime_type
             if title:
                 entry["title"] = title
+            self._forget_resource(uri)
             if "{" in uri:
                 entry["uriTemplate"] = uri
                 self._template_defs.append(entry)
@@ -189,7 +206,7 @@ class Server:
                 entry["uri"] = uri
                 self._resource_defs.append(entry)
             self.resources[uri] = (Handler(fn, ctx, "uri" if wants_uri else None), mime_type)
-            self._config = None
+            self._changed("resources")
             return fn
 
         return register
@@ -219,9 +236,10 @@ class Server:
                 prompt["description"] = desc
             if title:
                 prompt["title"] = title
+            self._prompt_defs = [p for p in self._prompt_defs if p["name"] != prompt["name"]]
             self.prompts[prompt["name"]] = Handler(fn, ctx)
             self._prompt_defs.append(prompt)
-            self._config = None
+            self._changed("prompts")
             return fn
 
         return register
@@ -253,7 +271,7 @@ class Server:
                 completions=self.completion_handler is not None,
                 logging=self.logging,
                 request_timeout=self.request_timeout,
-                state_key=self.state_key,
+                state_key=self._state_key,
                 resource_subscriptions=self.resource_subscriptions,
                 list_changed=self.list_changed,
                 capabilities=self._capabilities(),
@@ -268,6 +286,53 @@ class Server:
         for key, value in (self.capabilities or {}).items():
             caps[key] = value
         return caps or None
+
+    # --- changing the catalog at run time -------------------------------------------------
+
+    def remove_tool(self, name: str) -> bool:
+        """Removes a tool (``False`` if there was none): the next ``tools/list`` of every
+        connected client no longer shows it, a call of it is refused as unknown, and, with
+        ``list_changed=True``, clients are told (``notifications/tools/list_changed``). A
+        call already running goes on. Registering a tool with the decorator while serving
+        works the same way. Safe to call from any thread."""
+        if self.tools.pop(name, None) is None:
+            return False
+        self._tool_defs = [t for t in self._tool_defs if t["name"] != name]
+        self._changed("tools")
+        return True
+
+    def remove_resource(self, uri: str) -> bool:
+        """Removes a resource or resource template (by its URI or template), as
+        :meth:`remove_tool` removes a tool."""
+        if self.resources.pop(uri, None) is None:
+            return False
+        self._forget_resource(uri)
+        self._changed("resources")
+        return True
+
+    def remove_prompt(self, name: str) -> bool:
+        """Removes a prompt, as :meth:`remove_tool` removes a tool."""
+        if self.prompts.pop(name, None) is None:
+            return False
+        self._prompt_defs = [p for p in self._prompt_defs if p["name"] != name]
+        self._changed("prompts")
+        return True
+
+    def _forget_resource(self, uri: str) -> None:
+        self._resource_defs = [r for r in self._resource_defs if r.get("uri") != uri]
+        self._template_defs = [t for t in self._template_defs if t.get("uriTemplate") != uri]
+
+    def _changed(self, kind: str) -> None:
+        """The catalog changed: rebuild it; while serving, every connection and endpoint
+        serves the new one, and clients are told if ``listChanged`` is declared."""
+        self._config = None
+        if not self._live:
+            return
+        config = self.config
+        self._publish(lambda core: core.set_catalog(config))
+        if (config.capabilities.get(kind) or {}).get("listChanged"):
+            self._publish(lambda core: core.notify_list_changed(kind))
+        _log.info("the %s changed at run time (%d live connections or endpoints)", kind, len(self._live))
 
     # --- publishing changes ----------------------------------------------------------------
 
@@ -396,6 +461,61 @@ class Server:
         }
         return await serve_http(
             self, host, port, path, allowed_hosts, retry, keepalive, options, tls
+        )
+
+    def asgi_app(
+        self,
+        *,
+        path: Optional[str] = None,
+        allowed_hosts: Optional[Sequence[str]] = None,
+        allow_any_host: bool = False,
+        retry: Optional[float] = None,
+        keepalive: Optional[float] = None,
+        max_body_size: Optional[int] = None,
+        max_buffered: Optional[int] = None,
+        max_sessions: Optional[int] = None,
+        max_in_flight: Optional[int] = None,
+        max_in_flight_per_peer: Optional[int] = None,
+        max_in_flight_per_connection: Optional[int] = None,
+    ) -> "AsgiApp":
+        """The Streamable HTTP endpoint (both wires) as an ASGI application, for uvicorn or
+        hypercorn, or mounted in Starlette or FastAPI::
+
+            mcp = server.asgi_app()
+            app = FastAPI(lifespan=mcp.lifespan)
+            app.mount("/mcp", mcp)          # serves http://host/mcp/
+
+        ``path=None`` answers every path the enclosing router hands it (its mount point);
+        ``path="/mcp"`` answers only there (relative to ``root_path``), for serving the app
+        alone. ``allowed_hosts`` adds to the host names a request's ``Host`` may carry
+        (``localhost``, ``127.0.0.1``, ``[::1]``: DNS rebinding protection);
+        ``allow_any_host=True`` turns the check off (behind a proxy that checks it).
+        ``max_body_size`` bounds a POST body (4 MiB unless given; past it 413);
+        ``retry``, ``keepalive``, ``max_buffered`` and the caps are :meth:`serve_http`'s.
+        The connection deadlines are the ASGI server's. See :class:`mcp_sansio.asgi.AsgiApp`
+        for lifespan."""
+        from .asgi import AsgiApp
+
+        options = {
+            k: v
+            for k, v in {
+                "max_body_size": max_body_size,
+                "max_sessions": max_sessions,
+                "max_in_flight": max_in_flight,
+                "max_in_flight_per_peer": max_in_flight_per_peer,
+                "max_in_flight_per_connection": max_in_flight_per_connection,
+                "max_unwritten": max_buffered,
+            }.items()
+            if v is not None
+        }
+        return AsgiApp(
+            self,
+            path=path,
+            allowed_hosts=allowed_hosts,
+            allow_any_host=allow_any_host,
+            retry=retry,
+            keepalive=keepalive,
+            options=options,
         )
 
     def run(
@@ -984,8 +1104,16 @@ class Client:
                         sub._deliver(event)
             elif kind is Ready:
                 if not self._ready.done():
+                    info = event.peer_info or {}
+                    era = "2026" if event.version >= "2026" else "legacy"
+                    _client_log.info(
+                        "connected to %r %s: %s era, version %s",
+                        info.get("name"), info.get("version") or "", era, event.version,
+                    )
                     self._ready.set_result(event)
             elif kind is Closed:
+                if self._closed_reason is None:
+                    _client_log.info("connection closed: %s", event.reason)
                 self._closed_reason = event.reason
                 if not self._ready.done():
                     self._ready.set_exception(ConnectionClosed(event.reason))
@@ -1439,3 +1567,4 @@ class _Connect:
 
 
 from ._http import HttpServerHandle  # noqa: E402  (the HTTP front end imports this module)
+from .asgi import AsgiApp  # noqa: E402

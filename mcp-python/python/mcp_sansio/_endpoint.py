@@ -1,0 +1,221 @@
+"""One Streamable HTTP endpoint of a :class:`mcp_sansio.aio.Server`, driven on an asyncio
+loop, whatever parses the HTTP: the Rust ``HttpServer`` (every MCP rule: both wires,
+sessions, SSE, resumption, host checks, the caps), the handlers (``Dispatcher``) and the
+one timer of the rules. A front end (the h11 server in ``_http``, the ASGI app in
+``mcp_sansio.asgi``) hands it each request and registers a :class:`Sink` for each open
+response; the endpoint routes the rules' output to the sinks.
+"""
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ._core import HttpServer
+from ._dispatch import Dispatcher
+from .errors import LocalProtocolError
+
+log = logging.getLogger("mcp_sansio.http")
+
+#: One piece of an open response: ``("head", status, headers)``, ``("body", data)`` or
+#: ``("end",)``
+Piece = Tuple[Any, ...]
+
+
+def _reason(body: bytes) -> str:
+    """The message of a JSON-RPC error body, or its size."""
+    try:
+        return str(json.loads(body)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return f"({len(body)} bytes)"
+
+
+class Sink:
+    """Where an open response's pieces go (one per exchange, made by the front end)."""
+
+    def deliver(self, pieces: List[Piece]) -> bool:
+        """Takes the pieces the rules output for this exchange in one pass (a head with
+        body pieces behind it, several events); ``False`` when the front end had to drop
+        the response (the client reads too slowly, or is gone): the endpoint then tells
+        the rules the exchange closed."""
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """The endpoint is closing: end the response now."""
+        raise NotImplementedError
+
+
+class Endpoint:
+    """The rules, the handlers and the timer of one MCP endpoint on one asyncio loop."""
+
+    def __init__(
+        self,
+        server: Any,
+        allowed_hosts: Optional[Sequence[str]] = None,
+        retry: Optional[float] = None,
+        keepalive: Optional[float] = None,
+        edge: Optional[Dict[str, Any]] = None,
+        allow_any_host: bool = False,
+    ) -> None:
+        self.core = HttpServer(
+            server.config,
+            allowed_hosts=list(allowed_hosts or []),
+            allow_any_host=allow_any_host,
+            retry=retry,
+            keepalive=keepalive,
+            **(edge or {}),
+        )
+        self.max_buffered = self.core.max_unwritten
+        self.loop = asyncio.get_running_loop()
+        self.sinks: Dict[int, Sink] = {}
+        self.dispatcher = Dispatcher(server, self.core, self.pump)
+        self._pumping = False
+        self._dirty = False
+        self._timer: Optional[asyncio.TimerHandle] = None
+        self._deadline: Optional[float] = None
+        self.server = server
+        self.thread = threading.get_ident()
+        self.closed = False
+        server._live.add(self)
+
+    # --- what front ends call --------------------------------------------------------------
+
+    def handle_request(
+        self, method: str, headers: List[Tuple[str, Any]], body: bytes, peer: Optional[Tuple[str, int]]
+    ) -> Tuple[Any, ...]:
+        """The rules' answer to one request: ``("complete", status, headers, body)`` or
+        ``("open", exchange)``; for an open one, call :meth:`open` at once."""
+        reply = self.core.handle_request(method, headers, body, peer=peer)
+        if reply[0] == "complete":
+            status = reply[1]
+            if status >= 400:
+                # The rules' reason is the JSON-RPC error's message (no header values).
+                log.warning("%s refused with HTTP %d: %s", method, status, _reason(reply[3]))
+            elif log.isEnabledFor(logging.DEBUG):
+                log.debug("%s answered with HTTP %d", method, status)
+        elif log.isEnabledFor(logging.DEBUG):
+            log.debug("%s opened exchange %d", method, reply[1])
+        return reply
+
+    def open(self, exchange: int, sink: Sink) -> None:
+        """Routes an open exchange's pieces to ``sink`` (and routes what is already due)."""
+        self.sinks[exchange] = sink
+        self.pump()
+
+    def client_gone(self, exchange: int) -> None:
+        """The client went away before the exchange's response ended."""
+        if self.sinks.pop(exchange, None) is not None:
+            self.core.handle_closed(exchange)
+            self.pump()
+
+    def publish(self, command: Any) -> None:
+        """Runs a notify command on every session of the endpoint, on its loop."""
+
+        def run() -> None:
+            if self.closed:
+                return
+            try:
+                command(self.core)
+            except LocalProtocolError:
+                pass
+            self.pump()
+
+        if self.loop.is_closed():  # its loop ended without closing it (no shutdown)
+            self.server._live.discard(self)
+            return
+        if threading.get_ident() == self.thread:
+            run()
+        else:
+            self.loop.call_soon_threadsafe(run)
+
+    def close(self) -> None:
+        """Ends every open response and cancels every running handler."""
+        if self.closed:
+            return
+        self.closed = True
+        self.server._live.discard(self)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.dispatcher.cancel_all()
+        sinks, self.sinks = self.sinks, {}
+        for sink in sinks.values():
+            sink.finish()
+        log.info(
+            "endpoint closed: %d open responses ended, %d 2025-wire sessions forgotten",
+            len(sinks), self.core.session_count,
+        )
+
+    # --- driving the rules -----------------------------------------------------------------
+
+    def pump(self) -> None:
+        if self._pumping:
+            self._dirty = True
+            return
+        if self.closed:
+            return
+        self._pumping = True
+        try:
+            while True:
+                self._dirty = False
+                self.dispatcher.drain()
+                self._route()
+                if not self._dirty:
+                    break
+        finally:
+            self._pumping = False
+        deadline = self.core.next_deadline()
+        if deadline is None or (self._timer is not None and self._deadline is not None and self._deadline <= deadline):
+            return  # one timer, moved only earlier (firing early is harmless)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deadline = deadline
+        self._timer = self.loop.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._deadline = None
+        if self.closed:
+            return
+        self.core.handle_timeout()
+        self.pump()
+
+    def _route(self) -> None:
+        # What the rules output for each exchange goes to its sink once per pass.
+        core = self.core
+        pending: Dict[int, List[Piece]] = {}
+        ended: List[int] = []
+        try:
+            while True:
+                out = core.next_output()
+                if out is None:
+                    return
+                number = out[1]
+                if number not in self.sinks:
+                    continue
+                pieces = pending.setdefault(number, [])
+                if out[0] == "head":
+                    pieces.append(("head", out[2], out[3]))
+                elif out[0] == "body":
+                    pieces.append(("body", out[2]))
+                else:
+                    pieces.append(("end",))
+                    ended.append(number)
+        finally:
+            for number, pieces in pending.items():
+                sink = self.sinks.get(number)
+                if sink is None:
+                    continue
+                if not sink.deliver(pieces):
+                    self._cut(number)
+            for number in ended:
+                self.sinks.pop(number, None)
+
+    def _cut(self, number: int) -> None:
+        """A sink dropped its response: tell the rules the client is gone."""
+        if self.sinks.pop(number, None) is None:
+            return
+        log.debug("exchange %d dropped (the client reads too slowly or is gone)", number)
+        self.core.handle_closed(number)
+        self._dirty = True  # the rules may have events now (2026: the request is cancelled)
