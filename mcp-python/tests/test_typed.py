@@ -562,3 +562,27 @@ def test_elicit_result_matches():
             assert city == "x"
         case _:
             pytest.fail("no match")
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_weather_example_in_process(era):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parent.parent / "examples" / "weather.py"
+    spec = importlib.util.spec_from_file_location("weather_example", path)
+    weather = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(weather)
+
+    async def on_elicit(params):
+        return {"action": "accept", "content": {"city": "Lisbon", "nights": 3}}
+
+    async def main():
+        async with Client.connect_in_process(weather.server, era=era, on_elicit=on_elicit) as c:
+            r = await c.call_tool("get_weather", {"location": "Porto", "units": "imperial"})
+            assert r["structuredContent"] == {"temperature": 72.5, "conditions": "Partly cloudy in Porto", "humidity": 65.0}
+            await check_against_output_schema(c, "get_weather", r["structuredContent"])
+            r = await c.call_tool("plan_trip")
+            assert r["content"][0]["text"] == "3 nights in Lisbon: Partly cloudy in Lisbon, 22.5"
+
+    run(main())
