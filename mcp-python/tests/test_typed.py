@@ -8,6 +8,7 @@ Normalization: none; the derived schemas are compared with ``==``. Nested models
 """
 
 import asyncio
+import contextlib
 import dataclasses
 import enum
 import json
@@ -263,6 +264,12 @@ def test_output_schemas():
 
     def untyped(): ...
 
+    def json_object() -> Dict[str, Any]: ...
+
+    def blocks() -> List[dict]: ...
+
+    def numbers() -> List[int]: ...
+
     assert tool_schema(weather)["outputSchema"] == WEATHER
     assert tool_schema(point)["outputSchema"] == input_property(Point)["properties"]["x"]
     assert tool_schema(table)["outputSchema"] == {"type": "object", "additionalProperties": WEATHER}
@@ -276,7 +283,12 @@ def test_output_schemas():
         "properties": {"result": {"anyOf": [LOCATION, {"type": "null"}]}},
         "required": ["result"],
     }
-    for fn in (text, number, plain, untyped):
+    assert tool_schema(numbers)["outputSchema"] == {
+        "type": "object",
+        "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["result"],
+    }
+    for fn in (text, number, plain, untyped, json_object, blocks):
         assert "outputSchema" not in tool_schema(fn), fn.__name__
     given = {"type": "object", "properties": {"t": {"type": "number"}}}
     server = Server("t")
@@ -523,8 +535,20 @@ def elicit_server():
     return server, runs
 
 
+@contextlib.asynccontextmanager
+async def connect(server, transport, era, **options):
+    if transport == "stream":
+        async with Client.connect_in_process(server, era=era, **options) as c:
+            yield c
+    else:
+        async with await server.serve_http("127.0.0.1", 0) as handle:
+            async with Client.connect_http(handle.url, era=era, **options) as c:
+                yield c
+
+
+@pytest.mark.parametrize("transport", ["stream", "http"])
 @pytest.mark.parametrize("era", ERAS)
-def test_typed_elicitation_both_eras(era):
+def test_typed_elicitation_both_eras(era, transport):
     async def main():
         server, runs = elicit_server()
         asked = []
@@ -538,7 +562,7 @@ def test_typed_elicitation_both_eras(era):
             asked.append(params)
             return answers.pop(0)
 
-        async with Client.connect_in_process(server, era=era, on_elicit=on_elicit) as c:
+        async with connect(server, transport, era, on_elicit=on_elicit) as c:
             r = await c.call_tool("signup")
             assert r["content"][0]["text"] == "Ada 36 False None Green m"
             assert asked[0]["message"] == "Who are you?"
@@ -584,5 +608,49 @@ def test_weather_example_in_process(era):
             await check_against_output_schema(c, "get_weather", r["structuredContent"])
             r = await c.call_tool("plan_trip")
             assert r["content"][0]["text"] == "3 nights in Lisbon: Partly cloudy in Lisbon, 22.5"
+
+    run(main())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_pydantic_elicitation(era):
+    pydantic = pytest.importorskip("pydantic")
+    from mcp_sansio import _schema
+
+    class Prefs(pydantic.BaseModel):
+        name: str = pydantic.Field(description="Your name")
+        unit: Unit = Unit.CELSIUS
+        alerts: Optional[bool] = None
+
+    class Deep(pydantic.BaseModel):
+        where: Location
+
+    assert _schema.elicitation_schema(Prefs) == {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Your name"},
+            "unit": {**STRING_ENUM, "default": "celsius"},
+            "alerts": {"type": "boolean"},
+        },
+        "required": ["name"],
+    }
+    with pytest.raises(TypeError, match="field 'where' is Location"):
+        _schema.elicitation_schema(Deep)
+
+    async def main():
+        server = Server("p")
+
+        @server.tool()
+        async def prefs(ctx: Context) -> str:
+            answer = await ctx.elicit("Prefs?", schema=Prefs)
+            assert isinstance(answer.content, Prefs)
+            return f"{answer.content.name} {answer.content.unit.value} {answer.content.alerts}"
+
+        async def on_elicit(params):
+            return {"action": "accept", "content": {"name": "Ada", "unit": "fahrenheit"}}
+
+        async with Client.connect_in_process(server, era=era, on_elicit=on_elicit) as c:
+            r = await c.call_tool("prefs")
+            assert r["content"][0]["text"] == "Ada fahrenheit None"
 
     run(main())

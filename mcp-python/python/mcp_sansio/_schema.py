@@ -368,8 +368,9 @@ def context_param(fn: Callable[..., Any], context_type: type) -> Optional[str]:
 
 def is_structured(hint: Any) -> bool:
     """Whether a return annotation gets an output schema: a model, or a parameterized
-    container or union with one in it (``dict[str, X]``, ``list[X]``, ...). Plain values
-    (str, numbers, bool, None, Any, bare dict or list, Literal, Enum) stay text as before."""
+    container or a union with one in it (``dict[str, X]``, ``list[X]``, ...). Plain values
+    (str, numbers, bool, None, Any, bare dict or list, ``dict[str, Any]``, ``list[dict]``,
+    Literal, Enum) stay as before."""
     hint, _ = unwrap(hint)
     if is_model(hint):
         return True
@@ -378,7 +379,12 @@ def is_structured(hint: Any) -> bool:
     if is_union(hint):
         return any(is_structured(a) for a in args)
     if origin in _SEQUENCES or origin in _MAPPINGS:
-        return bool(args)
+        # dict[str, Any] and list[dict] stay as before: such a value may be a CallToolResult
+        # or content blocks, and says nothing worth a schema
+        items = [a for a in args[-1:] if a is not Ellipsis] if origin in _MAPPINGS else list(args[:1])
+        if origin is tuple and len(args) >= 2 and args[1] is not Ellipsis:
+            items = list(args)
+        return bool(items) and all(unwrap(a)[0] not in (Any, dict, object) for a in items)
     return False
 
 
