@@ -10,9 +10,11 @@ Normalization: none; the derived schemas are compared with ``==``. Nested models
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import enum
 import json
 import sys
+import uuid
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Dict, List, Literal, NotRequired, Optional, Set, Tuple, TypedDict
 
@@ -136,6 +138,9 @@ CASES = [
     ("float", float, {"type": "number"}),
     ("bool", bool, {"type": "boolean"}),
     ("any", Any, {}),
+    ("datetime", datetime.datetime, {"type": "string", "format": "date-time"}),
+    ("date", datetime.date, {"type": "string", "format": "date"}),
+    ("uuid", uuid.UUID, {"type": "string", "format": "uuid"}),
     ("literal", Literal["a", "b"], {"type": "string", "enum": ["a", "b"]}),
     ("literal-int", Literal[1, 2], {"type": "integer", "enum": [1, 2]}),
     ("enum", Unit, STRING_ENUM),
@@ -329,6 +334,11 @@ def typed_server():
         return where
 
     @server.tool()
+    def when(at: datetime.date, ids: List[uuid.UUID]) -> Dict[str, datetime.date]:
+        seen["when"] = (at, ids)
+        return {"next": at + datetime.timedelta(days=1)}
+
+    @server.tool()
     def explicit() -> Weather:
         return {"content": [{"type": "text", "text": "as is"}]}
 
@@ -390,6 +400,12 @@ def test_typed_calls(era):
             assert seen["where"] == Location("Oslo", "NO")
             await check_against_output_schema(c, "nothing", r["structuredContent"])
 
+            u = "6f1c2a4e-8d0b-4c3e-9a7f-1b2c3d4e5f60"
+            r = await c.call_tool("when", {"at": "2026-07-28", "ids": [u]})
+            assert seen["when"] == (datetime.date(2026, 7, 28), [uuid.UUID(u)])
+            assert r["structuredContent"] == {"next": "2026-07-29"}
+            await check_against_output_schema(c, "when", r["structuredContent"])
+
             r = await c.call_tool("explicit")
             assert r["content"] == [{"type": "text", "text": "as is"}] and "structuredContent" not in r
             r = await c.call_tool("failing")
@@ -427,6 +443,7 @@ def test_pydantic_tool(era):
     class Person(pydantic.BaseModel):
         name: str
         address: Address
+        nick: str = pydantic.Field(default="", alias="nickName")
 
     async def main():
         server = Server("p")
@@ -439,13 +456,14 @@ def test_pydantic_tool(era):
 
         async with Client.connect_in_process(server, era=era) as c:
             tool = (await c.list_tools())["tools"][0]
-            assert tool["outputSchema"] == Person.model_json_schema()
+            assert tool["outputSchema"] == Person.model_json_schema(mode="serialization")
             r = await c.call_tool("move", {
-                "person": {"name": "Ada", "address": {"street": "A", "number": 1}},
+                "person": {"name": "Ada", "address": {"street": "A", "number": 1}, "nickName": "ada"},
                 "to": {"street": "B", "number": 2},
             })
             assert isinstance(got[0], Person) and isinstance(got[0].address, Address)
-            assert r["structuredContent"] == {"name": "Ada", "address": {"street": "B", "number": 2}}
+            assert got[0].nick == "ada"
+            assert r["structuredContent"] == {"name": "Ada", "address": {"street": "B", "number": 2}, "nickName": ""}
             await check_against_output_schema(c, "move", r["structuredContent"])
             r = await c.call_tool("move", {"person": {"name": "Ada", "address": {"street": "A", "number": "x"}}, "to": {"street": "B", "number": 2}})
             assert r["isError"] and '/person/address/number: "x" is not of type "integer"' in r["content"][0]["text"]

@@ -4,7 +4,8 @@ schemas from a return annotation.
 What each hint becomes (the form a user would write by hand):
 
 - ``str``, ``int``, ``float``, ``bool``, ``None``: ``{"type": "string" | "integer" |
-  "number" | "boolean" | "null"}``; ``Any`` or no annotation: ``{}`` (any value).
+  "number" | "boolean" | "null"}``; ``Any`` or no annotation: ``{}`` (any value);
+  ``datetime``, ``date``, ``UUID``: a string of ``"format": "date-time" | "date" | "uuid"``.
 - ``Literal["a", "b"]`` and an ``Enum``: ``{"type": "string", "enum": ["a", "b"]}`` (the
   members' values; ``"type"`` when they share one JSON type). An ``Enum`` whose members have
   a ``title`` str attribute: ``{"type": "string", "oneOf": [{"const": v, "title": t}, ...]}``.
@@ -29,10 +30,12 @@ at the root, referenced by ``{"$ref": "#/$defs/Name"}``. Anything else accepts a
 
 import collections.abc as cabc
 import dataclasses
+import datetime
 import enum
 import inspect
 import types
 import typing
+import uuid
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 _SIMPLE = {
@@ -46,6 +49,9 @@ _SIMPLE = {
     dict: {"type": "object"},
     list: {"type": "array"},
     Any: {},
+    datetime.datetime: {"type": "string", "format": "date-time"},
+    datetime.date: {"type": "string", "format": "date"},
+    uuid.UUID: {"type": "string", "format": "uuid"},
 }
 _SEQUENCES = {
     list,
@@ -200,7 +206,8 @@ def enum_schema(hint: Any) -> Dict[str, Any]:
 class SchemaBuilder:
     """Derives schemas for one root (a tool's input or output), collecting its ``$defs``."""
 
-    def __init__(self) -> None:
+    def __init__(self, mode: str = "validation") -> None:
+        self.mode = mode  # pydantic's: "validation" for arguments, "serialization" for results
         self.defs: Dict[str, Any] = {}
         self._stack: List[type] = []
         self._recursive: set = set()
@@ -300,7 +307,7 @@ class SchemaBuilder:
         return schema
 
     def _pydantic(self, cls: type) -> Dict[str, Any]:
-        schema = dict(cls.model_json_schema())  # type: ignore[attr-defined]
+        schema = dict(cls.model_json_schema(mode=self.mode))  # type: ignore[attr-defined]
         for key, value in schema.pop("$defs", {}).items():
             self.defs.setdefault(key, value)
         return schema
@@ -392,7 +399,7 @@ def output_schema(hint: Any) -> Tuple[Dict[str, Any], bool]:
     """The output schema of a return annotation, and whether a result is wrapped as
     ``{"result": value}`` (a schema that is not an object schema is wrapped: the 2025
     revisions require an object)."""
-    builder = SchemaBuilder()
+    builder = SchemaBuilder("serialization")
     schema = builder.schema(hint)
     if schema.get("type") == "object":
         return builder.finish(schema), False
@@ -429,8 +436,8 @@ def elicitation_fields(cls: type) -> List[Tuple[str, Any, bool, Dict[str, Any]]]
 
 
 def elicitation_schema(cls: type) -> Dict[str, Any]:
-    """The restricted ``requestedSchema`` of a model: a flat object of string, number,
-    integer, boolean and enum fields (``Optional`` ones not required; a list of an enum is a
+    """The restricted ``requestedSchema`` of a model: a flat object of string (``date`` and
+    ``datetime`` ones with their format), number, integer, boolean and enum fields (``Optional`` ones not required; a list of an enum is a
     multi-select). Raises ``TypeError`` naming the first field that cannot be a form field."""
     properties: Dict[str, Any] = {}
     required = []
@@ -467,6 +474,8 @@ def elicitation_schema(cls: type) -> Dict[str, Any]:
 def _form_field(hint: Any) -> Optional[Dict[str, Any]]:
     if hint in _ELICIT_PRIMITIVES:
         return {"type": _ELICIT_PRIMITIVES[hint]}
+    if hint in (datetime.datetime, datetime.date):
+        return dict(_SIMPLE[hint])
     if enum_values(hint) is not None:
         schema = enum_schema(hint)
         if schema.get("type") == "string":

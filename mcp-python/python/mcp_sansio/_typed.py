@@ -173,7 +173,7 @@ def _typeddict_converter(cls: type) -> Optional[Convert]:
 
 def to_json(value: Any) -> Any:
     """A handler's value as JSON data: dataclasses as objects of their fields, Enums as their
-    values, pydantic models by ``model_dump(mode="json")``, tuples and sets as lists, dates and
+    values, pydantic models by ``model_dump(mode="json", by_alias=True)``, tuples and sets as lists, dates and
     UUIDs as strings."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value.value if isinstance(value, enum.Enum) else value
@@ -186,7 +186,7 @@ def to_json(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if hasattr(value, "model_dump") and _schema.is_pydantic_model(type(value)):
-        return value.model_dump(mode="json")
+        return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
