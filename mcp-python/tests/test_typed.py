@@ -518,6 +518,12 @@ def test_elicitation_schemas():
         _schema.elicitation_schema(Nested)
     with pytest.raises(TypeError, match="field 'tags' is List\\[str\\]"):
         _schema.elicitation_schema(Listy)
+    @dataclass
+    class Either:
+        value: int | str
+
+    with pytest.raises(TypeError, match="field 'value' is int \\| str"):
+        _schema.elicitation_schema(Either)
     with pytest.raises(TypeError, match="not <class 'int'>"):
         _schema.elicitation_schema(int)
 

@@ -437,12 +437,14 @@ def elicitation_fields(cls: type) -> List[Tuple[str, Any, bool, Dict[str, Any]]]
 
 def elicitation_schema(cls: type) -> Dict[str, Any]:
     """The restricted ``requestedSchema`` of a model: a flat object of string (``date`` and
-    ``datetime`` ones with their format), number, integer, boolean and enum fields (``Optional`` ones not required; a list of an enum is a
-    multi-select). Raises ``TypeError`` naming the first field that cannot be a form field."""
+    ``datetime`` ones with their format), number, integer, boolean and enum fields
+    (``Optional`` ones not required; a list of an enum is a multi-select). Raises
+    ``TypeError`` naming the first field that cannot be a form field."""
     properties: Dict[str, Any] = {}
     required = []
     for name, hint, is_required, extra in elicitation_fields(cls):
         hint, description = unwrap(hint)
+        given = hint
         if is_union(hint):
             members = [a for a in typing.get_args(hint) if a is not type(None)]
             if len(members) == 1:
@@ -455,7 +457,7 @@ def elicitation_schema(cls: type) -> Dict[str, Any]:
         if schema is None:
             raise TypeError(
                 f"elicitation schema {cls.__name__}: field {name!r} is "
-                f"{_hint_name(hint if hint is not None else typing.Union)}; an elicitation form "
+                f"{_hint_name(given)}; an elicitation form "
                 "takes only string, number, integer, boolean and enum fields (and lists of an enum)"
             )
         if description:
