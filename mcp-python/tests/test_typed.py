@@ -209,6 +209,14 @@ def test_recursive_model_goes_to_defs():
     }
 
 
+def test_enum_of_values_that_are_not_json_accepts_any_value():
+    class Odd(enum.Enum):
+        A = (1, 2)
+        B = object()
+
+    assert input_property(Odd)["properties"]["x"] == {}
+
+
 def test_defaults_of_parameters():
     def f(unit: Unit = Unit.FAHRENHEIT, n: int = 3, tags: Optional[List[str]] = None): ...
 

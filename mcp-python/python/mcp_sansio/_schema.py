@@ -248,7 +248,10 @@ class SchemaBuilder:
         except TypeError:  # unhashable hint
             return {}
         if enum_values(hint) is not None:
-            return enum_schema(hint)
+            try:
+                return enum_schema(hint)
+            except TypeError:  # values that are not JSON: any value, as before
+                return {}
         origin = typing.get_origin(hint)
         args = typing.get_args(hint)
         if is_union(hint):
@@ -479,7 +482,10 @@ def _form_field(hint: Any) -> Optional[Dict[str, Any]]:
     if hint in (datetime.datetime, datetime.date):
         return dict(_SIMPLE[hint])
     if enum_values(hint) is not None:
-        schema = enum_schema(hint)
+        try:
+            schema = enum_schema(hint)
+        except TypeError:
+            return None
         if schema.get("type") == "string":
             return schema
         return None
@@ -488,7 +494,7 @@ def _form_field(hint: Any) -> Optional[Dict[str, Any]]:
     if origin in (list, set, frozenset) and args:
         item, _ = unwrap(args[0])
         if enum_values(item) is not None:
-            items = enum_schema(item)
+            items = _form_field(item) or {}
             if items.get("type") == "string":
                 if "oneOf" in items:
                     items = {"anyOf": items["oneOf"]}
