@@ -686,3 +686,27 @@ def test_pydantic_elicitation(era):
             assert r["content"][0]["text"] == "Ada fahrenheit None"
 
     run(main())
+
+
+def test_string_annotations_resolve_one_by_one():
+    def f(query: "Query", other: "NoSuchName", n: "int" = 1) -> "Weather": ...
+
+    schema = tool_schema(f)
+    assert schema["inputSchema"]["properties"]["query"] == input_property(Query)["properties"]["x"]
+    assert schema["inputSchema"]["properties"]["other"] == {}
+    assert schema["inputSchema"]["properties"]["n"] == {"type": "integer", "default": 1}
+    assert schema["outputSchema"] == WEATHER
+
+
+def test_string_annotations_of_fields_resolve_one_by_one():
+    @dataclass
+    class Partly:
+        query: "Query"
+        local: "NoSuchName"
+        n: "int" = 1
+
+    assert input_property(Partly)["properties"]["x"] == {
+        "type": "object",
+        "properties": {"query": input_property(Query)["properties"]["x"], "local": {}, "n": {"type": "integer", "default": 1}},
+        "required": ["query", "local"],
+    }

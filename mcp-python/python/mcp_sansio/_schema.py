@@ -33,6 +33,7 @@ import dataclasses
 import datetime
 import enum
 import inspect
+import sys
 import types
 import typing
 import uuid
@@ -123,8 +124,20 @@ def model_hints(cls: type) -> Dict[str, Any]:
     """A model's field hints (``Annotated`` kept)."""
     try:
         return typing.get_type_hints(cls, include_extras=True)
-    except Exception:  # unresolvable annotations: fall back to no types
-        return dict(getattr(cls, "__annotations__", {}))
+    except Exception:  # one does not resolve: resolve the others one by one
+        pass
+    module = sys.modules.get(cls.__module__)
+    scope = dict(vars(module)) if module else {}
+    hints = {}
+    for klass in reversed(cls.__mro__):
+        for name, annotation in vars(klass).get("__annotations__", {}).items():
+            if isinstance(annotation, str):
+                try:
+                    annotation = eval(annotation, scope, dict(vars(cls)))  # noqa: S307
+                except Exception:
+                    annotation = Any
+            hints[name] = annotation
+    return hints
 
 
 def simple_default(value: Any) -> bool:
@@ -331,11 +344,22 @@ def is_context(name: str, hint: Any, context_type: type) -> bool:
 
 
 def signature_hints(fn: Callable[..., Any]) -> Dict[str, Any]:
-    """A function's type hints (``Annotated`` kept); ``{}`` when they do not resolve."""
+    """A function's type hints (``Annotated`` kept); under ``from __future__ import
+    annotations`` one that does not resolve (a class local to a function) is left out, and
+    its parameter accepts any value."""
     try:
         return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolvable annotations: fall back to no types
-        return {}
+    except Exception:  # one does not resolve: resolve the others one by one
+        pass
+    hints = {}
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, getattr(fn, "__globals__", {}))  # noqa: S307
+            except Exception:
+                continue
+        hints[name] = annotation
+    return hints
 
 
 def signature_schema(
