@@ -16,9 +16,12 @@ import json
 import sys
 import uuid
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Dict, List, Literal, NotRequired, Optional, Set, Tuple, TypedDict
-
 import pytest
+
+if sys.version_info < (3, 11):  # typing.NotRequired; the module itself runs on 3.10 too
+    pytest.skip("these tests use typing.NotRequired (3.11)", allow_module_level=True)
+
+from typing import Annotated, Any, Dict, List, Literal, NotRequired, Optional, Set, Tuple, TypedDict  # noqa: E402
 
 import mcp_sansio as ms
 from mcp_sansio.aio import Client, Context, ElicitResult, Server
