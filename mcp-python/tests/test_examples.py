@@ -17,7 +17,7 @@ def test_readme_shows_the_example_verbatim(name):
     assert f"```python\n{text}\n```" in (REPO / "README.md").read_text()
 
 
-@pytest.mark.parametrize("name", ["server.py", "sansio.py", "fastapi_app.py"])
+@pytest.mark.parametrize("name", ["server.py", "sansio.py", "fastapi_app.py", "weather.py"])
 def test_package_readme_shows_the_example_verbatim(name):
     # mcp-python/README.md, the description on PyPI
     text = (EXAMPLES / name).read_text().rstrip("\n")

@@ -16,7 +16,7 @@ import pytest
 
 from mcp_sansio.aio import Client
 
-from conftest import EVERYTHING, PEERS, free_port, interop_python
+from conftest import EVERYTHING, HERE, PEERS, free_port, interop_python
 
 MODES = [("legacy", "2025-11-25"), ("modern", "2026-07-28"), ("auto", "2026-07-28")]
 
@@ -147,3 +147,45 @@ def test_our_client_to_official_server_http(official_http_server, era, version):
             await our_scenario(c)
 
     run(main())
+
+
+WEATHER = HERE.parent / "examples" / "weather.py"
+
+
+@pytest.mark.parametrize("mode,version", MODES[:2])
+def test_official_client_sees_typed_tools(mode, version):
+    """examples/weather.py: the SDK's client gets the derived outputSchema, structuredContent
+    that validates against it (the SDK's own check and jsonschema's), and answers the typed
+    elicitation (2026: input_required, then the retry)."""
+    out = subprocess.run(
+        [interop_python(), str(HERE / "sdk_typed_client.py"), mode, sys.executable, str(WEATHER)],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    lines = [l for l in out.stdout.splitlines() if l.startswith("TYPED-SUMMARY ")]
+    assert lines, f"no summary\nstdout:{out.stdout}\nstderr:{out.stderr}"
+    s = json.loads(lines[-1][len("TYPED-SUMMARY ") :])
+    assert "fatal" not in s, f"{s}\nstderr:{out.stderr}"
+    assert s["protocol_version"] == version
+    assert s["output_schema"] == {
+        "type": "object",
+        "properties": {
+            "temperature": {"type": "number", "description": "Temperature in the units asked for"},
+            "conditions": {"type": "string"},
+            "humidity": {"type": "number"},
+        },
+        "required": ["temperature", "conditions", "humidity"],
+    }
+    assert s["structured"] == {"temperature": 22.5, "conditions": "Partly cloudy in Porto", "humidity": 65.0}
+    assert json.loads(s["texts"][0]) == s["structured"] and s["validated"] and not s["is_error"]
+    assert s["requested_schema"] == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "nights": {"type": "integer"},
+            "units": {"type": "string", "enum": ["metric", "imperial"], "default": "metric"},
+        },
+        "required": ["city", "nights"],
+    }
+    assert s["trip"] == ["3 nights in Lisbon: Partly cloudy in Lisbon, 72.5"]

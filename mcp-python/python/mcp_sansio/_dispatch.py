@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
+from . import _typed
 from .errors import LocalProtocolError, McpError
 from .events import (
     Cancelled,
@@ -160,12 +161,25 @@ class Context:
         d.asks[self.request_id] = future
         return await future
 
-    async def elicit(self, message: str, requested_schema: Dict[str, Any]) -> Dict[str, Any]:
-        """Asks the user a question (form elicitation); returns the client's
-        ``ElicitResult`` (``{"action": "accept" | "decline" | "cancel", "content": ...}``)."""
-        params = {"message": message, "requestedSchema": requested_schema}
+    async def elicit(
+        self, message: str, requested_schema: Any = None, *, schema: Any = None
+    ) -> Any:
+        """Asks the user a question (form elicitation).
+
+        With a dict ``requested_schema`` it returns the client's ``ElicitResult`` dict
+        (``{"action": "accept" | "decline" | "cancel", "content": ...}``). With ``schema=``
+        a dataclass, ``TypedDict`` or pydantic model (flat: string, number, integer, boolean
+        and enum fields; ``Optional`` ones are not required) it sends the form derived from
+        it and returns an :class:`~mcp_sansio.aio.ElicitResult` whose ``content`` is an
+        instance of it when accepted. A type that cannot be a form raises ``TypeError``
+        (naming the field) before anything is sent."""
+        typed = schema if schema is not None else requested_schema
+        requested, convert = _typed.elicitation_request(typed)
+        params = {"message": message, "requestedSchema": requested}
         answers = await self.ask_input({"elicit": {"method": "elicitation/create", "params": params}})
-        return answers["elicit"]
+        if convert is None:
+            return answers["elicit"]
+        return _typed.elicit_result(answers["elicit"], convert)
 
     async def run_as_task(
         self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
@@ -206,9 +220,9 @@ class Context:
         client's retry runs it again, and then this returns at once)."""
         return self._blocking(self.ask_input(requests))
 
-    def elicit_blocking(self, message: str, requested_schema: Dict[str, Any]) -> Dict[str, Any]:
+    def elicit_blocking(self, message: str, requested_schema: Any = None, *, schema: Any = None) -> Any:
         """:meth:`elicit` for a sync handler (see :meth:`ask_input_blocking`)."""
-        return self._blocking(self.elicit(message, requested_schema))
+        return self._blocking(self.elicit(message, requested_schema, schema=schema))
 
     def run_as_task_blocking(
         self, ttl: Optional[float] = None, poll_interval: Optional[float] = None

@@ -17,9 +17,10 @@ import sys
 import threading
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _schema
+from . import _schema, _typed
 from ._core import ClientSession, ServerConfig, ServerSession
 from ._dispatch import Context, Dispatcher, Handler
+from ._typed import ElicitResult
 from .errors import (
     ConnectError,
     ConnectionClosed,
@@ -39,7 +40,7 @@ from .events import (
     TaskStatus,
 )
 
-__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription", "AsgiApp"]
+__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription", "AsgiApp", "ElicitResult"]
 
 _log = logging.getLogger("mcp_sansio.server")
 _client_log = logging.getLogger("mcp_sansio.client")
@@ -140,6 +141,12 @@ class Server:
         a ``CallToolResult`` as is. An exception becomes an ``isError`` result; raise
         :class:`McpError` for a JSON-RPC error instead.
 
+        Typed tools: parameters annotated with a dataclass, ``TypedDict``, ``Enum`` or
+        pydantic model (nested in lists, dicts, ``Optional`` too) get their schema and
+        receive instances; a return annotation with a model in it (or ``dict[str, X]``,
+        ``list[X]``) derives ``outputSchema`` and fills ``structuredContent`` (wrapped as
+        ``{"result": ...}`` when not an object), with its JSON as the text block.
+
         ``task_support`` (``"optional"``, ``"required"`` or ``"forbidden"``, the default)
         is the tool's ``execution.taskSupport``: whether a client may (or must) offer to run
         the call as a task, which the handler then accepts with
@@ -151,20 +158,21 @@ class Server:
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             schema, ctx = _schema.signature_schema(fn, Context)
+            run, output = _typed.typed_tool(fn, Context, output_schema)
             tool: Dict[str, Any] = {"name": name or fn.__name__, "inputSchema": input_schema or schema}
             desc = description or inspect_doc(fn)
             if desc:
                 tool["description"] = desc
             if title:
                 tool["title"] = title
-            if output_schema:
-                tool["outputSchema"] = output_schema
+            if output:
+                tool["outputSchema"] = output
             if annotations:
                 tool["annotations"] = annotations
             if task_support:
                 tool["execution"] = {"taskSupport": task_support}
             self._tool_defs = [t for t in self._tool_defs if t["name"] != tool["name"]]
-            self.tools[tool["name"]] = Handler(fn, ctx)
+            self.tools[tool["name"]] = Handler(run, ctx)
             self._tool_defs.append(tool)
             self._changed("tools")
             return fn
