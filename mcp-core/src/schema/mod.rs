@@ -62,10 +62,11 @@
 //! # Layout
 //!
 //! [`common`] (shared pieces), [`content`], [`capabilities`], lifecycle, tools, resources,
-//! prompts, completion, logging, roots, sampling, elicitation, notifications, [`mrtr`]
-//! (multi-round-trip input), subscriptions, tasks, [`ext_tasks`] (the 2026 tasks extension)
-//! and [`method`] (method names tied to params and result types). Everything but the
-//! extension types and the method markers is re-exported here.
+//! prompts, completion, logging, roots, sampling, elicitation (with `form`: a JSON Schema
+//! restricted to an elicitation form, [`ElicitationSchema::from_json_schema`]),
+//! notifications, [`mrtr`] (multi-round-trip input), subscriptions, tasks, [`ext_tasks`]
+//! (the 2026 tasks extension) and [`method`] (method names tied to params and result types).
+//! Everything but the extension types and the method markers is re-exported here.
 
 pub mod capabilities;
 pub mod common;
@@ -74,6 +75,7 @@ pub mod content;
 mod elicitation;
 pub mod ext_tasks;
 mod fit;
+mod form;
 mod lifecycle;
 mod logging;
 pub mod method;
@@ -113,6 +115,7 @@ pub use elicitation::{
     UntitledSingleSelectEnumSchema, UrlElicitationRequiredData,
 };
 pub use fit::FitVersion;
+pub use form::FormSchemaError;
 pub use lifecycle::{
     DiscoverParams, DiscoverResult, Implementation, InitializeParams, InitializeResult,
     InitializedParams, PingParams, has_capability, meta,
