@@ -25,6 +25,8 @@
 //! - [`driver`]: the async bindings' actor that owns one session over a byte stream;
 //! - [`server`]: the catalog-and-handlers [`Registry`](server::Registry) every binding's
 //!   `ServerBuilder` fills, and the async bindings' builder, handler `Context` and dispatcher;
+//! - [`elicit`]: typed input from the user (`Context::elicit`): the form derived from a
+//!   Rust type, the question, the answer decoded;
 //! - [`client`] and [`calls`]: the errors every client shares, the async bindings' typed calls
 //!   and `ClientOptions`, and those calls as sans-IO exchanges;
 //! - [`push`]: the hub of a server's live connections, and the changes its handle pushes
@@ -79,6 +81,7 @@ pub mod calls;
 pub mod chan;
 pub mod client;
 pub mod driver;
+pub mod elicit;
 #[cfg(feature = "http")]
 pub mod endpoint;
 #[cfg(feature = "http")]

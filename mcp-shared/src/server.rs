@@ -27,6 +27,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::chan;
+use crate::elicit;
+#[cfg(feature = "schemars")]
+use crate::elicit::{ElicitError, Elicited};
 use crate::peer::{App, HandlerMsg, Handlers, Reports};
 use crate::push::{Hub, Push};
 use crate::runtime::Runtime;
@@ -68,6 +71,8 @@ pub struct Context<R: Runtime> {
     messages: Handlers<R>,
     /// The run's reports waiting for the actor (bounded)
     reports: Reports,
+    /// The keys of the run's elicitations
+    elicits: elicit::Keys,
 }
 
 impl<R: Runtime> Clone for Context<R> {
@@ -79,6 +84,7 @@ impl<R: Runtime> Clone for Context<R> {
             task_offered: self.task_offered,
             messages: self.messages.clone(),
             reports: self.reports.clone(),
+            elicits: self.elicits.clone(),
         }
     }
 }
@@ -105,6 +111,7 @@ impl<R: Runtime> Context<R> {
             task_offered: request.task_offered,
             messages: messages.clone(),
             reports: Reports::default(),
+            elicits: elicit::Keys::default(),
         }
     }
 
@@ -160,6 +167,75 @@ impl<R: Runtime> Context<R> {
         };
         self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
         chan::reply(rx).await.ok_or(AskFailure::Closed)?
+    }
+
+    /// Asks the user to fill in a form derived from `T` and returns what they did: the
+    /// values decoded into `T`, or that they declined or dismissed it; whatever the era, as
+    /// [`ask`](Self::ask) does (on a 2026 request the handler runs again with the answer)
+    ///
+    /// The form is `T`'s `schemars` JSON Schema restricted to what an elicitation form
+    /// holds (see `mcp_sansio::schema::ElicitationSchema::from_json_schema`): a struct whose
+    /// fields are strings (`#[schemars(email)]`, `#[schemars(url)]` and date types keep
+    /// their format), numbers, integers, booleans, unit-variant enums (titled when their
+    /// variants have doc comments or `#[schemars(title)]`) and `Vec`s of such enums
+    /// (multi-selects, 2025-11-25 and later; earlier versions leave them out of the form,
+    /// so give them `#[serde(default)]`). `Option` fields and `#[serde(default)]` ones are
+    /// not required. The requests' key is `elicit-0`, `elicit-1`, ... in the order the run
+    /// asks.
+    ///
+    /// # Errors
+    /// [`ElicitError::Form`] before anything is sent when `T` cannot be a form (a nested
+    /// struct, a `Vec<String>`, a map: the error names the field);
+    /// [`ElicitError::Ask`] when the client cannot be asked (without the `elicitation`
+    /// capability: -32021) or did not answer; [`ElicitError::Answer`] when accepted values
+    /// do not decode into `T`. `?` turns each into the request's error
+    /// ([`ElicitError::to_error`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mcp_sansio::jsonrpc::ErrorObject;
+    /// use mcp_sansio::schema::CallToolResult;
+    /// use mcp_sansio_shared::Runtime;
+    /// use mcp_sansio_shared::elicit::Elicited;
+    /// use mcp_sansio_shared::server::Context;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Booking {
+    ///     /// Who is coming
+    ///     name: String,
+    ///     /// How many seats
+    ///     seats: u8,
+    ///     /// Where to sit
+    ///     area: Option<Area>,
+    /// }
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[serde(rename_all = "lowercase")]
+    /// enum Area {
+    ///     Inside,
+    ///     Terrace,
+    /// }
+    ///
+    /// async fn book<R: Runtime>(cx: Context<R>) -> Result<CallToolResult, ErrorObject> {
+    ///     Ok(match cx.elicit::<Booking>("Book a table").await? {
+    ///         Elicited::Accepted(b) => {
+    ///             let outside = matches!(b.area, Some(Area::Terrace));
+    ///             CallToolResult::text(format!("{} seats for {}, outside: {outside}", b.seats, b.name))
+    ///         }
+    ///         _ => CallToolResult::text("Nothing booked."),
+    ///     })
+    /// }
+    /// ```
+    #[cfg(feature = "schemars")]
+    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicited<T>, ElicitError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let form = elicit::form_of::<T>()?;
+        let (key, requests) = elicit::question(&self.elicits, message, form);
+        let answers = self.ask(requests).await?;
+        elicit::answer(&key, answers)
     }
 
     /// Answers the request with a task handle now and keeps working: the handler's result
