@@ -537,6 +537,7 @@ macro_rules! tools {
         ($($tool {},)+)
     };
 }
+pub use mcp_sansio_shared::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
 pub use mcp_sansio_shared::server::NotDeclared;

@@ -33,6 +33,9 @@ use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 use crate::pool::Pool;
+use mcp_sansio_shared::elicit;
+#[cfg(feature = "schemars")]
+use mcp_sansio_shared::elicit::{ElicitError, Elicited};
 use mcp_sansio_shared::peer::Reports;
 
 type ToolFn =
@@ -113,6 +116,8 @@ pub struct Context {
     cancel: CancellationToken,
     /// The run's reports waiting for the driver (bounded)
     reports: Reports,
+    /// The keys of the run's elicitations
+    elicits: elicit::Keys,
 }
 
 /// Waits for a reply from the driver
@@ -141,6 +146,75 @@ impl Context {
         };
         self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
         wait(&rx).ok_or(AskFailure::Closed)?
+    }
+
+    /// Asks the user to fill in a form derived from `T` and blocks until they did: the
+    /// values decoded into `T`, or that they declined or dismissed it; whatever the era, as
+    /// [`ask`](Self::ask) does (on a 2026 request this run ends and the retry runs the
+    /// handler again, when this returns the answer at once)
+    ///
+    /// The form is `T`'s `schemars` JSON Schema restricted to what an elicitation form
+    /// holds (see [`ElicitationSchema::from_json_schema`](mcp_sansio::schema::ElicitationSchema::from_json_schema)):
+    /// a struct whose fields are strings (`#[schemars(email)]`, `#[schemars(url)]` and date
+    /// types keep their format), numbers, integers, booleans, unit-variant enums (titled
+    /// when their variants have doc comments or `#[schemars(title)]`) and `Vec`s of such
+    /// enums (multi-selects, 2025-11-25 and later; earlier versions leave them out of the
+    /// form, so give them `#[serde(default)]`). `Option` fields and `#[serde(default)]` ones
+    /// are not required. The requests' key is `elicit-0`, `elicit-1`, ... in the order the
+    /// run asks.
+    ///
+    /// # Errors
+    /// [`ElicitError::Form`] before anything is sent when `T` cannot be a form (a nested
+    /// struct, a `Vec<String>`, a map: the error names the field); [`ElicitError::Ask`]
+    /// when the client cannot be asked (without the `elicitation` capability: -32021), did
+    /// not answer, or this 2026 run ended ([`AskFailure::Cancelled`]: return the error, it
+    /// is dropped); [`ElicitError::Answer`] when accepted values do not decode into `T`.
+    /// `?` turns each into the request's error ([`ElicitError::to_error`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mcp_sansio_blocking::mcp_sansio::ErrorObject;
+    /// use mcp_sansio_blocking::mcp_sansio::schema::CallToolResult;
+    /// use mcp_sansio_blocking::{Context, Elicited};
+    /// use serde_json::{Map, Value};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Booking {
+    ///     /// Who is coming
+    ///     name: String,
+    ///     /// How many seats
+    ///     seats: u8,
+    ///     /// Where to sit
+    ///     area: Option<Area>,
+    /// }
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[serde(rename_all = "lowercase")]
+    /// enum Area {
+    ///     Inside,
+    ///     Terrace,
+    /// }
+    ///
+    /// fn book(cx: Context, _args: Map<String, Value>) -> Result<CallToolResult, ErrorObject> {
+    ///     Ok(match cx.elicit::<Booking>("Book a table")? {
+    ///         Elicited::Accepted(b) => {
+    ///             let outside = matches!(b.area, Some(Area::Terrace));
+    ///             CallToolResult::text(format!("{} seats for {}, outside: {outside}", b.seats, b.name))
+    ///         }
+    ///         _ => CallToolResult::text("Nothing booked."),
+    ///     })
+    /// }
+    /// ```
+    #[cfg(feature = "schemars")]
+    pub fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicited<T>, ElicitError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let form = elicit::form_of::<T>()?;
+        let (key, requests) = elicit::question(&self.elicits, message, form);
+        let answers = self.ask(requests)?;
+        elicit::answer(&key, answers)
     }
 
     /// Logs a message to the client (`notifications/message`) if its level passes the
@@ -813,6 +887,7 @@ impl Dispatcher {
             messages: messages.clone(),
             cancel: cancel.clone(),
             reports: Reports::default(),
+            elicits: elicit::Keys::default(),
         };
         let version = request.version;
         let responder = request.responder;

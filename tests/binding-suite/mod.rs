@@ -24,6 +24,8 @@ pub(crate) mod support;
 mod big;
 mod child;
 pub(crate) mod duplex;
+#[cfg(feature = "schemars")]
+mod elicit;
 #[cfg(feature = "http")]
 mod headers;
 #[cfg(feature = "http")]
