@@ -33,9 +33,8 @@ use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 use crate::pool::Pool;
-use mcp_sansio_shared::elicit;
 #[cfg(feature = "schemars")]
-use mcp_sansio_shared::elicit::{ElicitError, Elicited};
+use mcp_sansio_shared::elicit::{self, ElicitError, Elicited};
 use mcp_sansio_shared::peer::Reports;
 
 type ToolFn =
@@ -117,6 +116,7 @@ pub struct Context {
     /// The run's reports waiting for the driver (bounded)
     reports: Reports,
     /// The keys of the run's elicitations
+    #[cfg(feature = "schemars")]
     elicits: elicit::Keys,
 }
 
@@ -887,6 +887,7 @@ impl Dispatcher {
             messages: messages.clone(),
             cancel: cancel.clone(),
             reports: Reports::default(),
+            #[cfg(feature = "schemars")]
             elicits: elicit::Keys::default(),
         };
         let version = request.version;
