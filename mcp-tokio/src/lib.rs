@@ -194,6 +194,11 @@
 //!   must not run twice. Modern asks need
 //!   [`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key), the key that seals the
 //!   retry's state;
+//! - `cx.elicit::<T>(message).await` (feature `schemars`) asks the same way with a form
+//!   derived from `T` (a struct of strings, numbers, booleans and unit enums deriving
+//!   `Deserialize` and `schemars::JsonSchema`) and returns [`Elicited::Accepted`] with the
+//!   values decoded, `Declined` or `Cancelled`; a `T` no form can express is an
+//!   [`ElicitError`] naming the field, before anything is sent;
 //! - `cx.run_as_task(options).await` answers with a task now and keeps working (when
 //!   `cx.task_offered()`): the client follows it as one slow call.
 //!
