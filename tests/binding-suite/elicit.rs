@@ -244,6 +244,73 @@ fn a_typed_form_round_trips_in_both_eras() {
     });
 }
 
+#[derive(Deserialize, schemars::JsonSchema)]
+struct First {
+    a: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Second {
+    b: bool,
+}
+
+#[test]
+fn two_questions_of_one_handler_get_their_own_answers_in_both_eras() {
+    rt::block_on(async {
+        for era in [LEGACY, EraMode::Modern] {
+            let mut server_config = ServerConfig::new(Implementation::new("two-questions", "1.0"));
+            server_config.state_key = Some([7; 32]);
+            let server = Server::builder(server_config)
+                .tool(
+                    Tool::new("two", Map::new()),
+                    handler!(|cx, _args| {
+                        let first = aw!(cx.elicit::<First>("first?"))?.accepted();
+                        let second = aw!(cx.elicit::<Second>("second?"))?.accepted();
+                        let (a, b) = (first.map(|f| f.a), second.map(|s| s.b));
+                        Ok(CallToolResult::text(format!("{a:?} {b:?}")))
+                    }),
+                )
+                .unwrap()
+                .build();
+            let (r, w) = super::serve(server);
+            let asked = Arc::new(Mutex::new(Vec::new()));
+            let log = Arc::clone(&asked);
+            // Answers each form by its field: `a` gets "x", `b` gets true
+            let answering = dialect::input_handler(move |requests: &InputRequests| {
+                let mut responses = mcp_sansio::schema::InputResponses::new();
+                for (key, request) in requests {
+                    let request = serde_json::to_value(request).unwrap();
+                    log.lock().unwrap().push(key.clone());
+                    let fields = &request["params"]["requestedSchema"]["properties"];
+                    let content = if fields.get("a").is_some() {
+                        json!({"a": "x"})
+                    } else {
+                        json!({"b": true})
+                    };
+                    let answer = json!({"action": "accept", "content": content});
+                    responses.insert(key.clone(), serde_json::from_value(answer).unwrap());
+                }
+                Ok(responses)
+            });
+            let options = ClientOptions::default().input(answering);
+            let client = aw!(Client::connect_with(r, w, config(era), options)).unwrap();
+            let result = aw!(client.call_tool("two", Map::new())).unwrap();
+            assert_eq!(
+                result.content[0].as_text(),
+                Some("Some(\"x\") Some(true)"),
+                "{era:?}"
+            );
+            // 2026: one round per question, each asking only what is not answered yet
+            let keys = if era == EraMode::Modern {
+                ["elicit-0", "elicit-1"]
+            } else {
+                ["elicitation/create", "elicitation/create"]
+            };
+            assert_eq!(*asked.lock().unwrap(), keys, "{era:?}");
+        }
+    });
+}
+
 #[test]
 fn without_the_capability_elicit_is_the_spec_error() {
     rt::block_on(async {
