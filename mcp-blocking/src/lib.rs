@@ -209,6 +209,8 @@
 //!   `Deserialize` and `schemars::JsonSchema`) and returns [`Elicited::Accepted`] with the
 //!   values decoded, `Declined` or `Cancelled`; a `T` no form can express is an
 //!   [`ElicitError`] naming the field, before anything is sent;
+//! - [`cx.sample_text(prompt, max_tokens)`](Context::sample_text) asks the client's model the
+//!   same way and returns its answer's text (a [`SampleError`] otherwise);
 //! - [`cx.run_as_task(options)`](Context::run_as_task) answers with a task now and keeps
 //!   working (when [`cx.task_offered()`](Context::task_offered)): the client follows it as one
 //!   slow call.
@@ -545,6 +547,7 @@ macro_rules! tools {
 pub use mcp_sansio_shared::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_shared::sample::SampleError;
 pub use mcp_sansio_shared::server::NotDeclared;
 #[cfg(feature = "tls")]
 pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};

@@ -33,9 +33,11 @@ use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 use crate::pool::Pool;
+use mcp_sansio_shared::elicit;
 #[cfg(feature = "schemars")]
-use mcp_sansio_shared::elicit::{self, ElicitError, Elicited};
+use mcp_sansio_shared::elicit::{ElicitError, Elicited};
 use mcp_sansio_shared::peer::Reports;
+use mcp_sansio_shared::sample::{self, SampleError};
 
 type ToolFn =
     Arc<dyn Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject> + Send + Sync>;
@@ -115,8 +117,7 @@ pub struct Context {
     cancel: CancellationToken,
     /// The run's reports waiting for the driver (bounded)
     reports: Reports,
-    /// The keys of the run's elicitations
-    #[cfg(feature = "schemars")]
+    /// The keys of the run's typed questions (elicitations, samplings)
     elicits: elicit::Keys,
 }
 
@@ -215,6 +216,45 @@ impl Context {
         let (key, requests) = elicit::question(&self.elicits, message, form);
         let answers = self.ask(requests)?;
         elicit::answer(&key, answers)
+    }
+
+    /// Asks the client's model to answer `prompt` (one user message, at most `max_tokens`:
+    /// `sampling/createMessage`) and blocks until the text of its answer; whatever the era,
+    /// as [`ask`](Self::ask) does (on a 2026 request this run ends and the retry runs the
+    /// handler again, when this returns the text at once)
+    ///
+    /// For a system prompt, model preferences, several messages or non-text content, build
+    /// the `CreateMessageParams` and [`ask`](Self::ask). The requests' key is `sample-<n>`,
+    /// counted with the run's other typed questions.
+    ///
+    /// # Errors
+    /// [`SampleError::Ask`] when the client cannot be asked (without the `sampling`
+    /// capability: -32021), did not answer, or this 2026 run ended
+    /// ([`AskFailure::Cancelled`]: return the error, it is dropped); [`SampleError::Answer`]
+    /// when the answer has no text. `?` turns each into the request's error
+    /// ([`SampleError::to_error`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mcp_sansio_blocking::Context;
+    /// use mcp_sansio_blocking::mcp_sansio::ErrorObject;
+    /// use mcp_sansio_blocking::mcp_sansio::schema::CallToolResult;
+    /// use serde_json::{Map, Value};
+    ///
+    /// fn haiku(cx: Context, _args: Map<String, Value>) -> Result<CallToolResult, ErrorObject> {
+    ///     let poem = cx.sample_text("Write a haiku about the sea", 100)?;
+    ///     Ok(CallToolResult::text(poem))
+    /// }
+    /// ```
+    pub fn sample_text(
+        &self,
+        prompt: impl Into<String>,
+        max_tokens: u64,
+    ) -> Result<String, SampleError> {
+        let (key, requests) = sample::question(&self.elicits, prompt, max_tokens);
+        let answers = self.ask(requests)?;
+        sample::answer(&key, answers)
     }
 
     /// Logs a message to the client (`notifications/message`) if its level passes the
@@ -887,7 +927,6 @@ impl Dispatcher {
             messages: messages.clone(),
             cancel: cancel.clone(),
             reports: Reports::default(),
-            #[cfg(feature = "schemars")]
             elicits: elicit::Keys::default(),
         };
         let version = request.version;

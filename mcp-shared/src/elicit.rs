@@ -96,8 +96,8 @@ impl From<ElicitError> for ErrorObject {
     }
 }
 
-/// The keys of one handler run's elicitations: `elicit-0`, `elicit-1`, ... in the order it
-/// asks (shared by the clones of its `Context`)
+/// The keys of one handler run's typed questions: `elicit-0`, `sample-1`, `elicit-2`, ...
+/// in the order it asks (shared by the clones of its `Context`)
 ///
 /// A 2026 retry runs the handler again from the start, and its answers come back under the
 /// keys it asked with; counting keeps two questions of one run apart, in both eras.
@@ -105,8 +105,9 @@ impl From<ElicitError> for ErrorObject {
 pub struct Keys(Arc<AtomicU32>);
 
 impl Keys {
-    fn next(&self) -> String {
-        format!("elicit-{}", self.0.fetch_add(1, Ordering::Relaxed))
+    /// The next key, `<kind>-<n>`
+    pub(crate) fn next(&self, kind: &str) -> String {
+        format!("{kind}-{}", self.0.fetch_add(1, Ordering::Relaxed))
     }
 }
 
@@ -126,7 +127,7 @@ pub fn question(
     message: impl Into<String>,
     form: ElicitationSchema,
 ) -> (String, InputRequests) {
-    let key = keys.next();
+    let key = keys.next("elicit");
     let request = InputRequest::Elicit(ElicitParams::form(message, form));
     let requests = InputRequests::from([(key.clone(), request)]);
     (key, requests)

@@ -26,7 +26,8 @@
 //! - [`server`]: the catalog-and-handlers [`Registry`](server::Registry) every binding's
 //!   `ServerBuilder` fills, and the async bindings' builder, handler `Context` and dispatcher;
 //! - [`elicit`]: typed input from the user (`Context::elicit`): the form derived from a
-//!   Rust type, the question, the answer decoded;
+//!   Rust type, the question, the answer decoded; [`sample`]: the text of a sampling
+//!   (`Context::sample_text`);
 //! - [`client`] and [`calls`]: the errors every client shares, the async bindings' typed calls
 //!   and `ClientOptions`, and those calls as sans-IO exchanges;
 //! - [`push`]: the hub of a server's live connections, and the changes its handle pushes
@@ -100,6 +101,7 @@ pub mod net_error;
 pub mod peer;
 pub mod push;
 pub mod runtime;
+pub mod sample;
 pub mod server;
 #[cfg(unix)]
 pub mod stdio;

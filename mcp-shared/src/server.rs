@@ -33,6 +33,7 @@ use crate::elicit::{ElicitError, Elicited};
 use crate::peer::{App, HandlerMsg, Handlers, Reports};
 use crate::push::{Hub, Push};
 use crate::runtime::Runtime;
+use crate::sample::{self, SampleError};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn<R> = Arc<
@@ -71,7 +72,7 @@ pub struct Context<R: Runtime> {
     messages: Handlers<R>,
     /// The run's reports waiting for the actor (bounded)
     reports: Reports,
-    /// The keys of the run's elicitations
+    /// The keys of the run's typed questions (elicitations, samplings)
     elicits: elicit::Keys,
 }
 
@@ -236,6 +237,42 @@ impl<R: Runtime> Context<R> {
         let (key, requests) = elicit::question(&self.elicits, message, form);
         let answers = self.ask(requests).await?;
         elicit::answer(&key, answers)
+    }
+
+    /// Asks the client's model to answer `prompt` (one user message, at most `max_tokens`:
+    /// `sampling/createMessage`) and returns the text of its answer; whatever the era, as
+    /// [`ask`](Self::ask) does (on a 2026 request the handler runs again with the answer)
+    ///
+    /// For a system prompt, model preferences, several messages or non-text content, build
+    /// the `CreateMessageParams` and [`ask`](Self::ask). The requests' key is `sample-<n>`,
+    /// counted with the run's other typed questions.
+    ///
+    /// # Errors
+    /// [`SampleError::Ask`] when the client cannot be asked (without the `sampling`
+    /// capability: -32021) or did not answer; [`SampleError::Answer`] when the answer has
+    /// no text. `?` turns each into the request's error ([`SampleError::to_error`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use mcp_sansio::jsonrpc::ErrorObject;
+    /// use mcp_sansio::schema::CallToolResult;
+    /// use mcp_sansio_shared::Runtime;
+    /// use mcp_sansio_shared::server::Context;
+    ///
+    /// async fn haiku<R: Runtime>(cx: Context<R>) -> Result<CallToolResult, ErrorObject> {
+    ///     let poem = cx.sample_text("Write a haiku about the sea", 100).await?;
+    ///     Ok(CallToolResult::text(poem))
+    /// }
+    /// ```
+    pub async fn sample_text(
+        &self,
+        prompt: impl Into<String>,
+        max_tokens: u64,
+    ) -> Result<String, SampleError> {
+        let (key, requests) = sample::question(&self.elicits, prompt, max_tokens);
+        let answers = self.ask(requests).await?;
+        sample::answer(&key, answers)
     }
 
     /// Answers the request with a task handle now and keeps working: the handler's result

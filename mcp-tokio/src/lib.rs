@@ -199,6 +199,8 @@
 //!   `Deserialize` and `schemars::JsonSchema`) and returns [`Elicited::Accepted`] with the
 //!   values decoded, `Declined` or `Cancelled`; a `T` no form can express is an
 //!   [`ElicitError`] naming the field, before anything is sent;
+//! - `cx.sample_text(prompt, max_tokens).await` asks the client's model the same way and
+//!   returns its answer's text (a [`SampleError`] otherwise);
 //! - `cx.run_as_task(options).await` answers with a task now and keeps working (when
 //!   `cx.task_offered()`): the client follows it as one slow call.
 //!
@@ -539,6 +541,7 @@ macro_rules! tools {
 pub use mcp_sansio_shared::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_shared::sample::SampleError;
 pub use mcp_sansio_shared::server::NotDeclared;
 #[cfg(feature = "tls")]
 pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};

@@ -43,6 +43,7 @@ mod protected;
 #[cfg(feature = "http")]
 mod proxy;
 mod push;
+mod sample;
 #[cfg(feature = "http")]
 mod shares;
 mod tasks;
