@@ -411,3 +411,96 @@ proptest! {
         check_all(&p, "CallToolRequest", "/properties/params", true)?;
     }
 }
+
+/// One field of a JSON Schema as a derive macro writes it, and whether a form can hold it
+fn source_field() -> impl Strategy<Value = (Value, bool)> {
+    let format = prop_oneof![
+        Just(None),
+        Just(Some("email")),
+        Just(Some("uri")),
+        Just(Some("date")),
+        Just(Some("date-time")),
+        Just(Some("uuid")),
+    ];
+    let nullable = |ty: &str, null: bool| if null { json!([ty, "null"]) } else { json!(ty) };
+    prop_oneof![
+        (format, any::<bool>(), proptest::option::of(text())).prop_map(move |(f, null, d)| {
+            let mut s = json!({"type": nullable("string", null), "pattern": "^.*$"});
+            if let Some(f) = f {
+                s["format"] = json!(f);
+            }
+            if let Some(d) = d {
+                s["description"] = json!(d);
+            }
+            (s, true)
+        }),
+        (prop_oneof![Just("integer"), Just("number")], any::<bool>(), any::<i32>())
+            .prop_map(move |(ty, null, n)| {
+                (json!({"type": nullable(ty, null), "format": "int32", "minimum": n, "default": n}), true)
+            }),
+        any::<bool>().prop_map(move |null| (json!({"type": nullable("boolean", null)}), true)),
+        // Enums: plain behind a `$ref`, titled `oneOf`, nullable, and a list of one
+        Just((json!({"$ref": "#/$defs/Plain", "description": "d"}), true)),
+        Just((json!({"$ref": "#/$defs/Titled"}), true)),
+        Just((json!({"anyOf": [{"$ref": "#/$defs/Titled"}, {"type": "null"}]}), true)),
+        Just((json!({"type": "array", "items": {"$ref": "#/$defs/Plain"}, "uniqueItems": true}), true)),
+        Just((json!({"type": "array", "items": {"$ref": "#/$defs/Titled"}, "maxItems": 2}), true)),
+        // What no form holds
+        Just((json!({"$ref": "#/$defs/Nested"}), false)),
+        Just((json!({"type": "array", "items": {"type": "string"}}), false)),
+        Just((json!({"type": "object", "additionalProperties": {"type": "integer"}}), false)),
+        Just((json!({}), false)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(crate::common::beside_source(ProptestConfig { cases: 64, ..ProptestConfig::default() }))]
+
+    /// A derived schema of fields a form holds becomes a form with the same fields that
+    /// validates (fitted) in every version; one with a field no form holds is refused,
+    /// naming such a field
+    #[test]
+    fn forms_restricted_from_json_schemas_validate(
+        fields in proptest::collection::btree_map("[a-z]{1,6}", (source_field(), any::<bool>()), 0..6)
+    ) {
+        let properties: Map<String, Value> =
+            fields.iter().map(|(k, ((s, _), _))| (k.clone(), s.clone())).collect();
+        let required: Vec<&String> = fields.iter().filter(|(_, (_, r))| *r).map(|(k, _)| k).collect();
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "T",
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "$defs": {
+                "Plain": {"type": "string", "enum": ["a", "b"]},
+                "Titled": {"oneOf": [
+                    {"type": "string", "enum": ["x"]},
+                    {"type": "string", "const": "y", "description": "Why"}
+                ]},
+                "Nested": {"type": "object", "properties": {"a": {"type": "string"}}}
+            }
+        });
+        let refused: Vec<&String> = fields.iter().filter(|(_, ((_, ok), _))| !ok).map(|(k, _)| k).collect();
+        match ElicitationSchema::from_json_schema(&schema) {
+            Ok(form) => {
+                prop_assert!(refused.is_empty(), "{refused:?} accepted");
+                prop_assert_eq!(form.properties.keys().collect::<Vec<_>>(), fields.keys().collect::<Vec<_>>());
+                let form_required = form.required.clone().unwrap_or_default();
+                prop_assert_eq!(form_required.iter().collect::<Vec<_>>(), required);
+                check_all(&ElicitParams::form("m", form), "ElicitRequest", "/properties/params", false)?;
+            }
+            Err(FormSchemaError::Field { field, .. }) => {
+                prop_assert!(refused.contains(&&field), "{field} refused, {refused:?} expected");
+            }
+            Err(other) => prop_assert!(false, "{other}"),
+        }
+    }
+
+    /// Any JSON at all: an answer, never a panic
+    #[test]
+    fn any_json_restricts_without_panicking(v in json_value(), props in json_value()) {
+        let _ = ElicitationSchema::from_json_schema(&v);
+        let _ = ElicitationSchema::from_json_schema(&json!({"type": "object", "properties": {"f": props}}));
+    }
+}
