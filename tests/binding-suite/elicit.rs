@@ -244,6 +244,26 @@ fn a_typed_form_round_trips_in_both_eras() {
     });
 }
 
+#[test]
+fn before_2025_11_25_a_multi_select_is_left_out_of_the_form() {
+    rt::block_on(async {
+        let era = EraMode::Legacy(mcp_sansio::ProtocolVersion::V2025_06_18);
+        let (r, w) = super::serve(server());
+        let answers = Answers::default();
+        let client = aw!(Client::connect_with(r, w, config(era), answers.options())).unwrap();
+        answers.set("accept");
+        let result = aw!(client.call_tool("book", Map::new())).unwrap();
+        // The answer's list is dropped too (2025-06-18 has none): `extras` is its default.
+        assert_eq!(
+            result.content[0].as_text(),
+            Some("Ada x2 None Terrace [] vip=true")
+        );
+        let mut form = booking_form();
+        form["properties"].as_object_mut().unwrap().remove("extras");
+        assert_eq!(answers.forms(era), [form]);
+    });
+}
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct First {
     a: String,
