@@ -181,8 +181,8 @@ impl<R: Runtime> Context<R> {
     /// variants have doc comments or `#[schemars(title)]`) and `Vec`s of such enums
     /// (multi-selects, 2025-11-25 and later; earlier versions leave them out of the form,
     /// so give them `#[serde(default)]`). `Option` fields and `#[serde(default)]` ones are
-    /// not required. The requests' key is `elicit-0`, `elicit-1`, ... in the order the run
-    /// asks.
+    /// not required. The request's key is `elicit-<n>`, counted in the order the run asks
+    /// its typed questions (`elicit`, [`sample_text`](Self::sample_text)).
     ///
     /// # Errors
     /// [`ElicitError::Form`] before anything is sent when `T` cannot be a form (a nested
