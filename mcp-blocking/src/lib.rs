@@ -204,7 +204,7 @@
 //!   doing work that must not run twice. Modern asks need
 //!   [`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key), the key that seals the
 //!   retry's state;
-//! - [`cx.elicit::<T>(message)`](Context::elicit) (feature `schemars`) asks the same way with
+//! - `cx.elicit::<T>(message)` (feature `schemars`) asks the same way with
 //!   a form derived from `T` (a struct of strings, numbers, booleans and unit enums deriving
 //!   `Deserialize` and `schemars::JsonSchema`) and returns [`Elicited::Accepted`] with the
 //!   values decoded, `Declined` or `Cancelled`; a `T` no form can express is an
