@@ -518,9 +518,19 @@ pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+/// `#[prompt]`: a function as a prompt, its parameters the arguments
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::prompt_async_std as prompt;
+/// `#[resource("uri")]`: a function as a resource, or a template whose variables are its
+/// parameters
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::resource_async_std as resource;
 /// `#[tool]`: a function as a typed tool (see the crate's docs, "Typed tools")
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_async_std as tool;
+/// `#[tool_router]`: the `#[tool]` methods of an impl block, registered with a value
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::tool_router_async_std as tool_router;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]

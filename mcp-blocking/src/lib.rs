@@ -521,9 +521,19 @@ pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+/// `#[prompt]`: a function as a prompt, its parameters the arguments
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::prompt_blocking as prompt;
+/// `#[resource("uri")]`: a function as a resource, or a template whose variables are its
+/// parameters
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::resource_blocking as resource;
 /// `#[tool]`: a function as a typed tool (see the crate's docs, "Typed tools")
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_blocking as tool;
+/// `#[tool_router]`: the `#[tool]` methods of an impl block, registered with a value
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::tool_router_blocking as tool_router;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]

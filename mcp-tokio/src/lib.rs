@@ -515,6 +515,16 @@ pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+/// `#[prompt]`: a function as a prompt, its parameters the arguments
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::prompt_tokio as prompt;
+/// `#[resource("uri")]`: a function as a resource, or a template whose variables are its
+/// parameters
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::resource_tokio as resource;
+/// `#[tool_router]`: the `#[tool]` methods of an impl block, registered with a value
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::tool_router_tokio as tool_router;
 /// `#[tool]`: a function as a typed tool (see the crate's docs, "Typed tools")
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_tokio as tool;
