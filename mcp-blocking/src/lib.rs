@@ -291,6 +291,56 @@
 //!
 //! # Typed tools
 //!
+//! With the `macros` feature (on by default), [`#[tool]`](macro@tool) makes a function a tool:
+//! its parameters are the arguments (their `inputSchema` derived with `schemars`), its doc
+//! comment the description, its result content (`String`, `()`, `CallToolResult`) or a
+//! structured value (any `Serialize + JsonSchema` type: its `outputSchema` derived, the value in
+//! `structuredContent` with its JSON text mirrored), an `Err` an `isError` result (an
+//! `ErrorObject` error a JSON-RPC error). [`#[tool_router]`](macro@tool_router) does the same
+//! for the `&self` methods of an `impl` block, [`#[prompt]`](macro@prompt) and
+//! [`#[resource]`](macro@resource) for prompts, resources and templates; `register` adds
+//! them (your crate needs `serde` and `schemars` for the derives):
+//!
+//! ```
+//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
+//! use mcp_sansio_blocking::{Server, tool, tools};
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Sum {
+//!     /// The total
+//!     total: f64,
+//! }
+//!
+//! /// Adds two numbers
+//! #[tool(read_only, idempotent)]
+//! fn add(a: f64, b: f64) -> Sum {
+//!     Sum { total: a + b }
+//! }
+//!
+//! /// Says hello
+//! #[tool]
+//! fn greet(name: String) -> Result<String, String> {
+//!     if name.is_empty() {
+//!         return Err("no name".into());
+//!     }
+//!     Ok(format!("Hello, {name}!"))
+//! }
+//!
+//! # #[cfg(feature = "macros")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("calculator", "1.0")))
+//!     .register(tools![add, greet])?
+//!     .build();
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "macros"))]
+//! # fn main() {}
+//! ```
+//!
+//! The builder form below is the escape hatch (a schema known only at run time, a handler
+//! that is a closure).
+//!
 //! With the `schemars` feature (on by default), [`ServerBuilder::typed_tool`] derives a tool's
 //! `inputSchema` from a Rust type and hands the handler the decoded value (your crate needs
 //! `serde` and `schemars` for the derives):
