@@ -1,19 +1,21 @@
-//! `Client::in_memory` on tokio's paused clock (`start_paused`): a server's slow tools and a
-//! client's timeouts run in no wall time, and each deadline fires at its exact instant. The
-//! binding suite (`tests/binding-suite/in_memory.rs`) runs the same client on the real clock
-//! on every binding
+//! `Client::in_memory` on tokio's paused clock (`start_paused`): a server's slow tools, a
+//! user who takes 30 s to answer an elicitation and the timeouts of both sides run in no wall
+//! time, and each deadline fires at its exact instant. The binding suite
+//! (`tests/binding-suite/in_memory.rs`) runs the same client on the real clock on every
+//! binding
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::schema::{InputRequest, InputRequests, InputResponse};
 use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
     ServerConfig,
 };
-use mcp_sansio_tokio::{Client, ClientError, Server};
-use serde_json::Map;
+use mcp_sansio_tokio::{AskFailure, Client, ClientError, ClientOptions, InputHandler, Server};
+use serde_json::{Map, json};
 use tokio::time::Instant;
 
 const ERAS: [EraMode; 2] = [
@@ -144,4 +146,83 @@ async fn progress_restarts_the_default_timeout_on_the_paused_clock() {
             assert_eq!(start.elapsed(), Duration::from_secs(10));
         }
     }
+}
+
+/// `greet` asks for a name; a legacy ask that times out (the server's `timeouts.request`)
+/// ends the call with an error result
+fn asking_server(ask_timeout: Duration) -> Server {
+    let mut config = ServerConfig::new(Implementation::new("asking-server", "1.0"));
+    config.state_key = Some([5; 32]);
+    config.timeouts.request = Some(ask_timeout);
+    Server::builder(config)
+        .tool(Tool::new("greet", Map::new()), |cx, _args| async move {
+            let request: InputRequest = serde_json::from_value(json!({
+                "method": "elicitation/create",
+                "params": {"message": "Your name?", "requestedSchema": {
+                    "type": "object", "properties": {"name": {"type": "string"}}}}
+            }))
+            .unwrap();
+            let requests = InputRequests::from([("name".to_owned(), request)]);
+            match cx.ask(requests).await {
+                Ok(answers) => {
+                    let Some(InputResponse::Elicit(answer)) = answers.get("name") else {
+                        return Ok(CallToolResult::error("no name"));
+                    };
+                    let answer = serde_json::to_value(answer).unwrap();
+                    let name = answer["content"]["name"].as_str().unwrap_or("?");
+                    Ok(CallToolResult::text(format!("Hello, {name}!")))
+                }
+                Err(AskFailure::Failed {
+                    error: CallError::TimedOut,
+                    ..
+                }) => Ok(CallToolResult::error("no answer in time")),
+                Err(e) => Err(e.to_error()),
+            }
+        })
+        .unwrap()
+        .build()
+}
+
+/// An input handler that thinks for 30 s, then answers Ada
+fn slow_user() -> InputHandler {
+    Arc::new(|requests: InputRequests| {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            let answer: InputResponse =
+                serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                    .unwrap();
+            Ok(requests.into_keys().map(|k| (k, answer.clone())).collect())
+        })
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_user_who_answers_in_30_seconds_takes_no_wall_time() {
+    for era in ERAS {
+        let server = asking_server(Duration::from_secs(60));
+        let options = ClientOptions::default().input(slow_user());
+        let client = Client::in_memory_with(&server, config(era), options)
+            .await
+            .unwrap();
+        let start = Instant::now();
+        let result = client.call_tool("greet", Map::new()).await.unwrap();
+        assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"), "{era:?}");
+        assert_eq!(start.elapsed(), Duration::from_secs(30), "{era:?}");
+    }
+}
+
+/// A legacy server's ask is a live request with the server's timeout: it fires at 10 s,
+/// before the user's answer at 30 s
+#[tokio::test(start_paused = true)]
+async fn a_legacy_ask_times_out_at_the_servers_deadline() {
+    let server = asking_server(Duration::from_secs(10));
+    let options = ClientOptions::default().input(slow_user());
+    let client = Client::in_memory_with(&server, config(ERAS[0]), options)
+        .await
+        .unwrap();
+    let start = Instant::now();
+    let result = client.call_tool("greet", Map::new()).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(result.content[0].as_text(), Some("no answer in time"));
+    assert_eq!(start.elapsed(), Duration::from_secs(10));
 }

@@ -1,17 +1,17 @@
 //! `Client::in_memory`: a built server tested through a client in the same process, with no
 //! process, socket or port, in both eras: tools, progress, elicitation answered by the
 //! client's input handler, a request timeout (on the real clock here; tokio's paused clock
-//! has its own test, `mcp-tokio/tests/in_memory_clock.rs`), and the server's side ending with
-//! the client
+//! has its own test, `mcp-tokio/tests/in_memory_clock.rs`), the server's notifications and
+//! pushes, and the server's side ending with the client
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::schema::{CallToolResult, LoggingLevel, Tool};
 use mcp_sansio::{
-    CallError, ClientConfig, EraMode, Implementation, Progress, ProtocolVersion, RequestOptions,
-    ServerConfig,
+    CallError, ClientConfig, EraMode, Implementation, InboundNotification, Progress,
+    ProtocolVersion, RequestOptions, ServerConfig,
 };
 use serde_json::{Map, json};
 
@@ -26,7 +26,7 @@ const ERAS: [(EraMode, ProtocolVersion); 2] = [
     (EraMode::Modern, ProtocolVersion::V2026_07_28),
 ];
 
-fn config(era: EraMode) -> ClientConfig {
+fn config_for(era: EraMode) -> ClientConfig {
     let mut config = ClientConfig::new(Implementation::new("in-memory-test", "1.0"));
     config.era = era;
     config
@@ -56,7 +56,7 @@ fn an_in_memory_client_calls_tools_and_sees_their_progress_in_both_eras() {
     rt::block_on(async {
         for (era, version) in ERAS {
             let server = server(Arc::default(), Arc::default());
-            let client = aw!(Client::in_memory(&server, config(era))).unwrap();
+            let client = aw!(Client::in_memory(&server, config_for(era))).unwrap();
             assert_eq!(client.peer().version, version, "{era:?}");
             let tools = aw!(client.list_tools()).unwrap();
             assert_eq!(tools.len(), 4, "{era:?}");
@@ -86,7 +86,7 @@ fn an_in_memory_client_answers_elicitations_through_its_input_handler_in_both_er
             let server = server(Arc::clone(&runs), Arc::default());
             let answering = dialect::input_handler(|requests| Ok(answer_ada(requests)));
             let options = ClientOptions::default().input(answering);
-            let client = aw!(Client::in_memory_with(&server, config(era), options)).unwrap();
+            let client = aw!(Client::in_memory_with(&server, config_for(era), options)).unwrap();
             let result = aw!(client.call_tool("greet", Map::new())).unwrap();
             assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"), "{era:?}");
             assert_eq!(runs.load(Ordering::SeqCst), expected_runs, "{era:?}");
@@ -98,7 +98,7 @@ fn an_in_memory_client_answers_elicitations_through_its_input_handler_in_both_er
 fn without_an_input_handler_the_elicitation_is_refused() {
     rt::block_on(async {
         let server = server(Arc::default(), Arc::default());
-        let mut config = config(EraMode::Modern);
+        let mut config = config_for(EraMode::Modern);
         config.capabilities = json!({});
         let client = aw!(Client::in_memory(&server, config)).unwrap();
         match aw!(client.call_tool("greet", Map::new())) {
@@ -116,7 +116,7 @@ fn an_in_memory_request_times_out_and_stops_the_handler() {
         for (era, _) in ERAS {
             let aborted = Arc::new(AtomicBool::new(false));
             let server = server(Arc::default(), Arc::clone(&aborted));
-            let client = aw!(Client::in_memory(&server, config(era))).unwrap();
+            let client = aw!(Client::in_memory(&server, config_for(era))).unwrap();
             let (progress, _reports) = rt::channel();
             let options = RequestOptions::default().timeout(Duration::from_millis(200));
             let outcome = aw!(client.call_tool_with("slow", Map::new(), options, progress));
@@ -138,12 +138,64 @@ fn closing_the_in_memory_client_ends_the_servers_side_and_its_handlers() {
     rt::block_on(async {
         let aborted = Arc::new(AtomicBool::new(false));
         let server = server(Arc::default(), Arc::clone(&aborted));
-        let client = aw!(Client::in_memory(&server, config(LEGACY))).unwrap();
+        let client = aw!(Client::in_memory(&server, config_for(LEGACY))).unwrap();
         let (progress, mut reports) = rt::channel();
         let call = dialect::call_tool_with(&client, "slow", Map::new(), progress);
         assert!(aw!(reports.recv()).is_some(), "the handler runs");
         aw!(client.close());
         assert!(aw!(wait_for(&aborted)), "the handler's run is stopped");
         assert!(aw!(call.join()).is_err());
+    });
+}
+
+dialect_fn! {
+    /// The next notification named `method`, skipping others; at most 10 s (a failure guard:
+    /// it polls, and the test fails if nothing came)
+    async fn next_named(
+        rx: &mut rt::Receiver<InboundNotification>,
+        method: &str,
+    ) -> Option<InboundNotification> {
+        for _ in 0..2000 {
+            match rx.try_recv() {
+                Some(n) if n.method == method => return Some(n),
+                Some(_) => {}
+                None => aw!(rt::sleep(Duration::from_millis(5))),
+            }
+        }
+        None
+    }
+}
+
+#[test]
+fn an_in_memory_client_gets_the_servers_logs_and_pushes() {
+    rt::block_on(async {
+        let config = ServerConfig::new(Implementation::new("in-memory-server", "1.0"));
+        let server = Server::builder(config)
+            .logging()
+            .list_changed()
+            .tool(
+                Tool::new("chatty", Map::new()),
+                handler!(|cx, _args| {
+                    cx.log(LoggingLevel::Info, "a note");
+                    Ok(CallToolResult::text("done"))
+                }),
+            )
+            .unwrap()
+            .build();
+        let (tx, mut rx) = rt::channel();
+        let options = ClientOptions::default().notifications(tx);
+        let client = aw!(Client::in_memory_with(&server, config_for(LEGACY), options)).unwrap();
+        aw!(client.call_tool("chatty", Map::new())).unwrap();
+        assert!(aw!(next_named(&mut rx, "notifications/message")).is_some());
+        // The in-memory connection is one of the server's live connections: pushes reach it
+        server
+            .add_tool(
+                Tool::new("late", Map::new()),
+                handler!(|_cx, _args| { Ok(CallToolResult::text("late but here")) }),
+            )
+            .unwrap();
+        let pushed = aw!(next_named(&mut rx, "notifications/tools/list_changed"));
+        assert!(pushed.is_some());
+        assert_eq!(aw!(client.list_tools()).unwrap().len(), 2);
     });
 }
