@@ -453,6 +453,65 @@
 //! # fn main() {}
 //! ```
 //!
+//! # Testing your server
+//!
+//! [`Client::in_memory`](Client::in_memory) connects a client to a built [`Server`] in this
+//! process: no child process, socket or port, and the same sessions, handlers and bytes as
+//! over a real connection (both eras; [`Client::in_memory_with`](Client::in_memory_with)
+//! takes the input handler that answers elicitations, and the notification channel). smol and
+//! async-std have no paused clock, so handlers sleep and requests time out on the real clock:
+//! keep a test's durations short, as here, where a 50 ms timeout meets a tool that sleeps for
+//! a minute (the tool's run is dropped when the request is cancelled).
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//!
+//! use mcp_sansio_async_std::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_async_std::mcp_sansio::{
+//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_async_std::{Client, ClientError, Server};
+//! use serde_json::{Map, json};
+//!
+//! fn server() -> Server {
+//!     let schema = json!({"type": "object", "properties": {"seconds": {"type": "integer"}}});
+//!     Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
+//!         .tool(Tool::new("wait", schema.as_object().cloned().unwrap()), |cx, args| async move {
+//!             let seconds = args["seconds"].as_u64().unwrap_or(0);
+//!             cx.progress(Progress::new(0.0).total(seconds as f64));
+//!             smol::Timer::after(Duration::from_secs(seconds)).await;
+//!             Ok(CallToolResult::text(format!("waited {seconds} s")))
+//!         })
+//!         .unwrap()
+//!         .build()
+//! }
+//!
+//! # fn main() {
+//! smol::block_on(async {
+//!     let config = ClientConfig::new(Implementation::new("test", "1.0"));
+//!     let client = Client::in_memory(&server(), config).await.unwrap();
+//!
+//!     let (progress, reports) = smol::channel::unbounded();
+//!     let args = json!({"seconds": 0}).as_object().cloned().unwrap();
+//!     let result = client
+//!         .call_tool_with("wait", args, RequestOptions::default(), progress)
+//!         .await
+//!         .unwrap();
+//!     assert_eq!(result.content[0].as_text(), Some("waited 0 s"));
+//!     assert_eq!(reports.try_recv().unwrap().total, Some(0.0));
+//!
+//!     // A short timeout against a minute-long tool, on the real clock
+//!     let start = Instant::now();
+//!     let (progress, _reports) = smol::channel::unbounded();
+//!     let args = json!({"seconds": 60}).as_object().cloned().unwrap();
+//!     let options = RequestOptions::default().timeout(Duration::from_millis(50));
+//!     let outcome = client.call_tool_with("wait", args, options, progress).await;
+//!     assert!(matches!(outcome, Err(ClientError::Call(CallError::TimedOut))));
+//!     assert!(start.elapsed() < Duration::from_secs(10));
+//! });
+//! # }
+//! ```
+//!
 //! # Authorization
 //!
 //! With the `auth` feature (off by default; it implies `http`), an HTTP client authorizes with

@@ -437,6 +437,60 @@
 //! }
 //! ```
 //!
+//! # Testing your server
+//!
+//! [`Client::in_memory`] connects a client to a built [`Server`] in this process: no child
+//! process, socket, port or file descriptor, and the same sessions, handlers and bytes as
+//! over a pipe (both eras; [`Client::in_memory_with`] takes the input handler that answers
+//! elicitations, and the notification channel). Threads have no paused clock, so handlers
+//! sleep and requests time out on the real clock: keep a test's durations short, as here,
+//! where a 50 ms timeout meets a tool that would sleep for a minute ([`Context::sleep`]
+//! wakes up at once when the timed-out request is cancelled).
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//!
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{
+//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_blocking::{Client, ClientError, Server};
+//! use serde_json::{Map, json};
+//!
+//! fn server() -> Server {
+//!     let schema = json!({"type": "object", "properties": {"seconds": {"type": "integer"}}});
+//!     Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
+//!         .tool(Tool::new("wait", schema.as_object().cloned().unwrap()), |cx, args| {
+//!             let seconds = args["seconds"].as_u64().unwrap_or(0);
+//!             cx.progress(Progress::new(0.0).total(seconds as f64));
+//!             cx.sleep(Duration::from_secs(seconds))?;
+//!             Ok(CallToolResult::text(format!("waited {seconds} s")))
+//!         })
+//!         .unwrap()
+//!         .build()
+//! }
+//!
+//! let config = ClientConfig::new(Implementation::new("test", "1.0"));
+//! let client = Client::in_memory(&server(), config).unwrap();
+//!
+//! let (progress, reports) = std::sync::mpsc::channel();
+//! let args = json!({"seconds": 0}).as_object().cloned().unwrap();
+//! let result = client
+//!     .call_tool_with("wait", args, RequestOptions::default(), progress)
+//!     .unwrap();
+//! assert_eq!(result.content[0].as_text(), Some("waited 0 s"));
+//! assert_eq!(reports.try_recv().unwrap().total, Some(0.0));
+//!
+//! // A short timeout against a minute-long tool, on the real clock
+//! let start = Instant::now();
+//! let (progress, _reports) = std::sync::mpsc::channel();
+//! let args = json!({"seconds": 60}).as_object().cloned().unwrap();
+//! let options = RequestOptions::default().timeout(Duration::from_millis(50));
+//! let outcome = client.call_tool_with("wait", args, options, progress);
+//! assert!(matches!(outcome, Err(ClientError::Call(CallError::TimedOut))));
+//! assert!(start.elapsed() < Duration::from_secs(10));
+//! ```
+//!
 //! # Authorization
 //!
 //! With the `auth` feature (off by default; it implies `http`), an HTTP client authorizes with

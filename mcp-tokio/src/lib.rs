@@ -434,6 +434,69 @@
 //! }
 //! ```
 //!
+//! # Testing your server
+//!
+//! [`Client::in_memory`](Client::in_memory) connects a client to a built [`Server`] in this
+//! process: no child process, socket or port, and the same sessions, handlers and bytes as
+//! over a real connection (both eras; [`Client::in_memory_with`](Client::in_memory_with)
+//! takes the input handler that answers elicitations, and the notification channel). Nothing
+//! in it reads the wall clock, so under tokio's paused clock (`#[tokio::test(start_paused =
+//! true)]`, tokio's `test-util` feature) a handler's sleeps and the client's request timeouts
+//! jump ahead whenever every task is idle: a 30-second tool runs in no wall time, and a
+//! timeout fires at its deadline, every run.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use mcp_sansio_tokio::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_tokio::mcp_sansio::{
+//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_tokio::{Client, ClientError, Server};
+//! use serde_json::Map;
+//!
+//! fn server() -> Server {
+//!     Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
+//!         .tool(Tool::new("count", Map::new()), |cx, _args| async move {
+//!             for second in 1..=30 {
+//!                 tokio::time::sleep(Duration::from_secs(1)).await;
+//!                 cx.progress(Progress::new(f64::from(second)).total(30.0));
+//!             }
+//!             Ok(CallToolResult::text("counted to 30"))
+//!         })
+//!         .unwrap()
+//!         .build()
+//! }
+//!
+//! // In a test: #[tokio::test(start_paused = true)] async fn counts() { .. }
+//! # fn main() {
+//! # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
+//! #     .build().unwrap().block_on(async {
+//! let config = ClientConfig::new(Implementation::new("test", "1.0"));
+//! let client = Client::in_memory(&server(), config).await.unwrap();
+//! let start = tokio::time::Instant::now();
+//!
+//! // 30 seconds of the tool's time, with its progress, in no wall time
+//! let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
+//! let result = client
+//!     .call_tool_with("count", Map::new(), RequestOptions::default(), progress)
+//!     .await
+//!     .unwrap();
+//! assert_eq!(result.content[0].as_text(), Some("counted to 30"));
+//! assert_eq!(start.elapsed().as_secs(), 30);
+//! assert_eq!(reports.try_recv().unwrap().progress, 1.0);
+//!
+//! // A 5-second timeout against the same tool fires at 5 seconds exactly
+//! let start = tokio::time::Instant::now();
+//! let (progress, _reports) = tokio::sync::mpsc::unbounded_channel();
+//! let options = RequestOptions::default().timeout(Duration::from_secs(5));
+//! let outcome = client.call_tool_with("count", Map::new(), options, progress).await;
+//! assert!(matches!(outcome, Err(ClientError::Call(CallError::TimedOut))));
+//! assert_eq!(start.elapsed(), Duration::from_secs(5));
+//! # });
+//! # }
+//! ```
+//!
 //! # Authorization
 //!
 //! With the `auth` feature (off by default; it implies `http`), an HTTP client authorizes with
