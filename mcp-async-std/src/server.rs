@@ -210,6 +210,11 @@ impl Server {
         ServerBuilder::new(config)
     }
 
+    /// What the kernel serves connections of this server with
+    pub(crate) fn core(&self) -> &ServerCore<AsyncStd> {
+        &self.core
+    }
+
     /// Serves one connection until the client closes it
     pub async fn serve<R, W>(&self, reader: R, writer: W)
     where

@@ -173,6 +173,48 @@ impl Client {
         Self::over(reader, writer, config, options, None)
     }
 
+    /// Connects to `server` in memory, in this process, and waits for the handshake or
+    /// discovery: a test client for a built server, with no process, socket, port or file
+    /// descriptor
+    ///
+    /// The server's side of the connection runs on a thread of its own (its handlers on the
+    /// server's worker pool) and ends when the last clone of this client is dropped (or
+    /// [`close`](Self::close)d). Everything else is as over a pipe: the same sessions, both
+    /// eras (`config.era`), the handlers' [`Context`](crate::Context), the server's pushes.
+    /// Threads have no paused clock: the handlers' sleeps and the requests' timeouts run on
+    /// the real monotonic clock, so a test keeps its durations short (a timeout of some
+    /// milliseconds against a handler that sleeps with [`Context::sleep`](crate::Context::sleep),
+    /// which a cancelled request wakes at once). The crate's docs have an
+    /// [example](crate#testing-your-server).
+    ///
+    /// # Errors
+    /// [`ConnectError::Spawn`] when the server's thread cannot start;
+    /// [`ConnectError::Handshake`] when the server refuses (a client configured for a
+    /// protocol version the server does not speak).
+    pub fn in_memory(server: &crate::Server, config: ClientConfig) -> Result<Self, ConnectError> {
+        Self::in_memory_with(server, config, ClientOptions::default())
+    }
+
+    /// [`in_memory`](Self::in_memory), with an input handler (which answers the server's
+    /// elicitation, sampling and roots requests) and a notification channel
+    ///
+    /// # Errors
+    /// As [`in_memory`](Self::in_memory).
+    pub fn in_memory_with(
+        server: &crate::Server,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let ((client_reads, client_writes), (server_reads, server_writes)) =
+            mcp_sansio_shared::memory::connection();
+        let server = server.clone();
+        thread::Builder::new()
+            .name("mcp-in-memory-server".into())
+            .spawn(move || server.serve(server_reads, server_writes))
+            .map_err(|e| ConnectError::spawn("the mcp-in-memory-server thread", e))?;
+        Self::connect_with(client_reads, client_writes, config, options)
+    }
+
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`, or `https://` with
     /// the `tls` feature) and waits for the handshake (2025) or discovery (2026); the same
     /// API as the stdio client

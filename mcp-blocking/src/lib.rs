@@ -298,6 +298,56 @@
 //!
 //! # Typed tools
 //!
+//! With the `macros` feature (on by default), [`#[tool]`](macro@tool) makes a function a tool:
+//! its parameters are the arguments (their `inputSchema` derived with `schemars`), its doc
+//! comment the description, its result content (`String`, `()`, `CallToolResult`) or a
+//! structured value (any `Serialize + JsonSchema` type: its `outputSchema` derived, the value in
+//! `structuredContent` with its JSON text mirrored), an `Err` an `isError` result (an
+//! `ErrorObject` error a JSON-RPC error). [`#[tool_router]`](macro@tool_router) does the same
+//! for the `&self` methods of an `impl` block, [`#[prompt]`](macro@prompt) and
+//! [`#[resource]`](macro@resource) for prompts, resources and templates; `register` adds
+//! them (your crate needs `serde` and `schemars` for the derives):
+//!
+//! ```
+//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
+//! use mcp_sansio_blocking::{Server, tool, tools};
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Sum {
+//!     /// The total
+//!     total: f64,
+//! }
+//!
+//! /// Adds two numbers
+//! #[tool(read_only, idempotent)]
+//! fn add(a: f64, b: f64) -> Sum {
+//!     Sum { total: a + b }
+//! }
+//!
+//! /// Says hello
+//! #[tool]
+//! fn greet(name: String) -> Result<String, String> {
+//!     if name.is_empty() {
+//!         return Err("no name".into());
+//!     }
+//!     Ok(format!("Hello, {name}!"))
+//! }
+//!
+//! # #[cfg(feature = "macros")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("calculator", "1.0")))
+//!     .register(tools![add, greet])?
+//!     .build();
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "macros"))]
+//! # fn main() {}
+//! ```
+//!
+//! The builder form below is the escape hatch (a schema known only at run time, a handler
+//! that is a closure).
+//!
 //! With the `schemars` feature (on by default), [`ServerBuilder::typed_tool`] derives a tool's
 //! `inputSchema` from a Rust type and hands the handler the decoded value (your crate needs
 //! `serde` and `schemars` for the derives):
@@ -392,6 +442,60 @@
 //!     assert!(matches!(call.wait(), Err(ClientError::Call(CallError::Cancelled))));
 //!     Ok(())
 //! }
+//! ```
+//!
+//! # Testing your server
+//!
+//! [`Client::in_memory`] connects a client to a built [`Server`] in this process: no child
+//! process, socket, port or file descriptor, and the same sessions, handlers and bytes as
+//! over a pipe (both eras; [`Client::in_memory_with`] takes the input handler that answers
+//! elicitations, and the notification channel). Threads have no paused clock, so handlers
+//! sleep and requests time out on the real clock: keep a test's durations short, as here,
+//! where a 50 ms timeout meets a tool that would sleep for a minute ([`Context::sleep`]
+//! wakes up at once when the timed-out request is cancelled).
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//!
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{
+//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_blocking::{Client, ClientError, Server};
+//! use serde_json::{Map, json};
+//!
+//! fn server() -> Server {
+//!     let schema = json!({"type": "object", "properties": {"seconds": {"type": "integer"}}});
+//!     Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
+//!         .tool(Tool::new("wait", schema.as_object().cloned().unwrap()), |cx, args| {
+//!             let seconds = args["seconds"].as_u64().unwrap_or(0);
+//!             cx.progress(Progress::new(0.0).total(seconds as f64));
+//!             cx.sleep(Duration::from_secs(seconds))?;
+//!             Ok(CallToolResult::text(format!("waited {seconds} s")))
+//!         })
+//!         .unwrap()
+//!         .build()
+//! }
+//!
+//! let config = ClientConfig::new(Implementation::new("test", "1.0"));
+//! let client = Client::in_memory(&server(), config).unwrap();
+//!
+//! let (progress, reports) = std::sync::mpsc::channel();
+//! let args = json!({"seconds": 0}).as_object().cloned().unwrap();
+//! let result = client
+//!     .call_tool_with("wait", args, RequestOptions::default(), progress)
+//!     .unwrap();
+//! assert_eq!(result.content[0].as_text(), Some("waited 0 s"));
+//! assert_eq!(reports.try_recv().unwrap().total, Some(0.0));
+//!
+//! // A short timeout against a minute-long tool, on the real clock
+//! let start = Instant::now();
+//! let (progress, _reports) = std::sync::mpsc::channel();
+//! let args = json!({"seconds": 60}).as_object().cloned().unwrap();
+//! let options = RequestOptions::default().timeout(Duration::from_millis(50));
+//! let outcome = client.call_tool_with("wait", args, options, progress);
+//! assert!(matches!(outcome, Err(ClientError::Call(CallError::TimedOut))));
+//! assert!(start.elapsed() < Duration::from_secs(10));
 //! ```
 //!
 //! # Authorization
@@ -528,9 +632,19 @@ pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+/// `#[prompt]`: a function as a prompt, its parameters the arguments
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::prompt_blocking as prompt;
+/// `#[resource("uri")]`: a function as a resource, or a template whose variables are its
+/// parameters
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::resource_blocking as resource;
 /// `#[tool]`: a function as a typed tool (see the crate's docs, "Typed tools")
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_blocking as tool;
+/// `#[tool_router]`: the `#[tool]` methods of an impl block, registered with a value
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::tool_router_blocking as tool_router;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]

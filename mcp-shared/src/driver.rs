@@ -63,6 +63,28 @@ where
         .await;
 }
 
+/// Connects a client to `server` in memory, with `options`, and waits for the handshake or
+/// discovery (the async bindings' `Client::in_memory_with`)
+///
+/// The server's side runs on a task of its own (the runtime's `spawn`) over the other end of
+/// an in-memory [`connection`](crate::memory::connection): the same actor, core and bytes as
+/// over a socket, with no socket. It ends when the client closes (its last handle goes).
+///
+/// # Errors
+/// [`ConnectError::Handshake`] when the server refuses or speaks no common version (a client
+/// configured for an era the server does not serve).
+pub async fn in_memory<R: Runtime>(
+    server: &ServerCore<R>,
+    config: mcp_sansio::ClientConfig,
+    options: &ClientOptions<R>,
+) -> Result<Client<R>, ConnectError> {
+    let ((client_reads, client_writes), (server_reads, server_writes)) =
+        crate::memory::connection();
+    let server = server.clone();
+    R::spawn(async move { serve(&server, server_reads, server_writes).await });
+    connect(client_reads, client_writes, config, options).await
+}
+
 /// What woke the connection actor
 enum Wake<R: Runtime> {
     Read(std::io::Result<usize>),

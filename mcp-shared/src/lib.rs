@@ -35,6 +35,8 @@
 //! - [`trace`]: the spans and events every binding emits through `tracing` (their names,
 //!   targets, levels and fields);
 //! - [`chan`]: the kernel's own runtime-neutral channels;
+//! - [`memory`]: in-memory connections (a client wired to a server in the same process,
+//!   the bindings' `Client::in_memory`): byte pipes both the async actors and threads drive;
 //! - [`alarm`]: one timer per connection, moved only when the core's deadline comes earlier;
 //! - `stdio` (Unix): this process's stdin and stdout as pipes an event loop can drive;
 //! - `http` (feature `http`): the Streamable HTTP front ends' state around the core's
@@ -96,6 +98,7 @@ pub mod http_client;
 pub mod http_options;
 #[cfg(feature = "http")]
 pub mod http_server;
+pub mod memory;
 #[cfg(feature = "http")]
 pub mod net_error;
 pub mod peer;

@@ -211,3 +211,167 @@ pub fn arguments<A: serde::de::DeserializeOwned>(
 ) -> Result<A, ErrorObject> {
     crate::server::decode_arguments(args)
 }
+
+// ---------------------------------------------------------------------------------------
+// Prompts and resources (`#[prompt]`, `#[resource]`)
+// ---------------------------------------------------------------------------------------
+
+use std::collections::BTreeMap;
+
+use mcp_sansio::schema::{
+    GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate,
+};
+use mcp_sansio::server::uri_template::Variables;
+
+/// What `#[prompt(..)]` says of a prompt
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PromptAttributes {
+    /// Its name
+    pub name: &'static str,
+    /// Its title
+    pub title: Option<&'static str>,
+    /// Its description (the attribute's, or the doc comment)
+    pub description: Option<&'static str>,
+    /// Its arguments: name, and whether it is required (a parameter that is no `Option`)
+    pub arguments: &'static [(&'static str, bool)],
+}
+
+/// A prompt's definition
+pub fn prompt(attributes: &PromptAttributes) -> Prompt {
+    let mut prompt = Prompt::new(attributes.name);
+    prompt.title = attributes.title.map(str::to_owned);
+    prompt.description = attributes.description.map(str::to_owned);
+    if !attributes.arguments.is_empty() {
+        let arguments = attributes
+            .arguments
+            .iter()
+            .map(|(name, required)| PromptArgument::new(*name).required(*required))
+            .collect();
+        prompt = prompt.with_arguments(arguments);
+    }
+    prompt
+}
+
+/// A required prompt argument (-32602 naming it when it is missing)
+///
+/// # Errors
+/// Invalid params.
+pub fn prompt_argument(
+    arguments: &BTreeMap<String, String>,
+    name: &str,
+) -> Result<String, ErrorObject> {
+    arguments
+        .get(name)
+        .cloned()
+        .ok_or_else(|| ErrorObject::invalid_params(format!("missing argument `{name}`")))
+}
+
+/// What a prompt function returns
+pub trait IntoPrompt {
+    /// As a `prompts/get` result
+    fn into_prompt(self) -> GetPromptResult;
+}
+
+impl IntoPrompt for GetPromptResult {
+    fn into_prompt(self) -> GetPromptResult {
+        self
+    }
+}
+
+impl IntoPrompt for Vec<PromptMessage> {
+    fn into_prompt(self) -> GetPromptResult {
+        GetPromptResult::new(self)
+    }
+}
+
+impl IntoPrompt for PromptMessage {
+    fn into_prompt(self) -> GetPromptResult {
+        GetPromptResult::new(vec![self])
+    }
+}
+
+/// Text: one user message
+impl IntoPrompt for String {
+    fn into_prompt(self) -> GetPromptResult {
+        GetPromptResult::new(vec![PromptMessage::user(self)])
+    }
+}
+
+/// What `#[resource(..)]` says of a resource or template
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResourceAttributes {
+    /// Its URI, or URI template (with `{variables}`)
+    pub uri: &'static str,
+    /// Its name
+    pub name: &'static str,
+    /// Its title
+    pub title: Option<&'static str>,
+    /// Its description (the attribute's, or the doc comment)
+    pub description: Option<&'static str>,
+    /// Its MIME type
+    pub mime_type: Option<&'static str>,
+}
+
+/// A fixed resource's definition
+pub fn resource(attributes: &ResourceAttributes) -> Resource {
+    let mut resource = Resource::new(attributes.uri, attributes.name);
+    resource.title = attributes.title.map(str::to_owned);
+    resource.description = attributes.description.map(str::to_owned);
+    resource.mime_type = attributes.mime_type.map(str::to_owned);
+    resource
+}
+
+/// A resource template's definition
+pub fn resource_template(attributes: &ResourceAttributes) -> ResourceTemplate {
+    let mut template = ResourceTemplate::new(attributes.uri, attributes.name);
+    template.title = attributes.title.map(str::to_owned);
+    template.description = attributes.description.map(str::to_owned);
+    template.mime_type = attributes.mime_type.map(str::to_owned);
+    template
+}
+
+/// A template variable as a `T` (-32602 naming it when it is missing or does not parse)
+///
+/// # Errors
+/// Invalid params.
+pub fn variable<T>(variables: &Variables, name: &str) -> Result<T, ErrorObject>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    let text = variables
+        .get_str(name)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("the URI has no `{name}`")))?;
+    text.parse().map_err(|e| {
+        ErrorObject::invalid_params(format!("`{name}` = {text:?} does not parse: {e}"))
+    })
+}
+
+/// What a resource function returns
+pub trait IntoContents {
+    /// As a `resources/read` result for `uri`, of `mime_type`
+    fn into_contents(self, uri: String, mime_type: Option<&str>) -> ReadResourceResult;
+}
+
+impl IntoContents for ReadResourceResult {
+    fn into_contents(self, _: String, _: Option<&str>) -> ReadResourceResult {
+        self
+    }
+}
+
+/// Text
+impl IntoContents for String {
+    fn into_contents(self, uri: String, mime_type: Option<&str>) -> ReadResourceResult {
+        let mut contents = ResourceContents::text(uri, self);
+        if let Some(mime) = mime_type {
+            contents = contents.with_mime_type(mime);
+        }
+        ReadResourceResult::new(vec![contents])
+    }
+}
+
+/// An error of a prompt or resource function that is no `ErrorObject`: -32603 with its text
+pub fn internal(error: &impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::internal_error(error)
+}

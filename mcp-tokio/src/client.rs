@@ -112,6 +112,43 @@ impl Client {
         Ok(inner.into())
     }
 
+    /// Connects to `server` in memory, in this process, and waits for the handshake or
+    /// discovery: a test client for a built server, with no process, socket or port
+    ///
+    /// The server's side of the connection runs on a task of its own and ends when the last
+    /// clone of this client is dropped (or [`close`](Self::close)d). Everything else is as
+    /// over a socket: the same sessions, both eras (`config.era`), the handlers'
+    /// [`Context`](crate::Context), the server's pushes. Nothing in it reads the wall clock
+    /// or waits on the OS, so under tokio's paused clock (`#[tokio::test(start_paused =
+    /// true)]`) time jumps whenever every task is idle: a handler's
+    /// `tokio::time::sleep(Duration::from_secs(30))` and a request's timeout take no wall
+    /// time and fire in a deterministic order. The crate's docs have an
+    /// [example](crate#testing-your-server).
+    ///
+    /// # Errors
+    /// [`ConnectError::Handshake`] when the server refuses (a client configured for a
+    /// protocol version the server does not speak).
+    pub async fn in_memory(
+        server: &crate::Server,
+        config: ClientConfig,
+    ) -> Result<Self, ConnectError> {
+        Self::in_memory_with(server, config, ClientOptions::default()).await
+    }
+
+    /// [`in_memory`](Self::in_memory), with an input handler (which answers the server's
+    /// elicitation, sampling and roots requests) and a notification channel
+    ///
+    /// # Errors
+    /// As [`in_memory`](Self::in_memory).
+    pub async fn in_memory_with(
+        server: &crate::Server,
+        config: ClientConfig,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let inner = mcp_sansio_shared::driver::in_memory(server.core(), config, &options).await?;
+        Ok(inner.into())
+    }
+
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`, or `https://` with
     /// the `tls` feature) and waits for the handshake (2025) or discovery (2026); the same
     /// API as the stdio client

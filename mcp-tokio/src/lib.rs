@@ -293,6 +293,56 @@
 //!
 //! # Typed tools
 //!
+//! With the `macros` feature (on by default), [`#[tool]`](macro@tool) makes a function a tool:
+//! its parameters are the arguments (their `inputSchema` derived with `schemars`), its doc
+//! comment the description, its result content (`String`, `()`, `CallToolResult`) or a
+//! structured value (any `Serialize + JsonSchema` type: its `outputSchema` derived, the value in
+//! `structuredContent` with its JSON text mirrored), an `Err` an `isError` result (an
+//! `ErrorObject` error a JSON-RPC error). [`#[tool_router]`](macro@tool_router) does the same
+//! for the `&self` methods of an `impl` block, [`#[prompt]`](macro@prompt) and
+//! [`#[resource]`](macro@resource) for prompts, resources and templates; `register` adds
+//! them (your crate needs `serde` and `schemars` for the derives):
+//!
+//! ```
+//! use mcp_sansio_tokio::mcp_sansio::{Implementation, ServerConfig};
+//! use mcp_sansio_tokio::{Server, tool, tools};
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Sum {
+//!     /// The total
+//!     total: f64,
+//! }
+//!
+//! /// Adds two numbers
+//! #[tool(read_only, idempotent)]
+//! async fn add(a: f64, b: f64) -> Sum {
+//!     Sum { total: a + b }
+//! }
+//!
+//! /// Says hello
+//! #[tool]
+//! async fn greet(name: String) -> Result<String, String> {
+//!     if name.is_empty() {
+//!         return Err("no name".into());
+//!     }
+//!     Ok(format!("Hello, {name}!"))
+//! }
+//!
+//! # #[cfg(feature = "macros")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("calculator", "1.0")))
+//!     .register(tools![add, greet])?
+//!     .build();
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "macros"))]
+//! # fn main() {}
+//! ```
+//!
+//! The builder form below is the escape hatch (a schema known only at run time, a handler
+//! that is a closure).
+//!
 //! With the `schemars` feature (on by default),
 //! [`ServerBuilder::typed_tool`](ServerBuilder#method.typed_tool) derives a tool's `inputSchema`
 //! from a Rust type and hands the handler the decoded value (your crate needs `serde` and
@@ -389,6 +439,69 @@
 //!     assert!(matches!(outcome, Err(ClientError::Call(CallError::Cancelled))));
 //!     Ok(())
 //! }
+//! ```
+//!
+//! # Testing your server
+//!
+//! [`Client::in_memory`](Client::in_memory) connects a client to a built [`Server`] in this
+//! process: no child process, socket or port, and the same sessions, handlers and bytes as
+//! over a real connection (both eras; [`Client::in_memory_with`](Client::in_memory_with)
+//! takes the input handler that answers elicitations, and the notification channel). Nothing
+//! in it reads the wall clock, so under tokio's paused clock (`#[tokio::test(start_paused =
+//! true)]`, tokio's `test-util` feature) a handler's sleeps and the client's request timeouts
+//! jump ahead whenever every task is idle: a 30-second tool runs in no wall time, and a
+//! timeout fires at its deadline, every run.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use mcp_sansio_tokio::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_tokio::mcp_sansio::{
+//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
+//! };
+//! use mcp_sansio_tokio::{Client, ClientError, Server};
+//! use serde_json::Map;
+//!
+//! fn server() -> Server {
+//!     Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
+//!         .tool(Tool::new("count", Map::new()), |cx, _args| async move {
+//!             for second in 1..=30 {
+//!                 tokio::time::sleep(Duration::from_secs(1)).await;
+//!                 cx.progress(Progress::new(f64::from(second)).total(30.0));
+//!             }
+//!             Ok(CallToolResult::text("counted to 30"))
+//!         })
+//!         .unwrap()
+//!         .build()
+//! }
+//!
+//! // In a test: #[tokio::test(start_paused = true)] async fn counts() { .. }
+//! # fn main() {
+//! # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
+//! #     .build().unwrap().block_on(async {
+//! let config = ClientConfig::new(Implementation::new("test", "1.0"));
+//! let client = Client::in_memory(&server(), config).await.unwrap();
+//! let start = tokio::time::Instant::now();
+//!
+//! // 30 seconds of the tool's time, with its progress, in no wall time
+//! let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
+//! let result = client
+//!     .call_tool_with("count", Map::new(), RequestOptions::default(), progress)
+//!     .await
+//!     .unwrap();
+//! assert_eq!(result.content[0].as_text(), Some("counted to 30"));
+//! assert_eq!(start.elapsed().as_secs(), 30);
+//! assert_eq!(reports.try_recv().unwrap().progress, 1.0);
+//!
+//! // A 5-second timeout against the same tool fires at 5 seconds exactly
+//! let start = tokio::time::Instant::now();
+//! let (progress, _reports) = tokio::sync::mpsc::unbounded_channel();
+//! let options = RequestOptions::default().timeout(Duration::from_secs(5));
+//! let outcome = client.call_tool_with("count", Map::new(), options, progress).await;
+//! assert!(matches!(outcome, Err(ClientError::Call(CallError::TimedOut))));
+//! assert_eq!(start.elapsed(), Duration::from_secs(5));
+//! # });
+//! # }
 //! ```
 //!
 //! # Authorization
@@ -522,6 +635,16 @@ pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
+/// `#[prompt]`: a function as a prompt, its parameters the arguments
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::prompt_tokio as prompt;
+/// `#[resource("uri")]`: a function as a resource, or a template whose variables are its
+/// parameters
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::resource_tokio as resource;
+/// `#[tool_router]`: the `#[tool]` methods of an impl block, registered with a value
+#[cfg(feature = "macros")]
+pub use mcp_sansio_macros::tool_router_tokio as tool_router;
 /// `#[tool]`: a function as a typed tool (see the crate's docs, "Typed tools")
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_tokio as tool;

@@ -2,7 +2,7 @@
 //! input and output schemas) and the results it converts, through a real client over an
 //! in-memory pipe pair, in both eras
 
-use crate::binding::{Client, Context, Server, tool, tools};
+use crate::binding::{Client, Context, Server, prompt, resource, tool, tool_router, tools};
 use crate::rt;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::{ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig};
@@ -193,4 +193,136 @@ async fn results() {
 #[test]
 fn the_function_stays_callable() {
     assert_eq!(count_to(2), [1, 2]);
+}
+
+/// A counter whose tools share it (`#[tool_router]`)
+struct Counter {
+    count: std::sync::atomic::AtomicU64,
+    step: u64,
+}
+
+#[tool_router]
+impl Counter {
+    /// Adds the step, returns the count
+    #[tool(name = "bump")]
+    fn bump_by_step(&self) -> u64 {
+        self.count
+            .fetch_add(self.step, std::sync::atomic::Ordering::SeqCst)
+            + self.step
+    }
+
+    /// The count, as text
+    #[tool(read_only)]
+    fn read(&self, prefix: Option<String>) -> String {
+        let count = self.count.load(std::sync::atomic::Ordering::SeqCst);
+        format!("{}{count}", prefix.unwrap_or_default())
+    }
+
+    /// Not a tool: no attribute
+    #[allow(dead_code)]
+    fn helper(&self) -> u64 {
+        self.step
+    }
+}
+
+/// Asks to greet someone
+#[prompt(title = "Greeting")]
+fn greeting(name: String, tone: Option<String>) -> String {
+    format!(
+        "Greet {name} in a {} tone.",
+        tone.as_deref().unwrap_or("friendly")
+    )
+}
+
+/// A fixed text
+#[resource("test://static", mime_type = "text/plain")]
+fn static_text() -> String {
+    "Hello from a macro".into()
+}
+
+/// An item by number
+#[resource("test://items/{id}", name = "item")]
+fn item(id: u32, uri: String) -> Result<String, String> {
+    if id == 0 {
+        return Err("there is no item 0".into());
+    }
+    Ok(format!("item {id} at {uri}"))
+}
+
+fn everything() -> Server {
+    let counter = Counter {
+        count: std::sync::atomic::AtomicU64::new(0),
+        step: 5,
+    };
+    Server::builder(ServerConfig::new(Implementation::new("macros-more", "1.0")))
+        .register(counter)
+        .and_then(|b| b.register(tools![greeting, static_text, item]))
+        .expect("everything registers")
+        .build()
+}
+
+dialect_fn! {
+    async fn more(era: EraMode) {
+        let (read, write) = crate::suite::serve(everything());
+        let mut config = ClientConfig::new(Implementation::new("macros-test", "1.0"));
+        config.era = era;
+        let client = aw!(Client::connect(read, write, config)).unwrap();
+
+        // The impl block's tools share their value.
+        let tools = aw!(client.list_tools()).unwrap();
+        let mut names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["bump", "read"], "{era:?}: `helper` is no tool");
+        for expected in [5, 10] {
+            let bumped = aw!(client.call_tool("bump", Map::new())).unwrap();
+            assert_eq!(bumped.structured_content, Some(json!({"result": expected})));
+        }
+        let read = aw!(client.call_tool("read", args(json!({"prefix": "n="})))).unwrap();
+        assert_eq!(read.content[0].as_text(), Some("n=10"));
+
+        // The prompt: its arguments from the parameters
+        let prompts = aw!(client.list_prompts()).unwrap();
+        let prompt = serde_json::to_value(&prompts[0]).unwrap();
+        assert_eq!(
+            prompt,
+            json!({
+                "name": "greeting", "title": "Greeting", "description": "Asks to greet someone",
+                "arguments": [{"name": "name", "required": true}, {"name": "tone", "required": false}]
+            })
+        );
+        let mut params = mcp_sansio::schema::GetPromptParams::new("greeting");
+        params.arguments = Some([("name".to_owned(), "Ada".to_owned())].into());
+        let got = aw!(client.get_prompt(params)).unwrap();
+        let message = serde_json::to_value(&got.messages[0]).unwrap();
+        assert_eq!(message["content"]["text"], "Greet Ada in a friendly tone.");
+        let missing = aw!(client.get_prompt(mcp_sansio::schema::GetPromptParams::new("greeting")));
+        assert!(format!("{missing:?}").contains("name"), "{missing:?}");
+
+        // The resource and the template
+        let resources = aw!(client.list_resources()).unwrap();
+        assert_eq!(resources[0].uri, "test://static");
+        assert_eq!(resources[0].mime_type.as_deref(), Some("text/plain"));
+        let text = aw!(client.read_resource("test://static")).unwrap();
+        let text = serde_json::to_value(&text.contents[0]).unwrap();
+        assert_eq!(text["text"], "Hello from a macro");
+        assert_eq!(text["mimeType"], "text/plain");
+        let seven = aw!(client.read_resource("test://items/7")).unwrap();
+        let seven = serde_json::to_value(&seven.contents[0]).unwrap();
+        assert_eq!(seven["text"], "item 7 at test://items/7");
+        let bad = aw!(client.read_resource("test://items/seven"));
+        assert!(format!("{bad:?}").contains("does not parse"), "{bad:?}");
+        let zero = aw!(client.read_resource("test://items/0"));
+        assert!(format!("{zero:?}").contains("there is no item 0"), "{zero:?}");
+        aw!(client.close());
+    }
+}
+
+#[test]
+fn tool_routers_prompts_and_resources_in_both_eras() {
+    for era in [
+        EraMode::Legacy(ProtocolVersion::V2025_11_25),
+        EraMode::Modern,
+    ] {
+        rt::block_on(async { aw!(more(era)) });
+    }
 }

@@ -34,6 +34,7 @@ mod hostile;
 mod http;
 #[cfg(feature = "tls")]
 mod https;
+mod in_memory;
 mod input;
 mod logging;
 #[cfg(feature = "macros")]

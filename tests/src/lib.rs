@@ -142,6 +142,19 @@ pub fn axum_app() -> PathBuf {
     )
 }
 
+/// Our `weather` example binary: the spec's weather server written with the macros
+/// (`MCP_INTEROP_WEATHER`; scripts/interop-setup builds it)
+///
+/// # Panics
+/// When the variable is unset or names nothing.
+pub fn weather_example() -> PathBuf {
+    env_path(
+        "MCP_INTEROP_WEATHER",
+        "the mcp-sansio-tokio weather example binary \
+         (`cargo build -p mcp-sansio-tokio --example weather`)",
+    )
+}
+
 /// Starts the [`axum_app`] on a port the OS picks; returns the process and its MCP URL
 /// (`http://127.0.0.1:PORT/mcp`)
 ///

@@ -15,5 +15,6 @@ mod our_client_server_everything_http;
 mod our_client_server_filesystem;
 mod python_client;
 mod python_client_http;
+mod python_client_typed;
 mod ts_client;
 mod ts_client_http;
