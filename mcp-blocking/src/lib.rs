@@ -383,6 +383,75 @@
 //! The catalog checks the arguments against the derived schema first, so a call with a
 //! missing or mistyped field is an `isError` result and the handler does not run.
 //!
+//! # Typed input from the user
+//!
+//! With the `schemars` feature, [`cx.elicit::<T>(message)`](Context#method.elicit) asks the
+//! user to fill in the form derived from `T` (a flat struct of strings, numbers, booleans and
+//! unit enums, and `Vec`s of such enums) and returns [`Elicited::Accepted`] with the values
+//! decoded, or `Declined` or `Cancelled`; the same handler works in both eras. A `T` no form
+//! can express (a nested struct, a `Vec<String>`, a map) is an [`ElicitError`] naming the
+//! field, before anything is sent. [`cx.sample_text(prompt, max_tokens)`](Context::sample_text)
+//! asks the client's model the same way and returns its answer's text. Here an in-memory
+//! client answers the form:
+//!
+//! ```
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, InputResponse, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{
+//!     ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig,
+//! };
+//! use mcp_sansio_blocking::{Client, ClientOptions, Elicited, InputHandler, Server};
+//! use serde_json::{Map, json};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Booking {
+//!     /// Who is coming
+//!     name: String,
+//!     /// How many seats
+//!     seats: u8,
+//!     /// Where to sit
+//!     area: Option<Area>,
+//! }
+//!
+//! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(rename_all = "lowercase")]
+//! enum Area {
+//!     Inside,
+//!     Terrace,
+//! }
+//!
+//! # #[cfg(feature = "schemars")]
+//! # fn main() {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("tables", "1.0")))
+//!     .tool(Tool::new("book", Map::new()), |cx, _args| {
+//!         Ok(match cx.elicit::<Booking>("Book a table")? {
+//!             Elicited::Accepted(b) => {
+//!                 CallToolResult::text(format!("{} x{} {:?}", b.name, b.seats, b.area))
+//!             }
+//!             _ => CallToolResult::text("Nothing booked."), // declined or dismissed
+//!         })
+//!     })
+//!     .unwrap()
+//!     .build();
+//!
+//! // The client shows the form (its `requestedSchema`) and sends what the user typed
+//! let answer: InputHandler = std::sync::Arc::new(|requests| {
+//!     let form = json!({"action": "accept", "content": {"name": "Ada", "seats": 2}});
+//!     let form: InputResponse = serde_json::from_value(form).unwrap();
+//!     Ok(requests.into_keys().map(|key| (key, form.clone())).collect())
+//! });
+//! for era in [EraMode::Modern, EraMode::Legacy(ProtocolVersion::V2025_11_25)] {
+//!     let mut config = ClientConfig::new(Implementation::new("test", "1.0"));
+//!     config.era = era;
+//!     let options = ClientOptions::default().input(answer.clone());
+//!     let client = Client::in_memory_with(&server, config, options).unwrap();
+//!     let result = client.call_tool("book", Map::new()).unwrap();
+//!     assert_eq!(result.content[0].as_text(), Some("Ada x2 None"));
+//! }
+//! # }
+//! # #[cfg(not(feature = "schemars"))]
+//! # fn main() {}
+//! ```
+//!
 //! # Pushing changes
 //!
 //! A [`Server`] changes what it offers while it serves ([`Server::add_tool`],
