@@ -298,6 +298,9 @@ impl<'a> Root<'a> {
                 ));
             }
         }
+        if choices.is_empty() {
+            return Err(NO_OPTIONS.to_owned());
+        }
         Ok(Some(choices))
     }
 
@@ -401,15 +404,21 @@ fn single_select(
     }
 }
 
-/// Every value as a string; `Err` when one is not (a form's enums are strings)
+/// Every value as a string; `Err` when one is not (a form's enums are strings), or when
+/// there is none
 fn strings(values: &[Value]) -> Result<Vec<String>, String> {
+    if values.is_empty() {
+        return Err(NO_OPTIONS.to_owned());
+    }
     values
         .iter()
         .map(|v| v.as_str().map(str::to_owned))
         .collect::<Option<Vec<_>>>()
-        .filter(|v| !v.is_empty())
         .ok_or_else(|| "an enum of values that are not all strings".to_owned())
 }
+
+/// What an enum without values is
+const NO_OPTIONS: &str = "an enum with no values to choose from";
 
 fn is_null_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("null")
@@ -684,6 +693,14 @@ mod tests {
                 "a reference (\"#/$defs/Nowhere\") to a schema this one does not define",
             ),
             (json!({"$ref": "#/$defs/Loop"}), "a cycle of `$ref`s"),
+            (
+                json!({"anyOf": []}),
+                "an enum with no values to choose from",
+            ),
+            (
+                json!({"type": "string", "enum": []}),
+                "an enum with no values to choose from",
+            ),
         ];
         for (field, found) in cases {
             assert_eq!(

@@ -488,6 +488,9 @@ proptest! {
                 prop_assert_eq!(form.properties.keys().collect::<Vec<_>>(), fields.keys().collect::<Vec<_>>());
                 let form_required = form.required.clone().unwrap_or_default();
                 prop_assert_eq!(form_required.iter().collect::<Vec<_>>(), required);
+                // A form is its own restriction
+                let again = ElicitationSchema::from_json_schema(&serde_json::to_value(&form).unwrap());
+                prop_assert_eq!(again.as_ref(), Ok(&form));
                 check_all(&ElicitParams::form("m", form), "ElicitRequest", "/properties/params", false)?;
             }
             Err(FormSchemaError::Field { field, .. }) => {
