@@ -175,8 +175,9 @@ impl<R: Runtime> Context<R> {
     /// [`ask`](Self::ask) does (on a 2026 request the handler runs again with the answer)
     ///
     /// The form is `T`'s `schemars` JSON Schema restricted to what an elicitation form
-    /// holds (see `mcp_sansio::schema::ElicitationSchema::from_json_schema`): a struct whose
-    /// fields are strings (`#[schemars(email)]`, `#[schemars(url)]` and date types keep
+    /// holds (see
+    /// [`ElicitationSchema::from_json_schema`](mcp_sansio::schema::ElicitationSchema::from_json_schema)):
+    /// a struct whose fields are strings (`#[schemars(email)]`, `#[schemars(url)]` and date types keep
     /// their format), numbers, integers, booleans, unit-variant enums (titled when their
     /// variants have doc comments or `#[schemars(title)]`) and `Vec`s of such enums
     /// (multi-selects, 2025-11-25 and later; earlier versions leave them out of the form,
