@@ -177,12 +177,12 @@ impl<R: Runtime> Context<R> {
     /// The form is `T`'s `schemars` JSON Schema restricted to what an elicitation form
     /// holds (see
     /// [`ElicitationSchema::from_json_schema`](mcp_sansio::schema::ElicitationSchema::from_json_schema)):
-    /// a struct whose fields are strings (`#[schemars(email)]`, `#[schemars(url)]` and date types keep
-    /// their format), numbers, integers, booleans, unit-variant enums (titled when their
-    /// variants have doc comments or `#[schemars(title)]`) and `Vec`s of such enums
-    /// (multi-selects, 2025-11-25 and later; earlier versions leave them out of the form,
-    /// so give them `#[serde(default)]`). `Option` fields and `#[serde(default)]` ones are
-    /// not required. The request's key is `elicit-<n>`, counted in the order the run asks
+    /// a struct whose fields are strings (`#[schemars(email)]`, `#[schemars(url)]` and date
+    /// types keep their format), numbers, integers, booleans, unit-variant enums (titled
+    /// when their variants have doc comments or `#[schemars(title)]`) and `Vec`s of such
+    /// enums (multi-selects, 2025-11-25 and later; earlier versions leave them out of the
+    /// form, so give them `#[serde(default)]`). `Option` fields and `#[serde(default)]`
+    /// ones are not required. The request's key is `elicit-<n>`, counted in the order the run asks
     /// its typed questions (`elicit`, [`sample_text`](Self::sample_text)).
     ///
     /// # Errors
