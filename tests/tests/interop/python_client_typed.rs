@@ -46,17 +46,25 @@ fn assert_typed(s: &Value, version: &str) {
         }),
         "{s:#}"
     );
-    let structured = json!({"temperature": 22.5, "conditions": "Partly cloudy in Porto", "humidity": 65.0});
+    let structured =
+        json!({"temperature": 22.5, "conditions": "Partly cloudy in Porto", "humidity": 65.0});
     assert_eq!(s["structured"], structured, "{s:#}");
     let mirror: Value = serde_json::from_str(s["texts"][0].as_str().unwrap_or_default()).unwrap();
-    assert_eq!(mirror, structured, "the text block mirrors structuredContent");
+    assert_eq!(
+        mirror, structured,
+        "the text block mirrors structuredContent"
+    );
     assert_eq!(s["validated"], true, "{s:#}");
     assert_eq!(s["is_error"], false, "{s:#}");
     let form = &s["requested_schema"];
     assert_eq!(form["type"], "object", "{s:#}");
     assert_eq!(form["properties"]["city"]["type"], "string", "{s:#}");
     assert_eq!(form["properties"]["nights"]["type"], "integer", "{s:#}");
-    assert_eq!(form["properties"]["units"]["enum"], json!(["metric", "imperial"]), "{s:#}");
+    assert_eq!(
+        form["properties"]["units"]["enum"],
+        json!(["metric", "imperial"]),
+        "{s:#}"
+    );
     assert_eq!(form["required"], json!(["city", "nights"]), "{s:#}");
     assert_eq!(
         s["trip"],
