@@ -118,6 +118,7 @@ mod raw;
 pub mod schema;
 pub mod server;
 pub mod session;
+pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod version;

@@ -198,6 +198,7 @@ pub struct HttpServer {
     next_exchange: u64,
     outputs: VecDeque<Output>,
     events: VecDeque<(SessionKey, ServerEvent)>,
+    store_ops: VecDeque<(SessionKey, crate::store::StoreOp)>,
     dirty: BTreeSet<SessionKey>,
     tool_params: HashMap<String, Vec<HeaderParam>>,
     now: Instant,
@@ -243,6 +244,7 @@ impl HttpServer {
             next_exchange: 1,
             outputs: VecDeque::new(),
             events: VecDeque::new(),
+            store_ops: VecDeque::new(),
             dirty: BTreeSet::new(),
             tool_params: HashMap::new(),
             now,
@@ -530,6 +532,43 @@ impl HttpServer {
             self.events.shrink_to(64);
         }
         event
+    }
+
+    /// The next operation for the task store, with the session that waits for its reply
+    /// (see [`crate::store`]; only when the server shares its tasks); run them in order
+    #[must_use]
+    pub fn poll_store(&mut self) -> Option<(SessionKey, crate::store::StoreOp)> {
+        self.flush();
+        self.store_ops.pop_front()
+    }
+
+    /// The store's reply to an operation of session `key`
+    /// ([`ServerSession::handle_store_reply`](crate::ServerSession::handle_store_reply));
+    /// ignored when that session is gone
+    pub fn handle_store_reply(
+        &mut self,
+        now: Instant,
+        key: SessionKey,
+        ticket: crate::store::Ticket,
+        reply: crate::store::StoreReply,
+    ) {
+        self.tick(now);
+        if let Some(conn) = self.conns.get_mut(&key) {
+            conn.session.handle_store_reply(self.now, ticket, reply);
+            self.dirty.insert(key);
+        }
+        self.flush();
+    }
+
+    /// A message the store delivered, for every session
+    /// ([`ServerSession::handle_store_signal`](crate::ServerSession::handle_store_signal))
+    pub fn handle_store_signal(&mut self, now: Instant, message: &str) {
+        self.tick(now);
+        for (key, conn) in &mut self.conns {
+            conn.session.handle_store_signal(self.now, message);
+            self.dirty.insert(*key);
+        }
+        self.flush();
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) should next run
@@ -1042,6 +1081,9 @@ impl HttpServer {
         let conn = self.conns.get_mut(&key).expect("checked in the loop");
         while let Some(event) = conn.session.poll_event() {
             self.events.push_back((key, event));
+        }
+        while let Some(op) = conn.session.poll_store() {
+            self.store_ops.push_back((key, op));
         }
     }
 

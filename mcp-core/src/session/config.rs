@@ -166,6 +166,9 @@ pub struct ServerConfig {
     /// Makes task ids unique across sessions and restarts: task ids are this value in hex
     /// and a counter. Bindings set it from a random source.
     pub task_id_seed: u64,
+    /// Share tasks with other server processes through a store (see [`crate::store`]);
+    /// `None` keeps them in this session's table only
+    pub shared_tasks: Option<crate::store::SharedTasks>,
 }
 
 impl ServerConfig {
@@ -182,6 +185,7 @@ impl ServerConfig {
             state_key: None,
             state_ttl: Duration::from_secs(600),
             task_id_seed: 0,
+            shared_tasks: None,
         }
     }
 }

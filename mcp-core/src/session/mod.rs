@@ -172,6 +172,8 @@ struct Core {
     followed: std::collections::HashMap<String, OutboundId>,
     /// Server: listen streams and legacy resource subscriptions
     subscriptions: subscriptions::Subscriptions,
+    /// Server: tasks shared with other processes (see [`crate::store`])
+    shared: tasks::shared::SharedState,
 }
 
 /// The configuration of this end, by role
@@ -547,7 +549,8 @@ impl<R: Role> Session<R> {
         }
         let requests = self.core.outbound.next_deadline();
         let tasks = self.core.server_tasks.next_expiry();
-        requests.into_iter().chain(tasks).min()
+        let store = self.core.shared.next_deadline();
+        requests.into_iter().chain(tasks).chain(store).min()
     }
 
     /// Processes complete frames waiting in the codec while the application keeps up
@@ -600,6 +603,7 @@ impl Core {
             server_tasks: tasks::ServerTasks::default(),
             followed: std::collections::HashMap::new(),
             subscriptions: subscriptions::Subscriptions::default(),
+            shared: tasks::shared::SharedState::default(),
         }
     }
 

@@ -473,8 +473,10 @@ impl Core {
         // A cancellation for a request that already ended is the normal race: ignore it.
         let Some(id) = self.inbound.by_wire(&c.request_id) else {
             // It may end a listen stream or a waiting `tasks/result` instead.
-            if !self.subscriptions.cancel(&c.request_id) {
-                self.server_tasks.cancel_waiter(&c.request_id);
+            if !self.subscriptions.cancel(&c.request_id)
+                && !self.server_tasks.cancel_waiter(&c.request_id)
+            {
+                self.shared.cancel_waiter(&c.request_id);
             }
             return;
         };

@@ -15,6 +15,7 @@ impl Core {
             return;
         }
         self.expire_tasks();
+        self.store_timers();
         while let Some(wire) = self.outbound.expired(self.now) {
             let entry = self.outbound.remove(wire).expect("listed in deadlines");
             match &entry.owner {

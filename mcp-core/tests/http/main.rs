@@ -14,4 +14,5 @@ mod legacy;
 mod memory;
 mod modern;
 mod param_headers;
+mod shared_tasks;
 mod transport;

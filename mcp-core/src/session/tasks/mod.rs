@@ -3,6 +3,7 @@
 
 pub(super) mod client;
 pub(super) mod server;
+pub(super) mod shared;
 
 pub(super) use server::*;
 pub use server::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};

@@ -43,6 +43,9 @@ use crate::session::outbound_table::{OutEntry, Owner};
 use crate::session::{Answer, ClientSession, Core, Event, Role, Session, Side};
 use crate::version::{Era, ProtocolVersion};
 
+/// The status message of a task the client cancelled
+pub(super) const CANCELLED_MESSAGE: &str = "cancelled by the client";
+
 /// The id of the tasks extension of 2026-07-28
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
@@ -143,32 +146,37 @@ impl TaskError {
 /// One task in the server's table
 #[derive(Debug)]
 pub(crate) struct ServerTask {
-    wire_id: String,
-    modern: bool,
-    version: ProtocolVersion,
-    status: TaskStatus,
-    message: Option<String>,
-    created_ms: u64,
-    updated_ms: u64,
-    ttl: Option<Duration>,
-    poll_interval: Option<Duration>,
-    expires: Option<Instant>,
-    result: Option<Box<RawValue>>,
-    error: Option<ErrorObject>,
+    pub(super) wire_id: String,
+    pub(super) modern: bool,
+    pub(super) version: ProtocolVersion,
+    pub(super) status: TaskStatus,
+    pub(super) message: Option<String>,
+    pub(super) created_ms: u64,
+    pub(super) updated_ms: u64,
+    pub(super) ttl: Option<Duration>,
+    pub(super) poll_interval: Option<Duration>,
+    pub(super) expires: Option<Instant>,
+    pub(super) result: Option<Box<RawValue>>,
+    pub(super) error: Option<ErrorObject>,
     /// Input still outstanding (2026: listed in `tasks/get`; 2025-11-25: live requests)
-    pending_input: InputRequests,
-    answers: Answers,
+    pub(super) pending_input: InputRequests,
+    pub(super) answers: Answers,
     /// 2025-11-25 `tasks/result` requests waiting for the end: (wire id, batch)
-    waiters: Vec<(RequestId, Option<u32>)>,
+    pub(super) waiters: Vec<(RequestId, Option<u32>)>,
+    /// Shared tasks: the client has its task handle (status notifications may go out)
+    pub(super) announced: bool,
+    /// Shared tasks: the store holds the latest record (else the next lease renewal
+    /// writes it again)
+    pub(super) stored: bool,
 }
 
 /// The server's task table
 #[derive(Debug, Default)]
 pub(crate) struct ServerTasks {
-    next: u64,
-    tasks: BTreeMap<TaskId, ServerTask>,
-    by_wire: HashMap<String, TaskId>,
-    expiries: BTreeSet<(Instant, TaskId)>,
+    pub(super) next: u64,
+    pub(super) tasks: BTreeMap<TaskId, ServerTask>,
+    pub(super) by_wire: HashMap<String, TaskId>,
+    pub(super) expiries: BTreeSet<(Instant, TaskId)>,
 }
 
 impl ServerTasks {
@@ -177,7 +185,7 @@ impl ServerTasks {
     }
 
     /// `tasks/result` requests waiting for their task's end, over all tasks
-    fn waiting(&self) -> usize {
+    pub(super) fn waiting(&self) -> usize {
         self.tasks.values().map(|t| t.waiters.len()).sum()
     }
 
@@ -192,7 +200,7 @@ impl ServerTasks {
         false
     }
 
-    fn remove(&mut self, id: TaskId) -> Option<ServerTask> {
+    pub(super) fn remove(&mut self, id: TaskId) -> Option<ServerTask> {
         let task = self.tasks.remove(&id)?;
         self.by_wire.remove(&task.wire_id);
         if let Some(at) = task.expires {
@@ -205,10 +213,10 @@ impl ServerTasks {
 /// `taskId` params of the task methods
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct TaskIdParams {
-    task_id: String,
+pub(super) struct TaskIdParams {
+    pub(super) task_id: String,
     #[serde(default)]
-    input_responses: Option<Answers>,
+    pub(super) input_responses: Option<Answers>,
 }
 
 /// Whether the client allows a task for this request; `Some(requested ttl)` when it does
@@ -287,13 +295,38 @@ pub(crate) fn iso8601(unix_ms: u64) -> String {
     )
 }
 
-fn millis(d: Duration) -> u64 {
+pub(super) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl ServerTask {
+    /// What 2025-11-25 `tasks/result` answers for this terminal task: the original result
+    /// (tied to the task in `_meta`), or its error
+    pub(super) fn result_answer(&self) -> Result<String, ErrorObject> {
+        let related = json!({ "taskId": self.wire_id }).to_string();
+        if let Some(result) = &self.result {
+            let mut out = Vec::new();
+            crate::raw::write_patched(
+                &mut out,
+                Some(result.get()),
+                &crate::raw::Patch {
+                    members: &[],
+                    meta: &[(RELATED_TASK_META_KEY, related.as_bytes())],
+                    meta_wins: false,
+                },
+            );
+            Ok(String::from_utf8(out).expect("JSON is UTF-8"))
+        } else {
+            Err(self.error.clone().unwrap_or_else(|| {
+                ErrorObject::internal_error(
+                    format!("the task was {:?}", self.status).to_lowercase(),
+                )
+            }))
+        }
+    }
+
     /// The task object of either form, without the result-specific members
-    fn to_json(&self) -> Value {
+    pub(super) fn to_json(&self) -> Value {
         let mut v = json!({
             "taskId": self.wire_id,
             "status": self.status,
@@ -320,7 +353,7 @@ impl ServerTask {
     }
 
     /// The 2026 `DetailedTask` form of `tasks/get` and `notifications/tasks`
-    fn detailed(&self) -> Value {
+    pub(super) fn detailed(&self) -> Value {
         let mut v = self.to_json();
         match self.status {
             TaskStatus::Completed => {
@@ -342,7 +375,7 @@ impl ServerTask {
     }
 }
 
-fn error_json(e: &ErrorObject) -> Value {
+pub(super) fn error_json(e: &ErrorObject) -> Value {
     let mut v = json!({"code": e.code, "message": e.message});
     if let Some(d) = &e.data {
         v["data"] = serde_json::from_str(d.get()).unwrap_or(Value::Null);
@@ -463,6 +496,8 @@ impl Core {
             pending_input: InputRequests::new(),
             answers: Answers::new(),
             waiters: Vec::new(),
+            announced: true,
+            stored: false,
         };
         let created = if modern {
             let mut v = task.to_json();
@@ -477,6 +512,11 @@ impl Core {
         self.server_tasks.by_wire.insert(wire_id, id);
         self.server_tasks.tasks.insert(id, task);
         let created = created.to_string();
+        if self.shared_config().is_some() {
+            // The handle goes out once the store holds the task (any process may be asked).
+            self.shared_create(id, entry.wire_id, entry.batch, created, modern);
+            return Ok(id);
+        }
         let answer = if modern {
             Answer::ModernResult(&created)
         } else {
@@ -571,9 +611,17 @@ impl Core {
         Ok(())
     }
 
-    /// After any status change: tell the client (2025-11-25) and answer waiting
-    /// `tasks/result` requests once terminal
-    fn task_changed(&mut self, id: TaskId) {
+    /// After any status change: tell the client (2025-11-25), answer waiting
+    /// `tasks/result` requests once terminal, and write the shared record
+    pub(super) fn task_changed(&mut self, id: TaskId) {
+        self.task_changed_here(id);
+        if self.shared_config().is_some() {
+            self.shared_put(id);
+        }
+    }
+
+    /// [`task_changed`](Self::task_changed) without the store
+    pub(super) fn task_changed_here(&mut self, id: TaskId) {
         let Some(task) = self.server_tasks.tasks.get_mut(&id) else {
             return;
         };
@@ -583,7 +631,7 @@ impl Core {
         } else {
             Vec::new()
         };
-        let notify = (!task.modern).then(|| task.to_json().to_string());
+        let notify = (!task.modern && task.announced).then(|| task.to_json().to_string());
         let listeners = task
             .modern
             .then(|| (task.wire_id.clone(), task.detailed().to_string()));
@@ -611,27 +659,9 @@ impl Core {
         let Some(task) = self.server_tasks.tasks.get(&id) else {
             return;
         };
-        let related = json!({ "taskId": task.wire_id }).to_string();
-        if let Some(result) = &task.result {
-            let mut out = Vec::new();
-            crate::raw::write_patched(
-                &mut out,
-                Some(result.get()),
-                &crate::raw::Patch {
-                    members: &[],
-                    meta: &[(RELATED_TASK_META_KEY, related.as_bytes())],
-                    meta_wins: false,
-                },
-            );
-            let text = String::from_utf8(out).expect("JSON is UTF-8");
-            self.answer(Some(wire), batch, Answer::Result(&text));
-        } else {
-            let error = task.error.clone().unwrap_or_else(|| {
-                ErrorObject::internal_error(
-                    format!("the task was {:?}", task.status).to_lowercase(),
-                )
-            });
-            self.answer(Some(wire), batch, Answer::Error(&error));
+        match task.result_answer() {
+            Ok(text) => self.answer(Some(wire), batch, Answer::Result(&text)),
+            Err(error) => self.answer(Some(wire), batch, Answer::Error(&error)),
         }
     }
 
@@ -753,7 +783,6 @@ impl Core {
         }
         let id = &request.id;
         let modern = version.era() == Era::Modern;
-        let now_ms = self.clock_ms();
         if modern && !has_capability(self.own_caps(), &["extensions", TASKS_EXTENSION]) {
             let error = ErrorObject::method_not_found(method);
             self.answer(Some(id), batch, Answer::Error(&error));
@@ -778,6 +807,11 @@ impl Core {
             }
         };
         let Some(&seq) = self.server_tasks.by_wire.get(&params.task_id) else {
+            if self.shared_config().is_some() {
+                // Another process may run it: its record says.
+                self.shared_lookup(method, id.clone(), batch, modern, params);
+                return true;
+            }
             let error = ErrorObject::invalid_params(format!("unknown task: {}", params.task_id))
                 .with_data(&json!({ "taskId": params.task_id }));
             self.answer(Some(id), batch, Answer::Error(&error));
@@ -799,7 +833,9 @@ impl Core {
                 let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
                 if task.status.is_terminal() {
                     self.answer_task_result(seq, id, batch);
-                } else if self.server_tasks.waiting() >= self.limits().max_in_flight_inbound {
+                } else if self.server_tasks.waiting() + self.shared.waiting()
+                    >= self.limits().max_in_flight_inbound
+                {
                     // Waiting requests are requests in progress: bounded like the others.
                     let error = ErrorObject::internal_error(format!(
                         "too many requests in progress (limit {}); retry later",
@@ -829,38 +865,57 @@ impl Core {
                     }
                     return true;
                 }
-                task.status = TaskStatus::Cancelled;
-                task.message = Some("cancelled by the client".into());
-                task.updated_ms = now_ms;
-                task.pending_input.clear();
+                self.cancel_task_here(seq);
                 let text = if modern {
                     ack.to_owned()
                 } else {
-                    task.to_json().to_string()
+                    self.server_tasks.tasks[&seq].to_json().to_string()
                 };
-                self.events.push_back(Event::TaskCancelled { task: seq });
-                self.task_changed(seq);
                 // The 2026 ack is exactly `{"resultType":"complete"}`.
                 self.answer(Some(id), batch, Answer::Result(&text));
             }
             "tasks/update" => {
-                let task = self.server_tasks.tasks.get_mut(&seq).expect("indexed");
-                if task.status == TaskStatus::InputRequired {
-                    for (key, value) in params.input_responses.unwrap_or_default() {
-                        // Unknown keys are ignored; the ack is the same. An answer that is
-                        // no input response leaves its key pending (still listed by
-                        // tasks/get) instead of vanishing from the Event::TaskInput.
-                        if is_input_response(&value) && task.pending_input.remove(&key).is_some() {
-                            task.answers.insert(key, value);
-                        }
-                    }
-                }
                 self.answer(Some(id), batch, Answer::Result(ack));
-                self.task_input_complete(seq);
+                self.give_task_input(seq, params.input_responses.unwrap_or_default());
             }
             _ => unreachable!("matched above"),
         }
         true
+    }
+
+    /// Cancels a task this session runs (`tasks/cancel` here or through another process)
+    pub(super) fn cancel_task_here(&mut self, seq: TaskId) {
+        let now_ms = self.clock_ms();
+        let Some(task) = self.server_tasks.tasks.get_mut(&seq) else {
+            return;
+        };
+        if task.status.is_terminal() {
+            return;
+        }
+        task.status = TaskStatus::Cancelled;
+        task.message = Some(CANCELLED_MESSAGE.into());
+        task.updated_ms = now_ms;
+        task.pending_input.clear();
+        self.events.push_back(Event::TaskCancelled { task: seq });
+        self.task_changed(seq);
+    }
+
+    /// Answers to a task's input requests (`tasks/update` here or through another process)
+    pub(super) fn give_task_input(&mut self, seq: TaskId, answers: Answers) {
+        let Some(task) = self.server_tasks.tasks.get_mut(&seq) else {
+            return;
+        };
+        if task.status == TaskStatus::InputRequired {
+            for (key, value) in answers {
+                // Unknown keys are ignored; the ack is the same. An answer that is
+                // no input response leaves its key pending (still listed by
+                // tasks/get) instead of vanishing from the Event::TaskInput.
+                if is_input_response(&value) && task.pending_input.remove(&key).is_some() {
+                    task.answers.insert(key, value);
+                }
+            }
+        }
+        self.task_input_complete(seq);
     }
 
     fn serve_task_list(&mut self, id: &RequestId, params: &str, batch: Option<u32>) {
