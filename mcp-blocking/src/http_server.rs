@@ -234,7 +234,7 @@ pub(crate) fn start(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    (hub, tools): Pushes<'_>,
+    (hub, tools, store): Pushes<'_>,
 ) -> io::Result<(HttpEndpoint, JoinHandle<()>)> {
     let limit = http_config.max_body_size;
     let (tx, inbox) = crossbeam_channel::unbounded();
@@ -247,8 +247,20 @@ pub(crate) fn start(
     let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
     let tools = tools();
     let clock = (driver::now(), driver::unix_ms());
+    let mut front = ServerFront::new(http_config, server_config, &tools, app, clock);
+    if let Some(store) = store {
+        let replies = Handlers::new(Route::inbox(tx.clone()));
+        front.set_store(
+            Arc::clone(store),
+            Arc::new(move |key, ticket, reply| {
+                let _ = replies
+                    .for_session(key)
+                    .send(HandlerMsg::Store { ticket, reply });
+            }),
+        );
+    }
     let actor = Actor {
-        front: ServerFront::new(http_config, server_config, &tools, app, clock),
+        front,
         _registration: registration,
     };
     let actor = thread::Builder::new()
@@ -337,6 +349,7 @@ type App = mcp_sansio_shared::http::PeerApp<driver::Blocking>;
 pub(crate) type Pushes<'a> = (
     &'a Arc<mcp_sansio_shared::push::Hub>,
     &'a dyn Fn() -> Vec<mcp_sansio::schema::Tool>,
+    Option<&'a Arc<dyn mcp_sansio_shared::store::TaskStore>>,
 );
 
 struct Actor {

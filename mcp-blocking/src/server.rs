@@ -559,14 +559,29 @@ impl ServerBuilder {
         self
     }
 
+    /// Shares tasks and changes with the server's other processes through `store` (see
+    /// [`mcp_sansio_shared::store`]): a task started here is read, given input and
+    /// cancelled through any of them, and `list_changed` and resource updates raised on one
+    /// reach the clients of all. `shared` names this process and sets the lease after
+    /// which a task whose process died reads `failed`. Only the HTTP sessions share (a
+    /// byte stream's tasks have one client); every process must register the same tools
+    /// and share one [`ServerConfig::state_key`].
+    pub fn task_store(
+        mut self,
+        store: Arc<dyn mcp_sansio_shared::store::TaskStore>,
+        shared: mcp_sansio::store::SharedTasks,
+    ) -> Self {
+        self.registry.task_store(store, shared);
+        self
+    }
+
     /// The server, ready to serve connections
     ///
     /// Without a [`ServerConfig::state_key`] the server gets a random one, so 2026 requests
     /// can ask for input; several server processes behind one endpoint must share a key
     /// set by hand.
     pub fn build(self) -> Server {
-        let (config, table) = self.registry.build();
-        let live = Live::new(config, table);
+        let live = self.registry.build_live();
         Server {
             config: Arc::clone(live.config()),
             dispatch: Arc::new(Dispatcher {
@@ -609,7 +624,9 @@ impl Server {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
-        let session = ServerSession::new(Arc::clone(&self.config), driver::now());
+        // A byte stream's tasks have one client: not shared.
+        let session =
+            ServerSession::new(Arc::clone(self.dispatch.live.local_config()), driver::now());
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let conn = Connection {
             session,
@@ -731,7 +748,11 @@ impl Server {
             config,
             server_config,
             dispatch,
-            (self.dispatch.live.hub(), &|| self.dispatch.live.tools()),
+            (
+                self.dispatch.live.hub(),
+                &|| self.dispatch.live.tools(),
+                self.dispatch.live.store(),
+            ),
             protection,
             tls,
         )
@@ -752,7 +773,8 @@ impl Server {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let server_config = Arc::clone(&self.config);
         let tools = || self.dispatch.live.tools();
-        let pushes: crate::http_server::Pushes<'_> = (self.dispatch.live.hub(), &tools);
+        let pushes: crate::http_server::Pushes<'_> =
+            (self.dispatch.live.hub(), &tools, self.dispatch.live.store());
         let (endpoint, _actor) =
             crate::http_server::start(config, server_config, dispatch, pushes)?;
         Ok(endpoint)

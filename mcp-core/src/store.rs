@@ -38,6 +38,11 @@ use serde_json::value::RawValue;
 use crate::session::ListKind;
 
 /// How a server shares its tasks with other processes
+///
+/// Records carry Unix times (leases, expiry): anchor the wall clock of every sharing session
+/// ([`Session::anchor_wall_clock`](crate::Session::anchor_wall_clock),
+/// [`HttpServer::anchor_wall_clock`](crate::http::HttpServer::anchor_wall_clock)); the
+/// bindings do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SharedTasks {

@@ -55,7 +55,11 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
-    let session = ServerSession::new(std::sync::Arc::clone(&server.config), R::now());
+    // A byte stream's tasks have one client: not shared.
+    let session = ServerSession::new(
+        std::sync::Arc::clone(server.live().local_config()),
+        R::now(),
+    );
     let (_keep, commands) = chan::queue();
     let hub = Some(server.live().hub());
     run::<R, _, I, O>(session, reader, writer, commands, server.app(), None, hub)

@@ -25,6 +25,8 @@ use mcp_sansio::{ClientEvent, ClientSession, ServerConfig, ServerEvent, ServerSe
 use crate::auth::OAuthOptions;
 use crate::peer::HandlerMsg;
 use crate::push::Push;
+use crate::store::TaskStore;
+use mcp_sansio::store::{StoreOp, StoreReply, Ticket};
 
 // ---------------------------------------------------------------------------------------
 // Server
@@ -191,7 +193,13 @@ pub struct ServerFront<C: Channels, P: SessionPeer> {
     ids: SessionIds,
     /// The open exchanges' spans, when a subscriber wants them
     traces: HashMap<ExchangeId, crate::trace::ExchangeTrace>,
+    /// The task store, and where its replies go (back into the actor, tagged with the
+    /// session)
+    store: Option<(Arc<dyn TaskStore>, StoreSink)>,
 }
+
+/// Where a task store's reply to a session's operation goes: the actor's inbox
+pub type StoreSink = Arc<dyn Fn(SessionKey, Ticket, StoreReply) + Send + Sync>;
 
 impl<C: Channels, P: SessionPeer> std::fmt::Debug for ServerFront<C, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -225,7 +233,51 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             app,
             ids: SessionIds::new(),
             traces: HashMap::new(),
+            store: None,
         }
+    }
+
+    /// Shares the sessions' tasks through `store` (the server's configuration says how:
+    /// [`ServerConfig::shared_tasks`](mcp_sansio::ServerConfig::shared_tasks)); its replies
+    /// go to `sink`, which hands them back to [`store_reply`](Self::store_reply)
+    pub fn set_store(&mut self, store: Arc<dyn TaskStore>, sink: StoreSink) {
+        self.store = Some((store, sink));
+    }
+
+    /// The store's reply to an operation of session `key`
+    pub fn store_reply(
+        &mut self,
+        now: Instant,
+        key: SessionKey,
+        ticket: Ticket,
+        reply: StoreReply,
+    ) {
+        self.http.handle_store_reply(now, key, ticket, reply);
+    }
+
+    /// Runs the sessions' store operations, in order
+    fn run_store(&mut self) -> bool {
+        let mut busy = false;
+        while let Some((key, op)) = self.http.poll_store() {
+            busy = true;
+            let Some((store, sink)) = &self.store else {
+                continue;
+            };
+            let ticket = match &op {
+                StoreOp::Put { ticket, .. } | StoreOp::Get { ticket, .. } => Some(*ticket),
+                _ => None,
+            };
+            let sink = Arc::clone(sink);
+            store.run(
+                op,
+                Box::new(move |reply| {
+                    if let Some(ticket) = ticket {
+                        sink(key, ticket, reply);
+                    }
+                }),
+            );
+        }
+        busy
     }
 
     /// The session `key` and its peer (made now if it had none), if the session is open
@@ -242,8 +294,9 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
     /// A change the server pushed, for every session: the core decides which sessions send
     /// what (legacy sessions on their GET stream, 2026 listen streams that asked), and keeps
     /// its tools' header mirrors
-    pub fn push(&mut self, push: &Push) {
+    pub fn push(&mut self, now: Instant, push: &Push) {
         match push {
+            Push::Signal(message) => self.http.handle_store_signal(now, message),
             Push::ListChanged(kind) => {
                 let _ = self.http.notify_list_changed(*kind);
             }
@@ -378,6 +431,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                     _ => {}
                 }
             }
+            busy |= self.run_store();
             if !busy {
                 return;
             }
@@ -409,7 +463,9 @@ impl<C: Channels, R: crate::peer::Plumbing> ServerFront<C, crate::peer::Peer<R>>
     /// every session ([`push`](Self::push))
     pub fn on_handler(&mut self, key: SessionKey, msg: HandlerMsg<R>) {
         if let HandlerMsg::Push(push) = msg {
-            self.push(&push);
+            self.push(R::now(), &push);
+        } else if let HandlerMsg::Store { ticket, reply } = msg {
+            self.store_reply(R::now(), key, ticket, reply);
         } else if let Some((peer, session)) = self.peer(key) {
             peer.on_server_handler(session, msg);
         }

@@ -78,6 +78,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
         let (stop, stopped) = async_channel::bounded(1);
         // In the server's hub before the tools are read, so no tool change is missed.
         let pushes = handlers.clone();
+        let pushes_for_store = handlers.clone();
         let registration = server
             .live()
             .hub()
@@ -89,7 +90,18 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
         };
         let body_limit = config.max_body_size;
         let clock = (R::now(), unix_ms());
-        let front = ServerFront::new(config, Arc::clone(&server.config), &tools, app, clock);
+        let mut front = ServerFront::new(config, Arc::clone(&server.config), &tools, app, clock);
+        if let Some(store) = server.live().store() {
+            let replies = pushes_for_store;
+            front.set_store(
+                Arc::clone(store),
+                Arc::new(move |key, ticket, reply| {
+                    let _ = replies
+                        .for_session(key)
+                        .send(HandlerMsg::Store { ticket, reply });
+                }),
+            );
+        }
         Self {
             to_actor,
             stop,

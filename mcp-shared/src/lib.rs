@@ -108,6 +108,7 @@ pub mod sample;
 pub mod server;
 #[cfg(unix)]
 pub mod stdio;
+pub mod store;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod trace;

@@ -263,6 +263,13 @@ pub enum HandlerMsg<R: Plumbing> {
         /// Its place among the run's waiting reports
         waiting: Waiting,
     },
+    /// The task store's reply to an operation of the session (HTTP servers with a store)
+    Store {
+        /// The operation
+        ticket: mcp_sansio::store::Ticket,
+        /// The reply
+        reply: mcp_sansio::store::StoreReply,
+    },
     /// A handler turns its request into a task and keeps working
     StartTask {
         /// Its request
@@ -754,7 +761,7 @@ impl<R: Plumbing> Peer<R> {
                 }
             }
             // Only a client's input handler answers input requests.
-            HandlerMsg::Answered { .. } => {}
+            HandlerMsg::Answered { .. } | HandlerMsg::Store { .. } => {}
             HandlerMsg::Push(push) => push_to(session, &push),
         }
     }
@@ -798,8 +805,8 @@ pub fn push_to(session: &mut ServerSession, push: &Push) {
         Push::ResourceUpdated(uri) => {
             let _ = session.notify_resource_updated(uri);
         }
-        // A byte stream has no header mirrors to keep.
-        Push::ToolSet(_) | Push::ToolRemoved(_) => {}
+        // A byte stream has no header mirrors to keep, nor shared tasks.
+        Push::ToolSet(_) | Push::ToolRemoved(_) | Push::Signal(_) => {}
     }
 }
 

@@ -31,6 +31,9 @@ pub enum Push {
     ToolSet(Box<Tool>),
     /// A tool was removed (HTTP: the core's header-mirror cache forgets it)
     ToolRemoved(String),
+    /// A message from the server's task store (a task's cancellation, input or end,
+    /// published by any process): for the HTTP sessions, whose tasks are shared
+    Signal(Arc<str>),
 }
 
 /// How a connection's actor receives pushes: sends without waiting; `false` once the

@@ -34,6 +34,8 @@ use crate::peer::{App, HandlerMsg, Handlers, Reports};
 use crate::push::{Hub, Push};
 use crate::runtime::Runtime;
 use crate::sample::{self, SampleError};
+use crate::store::{Subscription, TaskStore};
+use mcp_sansio::store::{SharedTasks, Signal, StoreOp};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn<R> = Arc<
@@ -355,6 +357,19 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
         self
     }
 
+    /// Shares tasks and changes with the server's other processes through `store` (see
+    /// [`store`](crate::store)): a task started here is read, given input and cancelled
+    /// through any of them, and `list_changed` and resource updates raised on one reach
+    /// the clients of all. `shared` names this process and sets the lease after which a
+    /// task whose process died reads `failed`. Only the HTTP sessions share (a byte
+    /// stream's tasks have one client); every process must register the same tools and
+    /// share one [`ServerConfig::state_key`].
+    #[must_use]
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>, shared: SharedTasks) -> Self {
+        self.registry.task_store(store, shared);
+        self
+    }
+
     /// Sets the `completion/complete` handler and declares `completions`
     #[must_use]
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
@@ -477,8 +492,7 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     /// Without a [`ServerConfig::state_key`] the server gets a random one (see
     /// [`Registry::build`]).
     pub fn build(self) -> S {
-        let (config, table) = self.registry.build();
-        let live = Live::new(config, table);
+        let live = self.registry.build_live();
         S::from(ServerCore {
             config: Arc::clone(live.config()),
             dispatch: Arc::new(Dispatcher { live }),
@@ -516,6 +530,7 @@ pub struct Dispatcher<R: Runtime> {
 pub struct Registry<T, S, P, C> {
     config: ServerConfig,
     table: Table<T, S, P, C>,
+    store: Option<Arc<dyn TaskStore>>,
 }
 
 impl<T, S, P, C> std::fmt::Debug for Registry<T, S, P, C> {
@@ -538,7 +553,27 @@ impl<T, S, P, C> Registry<T, S, P, C> {
                 prompts: BTreeMap::new(),
                 completion: None,
             },
+            store: None,
         }
+    }
+
+    /// Shares the server's tasks and changes with other processes through `store`, as
+    /// `shared` says (this process's name in records, the lease)
+    pub fn task_store(&mut self, store: Arc<dyn TaskStore>, shared: SharedTasks) {
+        self.config.shared_tasks = Some(shared);
+        self.store = Some(store);
+    }
+
+    /// The built registry as a live server: [`build`](Self::build), then the store's
+    /// subscription
+    pub fn build_live(mut self) -> Live<T, S, P, C> {
+        let store = self.store.take();
+        let (config, table) = self.build();
+        let mut live = Live::new(config, table);
+        if let Some(store) = store {
+            live.attach_store(store);
+        }
+        live
     }
 
     /// The configuration so far
@@ -888,6 +923,10 @@ pub struct Live<T, S, P, C> {
     config: Arc<ServerConfig>,
     table: RwLock<Table<T, S, P, C>>,
     hub: Arc<Hub>,
+    /// The task store, and this server's subscription to what other processes publish
+    store: Option<(Arc<dyn TaskStore>, Subscription)>,
+    /// The configuration of byte-stream sessions: their tasks stay theirs (one client)
+    local_config: Arc<ServerConfig>,
 }
 
 impl<T, S, P, C> std::fmt::Debug for Live<T, S, P, C> {
@@ -902,10 +941,63 @@ impl<T, S, P, C> std::fmt::Debug for Live<T, S, P, C> {
 impl<T, S, P, C> Live<T, S, P, C> {
     /// A built server's configuration and table, with no connection yet
     pub fn new(config: ServerConfig, table: Table<T, S, P, C>) -> Self {
+        let config = Arc::new(config);
         Self {
-            config: Arc::new(config),
+            local_config: Arc::clone(&config),
+            config,
             table: RwLock::new(table),
             hub: Hub::new(),
+            store: None,
+        }
+    }
+
+    /// Hears what every process publishes to `store`: changes raised elsewhere reach this
+    /// server's connections, task signals its HTTP sessions
+    fn attach_store(&mut self, store: Arc<dyn TaskStore>) {
+        let origin = self
+            .config
+            .shared_tasks
+            .as_ref()
+            .map(|s| s.node.clone())
+            .unwrap_or_default();
+        let hub = Arc::downgrade(&self.hub);
+        let subscription = store.subscribe(Arc::new(move |text: &str| {
+            let Some(hub) = hub.upgrade() else {
+                return;
+            };
+            match Signal::decode(text) {
+                Some(Signal::ListChanged { origin: from, kind }) if from != origin => {
+                    hub.broadcast(&Push::ListChanged(kind));
+                }
+                Some(Signal::ResourceUpdated { origin: from, uri }) if from != origin => {
+                    hub.broadcast(&Push::ResourceUpdated(uri));
+                }
+                Some(Signal::ListChanged { .. } | Signal::ResourceUpdated { .. }) | None => {}
+                Some(_) => hub.broadcast(&Push::Signal(Arc::from(text))),
+            }
+        }));
+        let mut local = (*self.config).clone();
+        local.shared_tasks = None;
+        self.local_config = Arc::new(local);
+        self.store = Some((store, subscription));
+    }
+
+    /// The task store, when the server shares its tasks
+    pub fn store(&self) -> Option<&Arc<dyn TaskStore>> {
+        self.store.as_ref().map(|(store, _)| store)
+    }
+
+    /// The configuration of byte-stream sessions (stdio, in-memory pipes): the server's,
+    /// without [`ServerConfig::shared_tasks`] (a byte stream's tasks have one client)
+    pub fn local_config(&self) -> &Arc<ServerConfig> {
+        &self.local_config
+    }
+
+    /// Tells the other processes, when there is a store
+    fn publish(&self, signal: impl FnOnce(String) -> Signal) {
+        if let (Some((store, _)), Some(shared)) = (&self.store, &self.config.shared_tasks) {
+            let message = signal(shared.node.clone()).encode();
+            store.run(StoreOp::Publish { message }, Box::new(|_| {}));
         }
     }
 
@@ -1037,6 +1129,7 @@ impl<T, S, P, C> Live<T, S, P, C> {
             return Err(NotDeclared { list });
         }
         self.hub.broadcast(&Push::ListChanged(kind));
+        self.publish(|origin| Signal::ListChanged { origin, kind });
         Ok(())
     }
 
@@ -1045,6 +1138,10 @@ impl<T, S, P, C> Live<T, S, P, C> {
     /// parent, with `resources/subscribe`, and to the 2026 listen streams that name it)
     pub fn notify_resource_updated(&self, uri: &str) {
         self.hub.broadcast(&Push::ResourceUpdated(uri.to_owned()));
+        self.publish(|origin| Signal::ResourceUpdated {
+            origin,
+            uri: uri.to_owned(),
+        });
     }
 }
 
