@@ -744,6 +744,15 @@ pub use runtime::AsyncStd;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use server::{Context, Server, ServerBuilder};
 
+/// Several server processes sharing tasks and changes (see [`ServerBuilder::task_store`]
+/// and the rules in [`mcp_sansio::store`])
+pub mod store {
+    pub use mcp_sansio::store::SharedTasks;
+    #[cfg(feature = "redis")]
+    pub use mcp_sansio_shared::redis_store::RedisTaskStore;
+    pub use mcp_sansio_shared::store::{MemoryTaskStore, TaskStore};
+}
+
 /// The README (for crates.io), whose example (on Streamable HTTP) runs as a doc test too
 #[cfg(all(doctest, feature = "http"))]
 #[doc = include_str!("../README.md")]

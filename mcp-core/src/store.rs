@@ -85,6 +85,19 @@ impl SharedTasks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Ticket(pub(crate) u64);
 
+impl Ticket {
+    /// A ticket from its number (a store carrying tickets across a language boundary, a
+    /// store's own tests); a session ignores replies to tickets it did not issue
+    pub fn from_raw(n: u64) -> Self {
+        Self(n)
+    }
+
+    /// Its number
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+}
+
 /// An operation for the store, from [`ServerSession::poll_store`](crate::ServerSession::poll_store)
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

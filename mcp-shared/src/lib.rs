@@ -103,6 +103,8 @@ pub mod memory;
 pub mod net_error;
 pub mod peer;
 pub mod push;
+#[cfg(feature = "redis")]
+pub mod redis_store;
 pub mod runtime;
 pub mod sample;
 pub mod server;

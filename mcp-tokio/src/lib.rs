@@ -745,6 +745,15 @@ pub use runtime::Tokio;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use server::{Context, Server, ServerBuilder};
 
+/// Several server processes sharing tasks and changes (see [`ServerBuilder::task_store`]
+/// and the rules in [`mcp_sansio::store`])
+pub mod store {
+    pub use mcp_sansio::store::SharedTasks;
+    #[cfg(feature = "redis")]
+    pub use mcp_sansio_shared::redis_store::RedisTaskStore;
+    pub use mcp_sansio_shared::store::{MemoryTaskStore, TaskStore};
+}
+
 /// The README (for crates.io), whose examples run as doc tests too
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
