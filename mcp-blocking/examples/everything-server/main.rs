@@ -10,7 +10,13 @@
 //! `--conformance` adds the fixtures of the official conformance suite (see
 //! `conformance.rs`): `--conformance --http 127.0.0.1:PORT` is the server its server legs
 //! run against. Without it the catalog is the small demo one the interop tests assert on.
+//!
+//! Behind a load balancer: `--node NAME` puts `NAME.` before every 2025-wire session id, for
+//! sticky routing, and `--state-key HEX` (64 hex digits) is the `requestState` key all the
+//! processes share. Flags go in any order; see mcp-tokio's `everything-server/args.rs`.
 
+#[path = "../../../mcp-tokio/examples/everything-server/args.rs"]
+mod args;
 mod conformance;
 
 use std::collections::BTreeMap;
@@ -26,6 +32,8 @@ use mcp_sansio::{Implementation, Progress, ServerConfig};
 use mcp_sansio_blocking::{Server, ServerBuilder};
 use serde_json::{Map, Value, json};
 
+use args::Transport;
+
 pub(crate) fn object(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
@@ -40,7 +48,7 @@ fn random_u64() -> u64 {
         .finish()
 }
 
-fn state_key() -> [u8; 32] {
+fn random_key() -> [u8; 32] {
     let mut key = [0u8; 32];
     for chunk in key.chunks_mut(8) {
         chunk.copy_from_slice(&random_u64().to_le_bytes());
@@ -62,18 +70,20 @@ fn init_logging() {
 
 fn main() {
     init_logging();
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let fixtures = args
-        .iter()
-        .position(|a| a == "--conformance")
-        .map(|i| args.remove(i))
-        .is_some();
+    let name = "everything-server-blocking";
+    let args = args::parse(name);
+    if let Some(url) = &args.store {
+        // Issue #21: the shared task store is wired here once it exists
+        eprintln!("{name}: --store {url}: not supported yet");
+        std::process::exit(2);
+    }
+    let fixtures = args.fixtures;
     let mut config = ServerConfig::new(Implementation::new(
         "mcp-blocking-everything",
         env!("CARGO_PKG_VERSION"),
     ));
     config.instructions = Some("A demonstration server: echo, add, slow (with progress).".into());
-    config.state_key = Some(state_key());
+    config.state_key = Some(args.state_key.unwrap_or_else(random_key));
     config.task_id_seed = random_u64();
     // The tasks extension (SEP-2663): `long_job` runs as a task for 2026 clients that allow it
     // (and the conformance `tasks-*` scenarios drive it)
@@ -101,41 +111,36 @@ fn main() {
         .and_then(demo)
         .expect("the catalog accepts these entries")
         .build();
-    let mut args = args.into_iter();
-    match (args.next().as_deref(), args.next()) {
-        (Some("--http"), addr) => {
-            let addr: std::net::SocketAddr = addr
-                .as_deref()
-                .unwrap_or("127.0.0.1:3000")
-                .parse()
-                .expect("--http takes an address such as 127.0.0.1:3000");
-            let handle = server.serve_http(addr).expect("the address binds");
+    let config = args.http_config();
+    match args.transport {
+        Transport::Http(addr) => {
+            let handle = server
+                .serve_http_with(addr, config)
+                .expect("the address binds");
             eprintln!("serving MCP at http://{}/mcp", handle.local_addr());
-            // Serves until the process is interrupted or killed
+            // Until the process is stopped (Ctrl-C, SIGTERM)
             handle.wait();
         }
         #[cfg(feature = "tls")]
-        (Some("--https"), addr) => {
-            let usage = "--https takes an address such as 127.0.0.1:3443, then the certificate \
-                         chain and the private key files (PEM)";
-            let addr: std::net::SocketAddr = addr.as_deref().expect(usage).parse().expect(usage);
-            let (chain, key) = (args.next().expect(usage), args.next().expect(usage));
+        Transport::Https { addr, chain, key } => {
             let read = |path: &str| std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
             let identity = mcp_sansio_blocking::TlsIdentity::from_pem(&read(&chain), &read(&key))
                 .unwrap_or_else(|e| panic!("{e}"));
             let handle = server
-                .serve_https(addr, identity)
+                .serve_https_with(addr, config, identity)
                 .expect("the address binds");
             eprintln!("serving MCP at https://{}/mcp", handle.local_addr());
             handle.wait();
         }
-        (None, _) => server.serve_stdio(),
-        (Some(other), _) => {
+        #[cfg(not(feature = "tls"))]
+        Transport::Https { .. } => {
             eprintln!(
-                "usage: everything-server [--conformance] [--http 127.0.0.1:PORT | --https 127.0.0.1:PORT CHAIN.pem KEY.pem]  (unknown: {other})"
+                "{name}: --https needs the `tls` feature\n{}",
+                args::usage(name)
             );
             std::process::exit(2);
         }
+        Transport::Stdio => server.serve_stdio(),
     }
 }
 

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::origin::HostPolicy;
+use super::session_id::{InvalidNodeTag, NodeTag};
 
 /// Limits and policies of an [`HttpServer`](super::HttpServer)
 #[derive(Debug, Clone)]
@@ -74,9 +75,30 @@ pub struct HttpConfig {
     /// `Last-Event-ID`). One message larger than this still goes out when nothing else
     /// waits. See [`keeps_unwritten`](Self::keeps_unwritten)
     pub max_unwritten: usize,
+    /// 2025 wire: this process's name among several behind one load balancer; every session
+    /// id it issues is then `<node>.<random hex>`, so a proxy routes each session's requests
+    /// to the process that holds it (see [`NodeTag`]). `None` (the default): plain random
+    /// ids. Set it with [`with_node`](Self::with_node), which checks the name. The 2026 wire
+    /// has no sessions and needs no routing
+    pub node: Option<NodeTag>,
 }
 
 impl HttpConfig {
+    /// This config with [`node`](Self::node) set to `name`, or why `name` cannot be one:
+    /// 1 to 32 characters of `A-Z`, `a-z`, `0-9`, `_` and `-`
+    ///
+    /// ```
+    /// use mcp_sansio::http::HttpConfig;
+    ///
+    /// let config = HttpConfig::default().with_node("a").unwrap();
+    /// assert_eq!(config.node.as_ref().map(|n| n.as_str()), Some("a"));
+    /// assert!(HttpConfig::default().with_node("a.b").is_err());
+    /// ```
+    pub fn with_node(mut self, name: &str) -> Result<Self, InvalidNodeTag> {
+        self.node = Some(NodeTag::new(name)?);
+        Ok(self)
+    }
+
     /// Whether a binding holding `unwritten` bytes of an open response for a client that
     /// has not read them yet may queue `piece` more bytes behind them, or must drop the
     /// response ([`max_unwritten`](Self::max_unwritten)); a piece behind nothing always fits
@@ -107,6 +129,7 @@ impl Default for HttpConfig {
             retry_after: Duration::from_secs(1),
             max_in_flight_per_principal: 1024,
             max_unwritten: 1024 * 1024,
+            node: None,
         }
     }
 }

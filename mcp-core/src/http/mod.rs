@@ -60,7 +60,7 @@ pub use headers::Headers;
 pub use origin::HostPolicy;
 pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
-pub use session_id::{SessionIdSource, session_id_from_bytes};
+pub use session_id::{InvalidNodeTag, NodeTag, SessionIdSource, session_id_from_bytes};
 pub use source::{Principal, Source};
 pub use transport::{ClientTransport, HttpMethod, HttpRequest, StreamId};
 pub use x_mcp_header::{

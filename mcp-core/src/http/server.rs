@@ -160,7 +160,8 @@ impl Conn {
 /// [`handle_timeout`](Self::handle_timeout) at [`poll_timeout`](Self::poll_timeout).
 ///
 /// - **2025 wire** (stateful): `initialize` creates a [`ServerSession`](crate::ServerSession) under a fresh
-///   `Mcp-Session-Id` from the binding's [`SessionIdSource`]; later POSTs, GETs and DELETEs
+///   `Mcp-Session-Id` from the binding's [`SessionIdSource`] (behind `<node>.` with
+///   [`HttpConfig::node`], for a proxy's sticky routing); later POSTs, GETs and DELETEs
 ///   name it (unknown ids get 404). A POSTed request opens an SSE stream (a priming event
 ///   with id and `retry:` first) that carries what its handler sends (progress, logs sent
 ///   with [`Inbound::send_notification`](crate::session::Inbound::send_notification), input requests) and then its answer, after
@@ -928,8 +929,13 @@ impl HttpServer {
             }
             self.end_session(oldest);
         }
+        let node = self.config.node.as_ref();
         let sid = (0..3)
             .map(|_| ids.next_session_id())
+            .map(|id| match node {
+                Some(node) => node.tag(&id),
+                None => id,
+            })
             .find(|s| is_valid_session_id(s) && !self.by_session_id.contains_key(s));
         let Some(sid) = sid else {
             let error = ErrorObject::internal_error("no valid session id could be made");

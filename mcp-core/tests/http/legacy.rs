@@ -420,3 +420,39 @@ fn an_open_stream_keeps_a_session_alive() {
     kit.advance(Duration::from_secs(61));
     assert_eq!(kit.http.session_count(), 0);
 }
+
+#[test]
+fn with_a_node_every_session_id_names_it_and_still_serves() {
+    let config = HttpConfig::default()
+        .with_node("b-2")
+        .expect("a valid name");
+    let mut kit = Kit::with_config(config);
+    let (one, two) = (kit.initialize(), kit.initialize());
+    for sid in [&one, &two] {
+        let (node, rest) = sid.split_once('.').expect("a tagged id");
+        assert_eq!(node, "b-2", "{sid}");
+        assert!(
+            rest.len() == 32 && rest.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{sid}"
+        );
+    }
+    assert_ne!(one, two);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let exchange = kit.post(&on(&one), &list).unwrap_err();
+    assert_eq!(kit.collected(exchange).status(), 200);
+    // The same random part under another node's name is another (unknown) session
+    let other = one.replacen("b-2.", "c.", 1);
+    assert_eq!(kit.post(&on(&other), &list).unwrap().status, 404);
+    // Untagged by default
+    let mut plain = Kit::new();
+    assert!(!plain.initialize().contains('.'));
+}
+
+#[test]
+fn a_node_name_is_checked_when_it_is_set() {
+    for bad in ["", "a.b", "has space", &"x".repeat(33)] {
+        let err = HttpConfig::default().with_node(bad).unwrap_err();
+        assert!(err.to_string().contains("invalid node name"), "{err}");
+    }
+    assert!(HttpConfig::default().node.is_none());
+}

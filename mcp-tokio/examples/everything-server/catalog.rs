@@ -28,7 +28,7 @@ fn random_u64() -> u64 {
         .finish()
 }
 
-fn state_key() -> [u8; 32] {
+fn random_key() -> [u8; 32] {
     let mut key = [0u8; 32];
     for chunk in key.chunks_mut(8) {
         chunk.copy_from_slice(&random_u64().to_le_bytes());
@@ -36,14 +36,15 @@ fn state_key() -> [u8; 32] {
     key
 }
 
-/// The everything-server: the demo catalog, and the conformance fixtures with `fixtures`
-pub(crate) fn server(fixtures: bool) -> Server {
+/// The everything-server: the demo catalog, and the conformance fixtures with `fixtures`;
+/// `requestState` sealed with `state_key`, else with a random key
+pub(crate) fn server(fixtures: bool, state_key: Option<[u8; 32]>) -> Server {
     let mut config = ServerConfig::new(Implementation::new(
         "mcp-tokio-everything",
         env!("CARGO_PKG_VERSION"),
     ));
     config.instructions = Some("A demonstration server: echo, add, slow (with progress).".into());
-    config.state_key = Some(state_key());
+    config.state_key = Some(state_key.unwrap_or_else(random_key));
     config.task_id_seed = random_u64();
     // The tasks extension (SEP-2663): `long_job` runs as a task for 2026 clients that allow it
     // (and the conformance `tasks-*` scenarios drive it)

@@ -10,7 +10,12 @@
 //! `--conformance` adds the fixtures of the official conformance suite (see
 //! `conformance.rs`): `--conformance --http 127.0.0.1:PORT` is the server its server legs
 //! run against. Without it the catalog is the small demo one the interop tests assert on.
+//!
+//! Behind a load balancer (`scripts/scale-out`): `--node NAME` puts `NAME.` before every
+//! 2025-wire session id, for sticky routing, and `--state-key HEX` (64 hex digits) is the
+//! `requestState` key all the processes share. Flags go in any order; see `args.rs`.
 
+mod args;
 mod catalog;
 mod conformance;
 
@@ -21,6 +26,7 @@ mod rt {
     pub(crate) use tokio::time::sleep;
 }
 
+use args::Transport;
 use catalog::object;
 
 /// Logs to stderr (stdout may be the stdio transport) as `RUST_LOG` says, nothing without it:
@@ -38,49 +44,46 @@ fn init_logging() {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     init_logging();
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let fixtures = args
-        .iter()
-        .position(|a| a == "--conformance")
-        .map(|i| args.remove(i))
-        .is_some();
-    let server = catalog::server(fixtures);
-    let mut args = args.into_iter();
-    match (args.next().as_deref(), args.next()) {
-        (Some("--http"), addr) => {
-            let addr: std::net::SocketAddr = addr
-                .as_deref()
-                .unwrap_or("127.0.0.1:3000")
-                .parse()
-                .expect("--http takes an address such as 127.0.0.1:3000");
-            let handle = server.serve_http(addr).await.expect("the address binds");
+    let name = "everything-server";
+    let args = args::parse(name);
+    if let Some(url) = &args.store {
+        // Issue #21: the shared task store is wired here once it exists
+        eprintln!("{name}: --store {url}: not supported yet");
+        std::process::exit(2);
+    }
+    let server = catalog::server(args.fixtures, args.state_key);
+    let config = args.http_config();
+    match args.transport {
+        Transport::Http(addr) => {
+            let handle = server
+                .serve_http_with(addr, config)
+                .await
+                .expect("the address binds");
             eprintln!("serving MCP at http://{}/mcp", handle.local_addr());
             let _ = tokio::signal::ctrl_c().await;
             handle.shutdown().await;
         }
         #[cfg(feature = "tls")]
-        (Some("--https"), addr) => {
-            let usage = "--https takes an address such as 127.0.0.1:3443, then the certificate \
-                         chain and the private key files (PEM)";
-            let addr: std::net::SocketAddr = addr.as_deref().expect(usage).parse().expect(usage);
-            let (chain, key) = (args.next().expect(usage), args.next().expect(usage));
+        Transport::Https { addr, chain, key } => {
             let read = |path: &str| std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
             let identity = mcp_sansio_tokio::TlsIdentity::from_pem(&read(&chain), &read(&key))
                 .unwrap_or_else(|e| panic!("{e}"));
             let handle = server
-                .serve_https(addr, identity)
+                .serve_https_with(addr, config, identity)
                 .await
                 .expect("the address binds");
             eprintln!("serving MCP at https://{}/mcp", handle.local_addr());
             let _ = tokio::signal::ctrl_c().await;
             handle.shutdown().await;
         }
-        (None, _) => server.serve_stdio().await,
-        (Some(other), _) => {
+        #[cfg(not(feature = "tls"))]
+        Transport::Https { .. } => {
             eprintln!(
-                "usage: everything-server [--conformance] [--http 127.0.0.1:PORT | --https 127.0.0.1:PORT CHAIN.pem KEY.pem]  (unknown: {other})"
+                "{name}: --https needs the `tls` feature\n{}",
+                args::usage(name)
             );
             std::process::exit(2);
         }
+        Transport::Stdio => server.serve_stdio().await,
     }
 }

@@ -1,0 +1,134 @@
+//! The everything-servers' command line, shared by the Rust bindings' copies (mcp-sansio-async-std's
+//! and mcp-sansio-blocking's include this file): flags in any order
+//!
+//! - `--conformance`: the official conformance suite's fixtures;
+//! - `--http ADDR` (default `127.0.0.1:3000`) or `--https ADDR CHAIN.pem KEY.pem`; neither: stdio;
+//! - `--node NAME`: this process's name behind a load balancer, put before every 2025-wire
+//!   session id (`NAME.<hex>`, [`HttpConfig::node`]) so a proxy routes each session to it
+//!   (`deploy/nginx/mcp.conf`, `scripts/scale-out`);
+//! - `--state-key HEX`: the 32-byte key (64 hex digits) that seals 2026 `requestState`
+//!   ([`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key)), which every process
+//!   behind one endpoint must share; without it each process draws its own;
+//! - `--store URL`: where tasks live (`redis://HOST:PORT`, issue #21), refused for now.
+
+use std::net::SocketAddr;
+
+use mcp_sansio::http::{HttpConfig, NodeTag};
+
+/// What to serve on (the certificate files are read only with the `tls` feature)
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) enum Transport {
+    Stdio,
+    Http(SocketAddr),
+    Https {
+        addr: SocketAddr,
+        chain: String,
+        key: String,
+    },
+}
+
+/// The parsed command line
+pub(crate) struct Args {
+    pub(crate) fixtures: bool,
+    pub(crate) transport: Transport,
+    pub(crate) node: Option<NodeTag>,
+    pub(crate) state_key: Option<[u8; 32]>,
+    pub(crate) store: Option<String>,
+}
+
+impl Args {
+    /// The HTTP config these flags ask for (the defaults, with `--node`)
+    pub(crate) fn http_config(&self) -> HttpConfig {
+        let mut config = HttpConfig::default();
+        config.node.clone_from(&self.node);
+        config
+    }
+}
+
+/// The usage line of the example called `name`
+pub(crate) fn usage(name: &str) -> String {
+    format!(
+        "usage: {name} [--conformance] [--http 127.0.0.1:PORT | --https 127.0.0.1:PORT CHAIN.pem KEY.pem] \
+         [--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT]"
+    )
+}
+
+/// `std::env::args()` parsed; a bad command line prints why and the usage, and exits with 2
+pub(crate) fn parse(name: &str) -> Args {
+    match parse_from(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(why) => {
+            eprintln!("{name}: {why}\n{}", usage(name));
+            std::process::exit(2);
+        }
+    }
+}
+
+fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
+    let mut argv = argv.into_iter().peekable();
+    let mut args = Args {
+        fixtures: false,
+        transport: Transport::Stdio,
+        node: None,
+        state_key: None,
+        store: None,
+    };
+    let addr = |value: Option<String>, flag: &str, example: &str| -> Result<SocketAddr, String> {
+        let value = value.ok_or_else(|| format!("{flag} takes an address such as {example}"))?;
+        value
+            .parse()
+            .map_err(|_| format!("{flag} takes an address such as {example}, not {value:?}"))
+    };
+    while let Some(flag) = argv.next() {
+        match flag.as_str() {
+            "--conformance" => args.fixtures = true,
+            "--http" => {
+                // The address may be left out (then 127.0.0.1:3000), as before
+                let value = argv.next_if(|v| !v.starts_with("--"));
+                let addr = match value {
+                    None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+                    value => addr(value, "--http", "127.0.0.1:3000")?,
+                };
+                args.transport = Transport::Http(addr);
+            }
+            "--https" => {
+                let need = "--https takes an address such as 127.0.0.1:3443, then the \
+                            certificate chain and the private key files (PEM)";
+                let addr = addr(argv.next(), "--https", "127.0.0.1:3443")?;
+                let chain = argv.next().ok_or(need)?;
+                let key = argv.next().ok_or(need)?;
+                args.transport = Transport::Https { addr, chain, key };
+            }
+            "--node" => {
+                let name = argv.next().ok_or("--node takes a name such as a")?;
+                args.node = Some(NodeTag::new(&name).map_err(|e| format!("--node: {e}"))?);
+            }
+            "--state-key" => {
+                let hex = argv.next().ok_or("--state-key takes 64 hex digits")?;
+                args.state_key = Some(parse_key(&hex).ok_or_else(|| {
+                    format!("--state-key takes 64 hex digits (32 bytes), not {hex:?}")
+                })?);
+            }
+            "--store" => {
+                args.store = Some(
+                    argv.next()
+                        .ok_or("--store takes a URL such as redis://127.0.0.1:6379")?,
+                );
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(args)
+}
+
+/// 64 hex digits as 32 bytes
+fn parse_key(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(key)
+}
