@@ -47,7 +47,7 @@ async fn main() {
     let addr = listener.local_addr().expect("bound");
 
     // The MCP server's endpoint, mounted at /mcp beside the app's own routes.
-    let mcp = catalog::server(false, None).http_endpoint(HttpConfig::default());
+    let mcp = catalog::server(false, None, None).http_endpoint(HttpConfig::default());
     let app = Router::new()
         .route("/health", get(|| async { "ok" }))
         .nest_service("/mcp", mcp.clone());

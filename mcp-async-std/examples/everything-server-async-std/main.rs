@@ -85,11 +85,6 @@ fn main() {
 async fn run() {
     let name = "everything-server-async-std";
     let args = args::parse(name);
-    if let Some(url) = &args.store {
-        // Issue #21: the shared task store is wired here once it exists
-        eprintln!("{name}: --store {url}: not supported yet");
-        std::process::exit(2);
-    }
     let fixtures = args.fixtures;
     let mut config = ServerConfig::new(Implementation::new(
         "mcp-async-std-everything",
@@ -120,10 +115,14 @@ async fn run() {
     } else {
         builder
     };
-    let server = builder
+    let mut builder = builder
         .and_then(demo)
-        .expect("the catalog accepts these entries")
-        .build();
+        .expect("the catalog accepts these entries");
+    if let Some((store, shared)) = args.store(name) {
+        // Behind a load balancer: tasks and changes shared with the other processes
+        builder = builder.task_store(store, shared).list_changed();
+    }
+    let server = builder.build();
     let config = args.http_config();
     match args.transport {
         Transport::Http(addr) => {

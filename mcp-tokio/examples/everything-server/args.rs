@@ -9,7 +9,10 @@
 //! - `--state-key HEX`: the 32-byte key (64 hex digits) that seals 2026 `requestState`
 //!   ([`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key)), which every process
 //!   behind one endpoint must share; without it each process draws its own;
-//! - `--store URL`: where tasks live (`redis://HOST:PORT`, issue #21), refused for now.
+//! - `--store URL`: share tasks and changes with the other processes through Redis
+//!   (`redis://HOST:PORT`; the example must be built with the `redis` feature), as process
+//!   `--node` (or a random name), with `--lease MS` (default 10000): a task whose process
+//!   died reads `failed` once its lease ends.
 
 use std::net::SocketAddr;
 
@@ -34,6 +37,7 @@ pub(crate) struct Args {
     pub(crate) node: Option<NodeTag>,
     pub(crate) state_key: Option<[u8; 32]>,
     pub(crate) store: Option<String>,
+    pub(crate) lease_ms: u64,
 }
 
 impl Args {
@@ -43,13 +47,50 @@ impl Args {
         config.node.clone_from(&self.node);
         config
     }
+
+    /// The task store `--store` names, with this process's sharing settings; a store this
+    /// build cannot open prints why and exits with 2
+    pub(crate) fn store(
+        &self,
+        name: &str,
+    ) -> Option<(
+        std::sync::Arc<dyn mcp_sansio_shared::store::TaskStore>,
+        mcp_sansio::store::SharedTasks,
+    )> {
+        let url = self.store.as_ref()?;
+        let node = self.node.as_ref().map_or_else(
+            || {
+                use std::hash::{BuildHasher, RandomState};
+                format!("{:08x}", RandomState::new().hash_one(0u8) as u32)
+            },
+            |n| n.as_str().to_owned(),
+        );
+        let shared = mcp_sansio::store::SharedTasks::new(node)
+            .lease(std::time::Duration::from_millis(self.lease_ms));
+        #[cfg(feature = "redis")]
+        match mcp_sansio_shared::redis_store::RedisTaskStore::open(url) {
+            Ok(store) => Some((store, shared)),
+            Err(e) => {
+                eprintln!("{name}: --store: {e}");
+                std::process::exit(2);
+            }
+        }
+        #[cfg(not(feature = "redis"))]
+        {
+            let _ = shared;
+            eprintln!(
+                "{name}: --store {url} needs the `redis` feature (cargo build --features redis)"
+            );
+            std::process::exit(2);
+        }
+    }
 }
 
 /// The usage line of the example called `name`
 pub(crate) fn usage(name: &str) -> String {
     format!(
         "usage: {name} [--conformance] [--http 127.0.0.1:PORT | --https 127.0.0.1:PORT CHAIN.pem KEY.pem] \
-         [--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT]"
+         [--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT [--lease MS]]"
     )
 }
 
@@ -72,6 +113,7 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
         node: None,
         state_key: None,
         store: None,
+        lease_ms: 10_000,
     };
     let addr = |value: Option<String>, flag: &str, example: &str| -> Result<SocketAddr, String> {
         let value = value.ok_or_else(|| format!("{flag} takes an address such as {example}"))?;
@@ -114,6 +156,14 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
                     argv.next()
                         .ok_or("--store takes a URL such as redis://127.0.0.1:6379")?,
                 );
+            }
+            "--lease" => {
+                let ms = argv
+                    .next()
+                    .ok_or("--lease takes milliseconds such as 10000")?;
+                args.lease_ms = ms
+                    .parse()
+                    .map_err(|_| format!("--lease takes milliseconds such as 10000, not {ms:?}"))?;
             }
             other => return Err(format!("unknown argument {other:?}")),
         }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use mcp_sansio::jsonrpc::ErrorObject;
@@ -11,6 +12,7 @@ use mcp_sansio::schema::{
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use mcp_sansio::{Implementation, Progress, ServerConfig};
+use mcp_sansio_tokio::store::{SharedTasks, TaskStore};
 use mcp_sansio_tokio::{Server, ServerBuilder};
 use serde_json::{Map, Value, json};
 
@@ -38,7 +40,11 @@ fn random_key() -> [u8; 32] {
 
 /// The everything-server: the demo catalog, and the conformance fixtures with `fixtures`;
 /// `requestState` sealed with `state_key`, else with a random key
-pub(crate) fn server(fixtures: bool, state_key: Option<[u8; 32]>) -> Server {
+pub(crate) fn server(
+    fixtures: bool,
+    state_key: Option<[u8; 32]>,
+    store: Option<(Arc<dyn TaskStore>, SharedTasks)>,
+) -> Server {
     let mut config = ServerConfig::new(Implementation::new(
         "mcp-tokio-everything",
         env!("CARGO_PKG_VERSION"),
@@ -68,10 +74,35 @@ pub(crate) fn server(fixtures: bool, state_key: Option<[u8; 32]>) -> Server {
     } else {
         builder
     };
-    builder
+    let mut builder = builder
         .and_then(demo)
-        .expect("the catalog accepts these entries")
-        .build()
+        .expect("the catalog accepts these entries");
+    let handle = Arc::new(OnceLock::<Server>::new());
+    if let Some((store, shared)) = store {
+        // Behind a load balancer: tasks and changes shared with the other processes, and a
+        // tool that raises a change (the scale-out tests hear it through another process)
+        let me = Arc::clone(&handle);
+        builder = builder
+            .task_store(store, shared)
+            .list_changed()
+            .tool(
+                Tool::new("notify_tools_changed", object(json!({"type": "object"})))
+                    .with_description("Tells every client of every process that the tools changed"),
+                move |_cx, _args| {
+                    let me = Arc::clone(&me);
+                    async move {
+                        if let Some(server) = me.get() {
+                            let _ = server.notify_list_changed(mcp_sansio::ListKind::Tools);
+                        }
+                        Ok(CallToolResult::text("told"))
+                    }
+                },
+            )
+            .expect("a new name");
+    }
+    let server = builder.build();
+    let _ = handle.set(server.clone());
+    server
 }
 
 /// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task), a

@@ -46,12 +46,8 @@ async fn main() {
     init_logging();
     let name = "everything-server";
     let args = args::parse(name);
-    if let Some(url) = &args.store {
-        // Issue #21: the shared task store is wired here once it exists
-        eprintln!("{name}: --store {url}: not supported yet");
-        std::process::exit(2);
-    }
-    let server = catalog::server(args.fixtures, args.state_key);
+    let store = args.store(name);
+    let server = catalog::server(args.fixtures, args.state_key, store);
     let config = args.http_config();
     match args.transport {
         Transport::Http(addr) => {
