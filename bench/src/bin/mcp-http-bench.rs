@@ -5,7 +5,15 @@
 //! mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>
 //! mcp-http-bench <h1|h2|h3> --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n N] [--seconds S]
 //! mcp-http-bench flood --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n CLIENTS] [--seconds S]
+//! mcp-http-bench tasks --url URL[,URL...] [--n CLIENTS] [--seconds S]
 //! ```
+//!
+//! `tasks` is #21's workload, task-backed calls against everything-servers (2026 wire, the
+//! tasks extension): each of `n` clients (16 unless given) calls `slow_compute` with
+//! `seconds: 0` as a task through one URL, then polls `tasks/get` through the next URL (round
+//! robin over the list, so with three processes the poll lands on another process than the
+//! call) until it reads `completed`. It prints the completed calls per second and the
+//! `tasks/get` requests per call.
 //!
 //! `serve` starts an HTTP server on 127.0.0.1 (a free port) with two tools, `echo` and `flood`
 //! (`{"count": N, "size": S}`: N progress reports with an S-byte message, as fast as it can,
@@ -48,7 +56,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3|flood> --url URL [--wire <legacy|modern>] [--n N] [--seconds S]";
+const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3|flood> --url URL [--wire <legacy|modern>] [--n N] [--seconds S]\n       mcp-http-bench tasks --url URL[,URL...] [--n CLIENTS] [--seconds S]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -60,6 +68,18 @@ fn main() -> ExitCode {
     };
     let outcome = match args.first().map(String::as_str) {
         Some("serve") => serve(get("--binding").as_deref().unwrap_or("tokio-mt")),
+        Some("tasks") => {
+            let Some(urls) = get("--url") else {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            };
+            let clients = get("--n").and_then(|n| n.parse().ok()).unwrap_or(16);
+            let seconds = get("--seconds")
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .unwrap_or(3.0);
+            tasks(&urls, clients, Duration::from_secs_f64(seconds))
+        }
         Some(w @ ("h1" | "h2" | "h3" | "flood")) => {
             let Some(url) = get("--url") else {
                 eprintln!("{USAGE}");
@@ -432,6 +452,32 @@ impl Conn {
         self.write_request(body.as_bytes(), Some("flood")).await
     }
 
+    /// A 2026 request declaring the tasks extension, `Mcp-Name` given
+    async fn modern_task_request(
+        &mut self,
+        method: &str,
+        name: &str,
+        params: &str,
+    ) -> io::Result<Answer> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{params},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientCapabilities":{{"extensions":{{"io.modelcontextprotocol/tasks":{{}}}}}}}}}}}}"#
+        );
+        let r = &mut self.request;
+        r.clear();
+        let _ = write!(
+            r,
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: {method}\r\nMcp-Name: {name}\r\n\r\n",
+            self.path,
+            self.authority,
+            body.len()
+        );
+        r.extend_from_slice(body.as_bytes());
+        self.writer.write_all(r).await?;
+        self.read_answer().await
+    }
+
     async fn post(&mut self, body: &[u8], tool: Option<&str>) -> io::Result<Answer> {
         self.write_request(body, tool).await?;
         self.read_answer().await
@@ -706,6 +752,107 @@ fn load(
         println!("{line}");
         // Let idle connections close before the server goes.
         tokio::time::sleep(Duration::from_millis(10)).await;
+        Ok(())
+    })
+}
+
+/// The task id in a `CreateTaskResult`
+fn task_id(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    Some(v["result"]["taskId"].as_str()?.to_owned())
+}
+
+/// One client of the `tasks` workload: a connection per URL; returns (calls, polls, errors)
+async fn task_client(
+    urls: Vec<(String, String)>,
+    first: usize,
+    until: Instant,
+) -> io::Result<(u64, u64, u64)> {
+    let mut conns = Vec::with_capacity(urls.len());
+    for (authority, path) in &urls {
+        conns.push(Conn::open(authority, path, Wire::Modern).await?);
+    }
+    let (mut calls, mut polls, mut errors) = (0u64, 0u64, 0u64);
+    let mut next = first;
+    while Instant::now() < until {
+        let at = next % conns.len();
+        next += 1;
+        let created = conns[at]
+            .modern_task_request(
+                "tools/call",
+                "slow_compute",
+                r#""name":"slow_compute","arguments":{"seconds":0}"#,
+            )
+            .await?;
+        let Some(task) = task_id(&created.body) else {
+            errors += 1;
+            continue;
+        };
+        let params = format!(r#""taskId":"{task}""#);
+        loop {
+            let at = next % conns.len();
+            next += 1;
+            polls += 1;
+            let got = conns[at]
+                .modern_task_request("tasks/get", &task, &params)
+                .await?;
+            if contains(&got.body, br#""status":"completed""#) {
+                calls += 1;
+                break;
+            }
+            if got.status != 200 || contains(&got.body, br#""error""#) || Instant::now() >= until {
+                errors += 1;
+                break;
+            }
+        }
+    }
+    Ok((calls, polls, errors))
+}
+
+/// The `tasks` workload (see the crate docs)
+fn tasks(urls: &str, clients: usize, seconds: Duration) -> Result<(), String> {
+    let parsed = urls
+        .split(',')
+        .map(split_url)
+        .collect::<Result<Vec<_>, _>>()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let start = Instant::now();
+        let until = start + seconds;
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..clients {
+            set.spawn(task_client(parsed.clone(), i, until));
+        }
+        let (mut calls, mut polls, mut errors) = (0u64, 0u64, 0u64);
+        while let Some(done) = set.join_next().await {
+            match done {
+                Ok(Ok((c, p, e))) => {
+                    calls += c;
+                    polls += p;
+                    errors += e;
+                }
+                Ok(Err(e)) => {
+                    eprintln!("mcp-http-bench: a client: {e}");
+                    errors += 1;
+                }
+                Err(_) => errors += 1,
+            }
+        }
+        let elapsed = start.elapsed().as_secs_f64().max(1e-9);
+        let line = serde_json::json!({
+            "workload": "tasks",
+            "urls": urls,
+            "clients": clients,
+            "calls": calls,
+            "calls_per_s": (calls as f64 / elapsed).round(),
+            "gets_per_call": if calls == 0 { 0.0 } else { (polls as f64 / calls as f64 * 100.0).round() / 100.0 },
+            "errors": errors,
+        });
+        println!("{line}");
         Ok(())
     })
 }
