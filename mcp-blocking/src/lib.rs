@@ -186,6 +186,12 @@
 //! 2025 session belongs to the principal (token subject and client id) that created it: a
 //! request for it with another user's valid token gets 404, like an unknown session.
 //!
+//! Several processes behind one load balancer: give each a name with
+//! [`HttpConfig::with_node`](mcp_sansio::http::HttpConfig::with_node) (its 2025-wire session
+//! ids are then `<node>.<hex>`, for a proxy's sticky routing, as in the repository's
+//! `deploy/nginx/mcp.conf`) and one shared
+//! [`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key).
+//!
 //! # Handlers and their Context
 //!
 //! Every handler gets a [`Context`] for its request, with the same code in both eras:

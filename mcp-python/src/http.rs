@@ -9,6 +9,7 @@ use mcp_sansio::http::{
     ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, SessionIdSource,
     Source, session_id_from_bytes,
 };
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -86,7 +87,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         header_read_timeout=None, body_read_timeout=None, keep_alive_timeout=None,
         max_connections=None, accept_backoff=None, max_sessions=None,
         max_in_flight=None, max_in_flight_per_peer=None, max_in_flight_per_connection=None,
-        max_unwritten=None))]
+        max_unwritten=None, node=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -108,9 +109,15 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         max_in_flight_per_peer: Option<usize>,
         max_in_flight_per_connection: Option<usize>,
         max_unwritten: Option<usize>,
+        node: Option<&str>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
+        if let Some(name) = node {
+            http_config = http_config
+                .with_node(name)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
         if allow_any_host {
             http_config.hosts = HostPolicy::allow_all();
         }

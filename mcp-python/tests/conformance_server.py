@@ -7,6 +7,11 @@ bindings' ``everything-server --conformance`` (mcp-tokio/examples/everything-ser
     python conformance_server.py --asgi 127.0.0.1:PORT    # server.asgi_app() under uvicorn
     python conformance_server.py                          # stdio
 
+Behind a load balancer (the flags go in any order, as the Rust everything-servers take them):
+``--node NAME`` puts ``NAME.`` before every 2025-wire session id (sticky routing by
+``deploy/nginx/mcp.conf``), ``--state-key HEX`` (64 hex digits) is the ``requestState`` key
+the processes share; ``--store URL`` (a shared task store, issue #21) is not supported yet.
+
 The server object is importable (``from conformance_server import server``). The catalog
 lists by name, so the suite's probes of ``tools[0]`` (called with ``{}``) and
 ``resources[0]`` (read) hit ``confirm_delete`` and ``test://static-binary``, which serve
@@ -15,6 +20,7 @@ them (test_conformance_server.py checks it).
 
 import asyncio
 import json
+import re
 import sys
 from typing import Any, Dict, Optional
 
@@ -478,8 +484,8 @@ def _address(value: str) -> "tuple[str, int]":
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-async def serve_http(host: str, port: int) -> None:
-    handle = await server.serve_http(host, port)
+async def serve_http(host: str, port: int, node: Optional[str] = None) -> None:
+    handle = await server.serve_http(host, port, node=node)
     print(f"serving MCP at {handle.url}", file=sys.stderr, flush=True)
     try:
         await asyncio.Event().wait()
@@ -487,29 +493,63 @@ async def serve_http(host: str, port: int) -> None:
         await handle.aclose()
 
 
-def serve_asgi(host: str, port: int) -> None:
+def serve_asgi(host: str, port: int, node: Optional[str] = None) -> None:
     if not hasattr(server, "asgi_app"):
         sys.exit("--asgi: this mcp_sansio has no Server.asgi_app()")
     try:
         import uvicorn  # type: ignore[import-not-found]
     except ImportError:
         sys.exit("--asgi needs uvicorn (pip install uvicorn)")
-    uvicorn.run(server.asgi_app(), host=host, port=port, log_level="warning")
+    uvicorn.run(server.asgi_app(node=node), host=host, port=port, log_level="warning")
+
+
+USAGE = (
+    "usage: conformance_server.py [--conformance] [--http HOST:PORT | --asgi HOST:PORT] "
+    "[--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT]"
+)
 
 
 def main(argv: "list[str]") -> None:
-    args = [a for a in argv if a != "--conformance"]  # accepted, as the Rust servers take it
-    if len(args) == 2 and args[0] == "--http":
+    mode: Optional[str] = None
+    address = ""
+    node: Optional[str] = None
+    store: Optional[str] = None
+    args = iter(argv)
+    for flag in args:
+        if flag == "--conformance":  # accepted, as the Rust servers take it
+            continue
+        value = next(args, None)
+        if flag in ("--http", "--asgi", "--node", "--state-key", "--store") and value is None:
+            sys.exit(f"conformance_server.py: {flag} takes a value\n{USAGE}")
+        if flag in ("--http", "--asgi"):
+            mode, address = flag, value
+        elif flag == "--node":
+            if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", value or ""):
+                sys.exit(f"conformance_server.py: --node takes 1 to 32 of A-Z a-z 0-9 _ -, not {value!r}")
+            node = value
+        elif flag == "--state-key":
+            try:
+                server.set_state_key(bytes.fromhex(value or ""))
+            except ValueError:
+                sys.exit(f"conformance_server.py: --state-key takes 64 hex digits, not {value!r}\n{USAGE}")
+        elif flag == "--store":
+            store = value
+        else:
+            sys.exit(f"conformance_server.py: unknown argument {flag!r}\n{USAGE}")
+    if store is not None:
+        # Issue #21: the shared task store is wired here once it exists
+        sys.exit(f"conformance_server.py: --store {store}: not supported yet")
+    if node is not None and mode is None:
+        sys.exit(f"conformance_server.py: --node needs --http or --asgi\n{USAGE}")
+    if mode == "--http":
         try:
-            asyncio.run(serve_http(*_address(args[1])))
+            asyncio.run(serve_http(*_address(address), node=node))
         except KeyboardInterrupt:
             pass
-    elif len(args) == 2 and args[0] == "--asgi":
-        serve_asgi(*_address(args[1]))
-    elif not args:
-        asyncio.run(server.serve_stdio())
+    elif mode == "--asgi":
+        serve_asgi(*_address(address), node=node)
     else:
-        sys.exit("usage: conformance_server.py [--http HOST:PORT | --asgi HOST:PORT]")
+        asyncio.run(server.serve_stdio())
 
 
 if __name__ == "__main__":

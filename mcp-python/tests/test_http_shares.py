@@ -216,3 +216,38 @@ def test_idle_sessions_make_room_for_new_clients_and_busy_ones_stay():
             stream_a.close()
 
     run(main())
+
+
+def test_a_node_name_tags_every_session_id_and_a_bad_one_is_refused():
+    async def main():
+        server = shares_server()
+        async with await server.serve_http("127.0.0.1", 0, node="b-2") as handle:
+            status, hdrs, _ = await request(handle.port, "127.0.0.1", "POST", [], INIT)
+            assert status == 200
+            sid = hdrs["mcp-session-id"]
+            node, _, rest = sid.partition(".")
+            assert node == "b-2" and len(rest) == 32, sid
+            on = [("Mcp-Session-Id", sid), ("MCP-Protocol-Version", "2025-11-25")]
+            status, _, _ = await request(handle.port, "127.0.0.1", "POST", on, PING)
+            assert status == 200
+        for bad in ["", "a.b", "x" * 33]:
+            try:
+                await server.serve_http("127.0.0.1", 0, node=bad)
+            except ValueError as e:
+                assert "invalid node name" in str(e)
+            else:
+                raise AssertionError(f"node={bad!r} was accepted")
+
+    run(main())
+
+
+def test_set_state_key_takes_32_bytes():
+    server = shares_server()
+    server.set_state_key(b"k" * 32)
+    assert server.state_key == b"k" * 32
+    try:
+        server.set_state_key(b"short")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a short key was accepted")

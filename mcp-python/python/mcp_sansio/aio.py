@@ -252,6 +252,16 @@ class Server:
 
         return register
 
+    def set_state_key(self, key: bytes) -> None:
+        """Sets ``state_key`` (32 bytes; ``ValueError`` otherwise) after construction, before
+        serving, e.g. from a command line: several processes behind one endpoint share one,
+        since a client's retry of a 2026 input request may reach another process."""
+        if len(key) != 32:
+            raise ValueError("state_key must be 32 bytes")
+        self.state_key = bytes(key)
+        self._state_key = bytes(key)
+        self._config = None
+
     def completion(self) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers the ``completion/complete`` handler: ``fn(ref, argument, context)``
         returns a list of values (or a ``CompleteResult`` dict)."""
@@ -405,6 +415,7 @@ class Server:
         max_in_flight: Optional[int] = None,
         max_in_flight_per_peer: Optional[int] = None,
         max_in_flight_per_connection: Optional[int] = None,
+        node: Optional[str] = None,
         ssl_certfile: Optional[Union[str, "os.PathLike[str]"]] = None,
         ssl_keyfile: Optional[Union[str, "os.PathLike[str]"]] = None,
         ssl_keyfile_password: Optional[str] = None,
@@ -441,6 +452,11 @@ class Server:
         past it 429 with ``Retry-After``), ``max_in_flight_per_connection`` from one
         connection (128; past it 429).
 
+        ``node`` (1 to 32 of ``A-Z a-z 0-9 _ -``; ``ValueError`` otherwise) names this process
+        among several behind a load balancer: every 2025-wire session id is then
+        ``<node>.<hex>``, so a proxy routes each session to it (the repository's
+        ``deploy/nginx/mcp.conf``). The processes share one ``state_key`` (see :class:`Server`).
+
         HTTPS: ``ssl_certfile`` (PEM: the certificate, then its chain) and ``ssl_keyfile``
         (its key, unless in ``ssl_certfile``; ``ssl_keyfile_password`` if encrypted), or an
         ``ssl_context`` of your own (``ssl.Purpose.CLIENT_AUTH``); ``handle.url`` is then
@@ -464,6 +480,7 @@ class Server:
                 "max_in_flight_per_peer": max_in_flight_per_peer,
                 "max_in_flight_per_connection": max_in_flight_per_connection,
                 "max_unwritten": max_buffered,
+                "node": node,
             }.items()
             if v is not None
         }
@@ -485,6 +502,7 @@ class Server:
         max_in_flight: Optional[int] = None,
         max_in_flight_per_peer: Optional[int] = None,
         max_in_flight_per_connection: Optional[int] = None,
+        node: Optional[str] = None,
     ) -> "AsgiApp":
         """The Streamable HTTP endpoint (both wires) as an ASGI application, for uvicorn or
         hypercorn, or mounted in Starlette or FastAPI::
@@ -499,7 +517,8 @@ class Server:
         (``localhost``, ``127.0.0.1``, ``[::1]``: DNS rebinding protection);
         ``allow_any_host=True`` turns the check off (behind a proxy that checks it).
         ``max_body_size`` bounds a POST body (4 MiB unless given; past it 413);
-        ``retry``, ``keepalive``, ``max_buffered`` and the caps are :meth:`serve_http`'s.
+        ``retry``, ``keepalive``, ``max_buffered``, the caps and ``node`` are
+        :meth:`serve_http`'s.
         The connection deadlines are the ASGI server's. See :class:`mcp_sansio.asgi.AsgiApp`
         for lifespan."""
         from .asgi import AsgiApp
@@ -513,6 +532,7 @@ class Server:
                 "max_in_flight_per_peer": max_in_flight_per_peer,
                 "max_in_flight_per_connection": max_in_flight_per_connection,
                 "max_unwritten": max_buffered,
+                "node": node,
             }.items()
             if v is not None
         }
