@@ -10,7 +10,8 @@
 //!   ([`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key)), which every process
 //!   behind one endpoint must share; without it each process draws its own;
 //! - `--store URL`: share tasks and changes with the other processes through Redis
-//!   (`redis://HOST:PORT`; the example must be built with the `redis` feature), as process
+//!   (`redis://HOST:PORT`; the example must be built with the `redis` feature; `memory`: an
+//!   in-process store, the same code path without Redis, for one process), as process
 //!   `--node` (or a random name), with `--lease MS` (default 10000): a task whose process
 //!   died reads `failed` once its lease ends.
 
@@ -67,6 +68,10 @@ impl Args {
         );
         let shared = mcp_sansio::store::SharedTasks::new(node)
             .lease(std::time::Duration::from_millis(self.lease_ms));
+        if url == "memory" {
+            // One process only: the store path without Redis (benchmarks)
+            return Some((mcp_sansio_shared::store::MemoryTaskStore::new(), shared));
+        }
         #[cfg(feature = "redis")]
         match mcp_sansio_shared::redis_store::RedisTaskStore::open(url) {
             Ok(store) => Some((store, shared)),
