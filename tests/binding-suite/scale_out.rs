@@ -1,10 +1,10 @@
 //! Several server "processes" (three `Server`s in this test process, each serving HTTP on
 //! its own port) share their tasks and changes through one `MemoryTaskStore`, as processes
 //! behind a load balancer do (issue 21): a 2026 task started on one is read, given input and
-//! cancelled through the others, its result read anywhere; a process that dies leaves its
-//! task `failed` once its lease ends; a list change raised on one reaches the subscribers of
-//! another; a store that cannot be reached fails the requests that need it, saying so, and
-//! loses nothing stored
+//! cancelled through the others, its result read anywhere (a 2025-11-25 `tasks/result` on
+//! another process waits for it); a process that dies leaves its task `failed` once its
+//! lease ends; a list change raised on one reaches the subscribers of another; a store that
+//! cannot be reached fails the requests that need it, saying so, and loses nothing stored
 //!
 //! Each process reaches the store through its own [`Link`], which the test can cut: a killed
 //! process reads, writes and hears nothing any more, as one that got SIGKILL.
@@ -29,8 +29,8 @@ use super::Flag;
 use super::push::{NOTE, next_named, subscribe};
 use super::support::raw_http::raw_within;
 use super::support::{LEGACY, greeting, name_request};
-use crate::binding::{Client, ClientError, ClientOptions, HttpServerHandle, Server};
-use crate::rt;
+use crate::binding::{CallWatch, Client, ClientError, ClientOptions, HttpServerHandle, Server};
+use crate::{dialect, rt};
 
 /// A lease long enough that no renewal is ever late on a loaded machine: the tests that do
 /// not watch a lease end
@@ -96,6 +96,8 @@ struct Probes {
     heard: Arc<Mutex<Vec<String>>>,
     /// How many `hold` handlers stopped
     stopped: Arc<AtomicUsize>,
+    /// Lets `gate` complete
+    released: Arc<AtomicBool>,
 }
 
 /// Process `node`'s server: the same tools, resource and `state_key` as every other's, the
@@ -104,7 +106,8 @@ struct Probes {
 /// - `ask` runs as a task, asks for a name (the task goes `input_required`), keeps the
 ///   greeting in `heard`, then waits an hour (setting `aborted` when it stops);
 /// - `quick` runs as a task and completes it with "done by <node>" soon;
-/// - `hold` runs as a task and waits an hour (counted in `stopped` when it stops).
+/// - `hold` runs as a task and waits an hour (counted in `stopped` when it stops);
+/// - `gate` runs as a task and completes it with "released on <node>" once `released` is set.
 fn server(node: &str, link: Arc<Link>, lease: Duration, probes: &Probes) -> Server {
     let mut config = ServerConfig::new(Implementation::new("scale-out", "1.0"));
     config.capabilities = json!({
@@ -113,11 +116,13 @@ fn server(node: &str, link: Arc<Link>, lease: Duration, probes: &Probes) -> Serv
     });
     config.state_key = Some([9; 32]);
     let store: Arc<dyn TaskStore> = link;
-    let (aborted, heard, stopped) = (
+    let (aborted, heard, stopped, released) = (
         Arc::clone(&probes.aborted),
         Arc::clone(&probes.heard),
         Arc::clone(&probes.stopped),
+        Arc::clone(&probes.released),
     );
+    let opened = format!("released on {node}");
     let done = format!("done by {node}");
     Server::builder(config)
         .task_store(store, SharedTasks::new(node).lease(lease))
@@ -164,6 +169,17 @@ fn server(node: &str, link: Arc<Link>, lease: Duration, probes: &Probes) -> Serv
                 aw!(cx.run_as_task(TaskOptions::default())).map_err(|e| e.to_error())?;
                 nap!(cx, Duration::from_secs(3600));
                 Ok(CallToolResult::text("never"))
+            }),
+        )
+        .unwrap()
+        .tool(
+            Tool::new("gate", Map::new()),
+            handler!([released, opened]; |cx, _args| {
+                aw!(cx.run_as_task(TaskOptions::default())).map_err(|e| e.to_error())?;
+                while !released.load(Ordering::SeqCst) {
+                    nap!(cx, Duration::from_millis(10));
+                }
+                Ok(CallToolResult::text(opened.clone()))
             }),
         )
         .unwrap()
@@ -408,6 +424,36 @@ fn a_result_completed_on_one_process_is_read_through_another() {
             Err(ClientError::Call(CallError::Remote(e))) => assert_eq!(e.code, -32602, "{e:?}"),
             other => panic!("{other:?}"),
         }
+        aw!(stop(processes));
+    });
+}
+
+#[test]
+fn a_legacy_tasks_result_on_one_process_waits_for_a_task_another_one_runs() {
+    rt::block_on(async {
+        let store = MemoryTaskStore::new();
+        let processes = aw!(cluster(&store, 2, CALM));
+        let [a, b] = &processes[..] else {
+            unreachable!()
+        };
+        let id = task_id(&aw!(start(a, "gate")));
+        // A 2025-11-25 client of b (one that moved) waits there for the task's result.
+        let legacy = aw!(connect(&b.url, LEGACY, None));
+        let params = serde_json::value::to_raw_value(&json!({ "taskId": id })).unwrap();
+        let options = RequestOptions::default().timeout(PATIENCE);
+        let (_, waiting) = dialect::start(
+            &legacy,
+            "tasks/result",
+            Some(params),
+            options,
+            CallWatch::default(),
+        );
+        aw!(until_status(&b.client, &id, "working"));
+        a.probes.released.store(true, Ordering::SeqCst);
+        let result = aw!(waiting.join()).expect("tasks/result through b");
+        let result: Value = serde_json::from_str(result.get()).unwrap();
+        assert_eq!(result["content"][0]["text"], "released on a", "{result}");
+        aw!(legacy.close());
         aw!(stop(processes));
     });
 }
