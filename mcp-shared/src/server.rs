@@ -654,10 +654,17 @@ impl<T, S, P, C> Registry<T, S, P, C> {
     ///
     /// A configuration without a [`ServerConfig::state_key`] gets 32 random bytes from the
     /// operating system, so 2026 requests can ask for input (sealed `requestState`) with no
-    /// setting; several processes behind one endpoint must share a key set by hand.
+    /// setting; several processes behind one endpoint must share a key set by hand. A
+    /// [`ServerConfig::task_id_seed`] left at 0 gets random bits too, so task ids differ
+    /// between processes (which share one id space through a task store).
     pub fn build(mut self) -> (ServerConfig, Table<T, S, P, C>) {
         if self.config.state_key.is_none() {
             self.config.state_key = Some(random_key());
+        }
+        if self.config.task_id_seed == 0 {
+            let mut seed = [0u8; 8];
+            seed.copy_from_slice(&random_key()[..8]);
+            self.config.task_id_seed = u64::from_le_bytes(seed);
         }
         (self.config, self.table)
     }

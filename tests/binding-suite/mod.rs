@@ -46,6 +46,8 @@ mod proxy;
 mod push;
 mod sample;
 #[cfg(feature = "http")]
+mod scale_out;
+#[cfg(feature = "http")]
 mod shares;
 mod tasks;
 mod traced;

@@ -21,7 +21,7 @@ use super::support::{LEGACY, answer_ada};
 use crate::binding::{CallWatch, Client, ClientError, ClientOptions, Server};
 use crate::{dialect, rt};
 
-const NOTE: &str = "notes://a";
+pub(super) const NOTE: &str = "notes://a";
 
 /// A server that can change: `listChanged` on every list, resource subscriptions, one
 /// resource ([`NOTE`]) and the `echo` tool
@@ -59,7 +59,7 @@ fn raw(value: &Value) -> Option<Box<RawValue>> {
 dialect_fn! {
     /// The next notification named `method`, skipping others; at most 10 s (a failure guard:
     /// it polls, and the test fails if nothing came)
-    async fn next_named(
+    pub(super) async fn next_named(
         rx: &mut rt::Receiver<InboundNotification>,
         method: &str,
     ) -> InboundNotification {
@@ -76,7 +76,7 @@ dialect_fn! {
     /// Subscribes to [`NOTE`] the way the client's era does it (legacy `resources/subscribe`,
     /// 2026 a `subscriptions/listen` kept open in the background, for tools list changes and
     /// the note: keep what this returns), and waits until the server has it
-    async fn subscribe(
+    pub(super) async fn subscribe(
         client: &Client,
         rx: &mut rt::Receiver<InboundNotification>,
         era: EraMode,

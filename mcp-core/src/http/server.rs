@@ -947,6 +947,10 @@ impl HttpServer {
         if let Some((at, unix_ms)) = self.wall_anchor {
             session.anchor_wall_clock(at, unix_ms);
         }
+        if self.server_config.shared_tasks.is_some() {
+            // Its task ids must differ from the 2026 session's and the other 2025 ones'.
+            session.scope_task_ids(key.0);
+        }
         self.by_session_id.insert(sid.clone(), key);
         let mut conn = Conn::new(session, Wire::Stateful, Some(sid), self.now);
         conn.principal = principal;

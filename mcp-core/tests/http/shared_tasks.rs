@@ -473,31 +473,69 @@ fn a_store_that_never_answers_fails_the_request_after_a_lease() {
     );
 }
 
+/// The headers of a 2025-11-25 request on session `sid`
+fn legacy_headers(sid: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Host", "127.0.0.1:3000"),
+        ("Mcp-Session-Id", sid),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ]
+}
+
+impl Cluster {
+    /// Opens a 2025-11-25 session on node `i`: its id
+    fn legacy_session(&mut self, i: usize) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let base = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Host", "127.0.0.1:3000"),
+        ];
+        let sids = |node: &Node| -> Vec<String> {
+            node.exchanges
+                .values()
+                .filter_map(|c| c.head.as_ref()?.header("Mcp-Session-Id").map(str::to_owned))
+                .collect()
+        };
+        let before = sids(&self.nodes[i]);
+        let _ = self.send(i, &base, &init.to_string());
+        let sid = sids(&self.nodes[i])
+            .into_iter()
+            .find(|s| !before.contains(s))
+            .expect("a new session");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let _ = self.send(i, &legacy_headers(&sid), &initialized.to_string());
+        sid
+    }
+}
+
+#[test]
+fn the_2025_sessions_of_a_process_and_its_2026_one_give_different_task_ids() {
+    let mut cluster = Cluster::new(1);
+    cluster.start(0);
+    for _ in 0..2 {
+        let sid = cluster.legacy_session(0);
+        let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "slow", "arguments": {}, "task": {"ttl": 60_000}}});
+        let _ = cluster.send(0, &legacy_headers(&sid), &call.to_string());
+    }
+    assert_eq!(cluster.nodes[0].tasks.len(), 3, "three tasks started");
+    // One id space in the store: three records, none written over another.
+    assert_eq!(cluster.store.len(), 3);
+}
+
 #[test]
 fn legacy_tasks_result_waits_for_another_process_task() {
     let mut cluster = Cluster::new(2);
     // A 2026 task on a; a 2025-11-25 session on b asks for its result (a client that moved).
     let id = cluster.start(0);
     let task = cluster.nodes[0].tasks[0].1;
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}});
-    let base = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Host", "127.0.0.1:3000"),
-    ];
-    let _ = cluster.send(1, &base, &init.to_string());
-    let sid = cluster.nodes[1]
-        .exchanges
-        .values()
-        .find_map(|c| c.head.as_ref()?.header("Mcp-Session-Id").map(str::to_owned))
-        .unwrap();
-    let mut h = base.to_vec();
-    h.push(("Mcp-Session-Id", &sid));
-    h.push(("MCP-Protocol-Version", "2025-11-25"));
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = cluster.send(1, &h, &initialized.to_string());
+    let sid = cluster.legacy_session(1);
+    let h = legacy_headers(&sid);
     let result =
         json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/result", "params": {"taskId": id}});
     assert!(cluster.send(1, &h, &result.to_string()).is_none(), "waits");

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -16,9 +17,21 @@ pub(crate) type Response = (u16, HashMap<String, String>, Vec<u8>);
 
 /// Sends one request to `url` (`http://host:port/path`) and reads its response
 pub(crate) fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
+    raw_within(url, method, headers, body, None)
+}
+
+/// [`raw`], failing the test when the server stays silent for `limit` while it answers
+pub(crate) fn raw_within(
+    url: &str,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    limit: Option<Duration>,
+) -> Response {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let mut stream = TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(limit).unwrap();
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\n");
     for (n, v) in headers {
         request.push_str(&format!("{n}: {v}\r\n"));
@@ -34,7 +47,9 @@ pub(crate) fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &[u8]
     let mut all = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
-        let n = stream.read(&mut buf).unwrap();
+        let n = stream
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("no answer from {url} in time: {e}"));
         all.extend_from_slice(&buf[..n]);
         if let Some((status, headers, start)) = head(&all) {
             let rest = &all[start..];

@@ -174,6 +174,9 @@ pub(crate) struct ServerTask {
 #[derive(Debug, Default)]
 pub(crate) struct ServerTasks {
     pub(super) next: u64,
+    /// Set on each 2025 session of an HTTP server that shares its tasks: part of the task
+    /// ids, so ids of different sessions of one process differ in the shared store
+    pub(super) scope: Option<u64>,
     pub(super) tasks: BTreeMap<TaskId, ServerTask>,
     pub(super) by_wire: HashMap<String, TaskId>,
     pub(super) expiries: BTreeSet<(Instant, TaskId)>,
@@ -407,6 +410,13 @@ impl<R: Role> Session<R> {
     pub fn task_status(&self, task: TaskId) -> Option<TaskStatus> {
         self.core.server_tasks.tasks.get(&task).map(|t| t.status)
     }
+
+    /// Puts `scope` in the ids of this session's tasks (`<seed>-<scope>-<n>`): an HTTP
+    /// server gives each of its 2025 sessions its own, as they share one id space through a
+    /// task store with its 2026 session (`<seed>-<n>`) and every other process
+    pub(crate) fn scope_task_ids(&mut self, scope: u64) {
+        self.core.server_tasks.scope = Some(scope);
+    }
 }
 
 impl ClientSession {
@@ -478,7 +488,10 @@ impl Core {
             Side::Server(s) => s.task_id_seed,
             Side::Client(c) => c.task_id_seed,
         };
-        let wire_id = format!("{seed:016x}-{seq}");
+        let wire_id = match self.server_tasks.scope {
+            Some(scope) => format!("{seed:016x}-{scope:x}-{seq}"),
+            None => format!("{seed:016x}-{seq}"),
+        };
         let expires = ttl.map(|t| self.now + t);
         let task = ServerTask {
             wire_id: wire_id.clone(),
