@@ -800,8 +800,12 @@ async fn task_client(
                 calls += 1;
                 break;
             }
-            if got.status != 200 || contains(&got.body, br#""error""#) || Instant::now() >= until {
+            if got.status != 200 || contains(&got.body, br#""error""#) {
                 errors += 1;
+                break;
+            }
+            if Instant::now() >= until {
+                // Time is up with this task still running: not counted either way.
                 break;
             }
         }
