@@ -304,6 +304,9 @@ with_requests!(connection_pymethods, PyClientSession, [
                     c.cancelled.bind(py).call1((rid, reason))?
                 }
                 ClientEvent::Unblocked => c.unblocked.bind(py).call0()?,
+                ClientEvent::SessionRenewed { version } => {
+                    c.session_renewed.bind(py).call1((version.as_str(),))?
+                }
                 ClientEvent::Closed { reason } => {
                     self.inputs.clear();
                     self.inbound.clear();

@@ -41,6 +41,7 @@ classes! {
     task_input = "mcp_sansio.events"."TaskInput",
     task_cancelled = "mcp_sansio.events"."TaskCancelled",
     unblocked = "mcp_sansio.events"."Unblocked",
+    session_renewed = "mcp_sansio.events"."SessionRenewed",
     closed = "mcp_sansio.events"."Closed",
     local_error = "mcp_sansio.errors"."LocalProtocolError",
     mcp_error = "mcp_sansio.errors"."McpError",

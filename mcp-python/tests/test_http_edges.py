@@ -3,6 +3,7 @@ the Python client, and flow control in the Python server front end (slow readers
 
 import asyncio
 import json
+import logging
 import socket
 
 import h11
@@ -95,6 +96,42 @@ def test_a_broken_event_stream_is_resumed_with_last_event_id():
                     assert (await c.call_tool("two_steps"))["content"][0]["text"] == "both steps"
             finally:
                 await proxy.aclose()
+
+    run(main())
+
+
+def test_a_client_whose_server_restarted_starts_a_new_session_and_its_call_is_answered(caplog):
+    """The server process restarts on the same port and forgets the session: its 404 makes
+    the client start a new session (the spec's MUST, decided by the core), and the call
+    that got it is re-sent and answered, on the same client."""
+
+    def echo_server():
+        server = Server("restarting")
+
+        @server.tool()
+        async def echo(text: str) -> str:
+            return text
+
+        return server
+
+    caplog.set_level(logging.WARNING, logger="mcp_sansio.client")
+
+    async def main():
+        first = await echo_server().serve_http("127.0.0.1", 0)
+        port = first.port
+        async with Client.connect_http(f"http://127.0.0.1:{port}/mcp", era="legacy") as c:
+            r = await asyncio.wait_for(c.call_tool("echo", {"text": "before"}), 10)
+            assert r["content"][0]["text"] == "before"
+            await first.aclose()
+            second = await echo_server().serve_http("127.0.0.1", port)
+            try:
+                r = await asyncio.wait_for(c.call_tool("echo", {"text": "after"}), 20)
+                assert r["content"][0]["text"] == "after"
+                assert any("session renewed" in rec.getMessage() for rec in caplog.records)
+                r = await asyncio.wait_for(c.call_tool("echo", {"text": "again"}), 10)
+                assert r["content"][0]["text"] == "again"
+            finally:
+                await second.aclose()
 
     run(main())
 

@@ -567,6 +567,7 @@ impl<R: Plumbing> Peer<R> {
                 }
             }
             ClientEvent::Closed { reason } => self.closed(&reason),
+            ClientEvent::SessionRenewed { version } => SessionTrace::renewed(&self.span, version),
             _ => {}
         }
     }

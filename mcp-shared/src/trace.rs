@@ -40,7 +40,10 @@
 //! - `mcp_sansio::session`: `session ready` (INFO) once the era and the version are known;
 //!   `session closed` (INFO; WARN when the handshake or the transport failed, with
 //!   `reason`); `malformed message` (WARN, with the running count `invalid`) and
-//!   `message dropped` (DEBUG) when the core drops peer input.
+//!   `message dropped` (DEBUG) when the core drops peer input; `session renewed` (WARN,
+//!   with `version`) when an HTTP client's server forgot the session (404, 2025 wire) and
+//!   the transport started a new one (the requests the 404 refused are re-sent; resource
+//!   subscriptions of the old session are gone).
 //! - `mcp_sansio::request`: `request not sent` (DEBUG) when the session refused to send our
 //!   request (closed, blocked, not allowed), with `method` and `error`.
 //! - `mcp_sansio::request`: `request done` (DEBUG, at the end of every request span);
@@ -185,6 +188,16 @@ impl SessionTrace {
             );
         }
         self.stats = stats;
+    }
+
+    /// An HTTP client's server forgot the session (404) and a new one was started
+    pub fn renewed(span: &Span, version: ProtocolVersion) {
+        warn!(
+            target: "mcp_sansio::session",
+            parent: span,
+            version = version.as_str(),
+            "session renewed: the server forgot the session (HTTP 404), a new one was started",
+        );
     }
 
     /// The session ended

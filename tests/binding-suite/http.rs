@@ -189,6 +189,47 @@ fn closing_the_client_deletes_its_session_and_shutdown_ends_open_streams() {
     });
 }
 
+dialect_fn! {
+    /// An `echo` server at `addr` without a `state_key`: a new process knows none of the
+    /// sessions of the one before
+    async fn start_echo(addr: SocketAddr) -> HttpServerHandle {
+        let config = ServerConfig::new(Implementation::new("http-restarted-server", "1.0"));
+        let server = echo_tool(Server::builder(config)).build();
+        aw!(server.serve_http_with(addr, HttpConfig::default())).unwrap()
+    }
+}
+
+/// The server process restarts on the same port and forgets the session: its 404 makes
+/// the client start a new session (the spec's MUST), and the call that got it is re-sent
+/// and answered, on the same client
+#[test]
+fn a_client_whose_server_restarted_starts_a_new_session_and_its_call_is_answered() {
+    rt::block_on(async {
+        let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let first = aw!(start_echo(localhost));
+        let addr = first.local_addr();
+        let url = format!("http://{addr}/mcp");
+        let client = aw!(connect(&url, LEGACY));
+        let result = aw!(client.call_tool("echo", text("before"))).unwrap();
+        assert_eq!(result.content[0].as_text(), Some("before"));
+        aw!(rt::timeout(Duration::from_secs(10), first.shutdown())).expect("shutdown in time");
+
+        let second = aw!(start_echo(addr));
+        let result = aw!(rt::timeout(
+            Duration::from_secs(30),
+            client.call_tool("echo", text("after")),
+        ))
+        .expect("answered in time")
+        .unwrap();
+        assert_eq!(result.content[0].as_text(), Some("after"));
+        assert_eq!(client.peer().version, ProtocolVersion::V2025_11_25);
+        let again = aw!(client.call_tool("echo", text("again"))).unwrap();
+        assert_eq!(again.content[0].as_text(), Some("again"));
+        aw!(client.close());
+        aw!(second.shutdown());
+    });
+}
+
 /// The HTTP client's one timer (armed lazily, for the earliest deadline): a call times out
 /// over HTTP, its handler on the server is cancelled, and the session goes on
 #[test]

@@ -41,7 +41,7 @@ pub enum ResponseKind {
     /// An event stream: feed each event's non-empty `data` to the session
     EventStream,
     /// 404 on a session: the server ended it; start over with `initialize` (the session id
-    /// is forgotten)
+    /// is forgotten). [`ClientTransport`](super::ClientTransport) does so itself.
     SessionExpired,
     /// 405: the server offers no GET stream (or no DELETE); not an error
     NotAllowed,
@@ -215,12 +215,25 @@ impl HttpClient {
         status: u16,
         headers: &(impl Headers + ?Sized),
     ) -> ResponseKind {
-        if status == 404 && self.session_id.is_some() {
-            self.session_id = None;
-            self.reconnects.clear();
+        let carried = self.session_id.is_some();
+        self.response_to(status, headers, carried)
+    }
+
+    /// [`handle_response`](Self::handle_response) for a request that `carried` a session id
+    /// or not: only a response to a request without one teaches the session id (a late
+    /// answer on a session already forgotten does not bring it back)
+    pub(crate) fn response_to(
+        &mut self,
+        status: u16,
+        headers: &(impl Headers + ?Sized),
+        carried: bool,
+    ) -> ResponseKind {
+        if status == 404 && carried && self.session_id.is_some() {
+            self.forget_session();
             return ResponseKind::SessionExpired;
         }
         if let Some(sid) = headers.get(MCP_SESSION_ID)
+            && !carried
             && self.session_id.is_none()
             && (200..300).contains(&status)
         {
@@ -238,6 +251,12 @@ impl HttpClient {
             (200..=299, None) => ResponseKind::Accepted,
             (status, _) => ResponseKind::Failed { status },
         }
+    }
+
+    /// Forgets the session id and the reconnections armed on it (the server ended it)
+    pub(crate) fn forget_session(&mut self) {
+        self.session_id = None;
+        self.reconnects.clear();
     }
 
     /// An event stream's body ended; `complete` says whether everything expected arrived

@@ -10,17 +10,29 @@ use serde_json::value::RawValue;
 
 use super::client::{HttpClient, ResponseKind};
 use super::extra_headers::{ExtraHeaders, HeaderError, is_secret};
-use super::headers::{Headers, MCP_METHOD};
+use super::headers::{Headers, MCP_METHOD, MCP_SESSION_ID};
 use crate::auth::{AuthAction, AuthError, AuthEvent, AuthResponse, OAuthClient, Secret, Verdict};
 use crate::codec::FrameError;
 use crate::codec::sse::SseDecoder;
 use crate::jsonrpc::RequestId;
 use crate::schema::ListToolsResult;
 use crate::session::{CallError, ClientSession, OutboundId};
+use crate::version::ProtocolVersion;
 
 /// How long POSTs wait for the head of the standalone GET stream (2025 wire) before going out
 /// anyway
 const GET_HEAD_WAIT: Duration = Duration::from_secs(2);
+
+/// Why the session closes when the server ended it (HTTP 404) and no new one is started
+const SESSION_ENDED: &str = "the server ended the session (HTTP 404)";
+
+/// Why a re-sent request fails when the new session got a 404 too
+const ENDED_AGAIN: &str = "the server ended the session (HTTP 404) again after it was \
+    re-established; the request was re-sent once and is not re-sent again";
+
+/// Why a request fails whose answer was under way when the server forgot the session
+const LOST_WHILE_ANSWERING: &str = "the server ended the session (HTTP 404) while answering; \
+    the request may have run, so it is not re-sent";
 
 /// Names one HTTP request the binding performs for a [`ClientTransport`]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,6 +118,36 @@ struct Stream {
     replay: Option<Replay>,
     /// The response's `Content-Length`, if it said one
     length: Option<u64>,
+    /// The HTTP method
+    method: HttpMethod,
+    /// The session id the request carried (2025 wire)
+    sid: Option<String>,
+    /// A request's POST on a session, until its head: the message (and the application's
+    /// headers) to re-send on a new session if the server answers 404
+    resend: Option<Outgoing>,
+    /// It is already a re-send after a 404
+    retried: bool,
+}
+
+/// A message the session wrote, waiting to be POSTed
+#[derive(Debug, Clone)]
+struct Outgoing {
+    message: Vec<u8>,
+    /// The application's headers for the request it carries
+    extra: Option<ExtraHeaders>,
+    /// It is a re-send after a 404
+    retried: bool,
+}
+
+/// A new session being started after a 404 (2025 wire)
+#[derive(Debug)]
+struct Renewal {
+    /// The JSON-RPC id of the transport's own `initialize`
+    id: Value,
+    /// The version asked for (the one negotiated before)
+    version: ProtocolVersion,
+    /// The requests whose POSTs got the 404, to re-send on the new session, in order
+    held: Vec<Outgoing>,
 }
 
 /// A request kept for resending under a fresh token
@@ -176,7 +218,25 @@ struct CancelParams {
 ///   event stream that ended without it and cannot be resumed) gets a JSON-RPC error answer
 ///   in its place (-32603), so it ends exactly once.
 /// - An event stream that ends early is resumed with `Last-Event-ID` after the server's
-///   `retry:` delay; a 404 on a session means the server ended it, and so does the client.
+///   `retry:` delay.
+/// - A 404 on a request that carried the session id (2025 wire) means the server ended the
+///   session (it restarted, or expired it): the transport starts a new one, as the spec
+///   requires. It forgets the session id, POSTs the `initialize` the session sent first
+///   again (same client info and capabilities, the negotiated version, its own JSON-RPC id),
+///   without a session id, and holds every later message until it is answered. Then it
+///   POSTs `notifications/initialized`, re-sends the requests whose POSTs got the 404 (the
+///   server never processed them), in order, then the held messages, re-opens the
+///   standalone GET stream, and the session emits
+///   [`ClientEvent::SessionRenewed`](crate::ClientEvent::SessionRenewed). What lived on the
+///   old session is gone: resource subscriptions, and answers under way (a request whose
+///   answer stream had started, or was being resumed, fails: it may have run, so it is not
+///   re-sent; notifications and answers to the server's requests that got the 404 are
+///   dropped). Bounded: a request is re-sent once (a second 404 fails it with a transport
+///   error saying so); one new session per 404 burst (later 404s of the old session only
+///   hold their requests), and none again until the new session has answered a request or
+///   the GET stream, else the session closes as below. If the new `initialize` fails (an
+///   HTTP error, a JSON-RPC error, another version), the held requests fail and the
+///   session closes with "the server ended the session (HTTP 404)" and why.
 /// - Once the 2025 handshake is done, the standalone GET stream is opened (405 is fine).
 /// - The `Mcp-Param-*` mirrors of each tool are learned from `tools/list` answers.
 /// - With an [`OAuthClient`] ([`with_auth`](Self::with_auth)): every request carries its
@@ -198,7 +258,7 @@ pub struct ClientTransport {
     /// Messages the session wrote, not yet POSTed
     /// Messages the session wrote, not yet POSTed, with the application's headers for
     /// the request each carries
-    outbox: VecDeque<(Vec<u8>, Option<ExtraHeaders>)>,
+    outbox: VecDeque<Outgoing>,
     requests: VecDeque<HttpRequest>,
     aborts: VecDeque<StreamId>,
     /// Reconnections armed: `Last-Event-ID` -> the request the stream still owes
@@ -216,6 +276,16 @@ pub struct ClientTransport {
     /// The application's headers for the POSTs of one request (its retries too), while it
     /// is in flight
     per_request: HashMap<OutboundId, ExtraHeaders>,
+    /// The session's `initialize` and `notifications/initialized` (2025 wire), to start a
+    /// new session after a 404
+    handshake: (Option<Vec<u8>>, Option<Vec<u8>>),
+    /// A new session being started
+    renewal: Option<Renewal>,
+    /// A 404 on the current session may start a new one (not again before a renewed
+    /// session answered something)
+    renewable: bool,
+    /// How many new sessions were started
+    renewals: u64,
 }
 
 impl Default for ClientTransport {
@@ -249,6 +319,10 @@ impl ClientTransport {
             parked: Vec::new(),
             extra: ExtraHeaders::default(),
             per_request: HashMap::new(),
+            handshake: (None, None),
+            renewal: None,
+            renewable: true,
+            renewals: 0,
         }
     }
 
@@ -491,7 +565,11 @@ impl ClientTransport {
                     .and_then(|wire| session.request_of_wire(wire))
                     .and_then(|id| self.per_request.get(&id).cloned())
             };
-            self.outbox.push_back((message, extra));
+            self.outbox.push_back(Outgoing {
+                message,
+                extra,
+                retried: false,
+            });
         }
         // Requests that ended need their headers no more.
         self.per_request.retain(|id, _| session.has_request(*id));
@@ -505,6 +583,7 @@ impl ClientTransport {
         self.send_outbox();
         if version.is_some()
             && !self.get_opened
+            && self.renewal.is_none()
             && self.http.session_id().is_some()
             && !session.is_closed()
         {
@@ -590,10 +669,30 @@ impl ClientTransport {
         if self.challenge(now, stream, status, headers, session) {
             return;
         }
-        let kind = self.http.handle_response(status, headers);
         let Some(entry) = self.streams.get_mut(&stream) else {
             return;
         };
+        if status == 404
+            && let Some(sid) = entry.sid.clone()
+        {
+            self.session_lost(now, stream, &sid, session);
+            self.pull_at(now, session);
+            return;
+        }
+        let carried = entry.sid.is_some();
+        let kind = self.http.response_to(status, headers, carried);
+        let Some(entry) = self.streams.get_mut(&stream) else {
+            return;
+        };
+        entry.resend = None;
+        if (200..300).contains(&status)
+            && carried
+            && entry.sid.as_deref() == self.http.session_id()
+            && (entry.method == HttpMethod::Get || entry.awaits.is_some())
+        {
+            // The session answers: a later 404 may start a new one again.
+            self.renewable = true;
+        }
         entry.kind = Some(kind);
         entry.blocking = false;
         entry.length = headers
@@ -610,15 +709,10 @@ impl ClientTransport {
             }
             ResponseKind::Json | ResponseKind::EventStream => {}
             ResponseKind::SessionExpired => {
-                // The server ended the session: so does this client.
+                // Not reached: a 404 on a session is handled above.
                 let awaits = entry.awaits.take();
-                self.fail(
-                    now,
-                    awaits,
-                    "the server ended the session (HTTP 404)",
-                    session,
-                );
-                self.shut(session, now);
+                self.fail(now, awaits, SESSION_ENDED, session);
+                self.shut(session, now, SESSION_ENDED);
             }
             ResponseKind::Failed { status } => {
                 let awaits = entry.awaits.take();
@@ -720,7 +814,12 @@ impl ClientTransport {
             }
             Some(ResponseKind::EventStream) => {
                 entry.decoder.finish();
-                if !session.is_closed() {
+                if entry.sid.is_some() && entry.sid.as_deref() != self.http.session_id() {
+                    // Its session is gone: nothing to resume it on.
+                    if !entry.complete {
+                        self.fail(now, entry.awaits, LOST_WHILE_ANSWERING, session);
+                    }
+                } else if !session.is_closed() {
                     let resume = self.http.stream_ended(now, &entry.decoder, entry.complete);
                     if resume.is_some() {
                         if let Some(last) = entry.decoder.last_event_id() {
@@ -775,6 +874,7 @@ impl ClientTransport {
         self.streams.clear();
         self.outbox.clear();
         self.requests.clear();
+        self.renewal = None;
         let mut headers = self.http.delete_headers()?;
         if let Some(auth) = self.auth.as_mut() {
             if let Some(value) = auth.authorization() {
@@ -795,24 +895,212 @@ impl ClientTransport {
         })
     }
 
-    fn shut(&mut self, session: &mut ClientSession, now: Instant) {
+    /// Ends the transport and the session: every request in flight fails with `why`
+    fn shut(&mut self, session: &mut ClientSession, now: Instant, why: &str) {
+        self.http.forget_session();
+        if let Some(renewal) = self.renewal.take() {
+            for held in renewal.held {
+                let awaits = awaited(&held.message);
+                self.fail(now, awaits, why, session);
+            }
+        }
         let mut ids: Vec<StreamId> = self.streams.keys().copied().collect();
         ids.sort();
         for id in ids {
             if let Some(entry) = self.streams.remove(&id) {
                 self.aborts.push_back(id);
                 let awaits = if entry.complete { None } else { entry.awaits };
-                self.fail(
-                    now,
-                    awaits,
-                    "the server ended the session (HTTP 404)",
-                    session,
-                );
+                self.fail(now, awaits, why, session);
             }
+        }
+        for (_, awaits) in std::mem::take(&mut self.resumes) {
+            self.fail(now, awaits, why, session);
         }
         self.outbox.clear();
         self.closed = true;
         session.close(now);
+    }
+
+    /// The request of `stream`, which carried the session id `sid`, got 404: the server
+    /// ended that session
+    ///
+    /// If it is the current one, a new session is started (or, when that is not allowed,
+    /// the session closes). The request is held for re-sending on the new session (once),
+    /// or fails.
+    fn session_lost(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        sid: &str,
+        session: &mut ClientSession,
+    ) {
+        let Some(entry) = self.streams.remove(&stream) else {
+            return;
+        };
+        self.aborts.push_back(stream);
+        let current = self.http.session_id() == Some(sid);
+        let pending = if entry.complete { None } else { entry.awaits };
+        // The request to re-send on the new session this 404 starts
+        let mut held = None;
+        match entry.resend {
+            Some(_) if entry.retried => self.fail(now, pending, ENDED_AGAIN, session),
+            Some(outgoing) if pending.is_some() => match self.renewal.as_mut() {
+                Some(renewal) => renewal.held.push(outgoing),
+                None if current => held = Some(outgoing),
+                // A late 404 of a session already replaced: re-send it now.
+                None => self.outbox.push_front(Outgoing {
+                    retried: true,
+                    ..outgoing
+                }),
+            },
+            // Its answer was under way (a resumption), or nothing was awaited.
+            _ => self.fail(now, pending, LOST_WHILE_ANSWERING, session),
+        }
+        if !current {
+            // An old session, already replaced (or being replaced).
+            return;
+        }
+        match (self.renewable, session.version(), self.handshake.0.clone()) {
+            (true, Some(version), Some(initialize)) if !session.is_closed() => {
+                self.renew(now, version, &initialize, held, sid, session);
+            }
+            _ => {
+                if let Some(held) = held {
+                    self.fail(now, awaited(&held.message), SESSION_ENDED, session);
+                }
+                self.shut(session, now, SESSION_ENDED);
+            }
+        }
+    }
+
+    /// Starts a new session in place of `old`: the session's `initialize` again, for
+    /// `version`, under the transport's own id, without a session id
+    fn renew(
+        &mut self,
+        now: Instant,
+        version: ProtocolVersion,
+        initialize: &[u8],
+        held: Option<Outgoing>,
+        old: &str,
+        session: &mut ClientSession,
+    ) {
+        self.http.forget_session();
+        self.renewable = false;
+        self.renewals += 1;
+        // Answers being resumed were under way on the old session.
+        for (_, awaits) in std::mem::take(&mut self.resumes) {
+            self.fail(now, awaits, LOST_WHILE_ANSWERING, session);
+        }
+        // The old session's GET streams (the standalone one, resumptions) are gone.
+        let mut gets: Vec<StreamId> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| s.method == HttpMethod::Get && s.sid.as_deref() == Some(old))
+            .map(|(id, _)| *id)
+            .collect();
+        gets.sort();
+        for id in gets {
+            if let Some(entry) = self.streams.remove(&id) {
+                self.aborts.push_back(id);
+                let awaits = if entry.complete { None } else { entry.awaits };
+                self.fail(now, awaits, LOST_WHILE_ANSWERING, session);
+            }
+        }
+        self.get_opened = false;
+        self.get_wait = None;
+        let id = Value::String(format!("mcp-sansio-renew-{}", self.renewals));
+        let message = serde_json::from_slice::<Value>(initialize)
+            .ok()
+            .and_then(|mut value| {
+                let object = value.as_object_mut()?;
+                object.insert("id".into(), id.clone());
+                let params = object.get_mut("params")?.as_object_mut()?;
+                params.insert("protocolVersion".into(), version.as_str().into());
+                serde_json::to_vec(&value).ok()
+            });
+        let Some(message) = message else {
+            if let Some(held) = held {
+                self.fail(now, awaited(&held.message), SESSION_ENDED, session);
+            }
+            self.shut(session, now, SESSION_ENDED);
+            return;
+        };
+        self.renewal = Some(Renewal {
+            id: id.clone(),
+            version,
+            held: held.into_iter().collect(),
+        });
+        let headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            (
+                "Accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+        ];
+        self.start(HttpMethod::Post, headers, message, Some(id), true);
+    }
+
+    /// The new session's `initialize` was answered (`result`, or an error when `None`)
+    fn renewed(
+        &mut self,
+        now: Instant,
+        message: &[u8],
+        result: Option<&RawValue>,
+        session: &mut ClientSession,
+    ) {
+        let Some(renewal) = self.renewal.take() else {
+            return;
+        };
+        let refused = match result {
+            None => {
+                let error = serde_json::from_slice::<Value>(message)
+                    .ok()
+                    .and_then(|v| Some(v.get("error")?.get("message")?.as_str()?.to_owned()))
+                    .unwrap_or_else(|| "an error".to_owned());
+                Some(format!("the server refused a new session: {error}"))
+            }
+            Some(result) => {
+                let offered = serde_json::from_str::<Value>(result.get())
+                    .ok()
+                    .and_then(|v| Some(v.get("protocolVersion")?.as_str()?.to_owned()));
+                match offered {
+                    Some(v) if v == renewal.version.as_str() => None,
+                    other => Some(format!(
+                        "the new session offered version {}, not {}",
+                        other.as_deref().unwrap_or("none"),
+                        renewal.version.as_str()
+                    )),
+                }
+            }
+        };
+        self.renewal = Some(renewal);
+        if let Some(why) = refused {
+            self.renewal_failed(now, &why, session);
+            return;
+        }
+        let renewal = self.renewal.take().expect("put back above");
+        // In order: `notifications/initialized`, the re-sent requests, then what the
+        // session wrote meanwhile.
+        for held in renewal.held.into_iter().rev() {
+            self.outbox.push_front(Outgoing {
+                retried: true,
+                ..held
+            });
+        }
+        if let Some(initialized) = self.handshake.1.clone() {
+            self.outbox.push_front(Outgoing {
+                message: initialized,
+                extra: None,
+                retried: false,
+            });
+        }
+        session.session_renewed(now, renewal.version);
+    }
+
+    /// Starting a new session failed: the held requests fail and the session closes
+    fn renewal_failed(&mut self, now: Instant, why: &str, session: &mut ClientSession) {
+        let why = format!("{SESSION_ENDED}, and a new one could not be started: {why}");
+        self.shut(session, now, &why);
     }
 
     fn next_id(&mut self) -> StreamId {
@@ -832,8 +1120,13 @@ impl ClientTransport {
     fn send_outbox(&mut self) {
         let authorizing =
             !self.parked.is_empty() || self.auth.as_ref().is_some_and(OAuthClient::is_busy);
-        while !authorizing && !self.streams.values().any(|s| s.blocking) {
-            let Some((message, extra)) = self.outbox.pop_front() else {
+        while !authorizing && self.renewal.is_none() && !self.streams.values().any(|s| s.blocking) {
+            let Some(Outgoing {
+                message,
+                extra,
+                retried,
+            }) = self.outbox.pop_front()
+            else {
                 return;
             };
             let Ok(peek) = serde_json::from_slice::<Peek<'_>>(&message) else {
@@ -865,10 +1158,28 @@ impl ClientTransport {
             let blocking = !headers
                 .iter()
                 .any(|(n, _)| n.eq_ignore_ascii_case(MCP_METHOD));
+            if blocking && !retried {
+                // The 2025 handshake, kept to start a new session after a 404
+                match peek.method {
+                    Some("initialize") => self.handshake.0 = Some(message.clone()),
+                    Some("notifications/initialized") => self.handshake.1 = Some(message.clone()),
+                    _ => {}
+                }
+            }
+            let on_session = self.http.session_id().is_some();
+            let resend = (on_session && awaits.is_some()).then(|| Outgoing {
+                message: message.clone(),
+                extra: extra.clone(),
+                retried,
+            });
             if let Some(extra) = extra {
                 extra.append_to(&mut headers, self.auth.is_some());
             }
-            self.start(HttpMethod::Post, headers, message, awaits, blocking);
+            let stream = self.start(HttpMethod::Post, headers, message, awaits, blocking);
+            if let Some(entry) = self.streams.get_mut(&stream) {
+                entry.resend = resend;
+                entry.retried = retried;
+            }
         }
     }
 
@@ -901,6 +1212,10 @@ impl ClientTransport {
         });
         // After the replay's copy: a resent request gets them afresh.
         self.extra.append_to(&mut headers, self.auth.is_some());
+        let sid = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(MCP_SESSION_ID))
+            .map(|(_, v)| v.clone());
         self.streams.insert(
             stream,
             Stream {
@@ -912,6 +1227,10 @@ impl ClientTransport {
                 blocking,
                 replay,
                 length: None,
+                method,
+                sid,
+                resend: None,
+                retried: false,
             },
         );
         self.requests.push_back(HttpRequest {
@@ -939,6 +1258,11 @@ impl ClientTransport {
                 && entry.awaits.as_ref() == Some(id)
             {
                 entry.complete = true;
+            }
+            if self.renewal.as_ref().is_some_and(|r| &r.id == id) {
+                // The new session's `initialize` answer is the transport's own.
+                self.renewed(now, message, peek.result, session);
+                return;
             }
             if !self.tools_lists.is_empty()
                 && self.tools_lists.remove(&id.to_string())
@@ -973,9 +1297,19 @@ impl ClientTransport {
         session: &mut ClientSession,
     ) {
         let Some(id) = awaits else { return };
+        if self.renewal.as_ref().is_some_and(|r| r.id == id) {
+            self.renewal_failed(now, &error.to_string(), session);
+            return;
+        }
         self.tools_lists.remove(&id.to_string());
         if let Ok(id) = serde_json::from_value::<RequestId>(id) {
             session.fail_request(now, &id, error);
         }
     }
+}
+
+/// The id of the request `message` carries, if it is one
+fn awaited(message: &[u8]) -> Option<Value> {
+    let peek = serde_json::from_slice::<Peek<'_>>(message).ok()?;
+    peek.method.and(peek.id)
 }

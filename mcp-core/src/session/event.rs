@@ -106,6 +106,12 @@ pub enum Event {
     },
     /// Commands may send again after [`SendError::Blocked`](super::SendError::Blocked)
     Unblocked,
+    /// Client side, 2025 wire over HTTP: the server forgot the session (HTTP 404) and the
+    /// transport started a new one (see [`ClientEvent::SessionRenewed`](super::ClientEvent::SessionRenewed))
+    SessionRenewed {
+        /// The version the new session uses (the one negotiated before)
+        version: ProtocolVersion,
+    },
     /// The session ended; always the last event (pending requests failed just before it)
     Closed {
         /// Why it ended

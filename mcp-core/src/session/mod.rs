@@ -224,6 +224,17 @@ impl ClientSession {
         self.core.tick(now);
         self.core.fail_outbound(id, error)
     }
+
+    /// The HTTP transport started a new session after a 404: tells the application
+    /// ([`ClientEvent::SessionRenewed`])
+    pub(crate) fn session_renewed(&mut self, now: Instant, version: ProtocolVersion) {
+        self.core.tick(now);
+        if !self.is_closed() {
+            self.core
+                .events
+                .push_back(Event::SessionRenewed { version });
+        }
+    }
 }
 
 impl ServerSession {

@@ -60,6 +60,7 @@ impl Role for Client {
             },
             Event::TaskCancelled { task } => ClientEvent::TaskCancelled { task },
             Event::Unblocked => ClientEvent::Unblocked,
+            Event::SessionRenewed { version } => ClientEvent::SessionRenewed { version },
             Event::Closed { reason } => ClientEvent::Closed { reason },
             // Only a server's handlers ask for input, and only its tasks wait for input.
             Event::InputAnswered { .. } | Event::TaskInput { .. } => return None,
@@ -100,8 +101,9 @@ impl Role for Server {
             Event::TaskCancelled { task } => ServerEvent::TaskCancelled { task },
             Event::Unblocked => ServerEvent::Unblocked,
             Event::Closed { reason } => ServerEvent::Closed { reason },
-            // Only a client is asked for input.
-            Event::InputRequired { .. } => return None,
+            // Only a client is asked for input, and only a client's HTTP transport renews
+            // its session.
+            Event::InputRequired { .. } | Event::SessionRenewed { .. } => return None,
         })
     }
 }
@@ -175,6 +177,18 @@ pub enum ClientEvent {
     },
     /// Commands may send again after [`SendError::Blocked`](super::SendError::Blocked)
     Unblocked,
+    /// The server forgot the session (HTTP 404 on the 2025 wire) and the HTTP transport
+    /// ([`ClientTransport`](crate::http::ClientTransport)) started a new one: a new
+    /// `initialize` (same client info and capabilities, this version) was answered
+    ///
+    /// Requests whose POST got the 404 were re-sent on the new session; what lived on the
+    /// old one is gone: resource subscriptions (`resources/subscribe` again if needed), and
+    /// state the server kept for it. The standalone GET stream is re-opened by the
+    /// transport.
+    SessionRenewed {
+        /// The version the new session uses (the one negotiated before)
+        version: ProtocolVersion,
+    },
     /// The session ended; always the last event (pending requests failed just before it)
     Closed {
         /// Why it ended

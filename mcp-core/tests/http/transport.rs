@@ -455,10 +455,60 @@ fn a_stream_that_ends_without_ids_fails_its_request() {
     assert!(transport_message(outcome(&mut s)).contains("without an answer"));
 }
 
+const SID2: &str = "sess-2";
+
+fn no_headers() -> &'static [(&'static str, &'static str)] {
+    &[]
+}
+
+fn tool_result(id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+}
+
+/// The transport's own `initialize` after a 404: the session's first one again, for the
+/// negotiated version, without a session id; answered with `SID2`. Returns what follows it
+/// (`notifications/initialized` and the GET stream of the new session).
+fn renew(t: &mut ClientTransport, s: &mut ClientSession, now: Instant) -> Vec<HttpRequest> {
+    let sent = requests(t);
+    assert_eq!(sent.len(), 1, "one new initialize, nothing else: {sent:?}");
+    let init = &sent[0];
+    assert_eq!(init.method, HttpMethod::Post);
+    assert_eq!(body(init)["method"], "initialize");
+    assert_eq!(body(init)["params"]["protocolVersion"], "2025-11-25");
+    assert!(body(init)["params"]["clientInfo"]["name"].is_string());
+    assert_eq!(header(init, "Mcp-Session-Id"), None);
+    let id = body(init)["id"].clone();
+    answer_json(
+        t,
+        s,
+        now,
+        init,
+        &[("Mcp-Session-Id", SID2)],
+        &initialize_result(&id),
+    );
+    let renewed = events(s)
+        .into_iter()
+        .filter(|e| matches!(e, ClientEvent::SessionRenewed { version } if *version == ProtocolVersion::V2025_11_25))
+        .count();
+    assert_eq!(renewed, 1, "the application hears of the new session");
+    let next = requests(t);
+    assert_eq!(next.len(), 2, "{next:?}");
+    assert_eq!(body(&next[0])["method"], "notifications/initialized");
+    assert_eq!(header(&next[0], "Mcp-Session-Id"), Some(SID2));
+    assert_eq!(
+        next[1].method,
+        HttpMethod::Get,
+        "the GET stream is re-opened"
+    );
+    assert_eq!(header(&next[1], "Mcp-Session-Id"), Some(SID2));
+    next
+}
+
 #[test]
-fn a_404_on_the_session_ends_it_and_every_request_in_it() {
+fn a_404_on_the_session_starts_a_new_one_and_resends_the_call_it_refused() {
     let now = start();
     let (mut t, mut s, get) = legacy_ready(now);
+    // `a` is being answered on the old session; `b` gets the 404; `c` waits behind it.
     call(&mut s, now, "a");
     t.pull(&mut s);
     let a = requests(&mut t).remove(0);
@@ -466,25 +516,136 @@ fn a_404_on_the_session_ends_it_and_every_request_in_it() {
     call(&mut s, now, "b");
     t.pull(&mut s);
     let b = requests(&mut t).remove(0);
-    t.handle_head(now, b.stream, 404, &[] as &[(&str, &str)], &mut s);
-    let failed = events(&mut s)
-        .into_iter()
-        .filter(|e| {
-            matches!(
-                e,
-                ClientEvent::Response {
-                    outcome: Err(_),
-                    ..
-                }
-            )
-        })
-        .count();
-    assert_eq!(failed, 2, "both calls end, once each");
-    assert!(s.is_closed());
+    call(&mut s, now, "c");
+    t.pull(&mut s);
+    assert!(requests(&mut t).is_empty(), "c waits for b's head");
+    t.handle_head(now, b.stream, 404, no_headers(), &mut s);
+    assert!(!s.is_closed());
+    assert!(events(&mut s).is_empty(), "b is held, not failed");
     let mut aborted = aborts(&mut t);
     aborted.sort();
-    assert_eq!(aborted, vec![get.stream, a.stream, b.stream]);
+    assert_eq!(
+        aborted,
+        vec![get.stream, b.stream],
+        "the old GET stream is gone"
+    );
+    let next = renew(&mut t, &mut s, now);
+    let (initialized, get2) = (&next[0], &next[1]);
+    t.handle_head(now, initialized.stream, 202, no_headers(), &mut s);
+    t.handle_end(now, initialized.stream, &mut s);
+    assert!(
+        requests(&mut t).is_empty(),
+        "POSTs wait for the new GET head"
+    );
+    t.handle_head(now, get2.stream, 200, &sse_head(), &mut s);
+    // b again, the same message on the new session, then c after its head.
+    let resent = requests(&mut t);
+    assert_eq!(resent.len(), 1, "{resent:?}");
+    assert_eq!(resent[0].body, b.body);
+    assert_eq!(header(&resent[0], "Mcp-Session-Id"), Some(SID2));
+    let id = body(&b)["id"].clone();
+    answer_json(&mut t, &mut s, now, &resent[0], &[], &tool_result(&id));
+    assert!(
+        outcome(&mut s).is_ok(),
+        "the call is answered on the new session"
+    );
+    let c = requests(&mut t);
+    assert_eq!(c.len(), 1);
+    assert_eq!(body(&c[0])["params"]["name"], "c");
+    assert_eq!(header(&c[0], "Mcp-Session-Id"), Some(SID2));
+    // a's answer was under way on the old session: it may have run, so it fails.
+    t.handle_end(now, a.stream, &mut s);
+    assert!(transport_message(outcome(&mut s)).contains("may have run"));
+    let delete = t.close().expect("the new session is deleted");
+    assert_eq!(header(&delete, "Mcp-Session-Id"), Some(SID2));
+}
+
+#[test]
+fn a_second_404_fails_the_resent_call_and_a_new_session_that_answered_nothing_closes() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_ready(now);
+    call(&mut s, now, "a");
+    t.pull(&mut s);
+    let a = requests(&mut t).remove(0);
+    t.handle_head(now, a.stream, 404, no_headers(), &mut s);
+    let next = renew(&mut t, &mut s, now);
+    t.handle_head(now, next[0].stream, 202, no_headers(), &mut s);
+    // The new GET stream's head never comes: the call goes out after the wait.
+    let deadline = t.poll_timeout().expect("the wait for the GET head");
+    t.handle_timeout(deadline);
+    let resent = requests(&mut t).remove(0);
+    assert_eq!(resent.body, a.body);
+    t.handle_head(now, resent.stream, 404, no_headers(), &mut s);
+    let why = transport_message(outcome(&mut s));
+    assert!(
+        why.contains("again") && why.contains("re-sent once"),
+        "{why}"
+    );
+    assert!(
+        s.is_closed(),
+        "no third session for a server that answers nothing"
+    );
+    assert!(requests(&mut t).is_empty(), "no new initialize");
     assert!(t.close().is_none(), "the session id is gone: no DELETE");
+}
+
+#[test]
+fn a_new_session_that_answered_may_be_renewed_again() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_ready(now);
+    call(&mut s, now, "a");
+    t.pull(&mut s);
+    let a = requests(&mut t).remove(0);
+    t.handle_head(now, a.stream, 404, no_headers(), &mut s);
+    let next = renew(&mut t, &mut s, now);
+    t.handle_head(now, next[0].stream, 202, no_headers(), &mut s);
+    t.handle_head(now, next[1].stream, 200, &sse_head(), &mut s);
+    let resent = requests(&mut t).remove(0);
+    let id = body(&a)["id"].clone();
+    answer_json(&mut t, &mut s, now, &resent, &[], &tool_result(&id));
+    assert!(outcome(&mut s).is_ok());
+    // Later the new session is lost too: one more new session.
+    call(&mut s, now, "b");
+    t.pull(&mut s);
+    let b = requests(&mut t).remove(0);
+    assert_eq!(header(&b, "Mcp-Session-Id"), Some(SID2));
+    t.handle_head(now, b.stream, 404, no_headers(), &mut s);
+    let sent = requests(&mut t);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(body(&sent[0])["method"], "initialize");
+    assert!(!s.is_closed());
+}
+
+#[test]
+fn a_new_session_refused_fails_the_held_call_and_closes_saying_why() {
+    let now = start();
+    let (mut t, mut s, _get) = legacy_ready(now);
+    call(&mut s, now, "a");
+    t.pull(&mut s);
+    let a = requests(&mut t).remove(0);
+    t.handle_head(now, a.stream, 404, no_headers(), &mut s);
+    let init = requests(&mut t).remove(0);
+    assert_eq!(body(&init)["method"], "initialize");
+    t.handle_head(now, init.stream, 503, no_headers(), &mut s);
+    let why = transport_message(outcome(&mut s));
+    assert!(
+        why.contains("HTTP 404") && why.contains("could not be started") && why.contains("503"),
+        "{why}"
+    );
+    assert!(s.is_closed());
+}
+
+#[test]
+fn a_404_on_a_request_that_carried_no_session_id_is_an_http_failure() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    call(&mut s, now, "a");
+    t.pull(&mut s);
+    let a = requests(&mut t).remove(0);
+    t.handle_head(now, a.stream, 404, no_headers(), &mut s);
+    assert!(transport_message(outcome(&mut s)).contains("HTTP 404"));
+    assert!(!s.is_closed());
+    assert!(requests(&mut t).is_empty());
 }
 
 #[test]

@@ -37,6 +37,7 @@ from .events import (
     Ready,
     RequestFailed,
     Response,
+    SessionRenewed,
     TaskStatus,
 )
 
@@ -1139,6 +1140,14 @@ class Client:
                         info.get("name"), info.get("version") or "", era, event.version,
                     )
                     self._ready.set_result(event)
+            elif kind is SessionRenewed:
+                # The core started a new session after a 404 and re-sent the refused calls;
+                # resource subscriptions of the old session are gone.
+                _client_log.warning(
+                    "session renewed: the server forgot the session (HTTP 404), a new one was started "
+                    "(version %s); resource subscriptions must be made again",
+                    event.version,
+                )
             elif kind is Closed:
                 if self._closed_reason is None:
                     _client_log.info("connection closed: %s", event.reason)

@@ -36,6 +36,7 @@ __all__ = [
     "TaskInput",
     "TaskCancelled",
     "Unblocked",
+    "SessionRenewed",
     "Closed",
 ]
 
@@ -214,6 +215,18 @@ class TaskCancelled(Event):
 @dataclass(frozen=True)
 class Unblocked(Event):
     """Commands may send again after a ``LocalProtocolError`` saying the queue was full."""
+
+
+@dataclass(frozen=True)
+class SessionRenewed(Event):
+    """Client over HTTP (2025 wire): the server forgot the session (HTTP 404, e.g. it
+    restarted) and the transport started a new one, as the spec requires.
+
+    The requests whose POSTs got the 404 were re-sent on the new session; what lived on the
+    old one is gone (resource subscriptions: subscribe again if needed). The standalone GET
+    stream is re-opened."""
+
+    version: str
 
 
 @dataclass(frozen=True)
