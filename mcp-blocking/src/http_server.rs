@@ -248,17 +248,7 @@ pub(crate) fn start(
     let tools = tools();
     let clock = (driver::now(), driver::unix_ms());
     let mut front = ServerFront::new(http_config, server_config, &tools, app, clock);
-    if let Some(store) = store {
-        let replies = Handlers::new(Route::inbox(tx.clone()));
-        front.set_store(
-            Arc::clone(store),
-            Arc::new(move |key, ticket, reply| {
-                let _ = replies
-                    .for_session(key)
-                    .send(HandlerMsg::Store { ticket, reply });
-            }),
-        );
-    }
+    front.share_through(store, Handlers::new(Route::inbox(tx.clone())));
     let actor = Actor {
         front,
         _registration: registration,

@@ -459,6 +459,25 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
 }
 
 impl<C: Channels, R: crate::peer::Plumbing> ServerFront<C, crate::peer::Peer<R>> {
+    /// Shares the sessions' tasks through the server's `store`, if it has one; the replies
+    /// come back through `handlers` as [`HandlerMsg::Store`]
+    pub fn share_through(
+        &mut self,
+        store: Option<&Arc<dyn TaskStore>>,
+        handlers: crate::peer::Handlers<R>,
+    ) {
+        if let Some(store) = store {
+            self.set_store(
+                Arc::clone(store),
+                Arc::new(move |key, ticket, reply| {
+                    let _ = handlers
+                        .for_session(key)
+                        .send(HandlerMsg::Store { ticket, reply });
+                }),
+            );
+        }
+    }
+
     /// A handler's message: to its session's peer, or, for a change the server pushed, to
     /// every session ([`push`](Self::push))
     pub fn on_handler(&mut self, key: SessionKey, msg: HandlerMsg<R>) {

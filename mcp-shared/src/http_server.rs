@@ -91,17 +91,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
         let body_limit = config.max_body_size;
         let clock = (R::now(), unix_ms());
         let mut front = ServerFront::new(config, Arc::clone(&server.config), &tools, app, clock);
-        if let Some(store) = server.live().store() {
-            let replies = pushes_for_store;
-            front.set_store(
-                Arc::clone(store),
-                Arc::new(move |key, ticket, reply| {
-                    let _ = replies
-                        .for_session(key)
-                        .send(HandlerMsg::Store { ticket, reply });
-                }),
-            );
-        }
+        front.share_through(server.live().store(), pushes_for_store);
         Self {
             to_actor,
             stop,
