@@ -17,6 +17,7 @@ use crate::config::PyServerConfig;
 use crate::events;
 use crate::numbers::Numbers;
 use crate::server::ServerCore;
+use crate::store::{Attached, Inbox, PyTaskStore};
 
 /// Session ids from the standard library's random hasher keys and a counter
 struct Ids {
@@ -45,6 +46,8 @@ pub(crate) struct PyHttpServer {
     clock: Clock,
     ids: Ids,
     exchanges: Numbers<ExchangeId>,
+    /// The task store the sessions share their tasks through (`attach_store`)
+    store: Option<Attached>,
 }
 
 type Headers = Vec<(&'static str, String)>;
@@ -86,7 +89,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         header_read_timeout=None, body_read_timeout=None, keep_alive_timeout=None,
         max_connections=None, accept_backoff=None, max_sessions=None,
         max_in_flight=None, max_in_flight_per_peer=None, max_in_flight_per_connection=None,
-        max_unwritten=None))]
+        max_unwritten=None, node=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -108,6 +111,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         max_in_flight_per_peer: Option<usize>,
         max_in_flight_per_connection: Option<usize>,
         max_unwritten: Option<usize>,
+        node: Option<&str>,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
@@ -168,6 +172,11 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
                 *field = n;
             }
         }
+        if let Some(node) = node {
+            http_config = http_config
+                .with_node(node)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        }
         let start = clock.instant(now);
         let mut http = HttpServer::new(Arc::new(http_config), Arc::clone(&config.config), start);
         let unix_ms = SystemTime::now()
@@ -186,7 +195,54 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
                 counter: 0,
             },
             exchanges: Numbers::new(),
+            store: None,
         })
+    }
+
+    /// Shares the sessions' tasks through `store` (the config's `node` says how); a reply
+    /// arriving (from any thread) calls `wake()` once until `drive_store` takes it, so
+    /// `wake` must only schedule the driver (`loop.call_soon_threadsafe`)
+    fn attach_store(&mut self, store: &PyTaskStore, wake: Py<PyAny>) {
+        self.store = Some(Attached {
+            store: Arc::clone(&store.store),
+            inbox: Inbox::new(wake),
+        });
+    }
+
+    /// Feeds the store's replies to the sessions and runs their operations, in order, until
+    /// none is left; whether there was any (the sessions may then have output and events)
+    #[pyo3(signature = (now=None))]
+    fn drive_store(&mut self, now: Option<f64>) -> bool {
+        let now = self.clock.instant(now);
+        let mut busy = false;
+        loop {
+            let mut any = false;
+            if let Some(store) = &self.store {
+                for (key, ticket, reply) in store.replies() {
+                    any = true;
+                    self.http.handle_store_reply(now, key, ticket, reply);
+                }
+            }
+            while let Some((key, op)) = self.http.poll_store() {
+                any = true;
+                // Without a store (none attached) an operation has nowhere to go.
+                if let Some(store) = &self.store {
+                    store.run(key, op);
+                }
+            }
+            if !any {
+                return busy;
+            }
+            busy = true;
+        }
+    }
+
+    /// A message another process (or this one) published to the store: task signals
+    /// reach the sessions they concern
+    #[pyo3(signature = (message, now=None))]
+    fn handle_store_signal(&mut self, message: &str, now: Option<f64>) {
+        self.http
+            .handle_store_signal(self.clock.instant(now), message);
     }
 
     /// Serves the tools, resources and prompts of `config` from now on, in every session

@@ -20,6 +20,7 @@ from ._core import (
     HttpServer,
     ServerConfig,
     ServerSession,
+    TaskStore,
 )
 from .errors import (
     CertificateError,
@@ -58,6 +59,7 @@ from .events import (
 )
 
 __all__ = [
+    "TaskStore",
     "LATEST_PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "ClientSession",
