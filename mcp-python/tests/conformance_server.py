@@ -7,6 +7,9 @@ bindings' ``everything-server --conformance`` (mcp-tokio/examples/everything-ser
     python conformance_server.py --asgi 127.0.0.1:PORT    # server.asgi_app() under uvicorn
     python conformance_server.py                          # stdio
 
+Behind a load balancer, several of them (``scripts/scale-out``): ``--node NAME``,
+``--state-key HEX``, ``--store redis://HOST:PORT``, ``--lease MS`` (scale_args.py).
+
 The server object is importable (``from conformance_server import server``). The catalog
 lists by name, so the suite's probes of ``tools[0]`` (called with ``{}``) and
 ``resources[0]`` (read) hit ``confirm_delete`` and ``test://static-binary``, which serve
@@ -498,7 +501,10 @@ def serve_asgi(host: str, port: int) -> None:
 
 
 def main(argv: "list[str]") -> None:
-    args = [a for a in argv if a != "--conformance"]  # accepted, as the Rust servers take it
+    import scale_args
+
+    args, flags = scale_args.split([a for a in argv if a != "--conformance"])  # accepted, as the Rust servers take it
+    scale_args.apply(server, flags)
     if len(args) == 2 and args[0] == "--http":
         try:
             asyncio.run(serve_http(*_address(args[1])))
@@ -509,7 +515,7 @@ def main(argv: "list[str]") -> None:
     elif not args:
         asyncio.run(server.serve_stdio())
     else:
-        sys.exit("usage: conformance_server.py [--http HOST:PORT | --asgi HOST:PORT]")
+        sys.exit(f"usage: conformance_server.py [--http HOST:PORT | --asgi HOST:PORT] {scale_args.USAGE}")
 
 
 if __name__ == "__main__":

@@ -292,3 +292,67 @@ def test_store_arguments_are_checked():
     assert Server("x").store is None
     s = Server("x", store=TaskStore.memory(), node="n1")
     assert s.node == "n1" and s.store.description == "memory"
+
+
+@contextlib.contextmanager
+def conformance_servers(redis, names):
+    """conformance_server.py processes with the scale-out flags, one per name: their URLs."""
+    script = os.path.join(os.path.dirname(__file__), "conformance_server.py")
+    procs, urls = [], []
+    try:
+        for name in names:
+            port = free_port()
+            procs.append(subprocess.Popen(
+                [sys.executable, script, "--http", f"127.0.0.1:{port}", "--store", redis.url, "--node", name,
+                 "--state-key", STATE_KEY.hex(), "--lease", "2000"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            ))
+            urls.append(f"http://127.0.0.1:{port}/mcp")
+        for proc, url in zip(procs, urls):
+            port = urllib.parse.urlsplit(url).port
+            deadline = time.monotonic() + WAIT
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail(f"conformance_server.py exited with {proc.returncode}: {proc.stderr.read().decode()}")
+                try:
+                    socket.create_connection(("127.0.0.1", port), 0.5).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"conformance_server.py did not listen on {port} within {WAIT} s")
+                    time.sleep(0.05)
+        yield urls
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(WAIT)
+            proc.stderr.close()
+
+
+def test_the_conformance_server_takes_the_scale_out_flags(redis):
+    async def main():
+        with conformance_servers(redis, ["a", "b"]) as (url_a, url_b):
+            wire = Wire()
+            task = await wire.start(url_a, "slow_compute")
+            done = await wire.status_until(url_b, task, "completed")
+            assert "job done" in json.dumps(done), done
+            # A tool of A raises tools/list_changed; a listener on B hears it.
+            async with Client.connect_http(url_b, era="modern") as c:
+                async with c.listen(tools_changed=True) as sub:
+                    deadline = time.monotonic() + WAIT
+                    while True:
+                        await wire(url_a, "tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+                        try:
+                            event = await asyncio.wait_for(sub.next(), 0.5)
+                            break
+                        except asyncio.TimeoutError:
+                            assert time.monotonic() < deadline, "no list change reached B"
+                    assert event.method == "notifications/tools/list_changed", event
+
+    run(main())
+
+
+def test_the_scale_out_flags_are_checked():
+    script = os.path.join(os.path.dirname(__file__), "conformance_server.py")
+    bad = subprocess.run([sys.executable, script, "--state-key", "abc"], capture_output=True, timeout=WAIT)
+    assert bad.returncode == 2 and b"state-key" in bad.stderr, bad
