@@ -3,7 +3,7 @@
 //! its own), and the inbox an `HttpServer`'s store replies wait in
 //!
 //! A store answers from any thread (Redis: its own). Nothing here calls Python from those
-//! threads except through `Python::attach`, and only to call a wake-up function the Python
+//! threads except through `Python::try_attach` (nothing once the interpreter is gone), and only to call a wake-up function the Python
 //! driver gave (`loop.call_soon_threadsafe` of its pump) or a subscriber's callback; the
 //! replies themselves wait in a Rust queue that the driver drains on its loop. No lock is
 //! held while attaching, so a thread waiting for the GIL never holds one the interpreter's
@@ -83,7 +83,9 @@ impl PyTaskStore {
     /// (`loop.call_soon_threadsafe`)
     fn subscribe(&self, deliver: Py<PyAny>) -> PyStoreSubscription {
         let subscription = self.store.subscribe(Arc::new(move |text: &str| {
-            Python::attach(|py| {
+            // `try_attach`: an interpreter that ended is not started again for a message
+            // (the Python side closes its subscriptions at exit).
+            Python::try_attach(|py| {
                 if let Err(e) = deliver.call1(py, (text,)) {
                     e.write_unraisable(py, None);
                 }
@@ -139,7 +141,7 @@ impl Inbox {
             !std::mem::replace(&mut queue.1, true)
         };
         if wake {
-            Python::attach(|py| {
+            Python::try_attach(|py| {
                 if let Err(e) = self.wake.call0(py) {
                     e.write_unraisable(py, None);
                 }

@@ -203,12 +203,21 @@ async def changes_reach(origin: Server, url: str, era: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def two_nodes(store_a, store_b):
+async def two_nodes(store_a, store_b, front_b="http"):
+    """Servers A and B (B behind the h11 server, or its ASGI app under uvicorn)."""
     state = {"started": asyncio.Event(), "cancelled": asyncio.Event(), "gate": asyncio.Event()}
     a = node_server("a", store_a, state)
     b = node_server("b", store_b, state)
-    async with await a.serve_http("127.0.0.1", 0) as ha, await b.serve_http("127.0.0.1", 0) as hb:
-        yield a, b, ha.url, hb.url, state
+    async with await a.serve_http("127.0.0.1", 0) as ha:
+        if front_b == "http":
+            async with await b.serve_http("127.0.0.1", 0) as hb:
+                yield a, b, ha.url, hb.url, state
+        else:
+            pytest.importorskip("uvicorn")
+            from conftest import uvicorn_serving
+
+            async with uvicorn_serving(b.asgi_app(path="/mcp")) as base:
+                yield a, b, ha.url, base + "/mcp", state
 
 
 async def tasks_cross_nodes(a, b, url_a, url_b, state) -> None:
@@ -268,10 +277,11 @@ def test_tasks_and_changes_are_shared_through_redis(redis):
     run(main())
 
 
-def test_tasks_and_changes_are_shared_through_a_memory_store():
+@pytest.mark.parametrize("front_b", ["http", "asgi"])
+def test_tasks_and_changes_are_shared_through_a_memory_store(front_b):
     async def main():
         store = TaskStore.memory()
-        async with two_nodes(store, store) as (a, b, url_a, url_b, state):
+        async with two_nodes(store, store, front_b) as (a, b, url_a, url_b, state):
             wire = await tasks_cross_nodes(a, b, url_a, url_b, state)
             await changes_reach(a, url_b, "modern")
             store.set_available(False)

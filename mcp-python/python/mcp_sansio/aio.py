@@ -8,6 +8,7 @@ running is cancelled and every pending call fails with ``ConnectionClosed``.
 """
 
 import asyncio
+import atexit
 import collections
 import logging
 import os
@@ -55,6 +56,19 @@ _log = logging.getLogger("mcp_sansio.server")
 _client_log = logging.getLogger("mcp_sansio.client")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+#: The servers hearing a store: their subscriptions end at exit, before the interpreter does
+#: (the store's threads then call no Python any more)
+_SUBSCRIBED: "weakref.WeakSet[Server]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_subscriptions() -> None:
+    for server in list(_SUBSCRIBED):
+        subscription, server._store_subscription = server._store_subscription, None
+        if subscription is not None:
+            subscription.close()
 
 
 class Server:
@@ -425,6 +439,7 @@ class Server:
                     server._store_message(text)
 
             self._store_subscription = self.store.subscribe(deliver)
+            _SUBSCRIBED.add(self)
 
     def _store_detach(self) -> None:
         self._store_users -= 1
