@@ -306,7 +306,8 @@ def test_store_arguments_are_checked():
 
 @contextlib.contextmanager
 def conformance_servers(redis, names):
-    """conformance_server.py processes with the scale-out flags, one per name: their URLs."""
+    """conformance_server.py processes with the scale-out flags, one per name: their URLs
+    and processes."""
     script = os.path.join(os.path.dirname(__file__), "conformance_server.py")
     procs, urls = [], []
     try:
@@ -331,7 +332,7 @@ def conformance_servers(redis, names):
                     if time.monotonic() > deadline:
                         pytest.fail(f"conformance_server.py did not listen on {port} within {WAIT} s")
                     time.sleep(0.05)
-        yield urls
+        yield urls, procs
     finally:
         for proc in procs:
             proc.kill()
@@ -341,7 +342,7 @@ def conformance_servers(redis, names):
 
 def test_the_conformance_server_takes_the_scale_out_flags(redis):
     async def main():
-        with conformance_servers(redis, ["a", "b"]) as (url_a, url_b):
+        with conformance_servers(redis, ["a", "b"]) as ((url_a, url_b), (proc_a, _)):
             wire = Wire()
             task = await wire.start(url_a, "slow_compute")
             done = await wire.status_until(url_b, task, "completed")
@@ -358,6 +359,16 @@ def test_the_conformance_server_takes_the_scale_out_flags(redis):
                         except asyncio.TimeoutError:
                             assert time.monotonic() < deadline, "no list change reached B"
                     assert event.method == "notifications/tools/list_changed", event
+
+            # A's process dies (SIGKILL) with a task running: B reads it failed once its
+            # lease (2 s) ended.
+            created = await wire(url_a, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 600}})
+            task = created["result"]["taskId"]
+            await wire.status_until(url_b, task, "working")
+            proc_a.kill()
+            proc_a.wait(WAIT)
+            failed = await wire.status_until(url_b, task, "failed")
+            assert "stopped" in json.dumps(failed), failed
 
     run(main())
 
