@@ -9,6 +9,7 @@ use mcp_sansio::http::{
     ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, SessionIdSource,
     Source, session_id_from_bytes,
 };
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -115,6 +116,11 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut http_config = HttpConfig::default();
+        if let Some(name) = node {
+            http_config = http_config
+                .with_node(name)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
         if allow_any_host {
             http_config.hosts = HostPolicy::allow_all();
         }
@@ -171,11 +177,6 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
             if let Some(n) = given {
                 *field = n;
             }
-        }
-        if let Some(node) = node {
-            http_config = http_config
-                .with_node(node)
-                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
         }
         let start = clock.instant(now);
         let mut http = HttpServer::new(Arc::new(http_config), Arc::clone(&config.config), start);

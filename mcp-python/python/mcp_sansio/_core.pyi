@@ -151,8 +151,7 @@ class HttpServer(_ServerCommands):
         max_unwritten: Optional[int] = None,
         node: Optional[str] = None,
     ) -> None:
-        """``node``: this process's name behind a load balancer, before every 2025-wire
-        session id (``NODE.<hex>``; 1 to 32 of ``A-Z a-z 0-9 _ -``). ``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream.
+        """``retry``: the reconnection delay (seconds) sent with every 2025-wire event stream.
         ``keepalive``: an open response quiet this long (seconds; 15 unless given, 0 never)
         gets an SSE comment, opening its event stream if still undecided. The connection
         edge a front end enforces (seconds): ``header_read_timeout`` (10),
@@ -164,7 +163,8 @@ class HttpServer(_ServerCommands):
         ``max_in_flight_per_connection`` (128) from one connection, past them 429; each with
         ``Retry-After``. ``max_unwritten`` (1 MiB): the bytes of one open response a front
         end holds for a client that does not read them; past it, drop the response and call
-        ``handle_closed``."""
+        ``handle_closed``. ``node`` (1 to 32 of ``A-Z a-z 0-9 _ -``, else ``ValueError``):
+        every 2025-wire session id is ``<node>.<hex>``, for a load balancer's sticky routing."""
     @property
     def max_body_size(self) -> int: ...
     @property

@@ -59,14 +59,18 @@ class Endpoint:
         edge: Optional[Dict[str, Any]] = None,
         allow_any_host: bool = False,
     ) -> None:
+        edge = dict(edge or {})
+        if server.node is not None:
+            # The server's process name (Server(node=)) also prefixes its 2025-wire session
+            # ids, unless the front end was given one of its own.
+            edge.setdefault("node", server.node)
         self.core = HttpServer(
             server.config,
             allowed_hosts=list(allowed_hosts or []),
             allow_any_host=allow_any_host,
             retry=retry,
             keepalive=keepalive,
-            node=server.node,
-            **(edge or {}),
+            **edge,
         )
         self.max_buffered = self.core.max_unwritten
         self.loop = asyncio.get_running_loop()
