@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use mcp_sansio::schema::Tool;
 use mcp_sansio::server::{Catalog, CatalogError};
+use mcp_sansio::store::SharedTasks;
 use mcp_sansio::{Implementation, ProtocolVersion};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -27,6 +28,10 @@ pub(crate) fn random_u64() -> u64 {
 #[pyclass(module = "mcp_sansio._core", name = "ServerConfig", frozen)]
 pub(crate) struct PyServerConfig {
     pub(crate) config: Arc<mcp_sansio::ServerConfig>,
+    /// The configuration of byte-stream sessions (`ServerSession`): `config` without
+    /// `shared_tasks` (a byte stream's tasks have one client, and no store runs their
+    /// operations)
+    pub(crate) local: Arc<mcp_sansio::ServerConfig>,
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) route: bool,
     pub(crate) completions: bool,
@@ -60,7 +65,8 @@ impl PyServerConfig {
     #[pyo3(signature = (name, version, *, title=None, instructions=None, tools=None,
         resources=None, resource_templates=None, prompts=None, completions=false,
         logging=false, resource_subscriptions=false, list_changed=false, capabilities=None,
-        versions=None, state_key=None, request_timeout=60.0, route=true))]
+        versions=None, state_key=None, request_timeout=60.0, route=true, node=None,
+        lease=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         name: &str,
@@ -80,6 +86,8 @@ impl PyServerConfig {
         state_key: Option<Vec<u8>>,
         request_timeout: Option<f64>,
         route: bool,
+        node: Option<String>,
+        lease: Option<f64>,
     ) -> PyResult<Self> {
         let mut info = Implementation::new(name, version);
         if let Some(t) = title {
@@ -153,8 +161,22 @@ impl PyServerConfig {
         config.timeouts.request = request_timeout
             .filter(|t| t.is_finite() && *t >= 0.0)
             .map(Duration::from_secs_f64);
+        let local = Arc::new(config.clone());
+        if let Some(node) = node {
+            let mut shared = SharedTasks::new(node);
+            if let Some(lease) = lease {
+                if !lease.is_finite() || lease <= 0.0 {
+                    return Err(PyValueError::new_err(
+                        "lease must be a positive number of seconds",
+                    ));
+                }
+                shared = shared.lease(Duration::from_secs_f64(lease));
+            }
+            config.shared_tasks = Some(shared);
+        }
         Ok(Self {
             config: Arc::new(config),
+            local,
             catalog: Arc::new(catalog),
             route,
             completions,

@@ -18,6 +18,7 @@ use crate::config::PyServerConfig;
 use crate::events;
 use crate::numbers::Numbers;
 use crate::server::ServerCore;
+use crate::store::{Attached, Inbox, PyTaskStore};
 
 /// Session ids from the standard library's random hasher keys and a counter
 struct Ids {
@@ -46,6 +47,8 @@ pub(crate) struct PyHttpServer {
     clock: Clock,
     ids: Ids,
     exchanges: Numbers<ExchangeId>,
+    /// The task store the sessions share their tasks through (`attach_store`)
+    store: Option<Attached>,
 }
 
 type Headers = Vec<(&'static str, String)>;
@@ -193,7 +196,54 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
                 counter: 0,
             },
             exchanges: Numbers::new(),
+            store: None,
         })
+    }
+
+    /// Shares the sessions' tasks through `store` (the config's `node` says how); a reply
+    /// arriving (from any thread) calls `wake()` once until `drive_store` takes it, so
+    /// `wake` must only schedule the driver (`loop.call_soon_threadsafe`)
+    fn attach_store(&mut self, store: &PyTaskStore, wake: Py<PyAny>) {
+        self.store = Some(Attached {
+            store: Arc::clone(&store.store),
+            inbox: Inbox::new(wake),
+        });
+    }
+
+    /// Feeds the store's replies to the sessions and runs their operations, in order, until
+    /// none is left; whether there was any (the sessions may then have output and events)
+    #[pyo3(signature = (now=None))]
+    fn drive_store(&mut self, now: Option<f64>) -> bool {
+        let now = self.clock.instant(now);
+        let mut busy = false;
+        loop {
+            let mut any = false;
+            if let Some(store) = &self.store {
+                for (key, ticket, reply) in store.replies() {
+                    any = true;
+                    self.http.handle_store_reply(now, key, ticket, reply);
+                }
+            }
+            while let Some((key, op)) = self.http.poll_store() {
+                any = true;
+                // Without a store (none attached) an operation has nowhere to go.
+                if let Some(store) = &self.store {
+                    store.run(key, op);
+                }
+            }
+            if !any {
+                return busy;
+            }
+            busy = true;
+        }
+    }
+
+    /// A message another process (or this one) published to the store: task signals
+    /// reach the sessions they concern
+    #[pyo3(signature = (message, now=None))]
+    fn handle_store_signal(&mut self, message: &str, now: Option<f64>) {
+        self.http
+            .handle_store_signal(self.clock.instant(now), message);
     }
 
     /// Serves the tools, resources and prompts of `config` from now on, in every session

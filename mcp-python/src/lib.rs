@@ -19,6 +19,7 @@ mod http_client;
 mod log;
 mod numbers;
 mod server;
+mod store;
 
 use pyo3::prelude::*;
 
@@ -30,7 +31,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::PyClientSession>()?;
     m.add_class::<http::PyHttpServer>()?;
     m.add_class::<http_client::PyHttpClientTransport>()?;
+    m.add_class::<store::PyTaskStore>()?;
+    m.add_class::<store::PyStoreSubscription>()?;
     m.add_function(wrap_pyfunction!(http_client::check_header, m)?)?;
+    m.add_function(wrap_pyfunction!(store::decode_signal, m)?)?;
+    m.add_function(wrap_pyfunction!(store::list_changed_signal, m)?)?;
+    m.add_function(wrap_pyfunction!(store::resource_updated_signal, m)?)?;
     m.add(
         "LATEST_PROTOCOL_VERSION",
         mcp_sansio::ProtocolVersion::LATEST.as_str(),

@@ -711,7 +711,7 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
     #[pyo3(signature = (config, *, now=None))]
     fn new(py: Python<'_>, config: &PyServerConfig, now: Option<f64>) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
-        let session = ServerSession::new(Arc::clone(&config.config), clock.instant(now));
+        let session = ServerSession::new(Arc::clone(&config.local), clock.instant(now));
         Ok(Self {
             session,
             core: ServerCore::new(config),

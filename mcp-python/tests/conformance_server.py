@@ -10,7 +10,8 @@ bindings' ``everything-server --conformance`` (mcp-tokio/examples/everything-ser
 Behind a load balancer (the flags go in any order, as the Rust everything-servers take them):
 ``--node NAME`` puts ``NAME.`` before every 2025-wire session id (sticky routing by
 ``deploy/nginx/mcp.conf``), ``--state-key HEX`` (64 hex digits) is the ``requestState`` key
-the processes share; ``--store URL`` (a shared task store, issue #21) is not supported yet.
+the processes share; ``--store redis://HOST:PORT`` (with ``--lease MS``) shares tasks and
+changes with the other processes (scale_args.py).
 
 The server object is importable (``from conformance_server import server``). The catalog
 lists by name, so the suite's probes of ``tools[0]`` (called with ``{}``) and
@@ -505,7 +506,7 @@ def serve_asgi(host: str, port: int, node: Optional[str] = None) -> None:
 
 USAGE = (
     "usage: conformance_server.py [--conformance] [--http HOST:PORT | --asgi HOST:PORT] "
-    "[--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT]"
+    "[--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT [--lease MS]]"
 )
 
 
@@ -513,13 +514,13 @@ def main(argv: "list[str]") -> None:
     mode: Optional[str] = None
     address = ""
     node: Optional[str] = None
-    store: Optional[str] = None
+    shared: "dict[str, str]" = {}
     args = iter(argv)
     for flag in args:
         if flag == "--conformance":  # accepted, as the Rust servers take it
             continue
         value = next(args, None)
-        if flag in ("--http", "--asgi", "--node", "--state-key", "--store") and value is None:
+        if flag in ("--http", "--asgi", "--node", "--state-key", "--store", "--lease") and value is None:
             sys.exit(f"conformance_server.py: {flag} takes a value\n{USAGE}")
         if flag in ("--http", "--asgi"):
             mode, address = flag, value
@@ -532,13 +533,16 @@ def main(argv: "list[str]") -> None:
                 server.set_state_key(bytes.fromhex(value or ""))
             except ValueError:
                 sys.exit(f"conformance_server.py: --state-key takes 64 hex digits, not {value!r}\n{USAGE}")
-        elif flag == "--store":
-            store = value
+        elif flag in ("--store", "--lease"):
+            shared[flag] = value or ""
         else:
             sys.exit(f"conformance_server.py: unknown argument {flag!r}\n{USAGE}")
-    if store is not None:
-        # Issue #21: the shared task store is wired here once it exists
-        sys.exit(f"conformance_server.py: --store {store}: not supported yet")
+    if shared:
+        import scale_args
+
+        if node is not None:
+            shared["--node"] = node
+        scale_args.apply(server, shared)
     if node is not None and mode is None:
         sys.exit(f"conformance_server.py: --node needs --http or --asgi\n{USAGE}")
     if mode == "--http":

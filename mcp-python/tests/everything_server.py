@@ -4,6 +4,9 @@ client in the interop tests (the same scenario as mcp-sansio-tokio's everything-
     python everything_server.py            # stdio
     python everything_server.py --http PORT
     python everything_server.py --https PORT CERT KEY   # HTTPS
+
+and the scale-out flags anywhere: ``--node NAME``, ``--state-key HEX``,
+``--store redis://HOST:PORT``, ``--lease MS`` (scale_args.py).
 """
 
 import asyncio
@@ -89,14 +92,18 @@ async def serve_http(port: int, certfile=None, keyfile=None) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+    import scale_args
+
+    argv, flags = scale_args.split(sys.argv[1:])
+    scale_args.apply(server, flags)
+    if len(argv) == 2 and argv[0] == "--http":
         try:
-            asyncio.run(serve_http(int(sys.argv[2])))
+            asyncio.run(serve_http(int(argv[1])))
         except KeyboardInterrupt:
             pass
-    elif len(sys.argv) == 5 and sys.argv[1] == "--https":  # --https PORT CERT KEY
+    elif len(argv) == 4 and argv[0] == "--https":  # --https PORT CERT KEY
         try:
-            asyncio.run(serve_http(int(sys.argv[2]), sys.argv[3], sys.argv[4]))
+            asyncio.run(serve_http(int(argv[1]), argv[2], argv[3]))
         except KeyboardInterrupt:
             pass
     else:

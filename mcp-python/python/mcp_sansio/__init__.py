@@ -20,6 +20,7 @@ from ._core import (
     HttpServer,
     ServerConfig,
     ServerSession,
+    TaskStore,
 )
 from .errors import (
     CertificateError,
@@ -59,6 +60,7 @@ from .events import (
 )
 
 __all__ = [
+    "TaskStore",
     "LATEST_PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "ClientSession",

@@ -5,7 +5,7 @@ fake clock: each session anchors the first time it is given); ``None`` means the
 time. After every call, drain ``next_event()`` and write ``data_to_send()``.
 """
 
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from .events import Event
 
@@ -24,6 +24,9 @@ class ServerConfig:
     with ``route=False`` every request is a plain ``Request``. ``state_key`` (32 bytes)
     seals 2026 multi-round-trip state (random per process by default);
     ``request_timeout`` bounds requests the server sends (seconds, ``None`` for none).
+    ``node`` shares the HTTP sessions' tasks with other processes as process ``node``
+    (``HttpServer.attach_store``), with a ``lease`` (seconds, 10 unless given); a
+    ``ServerSession`` (a byte stream) keeps its tasks.
     """
 
     def __init__(
@@ -46,6 +49,8 @@ class ServerConfig:
         state_key: Optional[bytes] = None,
         request_timeout: Optional[float] = 60.0,
         route: bool = True,
+        node: Optional[str] = None,
+        lease: Optional[float] = None,
     ) -> None: ...
     @property
     def capabilities(self) -> Dict[str, JSON]: ...
@@ -194,6 +199,15 @@ class HttpServer(_ServerCommands):
         """Tells every session a list changed (legacy: on its GET stream; 2026: listen streams)."""
     def notify_resource_updated(self, uri: str) -> int:
         """Tells every session's subscribers of ``uri`` (or a parent) that it changed."""
+    def attach_store(self, store: "TaskStore", wake: Callable[[], None]) -> None:
+        """Shares the sessions' tasks through ``store`` (the config's ``node``); ``wake()``
+        is called, from any thread, when a reply arrives for ``drive_store``: it must only
+        schedule the driver (``loop.call_soon_threadsafe``)."""
+    def drive_store(self, now: Optional[float] = None) -> bool:
+        """Feeds the store's replies to the sessions and runs their operations, in order;
+        whether there was any."""
+    def handle_store_signal(self, message: str, now: Optional[float] = None) -> None:
+        """A message published to the store (task signals reach their sessions)."""
     def next_output(
         self,
     ) -> Optional[
@@ -283,6 +297,30 @@ class ClientSession:
     def peer(self) -> Optional[Dict[str, JSON]]: ...
     @property
     def requests_in_flight(self) -> int: ...
+
+class TaskStore:
+    """Where server processes share tasks and changes: ``TaskStore.redis(url)`` (the Rust
+    ``redis`` client on threads of its own; Redis need not be up yet) or
+    ``TaskStore.memory()`` (several servers of one process, tests)."""
+
+    @staticmethod
+    def redis(url: str, *, prefix: Optional[str] = None) -> "TaskStore": ...
+    @staticmethod
+    def memory() -> "TaskStore": ...
+    @property
+    def description(self) -> str: ...
+    def set_available(self, available: bool) -> None:
+        """A memory store only: fail every operation, as an unreachable store does."""
+    def publish(self, message: str) -> None: ...
+    def subscribe(self, deliver: Callable[[str], None]) -> "StoreSubscription":
+        """``deliver(message)`` for every message published, from any thread."""
+
+class StoreSubscription:
+    def close(self) -> None: ...
+
+def decode_signal(text: str) -> Optional[Tuple[str, Optional[str], Optional[str]]]: ...
+def list_changed_signal(origin: str, list: str) -> str: ...
+def resource_updated_signal(origin: str, uri: str) -> str: ...
 
 def check_header(name: str, value: str) -> None:
     """Checks one application header as the HTTP client transport will; ``ValueError``

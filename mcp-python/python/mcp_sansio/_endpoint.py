@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import threading
+import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._core import HttpServer
@@ -58,13 +59,18 @@ class Endpoint:
         edge: Optional[Dict[str, Any]] = None,
         allow_any_host: bool = False,
     ) -> None:
+        edge = dict(edge or {})
+        if server.node is not None:
+            # The server's process name (Server(node=)) also prefixes its 2025-wire session
+            # ids, unless the front end was given one of its own.
+            edge.setdefault("node", server.node)
         self.core = HttpServer(
             server.config,
             allowed_hosts=list(allowed_hosts or []),
             allow_any_host=allow_any_host,
             retry=retry,
             keepalive=keepalive,
-            **(edge or {}),
+            **edge,
         )
         self.max_buffered = self.core.max_unwritten
         self.loop = asyncio.get_running_loop()
@@ -77,6 +83,25 @@ class Endpoint:
         self.server = server
         self.thread = threading.get_ident()
         self.closed = False
+        #: Whether the sessions share their tasks through the server's store
+        self.shares_tasks = server.store is not None
+        if self.shares_tasks:
+            # The store's replies arrive on its threads: they wait in the core's inbox, and
+            # the first one schedules a pump on this loop.
+            ref = weakref.ref(self)
+            loop = self.loop
+
+            def wake() -> None:
+                endpoint = ref()
+                if endpoint is None or endpoint.closed:
+                    return
+                try:
+                    loop.call_soon_threadsafe(endpoint.pump)
+                except RuntimeError:
+                    pass  # the loop closed
+
+            self.core.attach_store(server.store, wake)
+            server._store_attach()
         server._live.add(self)
 
     # --- what front ends call --------------------------------------------------------------
@@ -122,7 +147,7 @@ class Endpoint:
             self.pump()
 
         if self.loop.is_closed():  # its loop ended without closing it (no shutdown)
-            self.server._live.discard(self)
+            self.close()
             return
         if threading.get_ident() == self.thread:
             run()
@@ -135,6 +160,8 @@ class Endpoint:
             return
         self.closed = True
         self.server._live.discard(self)
+        if self.shares_tasks:
+            self.server._store_detach()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -161,6 +188,10 @@ class Endpoint:
                 self._dirty = False
                 self.dispatcher.drain()
                 self._route()
+                # The sessions' store operations (run in order; the replies come back
+                # through the inbox, at once for a memory store) and the replies waiting.
+                if self.shares_tasks and self.core.drive_store():
+                    self._dirty = True
                 if not self._dirty:
                     break
         finally:

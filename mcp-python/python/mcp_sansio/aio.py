@@ -8,6 +8,7 @@ running is cancelled and every pending call fails with ``ConnectionClosed``.
 """
 
 import asyncio
+import atexit
 import collections
 import logging
 import os
@@ -15,10 +16,19 @@ import signal
 import ssl
 import sys
 import threading
+import weakref
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _schema, _typed
-from ._core import ClientSession, ServerConfig, ServerSession
+from ._core import (
+    ClientSession,
+    ServerConfig,
+    ServerSession,
+    TaskStore,
+    decode_signal,
+    list_changed_signal,
+    resource_updated_signal,
+)
 from ._dispatch import Context, Dispatcher, Handler
 from ._typed import ElicitResult
 from .errors import (
@@ -41,12 +51,25 @@ from .events import (
     TaskStatus,
 )
 
-__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription", "AsgiApp", "ElicitResult"]
+__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription", "AsgiApp", "ElicitResult", "TaskStore"]
 
 _log = logging.getLogger("mcp_sansio.server")
 _client_log = logging.getLogger("mcp_sansio.client")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+#: The servers hearing a store: their subscriptions end at exit, before the interpreter does
+#: (the store's threads then call no Python any more)
+_SUBSCRIBED: "weakref.WeakSet[Server]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_subscriptions() -> None:
+    for server in list(_SUBSCRIBED):
+        subscription, server._store_subscription = server._store_subscription, None
+        if subscription is not None:
+            subscription.close()
 
 
 class Server:
@@ -80,6 +103,18 @@ class Server:
     ``state_key`` (32 bytes) signs the state of 2026 input requests; without one the server
     makes its own, enough for one process (several processes serving one endpoint must
     share one). Logs go to the ``mcp_sansio.server`` logger (and ``mcp_sansio.http``).
+
+    Several processes behind one load balancer: ``store`` (``"redis://HOST:PORT"``, or a
+    :class:`TaskStore`: ``TaskStore.redis(url)``, ``TaskStore.memory()`` shared by servers
+    of one process) shares their tasks and changes. A task started through one process is
+    read (``tasks/get``), given input and cancelled through the others; a running task's
+    record is renewed every third of ``lease`` (seconds, 10 unless given) and reads
+    ``failed`` once its process stopped renewing it; :meth:`notify_list_changed` and
+    :meth:`notify_resource_updated` reach the clients of every process. ``node`` names this
+    process (in task records, and before every 2025-wire session id for sticky routing; a
+    random name unless given). A store that cannot be reached fails the affected requests
+    with an error naming it (``task store``), and serves again once it is back. Only the
+    HTTP endpoints share tasks; a stdio connection's tasks stay its own.
     """
 
     def __init__(
@@ -96,6 +131,9 @@ class Server:
         resource_subscriptions: bool = False,
         list_changed: bool = False,
         capabilities: Optional[Dict[str, Any]] = None,
+        store: Optional[Union[str, TaskStore]] = None,
+        node: Optional[str] = None,
+        lease: Optional[float] = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -113,6 +151,18 @@ class Server:
         self.list_changed = list_changed
         self.capabilities = capabilities
         self._live: set = set()  # connections and HTTP endpoints, for the notify commands
+        if isinstance(store, str):
+            store = TaskStore.redis(store)
+        elif store is not None and not isinstance(store, TaskStore):
+            raise TypeError(f"store must be a redis:// URL or a TaskStore, not {type(store).__name__}")
+        #: Where the HTTP endpoints share their tasks and changes (``None``: they keep them)
+        self.store: Optional[TaskStore] = store
+        # This process's name among the ones sharing the store (and the 2025-wire session
+        # ids' prefix).
+        self.node = node if node is not None else (os.urandom(4).hex() if store is not None else None)
+        self.lease = lease
+        self._store_users = 0  # endpoints attached to the store
+        self._store_subscription: Any = None
         self.tools: Dict[str, Handler] = {}
         self.resources: Dict[str, Any] = {}
         self.prompts: Dict[str, Handler] = {}
@@ -294,6 +344,8 @@ class Server:
                 resource_subscriptions=self.resource_subscriptions,
                 list_changed=self.list_changed,
                 capabilities=self._capabilities(),
+                node=self.node if self.store is not None else None,
+                lease=self.lease,
             )
         return self._config
 
@@ -351,6 +403,7 @@ class Server:
         self._publish(lambda core: core.set_catalog(config))
         if (config.capabilities.get(kind) or {}).get("listChanged"):
             self._publish(lambda core: core.notify_list_changed(kind))
+            self._tell_others(list_changed_signal, kind)
         _log.info("the %s changed at run time (%d live connections or endpoints)", kind, len(self._live))
 
     # --- publishing changes ----------------------------------------------------------------
@@ -365,16 +418,71 @@ class Server:
         if not self.config.capabilities.get(kind, {}).get("listChanged"):
             raise LocalProtocolError(f"the server does not declare {kind}.listChanged (list_changed=True)")
         self._publish(lambda core: core.notify_list_changed(kind))
+        self._tell_others(list_changed_signal, kind)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tells the clients subscribed to ``uri`` (or to a parent of it) that it changed:
         legacy ``resources/subscribe`` and 2026 listen streams naming it. Safe to call from
         any thread."""
         self._publish(lambda core: core.notify_resource_updated(uri))
+        self._tell_others(resource_updated_signal, uri)
 
     def _publish(self, command: Callable[[Any], Any]) -> None:
         for live in list(self._live):
             live.publish(command)
+
+    # --- sharing through a store ------------------------------------------------------------
+
+    def _tell_others(self, signal: Callable[[str, str], str], what: str) -> None:
+        """Publishes a change to the other processes sharing the store (none: nothing)."""
+        if self.store is not None and self.node is not None:
+            self.store.publish(signal(self.node, what))
+
+    def _store_attach(self) -> None:
+        """An endpoint shares its tasks: hear what every process publishes while one does."""
+        self._store_users += 1
+        if self._store_subscription is None and self.store is not None:
+            ref = weakref.ref(self)
+
+            def deliver(text: str) -> None:  # any thread (the store's), with the GIL
+                server = ref()
+                if server is not None:
+                    server._store_message(text)
+
+            self._store_subscription = self.store.subscribe(deliver)
+            _SUBSCRIBED.add(self)
+
+    def _store_detach(self) -> None:
+        self._store_users -= 1
+        if self._store_users <= 0 and self._store_subscription is not None:
+            subscription, self._store_subscription = self._store_subscription, None
+            subscription.close()
+
+    def _store_message(self, text: str) -> None:
+        """A message of the store, from any thread (Live::attach_store's rule): changes
+        raised on another process reach this one's connections; task signals reach the
+        HTTP endpoints' sessions. Always handed to each one's loop, never run here: the
+        message may come from inside a store operation of this very process."""
+        signal = decode_signal(text)
+        if signal is None:
+            return
+        what, origin, arg = signal
+        if what == "task":
+            command: Callable[[Any], Any] = lambda core: core.handle_store_signal(text)
+            targets = [live for live in list(self._live) if getattr(live, "shares_tasks", False)]
+        elif origin == self.node:
+            return  # raised here, and told here already
+        else:
+            if what == "list_changed":
+                command = lambda core: core.notify_list_changed(arg)
+            else:
+                command = lambda core: core.notify_resource_updated(arg)
+            targets = list(self._live)
+        for live in targets:
+            try:
+                live.loop.call_soon_threadsafe(live.publish, command)
+            except RuntimeError:
+                pass  # its loop closed
 
     # --- serving -------------------------------------------------------------------------
 
