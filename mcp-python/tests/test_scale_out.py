@@ -376,4 +376,4 @@ def test_the_conformance_server_takes_the_scale_out_flags(redis):
 def test_the_scale_out_flags_are_checked():
     script = os.path.join(os.path.dirname(__file__), "conformance_server.py")
     bad = subprocess.run([sys.executable, script, "--state-key", "abc"], capture_output=True, timeout=WAIT)
-    assert bad.returncode == 2 and b"state-key" in bad.stderr, bad
+    assert bad.returncode != 0 and b"state-key" in bad.stderr, bad
