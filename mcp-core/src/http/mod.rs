@@ -58,6 +58,7 @@ pub use extra_headers::{HeaderError, check_header};
 pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
 pub use headers::Headers;
 pub use origin::HostPolicy;
+pub use protected::RequiredScopes;
 pub use response::{HttpResponse, ResponseHead};
 pub use server::{HttpServer, Output, Reply};
 pub use session_id::{InvalidNodeTag, NodeTag, SessionIdSource, session_id_from_bytes};

@@ -123,7 +123,7 @@ impl ResourceServer {
     }
 
     /// 403 for a token without `needed` scopes
-    pub(crate) fn insufficient_scope(&self, needed: &[String]) -> Denial {
+    pub fn insufficient_scope(&self, needed: &[String]) -> Denial {
         self.deny(
             403,
             Some("insufficient_scope"),
@@ -134,8 +134,8 @@ impl ResourceServer {
     }
 
     /// `None` when `granted` holds every scope in `needed` (and the required ones),
-    /// else the 403 to send
-    pub(crate) fn check_scopes(&self, granted: &[String], needed: &[String]) -> Option<Denial> {
+    /// else the 403 to send: the step-up challenge naming them all
+    pub fn check_scopes(&self, granted: &[String], needed: &[String]) -> Option<Denial> {
         let mut all: Vec<String> = self.required_scopes.clone();
         for s in needed {
             if !all.contains(s) {
@@ -208,6 +208,34 @@ impl ResourceServer {
             }))
             .expect("json"),
         }
+    }
+}
+
+/// The scopes that requests for particular tools, resources or prompts need, which an
+/// [`HttpServer`](super::HttpServer) checks before the session sees a request
+/// ([`HttpServer::set_required_scopes`](super::HttpServer::set_required_scopes)); the
+/// server catalog's [`Access`](crate::server::Access) is one
+pub trait RequiredScopes: Send + Sync + std::fmt::Debug {
+    /// The scopes a `method` request naming `name` needs (a `tools/call` or `prompts/get`
+    /// by its `name`, a `resources/read` by its `uri`); `None` when it needs none
+    fn required(&self, method: &str, name: &str) -> Option<&[String]>;
+}
+
+/// The 403 `insufficient_scope` of an endpoint without a [`ResourceServer`]: the same
+/// challenge, without `resource_metadata` (a client cannot step up there, but learns why)
+pub fn insufficient_scope(needed: &[String]) -> Denial {
+    let description = "the token lacks a required scope";
+    Denial {
+        status: 403,
+        www_authenticate: format!(
+            "Bearer error=\"insufficient_scope\", error_description=\"{description}\", scope=\"{}\"",
+            needed.join(" ").replace('\\', "\\\\").replace('"', "\\\"")
+        ),
+        body: serde_json::to_vec(&serde_json::json!({
+            "error": "insufficient_scope",
+            "error_description": description,
+        }))
+        .expect("json"),
     }
 }
 

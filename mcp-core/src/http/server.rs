@@ -12,6 +12,7 @@ use super::load::{self, Load};
 use super::modern;
 use super::response::{HttpResponse, ResponseHead, modern_error_status};
 use super::session_id::{SessionIdSource, is_valid_session_id};
+use super::protected::{RequiredScopes, ResourceServer};
 use super::source::{Principal, Source, Ticket};
 use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
 use super::{ExchangeId, SessionKey};
@@ -212,6 +213,10 @@ pub struct HttpServer {
     idle: BTreeSet<(u64, SessionKey)>,
     /// Counts uses of sessions (their `touched`)
     touches: u64,
+    /// The scopes particular tools, resources and prompts need (checked before a session
+    /// sees a request for one), and the protection that words the 403
+    scopes: Option<Arc<dyn RequiredScopes>>,
+    resource_server: Option<Arc<ResourceServer>>,
 }
 
 impl HttpServer {
@@ -254,7 +259,43 @@ impl HttpServer {
             load: Load::default(),
             idle: BTreeSet::new(),
             touches: 0,
+            scopes: None,
+            resource_server: None,
         }
+    }
+
+    /// The scopes that requests for particular tools, resources and prompts need (the
+    /// server catalog's [`Catalog::access`](crate::server::Catalog::access)); `None`: none
+    ///
+    /// A request for such an entry from a principal without them is answered `403` with
+    /// `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."` (naming the
+    /// scopes the [`ResourceServer`] requires of every request too, and its metadata, when
+    /// [`set_resource_server`](Self::set_resource_server) gave one) before any session sees
+    /// it: the authorization spec's step-up challenge.
+    pub fn set_required_scopes(&mut self, scopes: Option<Arc<dyn RequiredScopes>>) {
+        self.scopes = scopes;
+    }
+
+    /// The protection of this endpoint, which words the `403` of
+    /// [`set_required_scopes`](Self::set_required_scopes)
+    pub fn set_resource_server(&mut self, rules: Option<Arc<ResourceServer>>) {
+        self.resource_server = rules;
+    }
+
+    /// The `403` for a request whose principal lacks the scopes of the entry it names
+    fn scope_denied(&self, source: &Source, request: &jsonrpc::Request) -> Option<HttpResponse> {
+        let rules = self.scopes.as_ref()?;
+        let member = modern::name_member(&request.method)?;
+        let params: serde_json::Value = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
+        let name = params.get(member)?.as_str()?;
+        let needed = rules.required(&request.method, name)?;
+        let granted = source.principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);
+        let denial = match &self.resource_server {
+            Some(rs) => rs.check_scopes(granted, needed)?,
+            None if needed.iter().all(|n| granted.contains(n)) => return None,
+            None => super::protected::insufficient_scope(needed),
+        };
+        Some(denial.into())
     }
 
     /// Anchors the wall clock of every session, present and future: `now` is `unix_ms`
@@ -608,6 +649,9 @@ impl HttpServer {
         {
             return Reply::Complete(response);
         }
+        if let Some(response) = self.scope_denied(source, &request) {
+            return Reply::Complete(response);
+        }
         let ticket = source.ticket();
         if let Err(response) = self
             .load
@@ -640,7 +684,8 @@ impl HttpServer {
             request.params.as_deref(),
         );
         let conn = self.conns.get_mut(&key).expect("checked above");
-        conn.session.handle_message(self.now, &self.buf);
+        conn.session
+            .handle_message_as(self.now, &self.buf, source.caller(None));
         self.dirty.insert(key);
         Reply::Open(exchange)
     }
@@ -683,6 +728,12 @@ impl HttpServer {
                 }
             },
         };
+        if let Message::Request(request) = &message
+            && let Some(response) = self.scope_denied(source, request)
+        {
+            let sid = self.conns[&key].session_id.clone().unwrap_or_default();
+            return Reply::Complete(response.with_header(MCP_SESSION_ID, sid));
+        }
         let sid = self.conns[&key].session_id.clone().unwrap_or_default();
         let Some(id) = id else {
             let cancelled = match &message {
@@ -692,7 +743,8 @@ impl HttpServer {
                 _ => None,
             };
             let conn = self.conns.get_mut(&key).expect("looked up above");
-            conn.session.handle_message(self.now, body);
+            conn.session
+                .handle_message_as(self.now, body, source.caller(Some(&sid)));
             self.dirty.insert(key);
             if let Some(request) = cancelled {
                 self.cancel_stateful(key, &request);
@@ -732,7 +784,8 @@ impl HttpServer {
             self.open_sse(exchange, key, no, 0);
         }
         let conn = self.conns.get_mut(&key).expect("looked up above");
-        conn.session.handle_message(self.now, body);
+        conn.session
+            .handle_message_as(self.now, body, source.caller(Some(&sid)));
         self.dirty.insert(key);
         Reply::Open(exchange)
     }
@@ -947,10 +1000,8 @@ impl HttpServer {
         if let Some((at, unix_ms)) = self.wall_anchor {
             session.anchor_wall_clock(at, unix_ms);
         }
-        if self.server_config.shared_tasks.is_some() {
-            // Its task ids must differ from the 2026 session's and the other 2025 ones'.
-            session.scope_task_ids(key.0);
-        }
+        // Its task ids must differ from the 2026 session's and the other 2025 ones'.
+        session.scope_task_ids(key.0);
         self.by_session_id.insert(sid.clone(), key);
         let mut conn = Conn::new(session, Wire::Stateful, Some(sid), self.now);
         conn.principal = principal;

@@ -5,6 +5,8 @@
 use core::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
+use crate::session::Caller;
+
 /// Where an HTTP request came from: give one to every
 /// [`HttpServer::handle_request`](super::HttpServer::handle_request)
 ///
@@ -20,6 +22,10 @@ pub struct Source {
     pub peer: Option<SocketAddr>,
     /// The verified principal of the request's access token
     pub principal: Option<Principal>,
+    /// The request's header fields, in order, for the handlers to read
+    /// ([`Caller::headers`](crate::session::Caller::headers)); `None` keeps them from the
+    /// handlers
+    pub headers: Option<Vec<(String, String)>>,
 }
 
 impl Source {
@@ -33,6 +39,7 @@ impl Source {
         Self {
             peer: Some(peer),
             principal: None,
+            headers: None,
         }
     }
 
@@ -41,6 +48,26 @@ impl Source {
     pub fn with_principal(mut self, principal: Option<Principal>) -> Self {
         self.principal = principal;
         self
+    }
+
+    /// The same source with the request's header fields, which its handlers can read
+    #[must_use]
+    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.headers = Some(headers);
+        self
+    }
+
+    /// The caller a session sees for this request, in the 2025 session `session_id`;
+    /// `None` when there is nothing to tell
+    pub(crate) fn caller(&self, session_id: Option<&str>) -> Option<Arc<Caller>> {
+        if self.principal.is_none() && self.headers.is_none() && session_id.is_none() {
+            return None;
+        }
+        Some(Arc::new(Caller {
+            principal: self.principal.clone(),
+            headers: self.headers.clone(),
+            session_id: session_id.map(str::to_owned),
+        }))
     }
 
     /// What the in-flight caps count this request under
@@ -53,26 +80,7 @@ impl Source {
     }
 }
 
-/// Who an access token was issued to, as the binding's token verifier found: the user
-/// (`sub`) and the OAuth client (`client_id`, or `azp`)
-///
-/// Two principals are the same when both parts are equal. A verifier that learns neither
-/// makes every token the same principal: give it a verifier that reports them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct Principal {
-    /// The subject the token stands for
-    pub subject: Option<String>,
-    /// The client the token was issued to
-    pub client_id: Option<String>,
-}
-
-impl Principal {
-    /// The principal of a token for `subject`, issued to `client_id`
-    pub fn new(subject: Option<String>, client_id: Option<String>) -> Self {
-        Self { subject, client_id }
-    }
-}
+pub use crate::session::Principal;
 
 /// The keys a request in progress is counted under; released with it
 #[derive(Debug, Clone, PartialEq, Eq)]

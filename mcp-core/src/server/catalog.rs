@@ -1,6 +1,8 @@
 //! The catalog: registration, lookup and paginated listing of tools, resources, resource
 //! templates and prompts
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::changes::{ListChanges, Revisions};
@@ -10,6 +12,7 @@ use super::registry::{Order, Registry};
 use super::templates::TemplateEntry;
 use super::validate::{SchemaLimits, SchemaValidator};
 use crate::jsonrpc::ErrorObject;
+use crate::session::Principal;
 use crate::schema::{
     CacheScope, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedParams, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
@@ -54,6 +57,10 @@ pub struct CatalogConfig {
     pub cache: CachePolicy,
     /// Limits on tool input schemas (default: [`SchemaLimits::default`])
     pub schema_limits: SchemaLimits,
+    /// Leave out of the lists what the caller may not use (an entry whose
+    /// [required scopes](Catalog::require_scopes) its principal lacks); default `false`:
+    /// lists show everything, and a call is refused
+    pub hide_forbidden: bool,
 }
 
 impl CatalogConfig {
@@ -67,6 +74,7 @@ impl CatalogConfig {
             order: Order::ByKey,
             cache: CachePolicy::default(),
             schema_limits: SchemaLimits::default(),
+            hide_forbidden: false,
         }
     }
 }
@@ -112,6 +120,8 @@ pub struct Catalog {
     pub(crate) prompts: Registry<Prompt>,
     changes: ListChanges,
     revisions: Revisions,
+    /// Entries that require scopes of their callers (see [`Catalog::require_scopes`])
+    pub(crate) scopes: HashMap<(EntryKind, String), Vec<String>>,
 }
 
 impl Default for Catalog {
@@ -132,6 +142,7 @@ impl Catalog {
             prompts: Registry::new('p', order),
             changes: ListChanges::default(),
             revisions: Revisions::default(),
+            scopes: HashMap::new(),
         }
     }
 
@@ -183,6 +194,7 @@ impl Catalog {
     pub fn remove_tool(&mut self, name: &str) -> bool {
         let removed = self.tools.remove(name).is_some();
         if removed {
+            self.forget_scopes(EntryKind::Tool, name);
             self.changed(EntryKind::Tool);
         }
         removed
@@ -203,10 +215,28 @@ impl Catalog {
     /// # Errors
     /// -32602 `Invalid cursor` for a cursor this list did not issue.
     pub fn list_tools(&self, params: &PaginatedParams) -> Result<ListToolsResult, ErrorObject> {
+        self.list_tools_for(params, None)
+    }
+
+    /// [`list_tools`](Self::list_tools) for a caller with `principal`: with
+    /// [`CatalogConfig::hide_forbidden`], without the tools it may not call
+    ///
+    /// # Errors
+    /// -32602 `Invalid cursor` for a cursor this list did not issue.
+    pub fn list_tools_for(
+        &self,
+        params: &PaginatedParams,
+        principal: Option<&Principal>,
+    ) -> Result<ListToolsResult, ErrorObject> {
         let (page, next) = self
             .tools
             .page(params.cursor.as_deref(), self.config.page_size)?;
-        let result = ListToolsResult::new(page.into_iter().map(|e| e.tool.clone()).collect());
+        let result = ListToolsResult::new(
+            page.into_iter()
+                .filter(|e| self.shows(EntryKind::Tool, &e.tool.name, principal))
+                .map(|e| e.tool.clone())
+                .collect(),
+        );
         let CachePolicy { ttl_ms, scope } = self.config.cache;
         let mut result = result.with_cache(ttl_ms, scope);
         result.next_cursor = next;
@@ -237,6 +267,7 @@ impl Catalog {
     pub fn remove_resource(&mut self, uri: &str) -> bool {
         let removed = self.resources.remove(uri).is_some();
         if removed {
+            self.forget_scopes(EntryKind::Resource, uri);
             self.changed(EntryKind::Resource);
         }
         removed
@@ -260,10 +291,27 @@ impl Catalog {
         &self,
         params: &PaginatedParams,
     ) -> Result<ListResourcesResult, ErrorObject> {
+        self.list_resources_for(params, None)
+    }
+
+    /// [`list_resources`](Self::list_resources) for a caller with `principal`
+    ///
+    /// # Errors
+    /// -32602 `Invalid cursor`.
+    pub fn list_resources_for(
+        &self,
+        params: &PaginatedParams,
+        principal: Option<&Principal>,
+    ) -> Result<ListResourcesResult, ErrorObject> {
         let (page, next) = self
             .resources
             .page(params.cursor.as_deref(), self.config.page_size)?;
-        let result = ListResourcesResult::new(page.into_iter().cloned().collect());
+        let result = ListResourcesResult::new(
+            page.into_iter()
+                .filter(|r| self.shows(EntryKind::Resource, &r.uri, principal))
+                .cloned()
+                .collect(),
+        );
         let CachePolicy { ttl_ms, scope } = self.config.cache;
         let mut result = result.with_cache(ttl_ms, scope);
         result.next_cursor = next;
@@ -287,6 +335,7 @@ impl Catalog {
     pub fn remove_template(&mut self, uri_template: &str) -> bool {
         let removed = self.templates.remove(uri_template).is_some();
         if removed {
+            self.forget_scopes(EntryKind::Template, uri_template);
             self.changed(EntryKind::Template);
         }
         removed
@@ -310,11 +359,29 @@ impl Catalog {
         &self,
         params: &PaginatedParams,
     ) -> Result<ListResourceTemplatesResult, ErrorObject> {
+        self.list_resource_templates_for(params, None)
+    }
+
+    /// [`list_resource_templates`](Self::list_resource_templates) for a caller with
+    /// `principal`
+    ///
+    /// # Errors
+    /// -32602 `Invalid cursor`.
+    pub fn list_resource_templates_for(
+        &self,
+        params: &PaginatedParams,
+        principal: Option<&Principal>,
+    ) -> Result<ListResourceTemplatesResult, ErrorObject> {
         let (page, next) = self
             .templates
             .page(params.cursor.as_deref(), self.config.page_size)?;
         let result = ListResourceTemplatesResult::new(
-            page.into_iter().map(|e| e.template.clone()).collect(),
+            page.into_iter()
+                .filter(|e| {
+                    self.shows(EntryKind::Template, &e.template.uri_template, principal)
+                })
+                .map(|e| e.template.clone())
+                .collect(),
         );
         let CachePolicy { ttl_ms, scope } = self.config.cache;
         let mut result = result.with_cache(ttl_ms, scope);
@@ -346,6 +413,7 @@ impl Catalog {
     pub fn remove_prompt(&mut self, name: &str) -> bool {
         let removed = self.prompts.remove(name).is_some();
         if removed {
+            self.forget_scopes(EntryKind::Prompt, name);
             self.changed(EntryKind::Prompt);
         }
         removed
@@ -366,10 +434,27 @@ impl Catalog {
     /// # Errors
     /// -32602 `Invalid cursor`.
     pub fn list_prompts(&self, params: &PaginatedParams) -> Result<ListPromptsResult, ErrorObject> {
+        self.list_prompts_for(params, None)
+    }
+
+    /// [`list_prompts`](Self::list_prompts) for a caller with `principal`
+    ///
+    /// # Errors
+    /// -32602 `Invalid cursor`.
+    pub fn list_prompts_for(
+        &self,
+        params: &PaginatedParams,
+        principal: Option<&Principal>,
+    ) -> Result<ListPromptsResult, ErrorObject> {
         let (page, next) = self
             .prompts
             .page(params.cursor.as_deref(), self.config.page_size)?;
-        let result = ListPromptsResult::new(page.into_iter().cloned().collect());
+        let result = ListPromptsResult::new(
+            page.into_iter()
+                .filter(|p| self.shows(EntryKind::Prompt, &p.name, principal))
+                .cloned()
+                .collect(),
+        );
         let CachePolicy { ttl_ms, scope } = self.config.cache;
         let mut result = result.with_cache(ttl_ms, scope);
         result.next_cursor = next;

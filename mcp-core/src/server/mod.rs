@@ -49,6 +49,7 @@
 //! }
 //! ```
 
+mod access;
 mod call;
 mod catalog;
 mod changes;
@@ -64,6 +65,7 @@ mod templates;
 pub mod uri_template;
 mod validate;
 
+pub use access::{Access, INSUFFICIENT_SCOPE, insufficient_scope};
 pub use call::CallCheck;
 pub use catalog::{CachePolicy, Catalog, CatalogConfig};
 pub use changes::{ListChanges, Revisions};

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{Catalog, ResourceMatch, resource_not_found};
+use super::{Catalog, EntryKind, ResourceMatch, resource_not_found};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::method::{
     CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
@@ -105,47 +105,74 @@ impl Catalog {
     /// hands them to the application as plain requests). The catalog serves the list
     /// methods, `tools/call`, `resources/read`, `prompts/get`, and `completion/complete`
     /// when `completion` is set.
+    ///
+    /// An entry that [requires scopes](Catalog::require_scopes) the request's principal
+    /// lacks is answered with [`insufficient_scope`](super::insufficient_scope) before its
+    /// arguments are looked at; with [`CatalogConfig::hide_forbidden`](super::CatalogConfig::hide_forbidden)
+    /// the lists leave such entries out.
     pub fn try_route(&self, request: &InboundRequest, completion: bool) -> Option<Route> {
         let version = request.version;
+        let principal = request.principal();
         let answer = |answer| Route::Answer(answer);
         Some(match request.method.as_str() {
             ListTools::NAME => answer(fitted(
                 request
                     .params::<ListTools>()
-                    .and_then(|p| self.list_tools(&p)),
+                    .and_then(|p| self.list_tools_for(&p, principal)),
                 version,
             )),
             ListResources::NAME => answer(fitted(
                 request
                     .params::<ListResources>()
-                    .and_then(|p| self.list_resources(&p)),
+                    .and_then(|p| self.list_resources_for(&p, principal)),
                 version,
             )),
             ListResourceTemplates::NAME => answer(fitted(
                 request
                     .params::<ListResourceTemplates>()
-                    .and_then(|p| self.list_resource_templates(&p)),
+                    .and_then(|p| self.list_resource_templates_for(&p, principal)),
                 version,
             )),
             ListPrompts::NAME => answer(fitted(
                 request
                     .params::<ListPrompts>()
-                    .and_then(|p| self.list_prompts(&p)),
+                    .and_then(|p| self.list_prompts_for(&p, principal)),
                 version,
             )),
             CallTool::NAME => match request.params::<CallTool>() {
                 Err(e) => Route::Answer(Err(e)),
-                Ok(params) => match self.check_call(&params) {
+                Ok(params) => match self
+                    .check_access(EntryKind::Tool, &params.name, principal)
+                    .map(|()| self.check_call(&params))
+                {
+                    Err(refused) => Route::Answer(Err(refused)),
+                    Ok(checked) => match checked {
                     Ok(tool) => Route::Tool {
                         name: tool.name.clone(),
                         arguments: params.arguments.unwrap_or_default(),
                     },
                     Err(refused) => answer(fitted(refused.into_response(), version)),
+                    },
                 },
             },
             ReadResource::NAME => match request.params::<ReadResource>() {
                 Err(e) => Route::Answer(Err(e)),
                 Ok(params) => match self.resolve(&params.uri) {
+                    Some(ResourceMatch::Resource(r))
+                        if let Err(refused) =
+                            self.check_access(EntryKind::Resource, &r.uri, principal) =>
+                    {
+                        Route::Answer(Err(refused))
+                    }
+                    Some(ResourceMatch::Template { template, .. })
+                        if let Err(refused) = self.check_access(
+                            EntryKind::Template,
+                            &template.uri_template,
+                            principal,
+                        ) =>
+                    {
+                        Route::Answer(Err(refused))
+                    }
                     Some(ResourceMatch::Resource(r)) => Route::Resource {
                         key: r.uri.clone(),
                         uri: params.uri,
@@ -164,8 +191,11 @@ impl Catalog {
             },
             GetPrompt::NAME => match request.params::<GetPrompt>() {
                 Err(e) => Route::Answer(Err(e)),
-                Ok(params) => match self.check_prompt_args(&params.name, params.arguments.as_ref())
-                {
+                Ok(params) => match self
+                    .check_access(EntryKind::Prompt, &params.name, principal)
+                    .and_then(|()| {
+                        self.check_prompt_args(&params.name, params.arguments.as_ref())
+                    }) {
                     Ok(_) => Route::Prompt {
                         name: params.name,
                         arguments: params.arguments.unwrap_or_default(),

@@ -12,7 +12,7 @@ use crate::server::uri_template::{UriTemplate, Variables};
 #[derive(Debug)]
 pub(crate) struct TemplateEntry {
     pub(crate) template: ResourceTemplate,
-    parsed: UriTemplate,
+    pub(crate) parsed: UriTemplate,
 }
 
 /// What a `resources/read` URI names, from [`Catalog::resolve`]

@@ -28,7 +28,7 @@ use serde_json::value::RawValue;
 use super::ids::{InboundId, OutboundId, Responder};
 use super::outbound_table::{OutEntry, Owner, WireId};
 use super::seal::{self, SealError};
-use super::{Answer, CallError, ClientSession, Core, Event, Role, Session, Side};
+use super::{Answer, CallError, ClientSession, Core, Event, Principal, Role, Session, Side};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::schema::{
     FitVersion, InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses,
@@ -163,6 +163,10 @@ struct StatePayload {
     x: u64,
     /// Answers gathered in earlier rounds
     a: Answers,
+    /// Who it was issued to: a digest of the caller's principal (absent without one); a
+    /// retry from another principal is refused
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    p: Option<String>,
 }
 
 impl<R: Role> Session<R> {
@@ -289,6 +293,12 @@ impl Core {
                     payload.m
                 )));
             }
+            let caller = super::caller::principal_of(self.caller.as_ref()).map(Principal::digest);
+            if payload.p != caller {
+                return Err(ErrorObject::invalid_params(
+                    "requestState was issued to another caller",
+                ));
+            }
             if payload.x < self.clock_ms() {
                 return Err(ErrorObject::invalid_params(
                     "requestState has expired; send the request again without it",
@@ -360,6 +370,7 @@ impl Core {
             m: method.to_owned(),
             x: expiry,
             a: known,
+            p: super::caller::principal_of(entry.caller.as_ref()).map(Principal::digest),
         };
         let payload = serde_json::to_vec(&payload).expect("a state payload serializes");
         let result =

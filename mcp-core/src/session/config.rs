@@ -112,8 +112,11 @@ pub struct ClientConfig {
     /// [`CallError::TooManyInputRounds`](super::CallError::TooManyInputRounds)
     pub max_input_rounds: u8,
     /// Makes the ids of tasks this client runs (2025-11-25 task-augmented sampling and
-    /// elicitation) unique: this value in hex and a counter. Bindings set it at random.
+    /// elicitation) unique; see [`ServerConfig::task_id_seed`]. Bindings set it at random.
     pub task_id_seed: u64,
+    /// Makes those ids unguessable; see [`ServerConfig::task_id_key`]. Bindings set it at
+    /// random.
+    pub task_id_key: [u8; 32],
 }
 
 impl ClientConfig {
@@ -129,6 +132,7 @@ impl ClientConfig {
             extra_methods: Vec::new(),
             max_input_rounds: 10,
             task_id_seed: 0,
+            task_id_key: [0; 32],
         }
     }
 }
@@ -163,9 +167,16 @@ pub struct ServerConfig {
     pub state_key: Option<[u8; 32]>,
     /// How long a sealed `requestState` stays valid
     pub state_ttl: Duration,
-    /// Makes task ids unique across sessions and restarts: task ids are this value in hex
-    /// and a counter. Bindings set it from a random source.
+    /// Makes task ids unique across processes (which share one id space through a task
+    /// store): it is part of what each id is derived from, with the session's scope and a
+    /// counter. Bindings set it from a random source.
     pub task_id_seed: u64,
+    /// Makes task ids unguessable, as the spec requires: each id is 128 bits of
+    /// HMAC-SHA256 under this key (of the seed, the session's scope and a counter), so
+    /// nobody without the key can predict another task's id from its own. The Rust
+    /// bindings' `ServerBuilder::build` (and mcp-python) draw 32 random bytes when it is
+    /// left at zero; the core has no randomness: driving a session by hand, set it.
+    pub task_id_key: [u8; 32],
     /// Share tasks with other server processes through a store (see [`crate::store`]);
     /// `None` keeps them in this session's table only
     pub shared_tasks: Option<crate::store::SharedTasks>,
@@ -185,6 +196,7 @@ impl ServerConfig {
             state_key: None,
             state_ttl: Duration::from_secs(600),
             task_id_seed: 0,
+            task_id_key: [0; 32],
             shared_tasks: None,
         }
     }

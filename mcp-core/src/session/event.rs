@@ -138,6 +138,16 @@ pub struct InboundRequest {
     /// Whether the client allows answering with a task
     /// ([`Inbound::start_task`](super::Inbound::start_task))
     pub task_offered: bool,
+    /// Who sent it: the verified principal, the HTTP headers, the 2025 session id; `None`
+    /// when the binding said nothing (a byte stream without [`Session::set_caller`](super::Session::set_caller))
+    pub caller: Option<Arc<super::Caller>>,
+}
+
+impl InboundRequest {
+    /// The verified principal of the request's access token, if any
+    pub fn principal(&self) -> Option<&super::Principal> {
+        self.caller.as_ref()?.principal.as_ref()
+    }
 }
 
 impl InboundRequest {

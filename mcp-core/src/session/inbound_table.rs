@@ -38,6 +38,8 @@ pub(crate) struct InEntry {
     pub(crate) live_input: bool,
     /// A modern request of a cacheable method: its result gets caching hints
     pub(crate) cacheable: bool,
+    /// Who sent it (its task, its sealed state are bound to the principal)
+    pub(crate) caller: Option<Arc<super::Caller>>,
 }
 
 #[derive(Debug)]
@@ -190,6 +192,7 @@ mod tests {
             task_offered: None,
             live_input: false,
             cacheable: false,
+            caller: None,
         }
     }
 

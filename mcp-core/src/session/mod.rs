@@ -17,6 +17,7 @@
 
 mod ask;
 mod batch;
+mod caller;
 mod config;
 mod error;
 mod event;
@@ -47,6 +48,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use ask::{AskError, Asked, InputError, InputId};
+pub use caller::{Caller, Principal};
 pub use config::{ClientConfig, EraMode, Limits, RequestOptions, ServerConfig, Timeouts};
 pub use error::{CancelError, ProgressError, RespondError, SendError};
 pub(crate) use event::Event;
@@ -56,6 +58,8 @@ pub use inbound_handle::Inbound;
 pub use lifecycle::PeerInfo;
 pub use role::{ClientEvent, Role, ServerEvent};
 pub use subscriptions::ListKind;
+#[doc(hidden)]
+pub use tasks::task_wire_id;
 pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
 pub use transmit_queue::{Relation, Transmit};
 pub use typed::Pending;
@@ -174,6 +178,10 @@ struct Core {
     subscriptions: subscriptions::Subscriptions,
     /// Server: tasks shared with other processes (see [`crate::store`])
     shared: tasks::shared::SharedState,
+    /// Who sent the message being processed: the connection's caller
+    /// ([`Session::set_caller`]), or the one a message came with
+    /// ([`Session::handle_message_as`])
+    caller: Option<Arc<Caller>>,
 }
 
 /// The configuration of this end, by role
@@ -360,6 +368,29 @@ impl<R: Role> Session<R> {
         // (error replies, dropped notifications) keep the queues bounded.
         let force = self.codec.buffered() > self.core.limits().max_message_size;
         self.pump(force);
+    }
+
+    /// Who sends the messages of this connection from now on: their requests carry it
+    /// ([`InboundRequest::caller`]) and what outlives them is bound to its principal
+    ///
+    /// For a byte-stream connection whose user the application authenticated itself; an
+    /// HTTP server gives each message its own ([`handle_message_as`](Self::handle_message_as)).
+    pub fn set_caller(&mut self, caller: Option<Arc<Caller>>) {
+        self.core.caller = caller;
+    }
+
+    /// The caller of this connection, as [`set_caller`](Self::set_caller) left it
+    pub fn caller(&self) -> Option<&Arc<Caller>> {
+        self.core.caller.as_ref()
+    }
+
+    /// [`handle_message`](Self::handle_message) for a message from `caller` (the HTTP
+    /// request it came in: its principal, headers, session); the connection's own caller
+    /// is kept for the messages after it
+    pub fn handle_message_as(&mut self, now: Instant, message: &[u8], caller: Option<Arc<Caller>>) {
+        let own = std::mem::replace(&mut self.core.caller, caller);
+        self.handle_message(now, message);
+        self.core.caller = own;
     }
 
     /// Feeds one complete message from a message-framed transport (an HTTP body, an SSE
@@ -615,6 +646,7 @@ impl Core {
             followed: std::collections::HashMap::new(),
             subscriptions: subscriptions::Subscriptions::default(),
             shared: tasks::shared::SharedState::default(),
+            caller: None,
         }
     }
 

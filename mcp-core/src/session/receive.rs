@@ -417,6 +417,7 @@ impl Core {
             task_offered,
             live_input,
             cacheable: modern && cacheable(&request.method),
+            caller: self.caller.clone(),
         });
         if let Some(b) = batch {
             self.batches.add_pending(b);
@@ -432,6 +433,7 @@ impl Core {
             peer_capabilities: peer_caps,
             wants_progress,
             task_offered: task_offered.is_some(),
+            caller: self.caller.clone(),
         }));
     }
 

@@ -71,6 +71,8 @@ pub(crate) struct Listener {
     lists: [bool; 3],
     resources: BTreeSet<String>,
     tasks: BTreeSet<String>,
+    /// Who listens: only their own tasks' notifications reach them
+    principal: Option<super::Principal>,
 }
 
 /// The server's subscription bookkeeping
@@ -281,6 +283,7 @@ impl Core {
             lists,
             resources,
             tasks,
+            principal: super::caller::principal_of(self.caller.as_ref()).cloned(),
         });
         let params = json!({ "notifications": granted });
         self.send_tagged(
@@ -392,12 +395,18 @@ impl Core {
     }
 
     /// Routes a modern task's status to the streams that name it
-    pub(super) fn notify_task_listeners(&mut self, task_id: &str, detailed: &str) {
+    /// A task's change, to the listeners of its creator that asked for it
+    pub(super) fn notify_task_listeners(
+        &mut self,
+        task_id: &str,
+        owner: Option<&super::Principal>,
+        detailed: &str,
+    ) {
         let ids: Vec<RequestId> = self
             .subscriptions
             .listeners
             .iter()
-            .filter(|l| l.tasks.contains(task_id))
+            .filter(|l| l.tasks.contains(task_id) && l.principal.as_ref() == owner)
             .map(|l| l.id.clone())
             .collect();
         for id in ids {

@@ -38,7 +38,7 @@ use mcp_sansio::{
 const SEED: u64 = 0xabc;
 
 fn task_wire(n: u64) -> String {
-    format!("{SEED:016x}-{n}")
+    mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, n)
 }
 
 // --- configurations ---------------------------------------------------------------------------
@@ -766,7 +766,7 @@ fn random_id(r: u64) -> Value {
 fn random_task_id(r: u64) -> Value {
     match r % 4 {
         0 => json!(task_wire(r % 5)),
-        1 => json!(format!("{:016x}-{}", SEED + 1, r % 3)),
+        1 => json!(mcp_sansio::session::task_wire_id(&[0; 32], SEED + 1, None, r % 3)),
         2 => json!("nope"),
         _ => json!(r % 3),
     }

@@ -58,7 +58,7 @@ fn create_task_result_has_the_shape_of_each_form() {
                 task
             }
         };
-        assert_eq!(task["taskId"], format!("{SEED:016x}-0"), "{task}");
+        assert_eq!(task["taskId"], mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0), "{task}");
         assert_eq!(task["status"], "working", "{task}");
         assert_eq!(task["createdAt"], expected_created, "{task}");
         assert_eq!(task["lastUpdatedAt"], expected_created, "{task}");
@@ -89,7 +89,7 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
             pair.transcript()
         );
         for get in pair.sent_by(Side::Client) {
-            assert_eq!(get["params"]["taskId"], format!("{SEED:016x}-0"), "{get}");
+            assert_eq!(get["params"]["taskId"], mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0), "{get}");
         }
         assert_eq!(
             count_method(pair.transcript(), Side::Client, "tasks/result"),
@@ -129,7 +129,7 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
                 match form {
                     Form::Modern => assert!(related.is_null(), "{result}"),
                     Form::Legacy => {
-                        assert_eq!(related["taskId"], format!("{SEED:016x}-0"), "{result}");
+                        assert_eq!(related["taskId"], mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0), "{result}");
                     }
                 }
             }
@@ -154,7 +154,7 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
 #[test]
 fn legacy_tasks_result_is_held_until_the_task_ends() {
     let (mut pair, _, task) = started(Form::Legacy);
-    let task_id = format!("{SEED:016x}-0");
+    let task_id = mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0);
     pair.take_transcript();
     pair.inject(
         Side::Server,

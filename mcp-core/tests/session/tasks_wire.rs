@@ -70,7 +70,7 @@ fn create(s: &mut Raw<Server>, options: TaskOptions) -> (TaskId, Value, Responde
 }
 
 fn task_id() -> String {
-    format!("{SEED:016x}-0")
+    mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0)
 }
 
 /// Asserts `v` contains no `requestState` at any depth

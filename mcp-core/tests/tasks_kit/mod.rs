@@ -17,7 +17,7 @@ use mcp_sansio::{
     RequestOptions, ServerConfig, ServerEvent,
 };
 
-/// The server's task id seed: task ids are `{SEED:016x}-{n}`
+/// The server's task id seed (task ids derive from it: [`task_id`])
 pub const SEED: u64 = 0xabc;
 /// The server's wall clock at the pair's origin (2023-11-14T22:13:20Z)
 pub const ANCHOR_MS: u64 = 1_700_000_000_000;
@@ -37,7 +37,12 @@ impl Form {
 
 /// The wire id of the first task of the pair's server
 pub fn task0() -> String {
-    format!("{SEED:016x}-0")
+    task_id(0)
+}
+
+/// The wire id of task `n` of the pair's server (key zero, the 2026 session's scope)
+pub fn task_id(n: u64) -> String {
+    mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, n)
 }
 
 /// A client that can follow tasks in `form`

@@ -40,7 +40,7 @@ use crate::session::ask::Answers;
 use crate::session::ask::InputId;
 use crate::session::ids::InboundId;
 use crate::session::outbound_table::{OutEntry, Owner};
-use crate::session::{Answer, ClientSession, Core, Event, Role, Session, Side};
+use crate::session::{Answer, ClientSession, Core, Event, Principal, Role, Session, Side};
 use crate::version::{Era, ProtocolVersion};
 
 /// The status message of a task the client cancelled
@@ -147,6 +147,9 @@ impl TaskError {
 #[derive(Debug)]
 pub(crate) struct ServerTask {
     pub(super) wire_id: String,
+    /// Who created it: only requests of the same principal (or, without one, of none)
+    /// reach it; the others get what an unknown id gets
+    pub(super) owner: Option<Principal>,
     pub(super) modern: bool,
     pub(super) version: ProtocolVersion,
     pub(super) status: TaskStatus,
@@ -211,6 +214,32 @@ impl ServerTasks {
         }
         Some(task)
     }
+}
+
+/// The wire id of task `seq` of a session with `scope` in a process seeded `seed`: 128 bits
+/// of HMAC-SHA256 under `key`, in hex, so that nobody without the key can tell another
+/// task's id from its own
+#[doc(hidden)]
+pub fn task_wire_id(key: &[u8; 32], seed: u64, scope: Option<u64>, seq: u64) -> String {
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key).expect("any key length");
+    mac.update(b"task");
+    mac.update(&seed.to_be_bytes());
+    match scope {
+        Some(scope) => {
+            mac.update(&[1]);
+            mac.update(&scope.to_be_bytes());
+        }
+        None => mac.update(&[0]),
+    }
+    mac.update(&seq.to_be_bytes());
+    crate::session::caller::hex(&mac.finalize().into_bytes()[..16])
+}
+
+/// Whether a request from `caller` may see a task created by `owner`: the same principal,
+/// or neither has one
+pub(super) fn may_see(owner: Option<&Principal>, caller: Option<&Principal>) -> bool {
+    owner == caller
 }
 
 /// `taskId` params of the task methods
@@ -411,6 +440,15 @@ impl<R: Role> Session<R> {
         self.core.server_tasks.tasks.get(&task).map(|t| t.status)
     }
 
+    /// The id the peer knows a task by (its `taskId`), if it is still in the table
+    pub fn task_wire_id(&self, task: TaskId) -> Option<&str> {
+        self.core
+            .server_tasks
+            .tasks
+            .get(&task)
+            .map(|t| t.wire_id.as_str())
+    }
+
     /// Puts `scope` in the ids of this session's tasks (`<seed>-<scope>-<n>`): an HTTP
     /// server gives each of its 2025 sessions its own, as they share one id space through a
     /// task store with its 2026 session (`<seed>-<n>`) and every other process
@@ -484,17 +522,16 @@ impl Core {
         let seq = self.server_tasks.next;
         self.server_tasks.next += 1;
         let id = TaskId(seq);
-        let seed = match &self.role {
-            Side::Server(s) => s.task_id_seed,
-            Side::Client(c) => c.task_id_seed,
+        let (seed, key) = match &self.role {
+            Side::Server(s) => (s.task_id_seed, &s.task_id_key),
+            Side::Client(c) => (c.task_id_seed, &c.task_id_key),
         };
-        let wire_id = match self.server_tasks.scope {
-            Some(scope) => format!("{seed:016x}-{scope:x}-{seq}"),
-            None => format!("{seed:016x}-{seq}"),
-        };
+        let wire_id = task_wire_id(key, seed, self.server_tasks.scope, seq);
+        let owner = entry.caller.as_ref().and_then(|c| c.principal.clone());
         let expires = ttl.map(|t| self.now + t);
         let task = ServerTask {
             wire_id: wire_id.clone(),
+            owner,
             modern,
             version,
             status: TaskStatus::Working,
@@ -645,9 +682,13 @@ impl Core {
             Vec::new()
         };
         let notify = (!task.modern && task.announced).then(|| task.to_json().to_string());
-        let listeners = task
-            .modern
-            .then(|| (task.wire_id.clone(), task.detailed().to_string()));
+        let listeners = task.modern.then(|| {
+            (
+                task.wire_id.clone(),
+                task.owner.clone(),
+                task.detailed().to_string(),
+            )
+        });
         if terminal {
             self.withdraw_task_input(id);
         }
@@ -662,8 +703,8 @@ impl Core {
         for (wire, batch) in waiters {
             self.answer_task_result(id, &wire, batch);
         }
-        if let Some((task_id, detailed)) = listeners {
-            self.notify_task_listeners(&task_id, &detailed);
+        if let Some((task_id, owner, detailed)) = listeners {
+            self.notify_task_listeners(&task_id, owner.as_ref(), &detailed);
         }
     }
 
@@ -808,7 +849,8 @@ impl Core {
         }
         let params = request.params.as_deref().map_or("{}", RawValue::get);
         if method == "tasks/list" {
-            self.serve_task_list(id, params, batch);
+            let caller = crate::session::caller::principal_of(self.caller.as_ref()).cloned();
+            self.serve_task_list(id, params, batch, caller.as_ref());
             return true;
         }
         let params = match serde_json::from_str::<TaskIdParams>(params) {
@@ -819,10 +861,16 @@ impl Core {
                 return true;
             }
         };
-        let Some(&seq) = self.server_tasks.by_wire.get(&params.task_id) else {
-            if self.shared_config().is_some() {
+        let caller = crate::session::caller::principal_of(self.caller.as_ref()).cloned();
+        let local = self.server_tasks.by_wire.get(&params.task_id).copied();
+        // Another principal's task is answered exactly as an unknown id is.
+        let seen = local.filter(|seq| {
+            may_see(self.server_tasks.tasks[seq].owner.as_ref(), caller.as_ref())
+        });
+        let Some(seq) = seen else {
+            if local.is_none() && self.shared_config().is_some() {
                 // Another process may run it: its record says.
-                self.shared_lookup(method, id.clone(), batch, modern, params);
+                self.shared_lookup(method, id.clone(), batch, modern, params, caller);
                 return true;
             }
             let error = ErrorObject::invalid_params(format!("unknown task: {}", params.task_id))
@@ -931,7 +979,14 @@ impl Core {
         self.task_input_complete(seq);
     }
 
-    fn serve_task_list(&mut self, id: &RequestId, params: &str, batch: Option<u32>) {
+    /// `tasks/list`: the caller's tasks only
+    fn serve_task_list(
+        &mut self,
+        id: &RequestId,
+        params: &str,
+        batch: Option<u32>,
+        caller: Option<&Principal>,
+    ) {
         const PAGE: usize = 100;
         let after = serde_json::from_str::<Value>(params)
             .ok()
@@ -948,6 +1003,7 @@ impl Core {
             .server_tasks
             .tasks
             .range(TaskId(start)..)
+            .filter(|(_, t)| may_see(t.owner.as_ref(), caller))
             .take(PAGE + 1)
             .collect();
         let more = page.len() > PAGE;

@@ -17,7 +17,7 @@ use super::server::{CANCELLED_MESSAGE, ServerTask, TaskId, TaskIdParams, iso8601
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, TaskStatus};
 use crate::session::ask::Answers;
-use crate::session::{Answer, Core, Event, Side};
+use crate::session::{Answer, Core, Event, Principal, Side};
 use crate::store::{SharedTasks, Signal, StoreError, StoreOp, StoreReply, Ticket};
 use crate::version::ProtocolVersion;
 
@@ -108,6 +108,8 @@ struct Lookup {
     modern: bool,
     task: String,
     responses: Answers,
+    /// The digest of the caller's principal: the record's must match
+    caller: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +145,10 @@ struct Record {
     error: Option<ErrorObject>,
     #[serde(default, skip_serializing_if = "InputRequests::is_empty")]
     input_requests: InputRequests,
+    /// Who created it: a digest of the principal's identity; only requests of the same
+    /// principal reach it, from any process
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<String>,
 }
 
 impl Record {
@@ -164,6 +170,7 @@ impl Record {
             result: task.result.clone(),
             error: task.error.clone(),
             input_requests: task.pending_input.clone(),
+            principal: task.owner.as_ref().map(Principal::digest),
         }
     }
 
@@ -171,6 +178,8 @@ impl Record {
     fn view(&self) -> ServerTask {
         ServerTask {
             wire_id: self.task_id.clone(),
+            // Checked against the record's digest before a view is made
+            owner: None,
             modern: self.modern,
             version: ProtocolVersion::parse(&self.version).unwrap_or(if self.modern {
                 ProtocolVersion::LATEST
@@ -342,6 +351,7 @@ impl Core {
         batch: Option<u32>,
         modern: bool,
         params: TaskIdParams,
+        caller: Option<Principal>,
     ) {
         let method = match method {
             "tasks/get" => Method::Get,
@@ -360,6 +370,7 @@ impl Core {
             modern,
             task: task.clone(),
             responses: params.input_responses.unwrap_or_default(),
+            caller: caller.as_ref().map(Principal::digest),
         }));
         self.shared.ops.push_back(StoreOp::Get { ticket, task });
     }
@@ -549,6 +560,11 @@ impl Core {
 
     /// A task method answered from another process's record, under this session's rules
     fn serve_remote(&mut self, lookup: Lookup, mut record: Record) {
+        if record.principal != lookup.caller {
+            // Another principal's task: exactly what an unknown id gets.
+            let error = unknown_task(&lookup.task);
+            return self.finish_error(&lookup.wire, lookup.batch, &error);
+        }
         let now_ms = self.clock_ms();
         if record.lease_ended(now_ms) {
             record.fail_lost(now_ms);
@@ -561,6 +577,7 @@ impl Core {
             modern,
             task,
             responses,
+            caller: _,
         } = lookup;
         let view = record.view();
         match method {
