@@ -357,6 +357,12 @@ impl<V> Protection<V> {
         }
     }
 
+    /// The resource-server rules (the HTTP server words its per-entry `403` with them:
+    /// `HttpServer::set_resource_server`)
+    pub fn rules(&self) -> &Arc<ResourceServer> {
+        &self.rules
+    }
+
     /// The first look at a request for `path`
     pub fn check<'a>(
         &'a self,
@@ -641,6 +647,9 @@ pub struct VerifiedToken {
     pub subject: Option<String>,
     /// The OAuth client it was issued to (`client_id`, or `azp`), if known
     pub client_id: Option<String>,
+    /// The token's claims, as decoded (a JWT's payload), if the verifier keeps them; the
+    /// handlers read them from the principal ([`Principal::claims`])
+    pub claims: Option<serde_json::Value>,
 }
 
 impl VerifiedToken {
@@ -650,13 +659,20 @@ impl VerifiedToken {
             scopes,
             subject: None,
             client_id: None,
+            claims: None,
         }
     }
 
-    /// Who it belongs to: its subject and client id; a 2025 session it creates answers only
-    /// requests with a token of the same principal (others get 404)
+    /// Who it belongs to, as the handlers see it: its subject and client id (its identity:
+    /// a 2025 session it creates answers only requests with a token of the same principal,
+    /// others get 404; a task it starts answers only them), its scopes and its claims
     pub fn principal(&self) -> Principal {
-        Principal::new(self.subject.clone(), self.client_id.clone())
+        let mut principal = Principal::new(self.subject.clone(), self.client_id.clone())
+            .with_scopes(self.scopes.clone());
+        if let Some(claims) = &self.claims {
+            principal = principal.with_claims(claims.clone());
+        }
+        principal
     }
 }
 
@@ -698,6 +714,7 @@ pub fn verify_jwt(
         .as_str()
         .or_else(|| claims["azp"].as_str())
         .map(str::to_owned);
+    verified.claims = Some(claims);
     Ok(verified)
 }
 

@@ -324,14 +324,27 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 reply,
             } => {
                 let trace = crate::trace::ExchangeTrace::new(&method, headers.as_slice());
-                let answer = self.http.handle_request(
-                    now,
-                    &source,
-                    &method,
-                    &headers,
-                    body.as_ref(),
-                    &mut self.ids,
-                );
+                // The handlers read the request's fields: moved, not copied, when every
+                // value is text (else the core answers 400 for the one that is not).
+                let (source, fields) = with_fields(source, headers);
+                let answer = match &fields {
+                    Ok(()) => self.http.handle_request(
+                        now,
+                        &source,
+                        &method,
+                        source.headers.as_deref().unwrap_or_default(),
+                        body.as_ref(),
+                        &mut self.ids,
+                    ),
+                    Err(raw) => self.http.handle_request(
+                        now,
+                        &source,
+                        &method,
+                        raw,
+                        body.as_ref(),
+                        &mut self.ids,
+                    ),
+                };
                 match answer {
                     Reply::Complete(response) => {
                         if let Some(trace) = trace {
@@ -790,6 +803,19 @@ pub fn out_of_resources(error: &std::io::Error) -> bool {
 /// A request's header fields as a server passes them to the rules: every field, in order,
 /// its value as bytes (the rules refuse a value that is not UTF-8, and two `Host` fields)
 pub type Fields = Vec<(String, Vec<u8>)>;
+
+/// `source` with the request's header fields for its handlers, when every value is text;
+/// else the fields as they came (`Err`), for the core to refuse
+fn with_fields(source: Source, fields: Fields) -> (Source, Result<(), Fields>) {
+    if source.headers.is_some() || fields.iter().any(|(_, v)| std::str::from_utf8(v).is_err()) {
+        return (source, Err(fields));
+    }
+    let text: Vec<(String, String)> = fields
+        .into_iter()
+        .map(|(n, v)| (n, String::from_utf8(v).expect("checked above")))
+        .collect();
+    (source.with_headers(text), Ok(()))
+}
 
 /// A request's header fields, all of them, as the server rules take them
 pub fn request_fields(headers: &::http::HeaderMap) -> Fields {

@@ -10,9 +10,9 @@ use super::config::HttpConfig;
 use super::headers::{Accepts, Headers, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use super::load::{self, Load};
 use super::modern;
+use super::protected::{RequiredScopes, ResourceServer};
 use super::response::{HttpResponse, ResponseHead, modern_error_status};
 use super::session_id::{SessionIdSource, is_valid_session_id};
-use super::protected::{RequiredScopes, ResourceServer};
 use super::source::{Principal, Source, Ticket};
 use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
 use super::{ExchangeId, SessionKey};
@@ -286,7 +286,8 @@ impl HttpServer {
     fn scope_denied(&self, source: &Source, request: &jsonrpc::Request) -> Option<HttpResponse> {
         let rules = self.scopes.as_ref()?;
         let member = modern::name_member(&request.method)?;
-        let params: serde_json::Value = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
+        let params: serde_json::Value =
+            serde_json::from_str(request.params.as_deref()?.get()).ok()?;
         let name = params.get(member)?.as_str()?;
         let needed = rules.required(&request.method, name)?;
         let granted = source.principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);

@@ -25,7 +25,7 @@ pub struct Source {
     /// The request's header fields, in order, for the handlers to read
     /// ([`Caller::headers`](crate::session::Caller::headers)); `None` keeps them from the
     /// handlers
-    pub headers: Option<Vec<(String, String)>>,
+    pub headers: Option<Arc<[(String, String)]>>,
 }
 
 impl Source {
@@ -52,8 +52,8 @@ impl Source {
 
     /// The same source with the request's header fields, which its handlers can read
     #[must_use]
-    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> Self {
-        self.headers = Some(headers);
+    pub fn with_headers(mut self, headers: impl Into<Arc<[(String, String)]>>) -> Self {
+        self.headers = Some(headers.into());
         self
     }
 

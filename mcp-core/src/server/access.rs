@@ -214,7 +214,10 @@ mod tests {
         assert!(c.require_scopes(EntryKind::Template, "file:///{x}", vec!["files".into()]));
         let admin = Principal::new(Some("a".into()), None).with_scopes(vec!["mcp:admin".into()]);
         let plain = Principal::new(Some("b".into()), None);
-        assert!(c.check_access(EntryKind::Tool, "admin", Some(&admin)).is_ok());
+        assert!(
+            c.check_access(EntryKind::Tool, "admin", Some(&admin))
+                .is_ok()
+        );
         let refused = c
             .check_access(EntryKind::Tool, "admin", Some(&plain))
             .unwrap_err();
@@ -238,8 +241,11 @@ mod tests {
 
         // Removing the entry removes its requirement.
         assert!(c.remove_tool("admin"));
-        c.add_tool(Tool::new("admin", json!({"type": "object"}).as_object().unwrap().clone()))
-            .unwrap();
+        c.add_tool(Tool::new(
+            "admin",
+            json!({"type": "object"}).as_object().unwrap().clone(),
+        ))
+        .unwrap();
         assert!(c.check_access(EntryKind::Tool, "admin", None).is_ok());
     }
 }

@@ -12,11 +12,11 @@ use super::registry::{Order, Registry};
 use super::templates::TemplateEntry;
 use super::validate::{SchemaLimits, SchemaValidator};
 use crate::jsonrpc::ErrorObject;
-use crate::session::Principal;
 use crate::schema::{
     CacheScope, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedParams, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
+use crate::session::Principal;
 
 /// The caching hints (2026-07-28 `ttlMs`, `cacheScope`) a catalog puts on its results
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,9 +377,7 @@ impl Catalog {
             .page(params.cursor.as_deref(), self.config.page_size)?;
         let result = ListResourceTemplatesResult::new(
             page.into_iter()
-                .filter(|e| {
-                    self.shows(EntryKind::Template, &e.template.uri_template, principal)
-                })
+                .filter(|e| self.shows(EntryKind::Template, &e.template.uri_template, principal))
                 .map(|e| e.template.clone())
                 .collect(),
         );

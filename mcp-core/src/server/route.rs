@@ -147,11 +147,11 @@ impl Catalog {
                 {
                     Err(refused) => Route::Answer(Err(refused)),
                     Ok(checked) => match checked {
-                    Ok(tool) => Route::Tool {
-                        name: tool.name.clone(),
-                        arguments: params.arguments.unwrap_or_default(),
-                    },
-                    Err(refused) => answer(fitted(refused.into_response(), version)),
+                        Ok(tool) => Route::Tool {
+                            name: tool.name.clone(),
+                            arguments: params.arguments.unwrap_or_default(),
+                        },
+                        Err(refused) => answer(fitted(refused.into_response(), version)),
                     },
                 },
             },
@@ -193,9 +193,8 @@ impl Catalog {
                 Err(e) => Route::Answer(Err(e)),
                 Ok(params) => match self
                     .check_access(EntryKind::Prompt, &params.name, principal)
-                    .and_then(|()| {
-                        self.check_prompt_args(&params.name, params.arguments.as_ref())
-                    }) {
+                    .and_then(|()| self.check_prompt_args(&params.name, params.arguments.as_ref()))
+                {
                     Ok(_) => Route::Prompt {
                         name: params.name,
                         arguments: params.arguments.unwrap_or_default(),

@@ -142,7 +142,7 @@ pub struct Caller {
     pub principal: Option<Principal>,
     /// The HTTP request's header fields, in order, as received (names as sent); `None` when
     /// the message did not come over HTTP
-    pub headers: Option<Vec<(String, String)>>,
+    pub headers: Option<Arc<[(String, String)]>>,
     /// The 2025 wire's `Mcp-Session-Id` of the session the message came in
     pub session_id: Option<String>,
 }
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn headers_by_name() {
         let c = Caller {
-            headers: Some(vec![("X-Trace".into(), "1".into())]),
+            headers: Some(vec![("X-Trace".into(), "1".into())].into()),
             ..Caller::default()
         };
         assert_eq!(c.header("x-trace"), Some("1"));

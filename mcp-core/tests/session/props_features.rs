@@ -766,7 +766,12 @@ fn random_id(r: u64) -> Value {
 fn random_task_id(r: u64) -> Value {
     match r % 4 {
         0 => json!(task_wire(r % 5)),
-        1 => json!(mcp_sansio::session::task_wire_id(&[0; 32], SEED + 1, None, r % 3)),
+        1 => json!(mcp_sansio::session::task_wire_id(
+            &[0; 32],
+            SEED + 1,
+            None,
+            r % 3
+        )),
         2 => json!("nope"),
         _ => json!(r % 3),
     }

@@ -58,7 +58,11 @@ fn create_task_result_has_the_shape_of_each_form() {
                 task
             }
         };
-        assert_eq!(task["taskId"], mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0), "{task}");
+        assert_eq!(
+            task["taskId"],
+            mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0),
+            "{task}"
+        );
         assert_eq!(task["status"], "working", "{task}");
         assert_eq!(task["createdAt"], expected_created, "{task}");
         assert_eq!(task["lastUpdatedAt"], expected_created, "{task}");
@@ -89,7 +93,11 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
             pair.transcript()
         );
         for get in pair.sent_by(Side::Client) {
-            assert_eq!(get["params"]["taskId"], mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0), "{get}");
+            assert_eq!(
+                get["params"]["taskId"],
+                mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0),
+                "{get}"
+            );
         }
         assert_eq!(
             count_method(pair.transcript(), Side::Client, "tasks/result"),
@@ -129,7 +137,11 @@ fn task_backed_call_is_one_slow_call_for_the_client() {
                 match form {
                     Form::Modern => assert!(related.is_null(), "{result}"),
                     Form::Legacy => {
-                        assert_eq!(related["taskId"], mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0), "{result}");
+                        assert_eq!(
+                            related["taskId"],
+                            mcp_sansio::session::task_wire_id(&[0; 32], SEED, None, 0),
+                            "{result}"
+                        );
                     }
                 }
             }

@@ -864,9 +864,8 @@ impl Core {
         let caller = crate::session::caller::principal_of(self.caller.as_ref()).cloned();
         let local = self.server_tasks.by_wire.get(&params.task_id).copied();
         // Another principal's task is answered exactly as an unknown id is.
-        let seen = local.filter(|seq| {
-            may_see(self.server_tasks.tasks[seq].owner.as_ref(), caller.as_ref())
-        });
+        let seen = local
+            .filter(|seq| may_see(self.server_tasks.tasks[seq].owner.as_ref(), caller.as_ref()));
         let Some(seq) = seen else {
             if local.is_none() && self.shared_config().is_some() {
                 // Another process may run it: its record says.
