@@ -15,7 +15,7 @@ use mcp_sansio::schema::{
     UnsubscribeParams,
 };
 use mcp_sansio::{
-    ClientConfig, ClientEvent, ClientSession, EraMode, Implementation, InboundId, InputId,
+    CallError, ClientConfig, ClientEvent, ClientSession, CloseReason, EraMode, Implementation, InboundId, InputId,
     OutboundId, Pending, ProtocolVersion, RequestOptions, Responder, SendError,
 };
 use pyo3::exceptions::PyValueError;
@@ -44,6 +44,66 @@ pub(crate) struct PyClientSession {
     next_request: u64,
     inbound: HashMap<u64, Responder>,
     by_inbound: HashMap<InboundId, u64>,
+    /// The last 401 or 403 the HTTP transport saw (set by `HttpClientTransport`)
+    pub(crate) auth_note: Option<AuthNote>,
+    /// The sentence of the `AuthorizationError` the session closed with, if that is why it
+    /// closed
+    close_error: Option<(AuthNote, String)>,
+}
+
+/// The last 401 or 403 an HTTP transport saw: a request that fails for want of
+/// authorization raises `AuthorizationError` with one sentence naming the status, the URL
+/// and the challenge
+#[derive(Clone)]
+pub(crate) struct AuthNote {
+    /// 401 or 403
+    pub(crate) status: u16,
+    /// The `WWW-Authenticate` values, joined (empty: none)
+    pub(crate) challenge: String,
+    /// The server URL
+    pub(crate) url: String,
+    /// The sentence the transport failed the request with itself (no OAuth configured, or a
+    /// challenge no flow answers)
+    pub(crate) refused: Option<String>,
+}
+
+/// The core's words for a request the authorization flow could not satisfy
+const AUTH_FAILED: &str = "authorization failed: ";
+
+impl AuthNote {
+    /// `HTTP 401 from URL: Bearer ...` (or `... without a WWW-Authenticate challenge`)
+    pub(crate) fn head(&self) -> String {
+        if self.challenge.is_empty() {
+            format!(
+                "HTTP {} from {} without a WWW-Authenticate challenge",
+                self.status, self.url
+            )
+        } else {
+            format!("HTTP {} from {}: {}", self.status, self.url, self.challenge)
+        }
+    }
+
+    /// The sentence for a transport failure that is this refusal's, if it is one
+    fn explain(&self, why: &str) -> Option<String> {
+        if self.refused.as_deref() == Some(why) {
+            Some(why.to_owned())
+        } else if why.starts_with(AUTH_FAILED) {
+            Some(format!("{}; {why}", self.head()))
+        } else {
+            None
+        }
+    }
+
+    /// The `AuthorizationError` for the sentence `text`
+    fn error<'py>(&self, py: Python<'py>, text: String) -> PyResult<Bound<'py, PyAny>> {
+        let challenge = (!self.challenge.is_empty()).then_some(self.challenge.as_str());
+        classes(py)?.authorization_error.bind(py).call1((
+            text,
+            self.status,
+            challenge,
+            self.url.as_str(),
+        ))
+    }
 }
 
 fn era(era: &str) -> PyResult<EraMode> {
@@ -65,6 +125,17 @@ impl PyClientSession {
     /// The core's id of the request in flight numbered `request_id`, if any
     pub(crate) fn outbound_id(&self, request_id: u64) -> Option<OutboundId> {
         self.outbound.get(&request_id).copied()
+    }
+
+    /// The exception for why a request of ours has no result: `AuthorizationError` for a
+    /// 401 or 403 that could not be satisfied
+    fn call_error<'py>(&self, py: Python<'py>, e: &CallError) -> PyResult<Bound<'py, PyAny>> {
+        if let (CallError::Transport(why), Some(note)) = (e, &self.auth_note)
+            && let Some(text) = note.explain(why)
+        {
+            return note.error(py, text);
+        }
+        events::call_error(py, e)
     }
 
     /// Sends a typed request (its params fitted to the version in use); its id
@@ -213,6 +284,8 @@ with_requests!(connection_pymethods, PyClientSession, [
             next_request: 1,
             inbound: HashMap::new(),
             by_inbound: HashMap::new(),
+            auth_note: None,
+            close_error: None,
         })
     }
 
@@ -231,7 +304,7 @@ with_requests!(connection_pymethods, PyClientSession, [
                         Err(e) => c
                             .failed
                             .bind(py)
-                            .call1((id.wire_id(), events::call_error(py, &e)?))?,
+                            .call1((id.wire_id(), self.call_error(py, &e)?))?,
                     }
                 }
                 ClientEvent::Ready { version } => {
@@ -311,7 +384,14 @@ with_requests!(connection_pymethods, PyClientSession, [
                     self.inputs.clear();
                     self.inbound.clear();
                     self.by_inbound.clear();
-                    c.closed.bind(py).call1((events::close_reason(&reason),))?
+                    let mut text = events::close_reason(&reason);
+                    if let (CloseReason::Transport(why), Some(note)) = (&reason, &self.auth_note)
+                        && let Some(sentence) = note.explain(why)
+                    {
+                        self.close_error = Some((note.clone(), sentence.clone()));
+                        text = sentence;
+                    }
+                    c.closed.bind(py).call1((text,))?
                 }
                 _ => continue,
             };
@@ -513,6 +593,16 @@ with_requests!(connection_pymethods, PyClientSession, [
     #[getter]
     fn requests_in_flight(&self) -> usize {
         self.session.outbound_in_flight()
+    }
+
+    /// The `AuthorizationError` the session closed with (an HTTP 401 or 403 the client
+    /// could not satisfy ended the handshake), else `None`
+    #[getter]
+    fn close_error<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match &self.close_error {
+            Some((note, text)) => note.error(py, text.clone()).map(Some),
+            None => Ok(None),
+        }
     }
 });
 

@@ -49,6 +49,7 @@ classes! {
     request_cancelled = "mcp_sansio.errors"."RequestCancelled",
     connection_closed = "mcp_sansio.errors"."ConnectionClosed",
     invalid_result = "mcp_sansio.errors"."InvalidResult",
+    authorization_error = "mcp_sansio.errors"."AuthorizationError",
 }
 
 static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();

@@ -1,13 +1,18 @@
 //! The `HttpClientTransport` class: `mcp_sansio::http::ClientTransport` (which HTTP requests a
 //! client session needs, and what each response means) for a Python HTTP client to drive
 
+use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{ClientTransport, HeaderError, HttpRequest, StreamId};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use crate::client::PyClientSession;
+use crate::client::{AuthNote, PyClientSession};
 use crate::numbers::Numbers;
+use crate::oauth::{self, PyOAuthSetup};
+
+/// The longest challenge quoted in an error message
+const MAX_CHALLENGE: usize = 500;
 
 /// The client side of Streamable HTTP for one `ClientSession`, sans IO
 ///
@@ -21,13 +26,75 @@ use crate::numbers::Numbers;
 /// request's POST. Both are checked by the core: a header the transport sets itself
 /// (`Content-Type`, `Accept`, `Mcp-Session-Id`, ...), a name that is not an HTTP token or a
 /// value with a control character raises `ValueError`.
+///
+/// With `auth` (an `OAuthSetup`), the core's OAuth client authorizes on a 401 (or a 403
+/// `insufficient_scope`): perform each `next_auth_action(session)` and report it with
+/// `handle_auth_response`, `handle_auth_redirect` or `handle_auth_error`. A 401 (or a 403
+/// with a challenge) that no flow can answer fails its request at once with one sentence
+/// naming the status, `url` and the challenge (`AuthorizationError` on the session's side);
+/// `handle_head` then returns `True`: stop reading that response.
 #[pyclass(module = "mcp_sansio._core", name = "HttpClientTransport")]
 pub(crate) struct PyHttpClientTransport {
     inner: ClientTransport,
     streams: Numbers<StreamId>,
+    /// The server URL, for error messages
+    url: String,
 }
 
 impl PyHttpClientTransport {
+    /// Notes a 401, or a 403 with a challenge, on the session (its failures then read as
+    /// `AuthorizationError`); returns the sentence to fail the request with when no
+    /// authorization flow will answer it: no OAuth is configured, or a 403 challenge is not
+    /// `insufficient_scope` (the core's flow answers every other 401 and 403 itself)
+    fn refusal(
+        &self,
+        status: u16,
+        headers: &[(String, String)],
+        session: &mut PyClientSession,
+    ) -> Option<String> {
+        if status != 401 && status != 403 {
+            return None;
+        }
+        let challenges: Vec<&str> = headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
+            .map(|(_, v)| v.trim())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if status == 403 && challenges.is_empty() {
+            // Forbidden for another reason (an Origin check): the body says why.
+            return None;
+        }
+        let mut challenge = challenges.join(", ");
+        if challenge.len() > MAX_CHALLENGE {
+            let mut end = MAX_CHALLENGE;
+            while !challenge.is_char_boundary(end) {
+                end -= 1;
+            }
+            challenge.truncate(end);
+            challenge.push_str("...");
+        }
+        let mut note = AuthNote {
+            status,
+            challenge,
+            url: self.url.clone(),
+            refused: None,
+        };
+        let why = if self.inner.auth().is_none() {
+            "the client has no OAuth configured (pass auth=OAuth(...) to connect_http)"
+        } else if status == 403 && !challenges.iter().any(|c| c.contains("insufficient_scope")) {
+            "the server refuses the token, and only a 401 or a 403 insufficient_scope starts \
+             an authorization"
+        } else {
+            session.auth_note = Some(note);
+            return None;
+        };
+        let sentence = format!("{}; {why}", note.head());
+        note.refused = Some(sentence.clone());
+        session.auth_note = Some(note);
+        Some(sentence)
+    }
+
     fn request<'py>(&mut self, py: Python<'py>, r: HttpRequest) -> PyResult<Bound<'py, PyTuple>> {
         let n = self.streams.number(r.stream);
         PyTuple::new(
@@ -57,15 +124,95 @@ pub(crate) fn check_header(name: &str, value: &str) -> PyResult<()> {
 #[pymethods]
 impl PyHttpClientTransport {
     #[new]
-    #[pyo3(signature = (headers=Vec::new()))]
-    fn new(headers: Vec<(String, String)>) -> PyResult<Self> {
-        let inner = ClientTransport::new()
+    #[pyo3(signature = (headers=Vec::new(), *, url=None, auth=None))]
+    fn new(
+        headers: Vec<(String, String)>,
+        url: Option<String>,
+        auth: Option<PyRef<'_, PyOAuthSetup>>,
+    ) -> PyResult<Self> {
+        let mut inner = ClientTransport::new()
             .with_headers(headers)
             .map_err(header_error)?;
+        if let Some(auth) = auth {
+            let Some(url) = url.as_deref() else {
+                return Err(PyValueError::new_err("auth= needs url="));
+            };
+            inner = inner.with_auth(auth.client(url)?);
+        }
         Ok(Self {
             inner,
             streams: Numbers::new(),
+            url: url.unwrap_or_else(|| "the server".to_owned()),
         })
+    }
+
+    /// The next step of a running authorization flow: `("fetch", method, url, headers,
+    /// body)` to perform without following redirects (then `handle_auth_response`), or
+    /// `("authorize", url)` for the user agent (then `handle_auth_redirect` with the URL it
+    /// was finally redirected to, or `handle_auth_error`); `None` when there is nothing to do
+    fn next_auth_action<'py>(
+        &mut self,
+        py: Python<'py>,
+        mut session: PyRefMut<'_, PyClientSession>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        loop {
+            return match self.inner.poll_auth_action() {
+                None => Ok(None),
+                Some(AuthAction::Fetch(request)) => oauth::request_tuple(py, "fetch", request).map(Some),
+                Some(AuthAction::Authorize { url }) => {
+                    PyTuple::new(py, ["authorize", url.as_str()]).map(Some)
+                }
+                Some(_) => {
+                    let now = session.clock.instant(None);
+                    let why = "this binding cannot perform the authorization step";
+                    self.inner
+                        .handle_auth_error(now, why, &mut session.session);
+                    continue;
+                }
+            };
+        }
+    }
+
+    /// The response to an authorization `fetch` (`status` 0: none came: refused, timed out)
+    fn handle_auth_response(
+        &mut self,
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: &[u8],
+        mut session: PyRefMut<'_, PyClientSession>,
+    ) {
+        let now = session.clock.instant(None);
+        let response = oauth::response(status, headers, body);
+        self.inner
+            .handle_auth_response(now, response, &mut session.session);
+    }
+
+    /// Where the user agent of an `authorize` step was finally redirected to
+    fn handle_auth_redirect(&mut self, url: &str, mut session: PyRefMut<'_, PyClientSession>) {
+        let now = session.clock.instant(None);
+        self.inner
+            .handle_auth_redirect(now, url, &mut session.session);
+    }
+
+    /// The user agent of an `authorize` step failed
+    fn handle_auth_error(&mut self, reason: &str, mut session: PyRefMut<'_, PyClientSession>) {
+        let now = session.clock.instant(None);
+        self.inner
+            .handle_auth_error(now, reason, &mut session.session);
+    }
+
+    /// The scope of the access token held (`None`: no token, or the server named none)
+    #[getter]
+    fn auth_scope(&self) -> Option<String> {
+        self.inner.auth()?.tokens()?.scope
+    }
+
+    /// Whether an access token is held
+    #[getter]
+    fn authorized(&self) -> bool {
+        self.inner
+            .auth()
+            .is_some_and(|a| a.tokens().is_some())
     }
 
     /// Adds `headers` to the POST carrying the request `request_id` (as returned by the
@@ -108,20 +255,28 @@ impl PyHttpClientTransport {
         Some(n)
     }
 
-    /// A response's status and headers arrived
+    /// A response's status and headers arrived; `True`: the response is done with (a 401
+    /// or 403 no authorization flow answers failed its request), read no more of it
     fn handle_head(
         &mut self,
         stream: u64,
         status: u16,
         headers: Vec<(String, String)>,
         mut session: PyRefMut<'_, PyClientSession>,
-    ) {
+    ) -> bool {
         let Some(id) = self.streams.id(stream) else {
-            return;
+            return false;
         };
         let now = session.clock.instant(None);
+        if let Some(refusal) = self.refusal(status, &headers, &mut session) {
+            self.inner
+                .handle_failed(now, id, &refusal, &mut session.session);
+            self.streams.retire(stream);
+            return true;
+        }
         self.inner
             .handle_head(now, id, status, headers.as_slice(), &mut session.session);
+        false
     }
 
     /// A piece of a response's body arrived

@@ -18,6 +18,7 @@ mod http;
 mod http_client;
 mod log;
 mod numbers;
+mod oauth;
 mod server;
 mod store;
 
@@ -31,6 +32,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::PyClientSession>()?;
     m.add_class::<http::PyHttpServer>()?;
     m.add_class::<http_client::PyHttpClientTransport>()?;
+    m.add_class::<oauth::PyOAuthSetup>()?;
+    m.add_class::<oauth::PyHeadless>()?;
+    m.add_function(wrap_pyfunction!(oauth::new_dpop_key, m)?)?;
     m.add_class::<store::PyTaskStore>()?;
     m.add_class::<store::PyStoreSubscription>()?;
     m.add_function(wrap_pyfunction!(http_client::check_header, m)?)?;

@@ -22,7 +22,9 @@ from ._core import (
     ServerSession,
     TaskStore,
 )
+from .auth import OAuth
 from .errors import (
+    AuthorizationError,
     CertificateError,
     ConnectError,
     ConnectionClosed,
@@ -67,6 +69,8 @@ __all__ = [
     "HttpServer",
     "ServerConfig",
     "ServerSession",
+    "OAuth",
+    "AuthorizationError",
     "CertificateError",
     "ConnectError",
     "ConnectionClosed",

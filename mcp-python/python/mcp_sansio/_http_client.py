@@ -16,22 +16,32 @@ How a connection is opened:
   the proxy URL becomes ``Proxy-Authorization: Basic``.
 - ``connect_timeout`` bounds the TCP connect, the tunnel and the TLS handshake;
   ``response_timeout`` a request's wait for its response head once sent.
+
+With ``auth=OAuth(...)`` the Rust transport's OAuth client asks for the requests of its flow
+(metadata, registration, tokens: to any host, each on a connection of its own, through the
+same proxy and TLS settings, never following redirects, at most 30 s and 1 MiB each) and for
+the authorization step, which the user agent runs (the headless one follows redirects with
+the same requests).
 """
 
 import asyncio
 import base64
+import inspect
 import os
 import socket
 import ssl
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import h11
 
-from ._core import HttpClientTransport, check_header
+from ._core import HeadlessUserAgent, HttpClientTransport, check_header
 from .aio import _ClientConnection
 from .errors import CertificateError, ConnectError, ProxyError
+
+if TYPE_CHECKING:
+    from .auth import OAuth
 
 #: Headers as a mapping or as (name, value) pairs
 Headers = Union[Mapping[str, str], Sequence[Tuple[str, str]]]
@@ -40,6 +50,10 @@ RootCertificates = Union[str, bytes, "os.PathLike[str]", Sequence[Union[str, byt
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_RESPONSE_TIMEOUT = 60.0
+#: How long one request of the authorization flow may take, and the largest body read from
+#: it (the Rust bindings' limits, mcp_sansio_shared::auth)
+AUTH_REQUEST_TIMEOUT = 30.0
+AUTH_MAX_BODY = 1024 * 1024
 
 # OpenSSL's verification codes we name in plain words
 _EXPIRED = 10  # X509_V_ERR_CERT_HAS_EXPIRED
@@ -185,6 +199,7 @@ class _HttpClientConnection(_ClientConnection):
         proxy: Any = "env",
         connect_timeout: Optional[float] = DEFAULT_CONNECT_TIMEOUT,
         response_timeout: Optional[float] = DEFAULT_RESPONSE_TIMEOUT,
+        auth: Optional["OAuth"] = None,
     ) -> None:
         super().__init__(session, client)
         self.url = _Url(url)
@@ -194,10 +209,21 @@ class _HttpClientConnection(_ClientConnection):
             raise ValueError(f"root_certificates= and ssl_context= need an https:// URL, not {url!r}")
         else:
             self.ssl = None
+        self.proxy_setting = proxy
         self.proxy = proxy_for(self.url, proxy)
         self.connect_timeout = connect_timeout
         self.response_timeout = response_timeout
-        self.rules = HttpClientTransport(header_pairs(headers))
+        if auth is not None and not hasattr(auth, "_setup"):
+            raise TypeError(f"auth must be an mcp_sansio.auth.OAuth, not {type(auth).__name__}")
+        self.auth = auth
+        #: The TLS context for https:// authorization servers when the server is http://
+        #: (the platform's roots); an https:// server's context serves both
+        self._auth_ssl: Optional[ssl.SSLContext] = None
+        #: The authorization flow's requests and user agent in progress
+        self.auth_tasks: "set[asyncio.Task[None]]" = set()
+        self.rules = HttpClientTransport(
+            header_pairs(headers), url=url, auth=auth._setup if auth is not None else None
+        )
         #: The first connect failure (raised by the connect instead of the closed session)
         self.connect_failure: Optional[ConnectError] = None
         self.streams: Dict[int, "asyncio.Task[None]"] = {}
@@ -225,6 +251,120 @@ class _HttpClientConnection(_ClientConnection):
             task = self.streams.pop(stream, None)
             if task is not None:
                 task.cancel()
+        if self.auth is not None:
+            while True:
+                action = rules.next_auth_action(self.session)
+                if action is None:
+                    break
+                if action[0] == "fetch":
+                    self._auth_task(self._auth_fetch_step(*action[1:]))
+                else:
+                    self._auth_task(self._authorize(action[1]))
+
+    def _auth_task(self, coro: Any) -> None:
+        task = self.loop.create_task(coro)
+        self.auth_tasks.add(task)
+        task.add_done_callback(self.auth_tasks.discard)
+
+    # --- the authorization flow ----------------------------------------------------------
+
+    async def _auth_fetch_step(self, method: str, url: str, headers: Any, body: bytes) -> None:
+        status, fields, data = await self.auth_fetch(method, url, headers, body)
+        self.rules.handle_auth_response(status, fields, data, self.session)
+        self.pump()
+
+    async def _authorize(self, url: str) -> None:
+        """Runs the user agent on the authorization URL; reports where it ended."""
+        assert self.auth is not None
+        agent = self.auth.user_agent
+        try:
+            if agent is None:
+                redirect: Any = await self._headless(url)
+            elif inspect.iscoroutinefunction(agent):
+                redirect = await agent(url)
+            else:
+                redirect = await self.loop.run_in_executor(None, agent, url)
+                if inspect.isawaitable(redirect):
+                    redirect = await redirect
+            if not isinstance(redirect, str):
+                raise TypeError(f"the user agent returned {type(redirect).__name__}, not the redirect URL (str)")
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self.rules.handle_auth_error(str(e) or type(e).__name__, self.session)
+        else:
+            self.rules.handle_auth_redirect(redirect, self.session)
+        self.pump()
+
+    async def _headless(self, url: str) -> str:
+        """The headless user agent (the kernel's redirect follower): GETs ``url`` and
+        follows redirects until one points at the redirect URI."""
+        assert self.auth is not None
+        agent = HeadlessUserAgent(self.auth.redirect_uri, url)
+        step = agent.step()
+        while step[0] == "fetch":
+            _, method, target, headers, body = step
+            status, fields, _ = await self.auth_fetch(method, target, headers, body)
+            step = agent.step(status, fields)
+        if step[0] == "done":
+            return step[1]
+        raise RuntimeError(step[1])
+
+    async def auth_fetch(self, method: str, url: str, headers: Any, body: bytes) -> Tuple[int, List[Tuple[str, str]], bytes]:
+        """Performs one request of the authorization flow on a connection of its own (no
+        redirects followed): ``(status, headers, body)``, status 0 when no response came
+        within ``AUTH_REQUEST_TIMEOUT`` or the body is over ``AUTH_MAX_BODY``."""
+        try:
+            return await asyncio.wait_for(self._auth_fetch(method, url, list(headers), body), AUTH_REQUEST_TIMEOUT)
+        except asyncio.CancelledError:
+            raise
+        except (asyncio.TimeoutError, OSError, ValueError, ConnectError, h11.ProtocolError, ssl.SSLError):
+            return 0, [], b""
+
+    async def _auth_fetch(self, method: str, url: str, headers: List[Tuple[str, str]], body: bytes) -> Tuple[int, List[Tuple[str, str]], bytes]:
+        target = _Url(url, "authorization URL")
+        tls = None
+        if target.scheme == "https":
+            if self.ssl is None and self._auth_ssl is None:
+                self._auth_ssl = ssl_context_for(None, None)
+            tls = self.ssl or self._auth_ssl
+        proxy = proxy_for(target, self.proxy_setting)
+        reader, writer = await self._open(target, proxy, tls)
+        try:
+            conn = h11.Connection(h11.CLIENT)
+            hdrs = [("Host", target.host_header)] + headers
+            request_target = target.target
+            if proxy is not None and tls is None:
+                request_target = target.absolute
+                hdrs += _proxy_auth(proxy)
+            if method != "GET" or body:
+                hdrs.append(("Content-Length", str(len(body))))
+            hdrs.append(("Connection", "close"))
+            pieces = [conn.send(h11.Request(method=method, target=request_target, headers=hdrs))]
+            if body:
+                pieces.append(conn.send(h11.Data(data=body)))
+            pieces.append(conn.send(h11.EndOfMessage()))
+            writer.write(b"".join(p for p in pieces if p))
+            status = 0
+            fields: List[Tuple[str, str]] = []
+            data = bytearray()
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await reader.read(65536))
+                elif isinstance(event, h11.Response):
+                    status = event.status_code
+                    fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
+                elif isinstance(event, h11.Data):
+                    data += event.data
+                    if len(data) > AUTH_MAX_BODY:
+                        return 0, [], b""
+                elif isinstance(event, h11.EndOfMessage):
+                    return status, fields, bytes(data)
+                elif isinstance(event, h11.ConnectionClosed):
+                    return 0, [], b""
+        finally:
+            await _close(writer, False)
 
     def _start(self, request: Any) -> "asyncio.Task[None]":
         task = self.loop.create_task(self._perform(*request))
@@ -242,13 +382,18 @@ class _HttpClientConnection(_ClientConnection):
 
     # --- opening a connection ------------------------------------------------------------
 
-    async def _open(self) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A connection to the server (or, for plain http:// through a proxy, to the
-        proxy), TLS done; ``ConnectError`` (or a subclass) saying what failed."""
-        url, proxy, tls = self.url, self.proxy, self.ssl
+    async def _open(
+        self, target: Optional[_Url] = None, proxy: Optional[_Url] = None, tls: Optional[ssl.SSLContext] = None
+    ) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to the server, or to ``target`` through ``proxy`` with ``tls`` (or,
+        for plain http:// through a proxy, to the proxy), TLS done; ``ConnectError`` (or a
+        subclass) saying what failed."""
+        if target is None:
+            target, proxy, tls = self.url, self.proxy, self.ssl
+        url = target
         hop = f"the proxy {proxy.authority}" if proxy is not None else url.authority
         try:
-            return await asyncio.wait_for(self._open_now(), self.connect_timeout)
+            return await asyncio.wait_for(self._open_now(url, proxy, tls), self.connect_timeout)
         except asyncio.TimeoutError:
             # The Rust bindings' words (`mcp_sansio_shared::net_error`).
             raise ConnectError(
@@ -268,8 +413,9 @@ class _HttpClientConnection(_ClientConnection):
                 raise ProxyError(f"could not connect to {hop} for {url.url}: {cause}", url.url) from e
             raise ConnectError(f"could not connect to {url.url}: {cause}", url.url) from e
 
-    async def _open_now(self) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        url, proxy, tls = self.url, self.proxy, self.ssl
+    async def _open_now(
+        self, url: _Url, proxy: Optional[_Url], tls: Optional[ssl.SSLContext]
+    ) -> Tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         if proxy is None:
             if tls is None:
                 return await asyncio.open_connection(url.host, url.port)
@@ -278,7 +424,7 @@ class _HttpClientConnection(_ClientConnection):
             )
         if tls is None:
             return await asyncio.open_connection(proxy.host, proxy.port)
-        sock = await self._tunnel(proxy)
+        sock = await self._tunnel(proxy, url)
         try:
             return await asyncio.open_connection(
                 sock=sock, ssl=tls, server_hostname=url.host, ssl_handshake_timeout=self.connect_timeout
@@ -287,9 +433,9 @@ class _HttpClientConnection(_ClientConnection):
             sock.close()
             raise
 
-    async def _tunnel(self, proxy: _Url) -> socket.socket:
+    async def _tunnel(self, proxy: _Url, url: _Url) -> socket.socket:
         """A socket to the proxy on which ``CONNECT host:port`` was accepted."""
-        loop, url = self.loop, self.url
+        loop = self.loop
         last: Optional[OSError] = None
         sock: Optional[socket.socket] = None
         for family, kind, proto, _, address in await loop.getaddrinfo(proxy.host, proxy.port, type=socket.SOCK_STREAM):
@@ -389,7 +535,12 @@ class _HttpClientConnection(_ClientConnection):
                 if isinstance(event, h11.Response):
                     head = True
                     fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
-                    rules.handle_head(stream, event.status_code, fields, session)
+                    if rules.handle_head(stream, event.status_code, fields, session):
+                        # A 401 or 403 no authorization answers: its request failed.
+                        self.streams.pop(stream, None)
+                        aborted = True
+                        self.pump()
+                        return
                 elif isinstance(event, h11.Data):
                     rules.handle_body(stream, bytes(event.data), session)
                 elif isinstance(event, h11.EndOfMessage):
@@ -424,6 +575,8 @@ class _HttpClientConnection(_ClientConnection):
         for task in list(self.streams.values()):
             task.cancel()
         self.streams.clear()
+        for task in list(self.auth_tasks):
+            task.cancel()
         if delete is not None:
             task = self._start(delete)
             try:
@@ -457,7 +610,7 @@ async def _close(writer: asyncio.StreamWriter, abort: bool) -> None:
 
 #: The keyword arguments of connect_http that are the HTTP connection's (the others are the
 #: Client's)
-HTTP_OPTIONS = ("headers", "root_certificates", "ssl_context", "proxy", "connect_timeout", "response_timeout")
+HTTP_OPTIONS = ("headers", "root_certificates", "ssl_context", "proxy", "connect_timeout", "response_timeout", "auth")
 
 
 async def connect_http(cls: Any, url: str, **options: Any) -> Any:

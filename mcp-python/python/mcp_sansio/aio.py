@@ -883,6 +883,10 @@ class ServerConnection(_Connection):
 # --- the client ------------------------------------------------------------------------------
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], Any]
+from typing import TYPE_CHECKING  # noqa: E402
+
+if TYPE_CHECKING:
+    from .auth import OAuth  # noqa: F401
 TaskStatusCallback = Callable[[str, Optional[str]], Any]
 
 
@@ -1111,6 +1115,7 @@ class Client:
         proxy: Any = "env",
         connect_timeout: Optional[float] = 10.0,
         response_timeout: Optional[float] = 60.0,
+        auth: Optional["OAuth"] = None,
         **options: Any,
     ) -> "_Connect":
         """Speaks Streamable HTTP to ``url`` (``http://`` or ``https://``; both wires, as
@@ -1133,7 +1138,14 @@ class Client:
         the host), ``None`` (direct), or ``"http://[user:password@]host:port"``; ``https://``
         tunnels through it with ``CONNECT``. ``connect_timeout`` (seconds) bounds opening a
         connection (TCP, tunnel, TLS handshake); ``response_timeout`` a request's wait for
-        its response head (``None``: no bound)."""
+        its response head (``None``: no bound).
+
+        ``auth``: an :class:`~mcp_sansio.auth.OAuth`; on a 401 (or a 403
+        ``insufficient_scope``) the client authorizes (the Rust core's OAuth flow:
+        discovery, registration, PKCE or client credentials, refresh, step-up, DPoP) and
+        resends the request with the token. A 401 or 403 that cannot be satisfied (no
+        ``auth``, or the flow failed) raises :class:`~mcp_sansio.errors.AuthorizationError`,
+        one sentence with the status, the URL and the ``WWW-Authenticate`` challenge."""
         from ._http_client import connect_http
 
         http = dict(
@@ -1143,6 +1155,7 @@ class Client:
             proxy=proxy,
             connect_timeout=connect_timeout,
             response_timeout=response_timeout,
+            auth=auth,
         )
         return _Connect(lambda: connect_http(cls, url, **http, **options))
 
@@ -1261,7 +1274,8 @@ class Client:
                     _client_log.info("connection closed: %s", event.reason)
                 self._closed_reason = event.reason
                 if not self._ready.done():
-                    self._ready.set_exception(ConnectionClosed(event.reason))
+                    # An HTTP 401 or 403 that ended the handshake: AuthorizationError.
+                    self._ready.set_exception(session.close_error or ConnectionClosed(event.reason))
                 for f in calls.values():
                     if not f.done():
                         f.set_exception(ConnectionClosed(event.reason))

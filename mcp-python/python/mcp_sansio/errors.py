@@ -19,6 +19,7 @@ __all__ = [
     "ConnectError",
     "CertificateError",
     "ProxyError",
+    "AuthorizationError",
     "InvalidResult",
     "SubscriptionLost",
 ]
@@ -94,6 +95,34 @@ class ProxyError(ConnectError):
     def __init__(self, message: str, url: Optional[str] = None, status: Optional[int] = None) -> None:
         super().__init__(message, url)
         self.status = status
+
+
+class AuthorizationError(ConnectionClosed):
+    """An HTTP server refused a request for want of authorization (401, or 403 with a
+    ``WWW-Authenticate`` challenge) and the client could not satisfy it: no OAuth is
+    configured (``connect_http(..., auth=OAuth(...))``), or the authorization flow failed
+    (the reason follows the challenge). The message is one sentence, e.g. ``HTTP 401 from
+    http://host/mcp: Bearer resource_metadata="..."; the client has no OAuth configured
+    (pass auth=OAuth(...) to connect_http)``.
+
+    ``status`` is 401 or 403, ``challenge`` the ``WWW-Authenticate`` value(s) (``None``
+    when the server sent none), ``url`` the server's URL. Raised by the call that was
+    refused, or by the connect when the handshake was."""
+
+    def __init__(
+        self,
+        message: str,
+        status: Optional[int] = None,
+        challenge: Optional[str] = None,
+        url: Optional[str] = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.challenge = challenge
+        self.url = url
+
+    def __str__(self) -> str:
+        return str(self.reason)
 
 
 class InvalidResult(RemoteProtocolError):

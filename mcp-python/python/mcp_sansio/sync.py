@@ -78,9 +78,13 @@ class Client:
         """Speaks Streamable HTTP to ``url`` (``http://`` or ``https://``; see
         :meth:`mcp_sansio.aio.Client.connect_http` for the options: ``headers``,
         ``root_certificates``, ``ssl_context``, ``proxy``, ``connect_timeout``,
-        ``response_timeout``). A failure to connect raises
+        ``response_timeout``, ``auth``). A failure to connect raises
         :class:`~mcp_sansio.errors.ConnectError` (:class:`~mcp_sansio.errors.CertificateError`
-        for a certificate that failed verification)."""
+        for a certificate that failed verification); a 401 or 403 that cannot be satisfied
+        :class:`~mcp_sansio.errors.AuthorizationError`.
+
+        With ``auth=OAuth(user_agent=...)`` a plain function runs on a worker thread (it may
+        block, e.g. wait for the browser's redirect), an ``async`` one on the client's loop."""
         return cls._connect(lambda: aio.Client.connect_http(url, **options))
 
     @classmethod
