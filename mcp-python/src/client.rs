@@ -15,8 +15,8 @@ use mcp_sansio::schema::{
     UnsubscribeParams,
 };
 use mcp_sansio::{
-    CallError, ClientConfig, ClientEvent, ClientSession, CloseReason, EraMode, Implementation, InboundId, InputId,
-    OutboundId, Pending, ProtocolVersion, RequestOptions, Responder, SendError,
+    CallError, ClientConfig, ClientEvent, ClientSession, CloseReason, EraMode, Implementation,
+    InboundId, InputId, OutboundId, Pending, ProtocolVersion, RequestOptions, Responder, SendError,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -39,6 +39,8 @@ pub(crate) struct PyHttpClientTransport {
     streams: Numbers<StreamId>,
     /// The server URL, for error messages
     url: String,
+    /// `headers` has an `Authorization` (a static token)
+    static_authorization: bool,
 }
 
 impl PyHttpClientTransport {
@@ -80,7 +82,10 @@ impl PyHttpClientTransport {
             url: self.url.clone(),
             refused: None,
         };
-        let why = if self.inner.auth().is_none() {
+        let why = if self.inner.auth().is_none() && self.static_authorization {
+            "the server refuses the Authorization header given in headers=, and the client has \
+             no OAuth configured (pass auth=OAuth(...) to connect_http)"
+        } else if self.inner.auth().is_none() {
             "the client has no OAuth configured (pass auth=OAuth(...) to connect_http)"
         } else if status == 403 && !challenges.iter().any(|c| c.contains("insufficient_scope")) {
             "the server refuses the token, and only a 401 or a 403 insufficient_scope starts \
@@ -130,6 +135,9 @@ impl PyHttpClientTransport {
         url: Option<String>,
         auth: Option<PyRef<'_, PyOAuthSetup>>,
     ) -> PyResult<Self> {
+        let static_authorization = headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
         let mut inner = ClientTransport::new()
             .with_headers(headers)
             .map_err(header_error)?;
@@ -143,6 +151,7 @@ impl PyHttpClientTransport {
             inner,
             streams: Numbers::new(),
             url: url.unwrap_or_else(|| "the server".to_owned()),
+            static_authorization,
         })
     }
 
@@ -158,15 +167,16 @@ impl PyHttpClientTransport {
         loop {
             return match self.inner.poll_auth_action() {
                 None => Ok(None),
-                Some(AuthAction::Fetch(request)) => oauth::request_tuple(py, "fetch", request).map(Some),
+                Some(AuthAction::Fetch(request)) => {
+                    oauth::request_tuple(py, "fetch", request).map(Some)
+                }
                 Some(AuthAction::Authorize { url }) => {
                     PyTuple::new(py, ["authorize", url.as_str()]).map(Some)
                 }
                 Some(_) => {
                     let now = session.clock.instant(None);
                     let why = "this binding cannot perform the authorization step";
-                    self.inner
-                        .handle_auth_error(now, why, &mut session.session);
+                    self.inner.handle_auth_error(now, why, &mut session.session);
                     continue;
                 }
             };
@@ -210,9 +220,7 @@ impl PyHttpClientTransport {
     /// Whether an access token is held
     #[getter]
     fn authorized(&self) -> bool {
-        self.inner
-            .auth()
-            .is_some_and(|a| a.tokens().is_some())
+        self.inner.auth().is_some_and(|a| a.tokens().is_some())
     }
 
     /// Adds `headers` to the POST carrying the request `request_id` (as returned by the

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_sansio::auth::{
-    ApplicationType, AuthRequest, AuthResponse, Grant, IdentityAssertion, OAuthClient,
-    OAuthConfig, PreRegistered, Secret, TokenStore, Tokens,
+    ApplicationType, AuthRequest, AuthResponse, Grant, IdentityAssertion, OAuthClient, OAuthConfig,
+    PreRegistered, Secret, TokenStore, Tokens,
 };
 use mcp_sansio_shared::auth::{DpopKey, Headless, JwtSigner, OAuthOptions, Step, StoreFactory};
 use pyo3::exceptions::PyValueError;
@@ -235,7 +235,8 @@ fn instant(t: f64) -> Option<Instant> {
     if span >= 0.0 {
         here.checked_add(Duration::from_secs_f64(span))
     } else {
-        here.checked_sub(Duration::from_secs_f64(-span)).or(Some(here))
+        here.checked_sub(Duration::from_secs_f64(-span))
+            .or(Some(here))
     }
 }
 
@@ -243,7 +244,10 @@ fn tokens_to_py<'py>(py: Python<'py>, t: &Tokens) -> PyResult<Bound<'py, PyDict>
     let d = PyDict::new(py);
     d.set_item("access_token", t.access_token.expose())?;
     d.set_item("token_type", if t.dpop { "DPoP" } else { "Bearer" })?;
-    d.set_item("refresh_token", t.refresh_token.as_ref().map(Secret::expose))?;
+    d.set_item(
+        "refresh_token",
+        t.refresh_token.as_ref().map(Secret::expose),
+    )?;
     d.set_item("expires_at", t.expires_at.map(unix))?;
     d.set_item("scope", t.scope.as_deref())?;
     d.set_item("issuer", t.issuer.as_str())?;
@@ -255,9 +259,10 @@ fn tokens_from_py(d: &Bound<'_, PyAny>) -> PyResult<Tokens> {
         Ok(d.get_item(key).ok().filter(|v| !v.is_none()))
     };
     let text = |key: &str| -> PyResult<Option<String>> {
-        get(key)?.map(|v| v.extract::<String>()).transpose().map_err(|_| {
-            PyValueError::new_err(format!("the stored tokens' {key:?} is not a str"))
-        })
+        get(key)?
+            .map(|v| v.extract::<String>())
+            .transpose()
+            .map_err(|_| PyValueError::new_err(format!("the stored tokens' {key:?} is not a str")))
     };
     let access = text("access_token")?
         .ok_or_else(|| PyValueError::new_err("the stored tokens have no \"access_token\""))?;
@@ -287,15 +292,13 @@ impl TokenStore for PyTokenStore {
     fn load(&self, resource: &str) -> Option<Tokens> {
         Python::attach(|py| {
             let store = self.store.bind(py);
-            let loaded = store
-                .call_method1("load", (resource,))
-                .and_then(|v| {
-                    if v.is_none() {
-                        Ok(None)
-                    } else {
-                        tokens_from_py(&v).map(Some)
-                    }
-                });
+            let loaded = store.call_method1("load", (resource,)).and_then(|v| {
+                if v.is_none() {
+                    Ok(None)
+                } else {
+                    tokens_from_py(&v).map(Some)
+                }
+            });
             match loaded {
                 Ok(tokens) => tokens,
                 Err(e) => {

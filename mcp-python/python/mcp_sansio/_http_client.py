@@ -318,7 +318,9 @@ class _HttpClientConnection(_ClientConnection):
             return await asyncio.wait_for(self._auth_fetch(method, url, list(headers), body), AUTH_REQUEST_TIMEOUT)
         except asyncio.CancelledError:
             raise
-        except (asyncio.TimeoutError, OSError, ValueError, ConnectError, h11.ProtocolError, ssl.SSLError):
+        except Exception:
+            # Refused, unreachable, too slow, not HTTP: the core reads "no response" (and
+            # says which endpoint failed); the flow must never wait for a dead task.
             return 0, [], b""
 
     async def _auth_fetch(self, method: str, url: str, headers: List[Tuple[str, str]], body: bytes) -> Tuple[int, List[Tuple[str, str]], bytes]:

@@ -51,6 +51,9 @@ class TokenStore(Protocol):
     password. A store that raises is reported through ``sys.unraisablehook``: a failed
     ``load`` reads as "no tokens", a failed ``save`` or ``remove`` is dropped.
 
+    ``load`` is called often (for every request, and whenever the client checks whether a
+    refresh is due): answer it from memory, and write through on ``save``.
+
     DPoP-bound tokens (``token_type`` ``"DPoP"``) work only with the key they were bound
     to: store ``new_dpop_key()``'s bytes beside them and pass ``OAuth(dpop_key=...)``."""
 
