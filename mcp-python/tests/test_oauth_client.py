@@ -609,6 +609,38 @@ def test_a_failing_user_agent_reads_as_one_sentence(server):
     assert error.status == 401
 
 
+def test_a_user_agent_that_never_returns_holds_nothing_up(server):
+    """A blocking user agent whose user never comes back: the connect fails at the
+    request timeout, and neither the loop's end nor the client's close waits for it."""
+    auth, url = server
+    release = threading.Event()
+    started = threading.Event()
+    daemon = []
+
+    def agent(authorization_url):
+        daemon.append(threading.current_thread().daemon)
+        started.set()
+        release.wait(60)
+        return REDIRECT
+
+    async def main():
+        with pytest.raises(ms.ConnectionClosed) as info:
+            oauth = OAuth(redirect_uri=REDIRECT, user_agent=agent)
+            async with Client.connect_http(url, era="legacy", request_timeout=0.5, auth=oauth):
+                pass
+        return info.value
+
+    try:
+        error = run(main(), timeout=30)  # asyncio.run ends without waiting for the agent's thread
+        assert started.is_set() and daemon == [True]  # no executor's shutdown waits for it
+        assert str(error) == (
+            "handshake failed: the server did not answer initialize in time: the OAuth user agent had not "
+            "come back with the redirect yet (give a login more time with request_timeout=)"
+        )
+    finally:
+        release.set()
+
+
 def test_a_refused_client_reads_as_one_sentence(server):
     """Client credentials against a server whose token endpoint answers 401 invalid_client
     (a wrong secret): the call fails with the challenge and the endpoint's error."""

@@ -30,6 +30,7 @@ import inspect
 import os
 import socket
 import ssl
+import threading
 import urllib.parse
 import urllib.request
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -221,6 +222,8 @@ class _HttpClientConnection(_ClientConnection):
         self._auth_ssl: Optional[ssl.SSLContext] = None
         #: The authorization flow's requests and user agent in progress
         self.auth_tasks: "set[asyncio.Task[None]]" = set()
+        #: The user agent has the authorization URL and has not come back yet
+        self.user_agent_running = False
         self.rules = HttpClientTransport(
             header_pairs(headers), url=url, auth=auth._setup if auth is not None else None
         )
@@ -277,13 +280,14 @@ class _HttpClientConnection(_ClientConnection):
         """Runs the user agent on the authorization URL; reports where it ended."""
         assert self.auth is not None
         agent = self.auth.user_agent
+        self.user_agent_running = True
         try:
             if agent is None:
                 redirect: Any = await self._headless(url)
             elif inspect.iscoroutinefunction(agent):
                 redirect = await agent(url)
             else:
-                redirect = await self.loop.run_in_executor(None, agent, url)
+                redirect = await _in_thread(self.loop, agent, url)
                 if inspect.isawaitable(redirect):
                     redirect = await redirect
             if not isinstance(redirect, str):
@@ -294,6 +298,8 @@ class _HttpClientConnection(_ClientConnection):
             self.rules.handle_auth_error(str(e) or type(e).__name__, self.session)
         else:
             self.rules.handle_auth_redirect(redirect, self.session)
+        finally:
+            self.user_agent_running = False
         self.pump()
 
     async def _headless(self, url: str) -> str:
@@ -592,6 +598,32 @@ class _HttpClientConnection(_ClientConnection):
         await asyncio.sleep(0)  # the transports close their sockets
         self.session.close()
         self.pump()
+
+
+def _in_thread(loop: asyncio.AbstractEventLoop, fn: Any, arg: Any) -> "asyncio.Future[Any]":
+    """``fn(arg)`` on a daemon thread of its own (a user agent may block on a person for
+    minutes, or forever: it must hold up neither the loop, nor the default executor's
+    shutdown at the end of ``asyncio.run``, nor the interpreter's exit)."""
+    future: "asyncio.Future[Any]" = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            (future.set_result if ok else future.set_exception)(value)
+
+    def work() -> None:
+        try:
+            result = fn(arg)
+        except BaseException as e:  # delivered to the awaiting task
+            ok, value = False, e
+        else:
+            ok, value = True, result
+        try:
+            loop.call_soon_threadsafe(settle, ok, value)
+        except RuntimeError:
+            pass  # the loop is closed: nobody waits any more
+
+    threading.Thread(target=work, name="mcp-sansio-user-agent", daemon=True).start()
+    return future
 
 
 async def _close(writer: asyncio.StreamWriter, abort: bool) -> None:

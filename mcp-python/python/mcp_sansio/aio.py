@@ -1173,6 +1173,12 @@ class Client:
             failure = await exited() if exited is not None else None
             if failure is not None:
                 raise failure from None
+            if getattr(self._conn, "user_agent_running", False):
+                # The handshake waited for a person: say so, not only "no answer in time".
+                raise ConnectionClosed(
+                    f"{self._closed_reason}: the OAuth user agent had not come back with the "
+                    "redirect yet (give a login more time with request_timeout=)"
+                ) from None
             raise
 
     # --- properties ----------------------------------------------------------------------

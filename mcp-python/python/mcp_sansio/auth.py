@@ -98,6 +98,11 @@ class OAuth:
 
     A bad option (an unknown grant, a key that does not parse, a missing credential)
     raises ``ValueError`` here.
+
+    The request that met the challenge waits while the flow runs, and its wait counts
+    against the client's ``request_timeout`` (60 s by default): give a login in a browser
+    more (``connect_http(..., auth=..., request_timeout=300)``). A plain-function user agent
+    runs on a daemon thread of its own; it is abandoned when the client closes.
     """
 
     def __init__(
