@@ -19,6 +19,7 @@ import hmac
 import http.client
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -736,6 +737,18 @@ def test_a_403_without_a_challenge_is_left_to_the_body():
     event = session.next_event()
     assert event.request_id == rid and not isinstance(event.error, AuthorizationError)
     assert "HTTP 403" in str(event.error)
+
+
+# --- options and docs -----------------------------------------------------------------------
+
+
+def test_the_readme_oauth_example_compiles():
+    from conftest import HERE
+
+    text = (HERE.parent / "README.md").read_text()
+    section = text.split("## OAuth for HTTP clients", 1)[1].split("\n## ", 1)[0]
+    [block] = re.findall(r"```python\n(.*?)```", section, re.S)
+    compile(block, "README.md", "exec")
 
 
 # --- options --------------------------------------------------------------------------------
