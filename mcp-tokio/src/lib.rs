@@ -739,9 +739,12 @@ macro_rules! tools {
         ($($tool {},)+)
     };
 }
+pub use mcp_sansio::session::{Caller, Principal};
 pub use mcp_sansio_shared::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_shared::peer::StartedTask;
+pub use mcp_sansio_shared::request::RequestInfo;
 pub use mcp_sansio_shared::sample::SampleError;
 pub use mcp_sansio_shared::server::NotDeclared;
 #[cfg(feature = "tls")]
