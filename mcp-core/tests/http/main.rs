@@ -16,5 +16,6 @@ mod legacy;
 mod memory;
 mod modern;
 mod param_headers;
+mod shared_identity;
 mod shared_tasks;
 mod transport;
