@@ -393,3 +393,34 @@ fn required_scopes_follow_their_entry_and_access_is_a_snapshot() {
     assert!(!c.has_scoped_entries());
     assert!(c.access().is_none(), "nothing to check any more");
 }
+
+#[test]
+fn completing_an_argument_of_a_scoped_prompt_or_template_needs_its_scopes() {
+    let catalog = catalog(CatalogConfig::default());
+    let complete = |reference: Value| {
+        json!({"ref": reference, "argument": {"name": "name", "value": "r"}})
+    };
+    let prompt = complete(json!({"type": "ref/prompt", "name": "admin_prompt"}));
+    let template = complete(json!({"type": "ref/resource", "uri": "secret:///{name}"}));
+    let open_prompt = complete(json!({"type": "ref/prompt", "name": "hello"}));
+    let open_template = complete(json!({"type": "ref/resource", "uri": "file:///{name}"}));
+    for mut pair in pairs() {
+        for caller in [None, Some(bob())] {
+            pair.server
+                .set_caller(caller.map(|p| Arc::new(Caller::principal(p))));
+            // The values a scoped entry's arguments take are its own: refused like a use.
+            refused(&mut pair, &catalog, "completion/complete", prompt.clone());
+            refused(&mut pair, &catalog, "completion/complete", template.clone());
+            for open in [&open_prompt, &open_template] {
+                let r = routed(&mut pair, &catalog, "completion/complete", open.clone());
+                assert!(matches!(r, Route::Complete(_)), "{r:?}");
+            }
+        }
+        pair.server
+            .set_caller(Some(Arc::new(Caller::principal(alice_admin()))));
+        for scoped in [&prompt, &template] {
+            let r = routed(&mut pair, &catalog, "completion/complete", scoped.clone());
+            assert!(matches!(r, Route::Complete(_)), "{r:?}");
+        }
+    }
+}
