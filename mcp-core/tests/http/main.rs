@@ -16,6 +16,7 @@ mod legacy;
 mod memory;
 mod modern;
 mod param_headers;
+mod scopes;
 mod shared_identity;
 mod shared_tasks;
 mod transport;
