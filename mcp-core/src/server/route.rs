@@ -20,8 +20,8 @@ use crate::schema::method::{
     Method, ReadResource,
 };
 use crate::schema::{CompleteParams, FitVersion, Reference};
-use crate::session::Principal;
 use crate::server::uri_template::Variables;
+use crate::session::Principal;
 use crate::version::ProtocolVersion;
 use crate::{InboundRequest, Responder, ServerSession};
 

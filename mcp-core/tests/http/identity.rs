@@ -13,9 +13,7 @@ use mcp_sansio::http::{Principal, Source};
 use mcp_sansio::session::TaskUpdate;
 
 use super::http_kit::{one_elicitation, raw};
-use super::identity_kit::{
-    Answer, Cluster, MADE_UP, alice, anonymous, bob, is_task_id, principal,
-};
+use super::identity_kit::{Answer, Cluster, MADE_UP, alice, anonymous, bob, is_task_id, principal};
 
 /// An accepted answer to the elicitation of `one_elicitation`
 fn name_answer(name: &str) -> Value {
@@ -122,12 +120,24 @@ fn a_task_without_a_principal_is_not_a_principals_and_the_reverse() {
     }
     assert!(c.nodes[0].cancelled.is_empty());
     // Each reads its own.
-    let got = c.modern(0, &anonymous(), 2, "tasks/get", json!({"taskId": anonymous_task}));
+    let got = c.modern(
+        0,
+        &anonymous(),
+        2,
+        "tasks/get",
+        json!({"taskId": anonymous_task}),
+    );
     assert_eq!(got.body["result"]["status"], "working", "{got:?}");
     let got = c.modern(0, &alice(), 3, "tasks/get", json!({"taskId": alices}));
     assert_eq!(got.body["result"]["status"], "working", "{got:?}");
     // Two anonymous callers are one: without a principal there is nobody to tell apart.
-    let ack = c.modern(0, &anonymous(), 4, "tasks/cancel", json!({"taskId": anonymous_task}));
+    let ack = c.modern(
+        0,
+        &anonymous(),
+        4,
+        "tasks/cancel",
+        json!({"taskId": anonymous_task}),
+    );
     assert_eq!(ack.body["result"]["resultType"], "complete", "{ack:?}");
     assert_eq!(c.nodes[0].cancelled.len(), 1);
 }
@@ -170,7 +180,10 @@ fn a_2025_sessions_tasks_are_its_own_and_tasks_list_is_not_on_the_2026_wire() {
         let list = c.legacy(0, &alice(), sid, 5, "tasks/list", json!({}));
         assert_eq!(list.status, 200, "{list:?}");
         let tasks = list.body["result"]["tasks"].as_array().unwrap();
-        let listed: Vec<&str> = tasks.iter().map(|t| t["taskId"].as_str().unwrap()).collect();
+        let listed: Vec<&str> = tasks
+            .iter()
+            .map(|t| t["taskId"].as_str().unwrap())
+            .collect();
         assert_eq!(listed, vec![own.as_str()], "{list:?}");
     }
     // The other session's task is an unknown id there, exactly like a made-up one.

@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use mcp_sansio::http::{
-    ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Principal, Reply, SessionKey,
-    Source,
+    ExchangeId, HttpConfig, HttpResponse, HttpServer, Output, Principal, Reply, SessionKey, Source,
 };
 use mcp_sansio::schema::InputResponses;
 use mcp_sansio::session::{Caller, TASKS_EXTENSION, TaskId, TaskOptions, TaskUpdate};

@@ -167,7 +167,8 @@ fn a_protected_server_names_its_metadata_and_its_own_scopes_in_the_challenge() {
     let rules = ResourceServer::new("https://mcp.example.com/mcp", "https://auth.example.com")
         .unwrap()
         .required_scopes(&["mcp"]);
-    let metadata = r#"resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
+    let metadata =
+        r#"resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
     let mut c = server(Some(rules));
     let sid = c.initialize(0, &bob());
     for (method, params) in scoped() {
@@ -205,7 +206,13 @@ fn the_scopes_checked_are_those_last_given() {
     let mut catalog = catalog();
     let mut c = Cluster::single();
     let call = |c: &mut Cluster, source: &Source, tool: &str| {
-        c.modern(0, source, 1, "tools/call", json!({"name": tool, "arguments": {}}))
+        c.modern(
+            0,
+            source,
+            1,
+            "tools/call",
+            json!({"name": tool, "arguments": {}}),
+        )
     };
     // None given: nothing is checked here.
     let answer = call(&mut c, &bob(), "admin");

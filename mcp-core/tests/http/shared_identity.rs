@@ -150,7 +150,13 @@ fn a_task_without_a_principal_is_nobodys_else_across_processes() {
         unknown_through(&mut c, 1, &alice(), method, &anonymous_task);
         unknown_through(&mut c, 1, &anonymous(), method, &alices);
     }
-    let got = c.modern(1, &anonymous(), 2, "tasks/get", json!({"taskId": anonymous_task}));
+    let got = c.modern(
+        1,
+        &anonymous(),
+        2,
+        "tasks/get",
+        json!({"taskId": anonymous_task}),
+    );
     assert_eq!(status(&got), "working", "{got:?}");
     assert!(c.nodes[0].cancelled.is_empty());
 }

@@ -32,8 +32,10 @@ fn object(v: Value) -> Map<String, Value> {
 /// Open and scoped entries of every kind
 fn catalog(config: CatalogConfig) -> Catalog {
     let mut c = Catalog::new(config);
-    let text = object(json!({"type": "object", "properties": {"text": {"type": "string"}},
-        "required": ["text"]}));
+    let text = object(
+        json!({"type": "object", "properties": {"text": {"type": "string"}},
+        "required": ["text"]}),
+    );
     c.add_tool(Tool::new("echo", text.clone())).unwrap();
     c.add_tool(Tool::new("admin", text)).unwrap();
     c.add_resource(Resource::new("file:///readme", "readme"))
@@ -58,10 +60,8 @@ fn catalog(config: CatalogConfig) -> Catalog {
 }
 
 fn alice_admin() -> Principal {
-    Principal::new(Some("alice".into()), Some("app".into())).with_scopes(vec![
-        "mcp".into(),
-        ADMIN.into(),
-    ])
+    Principal::new(Some("alice".into()), Some("app".into()))
+        .with_scopes(vec!["mcp".into(), ADMIN.into()])
 }
 
 fn bob() -> Principal {
@@ -152,8 +152,10 @@ fn routed(pair: &mut Pair, catalog: &Catalog, method: &str, params: Value) -> Ro
         "{method} {params}: {route:?}"
     );
     // Answered, so that the pair has nothing in flight.
-    pair.server
-        .respond_error(request.responder, &jsonrpc::ErrorObject::internal_error("x"));
+    pair.server.respond_error(
+        request.responder,
+        &jsonrpc::ErrorObject::internal_error("x"),
+    );
     pair.drive();
     pair.client_events();
     route
@@ -162,12 +164,18 @@ fn routed(pair: &mut Pair, catalog: &Catalog, method: &str, params: Value) -> Ro
 /// The scoped requests: admin, the scoped resource and template, the scoped prompt
 fn scoped_requests() -> Vec<(&'static str, Value)> {
     vec![
-        ("tools/call", json!({"name": "admin", "arguments": {"text": "x"}})),
+        (
+            "tools/call",
+            json!({"name": "admin", "arguments": {"text": "x"}}),
+        ),
         // Invalid arguments: refused for the scope first, not answered isError.
         ("tools/call", json!({"name": "admin", "arguments": {}})),
         ("resources/read", json!({"uri": "file:///payroll"})),
         ("resources/read", json!({"uri": "secret:///root"})),
-        ("prompts/get", json!({"name": "admin_prompt", "arguments": {"who": "me"}})),
+        (
+            "prompts/get",
+            json!({"name": "admin_prompt", "arguments": {"who": "me"}}),
+        ),
         // A missing required argument: refused for the scope first.
         ("prompts/get", json!({"name": "admin_prompt"})),
     ]
@@ -190,7 +198,10 @@ fn a_byte_stream_caller_without_the_scopes_gets_32003() {
                 "tools/call",
                 json!({"name": "echo", "arguments": {"text": "x"}}),
             );
-            assert!(matches!(r, Route::Tool { ref name, .. } if name == "echo"), "{r:?}");
+            assert!(
+                matches!(r, Route::Tool { ref name, .. } if name == "echo"),
+                "{r:?}"
+            );
             let r = routed(
                 &mut pair,
                 &catalog,
@@ -219,7 +230,10 @@ fn a_byte_stream_caller_without_the_scopes_gets_32003() {
             "tools/call",
             json!({"name": "admin", "arguments": {"text": "x"}}),
         );
-        assert!(matches!(r, Route::Tool { ref name, .. } if name == "admin"), "{r:?}");
+        assert!(
+            matches!(r, Route::Tool { ref name, .. } if name == "admin"),
+            "{r:?}"
+        );
         let r = routed(
             &mut pair,
             &catalog,
@@ -255,7 +269,13 @@ fn a_byte_stream_caller_without_the_scopes_gets_32003() {
 }
 
 /// The names a list request gives the current caller
-fn listed(pair: &mut Pair, catalog: &Catalog, method: &str, member: &str, key: &str) -> Vec<String> {
+fn listed(
+    pair: &mut Pair,
+    catalog: &Catalog,
+    method: &str,
+    member: &str,
+    key: &str,
+) -> Vec<String> {
     let request = inbound(pair, method, json!({}));
     let Route::Answer(Ok(page)) = catalog.route(&request, false) else {
         panic!("a page")
@@ -268,8 +288,10 @@ fn listed(pair: &mut Pair, catalog: &Catalog, method: &str, member: &str, key: &
         .map(|e| e[key].as_str().unwrap().to_owned())
         .collect();
     names.sort();
-    pair.server
-        .respond_error(request.responder, &jsonrpc::ErrorObject::internal_error("x"));
+    pair.server.respond_error(
+        request.responder,
+        &jsonrpc::ErrorObject::internal_error("x"),
+    );
     pair.drive();
     pair.client_events();
     names
@@ -335,7 +357,11 @@ fn hide_forbidden_leaves_out_of_the_lists_what_the_caller_may_not_use() {
     );
     assert_eq!(names(hidden.list_tools(&params).unwrap()), ["echo"]);
     assert_eq!(
-        names(hidden.list_tools_for(&params, Some(&alice_admin())).unwrap()),
+        names(
+            hidden
+                .list_tools_for(&params, Some(&alice_admin()))
+                .unwrap()
+        ),
         ["admin", "echo"]
     );
 }
@@ -345,7 +371,10 @@ fn required_scopes_follow_their_entry_and_access_is_a_snapshot() {
     let mut c = catalog(CatalogConfig::default());
     let admin = [ADMIN.to_owned()];
     assert!(!c.require_scopes(EntryKind::Tool, "nope", vec![ADMIN.into()]));
-    assert!(!c.require_scopes(EntryKind::Prompt, "admin", vec![ADMIN.into()]), "by kind");
+    assert!(
+        !c.require_scopes(EntryKind::Prompt, "admin", vec![ADMIN.into()]),
+        "by kind"
+    );
     assert_eq!(c.required_scopes(EntryKind::Tool, "admin"), &admin[..]);
     assert!(c.required_scopes(EntryKind::Tool, "echo").is_empty());
     assert!(c.has_scoped_entries());
@@ -355,9 +384,18 @@ fn required_scopes_follow_their_entry_and_access_is_a_snapshot() {
     assert_eq!(access.required("tools/call", "admin"), Some(&admin[..]));
     assert_eq!(access.required("tools/call", "echo"), None);
     assert_eq!(access.required("tools/list", "admin"), None);
-    assert_eq!(access.required("prompts/get", "admin_prompt"), Some(&admin[..]));
-    assert_eq!(access.required("resources/read", "file:///payroll"), Some(&admin[..]));
-    assert_eq!(access.required("resources/read", "secret:///x"), Some(&admin[..]));
+    assert_eq!(
+        access.required("prompts/get", "admin_prompt"),
+        Some(&admin[..])
+    );
+    assert_eq!(
+        access.required("resources/read", "file:///payroll"),
+        Some(&admin[..])
+    );
+    assert_eq!(
+        access.required("resources/read", "secret:///x"),
+        Some(&admin[..])
+    );
     assert_eq!(access.required("resources/read", "file:///readme"), None);
     assert_eq!(access.required("resources/read", "file:///other"), None);
 
@@ -369,10 +407,11 @@ fn required_scopes_follow_their_entry_and_access_is_a_snapshot() {
     );
     let ab = Principal::new(Some("carol".into()), None).with_scopes(vec!["b".into(), "a".into()]);
     assert!(c.check_access(EntryKind::Tool, "echo", Some(&ab)).is_ok());
-    let error = c
-        .check_access(EntryKind::Tool, "echo", None)
-        .unwrap_err();
-    assert_eq!(error, insufficient_scope(EntryKind::Tool, "echo", &["a".into(), "b".into()]));
+    let error = c.check_access(EntryKind::Tool, "echo", None).unwrap_err();
+    assert_eq!(
+        error,
+        insufficient_scope(EntryKind::Tool, "echo", &["a".into(), "b".into()])
+    );
     // The snapshot taken before does not know of it: refresh it when the catalog changes.
     assert_eq!(access.required("tools/call", "echo"), None);
     let refreshed = c.access().unwrap();
@@ -386,7 +425,10 @@ fn required_scopes_follow_their_entry_and_access_is_a_snapshot() {
     // Removing an entry removes its requirement; one added again under its name is open.
     assert!(c.remove_prompt("admin_prompt"));
     c.add_prompt(Prompt::new("admin_prompt")).unwrap();
-    assert!(c.required_scopes(EntryKind::Prompt, "admin_prompt").is_empty());
+    assert!(
+        c.required_scopes(EntryKind::Prompt, "admin_prompt")
+            .is_empty()
+    );
     assert!(c.remove_template("secret:///{name}"));
     assert!(c.remove_resource("file:///payroll"));
     assert!(c.remove_tool("admin"));
@@ -397,9 +439,8 @@ fn required_scopes_follow_their_entry_and_access_is_a_snapshot() {
 #[test]
 fn completing_an_argument_of_a_scoped_prompt_or_template_needs_its_scopes() {
     let catalog = catalog(CatalogConfig::default());
-    let complete = |reference: Value| {
-        json!({"ref": reference, "argument": {"name": "name", "value": "r"}})
-    };
+    let complete =
+        |reference: Value| json!({"ref": reference, "argument": {"name": "name", "value": "r"}});
     let prompt = complete(json!({"type": "ref/prompt", "name": "admin_prompt"}));
     let template = complete(json!({"type": "ref/resource", "uri": "secret:///{name}"}));
     let open_prompt = complete(json!({"type": "ref/prompt", "name": "hello"}));

@@ -17,7 +17,9 @@ use common::origin;
 use mcp_sansio::session::role::Server;
 use mcp_sansio::session::{Caller, Principal, TaskId, TaskOptions, TaskUpdate};
 use mcp_sansio::testing::Side;
-use tasks_kit::{Form, call_tool, ext_meta, inject_json, offered_request, response_to, server_config};
+use tasks_kit::{
+    Form, call_tool, ext_meta, inject_json, offered_request, response_to, server_config,
+};
 use wire::{Raw, request_of};
 
 fn principal(subject: &str) -> Principal {
@@ -88,7 +90,10 @@ fn a_byte_stream_request_has_no_caller_unless_the_application_sets_one() {
         .handle_message_as(s.now, &line(&req("3", "tools/list", json!({}))), Some(bob));
     let request = delivered(&mut s);
     assert_eq!(request.principal(), Some(&principal("bob")));
-    assert_eq!(request.caller.as_ref().unwrap().header("x-trace"), Some("b"));
+    assert_eq!(
+        request.caller.as_ref().unwrap().header("x-trace"),
+        Some("b")
+    );
     s.feed(&req("4", "tools/list", json!({})));
     assert_eq!(delivered(&mut s).principal(), Some(&principal("alice")));
 
@@ -132,7 +137,11 @@ fn a_connections_caller_change_moves_who_may_see_a_task() {
     assert_ne!(alices, nobodys);
     let made_up = "00000000000000000000000000000000";
 
-    for (who, theirs) in [(caller("bob"), &alices), (None, &alices), (caller("alice"), &nobodys)] {
+    for (who, theirs) in [
+        (caller("bob"), &alices),
+        (None, &alices),
+        (caller("alice"), &nobodys),
+    ] {
         s.session.set_caller(who);
         for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
             let got = answer_about(&mut s, method, theirs);
@@ -188,11 +197,16 @@ fn tasks_list_lists_only_the_callers_tasks() {
             assert!(page < 3, "ends");
             let id = format!("list-{page}");
             let params = cursor.as_ref().map_or(json!({}), |c| json!({"cursor": c}));
-            let list = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/list", "params": params});
+            let list =
+                json!({"jsonrpc": "2.0", "id": id, "method": "tasks/list", "params": params});
             inject_json(&mut pair, Side::Server, &list);
             let answer = response_to(&pair, &json!(id)).expect("answered");
             let tasks = answer["result"]["tasks"].as_array().unwrap();
-            listed.extend(tasks.iter().map(|t| t["taskId"].as_str().unwrap().to_owned()));
+            listed.extend(
+                tasks
+                    .iter()
+                    .map(|t| t["taskId"].as_str().unwrap().to_owned()),
+            );
             match answer["result"]["nextCursor"].as_str() {
                 Some(next) => cursor = Some(next.to_owned()),
                 None => break,
@@ -220,12 +234,14 @@ fn a_2025_tasks_result_of_another_principals_task_does_not_wait() {
     let id = pair.server.task_wire_id(task).unwrap().to_owned();
     pair.server.set_caller(caller("bob"));
     for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
-        let theirs = json!({"jsonrpc": "2.0", "id": "x", "method": method, "params": {"taskId": id}});
+        let theirs =
+            json!({"jsonrpc": "2.0", "id": "x", "method": method, "params": {"taskId": id}});
         inject_json(&mut pair, Side::Server, &theirs);
         let answer = response_to(&pair, &json!("x")).expect("answered now, not when it ends");
         pair.take_transcript();
         let made_up = "ffffffffffffffffffffffffffffffff";
-        let unknown = json!({"jsonrpc": "2.0", "id": "x", "method": method, "params": {"taskId": made_up}});
+        let unknown =
+            json!({"jsonrpc": "2.0", "id": "x", "method": method, "params": {"taskId": made_up}});
         inject_json(&mut pair, Side::Server, &unknown);
         let expected = response_to(&pair, &json!("x")).unwrap();
         pair.take_transcript();
