@@ -80,6 +80,8 @@ pub struct Node {
 pub struct Cluster {
     pub nodes: Vec<Node>,
     pub store: Option<MemoryStore>,
+    /// The store's operations wait (a slow store) until this is `false` again
+    pub store_held: bool,
     pub origin: Instant,
     pub now: Instant,
     next_id: u128,
@@ -218,6 +220,7 @@ impl Cluster {
         Self {
             nodes,
             store: shared.then(MemoryStore::new),
+            store_held: false,
             origin,
             now: origin,
             next_id: 0,
@@ -276,7 +279,9 @@ impl Cluster {
                         _ => unreachable!(),
                     }
                 }
-                while let Some((key, op)) = self.nodes[i].http.poll_store() {
+                while !self.store_held
+                    && let Some((key, op)) = self.nodes[i].http.poll_store()
+                {
                     busy = true;
                     let now_ms = self.wall_ms();
                     let store = self.store.as_mut().expect("only a sharing server stores");

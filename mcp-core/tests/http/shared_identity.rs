@@ -160,3 +160,37 @@ fn a_task_without_a_principal_is_nobodys_else_across_processes() {
     assert_eq!(status(&got), "working", "{got:?}");
     assert!(c.nodes[0].cancelled.is_empty());
 }
+
+/// Found while writing these tests: on the process that runs alice's task, bob's request
+/// for it was answered at once from the local table, while one for an unknown id waits for
+/// the store; the wait told bob the task runs there. Both now wait for the store.
+#[test]
+fn another_principals_task_waits_for_the_store_like_an_unknown_id() {
+    let mut c = Cluster::new(2, true);
+    let id = c.start(0, &alice());
+    c.store_held = true;
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let theirs = c
+            .modern_raw(0, &bob(), 33, method, task_params(method, &id))
+            .expect_err("an open exchange");
+        let unknown = c
+            .modern_raw(0, &bob(), 33, method, task_params(method, MADE_UP))
+            .expect_err("an open exchange");
+        assert!(c.answer_of(0, unknown).is_none(), "an unknown id waits");
+        assert!(
+            c.answer_of(0, theirs).is_none(),
+            "{method} of another's task waits too"
+        );
+        c.store_held = false;
+        c.pump();
+        let (theirs, unknown) = (c.answer_of(0, theirs), c.answer_of(0, unknown));
+        let (theirs, unknown) = (theirs.unwrap(), unknown.unwrap());
+        assert_eq!(unknown.error_code(), Some(-32602));
+        assert_eq!(theirs.without(&id), unknown.without(MADE_UP));
+        c.store_held = true;
+    }
+    // Its creator is answered from the table, without the store.
+    let got = c.modern(0, &alice(), 34, "tasks/get", json!({"taskId": id}));
+    assert_eq!(status(&got), "working", "{got:?}");
+    assert!(c.nodes[0].cancelled.is_empty());
+}
