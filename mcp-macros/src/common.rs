@@ -148,11 +148,7 @@ pub(crate) fn scopes(setting: &Setting) -> Option<syn::Result<Vec<String>>> {
                 items
                     .iter()
                     .map(|(scope, span)| {
-                        let token = !scope.is_empty()
-                            && scope
-                                .bytes()
-                                .all(|b| b == 0x21 || (0x23..=0x5B).contains(&b) || (0x5D..=0x7E).contains(&b));
-                        if token {
+                        if is_scope_token(scope) {
                             Ok(scope.clone())
                         } else {
                             Err(syn::Error::new(
@@ -180,9 +176,22 @@ pub(crate) fn scopes(setting: &Setting) -> Option<syn::Result<Vec<String>>> {
     Some(checked)
 }
 
+/// Whether `scope` is one OAuth scope token: `1*( %x21 / %x23-5B / %x5D-7E )`
+fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
+
 /// What registering an entry adds when it requires `scopes`: the builder's
 /// `.require_scopes(EntryKind::kind, key, [..])?` (nothing without scopes)
-pub(crate) fn require_scopes(binding: &Binding, kind: &str, key: &str, scopes: &[String]) -> Tokens {
+pub(crate) fn require_scopes(
+    binding: &Binding,
+    kind: &str,
+    key: &str,
+    scopes: &[String],
+) -> Tokens {
     if scopes.is_empty() {
         return quote!();
     }
@@ -376,7 +385,11 @@ mod tests {
     #[test]
     fn a_list_of_string_literals_is_the_scopes() {
         assert_eq!(
-            scopes_of(quote!(read_only, scopes = ["mcp:admin", "files:read"], name = "x")),
+            scopes_of(quote!(
+                read_only,
+                scopes = ["mcp:admin", "files:read"],
+                name = "x"
+            )),
             Ok(vec!["mcp:admin".to_owned(), "files:read".to_owned()])
         );
         assert_eq!(scopes_of(quote!(name = "x")), Ok(vec![]));
@@ -408,6 +421,9 @@ mod tests {
     fn a_list_elsewhere_is_no_scopes() {
         let settings = settings(quote!(name = ["a"])).unwrap();
         assert!(matches!(&settings[0], Setting::List(key, ..) if key == "name"));
-        assert!(scopes(&settings[0]).is_none(), "the macro reports it as unknown");
+        assert!(
+            scopes(&settings[0]).is_none(),
+            "the macro reports it as unknown"
+        );
     }
 }

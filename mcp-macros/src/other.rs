@@ -252,10 +252,10 @@ pub(crate) fn resource(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Re
     );
     let title = option(title.as_deref());
     let description = option(description.as_deref());
-    let (define, add, kind) = if template {
-        (quote!(resource_template), quote!(resource_template), "Template")
+    let (add, kind) = if template {
+        (quote!(resource_template), "Template")
     } else {
-        (quote!(resource), quote!(resource), "Resource")
+        (quote!(resource), "Resource")
     };
     let require = require_scopes(binding, kind, &uri, &needed);
     let register = quote! {
@@ -266,7 +266,7 @@ pub(crate) fn resource(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Re
             description: #description,
             mime_type: #mime,
         };
-        let builder = builder.#add(#support::#define(&attributes), #handler)? #require;
+        let builder = builder.#add(#support::#add(&attributes), #handler)? #require;
         ::core::result::Result::Ok(builder)
     };
     Ok(wrap(binding, &function, "resource", &name, &register))
