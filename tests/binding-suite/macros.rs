@@ -1,6 +1,8 @@
 //! `#[tool]` (the `macros` feature): the definitions it derives (names, descriptions, hints,
 //! input and output schemas) and the results it converts, through a real client over an
-//! in-memory pipe pair, in both eras
+//! in-memory pipe pair, in both eras; and the scopes `scopes = [..]` requires of the callers
+//! of a macro-made tool, prompt, resource or template (over a byte stream and over protected
+//! HTTP)
 
 use crate::binding::{Client, Context, Server, prompt, resource, tool, tool_router, tools};
 use crate::rt;
