@@ -70,7 +70,9 @@ async fn serve(port: u16) -> Result<(), Error> {
     // Only tokens with `mcp:admin` may call this one: others get 403 insufficient_scope.
     .tool(Tool::new("purge", Map::new()), |cx, _args| async move {
         let who = cx.principal().and_then(|p| p.subject.clone());
-        Ok(CallToolResult::text(format!("purged, on behalf of {who:?}")))
+        Ok(CallToolResult::text(format!(
+            "purged, on behalf of {who:?}"
+        )))
     })?
     .require_scopes(EntryKind::Tool, "purge", ["mcp:admin"])?
     .build();
