@@ -79,6 +79,35 @@ impl FieldValue {
     }
 }
 
+/// Header fields with text values
+type TextFields = Vec<(String, String)>;
+/// Header fields as received
+type RawFields = Vec<(String, Vec<u8>)>;
+
+/// A request's fields as text, moved (no copy); `Err` with them as bytes when a value is
+/// not UTF-8
+fn text_fields(fields: Vec<(String, FieldValue)>) -> Result<TextFields, RawFields> {
+    let mut text = Vec::with_capacity(fields.len());
+    let mut rest = fields.into_iter();
+    for (name, value) in rest.by_ref() {
+        let value = match value {
+            FieldValue::Text(t) => Ok(t),
+            FieldValue::Raw(b) => String::from_utf8(b).map_err(|e| e.into_bytes()),
+        };
+        match value {
+            Ok(t) => text.push((name, t)),
+            Err(bytes) => {
+                let mut raw: RawFields =
+                    text.into_iter().map(|(n, t)| (n, t.into_bytes())).collect();
+                raw.push((name, bytes));
+                raw.extend(rest.map(|(n, v)| (n, v.into_bytes())));
+                return Err(raw);
+            }
+        }
+    }
+    Ok(text)
+}
+
 fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTuple>> {
     let headers: Headers = r.headers;
     PyTuple::new(
@@ -376,41 +405,37 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         principal: Option<PyRef<'_, PyPrincipal>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let now = self.clock.instant(now);
-        let mut text = Vec::with_capacity(headers.len());
-        let mut all_text = true;
-        let headers: Vec<(String, Vec<u8>)> = headers
-            .into_iter()
-            .map(|(n, v)| {
-                let v = v.into_bytes();
-                if all_text {
-                    match std::str::from_utf8(&v) {
-                        Ok(t) => text.push((n.clone(), t.to_owned())),
-                        Err(_) => all_text = false,
-                    }
-                }
-                (n, v)
-            })
-            .collect();
         let mut source = peer
             .and_then(|(host, port)| {
                 let ip = host.split('%').next()?.parse::<std::net::IpAddr>().ok()?;
                 Some(Source::from_peer(std::net::SocketAddr::new(ip, port)))
             })
             .unwrap_or_else(Source::unknown);
-        if all_text {
-            source = source.with_headers(text);
-        }
         if let Some(p) = principal {
             source = source.with_principal(Some(p.principal.clone()));
         }
-        match self.http.handle_request(
-            now,
-            &source,
-            method,
-            headers.as_slice(),
-            body,
-            &mut self.ids,
-        ) {
+        // Fields that are all text go to the handlers too (moved into the source, which
+        // the rules read them from); a value that is not UTF-8 leaves them as bytes, for
+        // the rules to refuse.
+        let raw = match text_fields(headers) {
+            Ok(text) => {
+                source = source.with_headers(text);
+                None
+            }
+            Err(raw) => Some(raw),
+        };
+        let reply = match &raw {
+            None => {
+                let fields = source.headers.as_deref().unwrap_or_default();
+                self.http
+                    .handle_request(now, &source, method, fields, body, &mut self.ids)
+            }
+            Some(raw) => {
+                self.http
+                    .handle_request(now, &source, method, raw.as_slice(), body, &mut self.ids)
+            }
+        };
+        match reply {
             Reply::Complete(r) => complete(py, r),
             Reply::Open(ex) => {
                 let n = self.exchanges.number(ex);

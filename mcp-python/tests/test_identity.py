@@ -17,6 +17,7 @@ import mcp_sansio as ms
 from conftest import EVERYTHING, free_port, uvicorn_serving
 from identity_kit import (
     MODERN,
+    LegacySession,
     TASKS_EXTENSION,
     answer,
     bearer,
@@ -243,7 +244,6 @@ def test_a_task_is_visible_only_to_its_creator_on_the_2026_wire():
                 assert status_other == status_none
                 assert other["error"]["code"] == none["error"]["code"] == -32602
                 assert other["error"]["message"].replace(tid, "ID") == none["error"]["message"].replace(unknown, "ID")
-                # an anonymous caller is no better off (it gets 401 before any of this)
             status, still = await call(alice, "tasks/get", {"taskId": tid}, tid)
             assert still["result"]["status"] == "working"  # bob's cancel did nothing
             for t in ids:
@@ -308,3 +308,45 @@ def test_a_byte_stream_given_a_principal_serves_its_scoped_tools():
     assert not [e for e in events if isinstance(e, ms.ToolCall)]
     refused = [m for m in out if m.get("id") == 2]
     assert refused[0]["error"]["code"] == -32003
+
+
+def test_a_2025_session_answers_only_the_principal_that_opened_it():
+    async def main():
+        async with await identity_server().serve_http("127.0.0.1", 0) as handle:
+            alice = await LegacySession(handle.url, token("alice", "mcp:read", aud=handle.url)).open()
+            status, headers, body = await alice.post("tools/call", {"name": "whoami", "arguments": {}})
+            assert json.loads(answer(status, headers, body)["result"]["content"][0]["text"])["subject"] == "alice"
+            # bob's valid token on alice's session: 404, as for a session that does not exist
+            alice.tok = token("bob", "mcp:read", aud=handle.url)
+            status, _, _ = await alice.post("tools/call", {"name": "whoami", "arguments": {}})
+            assert status == 404
+            alice.sid = "0" * 32
+            status, _, _ = await alice.post("tools/call", {"name": "whoami", "arguments": {}})
+            assert status == 404
+
+    run(main())
+
+
+STDIO_USER = """
+import asyncio, json
+from mcp_sansio import Principal
+from mcp_sansio.aio import Context, Server
+
+server = Server("stdio-user")
+
+@server.tool(scopes=["mcp:admin"])
+def admin(ctx: Context) -> str:
+    return json.dumps([ctx.principal.subject, ctx.principal.scopes, ctx.headers])
+
+asyncio.run(server.serve_stdio(principal=Principal("root", "local", ["mcp:admin"])))
+"""
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_serve_stdio_with_a_principal_serves_its_scoped_tools(era):
+    async def main():
+        async with Client.connect_stdio(sys.executable, ["-c", STDIO_USER], era=era) as c:
+            r = await c.call_tool("admin")
+            assert json.loads(r["content"][0]["text"]) == ["root", ["mcp:admin"], None]
+
+    run(main())
