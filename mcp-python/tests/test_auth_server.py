@@ -374,3 +374,21 @@ def test_the_everything_server_with_a_jwt_secret():
             await asyncio.wait_for(proc.wait(), 10)
 
     run(main())
+
+
+def test_a_verifier_that_never_answers_refuses_the_token(monkeypatch):
+    """Nothing hangs forever: an async verifier past VERIFY_TIMEOUT refuses the token (401)."""
+    import mcp_sansio._endpoint as endpoint
+
+    monkeypatch.setattr(endpoint, "VERIFY_TIMEOUT", 0.2)
+
+    async def never(tok):
+        await asyncio.Event().wait()
+
+    async def main():
+        async with await protected_server(auth=never).serve_http("127.0.0.1", 0) as handle:
+            status, headers, _ = await post_modern(handle.url, "any", "tools/list", {})
+            assert status == 401
+            assert challenge(headers)["error_description"] == "the token could not be verified"
+
+    run(main())

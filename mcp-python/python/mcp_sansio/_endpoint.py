@@ -35,6 +35,10 @@ def _reason(body: bytes) -> str:
         return f"({len(body)} bytes)"
 
 
+VERIFY_TIMEOUT = 30.0
+"""How long (seconds) an ``async`` token verifier may take; then the token is refused (401)."""
+
+
 def principal_of(value: Any) -> Optional[Principal]:
     """What a token verifier returned as a :class:`Principal`: one as is; a dict or an
     object with ``subject`` (or ``sub``), ``client_id`` (or ``azp``), ``scopes`` (or
@@ -78,10 +82,13 @@ class Protection:
                 return verifier.verify(token, audience=self.rules.resource)
             value = verifier(token)
             if inspect.isawaitable(value):
-                value = await value
+                value = await asyncio.wait_for(value, VERIFY_TIMEOUT)
             principal = principal_of(value)
         except ValueError as e:
             return str(e) or "the token is invalid"
+        except asyncio.TimeoutError:
+            log.error("the token verifier took longer than %s s", VERIFY_TIMEOUT)
+            return "the token could not be verified"
         except Exception as e:  # a verifier that fails refuses the token; the words stay here
             log.error("the token verifier raised %s", type(e).__name__)
             log.debug("the token verifier raised", exc_info=True)
