@@ -202,6 +202,7 @@ with_requests!(connection_pymethods, PyClientSession, [
             config.limits.max_message_size = limit;
         }
         config.task_id_seed = random_u64();
+        config.task_id_key = crate::config::random_key();
         let session = ClientSession::new(Arc::new(config), clock.instant(now));
         Ok(Self {
             session,
