@@ -155,6 +155,11 @@ pub(crate) async fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
+    let mut http_config = http_config;
+    // A protected server's 403 for a scoped entry names its metadata and required scopes.
+    if let Some(protection) = &protection {
+        http_config.resource_server = Some(Arc::clone(protection.rules()));
+    }
     let edge = Arc::new(http_config.clone());
     let (endpoint, run) = HttpEndpoint::new(http_config, server);
     let actor = smol::spawn(run);

@@ -59,6 +59,11 @@ impl Protection {
     ) -> Result<mcp_sansio::http::Principal, HttpResponse> {
         match *self {}
     }
+
+    /// The resource-server rules; never called here
+    fn rules(&self) -> &Arc<mcp_sansio::http::protected::ResourceServer> {
+        match *self {}
+    }
 }
 use crate::driver::{self, ClientOptions, Dispatch, HandlerMsg, Handlers, Input, Peer, Route};
 use crate::endpoint::{Body, BodyStream, HttpEndpoint, Next};
@@ -155,6 +160,11 @@ pub(crate) fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr)?;
     let addr = listener.local_addr()?;
+    let mut http_config = http_config;
+    // A protected server's 403 for a scoped entry names its metadata and required scopes.
+    if let Some(protection) = &protection {
+        http_config.resource_server = Some(Arc::clone(protection.rules()));
+    }
     let edge = Arc::new(http_config.clone());
     let (endpoint, actor) = start(http_config, server_config, dispatch, pushes)?;
     let tx = endpoint.inbox();
@@ -245,9 +255,10 @@ pub(crate) fn start(
     // In the server's hub before the tools are read, so no tool change is missed.
     let pushes = Handlers::new(Route::inbox(tx.clone()));
     let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
-    let tools = tools();
+    let (tools, access) = tools();
     let clock = (driver::now(), driver::unix_ms());
     let mut front = ServerFront::new(http_config, server_config, &tools, app, clock);
+    front.set_access(access);
     front.share_through(store, Handlers::new(Route::inbox(tx.clone())));
     let actor = Actor {
         front,
@@ -338,7 +349,10 @@ type App = mcp_sansio_shared::http::PeerApp<driver::Blocking>;
 /// The server's hub, which the actor joins, and the server's tools as they are then
 pub(crate) type Pushes<'a> = (
     &'a Arc<mcp_sansio_shared::push::Hub>,
-    &'a dyn Fn() -> Vec<mcp_sansio::schema::Tool>,
+    &'a dyn Fn() -> (
+        Vec<mcp_sansio::schema::Tool>,
+        Option<Arc<mcp_sansio::server::Access>>,
+    ),
     Option<&'a Arc<dyn mcp_sansio_shared::store::TaskStore>>,
 );
 

@@ -351,6 +351,50 @@
 //! # fn main() {}
 //! ```
 //!
+//! A tool, prompt, resource or template may require OAuth scopes of its callers
+//! (`scopes = [".."]`; registering it calls [`ServerBuilder::require_scopes`](ServerBuilder::require_scopes)): a
+//! caller whose verified principal lacks one is refused before the function runs, over HTTP
+//! with `403` and the `insufficient_scope` step-up challenge, elsewhere with the JSON-RPC
+//! error [`INSUFFICIENT_SCOPE`](mcp_sansio::server::INSUFFICIENT_SCOPE) (-32003; a byte
+//! stream's caller has no principal, so no scopes, unless the application gave it one). Any
+//! handler may take its [`Context`] among its parameters: `cx.principal()` is who called,
+//! `cx.request()` the request as received:
+//!
+//! ```
+//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
+//! use mcp_sansio_blocking::{Context, Server, prompt, resource, tool, tools};
+//!
+//! /// Empties the cache
+//! #[tool(destructive, scopes = ["mcp:admin"])]
+//! fn wipe(cx: Context) -> String {
+//!     let who = cx.principal().and_then(|p| p.subject.clone());
+//!     format!("wiped by {}", who.unwrap_or_default())
+//! }
+//!
+//! /// Asks for a review of some code
+//! #[prompt(scopes = ["prompts:read", "code:read"])]
+//! fn review(code: String) -> String {
+//!     format!("Review this code:\n{code}")
+//! }
+//!
+//! /// A note, by number
+//! #[resource("notes://{id}", scopes = ["notes:read"])]
+//! fn note(id: u32) -> String {
+//!     format!("note {id}")
+//! }
+//!
+//! # #[cfg(feature = "macros")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("notes", "1.0")))
+//!     .register(tools![wipe, review, note])?
+//!     .build();
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "macros"))]
+//! # fn main() {}
+//! ```
+//!
 //! The builder form below is the escape hatch (a schema known only at run time, a handler
 //! that is a closure).
 //!
@@ -733,9 +777,12 @@ macro_rules! tools {
         ($($tool {},)+)
     };
 }
+pub use mcp_sansio::session::{Caller, Principal};
 pub use mcp_sansio_shared::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
 pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_shared::peer::StartedTask;
+pub use mcp_sansio_shared::request::RequestInfo;
 pub use mcp_sansio_shared::sample::SampleError;
 pub use mcp_sansio_shared::server::NotDeclared;
 #[cfg(feature = "tls")]

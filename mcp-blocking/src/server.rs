@@ -21,9 +21,10 @@ use mcp_sansio::schema::{
 use mcp_sansio::server::uri_template::Variables;
 use mcp_sansio::server::{CatalogError, LogFilter};
 use mcp_sansio::{
-    InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskId,
-    TaskOptions,
+    InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskOptions,
 };
+use mcp_sansio_shared::peer::StartedTask;
+use mcp_sansio_shared::request::RequestInfo;
 use mcp_sansio_shared::server::{Job, Live, NotDeclared, Registry, finish};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -119,6 +120,8 @@ pub struct Context {
     reports: Reports,
     /// The keys of the run's typed questions (elicitations, samplings)
     elicits: elicit::Keys,
+    /// Who sent the request, and over what
+    request: Arc<RequestInfo>,
 }
 
 /// Waits for a reply from the driver
@@ -127,6 +130,30 @@ fn wait<T>(rx: &mpsc::Receiver<T>) -> Option<T> {
 }
 
 impl Context {
+    /// The request this handler serves: who sent it (the verified principal of a protected
+    /// server: subject, client id, scopes, claims), its HTTP headers, its `_meta`, the
+    /// client's info and capabilities, the protocol version and the 2025 session id
+    ///
+    /// ```
+    /// use mcp_sansio_blocking::Context;
+    /// use mcp_sansio_blocking::mcp_sansio::jsonrpc::ErrorObject;
+    /// use mcp_sansio_blocking::mcp_sansio::schema::CallToolResult;
+    ///
+    /// fn whoami(cx: Context) -> Result<CallToolResult, ErrorObject> {
+    ///     let who = cx.principal().and_then(|p| p.subject.clone());
+    ///     Ok(CallToolResult::text(who.unwrap_or_else(|| "anonymous".into())))
+    /// }
+    /// ```
+    pub fn request(&self) -> &RequestInfo {
+        &self.request
+    }
+
+    /// The verified principal of the request's access token (shorthand for
+    /// `request().principal()`); `None` on an unprotected server
+    pub fn principal(&self) -> Option<&mcp_sansio::session::Principal> {
+        self.request.principal()
+    }
+
     /// Asks the client for input (elicitation, sampling, roots), whatever the era, and
     /// blocks until the answers
     ///
@@ -283,7 +310,7 @@ impl Context {
     /// # Errors
     /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
     /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
-    pub fn run_as_task(&self, options: TaskOptions) -> Result<TaskId, TaskError> {
+    pub fn run_as_task(&self, options: TaskOptions) -> Result<StartedTask, TaskError> {
         let (reply, rx) = mpsc::channel();
         self.messages
             .send(HandlerMsg::StartTask {
@@ -427,6 +454,40 @@ impl ServerBuilder {
     /// legacy clients (2026 clients opt in per request)
     pub fn logging(mut self) -> Self {
         self.registry.logging();
+        self
+    }
+
+    /// Requires `scopes` of every caller of the registered `kind` entry `key`: a caller
+    /// whose verified principal lacks one is refused (HTTP: `403` with the
+    /// `insufficient_scope` step-up challenge, before any handler runs; other transports:
+    /// the JSON-RPC error [`mcp_sansio::server::insufficient_scope`])
+    ///
+    /// # Errors
+    /// [`CatalogError::NotRegistered`] when no such entry is registered yet.
+    pub fn require_scopes<I: IntoIterator<Item = impl Into<String>>>(
+        mut self,
+        kind: mcp_sansio::server::EntryKind,
+        key: &str,
+        scopes: I,
+    ) -> Result<Self, CatalogError> {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.registry.require_scopes(kind, key, scopes)?;
+        Ok(self)
+    }
+
+    /// Leaves out of the lists (`tools/list`, ...) the entries the caller may not use
+    #[must_use]
+    pub fn hide_forbidden(mut self) -> Self {
+        self.registry.hide_forbidden();
+        self
+    }
+
+    /// Declares tasks for `tools/call`, in both forms (the 2025-11-25 `tasks` capability
+    /// and the 2026-07-28 tasks extension): a tool handler then answers with a task handle
+    /// through [`Context::run_as_task`] when the client allows it
+    #[must_use]
+    pub fn tasks(mut self) -> Self {
+        self.registry.tasks();
         self
     }
 
@@ -750,7 +811,7 @@ impl Server {
             dispatch,
             (
                 self.dispatch.live.hub(),
-                &|| self.dispatch.live.tools(),
+                &|| (self.dispatch.live.tools(), self.dispatch.live.access()),
                 self.dispatch.live.store(),
             ),
             protection,
@@ -772,7 +833,7 @@ impl Server {
     pub fn http_endpoint(&self, config: HttpConfig) -> io::Result<crate::HttpEndpoint> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let server_config = Arc::clone(&self.config);
-        let tools = || self.dispatch.live.tools();
+        let tools = || (self.dispatch.live.tools(), self.dispatch.live.access());
         let pushes: crate::http_server::Pushes<'_> =
             (self.dispatch.live.hub(), &tools, self.dispatch.live.store());
         let (endpoint, _actor) =
@@ -932,7 +993,8 @@ impl Dispatcher {
     /// Runs a handler on the worker pool; its result goes back to the driver
     fn spawn<T>(
         &self,
-        request: InboundRequest,
+        mut request: InboundRequest,
+        session: &ServerSession,
         messages: &Handlers,
         work: impl FnOnce(Context) -> Result<T, ErrorObject> + Send + 'static,
     ) -> CancellationToken
@@ -950,6 +1012,7 @@ impl Dispatcher {
             cancel: cancel.clone(),
             reports: Reports::default(),
             elicits: elicit::Keys::default(),
+            request: Arc::new(RequestInfo::new(&mut request, session)),
         };
         let version = request.version;
         let responder = request.responder;
@@ -998,16 +1061,18 @@ impl Dispatch for Dispatcher {
         let (request, job) = self.dispatch_route(session, request)?;
         Some(match job {
             Job::Tool(handler, arguments) => {
-                self.spawn(request, messages, move |cx| handler(cx, arguments))
+                self.spawn(request, session, messages, move |cx| handler(cx, arguments))
             }
             Job::Resource(handler, uri, variables) => {
-                self.spawn(request, messages, move |cx| handler(cx, uri, variables))
+                self.spawn(request, session, messages, move |cx| {
+                    handler(cx, uri, variables)
+                })
             }
             Job::Prompt(handler, arguments) => {
-                self.spawn(request, messages, move |cx| handler(cx, arguments))
+                self.spawn(request, session, messages, move |cx| handler(cx, arguments))
             }
             Job::Complete(handler, params) => {
-                self.spawn(request, messages, move |cx| handler(cx, *params))
+                self.spawn(request, session, messages, move |cx| handler(cx, *params))
             }
         })
     }

@@ -51,11 +51,26 @@ impl Binding {
     }
 }
 
-/// One setting of an attribute: `key = "value"`, `key = true`, `key`, or a bare string
+/// One setting of an attribute: `key = "value"`, `key = true`, `key`, a bare string, or
+/// `key = ["a", "b"]`
 pub(crate) enum Setting {
     Text(String, String, proc_macro2::Span),
     Flag(String, bool, proc_macro2::Span),
     Bare(String, proc_macro2::Span),
+    /// A list of string literals, each with its span
+    List(String, Vec<(String, proc_macro2::Span)>, proc_macro2::Span),
+}
+
+impl Setting {
+    /// Where it is written
+    pub(crate) fn span(&self) -> proc_macro2::Span {
+        match self {
+            Self::Text(_, _, span)
+            | Self::Flag(_, _, span)
+            | Self::Bare(_, span)
+            | Self::List(_, _, span) => *span,
+        }
+    }
 }
 
 /// The settings of an attribute's arguments
@@ -84,9 +99,27 @@ pub(crate) fn settings(attr: Tokens) -> syn::Result<Vec<Setting>> {
                         Expr::Lit(ExprLit {
                             lit: Lit::Bool(b), ..
                         }) => Ok(Setting::Flag(key, b.value, span)),
+                        Expr::Array(array) => {
+                            let items = array
+                                .elems
+                                .iter()
+                                .map(|item| match item {
+                                    Expr::Lit(ExprLit {
+                                        lit: Lit::Str(s), ..
+                                    }) => Ok((s.value(), s.span())),
+                                    other => Err(syn::Error::new(
+                                        other.span(),
+                                        "expected a string literal: a list holds string \
+                                         literals only ([\"a\", \"b\"])",
+                                    )),
+                                })
+                                .collect::<syn::Result<_>>()?;
+                            Ok(Setting::List(key, items, span))
+                        }
                         other => Err(syn::Error::new(
                             other.span(),
-                            "expected a string literal or `true`/`false`",
+                            "expected a string literal, `true`/`false` or a list of string \
+                             literals",
                         )),
                     }
                 }
@@ -97,6 +130,74 @@ pub(crate) fn settings(attr: Tokens) -> syn::Result<Vec<Setting>> {
             }
         })
         .collect()
+}
+
+/// The scopes of a `scopes = ["a", "b"]` setting (`None` when `setting` is another one):
+/// a non-empty list of OAuth scope tokens (RFC 6749 section 3.3: printable ASCII but the
+/// space, `"` and `\`)
+pub(crate) fn scopes(setting: &Setting) -> Option<syn::Result<Vec<String>>> {
+    let checked = match setting {
+        Setting::List(key, items, span) if key == "scopes" => {
+            if items.is_empty() {
+                Err(syn::Error::new(
+                    *span,
+                    "`scopes = []` requires nothing: leave the setting out, or name the \
+                     scopes a caller needs (scopes = [\"mcp:admin\"])",
+                ))
+            } else {
+                items
+                    .iter()
+                    .map(|(scope, span)| {
+                        if is_scope_token(scope) {
+                            Ok(scope.clone())
+                        } else {
+                            Err(syn::Error::new(
+                                *span,
+                                format!(
+                                    "{scope:?} is no OAuth scope: one scope per string, \
+                                     printable ASCII without spaces, `\"` or `\\`"
+                                ),
+                            ))
+                        }
+                    })
+                    .collect()
+            }
+        }
+        Setting::Text(key, value, span) if key == "scopes" => Err(syn::Error::new(
+            *span,
+            format!("expected a list of string literals: scopes = [{value:?}]"),
+        )),
+        Setting::Flag(key, _, span) if key == "scopes" => Err(syn::Error::new(
+            *span,
+            "expected a list of string literals: scopes = [\"mcp:admin\"]",
+        )),
+        _ => return None,
+    };
+    Some(checked)
+}
+
+/// Whether `scope` is one OAuth scope token: `1*( %x21 / %x23-5B / %x5D-7E )`
+fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
+
+/// What registering an entry adds when it requires `scopes`: the builder's
+/// `.require_scopes(EntryKind::kind, key, [..])?` (nothing without scopes)
+pub(crate) fn require_scopes(
+    binding: &Binding,
+    kind: &str,
+    key: &str,
+    scopes: &[String],
+) -> Tokens {
+    if scopes.is_empty() {
+        return quote!();
+    }
+    let support = binding.support();
+    let kind = syn::Ident::new(kind, proc_macro2::Span::call_site());
+    quote!(.require_scopes(#support::EntryKind::#kind, #key, [#(#scopes),*])?)
 }
 
 fn ident(path: &syn::Path) -> String {
@@ -262,5 +363,67 @@ pub(crate) fn closure(binding: &Binding, params: Tokens, prelude: Tokens, body: 
         quote!(move |#params| { #prelude async move { #body } })
     } else {
         quote!(move |#params| { #prelude #body })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scopes of the attribute `attr`, or its error's text
+    fn scopes_of(attr: Tokens) -> Result<Vec<String>, String> {
+        let settings = settings(attr).map_err(|e| e.to_string())?;
+        let mut found = Vec::new();
+        for setting in &settings {
+            if let Some(scopes) = scopes(setting) {
+                found = scopes.map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(found)
+    }
+
+    #[test]
+    fn a_list_of_string_literals_is_the_scopes() {
+        assert_eq!(
+            scopes_of(quote!(
+                read_only,
+                scopes = ["mcp:admin", "files:read"],
+                name = "x"
+            )),
+            Ok(vec!["mcp:admin".to_owned(), "files:read".to_owned()])
+        );
+        assert_eq!(scopes_of(quote!(name = "x")), Ok(vec![]));
+    }
+
+    #[test]
+    fn mistyped_scopes_say_what_is_expected() {
+        assert_eq!(
+            scopes_of(quote!(scopes = "mcp:admin")),
+            Err("expected a list of string literals: scopes = [\"mcp:admin\"]".to_owned())
+        );
+        assert_eq!(
+            scopes_of(quote!(scopes)),
+            Err("expected a list of string literals: scopes = [\"mcp:admin\"]".to_owned())
+        );
+        let mixed = scopes_of(quote!(scopes = ["a", 1])).unwrap_err();
+        assert!(mixed.starts_with("expected a string literal"), "{mixed}");
+        let bare = scopes_of(quote!(scopes = [admin])).unwrap_err();
+        assert!(bare.starts_with("expected a string literal"), "{bare}");
+        let empty = scopes_of(quote!(scopes = [])).unwrap_err();
+        assert!(empty.contains("requires nothing"), "{empty}");
+        for bad in ["", "mcp:read mcp:write", "a\"b", "caf\u{e9}"] {
+            let error = scopes_of(quote!(scopes = [#bad])).unwrap_err();
+            assert!(error.contains("is no OAuth scope"), "{bad:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_list_elsewhere_is_no_scopes() {
+        let settings = settings(quote!(name = ["a"])).unwrap();
+        assert!(matches!(&settings[0], Setting::List(key, ..) if key == "name"));
+        assert!(
+            scopes(&settings[0]).is_none(),
+            "the macro reports it as unknown"
+        );
     }
 }

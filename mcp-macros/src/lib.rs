@@ -21,6 +21,11 @@
 //! - the tool's name is the function's (or `name = ".."`), its description the doc comment (or
 //!   `description = ".."`), `title`, and the hints `read_only`, `destructive`, `idempotent`,
 //!   `open_world` (each `= false` to say so explicitly);
+//! - `scopes = ["mcp:admin", ..]`: the OAuth scopes a caller needs (registering the tool also
+//!   calls the builder's `require_scopes`): a caller whose verified principal lacks one is
+//!   refused before the function runs (HTTP: `403` with the `insufficient_scope` step-up
+//!   challenge; other transports, and callers without a principal: the JSON-RPC error
+//!   -32003);
 //! - the arguments: each parameter is one argument, or a single parameter named `args` is the
 //!   whole arguments object (a type deriving `Deserialize` and `JsonSchema`); the `inputSchema`
 //!   is derived with `schemars`; a parameter whose type is named `Context` gets the handler's
@@ -43,6 +48,32 @@
 //! `String` (the text) or `ReadResourceResult` (or a `Result` of one): a URI with `{variables}`
 //! is a template, each variable a parameter of that name parsed with `FromStr`; a parameter
 //! named `uri` gets the URI read.
+//!
+//! `#[prompt]` and `#[resource]` take `name`, `title`, `description` (`#[resource]` also
+//! `mime_type`) and `scopes = [".."]` as `#[tool]` does: the scopes required of the prompt's,
+//! the resource's or the template's callers.
+//!
+//! Every handler may take the handler's `Context` as a parameter anywhere in the list (at
+//! most one): `cx.request()` is the request as received (its caller's principal, headers,
+//! `_meta`), `cx.principal()` who sent it.
+//!
+//! ```text
+//! /// Wipes the cache
+//! #[tool(destructive, scopes = ["mcp:admin"])]
+//! async fn wipe(cx: Context) -> String {
+//!     let who = cx.principal().and_then(|p| p.subject.clone());
+//!     format!("wiped by {}", who.unwrap_or_default())
+//! }
+//!
+//! #[prompt(scopes = ["prompts:read"])]
+//! fn review(code: String) -> String { format!("Review this:\n{code}") }
+//!
+//! #[resource("files:///{path}", scopes = ["files:read"])]
+//! fn file(path: String) -> Result<String, std::io::Error> { std::fs::read_to_string(path) }
+//! ```
+//!
+//! A setting the macro does not know, or of the wrong kind (`scopes = "mcp:admin"`), is a
+//! compile error naming what is expected.
 
 mod common;
 mod other;

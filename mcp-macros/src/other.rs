@@ -6,8 +6,8 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType};
 
 use crate::common::{
-    Binding, Param, Setting, closure, doc_comment, option, option_of, params, settings,
-    split_result,
+    Binding, Param, Setting, closure, doc_comment, option, option_of, params, require_scopes,
+    scopes, settings, split_result,
 };
 
 /// The function, the registering type beside it, and its `Register` impl around `register`
@@ -75,15 +75,21 @@ pub(crate) fn prompt(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Resu
     let mut name = function.sig.ident.to_string();
     let mut title = None;
     let mut description = doc_comment(&function.attrs);
+    let mut needed = Vec::new();
     for setting in settings(attr)? {
+        if let Some(scopes) = scopes(&setting) {
+            needed = scopes?;
+            continue;
+        }
         match setting {
             Setting::Text(key, value, _) if key == "name" => name = value,
             Setting::Text(key, value, _) if key == "title" => title = Some(value),
             Setting::Text(key, value, _) if key == "description" => description = Some(value),
-            Setting::Text(_, _, span) | Setting::Flag(_, _, span) | Setting::Bare(_, span) => {
+            other => {
                 return Err(syn::Error::new(
-                    span,
-                    "unknown #[prompt] setting: expected name, title or description = \"..\"",
+                    other.span(),
+                    "unknown #[prompt] setting: expected name, title or description = \"..\", \
+                     or scopes = [\"..\"]",
                 ));
             }
         }
@@ -135,6 +141,7 @@ pub(crate) fn prompt(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Resu
     );
     let title = option(title.as_deref());
     let description = option(description.as_deref());
+    let require = require_scopes(binding, "Prompt", &name, &needed);
     let register = quote! {
         let attributes = #support::PromptAttributes {
             name: #name,
@@ -142,7 +149,8 @@ pub(crate) fn prompt(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Resu
             description: #description,
             arguments: &[#(#declared),*],
         };
-        builder.prompt(#support::prompt(&attributes), #handler)
+        let builder = builder.prompt(#support::prompt(&attributes), #handler)? #require;
+        ::core::result::Result::Ok(builder)
     };
     Ok(wrap(binding, &function, "prompt", &name, &register))
 }
@@ -156,8 +164,13 @@ pub(crate) fn resource(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Re
     let mut title = None;
     let mut description = doc_comment(&function.attrs);
     let mut mime_type = None;
+    let mut needed = Vec::new();
     let attr_span = attr.span();
     for setting in settings(attr)? {
+        if let Some(scopes) = scopes(&setting) {
+            needed = scopes?;
+            continue;
+        }
         match setting {
             Setting::Bare(value, _) => uri = Some(value),
             Setting::Text(key, value, _) if key == "uri" => uri = Some(value),
@@ -165,11 +178,11 @@ pub(crate) fn resource(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Re
             Setting::Text(key, value, _) if key == "title" => title = Some(value),
             Setting::Text(key, value, _) if key == "description" => description = Some(value),
             Setting::Text(key, value, _) if key == "mime_type" => mime_type = Some(value),
-            Setting::Text(_, _, span) | Setting::Flag(_, _, span) => {
+            other => {
                 return Err(syn::Error::new(
-                    span,
+                    other.span(),
                     "unknown #[resource] setting: expected the URI (\"scheme://..\"), then \
-                     name, title, description or mime_type = \"..\"",
+                     name, title, description or mime_type = \"..\", or scopes = [\"..\"]",
                 ));
             }
         }
@@ -239,11 +252,12 @@ pub(crate) fn resource(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Re
     );
     let title = option(title.as_deref());
     let description = option(description.as_deref());
-    let (define, add) = if template {
-        (quote!(resource_template), quote!(resource_template))
+    let (add, kind) = if template {
+        (quote!(resource_template), "Template")
     } else {
-        (quote!(resource), quote!(resource))
+        (quote!(resource), "Resource")
     };
+    let require = require_scopes(binding, kind, &uri, &needed);
     let register = quote! {
         let attributes = #support::ResourceAttributes {
             uri: #uri,
@@ -252,7 +266,8 @@ pub(crate) fn resource(binding: &Binding, attr: Tokens, item: Tokens) -> syn::Re
             description: #description,
             mime_type: #mime,
         };
-        builder.#add(#support::#define(&attributes), #handler)
+        let builder = builder.#add(#support::#add(&attributes), #handler)? #require;
+        ::core::result::Result::Ok(builder)
     };
     Ok(wrap(binding, &function, "resource", &name, &register))
 }

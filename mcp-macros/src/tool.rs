@@ -7,7 +7,7 @@ use syn::{ImplItem, ItemFn, ItemImpl, ReturnType, Signature, Type};
 
 use crate::common::{
     Binding, Param, Setting, closure, doc_comment, last_segment, option, option_bool, params, peel,
-    settings, split_result,
+    require_scopes, scopes, settings, split_result,
 };
 
 /// What the attribute and the doc comment say of a tool
@@ -19,6 +19,8 @@ struct Attributes {
     destructive: Option<bool>,
     idempotent: bool,
     open_world: Option<bool>,
+    /// The scopes a caller needs (none: anyone may call it)
+    scopes: Vec<String>,
 }
 
 fn attributes(attr: Tokens, sig: &Signature, attrs: &[syn::Attribute]) -> syn::Result<Attributes> {
@@ -30,8 +32,13 @@ fn attributes(attr: Tokens, sig: &Signature, attrs: &[syn::Attribute]) -> syn::R
         destructive: None,
         idempotent: false,
         open_world: None,
+        scopes: Vec::new(),
     };
     for setting in settings(attr)? {
+        if let Some(scopes) = scopes(&setting) {
+            out.scopes = scopes?;
+            continue;
+        }
         match setting {
             Setting::Text(key, value, _) if key == "name" => out.name = value,
             Setting::Text(key, value, _) if key == "title" => out.title = Some(value),
@@ -42,11 +49,12 @@ fn attributes(attr: Tokens, sig: &Signature, attrs: &[syn::Attribute]) -> syn::R
             Setting::Flag(key, value, _) if key == "destructive" => out.destructive = Some(value),
             Setting::Flag(key, value, _) if key == "idempotent" => out.idempotent = value,
             Setting::Flag(key, value, _) if key == "open_world" => out.open_world = Some(value),
-            Setting::Text(_, _, span) | Setting::Flag(_, _, span) | Setting::Bare(_, span) => {
+            other => {
                 return Err(syn::Error::new(
-                    span,
+                    other.span(),
                     "unknown #[tool] setting: expected name = \"..\", title = \"..\", \
-                     description = \"..\", read_only, destructive, idempotent or open_world",
+                     description = \"..\", read_only, destructive, idempotent, open_world or \
+                     scopes = [\"..\"]",
                 ));
             }
         }
@@ -216,6 +224,7 @@ fn generate(
     } else {
         quote!()
     };
+    let require = require_scopes(binding, "Tool", name, &attrs.scopes);
     let register = quote! {
         let builder = {
             #outer
@@ -231,7 +240,7 @@ fn generate(
             #[allow(unused_mut)]
             let mut tool = #support::tool::<#args_ty>(&attributes)?;
             #output_setup
-            builder.tool(tool, #handler)?
+            builder.tool(tool, #handler)? #require
         };
     };
     Ok(Generated { items, register })

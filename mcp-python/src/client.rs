@@ -52,8 +52,8 @@ pub(crate) struct PyClientSession {
 }
 
 /// The last 401 or 403 an HTTP transport saw: a request that fails for want of
-/// authorization raises `AuthorizationError` with one sentence naming the status, the URL
-/// and the challenge
+/// authorization raises `AuthorizationError`, one sentence naming the URL, the status and the
+/// challenge (the core's words, with the URL and what to pass)
 #[derive(Clone)]
 pub(crate) struct AuthNote {
     /// 401 or 403
@@ -62,33 +62,40 @@ pub(crate) struct AuthNote {
     pub(crate) challenge: String,
     /// The server URL
     pub(crate) url: String,
-    /// The sentence the transport failed the request with itself (no OAuth configured, or a
-    /// challenge no flow answers)
-    pub(crate) refused: Option<String>,
+    /// The application's headers carry an `Authorization` (a static token)
+    pub(crate) static_authorization: bool,
 }
 
 /// The core's words for a request the authorization flow could not satisfy
 const AUTH_FAILED: &str = "authorization failed: ";
+/// The core's words for a 401 or 403 without OAuth configured
+const NOT_CONFIGURED: &str = "this client has no authorization configured";
 
 impl AuthNote {
-    /// `HTTP 401 from URL: Bearer ...` (or `... without a WWW-Authenticate challenge`)
-    pub(crate) fn head(&self) -> String {
-        if self.challenge.is_empty() {
-            format!(
-                "HTTP {} from {} without a WWW-Authenticate challenge",
-                self.status, self.url
-            )
-        } else {
-            format!("HTTP {} from {}: {}", self.status, self.url, self.challenge)
-        }
-    }
-
-    /// The sentence for a transport failure that is this refusal's, if it is one
+    /// The sentence for a transport failure that is this refusal's, if it is one: the
+    /// core's "the server answered HTTP 401 with WWW-Authenticate: ..." (no OAuth
+    /// configured, or a challenge no flow answers) naming the URL and, without OAuth, what
+    /// to pass; or its "authorization failed: ..." after the status and the challenge
     fn explain(&self, why: &str) -> Option<String> {
-        if self.refused.as_deref() == Some(why) {
-            Some(why.to_owned())
+        let answered = format!("the server answered HTTP {}", self.status);
+        let at = format!("the server at {} answered HTTP {}", self.url, self.status);
+        if let Some(rest) = why.strip_prefix(&answered) {
+            let hint = match (why.ends_with(NOT_CONFIGURED), self.static_authorization) {
+                (false, _) => "",
+                (true, false) => " (pass auth=OAuth(...) to connect_http)",
+                (true, true) => {
+                    " (it refused the Authorization given in headers=; pass auth=OAuth(...) to \
+                     connect_http)"
+                }
+            };
+            Some(format!("{at}{rest}{hint}"))
         } else if why.starts_with(AUTH_FAILED) {
-            Some(format!("{}; {why}", self.head()))
+            let challenge = if self.challenge.is_empty() {
+                String::new()
+            } else {
+                format!(" with WWW-Authenticate: {}", self.challenge)
+            };
+            Some(format!("{at}{challenge}; {why}"))
         } else {
             None
         }
@@ -273,6 +280,7 @@ with_requests!(connection_pymethods, PyClientSession, [
             config.limits.max_message_size = limit;
         }
         config.task_id_seed = random_u64();
+        config.task_id_key = crate::config::random_key();
         let session = ClientSession::new(Arc::new(config), clock.instant(now));
         Ok(Self {
             session,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_sansio::schema::Tool;
-use mcp_sansio::server::{Catalog, CatalogError};
+use mcp_sansio::server::{Catalog, CatalogConfig, CatalogError, EntryKind};
 use mcp_sansio::store::SharedTasks;
 use mcp_sansio::{Implementation, ProtocolVersion};
 use pyo3::exceptions::PyValueError;
@@ -20,6 +20,32 @@ use crate::convert;
 /// 8 random bytes from the standard library's per-process hasher keys
 pub(crate) fn random_u64() -> u64 {
     std::collections::hash_map::RandomState::new().hash_one(0u8)
+}
+
+/// 32 bytes from the operating system's randomness (the key that makes task ids
+/// unguessable)
+pub(crate) fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        // No OS randomness (never on the platforms the wheel is built for): the hasher keys
+        for chunk in key.chunks_mut(8) {
+            chunk.copy_from_slice(&random_u64().to_le_bytes());
+        }
+    }
+    key
+}
+
+/// An entry kind from its Python spelling
+fn entry_kind(kind: &str) -> PyResult<EntryKind> {
+    match kind {
+        "tool" => Ok(EntryKind::Tool),
+        "resource" => Ok(EntryKind::Resource),
+        "template" | "resource_template" => Ok(EntryKind::Template),
+        "prompt" => Ok(EntryKind::Prompt),
+        other => Err(PyValueError::new_err(format!(
+            "unknown entry kind {other:?} (tool, resource, template or prompt)"
+        ))),
+    }
 }
 
 /// A server's identity, catalog (tools, resources, templates, prompts) and capabilities
@@ -66,7 +92,7 @@ impl PyServerConfig {
         resources=None, resource_templates=None, prompts=None, completions=false,
         logging=false, resource_subscriptions=false, list_changed=false, capabilities=None,
         versions=None, state_key=None, request_timeout=60.0, route=true, node=None,
-        lease=None))]
+        lease=None, scopes=None, hide_forbidden=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         name: &str,
@@ -88,6 +114,8 @@ impl PyServerConfig {
         route: bool,
         node: Option<String>,
         lease: Option<f64>,
+        scopes: Option<Vec<(String, String, Vec<String>)>>,
+        hide_forbidden: bool,
     ) -> PyResult<Self> {
         let mut info = Implementation::new(name, version);
         if let Some(t) = title {
@@ -101,13 +129,22 @@ impl PyServerConfig {
             },
             _ => Map::new(),
         };
-        let mut catalog = Catalog::default();
+        let mut catalog_config = CatalogConfig::default();
+        catalog_config.hide_forbidden = hide_forbidden;
+        let mut catalog = Catalog::new(catalog_config);
         let tools = add_each(tools, "tool", |t| catalog.add_tool(t))?;
         let resources = add_each(resources, "resource", |r| catalog.add_resource(r))?;
         let templates = add_each(resource_templates, "resource template", |t| {
             catalog.add_template(t)
         })?;
         let prompts = add_each(prompts, "prompt", |p| catalog.add_prompt(p))?;
+        for (kind, key, needed) in scopes.unwrap_or_default() {
+            if !catalog.require_scopes(entry_kind(&kind)?, &key, needed) {
+                return Err(PyValueError::new_err(format!(
+                    "scopes for an unknown {kind} {key:?}"
+                )));
+            }
+        }
         if tools > 0 {
             declare(&mut caps, "tools");
         }
@@ -158,6 +195,7 @@ impl PyServerConfig {
             }
         });
         config.task_id_seed = random_u64();
+        config.task_id_key = random_key();
         config.timeouts.request = request_timeout
             .filter(|t| t.is_finite() && *t >= 0.0)
             .map(Duration::from_secs_f64);

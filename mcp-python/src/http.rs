@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_sansio::http::{
-    ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, SessionIdSource,
-    Source, session_id_from_bytes,
+    ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, RequiredScopes,
+    SessionIdSource, Source, session_id_from_bytes,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
 use crate::events;
+use crate::identity::{PyPrincipal, PyResourceServer};
 use crate::numbers::Numbers;
 use crate::server::ServerCore;
 use crate::store::{Attached, Inbox, PyTaskStore};
@@ -33,6 +34,14 @@ impl SessionIdSource for Ids {
         let lo = self.keys[1].hash_one(self.counter);
         session_id_from_bytes(((u128::from(hi) << 64) | u128::from(lo)).to_be_bytes())
     }
+}
+
+/// The scopes the entries of `config`'s catalog require, for the check before a session
+fn required_scopes(config: &PyServerConfig) -> Option<Arc<dyn RequiredScopes>> {
+    config
+        .catalog
+        .access()
+        .map(|a| -> Arc<dyn RequiredScopes> { a })
 }
 
 /// The Streamable HTTP rules and every session of one MCP endpoint, sans IO
@@ -62,12 +71,41 @@ pub(crate) enum FieldValue {
 }
 
 impl FieldValue {
-    fn into_bytes(self) -> Vec<u8> {
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
         match self {
             Self::Text(t) => t.into_bytes(),
             Self::Raw(b) => b,
         }
     }
+}
+
+/// Header fields with text values
+type TextFields = Vec<(String, String)>;
+/// Header fields as received
+type RawFields = Vec<(String, Vec<u8>)>;
+
+/// A request's fields as text, moved (no copy); `Err` with them as bytes when a value is
+/// not UTF-8
+fn text_fields(fields: Vec<(String, FieldValue)>) -> Result<TextFields, RawFields> {
+    let mut text = Vec::with_capacity(fields.len());
+    let mut rest = fields.into_iter();
+    for (name, value) in rest.by_ref() {
+        let value = match value {
+            FieldValue::Text(t) => Ok(t),
+            FieldValue::Raw(b) => String::from_utf8(b).map_err(|e| e.into_bytes()),
+        };
+        match value {
+            Ok(t) => text.push((name, t)),
+            Err(bytes) => {
+                let mut raw: RawFields =
+                    text.into_iter().map(|(n, t)| (n, t.into_bytes())).collect();
+                raw.push((name, bytes));
+                raw.extend(rest.map(|(n, v)| (n, v.into_bytes())));
+                return Err(raw);
+            }
+        }
+    }
+    Ok(text)
 }
 
 fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTuple>> {
@@ -187,6 +225,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         for tool in config.catalog.tools() {
             http.set_tool(tool);
         }
+        http.set_required_scopes(required_scopes(config));
         Ok(Self {
             http,
             core: ServerCore::new(config),
@@ -263,7 +302,17 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         for tool in config.catalog.tools() {
             self.http.set_tool(tool);
         }
+        self.http.set_required_scopes(required_scopes(config));
         self.core.set_catalog(config);
+    }
+
+    /// Protects the endpoint with `rules`: a request for a tool, resource or prompt whose
+    /// scopes its principal lacks gets 403 with the step-up challenge naming them and the
+    /// metadata (`None`: the challenge names the scopes only). The front end verifies the
+    /// tokens (`ResourceServer.gate`, `verdict`) and passes each request's `principal`.
+    fn set_resource_server(&mut self, rules: Option<PyRef<'_, PyResourceServer>>) {
+        self.http
+            .set_resource_server(rules.map(|r| Arc::clone(&r.rules)));
     }
 
     /// The largest POST body to read; past it, answer with `reject_oversize()`
@@ -338,7 +387,13 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     /// pairs, the whole body; `peer` the client's `(host, port)` on the connection, for the
     /// in-flight caps per connection and per client address): `("complete", status,
     /// headers, body)`, or `("open", exchange)` whose pieces come from `next_output()`
-    #[pyo3(signature = (method, headers, body, now=None, peer=None))]
+    ///
+    /// `principal`: who the request's access token stands for, as the front end verified it
+    /// (a protected endpoint); the handlers read it, and the 2025 sessions and the tasks it
+    /// creates answer only requests of the same principal. The header fields (when all are
+    /// text) go to the handlers too.
+    #[pyo3(signature = (method, headers, body, now=None, peer=None, principal=None))]
+    #[allow(clippy::too_many_arguments)]
     fn handle_request<'py>(
         &mut self,
         py: Python<'py>,
@@ -347,26 +402,40 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         body: &[u8],
         now: Option<f64>,
         peer: Option<(String, u16)>,
+        principal: Option<PyRef<'_, PyPrincipal>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let now = self.clock.instant(now);
-        let headers: Vec<(String, Vec<u8>)> = headers
-            .into_iter()
-            .map(|(n, v)| (n, v.into_bytes()))
-            .collect();
-        let source = peer
+        let mut source = peer
             .and_then(|(host, port)| {
                 let ip = host.split('%').next()?.parse::<std::net::IpAddr>().ok()?;
                 Some(Source::from_peer(std::net::SocketAddr::new(ip, port)))
             })
             .unwrap_or_else(Source::unknown);
-        match self.http.handle_request(
-            now,
-            &source,
-            method,
-            headers.as_slice(),
-            body,
-            &mut self.ids,
-        ) {
+        if let Some(p) = principal {
+            source = source.with_principal(Some(p.principal.clone()));
+        }
+        // Fields that are all text go to the handlers too (moved into the source, which
+        // the rules read them from); a value that is not UTF-8 leaves them as bytes, for
+        // the rules to refuse.
+        let raw = match text_fields(headers) {
+            Ok(text) => {
+                source = source.with_headers(text);
+                None
+            }
+            Err(raw) => Some(raw),
+        };
+        let reply = match &raw {
+            None => {
+                let fields = source.headers.as_deref().unwrap_or_default();
+                self.http
+                    .handle_request(now, &source, method, fields, body, &mut self.ids)
+            }
+            Some(raw) => {
+                self.http
+                    .handle_request(now, &source, method, raw.as_slice(), body, &mut self.ids)
+            }
+        };
+        match reply {
             Reply::Complete(r) => complete(py, r),
             Reply::Open(ex) => {
                 let n = self.exchanges.number(ex);

@@ -29,10 +29,9 @@ const MAX_CHALLENGE: usize = 500;
 ///
 /// With `auth` (an `OAuthSetup`), the core's OAuth client authorizes on a 401 (or a 403
 /// `insufficient_scope`): perform each `next_auth_action(session)` and report it with
-/// `handle_auth_response`, `handle_auth_redirect` or `handle_auth_error`. A 401 (or a 403
-/// with a challenge) that no flow can answer fails its request at once with one sentence
-/// naming the status, `url` and the challenge (`AuthorizationError` on the session's side);
-/// `handle_head` then returns `True`: stop reading that response.
+/// `handle_auth_response`, `handle_auth_redirect` or `handle_auth_error`. A 401 or 403 the
+/// client cannot satisfy fails its request at once (the core's rule); on the session's side
+/// it reads as `AuthorizationError`, one sentence naming `url`, the status and the challenge.
 #[pyclass(module = "mcp_sansio._core", name = "HttpClientTransport")]
 pub(crate) struct PyHttpClientTransport {
     inner: ClientTransport,
@@ -44,18 +43,17 @@ pub(crate) struct PyHttpClientTransport {
 }
 
 impl PyHttpClientTransport {
-    /// Notes a 401, or a 403 with a challenge, on the session (its failures then read as
-    /// `AuthorizationError`); returns the sentence to fail the request with when no
-    /// authorization flow will answer it: no OAuth is configured, or a 403 challenge is not
-    /// `insufficient_scope` (the core's flow answers every other 401 and 403 itself)
-    fn refusal(
+    /// Notes a 401 or 403 on the session: the failure the core gives its request (no
+    /// OAuth configured, a challenge no flow answers, or the flow failed) then reads as
+    /// `AuthorizationError` naming the URL, the status and the challenge
+    fn note_challenge(
         &self,
         status: u16,
         headers: &[(String, String)],
         session: &mut PyClientSession,
-    ) -> Option<String> {
+    ) {
         if status != 401 && status != 403 {
-            return None;
+            return;
         }
         let challenges: Vec<&str> = headers
             .iter()
@@ -63,10 +61,6 @@ impl PyHttpClientTransport {
             .map(|(_, v)| v.trim())
             .filter(|v| !v.is_empty())
             .collect();
-        if status == 403 && challenges.is_empty() {
-            // Forbidden for another reason (an Origin check): the body says why.
-            return None;
-        }
         let mut challenge = challenges.join(", ");
         if challenge.len() > MAX_CHALLENGE {
             let mut end = MAX_CHALLENGE;
@@ -76,28 +70,12 @@ impl PyHttpClientTransport {
             challenge.truncate(end);
             challenge.push_str("...");
         }
-        let mut note = AuthNote {
+        session.auth_note = Some(AuthNote {
             status,
             challenge,
             url: self.url.clone(),
-            refused: None,
-        };
-        let why = if self.inner.auth().is_none() && self.static_authorization {
-            "the server refuses the Authorization header given in headers=, and the client has \
-             no OAuth configured (pass auth=OAuth(...) to connect_http)"
-        } else if self.inner.auth().is_none() {
-            "the client has no OAuth configured (pass auth=OAuth(...) to connect_http)"
-        } else if status == 403 && !challenges.iter().any(|c| c.contains("insufficient_scope")) {
-            "the server refuses the token, and only a 401 or a 403 insufficient_scope starts \
-             an authorization"
-        } else {
-            session.auth_note = Some(note);
-            return None;
-        };
-        let sentence = format!("{}; {why}", note.head());
-        note.refused = Some(sentence.clone());
-        session.auth_note = Some(note);
-        Some(sentence)
+            static_authorization: self.static_authorization,
+        });
     }
 
     fn request<'py>(&mut self, py: Python<'py>, r: HttpRequest) -> PyResult<Bound<'py, PyTuple>> {
@@ -263,28 +241,21 @@ impl PyHttpClientTransport {
         Some(n)
     }
 
-    /// A response's status and headers arrived; `True`: the response is done with (a 401
-    /// or 403 no authorization flow answers failed its request), read no more of it
+    /// A response's status and headers arrived
     fn handle_head(
         &mut self,
         stream: u64,
         status: u16,
         headers: Vec<(String, String)>,
         mut session: PyRefMut<'_, PyClientSession>,
-    ) -> bool {
+    ) {
         let Some(id) = self.streams.id(stream) else {
-            return false;
+            return;
         };
         let now = session.clock.instant(None);
-        if let Some(refusal) = self.refusal(status, &headers, &mut session) {
-            self.inner
-                .handle_failed(now, id, &refusal, &mut session.session);
-            self.streams.retire(stream);
-            return true;
-        }
+        self.note_challenge(status, &headers, &mut session);
         self.inner
             .handle_head(now, id, status, headers.as_slice(), &mut session.session);
-        false
     }
 
     /// A piece of a response's body arrived

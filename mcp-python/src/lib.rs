@@ -16,6 +16,7 @@ mod convert;
 mod events;
 mod http;
 mod http_client;
+mod identity;
 mod log;
 mod numbers;
 mod oauth;
@@ -36,6 +37,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<oauth::PyHeadless>()?;
     m.add_function(wrap_pyfunction!(oauth::new_dpop_key, m)?)?;
     m.add_class::<store::PyTaskStore>()?;
+    m.add_class::<identity::PyPrincipal>()?;
+    m.add_class::<identity::PyRequestInfo>()?;
+    m.add_class::<identity::PyResourceServer>()?;
+    m.add_class::<identity::PyJwtVerifier>()?;
     m.add_class::<store::PyStoreSubscription>()?;
     m.add_function(wrap_pyfunction!(http_client::check_header, m)?)?;
     m.add_function(wrap_pyfunction!(store::decode_signal, m)?)?;

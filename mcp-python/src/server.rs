@@ -23,8 +23,9 @@ use mcp_sansio::schema::{
 };
 use mcp_sansio::server::uri_template::{TemplateValue, Variables};
 use mcp_sansio::server::{AskFailure, Catalog, Effects, Ending, LogFilter, Route, Runs, respond};
+use mcp_sansio::session::Caller;
 use mcp_sansio::{
-    AskError, CallError, InboundId, InboundRequest, ListKind, Progress, ProgressError,
+    AskError, CallError, Era, InboundId, InboundRequest, ListKind, Progress, ProgressError,
     RespondError, Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions,
     TaskUpdate,
 };
@@ -39,6 +40,7 @@ use crate::clock::Clock;
 use crate::config::PyServerConfig;
 use crate::convert;
 use crate::events::{self, classes};
+use crate::identity::{PyPrincipal, PyRequestInfo};
 
 /// Where the sessions of a server live: one owned session, or an HTTP endpoint's table
 pub(crate) trait Sessions {
@@ -393,9 +395,12 @@ impl ServerCore {
                 ],
             ),
         };
+        let mut request = request;
+        let info = request_info(sessions, key, &mut request);
         let id = self.track(key, request, kind);
         let mut call = vec![id.into_pyobject(py)?.into_any()];
         call.extend(args);
+        call.push(Bound::new(py, info)?.into_any());
         Ok(Some(class.bind(py).call1(PyTuple::new(py, call)?)?))
     }
 
@@ -601,6 +606,31 @@ impl ServerCore {
     }
 }
 
+/// What a handler reads of `request` (its params move into it: the handler got its
+/// arguments already)
+fn request_info(
+    sessions: &mut dyn Sessions,
+    key: SessionKey,
+    request: &mut InboundRequest,
+) -> PyRequestInfo {
+    let peer_info = match request.version.era() {
+        Era::Legacy => sessions
+            .get(key)
+            .and_then(|s| s.peer())
+            .and_then(|p| p.info.as_ref())
+            .and_then(|i| serde_json::to_value(i).ok()),
+        _ => None,
+    };
+    PyRequestInfo::new(
+        request.method.clone(),
+        request.caller.clone(),
+        request.version,
+        request.params.take(),
+        Arc::clone(&request.peer_capabilities),
+        peer_info,
+    )
+}
+
 /// What `update_task` tells Python: `False` once the task ended
 fn task_updated(py: Python<'_>, outcome: Result<(), TaskError>) -> PyResult<bool> {
     match outcome {
@@ -746,6 +776,22 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
     /// A task's status (`working`, `input_required`, `completed`, `failed`, `cancelled`)
     fn task_status(&mut self, task_id: u64) -> Option<String> {
         self.core.task_status(&mut self.session, task_id)
+    }
+
+    /// Who sends this connection's requests from now on (a byte stream whose user the
+    /// application authenticated itself): its handlers see the principal, its tasks are
+    /// bound to it, and scoped tools check its scopes; `None`: nobody in particular
+    #[pyo3(signature = (principal))]
+    fn set_principal(&mut self, principal: Option<PyRef<'_, PyPrincipal>>) {
+        let caller = principal.map(|p| Arc::new(Caller::principal(p.principal.clone())));
+        self.session.set_caller(caller);
+    }
+
+    /// The principal `set_principal` gave, or `None`
+    #[getter]
+    fn principal(&self) -> Option<PyPrincipal> {
+        let principal = self.session.caller()?.principal.clone()?;
+        Some(PyPrincipal { principal })
     }
 
     /// Tells subscribers a resource changed; returns how many notifications were queued

@@ -42,16 +42,38 @@ def free_port():
     raise RuntimeError("no free port")
 
 
+def mint_jwt(secret, **claims):
+    """An HS256 JWT signed with ``secret`` (str or bytes) carrying ``claims``, expiring in
+    ten minutes unless ``exp`` is given (``exp=None`` leaves it out)."""
+    import base64
+    import hashlib
+    import hmac
+    import json
+    import time
+
+    def b64(data):
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+    claims.setdefault("exp", int(time.time()) + 600)
+    if claims["exp"] is None:
+        del claims["exp"]
+    key = secret.encode() if isinstance(secret, str) else secret
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64(json.dumps(claims).encode())
+    signature = hmac.new(key, f"{head}.{body}".encode(), hashlib.sha256).digest()
+    return f"{head}.{body}.{b64(signature)}"
+
+
 @contextlib.asynccontextmanager
-async def uvicorn_serving(app, **options):
-    """uvicorn on this loop at a free port of 127.0.0.1; yields the base URL; shut down
-    (bounded) on leaving."""
+async def uvicorn_serving(app, port=None, **options):
+    """uvicorn on this loop at ``port`` (a free port unless given) of 127.0.0.1; yields the
+    base URL; shut down (bounded) on leaving."""
     import asyncio
     import time
 
     import uvicorn
 
-    port = free_port()
+    port = port or free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options)
     server = uvicorn.Server(config)
     task = asyncio.ensure_future(server.serve())

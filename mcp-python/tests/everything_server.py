@@ -4,17 +4,27 @@ client in the interop tests (the same scenario as mcp-sansio-tokio's everything-
     python everything_server.py            # stdio
     python everything_server.py --http PORT
     python everything_server.py --https PORT CERT KEY   # HTTPS
+    python everything_server.py --http PORT --jwt-secret SECRET   # protected
 
 and the scale-out flags anywhere: ``--node NAME``, ``--state-key HEX``,
 ``--store redis://HOST:PORT``, ``--lease MS`` (scale_args.py).
+
+``--jwt-secret SECRET`` protects the HTTP endpoint: every request needs an HS256 JWT signed
+with SECRET whose ``aud`` is ``http://127.0.0.1:PORT/mcp`` and ``iss`` is
+``http://127.0.0.1:PORT+1`` (any scopes); ``admin_echo`` needs the scope ``mcp:admin``.
+``whoami`` answers who called, protected or not.
 """
 
 import asyncio
+import json
 import sys
 
+from mcp_sansio import JwtVerifier, McpError
 from mcp_sansio.aio import Context, Server
 
-server = Server("mcp-sansio-everything", "1.0.0", instructions="The mcp_sansio interop server.")
+server = Server(
+    "mcp-sansio-everything", "1.0.0", instructions="The mcp_sansio interop server.", tasks=True
+)
 
 
 @server.tool(description="Echoes the text back")
@@ -61,6 +71,34 @@ async def forever(ctx: Context) -> str:
     return "never"
 
 
+@server.tool(description="Says who called: the verified subject, client id and scopes (null where unknown)")
+def whoami(ctx: Context) -> str:
+    p = ctx.principal
+    return json.dumps({
+        "subject": p.subject if p else None,
+        "client_id": p.client_id if p else None,
+        "scopes": p.scopes if p else [],
+    })
+
+
+@server.tool(description="Echoes the text back; needs the scope mcp:admin", scopes=["mcp:admin"])
+def admin_echo(text: str) -> str:
+    return text
+
+
+@server.tool(
+    description="Works for `ms` milliseconds, as a task when the client allows it",
+    task_support="optional",
+)
+async def long_job(ms: int, ctx: Context) -> str:
+    try:
+        await ctx.run_as_task()
+    except McpError:
+        pass  # the client did not offer a task: the plain answer comes at the end
+    await asyncio.sleep(max(0, ms) / 1000)
+    return f"done after {ms} ms"
+
+
 @server.resource("test://static-text", name="static-text", mime_type="text/plain")
 def static_text() -> str:
     return "Hello from a static resource"
@@ -96,6 +134,16 @@ if __name__ == "__main__":
 
     argv, flags = scale_args.split(sys.argv[1:])
     scale_args.apply(server, flags)
+    if "--jwt-secret" in argv:
+        at = argv.index("--jwt-secret")
+        if at + 1 >= len(argv) or len(argv) < 4 or argv[0] != "--http":
+            sys.exit("usage: everything_server.py --http PORT --jwt-secret SECRET")
+        secret = argv[at + 1]
+        del argv[at : at + 2]
+        port = int(argv[1])
+        server.auth = JwtVerifier(secret, audience=f"http://127.0.0.1:{port}/mcp", issuer=f"http://127.0.0.1:{port + 1}")
+        server.resource_url = f"http://127.0.0.1:{port}/mcp"
+        server.authorization_server = f"http://127.0.0.1:{port + 1}"
     if len(argv) == 2 and argv[0] == "--http":
         try:
             asyncio.run(serve_http(int(argv[1])))

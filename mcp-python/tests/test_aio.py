@@ -222,7 +222,7 @@ def test_sync_client():
     with SyncClient.connect_stdio(sys.executable, [str(EVERYTHING)], era="modern") as c:
         assert c.protocol_version == "2026-07-28"
         assert c.call_tool("echo", {"text": "sync"})["content"][0]["text"] == "sync"
-        assert [t["name"] for t in c.list_tools()["tools"]][:2] == ["add", "ask_name"]
+        assert [t["name"] for t in c.list_tools()["tools"]][:3] == ["add", "admin_echo", "ask_name"]
         with pytest.raises(ms.RequestTimeout):
             c.call_tool("forever", timeout=0.2)
         assert c.read_resource("test://static-text")["contents"][0]["text"] == "Hello from a static resource"

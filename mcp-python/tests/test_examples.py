@@ -17,7 +17,7 @@ def test_readme_shows_the_example_verbatim(name):
     assert f"```python\n{text}\n```" in (REPO / "README.md").read_text()
 
 
-@pytest.mark.parametrize("name", ["server.py", "sansio.py", "fastapi_app.py", "weather.py"])
+@pytest.mark.parametrize("name", ["server.py", "sansio.py", "fastapi_app.py", "weather.py", "notes_server.py"])
 def test_package_readme_shows_the_example_verbatim(name):
     # mcp-python/README.md, the description on PyPI
     text = (EXAMPLES / name).read_text().rstrip("\n")
@@ -74,5 +74,45 @@ def test_the_readme_plugin_snippet_changes_the_catalog_while_serving():
                 unload_plugin("a")
                 await asyncio.wait_for(changes.next(), 10)
                 assert [t["name"] for t in (await c.list_tools())["tools"]] == ["b_run"]
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_the_notes_server_example_answers_per_user(monkeypatch):
+    """examples/notes_server.py: each user's notes are their own, the admin tool needs its
+    scope, the summary runs as the caller's task."""
+    import asyncio
+    import json
+    import runpy
+
+    import mcp_sansio as ms
+    from conftest import mint_jwt
+    from mcp_sansio.aio import Client
+
+    monkeypatch.setenv("NOTES_JWT_SECRET", "notes-secret")
+    example = runpy.run_path(str(EXAMPLES / "notes_server.py"), run_name="notes_example")
+    server = example["server"]
+    server.resource_url = None  # served at a free port below: its own URL is the resource
+
+    async def main():
+        async with await server.serve_http("127.0.0.1", 0) as handle:
+
+            def user(sub, scope=""):
+                tok = mint_jwt("notes-secret", sub=sub, scope=scope, aud=handle.url, iss=example["ISSUER"])
+                return Client.connect_http(handle.url, headers={"Authorization": f"Bearer {tok}"}, tasks=True)
+
+            async with user("alice") as alice, user("bob") as bob:
+                assert (await alice.call_tool("add_note", {"text": "milk"}))["content"][0]["text"] == "alice has 1 notes"
+                assert (await bob.call_tool("add_note", {"text": "eggs"}))["content"][0]["text"] == "bob has 1 notes"
+                assert (await alice.call_tool("my_notes"))["content"][0]["text"] == "milk"
+                assert (await bob.call_tool("my_notes"))["content"][0]["text"] == "eggs"
+                assert (await alice.call_tool("summarize"))["content"][0]["text"] == "1 notes"
+                # 403 insufficient_scope (the client's error says how it ended, the notes stay)
+                with pytest.raises((ms.McpError, ms.ConnectionClosed)):
+                    await bob.call_tool("forget_everyone")
+                assert sorted(example["notes"]) == ["alice", "bob"]
+            async with user("root", "notes:admin") as root:
+                assert (await root.call_tool("forget_everyone"))["content"][0]["text"] == "forgotten"
+            assert not example["notes"]
 
     asyncio.run(asyncio.wait_for(main(), 60))

@@ -7,8 +7,9 @@ stand-in written here (RFC 8414 metadata, dynamic client registration, authoriza
 with PKCE S256 approved without a login page, client credentials with ``client_secret_basic``
 or ``private_key_jwt``, refresh tokens), which checks every request it gets and logs it.
 
-The protected server comes from scripts/interop-setup (``MCP_INTEROP_JWT_SERVER``); the
-tests skip without it.
+The protected server comes from scripts/interop-setup (``MCP_INTEROP_JWT_SERVER``); the tests
+skip without it. The server's ``hello`` greets the token's subject; its ``purge`` also needs
+``mcp:admin`` (403 ``insufficient_scope`` naming it otherwise).
 """
 
 import asyncio
@@ -43,6 +44,7 @@ SCOPE = "mcp:read"
 REDIRECT = "http://127.0.0.1:9/callback"  # nothing listens: the user agents stop there
 CLIENT_ID = "client-1"
 CLIENT_SECRET = "client-1-secret"
+SUBJECT = "alice"  # the user every token is issued for
 
 
 def run(coro, timeout=60):
@@ -85,9 +87,10 @@ class AuthServer:
 
     ``log`` holds ``METHOD /path`` per request (``POST /token <grant_type>``)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, resource: str = "") -> None:
         self.issuer = f"http://127.0.0.1:{port}"
-        self.resource = f"http://127.0.0.1:{port - 1}/mcp"
+        #: The resource it issues tokens for: the Rust server's at port - 1 unless given
+        self.resource = resource or f"http://127.0.0.1:{port - 1}/mcp"
         self.lock = threading.Lock()
         self.reset()
         owner = self
@@ -134,6 +137,7 @@ class AuthServer:
             self.public_key = public_key
             self.log = []
             self.authorizations = 0
+            self.scopes = []
             self.codes = {}
             self.refresh = set()
             self.issued = 0
@@ -193,6 +197,7 @@ class AuthServer:
                 if self.deny is True or (self.deny is not False and self.authorizations > self.deny):
                     params = {"error": "access_denied", "state": q["state"], "iss": self.issuer}
                 else:
+                    self.scopes.append(q.get("scope"))
                     code = secrets.token_urlsafe(12)
                     self.codes[code] = (q["code_challenge"], q.get("scope", ""), q["client_id"])
                     params = {"code": code, "state": q["state"], "iss": self.issuer}
@@ -264,7 +269,7 @@ class AuthServer:
             scope = self.first_scope
         now = int(time.time())
         lifetime = -60 if (self.issued == 1 and self.first_expired) else 3600
-        access = hs256({"iss": self.issuer, "aud": self.resource, "sub": client, "scope": scope,
+        access = hs256({"iss": self.issuer, "aud": self.resource, "sub": SUBJECT, "scope": scope,
                         "iat": now, "exp": now + lifetime, "jti": str(self.issued)})
         answer = {"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": scope}
         if grant != "client_credentials":
@@ -323,9 +328,9 @@ def server(pair):
 
 async def tools_and_hello(client):
     tools = [t["name"] for t in (await client.list_tools())["tools"]]
-    assert tools == ["hello"]
+    assert tools == ["hello", "purge"]
     result = await client.call_tool("hello", {})
-    assert result["content"][0]["text"] == "hello, authorized client"
+    assert result["content"][0]["text"] == f"hello, {SUBJECT}"
 
 
 # --- the flows ------------------------------------------------------------------------------
@@ -408,25 +413,45 @@ def test_a_user_agent_callback_gets_the_url_and_returns_the_redirect(server, kin
 def test_the_sync_client_authorizes(server):
     auth, url = server
     with sync.Client.connect_http(url, auth=OAuth(redirect_uri=REDIRECT)) as client:
-        assert [t["name"] for t in client.list_tools()["tools"]] == ["hello"]
-        assert client.call_tool("hello", {})["content"][0]["text"] == "hello, authorized client"
+        assert [t["name"] for t in client.list_tools()["tools"]] == ["hello", "purge"]
+        assert client.call_tool("hello", {})["content"][0]["text"] == f"hello, {SUBJECT}"
     assert "POST /token authorization_code" in auth.log
 
 
-def test_an_insufficient_scope_steps_up(server):
-    """The first token lacks mcp:read: the server answers 403 insufficient_scope and the
-    client authorizes again for the challenged scope, then the request goes through."""
+def test_a_tool_needing_more_scope_steps_up(server):
+    """purge needs mcp:admin: its call gets 403 insufficient_scope naming it, the client
+    authorizes again for the union of the scopes it had and the challenged one, and the call
+    goes through; the registration is reused."""
     auth, url = server
-    auth.reset(first_scope="profile")
 
     async def main():
         async with Client.connect_http(url, auth=OAuth(redirect_uri=REDIRECT)) as client:
             await tools_and_hello(client)
             assert client._conn.rules.auth_scope == SCOPE
+            result = await client.call_tool("purge", {})
+            assert result["content"][0]["text"] == f'purged, on behalf of Some("{SUBJECT}")'
+            assert client._conn.rules.auth_scope == "mcp:read mcp:admin"
+            await tools_and_hello(client)  # the wider token serves the rest
 
     run(main())
     assert auth.log.count("POST /token authorization_code") == 2, auth.log
-    assert auth.log.count("POST /register") == 1, auth.log  # the registration is reused
+    assert auth.log.count("POST /register") == 1, auth.log
+    assert auth.scopes == [SCOPE, "mcp:read mcp:admin"]
+
+
+def test_a_token_without_the_servers_scope_steps_up_at_connect(server):
+    """The first token lacks mcp:read (the server wants it for everything): the handshake
+    gets 403 insufficient_scope, and the client authorizes again before it goes on."""
+    auth, url = server
+    auth.reset(first_scope="profile")
+
+    async def main():
+        async with Client.connect_http(url, era="legacy", auth=OAuth(redirect_uri=REDIRECT)) as client:
+            await tools_and_hello(client)
+            assert client._conn.rules.auth_scope == SCOPE
+
+    run(main())
+    assert auth.log.count("POST /token authorization_code") == 2, auth.log
 
 
 def test_a_refused_token_is_refreshed(server):
@@ -515,6 +540,51 @@ def test_a_token_store_keeps_tokens_across_connections(server):
     assert ("save", url) in store.calls
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_python_protected_server_end_to_end(era):
+    """The Python client against the Python protected server (Server(auth=JwtVerifier)):
+    the handler sees the token's subject, and a tool with scopes=["mcp:admin"] steps up."""
+    from mcp_sansio import JwtVerifier
+    from mcp_sansio.aio import Context, Server
+
+    auth = None
+    for _ in range(20):
+        try:
+            auth = AuthServer(free_port(), resource="pending")
+            break
+        except OSError:
+            continue
+    assert auth is not None
+    server = Server("protected-py", "1.0", auth=JwtVerifier(SECRET, issuer=auth.issuer),
+                    authorization_server=auth.issuer)
+
+    @server.tool(description="Who is calling")
+    def whoami(ctx: Context) -> str:
+        return ctx.principal.subject
+
+    @server.tool(description="Needs mcp:admin", scopes=["mcp:admin"])
+    def purge(ctx: Context) -> str:
+        return f"purged by {ctx.principal.subject} with {sorted(ctx.principal.scopes)}"
+
+    async def main():
+        handle = await server.serve_http("127.0.0.1", 0)
+        auth.resource = handle.url
+        try:
+            async with Client.connect_http(handle.url, era=era, auth=OAuth(redirect_uri=REDIRECT)) as client:
+                assert (await client.call_tool("whoami", {}))["content"][0]["text"] == SUBJECT
+                text = (await client.call_tool("purge", {}))["content"][0]["text"]
+                assert text.startswith(f"purged by {SUBJECT} with ") and "mcp:admin" in text
+        finally:
+            await handle.aclose()
+
+    try:
+        run(main())
+    finally:
+        auth.close()
+    assert auth.log.count("POST /token authorization_code") == 2, auth.log
+    assert auth.scopes[-1] is not None and "mcp:admin" in auth.scopes[-1].split()
+
+
 # --- refusals -------------------------------------------------------------------------------
 
 
@@ -529,9 +599,11 @@ def test_a_401_without_oauth_reads_as_one_sentence(server, era):
         return info.value
 
     error = run(main())
-    challenge = f'Bearer scope="mcp:read", resource_metadata="http://127.0.0.1:{url.split(":")[2].split("/")[0]}/.well-known/oauth-protected-resource/mcp"'
+    base = url.rsplit("/", 1)[0]
+    challenge = f'Bearer scope="mcp:read", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"'
     assert str(error) == (
-        f"HTTP 401 from {url}: {challenge}; the client has no OAuth configured (pass auth=OAuth(...) to connect_http)"
+        f"the server at {url} answered HTTP 401 with WWW-Authenticate: {challenge}; this client has no "
+        "authorization configured (pass auth=OAuth(...) to connect_http)"
     )
     assert (error.status, error.challenge, error.url) == (401, challenge, url)
     assert isinstance(error, ms.ConnectionClosed)
@@ -549,10 +621,10 @@ def test_a_401_on_a_request_with_a_static_token_reads_as_one_sentence(server):
         return info.value
 
     error = main_sync()
-    assert str(error).startswith(f"HTTP 401 from {url}: Bearer error=\"invalid_token\"")
+    assert str(error).startswith(f"the server at {url} answered HTTP 401 with WWW-Authenticate: Bearer error=\"invalid_token\"")
     assert str(error).endswith(
-        "; the server refuses the Authorization header given in headers=, and the client has no OAuth "
-        "configured (pass auth=OAuth(...) to connect_http)"
+        "; this client has no authorization configured (it refused the Authorization given in headers=; "
+        "pass auth=OAuth(...) to connect_http)"
     )
 
 
@@ -569,27 +641,32 @@ def test_a_refused_authorization_reads_as_one_sentence(server):
         return info.value
 
     error = run(main())
-    assert str(error).startswith(f"HTTP 401 from {url}: Bearer scope=\"mcp:read\"")
+    assert str(error).startswith(f"the server at {url} answered HTTP 401 with WWW-Authenticate: Bearer scope=\"mcp:read\"")
     assert str(error).endswith("; authorization failed: authorization was refused: access_denied")
     assert "POST /token authorization_code" not in auth.log
 
 
-def test_a_refused_step_up_reads_as_one_sentence(server):
-    """The first token lacks mcp:read and the second authorization is refused: the 403
-    insufficient_scope challenge and why the step-up failed."""
+def test_a_refused_step_up_fails_the_call_with_one_sentence(server):
+    """purge's step-up is refused at the authorization server: that call raises
+    AuthorizationError with the 403 challenge and why the flow failed; the connection and
+    its token serve the other tools as before."""
     auth, url = server
-    auth.reset(first_scope="profile", deny=1)
+    auth.reset(deny=1)
 
     async def main():
-        with pytest.raises(AuthorizationError) as info:
-            async with Client.connect_http(url, era="legacy", auth=OAuth(redirect_uri=REDIRECT)):
-                pass
-        return info.value
+        async with Client.connect_http(url, auth=OAuth(redirect_uri=REDIRECT)) as client:
+            await tools_and_hello(client)
+            with pytest.raises(AuthorizationError) as info:
+                await client.call_tool("purge", {})
+            await tools_and_hello(client)
+            return info.value
 
     error = run(main())
-    assert str(error).startswith(f"HTTP 403 from {url}: Bearer error=\"insufficient_scope\"")
+    assert str(error).startswith(
+        f"the server at {url} answered HTTP 403 with WWW-Authenticate: Bearer error=\"insufficient_scope\""
+    )
     assert str(error).endswith("; authorization failed: authorization was refused: access_denied")
-    assert error.status == 403 and 'scope="mcp:read"' in error.challenge
+    assert error.status == 403 and 'scope="mcp:read mcp:admin"' in error.challenge and error.url == url
     assert auth.log.count("GET /authorize") == 2
 
 
@@ -696,8 +773,8 @@ def test_a_call_refused_mid_session_fails_with_authorization_error(configured):
     rules.pull(session)
     stream, method, headers, _ = rules.next_request()
     assert not [h for h in headers if h[0].lower() == "authorization"]
-    done = rules.handle_head(stream, 401, [("WWW-Authenticate", CHALLENGE), ("Content-Type", "application/json")], session)
-    assert done is not configured  # without OAuth the response is done with at once
+    rules.handle_head(stream, 401, [("WWW-Authenticate", CHALLENGE), ("Content-Type", "application/json")], session)
+    assert rules.next_abort() == stream  # the response is done with: its connection is dropped
     fetched = []
     while (action := rules.next_auth_action(session)) is not None:
         assert action[0] == "fetch", action
@@ -713,30 +790,36 @@ def test_a_call_refused_mid_session_fails_with_authorization_error(configured):
         # at the server's own origin (the 2025-03-26 rules), which fails the flow.
         assert fetched[0] == ("GET", "http://mcp.test/.well-known/oauth-protected-resource/mcp")
         assert fetched[-1] == ("POST", "http://mcp.test/register")
-        assert str(error) == f"HTTP 401 from http://mcp.test/mcp: {CHALLENGE}; authorization failed: registration endpoint answered HTTP 0"
+        assert str(error) == (
+            f"the server at http://mcp.test/mcp answered HTTP 401 with WWW-Authenticate: {CHALLENGE}; "
+            "authorization failed: registration endpoint answered HTTP 0"
+        )
     else:
         assert fetched == []
         assert str(error) == (
-            f"HTTP 401 from http://mcp.test/mcp: {CHALLENGE}; the client has no OAuth configured "
-            "(pass auth=OAuth(...) to connect_http)"
+            f"the server at http://mcp.test/mcp answered HTTP 401 with WWW-Authenticate: {CHALLENGE}; "
+            "this client has no authorization configured (pass auth=OAuth(...) to connect_http)"
         )
     assert not session.is_closed and session.close_error is None
 
 
-def test_a_403_without_a_challenge_is_left_to_the_body():
-    """A 403 without WWW-Authenticate (an Origin check) is not an authorization matter: its
-    body is read as usual."""
+def test_a_403_without_a_challenge_names_no_challenge():
+    """A 403 without WWW-Authenticate is refused as well (the core's rule: its body is an
+    error document, no answer); the error gives the status and no challenge."""
     session = ms.ClientSession("c", "1", era="legacy")
     rules = ms._core.HttpClientTransport([], url="http://mcp.test/mcp")
     _connected(rules, session)
     rid = session.call_tool("hello", {})
     rules.pull(session)
     stream = rules.next_request()[0]
-    assert rules.handle_head(stream, 403, [("Content-Type", "text/plain")], session) is False
-    rules.handle_end(stream, session)
+    rules.handle_head(stream, 403, [("Content-Type", "text/plain")], session)
     event = session.next_event()
-    assert event.request_id == rid and not isinstance(event.error, AuthorizationError)
-    assert "HTTP 403" in str(event.error)
+    assert event.request_id == rid and isinstance(event.error, AuthorizationError)
+    assert (event.error.status, event.error.challenge) == (403, None)
+    assert str(event.error) == (
+        "the server at http://mcp.test/mcp answered HTTP 403; this client has no authorization configured "
+        "(pass auth=OAuth(...) to connect_http)"
+    )
 
 
 # --- options and docs -----------------------------------------------------------------------

@@ -38,6 +38,14 @@ use mcp_sansio::store::{StoreOp, StoreReply, Ticket};
 #[derive(Clone, Debug)]
 pub enum Unprotected {}
 
+impl Unprotected {
+    /// What `Protection::rules` gives, for code written once for both (never called: no
+    /// value of this type exists)
+    pub fn rules(&self) -> &Arc<mcp_sansio::http::protected::ResourceServer> {
+        match *self {}
+    }
+}
+
 /// A piece of an open response; the channel closing is its end
 #[derive(Debug)]
 pub enum Piece {
@@ -237,6 +245,14 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         }
     }
 
+    /// The scopes the server's entries require, which the core checks before a session
+    /// sees a request (`403 insufficient_scope`); from the server's catalog, at start and
+    /// at every change ([`Push::Access`])
+    pub fn set_access(&mut self, access: Option<Arc<mcp_sansio::server::Access>>) {
+        self.http
+            .set_required_scopes(access.map(|a| a as Arc<dyn mcp_sansio::http::RequiredScopes>));
+    }
+
     /// Shares the sessions' tasks through `store` (the server's configuration says how:
     /// [`ServerConfig::shared_tasks`](mcp_sansio::ServerConfig::shared_tasks)); its replies
     /// go to `sink`, which hands them back to [`store_reply`](Self::store_reply)
@@ -304,6 +320,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 let _ = self.http.notify_resource_updated(uri);
             }
             Push::ToolSet(tool) => self.http.set_tool(tool),
+            Push::Access(access) => self.set_access(access.clone()),
             Push::ToolRemoved(name) => self.http.remove_tool(name),
         }
     }

@@ -91,6 +91,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
         let body_limit = config.max_body_size;
         let clock = (R::now(), unix_ms());
         let mut front = ServerFront::new(config, Arc::clone(&server.config), &tools, app, clock);
+        front.set_access(server.live().access());
         front.share_through(server.live().store(), pushes_for_store);
         Self {
             to_actor,

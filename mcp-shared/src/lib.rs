@@ -105,6 +105,7 @@ pub mod peer;
 pub mod push;
 #[cfg(feature = "redis")]
 pub mod redis_store;
+pub mod request;
 pub mod runtime;
 pub mod sample;
 pub mod server;

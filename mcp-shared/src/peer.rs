@@ -234,6 +234,24 @@ impl Drop for Waiting {
     }
 }
 
+/// A task a handler's request became (`Context::run_as_task`): the session's handle for
+/// it, and the id the client knows it by (which it polls with `tasks/get`); displays as
+/// the latter
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StartedTask {
+    /// The session's handle
+    pub id: TaskId,
+    /// The `taskId` the client sees: 128 unguessable bits, in hex
+    pub task_id: String,
+}
+
+impl std::fmt::Display for StartedTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.task_id)
+    }
+}
+
 /// Messages from server handlers (and client input handlers) to the actor
 pub enum HandlerMsg<R: Plumbing> {
     /// A handler finished
@@ -276,8 +294,8 @@ pub enum HandlerMsg<R: Plumbing> {
         id: InboundId,
         /// The task's options
         options: TaskOptions,
-        /// Where the task's id goes
-        reply: R::Reply<Result<TaskId, TaskError>>,
+        /// Where the task's ids go
+        reply: R::Reply<Result<StartedTask, TaskError>>,
     },
     /// The client application answered (or refused) an input request
     Answered {
@@ -744,7 +762,13 @@ impl<R: Plumbing> Peer<R> {
                 let _ = self.runs.log(session, id, filter, &params);
             }
             HandlerMsg::StartTask { id, options, reply } => {
-                let started = self.runs.start_task(session, R::now(), id, options);
+                let started = self
+                    .runs
+                    .start_task(session, R::now(), id, options)
+                    .map(|task| StartedTask {
+                        task_id: session.task_wire_id(task).unwrap_or_default().to_owned(),
+                        id: task,
+                    });
                 if started.is_ok() {
                     self.end_request(id, &End::Task);
                 }
@@ -807,7 +831,7 @@ pub fn push_to(session: &mut ServerSession, push: &Push) {
             let _ = session.notify_resource_updated(uri);
         }
         // A byte stream has no header mirrors to keep, nor shared tasks.
-        Push::ToolSet(_) | Push::ToolRemoved(_) | Push::Signal(_) => {}
+        Push::ToolSet(_) | Push::ToolRemoved(_) | Push::Signal(_) | Push::Access(_) => {}
     }
 }
 

@@ -31,6 +31,9 @@ pub enum Push {
     ToolSet(Box<Tool>),
     /// A tool was removed (HTTP: the core's header-mirror cache forgets it)
     ToolRemoved(String),
+    /// The scopes the catalog's entries require changed (HTTP: the core checks them before
+    /// a session sees a request; `None`: no entry requires any)
+    Access(Option<Arc<mcp_sansio::server::Access>>),
     /// A message from the server's task store (a task's cancellation, input or end,
     /// published by any process): for the HTTP sessions, whose tasks are shared
     Signal(Arc<str>),

@@ -18,10 +18,13 @@ use mcp_sansio::schema::{
     LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use mcp_sansio::server::uri_template::Variables;
-use mcp_sansio::server::{AskFailure, Catalog, CatalogError, LogFilter, Route};
+use mcp_sansio::server::{AskFailure, Catalog, CatalogError, EntryKind, LogFilter, Route};
+use mcp_sansio::session::Principal;
 use mcp_sansio::{
-    InboundId, InboundRequest, ListKind, Progress, ServerConfig, ServerSession, TaskError, TaskId,
+    InboundId, InboundRequest, ListKind, Progress, ServerConfig, ServerSession, TaskError,
 };
+
+use crate::request::RequestInfo;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -30,7 +33,7 @@ use crate::chan;
 use crate::elicit;
 #[cfg(feature = "schemars")]
 use crate::elicit::{ElicitError, Elicited};
-use crate::peer::{App, HandlerMsg, Handlers, Reports};
+use crate::peer::{App, HandlerMsg, Handlers, Reports, StartedTask};
 use crate::push::{Hub, Push};
 use crate::runtime::Runtime;
 use crate::sample::{self, SampleError};
@@ -76,11 +79,14 @@ pub struct Context<R: Runtime> {
     reports: Reports,
     /// The keys of the run's typed questions (elicitations, samplings)
     elicits: elicit::Keys,
+    /// Who sent the request, and over what
+    request: Arc<RequestInfo>,
 }
 
 impl<R: Runtime> Clone for Context<R> {
     fn clone(&self) -> Self {
         Self {
+            request: Arc::clone(&self.request),
             id: self.id,
             wants_progress: self.wants_progress,
             log_filter: self.log_filter,
@@ -104,18 +110,50 @@ impl<R: Runtime> std::fmt::Debug for Context<R> {
 }
 
 impl<R: Runtime> Context<R> {
-    /// The context of a handler run for `request`, whose messages go through `messages`
+    /// The context of a handler run for `request` in `session`, whose messages go through
+    /// `messages` (takes the request's params: the handler's arguments were read already)
     #[doc(hidden)]
-    pub fn new(request: &InboundRequest, messages: &Handlers<R>) -> Self {
+    pub fn new(
+        request: &mut InboundRequest,
+        session: &ServerSession,
+        messages: &Handlers<R>,
+    ) -> Self {
+        let log_filter = LogFilter::for_request(request);
         Self {
             id: request.responder.id(),
             wants_progress: request.wants_progress,
-            log_filter: LogFilter::for_request(request),
+            log_filter,
             task_offered: request.task_offered,
             messages: messages.clone(),
             reports: Reports::default(),
             elicits: elicit::Keys::default(),
+            request: Arc::new(RequestInfo::new(request, session)),
         }
+    }
+
+    /// The request this handler serves: who sent it (the verified principal of a protected
+    /// server: subject, client id, scopes, claims), its HTTP headers, its `_meta`, the
+    /// client's info and capabilities, the protocol version and the 2025 session id
+    ///
+    /// ```
+    /// use mcp_sansio::jsonrpc::ErrorObject;
+    /// use mcp_sansio::schema::CallToolResult;
+    /// use mcp_sansio_shared::Runtime;
+    /// use mcp_sansio_shared::server::Context;
+    ///
+    /// async fn whoami<R: Runtime>(cx: Context<R>) -> Result<CallToolResult, ErrorObject> {
+    ///     let who = cx.principal().and_then(|p| p.subject.clone());
+    ///     Ok(CallToolResult::text(who.unwrap_or_else(|| "anonymous".into())))
+    /// }
+    /// ```
+    pub fn request(&self) -> &RequestInfo {
+        &self.request
+    }
+
+    /// The verified principal of the request's access token (shorthand for
+    /// `request().principal()`); `None` on an unprotected server
+    pub fn principal(&self) -> Option<&Principal> {
+        self.request.principal()
     }
 
     /// Logs a message to the client (`notifications/message`) if its level passes the
@@ -285,7 +323,7 @@ impl<R: Runtime> Context<R> {
     /// # Errors
     /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
     /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
-    pub async fn run_as_task(&self, options: TaskOptions) -> Result<TaskId, TaskError> {
+    pub async fn run_as_task(&self, options: TaskOptions) -> Result<StartedTask, TaskError> {
         let (reply, rx) = chan::oneshot();
         self.messages
             .send(HandlerMsg::StartTask {
@@ -367,6 +405,54 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     #[must_use]
     pub fn task_store(mut self, store: Arc<dyn TaskStore>, shared: SharedTasks) -> Self {
         self.registry.task_store(store, shared);
+        self
+    }
+
+    /// Requires `scopes` of every caller of the registered `kind` entry `key`: a caller
+    /// whose verified principal lacks one is refused (HTTP: `403` with the
+    /// `insufficient_scope` step-up challenge, before any handler runs; other transports:
+    /// the JSON-RPC error [`mcp_sansio::server::insufficient_scope`])
+    ///
+    /// ```
+    /// # use mcp_sansio::{Implementation, ServerConfig};
+    /// # use mcp_sansio::schema::{CallToolResult, Tool};
+    /// # use mcp_sansio::server::EntryKind;
+    /// # type Builder = mcp_sansio_shared::server::ServerBuilder<R, mcp_sansio_shared::server::ServerCore<R>>;
+    /// # fn build<R: mcp_sansio_shared::Runtime>(b: Builder<R>) -> Result<Builder<R>, mcp_sansio::server::CatalogError> {
+    /// b.tool(Tool::new("wipe", serde_json::Map::new()), |_cx, _args| async {
+    ///     Ok(CallToolResult::text("wiped"))
+    /// })?
+    /// .require_scopes(EntryKind::Tool, "wipe", ["mcp:admin"])
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`CatalogError::NotRegistered`] when no such entry is registered yet.
+    pub fn require_scopes<I: IntoIterator<Item = impl Into<String>>>(
+        mut self,
+        kind: EntryKind,
+        key: &str,
+        scopes: I,
+    ) -> Result<Self, CatalogError> {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.registry.require_scopes(kind, key, scopes)?;
+        Ok(self)
+    }
+
+    /// Leaves out of the lists (`tools/list`, ...) the entries the caller may not use
+    /// (their [required scopes](Self::require_scopes) are not all granted to it)
+    #[must_use]
+    pub fn hide_forbidden(mut self) -> Self {
+        self.registry.hide_forbidden();
+        self
+    }
+
+    /// Declares tasks for `tools/call`, in both forms (the 2025-11-25 `tasks` capability
+    /// and the 2026-07-28 tasks extension): a tool handler then answers with a task handle
+    /// through [`Context::run_as_task`] when the client allows it
+    #[must_use]
+    pub fn tasks(mut self) -> Self {
+        self.registry.tasks();
         self
     }
 
@@ -650,16 +736,62 @@ impl<T, S, P, C> Registry<T, S, P, C> {
         Ok(())
     }
 
+    /// Requires `scopes` of every caller of the registered `kind` entry `key` (see
+    /// [`Catalog::require_scopes`]): a caller whose verified principal lacks one is refused
+    /// (HTTP: `403` with the `insufficient_scope` challenge before any handler runs; other
+    /// transports: the JSON-RPC error [`mcp_sansio::server::insufficient_scope`])
+    ///
+    /// # Errors
+    /// [`CatalogError::NotRegistered`] when no such entry is registered (yet).
+    pub fn require_scopes(
+        &mut self,
+        kind: EntryKind,
+        key: &str,
+        scopes: Vec<String>,
+    ) -> Result<(), CatalogError> {
+        if self.table.catalog.require_scopes(kind, key, scopes) {
+            Ok(())
+        } else {
+            Err(CatalogError::NotRegistered {
+                kind,
+                key: key.to_owned(),
+            })
+        }
+    }
+
+    /// Leaves out of `tools/list` (and the other lists) what the caller may not use
+    pub fn hide_forbidden(&mut self) {
+        self.table.catalog.hide_forbidden(true);
+    }
+
+    /// Declares tasks for `tools/call` in both forms: the 2025-11-25 `tasks` capability
+    /// (`list`, `cancel`, `requests.tools.call`) and the 2026-07-28 tasks extension; a
+    /// handler then runs as a task with `run_as_task` when the client allows it
+    pub fn tasks(&mut self) {
+        let caps = &mut self.config.capabilities;
+        declare(caps, "tasks");
+        caps["tasks"]["list"] = Value::Object(Map::new());
+        caps["tasks"]["cancel"] = Value::Object(Map::new());
+        caps["tasks"]["requests"] = serde_json::json!({"tools": {"call": {}}});
+        declare(caps, "extensions");
+        caps["extensions"][mcp_sansio::TASKS_EXTENSION] = Value::Object(Map::new());
+    }
+
     /// The configuration and the table, built
     ///
     /// A configuration without a [`ServerConfig::state_key`] gets 32 random bytes from the
     /// operating system, so 2026 requests can ask for input (sealed `requestState`) with no
     /// setting; several processes behind one endpoint must share a key set by hand. A
     /// [`ServerConfig::task_id_seed`] left at 0 gets random bits too, so task ids differ
-    /// between processes (which share one id space through a task store).
+    /// between processes (which share one id space through a task store), and a
+    /// [`ServerConfig::task_id_key`] left at zero gets a random key, so nobody can guess
+    /// another caller's task ids.
     pub fn build(mut self) -> (ServerConfig, Table<T, S, P, C>) {
         if self.config.state_key.is_none() {
             self.config.state_key = Some(random_key());
+        }
+        if self.config.task_id_key == [0; 32] {
+            self.config.task_id_key = random_key();
         }
         if self.config.task_id_seed == 0 {
             let mut seed = [0u8; 8];
@@ -934,6 +1066,8 @@ pub struct Live<T, S, P, C> {
     store: Option<(Arc<dyn TaskStore>, Subscription)>,
     /// The configuration of byte-stream sessions: their tasks stay theirs (one client)
     local_config: Arc<ServerConfig>,
+    /// Whether any entry required scopes at the last change
+    scoped: std::sync::atomic::AtomicBool,
 }
 
 impl<T, S, P, C> std::fmt::Debug for Live<T, S, P, C> {
@@ -949,9 +1083,11 @@ impl<T, S, P, C> Live<T, S, P, C> {
     /// A built server's configuration and table, with no connection yet
     pub fn new(config: ServerConfig, table: Table<T, S, P, C>) -> Self {
         let config = Arc::new(config);
+        let scoped = table.catalog.has_scoped_entries().into();
         Self {
             local_config: Arc::clone(&config),
             config,
+            scoped,
             table: RwLock::new(table),
             hub: Hub::new(),
             store: None,
@@ -1028,6 +1164,34 @@ impl<T, S, P, C> Live<T, S, P, C> {
         self.table().catalog.tools().cloned().collect()
     }
 
+    /// The scopes the entries require as they are now (an HTTP actor's check, when it
+    /// starts; changes come as [`Push::Access`])
+    pub fn access(&self) -> Option<Arc<mcp_sansio::server::Access>> {
+        self.table().catalog.access()
+    }
+
+    /// After a change of the catalog: the HTTP actors learn the entries' scopes again,
+    /// when any entry requires some (or did)
+    fn access_changed(&self) {
+        let access = self.access();
+        let was = self
+            .scoped
+            .swap(access.is_some(), std::sync::atomic::Ordering::Relaxed);
+        if access.is_some() || was {
+            self.hub.broadcast(&Push::Access(access));
+        }
+    }
+
+    /// Requires `scopes` of every caller of the registered `kind` entry `key` while the
+    /// server runs (see `ServerBuilder::require_scopes`); `false` if no such entry exists
+    pub fn require_scopes(&self, kind: EntryKind, key: &str, scopes: Vec<String>) -> bool {
+        let done = self.change(|table| table.catalog.require_scopes(kind, key, scopes));
+        if done {
+            self.access_changed();
+        }
+        done
+    }
+
     fn change<O>(&self, edit: impl FnOnce(&mut Table<T, S, P, C>) -> O) -> O {
         let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
         edit(&mut table)
@@ -1035,6 +1199,7 @@ impl<T, S, P, C> Live<T, S, P, C> {
 
     /// Tells every connection that `kind` changed, if the server declares `listChanged` for it
     fn changed(&self, kind: ListKind) {
+        self.access_changed();
         let _ = self.notify_list_changed(kind);
     }
 
@@ -1249,14 +1414,15 @@ impl<R: Runtime> Dispatcher<R> {
 
     /// Runs a handler in its own task; its result goes back to the actor
     fn spawn<T>(
-        request: InboundRequest,
+        mut request: InboundRequest,
+        session: &ServerSession,
         messages: &Handlers<R>,
         work: impl FnOnce(Context<R>) -> BoxFuture<Result<T, ErrorObject>>,
     ) -> R::Run
     where
         T: Serialize + mcp_sansio::schema::FitVersion + Send + 'static,
     {
-        let cx = Context::new(&request, messages);
+        let cx = Context::new(&mut request, session, messages);
         let version = request.version;
         let responder = request.responder;
         let messages = messages.clone();
@@ -1279,16 +1445,18 @@ impl<R: Runtime> Dispatcher<R> {
         let (request, job) = self.live.route(session, request)?;
         Some(match job {
             Job::Tool(handler, arguments) => {
-                Self::spawn(request, messages, move |cx| handler(cx, arguments))
+                Self::spawn(request, session, messages, move |cx| handler(cx, arguments))
             }
             Job::Resource(handler, uri, variables) => {
-                Self::spawn(request, messages, move |cx| handler(cx, uri, variables))
+                Self::spawn(request, session, messages, move |cx| {
+                    handler(cx, uri, variables)
+                })
             }
             Job::Prompt(handler, arguments) => {
-                Self::spawn(request, messages, move |cx| handler(cx, arguments))
+                Self::spawn(request, session, messages, move |cx| handler(cx, arguments))
             }
             Job::Complete(handler, params) => {
-                Self::spawn(request, messages, move |cx| handler(cx, *params))
+                Self::spawn(request, session, messages, move |cx| handler(cx, *params))
             }
         })
     }

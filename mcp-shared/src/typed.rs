@@ -8,7 +8,7 @@
 
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{CallToolResult, Tool, ToolAnnotations};
-pub use mcp_sansio::server::CatalogError;
+pub use mcp_sansio::server::{CatalogError, EntryKind};
 use serde_json::{Map, Value};
 
 pub use schemars;
@@ -17,10 +17,11 @@ pub use serde;
 /// Something that registers itself into a server builder `B` (a tool made by `#[tool]`,
 /// or a tuple of them)
 pub trait Register<B>: Sized {
-    /// Adds itself to `builder`
+    /// Adds itself to `builder`, with the scopes it requires (`scopes = [..]`: the
+    /// builder's `require_scopes`)
     ///
     /// # Errors
-    /// [`CatalogError`] as the builder's `tool`.
+    /// [`CatalogError`] as the builder's `tool` (`prompt`, `resource`, ...).
     fn register(self, builder: B) -> Result<B, CatalogError>;
 }
 

@@ -12,7 +12,9 @@
 //! the shared secret (`MCP_JWT_SECRET`, default `example-secret`), issued by that
 //! authorization server, for this resource (`aud`), unexpired, with scope `mcp:read`.
 //! Missing or invalid tokens get 401, a token without `mcp:read` gets 403
-//! `insufficient_scope`, each with a `WWW-Authenticate` challenge.
+//! `insufficient_scope`, each with a `WWW-Authenticate` challenge. The tool `hello` greets
+//! the token's subject (`sub`); `purge` also needs `mcp:admin` (403 `insufficient_scope`
+//! naming it otherwise: a client steps up by asking for it).
 //!
 //! `mint PORT SCOPE SECONDS` prints a token for that server (negative seconds: expired).
 
@@ -23,6 +25,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use mcp_sansio::http::HttpConfig;
 use mcp_sansio::http::protected::ResourceServer;
 use mcp_sansio::schema::{CallToolResult, Tool};
+use mcp_sansio::server::EntryKind;
 use mcp_sansio::{Implementation, ServerConfig};
 use mcp_sansio_tokio::{Protection, Server, jwt_verifier};
 use serde_json::{Map, json};
@@ -58,9 +61,20 @@ async fn serve(port: u16) -> Result<(), Error> {
         "jwt-protected-server",
         env!("CARGO_PKG_VERSION"),
     )))
-    .tool(Tool::new("hello", Map::new()), |_cx, _args| async move {
-        Ok(CallToolResult::text("hello, authorized client"))
+    // Each caller is told who they are: the handler reads the verified token's principal.
+    .tool(Tool::new("hello", Map::new()), |cx, _args| async move {
+        let who = cx.principal().and_then(|p| p.subject.clone());
+        let who = who.unwrap_or_else(|| "stranger".into());
+        Ok(CallToolResult::text(format!("hello, {who}")))
     })?
+    // Only tokens with `mcp:admin` may call this one: others get 403 insufficient_scope.
+    .tool(Tool::new("purge", Map::new()), |cx, _args| async move {
+        let who = cx.principal().and_then(|p| p.subject.clone());
+        Ok(CallToolResult::text(format!(
+            "purged, on behalf of {who:?}"
+        )))
+    })?
+    .require_scopes(EntryKind::Tool, "purge", ["mcp:admin"])?
     .build();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let handle = server
@@ -80,7 +94,7 @@ fn mint(port: u16, scope: &str, seconds: i64) -> Result<String, Error> {
     let claims = json!({
         "iss": issuer(port),
         "aud": resource(port),
-        "sub": "example-user",
+        "sub": std::env::var("MCP_JWT_SUBJECT").unwrap_or_else(|_| "example-user".into()),
         "scope": scope,
         "iat": now,
         "exp": now + seconds,

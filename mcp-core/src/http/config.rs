@@ -9,6 +9,11 @@ use super::session_id::{InvalidNodeTag, NodeTag};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
+    /// The protection of the endpoint, when it is an OAuth protected resource: its `403
+    /// insufficient_scope` challenges (for entries that
+    /// [require scopes](crate::server::Catalog::require_scopes)) name its metadata and the
+    /// scopes it requires of every request. A binding's protected server sets it.
+    pub resource_server: Option<std::sync::Arc<super::protected::ResourceServer>>,
     /// DNS-rebinding protection
     pub hosts: HostPolicy,
     /// The largest POST body accepted; larger bodies get 413 (a binding should stop reading
@@ -110,6 +115,7 @@ impl HttpConfig {
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
+            resource_server: None,
             hosts: HostPolicy::default(),
             max_body_size: 4 * 1024 * 1024,
             max_sessions: 1024,

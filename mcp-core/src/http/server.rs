@@ -234,6 +234,7 @@ impl HttpServer {
         let limits = &mut shared.limits;
         limits.max_in_flight_inbound = limits.max_in_flight_inbound.max(config.max_in_flight);
         let stateless = ServerSession::new(Arc::new(shared), now);
+        let resource_server = config.resource_server.clone();
         let mut conns = HashMap::new();
         conns.insert(
             SessionKey::STATELESS,
@@ -260,7 +261,7 @@ impl HttpServer {
             idle: BTreeSet::new(),
             touches: 0,
             scopes: None,
-            resource_server: None,
+            resource_server,
         }
     }
 

@@ -672,6 +672,32 @@ impl ClientTransport {
         let Some(entry) = self.streams.get_mut(&stream) else {
             return;
         };
+        if matches!(status, 401 | 403) {
+            // Authorization the client cannot give (none configured, or the flow declined):
+            // one sentence with the status and the server's challenge, not the body (an
+            // OAuth error document, no JSON-RPC answer).
+            let awaits = if entry.complete {
+                None
+            } else {
+                entry.awaits.take()
+            };
+            let challenge = headers.values("www-authenticate").join(", ");
+            let challenge = if challenge.is_empty() {
+                String::new()
+            } else {
+                format!(" with WWW-Authenticate: {challenge}")
+            };
+            let hint = if self.auth.is_none() {
+                "; this client has no authorization configured"
+            } else {
+                ""
+            };
+            self.drop_stream(stream);
+            let message = format!("the server answered HTTP {status}{challenge}{hint}");
+            self.fail(now, awaits, &message, session);
+            self.pull_at(now, session);
+            return;
+        }
         if status == 404
             && let Some(sid) = entry.sid.clone()
         {

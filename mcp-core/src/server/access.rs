@@ -133,6 +133,12 @@ impl Catalog {
         }
     }
 
+    /// Leaves out of the lists what the caller may not use, or not (the setting of
+    /// [`CatalogConfig::hide_forbidden`](super::CatalogConfig::hide_forbidden))
+    pub fn hide_forbidden(&mut self, hide: bool) {
+        self.config.hide_forbidden = hide;
+    }
+
     /// Whether any entry requires a scope
     pub fn has_scoped_entries(&self) -> bool {
         !self.scopes.is_empty()

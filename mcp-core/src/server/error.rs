@@ -67,6 +67,14 @@ pub enum CatalogError {
         /// Why
         error: SchemaError,
     },
+    /// No entry of this kind has this key (scopes can only be required of a registered one)
+    #[error("no {kind} {key:?} is registered")]
+    NotRegistered {
+        /// What kind of entry
+        kind: EntryKind,
+        /// Its name, URI or URI template
+        key: String,
+    },
     /// The URI template does not parse (RFC 6570)
     #[error("resource template {template:?}: {reason}")]
     InvalidTemplate {

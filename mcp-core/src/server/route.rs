@@ -19,8 +19,9 @@ use crate::schema::method::{
     CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
     Method, ReadResource,
 };
-use crate::schema::{CompleteParams, FitVersion};
+use crate::schema::{CompleteParams, FitVersion, Reference};
 use crate::server::uri_template::Variables;
+use crate::session::Principal;
 use crate::version::ProtocolVersion;
 use crate::{InboundRequest, Responder, ServerSession};
 
@@ -108,7 +109,7 @@ impl Catalog {
     ///
     /// An entry that [requires scopes](Catalog::require_scopes) the request's principal
     /// lacks is answered with [`insufficient_scope`](super::insufficient_scope) before its
-    /// arguments are looked at; with [`CatalogConfig::hide_forbidden`](super::CatalogConfig::hide_forbidden)
+    /// arguments are looked at (also a `completion/complete` of one of its arguments); with [`CatalogConfig::hide_forbidden`](super::CatalogConfig::hide_forbidden)
     /// the lists leave such entries out.
     pub fn try_route(&self, request: &InboundRequest, completion: bool) -> Option<Route> {
         let version = request.version;
@@ -203,10 +204,29 @@ impl Catalog {
                 },
             },
             Complete::NAME if completion => match request.params::<Complete>() {
-                Ok(params) => Route::Complete(params),
+                // The values a scoped entry's arguments take are as much its own as its use.
+                Ok(params) => match self.check_completion_access(&params.reference, principal) {
+                    Ok(()) => Route::Complete(params),
+                    Err(refused) => Route::Answer(Err(refused)),
+                },
                 Err(e) => Route::Answer(Err(e)),
             },
             _ => return None,
         })
+    }
+
+    /// Whether a caller with `principal` may complete an argument of `reference`: the
+    /// scopes of the prompt, or of the template (or resource) the URI names
+    fn check_completion_access(
+        &self,
+        reference: &Reference,
+        principal: Option<&Principal>,
+    ) -> Result<(), ErrorObject> {
+        match reference {
+            Reference::Prompt(p) => self.check_access(EntryKind::Prompt, &p.name, principal),
+            Reference::Resource(r) => self
+                .check_access(EntryKind::Template, &r.uri, principal)
+                .and_then(|()| self.check_access(EntryKind::Resource, &r.uri, principal)),
+        }
     }
 }

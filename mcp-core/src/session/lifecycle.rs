@@ -152,7 +152,7 @@ impl Core {
 
     fn become_ready(&mut self, peer: PeerInfo) {
         let version = peer.version;
-        self.peer = Some(peer);
+        self.peer = Some(Arc::new(peer));
         self.phase = Phase::Ready { version };
         self.events.push_back(Event::Ready { version });
     }
@@ -310,12 +310,12 @@ impl Core {
         };
         let result = serde_json::to_string(&result).expect("serializes");
         self.answer(Some(id), batch, Answer::Result(&result));
-        self.peer = Some(PeerInfo {
+        self.peer = Some(Arc::new(PeerInfo {
             version,
             info: Some(params.client_info),
             capabilities: Arc::new(params.capabilities),
             instructions: None,
-        });
+        }));
         self.phase = Phase::Initialized { version };
     }
 

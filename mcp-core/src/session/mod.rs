@@ -148,7 +148,7 @@ impl<R: Role> std::fmt::Debug for Session<R> {
 struct Core {
     role: Side,
     phase: Phase,
-    peer: Option<PeerInfo>,
+    peer: Option<Arc<PeerInfo>>,
     now: Instant,
     out: TransmitQueue,
     events: VecDeque<Event>,
@@ -279,7 +279,12 @@ impl<R: Role> Session<R> {
 
     /// What the peer declared about itself, once known (see `Ready` event)
     pub fn peer(&self) -> Option<&PeerInfo> {
-        self.core.peer.as_ref()
+        self.core.peer.as_deref()
+    }
+
+    /// [`peer`](Self::peer), shared: what a handler's request context keeps without copying
+    pub fn peer_shared(&self) -> Option<Arc<PeerInfo>> {
+        self.core.peer.clone()
     }
 
     /// The JSON-RPC id the peer gave inbound request `id`, while the request awaits our

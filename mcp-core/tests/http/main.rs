@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod http_kit;
+mod identity_kit;
 
 mod auth_dpop;
 mod auth_flow;
@@ -10,9 +11,12 @@ mod auth_transport;
 mod capacity;
 mod client;
 mod edge;
+mod identity;
 mod legacy;
 mod memory;
 mod modern;
 mod param_headers;
+mod scopes;
+mod shared_identity;
 mod shared_tasks;
 mod transport;

@@ -649,6 +649,32 @@ fn a_404_on_a_request_that_carried_no_session_id_is_an_http_failure() {
 }
 
 #[test]
+fn a_401_or_403_without_authorization_is_one_sentence_with_the_challenge() {
+    for status in [401, 403] {
+        let now = start();
+        let (mut t, mut s) = modern_ready(now);
+        call(&mut s, now, "admin");
+        t.pull(&mut s);
+        let a = requests(&mut t).remove(0);
+        let challenge = r#"Bearer error="insufficient_scope", scope="mcp:admin""#;
+        let mut head = json_head();
+        head.push(("WWW-Authenticate".into(), challenge.into()));
+        t.handle_head(now, a.stream, status, &head, &mut s);
+        // Not read: the body is an OAuth error document, not an answer.
+        assert_eq!(aborts(&mut t), vec![a.stream]);
+        let why = transport_message(outcome(&mut s));
+        assert_eq!(
+            why,
+            format!(
+                "the server answered HTTP {status} with WWW-Authenticate: {challenge}; \
+                 this client has no authorization configured"
+            )
+        );
+        assert!(!s.is_closed());
+    }
+}
+
+#[test]
 fn close_aborts_everything_and_deletes_the_session() {
     let now = start();
     let (mut t, mut s, get) = legacy_ready(now);

@@ -5,6 +5,7 @@ mod common;
 #[path = "../tasks_kit/mod.rs"]
 mod tasks_kit;
 
+mod access;
 mod catalog;
 mod client_cache;
 mod client_output;

@@ -10,6 +10,7 @@ mod wire;
 mod client_call;
 mod features_regressions;
 mod hostile;
+mod identity;
 mod input;
 mod legacy_close_batch;
 mod legacy_gating;

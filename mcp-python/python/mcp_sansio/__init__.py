@@ -18,6 +18,10 @@ from ._core import (
     PROTOCOL_VERSIONS,
     ClientSession,
     HttpServer,
+    JwtVerifier,
+    Principal,
+    RequestInfo,
+    ResourceServer,
     ServerConfig,
     ServerSession,
     TaskStore,
@@ -63,6 +67,10 @@ from .events import (
 
 __all__ = [
     "TaskStore",
+    "JwtVerifier",
+    "Principal",
+    "RequestInfo",
+    "ResourceServer",
     "LATEST_PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
     "ClientSession",

@@ -51,7 +51,14 @@ class ServerConfig:
         route: bool = True,
         node: Optional[str] = None,
         lease: Optional[float] = None,
-    ) -> None: ...
+        scopes: Optional[Sequence[Tuple[str, str, Sequence[str]]]] = None,
+        hide_forbidden: bool = False,
+    ) -> None:
+        """``scopes``: ``(kind, key, scopes)`` triples, each entry's required scopes (kind
+        ``"tool"``, ``"resource"``, ``"template"`` or ``"prompt"``; key its name, URI or URI
+        template; ``ValueError`` for an entry not in the catalog): a request from a caller
+        whose principal lacks them is refused (-32003 ``insufficient_scope``; over HTTP a 403
+        before the session sees it). ``hide_forbidden``: lists leave such entries out."""
     @property
     def capabilities(self) -> Dict[str, JSON]: ...
     @property
@@ -114,6 +121,12 @@ class ServerSession(_ServerCommands):
     def receive_eof(self, now: Optional[float] = None) -> None: ...
     def data_to_send(self) -> bytes: ...
     def task_status(self, task_id: int) -> Optional[str]: ...
+    def set_principal(self, principal: Optional["Principal"]) -> None:
+        """Who sends this connection's requests from now on (a byte stream whose user the
+        application authenticated): handlers see it, scoped entries check its scopes, its
+        tasks are bound to it."""
+    @property
+    def principal(self) -> Optional["Principal"]: ...
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None: ...
     def notify_resource_updated(self, uri: str) -> int: ...
     def send_notification(self, method: str, params: Optional[Dict[str, JSON]] = None) -> None: ...
@@ -190,10 +203,18 @@ class HttpServer(_ServerCommands):
         body: bytes,
         now: Optional[float] = None,
         peer: Optional[Tuple[str, int]] = None,
+        principal: Optional["Principal"] = None,
     ) -> Union[
         Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes],
         Tuple[Literal["open"], int],
-    ]: ...
+    ]:
+        """``principal``: who the request's access token stands for, as the front end
+        verified it (``ResourceServer.gate`` and ``verdict``); the handlers read it and the
+        2025 sessions and tasks it creates answer only the same principal. The header
+        fields go to the handlers too (``RequestInfo.headers``)."""
+    def set_resource_server(self, rules: Optional["ResourceServer"]) -> None:
+        """The protection whose challenge words the 403 for a scoped tool, resource or
+        prompt (with the scopes and the metadata URL)."""
     def handle_closed(self, exchange: int, now: Optional[float] = None) -> None: ...
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
         """Tells every session a list changed (legacy: on its GET stream; 2026: listen streams)."""
@@ -385,7 +406,7 @@ class HttpClientTransport:
     def pull(self, session: ClientSession) -> None: ...
     def next_request(self) -> Optional[Tuple[int, str, List[Tuple[str, str]], bytes]]: ...
     def next_abort(self) -> Optional[int]: ...
-    def handle_head(self, stream: int, status: int, headers: Sequence[Tuple[str, str]], session: ClientSession) -> bool: ...
+    def handle_head(self, stream: int, status: int, headers: Sequence[Tuple[str, str]], session: ClientSession) -> None: ...
     def handle_body(self, stream: int, data: bytes, session: ClientSession) -> None: ...
     def handle_end(self, stream: int, session: ClientSession) -> None: ...
     def handle_failed(self, stream: int, error: str, session: ClientSession) -> None: ...
@@ -394,3 +415,121 @@ class HttpClientTransport:
     def close(self) -> Optional[Tuple[int, str, List[Tuple[str, str]], bytes]]: ...
     @property
     def streams_in_flight(self) -> int: ...
+
+
+class Principal:
+    """Who an access token was issued to, as the verifier found: the user (``subject``), the
+    OAuth client (``client_id``), the ``scopes`` it grants (a list, or one space-separated
+    string) and its decoded ``claims``. Equal (and hashed alike) when subject and client id
+    are: a refreshed token with other scopes is the same caller."""
+
+    def __init__(
+        self,
+        subject: Optional[str] = None,
+        client_id: Optional[str] = None,
+        scopes: Optional[Union[str, Sequence[str]]] = None,
+        claims: Optional[Dict[str, JSON]] = None,
+    ) -> None: ...
+    @property
+    def subject(self) -> Optional[str]: ...
+    @property
+    def client_id(self) -> Optional[str]: ...
+    @property
+    def scopes(self) -> List[str]: ...
+    @property
+    def claims(self) -> Optional[Dict[str, JSON]]: ...
+    def has_scopes(self, scopes: Union[str, Sequence[str]]) -> bool:
+        """Whether the token grants every one of ``scopes``."""
+
+
+class RequestInfo:
+    """What a handler reads of its request (the ``info`` of the request events): made by
+    the session; each value is converted when read."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def principal(self) -> Optional[Principal]:
+        """The verified principal of the request's access token; ``None`` without one."""
+    @property
+    def headers(self) -> Optional[List[Tuple[str, str]]]:
+        """The HTTP request's header fields in order; ``None`` off HTTP."""
+    @property
+    def session_id(self) -> Optional[str]:
+        """The 2025 wire's ``Mcp-Session-Id`` of the request's session."""
+    @property
+    def meta(self) -> Optional[Dict[str, JSON]]:
+        """The request's ``_meta``."""
+    @property
+    def client_info(self) -> Optional[Dict[str, JSON]]:
+        """``clientInfo``: of ``initialize`` (legacy) or of the request's ``_meta`` (2026)."""
+    @property
+    def client_capabilities(self) -> Dict[str, JSON]:
+        """The client's capabilities for this request."""
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def era(self) -> Literal["legacy", "modern"]: ...
+
+
+class ResourceServer:
+    """The protection of one MCP endpoint (an OAuth protected resource): ``resource`` is the
+    endpoint's absolute URL (``ValueError`` otherwise), ``authorization_server`` the issuer,
+    ``scopes`` what every request needs. Its Protected Resource Metadata is served at
+    ``metadata_path``."""
+
+    def __init__(
+        self,
+        resource: str,
+        authorization_server: str,
+        *,
+        scopes: Optional[Union[str, Sequence[str]]] = None,
+    ) -> None: ...
+    @property
+    def resource(self) -> str: ...
+    @property
+    def authorization_server(self) -> str: ...
+    @property
+    def scopes(self) -> List[str]: ...
+    @property
+    def metadata_path(self) -> str: ...
+    @property
+    def metadata_document(self) -> bytes: ...
+    def gate(
+        self, method: str, path: str, headers: Sequence[Tuple[str, Union[str, bytes]]]
+    ) -> Union[
+        Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes],
+        Tuple[Literal["verify"], str],
+    ]:
+        """The first step: the metadata document for a GET of ``metadata_path``, 401 without
+        a bearer token, else ``("verify", token)``."""
+    def verdict(
+        self, granted: Union[Principal, str]
+    ) -> Optional[Tuple[Literal["complete"], int, List[Tuple[str, str]], bytes]]:
+        """After the verifier: ``None`` lets the request through; a reason (``str``) gives
+        401 ``invalid_token``; a principal without the required scopes 403."""
+
+
+class JwtVerifier:
+    """Verifies JWT access tokens: the signature (``secret`` for HS256/384/512, a PEM
+    ``public_key`` for RS*, PS*, ES256/384, EdDSA), ``exp`` and ``nbf`` (with ``leeway``
+    seconds), ``aud`` (``audience``; made without one, a protected server checks its
+    resource URL) and ``iss`` (``issuer``, if given). The principal: ``sub``, ``client_id``
+    (or ``azp``), scopes from ``scope`` (space separated) or ``scp``, every claim. Pass it
+    as ``Server(auth=...)``."""
+
+    def __init__(
+        self,
+        secret: Optional[Union[str, bytes]] = None,
+        *,
+        algorithm: str = "HS256",
+        public_key: Optional[Union[str, bytes]] = None,
+        audience: Optional[Union[str, Sequence[str]]] = None,
+        issuer: Optional[Union[str, Sequence[str]]] = None,
+        leeway: int = 60,
+    ) -> None: ...
+    @property
+    def audience(self) -> Optional[List[str]]: ...
+    def verify(self, token: str, *, audience: Optional[Union[str, Sequence[str]]] = None) -> Principal:
+        """The token's principal; ``ValueError`` saying why it is invalid."""
+    def __call__(self, token: str) -> Principal: ...

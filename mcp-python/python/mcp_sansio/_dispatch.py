@@ -7,6 +7,7 @@ events that need the application, and hands their results back.
 
 import asyncio
 import base64
+import contextvars
 import functools
 import inspect
 import json
@@ -14,7 +15,7 @@ import logging
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _typed
 from .errors import LocalProtocolError, McpError
@@ -57,19 +58,61 @@ class _Suspended(BaseException):
     runs again when the client retries with the answers."""
 
 
+class Headers(Mapping[str, str]):
+    """An HTTP request's header fields: a read-only mapping whose keys are
+    case-insensitive (``headers["x-request-id"]``, ``headers.get("Authorization")``; a
+    repeated field gives its first value), :meth:`get_all` for every value of one name, and
+    :attr:`raw`, the ``(name, value)`` pairs in order as received."""
+
+    __slots__ = ("raw", "_first")
+
+    def __init__(self, raw: Sequence[Tuple[str, str]]) -> None:
+        self.raw: List[Tuple[str, str]] = list(raw)
+        first: Dict[str, str] = {}
+        for name, value in self.raw:
+            first.setdefault(name.lower(), value)
+        self._first = first
+
+    def __getitem__(self, name: str) -> str:
+        return self._first[name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._first
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._first)
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def get_all(self, name: str) -> List[str]:
+        """Every value of the field ``name``, in order."""
+        name = name.lower()
+        return [v for n, v in self.raw if n.lower() == name]
+
+    def __repr__(self) -> str:
+        return f"Headers({self.raw!r})"
+
+
 class Context:
-    """What a handler can do besides returning its result.
+    """What a handler can do besides returning its result, and who it serves.
 
     A handler receives it when it declares a parameter annotated ``Context`` (or named
     ``ctx``). Its methods may be called from sync handlers too (they run in a worker
     thread); ``ask_input``/``elicit`` and ``run_as_task`` are coroutines for async handlers,
     and ``ask_input_blocking``/``elicit_blocking``/``run_as_task_blocking`` their
     counterparts for sync handlers.
+
+    Who is calling (read-only): :attr:`principal` (the verified access token's subject,
+    client id, scopes and claims on a protected server; ``None`` otherwise), :attr:`headers`
+    (the HTTP request's, ``None`` on stdio), :attr:`meta` (the request's ``_meta``),
+    :attr:`client_info` and :attr:`client_capabilities`, :attr:`protocol_version` and
+    :attr:`era`, :attr:`session_id` (a 2025-wire HTTP session's ``Mcp-Session-Id``).
     """
 
-    __slots__ = ("_dispatcher", "request_id", "_cancelled", "task_id", "_waiting", "_lock")
+    __slots__ = ("_dispatcher", "request_id", "_cancelled", "task_id", "_waiting", "_lock", "request_info", "_headers")
 
-    def __init__(self, dispatcher: "Dispatcher", request_id: int) -> None:
+    def __init__(self, dispatcher: "Dispatcher", request_id: int, info: Any = None) -> None:
         self._dispatcher = dispatcher
         self.request_id = request_id
         self._cancelled = False
@@ -77,6 +120,62 @@ class Context:
         """The task the request became (:meth:`run_as_task`), else ``None``."""
         self._waiting = 0
         self._lock: Optional[threading.Lock] = None
+        self.request_info = info
+        """The request's :class:`~mcp_sansio.RequestInfo` (what the properties below read)."""
+        self._headers: Optional[Headers] = None
+
+    # --- who is calling --------------------------------------------------------------------
+
+    @property
+    def principal(self) -> Any:
+        """The verified principal of the request's access token (a
+        :class:`~mcp_sansio.Principal`: ``subject``, ``client_id``, ``scopes``, ``claims``),
+        or ``None`` when the server is not protected (or the stdio connection was not given
+        one)."""
+        return None if self.request_info is None else self.request_info.principal
+
+    @property
+    def headers(self) -> Optional[Headers]:
+        """The HTTP request's header fields (:class:`Headers`, case-insensitive), or
+        ``None`` when the request did not come over HTTP."""
+        if self._headers is None and self.request_info is not None:
+            raw = self.request_info.headers
+            if raw is not None:
+                self._headers = Headers(raw)
+        return self._headers
+
+    @property
+    def meta(self) -> Optional[Dict[str, Any]]:
+        """The request's ``_meta`` (a dict), or ``None``."""
+        return None if self.request_info is None else self.request_info.meta
+
+    @property
+    def client_info(self) -> Optional[Dict[str, Any]]:
+        """The client's implementation info (``name``, ``version``, ...): from
+        ``initialize`` (legacy), from the request's ``_meta`` (2026, if sent); else ``None``."""
+        return None if self.request_info is None else self.request_info.client_info
+
+    @property
+    def client_capabilities(self) -> Dict[str, Any]:
+        """The client's capabilities for this request."""
+        return {} if self.request_info is None else self.request_info.client_capabilities
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The request's protocol version."""
+        return None if self.request_info is None else self.request_info.protocol_version
+
+    @property
+    def era(self) -> Optional[str]:
+        """``"legacy"`` (versions with the ``initialize`` handshake) or ``"modern"``
+        (2026-07-28 on), as ``Client(era=...)`` names them."""
+        return None if self.request_info is None else self.request_info.era
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The ``Mcp-Session-Id`` of the 2025-wire HTTP session the request came in, else
+        ``None``."""
+        return None if self.request_info is None else self.request_info.session_id
 
     def _report(self, command: Callable[[Any], Any]) -> None:
         """Runs a report command; from a worker thread at most ``MAX_WAITING_REPORTS`` wait
@@ -340,7 +439,7 @@ class Dispatcher:
                 if handler is None:  # removed since the session's catalog said it exists
                     self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown tool: {event.name}")
                     continue
-                self._start(event.request_id, handler, event.arguments, _content_result, what=what)
+                self._start(event.request_id, handler, event.arguments, _content_result, what=what, info=event.info)
             elif kind is ResourceRead:
                 what = f'resources/read "{event.uri}"'
                 entry = self.registry.resources.get(event.key)
@@ -356,6 +455,7 @@ class Dispatcher:
                     lambda v, uri=uri, mime=mime: _resource_result(uri, mime, v),
                     uri=uri,
                     what=what,
+                    info=event.info,
                 )
             elif kind is PromptGet:
                 what = f'prompts/get "{event.name}"'
@@ -363,7 +463,7 @@ class Dispatcher:
                 if handler is None:
                     self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown prompt: {event.name}")
                     continue
-                self._start(event.request_id, handler, dict(event.arguments), _prompt_result, what=what)
+                self._start(event.request_id, handler, dict(event.arguments), _prompt_result, what=what, info=event.info)
             elif kind is CompletionRequest:
                 handler = self.registry.completion_handler
                 p = event.params
@@ -372,7 +472,9 @@ class Dispatcher:
                     "argument": p.get("argument"),
                     "context": p.get("context"),
                 }
-                self._start(event.request_id, handler, args, _completion_result, what="completion/complete")
+                self._start(
+                    event.request_id, handler, args, _completion_result, what="completion/complete", info=event.info
+                )
             elif kind is Ready:
                 self._announced = True
                 peer = event.peer_info or {}
@@ -432,7 +534,14 @@ class Dispatcher:
             f.cancel()
 
     def _start(
-        self, request_id: int, handler: Handler, kwargs: Dict[str, Any], shape, what: str = "request", **extra
+        self,
+        request_id: int,
+        handler: Handler,
+        kwargs: Dict[str, Any],
+        shape,
+        what: str = "request",
+        info: Any = None,
+        **extra,
     ) -> None:
         if handler is None:
             self._refuse(request_id, what, METHOD_NOT_FOUND, "no handler")
@@ -446,7 +555,7 @@ class Dispatcher:
         self.started[request_id] = (what, time.monotonic())
         log.debug("%s (request %d) started", what, request_id)
         if handler.context_param is not None:
-            ctx = Context(self, request_id)
+            ctx = Context(self, request_id, info)
             self.contexts[request_id] = ctx
             kwargs[handler.context_param] = ctx
         if handler.meta == "uri" and "uri" in extra:
@@ -468,8 +577,11 @@ class Dispatcher:
             if handler.is_async:
                 value = await handler.fn(**kwargs)
             else:
+                # In the context of the handler's task (a copy of the one the request
+                # arrived in): context variables an ASGI middleware set reach plain `def`
+                # handlers too.
                 value = await self.loop.run_in_executor(
-                    None, functools.partial(handler.fn, **kwargs)
+                    None, contextvars.copy_context().run, functools.partial(handler.fn, **kwargs)
                 )
             result = shape(value)
         except asyncio.CancelledError:

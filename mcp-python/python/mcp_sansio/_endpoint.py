@@ -7,13 +7,15 @@ response; the endpoint routes the rules' output to the sinks.
 """
 
 import asyncio
+import inspect
 import json
 import logging
 import threading
+import time
 import weakref
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ._core import HttpServer
+from ._core import HttpServer, JwtVerifier, Principal, ResourceServer
 from ._dispatch import Dispatcher
 from .errors import LocalProtocolError
 
@@ -25,11 +27,90 @@ Piece = Tuple[Any, ...]
 
 
 def _reason(body: bytes) -> str:
-    """The message of a JSON-RPC error body, or its size."""
+    """The message of a JSON-RPC error body (or the OAuth error of a 403), or its size."""
     try:
-        return str(json.loads(body)["error"]["message"])
+        error = json.loads(body)["error"]
+        return error if isinstance(error, str) else str(error["message"])
     except (ValueError, KeyError, TypeError):
         return f"({len(body)} bytes)"
+
+
+VERIFY_TIMEOUT = 30.0
+"""How long (seconds) an ``async`` token verifier may take; then the token is refused (401)."""
+
+
+def principal_of(value: Any) -> Optional[Principal]:
+    """What a token verifier returned as a :class:`Principal`: one as is; a dict or an
+    object with ``subject`` (or ``sub``), ``client_id`` (or ``azp``), ``scopes`` (or
+    ``scope``, space separated) and ``claims``; ``None`` stays ``None`` (an invalid token).
+    ``ValueError`` when an ``expires_at`` (Unix seconds) has passed."""
+    if value is None or isinstance(value, Principal):
+        return value
+    if isinstance(value, dict):
+        get = value.get
+    else:
+        def get(name: str, default: Any = None) -> Any:
+            return getattr(value, name, default)
+    expires = get("expires_at")
+    if expires is not None and float(expires) <= time.time():
+        raise ValueError("the token has expired")
+    scopes = get("scopes")
+    if scopes is None:
+        scopes = get("scope")
+    return Principal(
+        subject=get("subject") or get("sub"),
+        client_id=get("client_id") or get("azp"),
+        scopes=list(scopes.split() if isinstance(scopes, str) else scopes or []),
+        claims=get("claims"),
+    )
+
+
+class Protection:
+    """A protected endpoint's gate: the resource server's rules (the metadata document,
+    401 and 403 with their challenges) and the application's token verifier, run for every
+    request before the rules of MCP see it."""
+
+    def __init__(self, rules: ResourceServer, verifier: Any) -> None:
+        self.rules = rules
+        self.verifier = verifier
+
+    async def verify(self, token: str) -> Union[Principal, str]:
+        """The token's principal, or why it is invalid (words for the 401)."""
+        verifier = self.verifier
+        try:
+            if isinstance(verifier, JwtVerifier):
+                return verifier.verify(token, audience=self.rules.resource)
+            value = verifier(token)
+            if inspect.isawaitable(value):
+                value = await asyncio.wait_for(value, VERIFY_TIMEOUT)
+            principal = principal_of(value)
+        except ValueError as e:
+            return str(e) or "the token is invalid"
+        except asyncio.TimeoutError:
+            log.error("the token verifier took longer than %s s", VERIFY_TIMEOUT)
+            return "the token could not be verified"
+        except Exception as e:  # a verifier that fails refuses the token; the words stay here
+            log.error("the token verifier raised %s", type(e).__name__)
+            log.debug("the token verifier raised", exc_info=True)
+            return "the token could not be verified"
+        return "the token is invalid" if principal is None else principal
+
+    async def admit(self, method: str, path: str, headers: List[Tuple[str, Any]]) -> Any:
+        """A request's fate before the endpoint: a :class:`Principal` lets it through;
+        otherwise ``("complete", status, headers, body)`` answers it (the metadata document,
+        401, 403)."""
+        gate = self.rules.gate(method, path, headers)
+        if gate[0] == "complete":
+            if gate[1] >= 400:
+                log.info("%s %s refused with HTTP %d: no bearer token", method, path, gate[1])
+            return gate
+        granted = await self.verify(gate[1])
+        refused = self.rules.verdict(granted)
+        if refused is not None:
+            reason = granted if isinstance(granted, str) else "the token lacks a required scope"
+            log.info("%s refused with HTTP %d: %s", method, refused[1], reason)
+            return refused
+        return granted
 
 
 class Sink:
@@ -83,6 +164,10 @@ class Endpoint:
         self.server = server
         self.thread = threading.get_ident()
         self.closed = False
+        #: The gate of a protected server (``Server(auth=...)``), once :meth:`protect` set it
+        self.protection: Optional[Protection] = None
+        if server.auth is not None and server.resource_url is not None:
+            self.protect(server.resource_url)
         #: Whether the sessions share their tasks through the server's store
         self.shares_tasks = server.store is not None
         if self.shares_tasks:
@@ -104,14 +189,37 @@ class Endpoint:
             server._store_attach()
         server._live.add(self)
 
+    def protect(self, resource_url: str) -> None:
+        """Protects the endpoint as the resource ``resource_url`` with the server's ``auth``
+        (its verifier), ``authorization_server`` and ``required_scopes``."""
+        server = self.server
+        rules = ResourceServer(resource_url, server.authorization_server, scopes=server.required_scopes)
+        self.protection = Protection(rules, server.auth)
+        self.core.set_resource_server(rules)
+        log.info("endpoint protected: resource %s, metadata at %s", resource_url, rules.metadata_path)
+
     # --- what front ends call --------------------------------------------------------------
 
+    async def admit(self, method: str, path: str, headers: List[Tuple[str, Any]]) -> Any:
+        """A protected endpoint's gate (:class:`Protection`): the request's
+        :class:`Principal`, or ``("complete", ...)`` to answer instead; ``None`` when the
+        endpoint is not protected."""
+        if self.protection is None:
+            return None
+        return await self.protection.admit(method, path, headers)
+
     def handle_request(
-        self, method: str, headers: List[Tuple[str, Any]], body: bytes, peer: Optional[Tuple[str, int]]
+        self,
+        method: str,
+        headers: List[Tuple[str, Any]],
+        body: bytes,
+        peer: Optional[Tuple[str, int]],
+        principal: Optional[Principal] = None,
     ) -> Tuple[Any, ...]:
         """The rules' answer to one request: ``("complete", status, headers, body)`` or
-        ``("open", exchange)``; for an open one, call :meth:`open` at once."""
-        reply = self.core.handle_request(method, headers, body, peer=peer)
+        ``("open", exchange)``; for an open one, call :meth:`open` at once. ``principal``:
+        who :meth:`admit` found the request's token stands for."""
+        reply = self.core.handle_request(method, headers, body, peer=peer, principal=principal)
         if reply[0] == "complete":
             status = reply[1]
             if status >= 400:

@@ -223,6 +223,15 @@ class _H11Front:
             else:
                 return False
         clock.set("responding", self.loop.time())
+        principal = None
+        if self.endpoint.protection is not None and not oversize:
+            # A protected server: the metadata document, or the token's verdict, first.
+            admitted = await self.endpoint.admit(method, target, headers)
+            if isinstance(admitted, tuple):
+                self._write_complete(conn, writer, admitted[1], admitted[2], admitted[3])
+                await writer.drain()
+                return True
+            principal = admitted
         if target != self.path:
             self._write_complete(conn, writer, 404, [("Content-Type", "text/plain")], b"not found")
             await writer.drain()
@@ -232,7 +241,7 @@ class _H11Front:
             self._write_complete(conn, writer, status, hdrs, payload)
             await writer.drain()
             return False
-        reply = self.endpoint.handle_request(method, headers, bytes(body), peer)
+        reply = self.endpoint.handle_request(method, headers, bytes(body), peer, principal)
         if reply[0] == "complete":
             self._write_complete(conn, writer, reply[1], reply[2], reply[3])
             self.endpoint.pump()
@@ -385,6 +394,9 @@ async def serve_http(
         raise
     bound = listeners[0].getsockname()[1]
     handle = HttpServerHandle(endpoint, listeners, host, bound, path, tls is not None)
+    if server.auth is not None and endpoint.protection is None:
+        # Protected, without a resource URL of its own: this endpoint's URL is the resource.
+        endpoint.protect(handle.url)
     handshake_timeout = endpoint.core.header_read_timeout if endpoint.core.header_read_timeout > 0 else None
     slots = asyncio.Semaphore(max(1, endpoint.core.max_connections))
     backoff = endpoint.core.accept_backoff

@@ -543,12 +543,7 @@ class _HttpClientConnection(_ClientConnection):
                 if isinstance(event, h11.Response):
                     head = True
                     fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
-                    if rules.handle_head(stream, event.status_code, fields, session):
-                        # A 401 or 403 no authorization answers: its request failed.
-                        self.streams.pop(stream, None)
-                        aborted = True
-                        self.pump()
-                        return
+                    rules.handle_head(stream, event.status_code, fields, session)
                 elif isinstance(event, h11.Data):
                     rules.handle_body(stream, bytes(event.data), session)
                 elif isinstance(event, h11.EndOfMessage):

@@ -22,6 +22,8 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequ
 from . import _schema, _typed
 from ._core import (
     ClientSession,
+    JwtVerifier,
+    Principal,
     ServerConfig,
     ServerSession,
     TaskStore,
@@ -29,7 +31,7 @@ from ._core import (
     list_changed_signal,
     resource_updated_signal,
 )
-from ._dispatch import Context, Dispatcher, Handler
+from ._dispatch import Context, Dispatcher, Handler, Headers
 from ._typed import ElicitResult
 from .errors import (
     ConnectError,
@@ -51,7 +53,19 @@ from .events import (
     TaskStatus,
 )
 
-__all__ = ["Server", "Context", "Client", "ServerConnection", "Subscription", "AsgiApp", "ElicitResult", "TaskStore"]
+__all__ = [
+    "Server",
+    "Context",
+    "Client",
+    "ServerConnection",
+    "Subscription",
+    "AsgiApp",
+    "ElicitResult",
+    "TaskStore",
+    "Principal",
+    "JwtVerifier",
+    "Headers",
+]
 
 _log = logging.getLogger("mcp_sansio.server")
 _client_log = logging.getLogger("mcp_sansio.client")
@@ -115,6 +129,23 @@ class Server:
     random name unless given). A store that cannot be reached fails the affected requests
     with an error naming it (``task store``), and serves again once it is back. Only the
     HTTP endpoints share tasks; a stdio connection's tasks stay its own.
+
+    Who is calling: ``auth`` protects :meth:`serve_http` and :meth:`asgi_app` (OAuth 2.1,
+    the server as a protected resource). It verifies each request's bearer token: a
+    :class:`~mcp_sansio.JwtVerifier`, or a function (sync or ``async``) taking the token and
+    returning its :class:`~mcp_sansio.Principal` (or a dict or object with ``subject``,
+    ``client_id``, ``scopes``, ``claims``; ``None`` or an exception for an invalid token).
+    ``resource_url`` is the endpoint's URL, the resource identifier tokens must be issued for
+    (:meth:`serve_http` defaults to its own URL; a ``JwtVerifier`` made without
+    ``audience`` checks ``aud`` against it); ``authorization_server`` the issuer clients get
+    tokens from; ``required_scopes`` the scopes every request needs. A request without a
+    valid token gets 401 with a ``WWW-Authenticate`` challenge naming the Protected Resource
+    Metadata, which is served at ``/.well-known/oauth-protected-resource`` plus the
+    endpoint's path. Handlers read the caller from their :class:`Context` (``principal``,
+    ``headers``, ...). ``scopes=[...]`` on a decorator requires them of the caller: over HTTP
+    a caller without them gets 403 with the ``insufficient_scope`` step-up challenge, over
+    stdio the JSON-RPC error -32003; ``hide_forbidden=True`` leaves such entries out of the
+    caller's lists. A task is visible only to the principal that created it.
     """
 
     def __init__(
@@ -134,7 +165,24 @@ class Server:
         store: Optional[Union[str, TaskStore]] = None,
         node: Optional[str] = None,
         lease: Optional[float] = None,
+        auth: Any = None,
+        resource_url: Optional[str] = None,
+        authorization_server: Optional[str] = None,
+        required_scopes: Optional[Sequence[str]] = None,
+        hide_forbidden: bool = False,
     ) -> None:
+        if auth is not None and not callable(auth):
+            raise TypeError(f"auth must be a JwtVerifier or a function of the token, not {type(auth).__name__}")
+        if auth is not None and authorization_server is None:
+            raise ValueError("auth needs authorization_server= (the issuer clients get tokens from)")
+        if isinstance(required_scopes, str):
+            required_scopes = required_scopes.split()
+        #: Verifies the bearer tokens of the HTTP endpoints (``None``: not protected)
+        self.auth = auth
+        self.resource_url = resource_url
+        self.authorization_server = authorization_server
+        self.required_scopes: List[str] = list(required_scopes or [])
+        self.hide_forbidden = hide_forbidden
         self.name = name
         self.version = version
         self.title = title
@@ -171,6 +219,8 @@ class Server:
         self._resource_defs: List[Dict[str, Any]] = []
         self._template_defs: List[Dict[str, Any]] = []
         self._prompt_defs: List[Dict[str, Any]] = []
+        #: (kind, key) -> the scopes the entry requires of its callers
+        self._scopes: Dict[Tuple[str, str], List[str]] = {}
         self._config: Optional[ServerConfig] = None
 
     # --- registration --------------------------------------------------------------------
@@ -185,6 +235,7 @@ class Server:
         output_schema: Optional[Dict[str, Any]] = None,
         annotations: Optional[Dict[str, Any]] = None,
         task_support: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers a tool. Its input schema comes from the signature unless given; the
         description defaults to the docstring. The return value becomes the result: a str
@@ -203,7 +254,10 @@ class Server:
         the call as a task, which the handler then accepts with
         :meth:`Context.run_as_task` (needs ``Server(tasks=True)``). A ``"required"`` tool's
         handler calls it first thing: without the offer it raises :class:`McpError` (-32021,
-        naming the tasks extension), which answers the call when left uncaught."""
+        naming the tasks extension), which answers the call when left uncaught.
+
+        ``scopes``: what the caller's access token must grant to call it (see
+        :class:`Server`: 403 ``insufficient_scope`` over HTTP, -32003 over stdio)."""
         if task_support not in (None, "forbidden", "optional", "required"):
             raise ValueError(f"task_support must be 'optional', 'required' or 'forbidden', not {task_support!r}")
 
@@ -225,6 +279,7 @@ class Server:
             self._tool_defs = [t for t in self._tool_defs if t["name"] != tool["name"]]
             self.tools[tool["name"]] = Handler(run, ctx)
             self._tool_defs.append(tool)
+            self._set_scopes("tool", tool["name"], scopes)
             self._changed("tools")
             return fn
 
@@ -238,11 +293,12 @@ class Server:
         description: Optional[str] = None,
         mime_type: Optional[str] = None,
         title: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers a resource, or a resource template when ``uri`` has ``{variables}``
         (the reader then gets them as keyword arguments). The reader returns str (text),
         bytes (a blob), or a ``ReadResourceResult`` dict; a parameter named ``uri`` receives
-        the URI read."""
+        the URI read. ``scopes``: what the caller's token must grant to read it."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             ctx = _schema.context_param(fn, Context)
@@ -265,6 +321,7 @@ class Server:
                 entry["uri"] = uri
                 self._resource_defs.append(entry)
             self.resources[uri] = (Handler(fn, ctx, "uri" if wants_uri else None), mime_type)
+            self._set_scopes("template" if "{" in uri else "resource", uri, scopes)
             self._changed("resources")
             return fn
 
@@ -276,10 +333,11 @@ class Server:
         *,
         description: Optional[str] = None,
         title: Optional[str] = None,
+        scopes: Optional[Sequence[str]] = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers a prompt; its arguments come from the signature (parameters without a
         default are required). It returns a str (one user message), a list of messages, or
-        a ``GetPromptResult`` dict."""
+        a ``GetPromptResult`` dict. ``scopes``: what the caller's token must grant to get it."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             schema, ctx = _schema.signature_schema(fn, Context)
@@ -298,6 +356,7 @@ class Server:
             self._prompt_defs = [p for p in self._prompt_defs if p["name"] != prompt["name"]]
             self.prompts[prompt["name"]] = Handler(fn, ctx)
             self._prompt_defs.append(prompt)
+            self._set_scopes("prompt", prompt["name"], scopes)
             self._changed("prompts")
             return fn
 
@@ -346,8 +405,18 @@ class Server:
                 capabilities=self._capabilities(),
                 node=self.node if self.store is not None else None,
                 lease=self.lease,
+                scopes=[(kind, key, list(needed)) for (kind, key), needed in self._scopes.items()],
+                hide_forbidden=self.hide_forbidden,
             )
         return self._config
+
+    def _set_scopes(self, kind: str, key: str, scopes: Optional[Sequence[str]]) -> None:
+        if isinstance(scopes, str):
+            scopes = scopes.split()
+        if scopes:
+            self._scopes[(kind, key)] = [str(s) for s in scopes]
+        else:
+            self._scopes.pop((kind, key), None)
 
     def _capabilities(self) -> Optional[Dict[str, Any]]:
         caps: Dict[str, Any] = {}
@@ -369,6 +438,7 @@ class Server:
         if self.tools.pop(name, None) is None:
             return False
         self._tool_defs = [t for t in self._tool_defs if t["name"] != name]
+        self._scopes.pop(("tool", name), None)
         self._changed("tools")
         return True
 
@@ -386,12 +456,15 @@ class Server:
         if self.prompts.pop(name, None) is None:
             return False
         self._prompt_defs = [p for p in self._prompt_defs if p["name"] != name]
+        self._scopes.pop(("prompt", name), None)
         self._changed("prompts")
         return True
 
     def _forget_resource(self, uri: str) -> None:
         self._resource_defs = [r for r in self._resource_defs if r.get("uri") != uri]
         self._template_defs = [t for t in self._template_defs if t.get("uriTemplate") != uri]
+        self._scopes.pop(("resource", uri), None)
+        self._scopes.pop(("template", uri), None)
 
     def _changed(self, kind: str) -> None:
         """The catalog changed: rebuild it; while serving, every connection and endpoint
@@ -486,10 +559,14 @@ class Server:
 
     # --- serving -------------------------------------------------------------------------
 
-    async def serve_stdio(self) -> None:
-        """Serves one client over this process's stdin and stdout until it closes them."""
+    async def serve_stdio(self, *, principal: Optional[Principal] = None) -> None:
+        """Serves one client over this process's stdin and stdout until it closes them.
+
+        ``principal``: who the client is, if the application knows (it launched the process
+        for a user): handlers see it, scoped entries check its scopes, tasks are bound to it.
+        Without one, a scoped entry is refused (-32003)."""
         loop = asyncio.get_running_loop()
-        conn = ServerConnection(self)
+        conn = ServerConnection(self, principal=principal)
         await loop.connect_read_pipe(lambda: conn, sys.stdin.buffer)
 
         class _Writer(asyncio.Protocol):
@@ -820,8 +897,10 @@ EOF_GRACE = 1.5
 class ServerConnection(_Connection):
     """One client connection of a :class:`Server` over a byte stream."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, *, principal: Optional[Principal] = None) -> None:
         super().__init__(ServerSession(server.config))
+        if principal is not None:
+            self.session.set_principal(principal)
         self.server = server
         self.dispatcher = Dispatcher(server, self.session, self.pump)
         server._live.add(self)

@@ -151,6 +151,11 @@ class AsgiApp:
         keepalive: Optional[float] = None,
         options: Optional[Dict[str, Any]] = None,
     ) -> None:
+        if server.auth is not None and server.resource_url is None:
+            raise ValueError(
+                "the ASGI app of a protected server needs Server(resource_url=...): the "
+                "endpoint's public URL, which tokens must be issued for"
+            )
         self.server = server
         self.path = path
         self._settings = dict(
@@ -235,11 +240,48 @@ class AsgiApp:
             path = path[len(root):]
         return (path.rstrip("/") or "/") == (self.path.rstrip("/") or "/")
 
+    @property
+    def metadata_path(self) -> Optional[str]:
+        """Where a protected server's Protected Resource Metadata is served
+        (``/.well-known/oauth-protected-resource`` and the resource URL's path), else
+        ``None``. Mounted in a router, route that path to this app too."""
+        endpoint = self._endpoint
+        if endpoint is not None and endpoint.protection is not None:
+            return endpoint.protection.rules.metadata_path
+        if self.server.auth is None:
+            return None
+        from ._core import ResourceServer
+
+        return ResourceServer(self.server.resource_url, self.server.authorization_server).metadata_path
+
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.server.auth is not None:
+            # The metadata document (at its well-known path, outside ``path``) and the gate
+            # come first, as the Rust servers do.
+            await self._protected(scope, receive, send, self.start())
+            return
         if not self._here(scope):
             await _send_complete(send, 404, [("content-type", "text/plain")], b"not found")
             return
-        endpoint = self.start()
+        await self._serve(scope, receive, send, self.start(), None)
+
+    async def _protected(self, scope: Scope, receive: Receive, send: Send, endpoint: Endpoint) -> None:
+        headers = [(bytes(k).decode("latin-1"), bytes(v)) for k, v in scope.get("headers", ())]
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        metadata = endpoint.protection.rules.metadata_path
+        if path != metadata and root and not path.startswith(root):
+            path = root + path  # an ASGI server that keeps the mount prefix apart
+        admitted = await endpoint.admit(scope["method"], path, headers)
+        if isinstance(admitted, tuple):
+            await _send_complete(send, admitted[1], admitted[2], admitted[3])
+            return
+        if not self._here(scope):
+            await _send_complete(send, 404, [("content-type", "text/plain")], b"not found")
+            return
+        await self._serve(scope, receive, send, endpoint, admitted)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, endpoint: Endpoint, principal: Any) -> None:
         limit = endpoint.core.max_body_size
         body = bytearray()
         while True:
@@ -260,7 +302,7 @@ class AsgiApp:
         headers = [(bytes(k).decode("latin-1"), bytes(v)) for k, v in scope.get("headers", ())]
         client = scope.get("client")
         peer = (str(client[0]), int(client[1])) if client else None
-        reply = endpoint.handle_request(scope["method"], headers, bytes(body), peer)
+        reply = endpoint.handle_request(scope["method"], headers, bytes(body), peer, principal)
         if reply[0] == "complete":
             try:
                 await _send_complete(send, reply[1], reply[2], reply[3])

@@ -98,12 +98,13 @@ class ProxyError(ConnectError):
 
 
 class AuthorizationError(ConnectionClosed):
-    """An HTTP server refused a request for want of authorization (401, or 403 with a
-    ``WWW-Authenticate`` challenge) and the client could not satisfy it: no OAuth is
-    configured (``connect_http(..., auth=OAuth(...))``), or the authorization flow failed
-    (the reason follows the challenge). The message is one sentence, e.g. ``HTTP 401 from
-    http://host/mcp: Bearer resource_metadata="..."; the client has no OAuth configured
-    (pass auth=OAuth(...) to connect_http)``.
+    """An HTTP server refused a request for want of authorization (401 or 403) and the
+    client could not satisfy it: no OAuth is configured (``connect_http(...,
+    auth=OAuth(...))``), the challenge starts no authorization, or the authorization flow
+    failed (the reason follows the challenge). The message is one sentence, e.g. ``the
+    server at http://host/mcp answered HTTP 401 with WWW-Authenticate: Bearer
+    resource_metadata="..."; this client has no authorization configured (pass
+    auth=OAuth(...) to connect_http)``.
 
     ``status`` is 401 or 403, ``challenge`` the ``WWW-Authenticate`` value(s) (``None``
     when the server sent none), ``url`` the server's URL. Raised by the call that was

@@ -11,9 +11,15 @@
 
 Request ids are plain ints: a server session numbers the requests it received, a client
 session the requests it sent (``send_request`` and friends return the id).
+
+A server's request events (``Request``, ``ToolCall``, ``ResourceRead``, ``PromptGet``,
+``CompletionRequest``) carry ``info``, a :class:`~mcp_sansio.RequestInfo`: who sent the
+request (the verified ``principal``, the HTTP ``headers``, the 2025 ``session_id``), its
+``meta``, the client's ``client_info`` and ``client_capabilities``, the ``protocol_version``
+and ``era``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
 __all__ = [
@@ -68,6 +74,8 @@ class Request(Event):
     request_id: int
     method: str
     params: Optional[Dict[str, Any]]
+    info: Any = field(default=None, repr=False, compare=False)
+    """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,8 @@ class ToolCall(Event):
     request_id: int
     name: str
     arguments: Dict[str, Any]
+    info: Any = field(default=None, repr=False, compare=False)
+    """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,8 @@ class ResourceRead(Event):
     uri: str
     key: str
     variables: Dict[str, Any]
+    info: Any = field(default=None, repr=False, compare=False)
+    """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,8 @@ class PromptGet(Event):
     request_id: int
     name: str
     arguments: Dict[str, str]
+    info: Any = field(default=None, repr=False, compare=False)
+    """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
 
 
 @dataclass(frozen=True)
@@ -108,6 +122,8 @@ class CompletionRequest(Event):
 
     request_id: int
     params: Dict[str, Any]
+    info: Any = field(default=None, repr=False, compare=False)
+    """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
 
 
 @dataclass(frozen=True)

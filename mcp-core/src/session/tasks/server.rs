@@ -867,8 +867,10 @@ impl Core {
         let seen = local
             .filter(|seq| may_see(self.server_tasks.tasks[seq].owner.as_ref(), caller.as_ref()));
         let Some(seq) = seen else {
-            if local.is_none() && self.shared_config().is_some() {
-                // Another process may run it: its record says.
+            if self.shared_config().is_some() {
+                // Another process may run it: its record says. Another principal's task
+                // here is looked up too (and refused by its record), so that it takes
+                // the time an unknown id takes and nobody learns where it runs.
                 self.shared_lookup(method, id.clone(), batch, modern, params, caller);
                 return true;
             }
