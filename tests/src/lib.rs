@@ -229,7 +229,13 @@ pub fn assert_everything_scenario(
     assert_eq!(
         s["tools"],
         serde_json::json!([
-            "add", "admin_echo", "ask_name", "echo", "long_job", "slow", "whoami"
+            "add",
+            "admin_echo",
+            "ask_name",
+            "echo",
+            "long_job",
+            "slow",
+            "whoami"
         ]),
         "tools/list{ctx}"
     );

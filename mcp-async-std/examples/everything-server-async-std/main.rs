@@ -143,7 +143,10 @@ async fn run() {
                 .serve_http_protected(addr, config, protection)
                 .await
                 .expect("the address binds");
-            eprintln!("serving MCP at http://{}/mcp (protected)", handle.local_addr());
+            eprintln!(
+                "serving MCP at http://{}/mcp (protected)",
+                handle.local_addr()
+            );
             handle.wait().await;
         }
         Transport::Http(addr) => {

@@ -129,7 +129,10 @@ fn main() {
             let handle = server
                 .serve_http_protected(addr, config, protection)
                 .expect("the address binds");
-            eprintln!("serving MCP at http://{}/mcp (protected)", handle.local_addr());
+            eprintln!(
+                "serving MCP at http://{}/mcp (protected)",
+                handle.local_addr()
+            );
             handle.wait();
         }
         Transport::Http(addr) => {

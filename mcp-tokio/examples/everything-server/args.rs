@@ -181,7 +181,9 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
                     .map_err(|_| format!("--lease takes milliseconds such as 10000, not {ms:?}"))?;
             }
             "--jwt-secret" => {
-                let secret = argv.next().ok_or("--jwt-secret takes the tokens' HS256 key")?;
+                let secret = argv
+                    .next()
+                    .ok_or("--jwt-secret takes the tokens' HS256 key")?;
                 args.jwt_secret = Some(secret);
             }
             other => return Err(format!("unknown argument {other:?}")),
@@ -196,7 +198,9 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
         match &args.transport {
             Transport::Stdio => return Err("--jwt-secret needs --http or --https".into()),
             Transport::Http(addr) | Transport::Https { addr, .. } if addr.port() == 0 => {
-                return Err("--jwt-secret needs a fixed port: the tokens' audience names it".into());
+                return Err(
+                    "--jwt-secret needs a fixed port: the tokens' audience names it".into(),
+                );
             }
             _ => {}
         }

@@ -58,7 +58,8 @@ async fn main() {
     match args.transport {
         #[cfg(feature = "auth")]
         Transport::Http(addr) if args.jwt_secret.is_some() => {
-            let (rules, key, validation) = args::jwt_rules(args.jwt_secret.as_deref(), "http", addr).expect("a secret");
+            let (rules, key, validation) =
+                args::jwt_rules(args.jwt_secret.as_deref(), "http", addr).expect("a secret");
             let protection = mcp_sansio_tokio::Protection::new(
                 rules,
                 mcp_sansio_tokio::jwt_verifier(key, validation),
@@ -67,7 +68,10 @@ async fn main() {
                 .serve_http_protected(addr, config, protection)
                 .await
                 .expect("the address binds");
-            eprintln!("serving MCP at http://{}/mcp (protected)", handle.local_addr());
+            eprintln!(
+                "serving MCP at http://{}/mcp (protected)",
+                handle.local_addr()
+            );
             let _ = tokio::signal::ctrl_c().await;
             handle.shutdown().await;
         }
