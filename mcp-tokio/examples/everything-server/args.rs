@@ -45,7 +45,6 @@ pub(crate) struct Args {
     pub(crate) store: Option<String>,
     pub(crate) lease_ms: u64,
     /// `--jwt-secret`: the HS256 key every request's bearer token must be signed with
-    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     pub(crate) jwt_secret: Option<String>,
 }
 
