@@ -285,6 +285,7 @@ mod over_http {
     /// A response: status, headers (lower-case names), the last JSON-RPC message
     type Answer = (u16, HashMap<String, String>, Value);
 
+    /// POSTs `body` as JSON with `headers`, on a connection of its own, read to its end
     fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> Answer {
         let mut all = vec![JSON, ACCEPT];
         all.extend_from_slice(headers);
@@ -824,10 +825,14 @@ mod over_http {
             .expect("the example starts");
         let stderr = child.stderr.take().expect("its stderr");
         let child = Child(child);
+        let mut stderr = std::io::BufReader::new(stderr);
         let mut line = String::new();
-        std::io::BufReader::new(stderr)
+        stderr
             .read_line(&mut line)
             .expect("the example's first line");
+        // The rest (logs, with RUST_LOG) is read and dropped, so the example never blocks
+        // on it or meets a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
         assert!(
             line.starts_with("serving MCP at") && line.contains("(protected)"),
             "{line:?} (an example built without the `auth` feature?)"
