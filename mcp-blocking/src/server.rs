@@ -121,7 +121,7 @@ pub struct Context {
     /// The keys of the run's typed questions (elicitations, samplings)
     elicits: elicit::Keys,
     /// Who sent the request, and over what
-    request: Arc<RequestInfo>,
+    request: RequestInfo,
 }
 
 /// Waits for a reply from the driver
@@ -1012,7 +1012,7 @@ impl Dispatcher {
             cancel: cancel.clone(),
             reports: Reports::default(),
             elicits: elicit::Keys::default(),
-            request: Arc::new(RequestInfo::new(&mut request, session)),
+            request: RequestInfo::new(&mut request, session),
         };
         let version = request.version;
         let responder = request.responder;

@@ -33,7 +33,7 @@ const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 ///     Ok(CallToolResult::text(format!("{who} via {agent} on {}", request.protocol_version())))
 /// }
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RequestInfo {
     version: ProtocolVersion,
     caller: Option<Arc<Caller>>,

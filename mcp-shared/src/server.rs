@@ -80,13 +80,13 @@ pub struct Context<R: Runtime> {
     /// The keys of the run's typed questions (elicitations, samplings)
     elicits: elicit::Keys,
     /// Who sent the request, and over what
-    request: Arc<RequestInfo>,
+    request: RequestInfo,
 }
 
 impl<R: Runtime> Clone for Context<R> {
     fn clone(&self) -> Self {
         Self {
-            request: Arc::clone(&self.request),
+            request: self.request.clone(),
             id: self.id,
             wants_progress: self.wants_progress,
             log_filter: self.log_filter,
@@ -127,7 +127,7 @@ impl<R: Runtime> Context<R> {
             messages: messages.clone(),
             reports: Reports::default(),
             elicits: elicit::Keys::default(),
-            request: Arc::new(RequestInfo::new(request, session)),
+            request: RequestInfo::new(request, session),
         }
     }
 

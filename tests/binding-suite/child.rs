@@ -56,7 +56,7 @@ fn a_missing_program_is_named_with_the_os_cause() {
 /// The binding's everything-server example beside this test binary (`cargo test` builds the
 /// examples; it needs `http`)
 #[cfg(feature = "http")]
-fn everything_server() -> std::path::PathBuf {
+pub(crate) fn everything_server() -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let dir = exe
         .parent()

@@ -34,6 +34,7 @@ mod hostile;
 mod http;
 #[cfg(feature = "tls")]
 mod https;
+mod identity;
 mod in_memory;
 mod input;
 mod logging;

@@ -228,7 +228,15 @@ pub fn assert_everything_scenario(
     assert_eq!(s["server_name"], server_name, "server name{ctx}");
     assert_eq!(
         s["tools"],
-        serde_json::json!(["add", "ask_name", "echo", "long_job", "slow"]),
+        serde_json::json!([
+            "add",
+            "admin_echo",
+            "ask_name",
+            "echo",
+            "long_job",
+            "slow",
+            "whoami"
+        ]),
         "tools/list{ctx}"
     );
 

@@ -13,7 +13,13 @@
 //!
 //! Behind a load balancer: `--node NAME` puts `NAME.` before every 2025-wire session id, for
 //! sticky routing, and `--state-key HEX` (64 hex digits) is the `requestState` key all the
-//! processes share. Flags go in any order; see mcp-tokio's `everything-server/args.rs`.
+//! processes share.
+//!
+//! `--jwt-secret SECRET` (built with `--features auth`) protects it: every request needs an
+//! HS256 JWT signed with `SECRET` for `http://127.0.0.1:PORT/mcp` from
+//! `http://127.0.0.1:<PORT+1>`; `whoami` then answers the token's subject, client id and
+//! scopes, and `admin_echo` needs `mcp:admin`. Flags go in any order; see mcp-tokio's
+//! `everything-server/args.rs`.
 
 #[path = "../../../mcp-tokio/examples/everything-server/args.rs"]
 mod args;
@@ -37,6 +43,8 @@ use mcp_sansio::schema::{
     CallToolResult, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
+use mcp_sansio::server::EntryKind;
+use mcp_sansio::session::Principal;
 use mcp_sansio::{Implementation, Progress, ServerConfig};
 use mcp_sansio_async_std::{Server, ServerBuilder};
 use serde_json::{Map, Value, json};
@@ -125,6 +133,22 @@ async fn run() {
     let server = builder.build();
     let config = args.http_config();
     match args.transport {
+        #[cfg(feature = "auth")]
+        Transport::Http(addr) if args.jwt_secret.is_some() => {
+            let (rules, key, validation) =
+                args::jwt_rules(args.jwt_secret.as_deref(), "http", addr).expect("a secret");
+            let verifier = mcp_sansio_async_std::jwt_verifier(key, validation);
+            let protection = mcp_sansio_async_std::Protection::new(rules, verifier);
+            let handle = server
+                .serve_http_protected(addr, config, protection)
+                .await
+                .expect("the address binds");
+            eprintln!(
+                "serving MCP at http://{}/mcp (protected)",
+                handle.local_addr()
+            );
+            handle.wait().await;
+        }
         Transport::Http(addr) => {
             let handle = server
                 .serve_http_with(addr, config)
@@ -139,6 +163,19 @@ async fn run() {
             let read = |path: &str| std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
             let identity = mcp_sansio_async_std::TlsIdentity::from_pem(&read(&chain), &read(&key))
                 .unwrap_or_else(|e| panic!("{e}"));
+            #[cfg(feature = "auth")]
+            let handle = match args::jwt_rules(args.jwt_secret.as_deref(), "https", addr) {
+                Some((rules, key, validation)) => {
+                    let verifier = mcp_sansio_async_std::jwt_verifier(key, validation);
+                    let protection = mcp_sansio_async_std::Protection::new(rules, verifier);
+                    server
+                        .serve_https_protected(addr, config, protection, identity)
+                        .await
+                }
+                None => server.serve_https_with(addr, config, identity).await,
+            }
+            .expect("the address binds");
+            #[cfg(not(feature = "auth"))]
             let handle = server
                 .serve_https_with(addr, config, identity)
                 .await
@@ -158,14 +195,41 @@ async fn run() {
     }
 }
 
-/// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task), a
-/// template and the `greeting` prompt
+/// `whoami`'s answer: the caller's verified principal as JSON, `null` where unknown (no
+/// principal on stdio or on a server without `--jwt-secret`)
+fn whoami(principal: Option<&Principal>) -> CallToolResult {
+    let who = json!({
+        "subject": principal.and_then(|p| p.subject.as_deref()),
+        "client_id": principal.and_then(|p| p.client_id.as_deref()),
+        "scopes": principal.map(|p| &p.scopes),
+    });
+    CallToolResult::text(who.to_string())
+}
+
+/// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task),
+/// `whoami` (the caller), `admin_echo` (`echo` for callers granted `mcp:admin`), a template
+/// and the `greeting` prompt
 fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogError> {
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
             |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
         )
+        .and_then(|b| {
+            b.tool(
+                Tool::new("admin_echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
+                    .with_description("Echoes the text back, for callers granted the scope `mcp:admin`"),
+                |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+            )
+        })
+        .and_then(|b| b.require_scopes(EntryKind::Tool, "admin_echo", ["mcp:admin"]))
+        .and_then(|b| {
+            b.tool(
+                Tool::new("whoami", object(json!({"type": "object"})))
+                    .with_description("Who is calling: the verified subject, client id and scopes (JSON, null where unknown)"),
+                |cx, _args| async move { Ok(whoami(cx.principal())) },
+            )
+        })
         .and_then(|b| {
             b.tool(
                 Tool::new("add", object(json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]})))

@@ -127,6 +127,9 @@ struct Stream {
     resend: Option<Outgoing>,
     /// It is already a re-send after a 404
     retried: bool,
+    /// A JSON response with an error status: why the request failed, should its body hold
+    /// no JSON-RPC answer (an OAuth error body, say)
+    refused: Option<String>,
 }
 
 /// A message the session wrote, waiting to be POSTed
@@ -721,6 +724,9 @@ impl ClientTransport {
         }
         entry.kind = Some(kind);
         entry.blocking = false;
+        if !(200..300).contains(&status) && matches!(kind, ResponseKind::Json) {
+            entry.refused = Some(refusal(status, headers));
+        }
         entry.length = headers
             .get("content-length")
             .and_then(|l| l.trim().parse::<u64>().ok());
@@ -835,7 +841,9 @@ impl ClientTransport {
                 if let Some(entry) = self.streams.remove(&stream)
                     && !entry.complete
                 {
-                    self.fail(now, entry.awaits, "the response held no answer", session);
+                    let why = entry.refused.as_deref();
+                    let why = why.unwrap_or("the response held no answer");
+                    self.fail(now, entry.awaits, why, session);
                 }
             }
             Some(ResponseKind::EventStream) => {
@@ -1257,6 +1265,7 @@ impl ClientTransport {
                 sid,
                 resend: None,
                 retried: false,
+                refused: None,
             },
         );
         self.requests.push_back(HttpRequest {
@@ -1338,4 +1347,27 @@ impl ClientTransport {
 fn awaited(message: &[u8]) -> Option<Value> {
     let peek = serde_json::from_slice::<Peek<'_>>(message).ok()?;
     peek.method.and(peek.id)
+}
+
+/// Why a request failed whose response had error `status` and no JSON-RPC answer: the
+/// status, and the Bearer challenge's error, description and scope if the server sent one
+/// (`the server answered HTTP 403: insufficient_scope (the token lacks a required scope),
+/// scope "mcp:admin"`)
+fn refusal(status: u16, headers: &(impl Headers + ?Sized)) -> String {
+    let mut why = format!("the server answered HTTP {status}");
+    let Some(challenge) =
+        crate::auth::BearerChallenge::from_headers(headers.values("www-authenticate"))
+    else {
+        return why;
+    };
+    if let Some(error) = &challenge.error {
+        why.push_str(&format!(": {error}"));
+        if let Some(description) = &challenge.error_description {
+            why.push_str(&format!(" ({description})"));
+        }
+    }
+    if let Some(scope) = &challenge.scope {
+        why.push_str(&format!(", scope \"{scope}\""));
+    }
+    why
 }

@@ -321,6 +321,34 @@ fn a_json_body_without_the_answer_fails_the_request() {
 }
 
 #[test]
+fn a_json_error_status_without_an_answer_fails_the_request_with_the_status_and_the_challenge() {
+    let now = start();
+    let (mut t, mut s) = modern_ready(now);
+    call(&mut s, now, "admin_echo");
+    t.pull(&mut s);
+    let r = requests(&mut t).remove(0);
+    // A protected server's per-tool step-up refusal: an OAuth error body, not JSON-RPC.
+    let head = [
+        ("Content-Type", "application/json"),
+        (
+            "WWW-Authenticate",
+            "Bearer error=\"insufficient_scope\", error_description=\"the token lacks a \
+             required scope\", scope=\"mcp:admin\", resource_metadata=\"http://x/.well-known/\
+             oauth-protected-resource/mcp\"",
+        ),
+    ];
+    t.handle_head(now, r.stream, 403, &head[..], &mut s);
+    t.handle_body(now, r.stream, br#"{"error":"insufficient_scope"}"#, &mut s);
+    t.handle_end(now, r.stream, &mut s);
+    assert_eq!(
+        transport_message(outcome(&mut s)),
+        "the server answered HTTP 403: insufficient_scope (the token lacks a required scope), \
+         scope \"mcp:admin\""
+    );
+    assert!(events(&mut s).is_empty());
+}
+
+#[test]
 fn an_oversized_json_body_fails_the_request_and_aborts_it() {
     let now = start();
     let mut config = Pair::client_config(EraMode::Modern);

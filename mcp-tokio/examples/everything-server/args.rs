@@ -13,7 +13,12 @@
 //!   (`redis://HOST:PORT`; the example must be built with the `redis` feature; `memory`: an
 //!   in-process store, the same code path without Redis, for one process), as process
 //!   `--node` (or a random name), with `--lease MS` (default 10000): a task whose process
-//!   died reads `failed` once its lease ends.
+//!   died reads `failed` once its lease ends;
+//! - `--jwt-secret SECRET` (with `--http` or `--https` on a fixed port; the example must be
+//!   built with the `auth` feature): every request needs an HS256 JWT signed with `SECRET`,
+//!   for the resource `http://ADDR/mcp` (`aud`) from the authorization server
+//!   `http://127.0.0.1:<PORT+1>` (`iss`), with any scopes (`admin_echo` needs `mcp:admin`),
+//!   as the `jwt-protected-server` example checks them (`jwt_rules`).
 
 use std::net::SocketAddr;
 
@@ -39,6 +44,8 @@ pub(crate) struct Args {
     pub(crate) state_key: Option<[u8; 32]>,
     pub(crate) store: Option<String>,
     pub(crate) lease_ms: u64,
+    /// `--jwt-secret`: the HS256 key every request's bearer token must be signed with
+    pub(crate) jwt_secret: Option<String>,
 }
 
 impl Args {
@@ -95,7 +102,8 @@ impl Args {
 pub(crate) fn usage(name: &str) -> String {
     format!(
         "usage: {name} [--conformance] [--http 127.0.0.1:PORT | --https 127.0.0.1:PORT CHAIN.pem KEY.pem] \
-         [--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT [--lease MS]]"
+         [--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT [--lease MS]] \
+         [--jwt-secret SECRET]"
     )
 }
 
@@ -119,6 +127,7 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
         state_key: None,
         store: None,
         lease_ms: 10_000,
+        jwt_secret: None,
     };
     let addr = |value: Option<String>, flag: &str, example: &str| -> Result<SocketAddr, String> {
         let value = value.ok_or_else(|| format!("{flag} takes an address such as {example}"))?;
@@ -170,10 +179,61 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
                     .parse()
                     .map_err(|_| format!("--lease takes milliseconds such as 10000, not {ms:?}"))?;
             }
+            "--jwt-secret" => {
+                let secret = argv
+                    .next()
+                    .ok_or("--jwt-secret takes the tokens' HS256 key")?;
+                args.jwt_secret = Some(secret);
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
+    if args.jwt_secret.is_some() {
+        if cfg!(not(feature = "auth")) {
+            return Err(
+                "--jwt-secret needs the `auth` feature (cargo build --features auth)".into(),
+            );
+        }
+        match &args.transport {
+            Transport::Stdio => return Err("--jwt-secret needs --http or --https".into()),
+            Transport::Http(addr) | Transport::Https { addr, .. } if addr.port() == 0 => {
+                return Err(
+                    "--jwt-secret needs a fixed port: the tokens' audience names it".into(),
+                );
+            }
+            _ => {}
+        }
+    }
     Ok(args)
+}
+
+/// With `--jwt-secret`, how the server at `addr` (`scheme` `http` or `https`) checks tokens:
+/// the resource `SCHEME://ADDR/mcp` (their `aud`) trusting the authorization server
+/// `http://127.0.0.1:<PORT+1>` (their `iss`, as in the `jwt-protected-server` example), no
+/// scope required of every request (a tool may require some); HS256 with the secret, no
+/// leeway. `None` without the flag.
+#[cfg(feature = "auth")]
+pub(crate) fn jwt_rules(
+    secret: Option<&str>,
+    scheme: &str,
+    addr: SocketAddr,
+) -> Option<(
+    mcp_sansio::http::protected::ResourceServer,
+    jsonwebtoken::DecodingKey,
+    jsonwebtoken::Validation,
+)> {
+    let secret = secret?;
+    let resource = format!("{scheme}://{addr}/mcp");
+    let issuer = format!("http://127.0.0.1:{}", addr.port().wrapping_add(1));
+    let rules = mcp_sansio::http::protected::ResourceServer::new(&resource, &issuer)
+        .expect("an http(s) URL");
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+    validation.set_audience(&[resource]);
+    validation.set_issuer(&[issuer]);
+    validation.leeway = 0;
+    validation.validate_nbf = true;
+    let key = jsonwebtoken::DecodingKey::from_secret(secret.as_bytes()).expect("an HS256 key");
+    Some((rules, key, validation))
 }
 
 /// 64 hex digits as 32 bytes

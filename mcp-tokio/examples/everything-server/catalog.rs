@@ -11,6 +11,8 @@ use mcp_sansio::schema::{
     CallToolResult, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, Tool,
 };
+use mcp_sansio::server::EntryKind;
+use mcp_sansio::session::Principal;
 use mcp_sansio::{Implementation, Progress, ServerConfig};
 use mcp_sansio_tokio::store::{SharedTasks, TaskStore};
 use mcp_sansio_tokio::{Server, ServerBuilder};
@@ -105,14 +107,41 @@ pub(crate) fn server(
     server
 }
 
-/// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task), a
-/// template and the `greeting` prompt
+/// `whoami`'s answer: the caller's verified principal as JSON, `null` where unknown (no
+/// principal on stdio or on a server without `--jwt-secret`)
+fn whoami(principal: Option<&Principal>) -> CallToolResult {
+    let who = json!({
+        "subject": principal.and_then(|p| p.subject.as_deref()),
+        "client_id": principal.and_then(|p| p.client_id.as_deref()),
+        "scopes": principal.map(|p| &p.scopes),
+    });
+    CallToolResult::text(who.to_string())
+}
+
+/// The demo catalog: tools `echo`, `add`, `slow`, `ask_name` (input), `long_job` (a task),
+/// `whoami` (the caller), `admin_echo` (`echo` for callers granted `mcp:admin`), a template
+/// and the `greeting` prompt
 fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogError> {
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
             |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
         )
+        .and_then(|b| {
+            b.tool(
+                Tool::new("admin_echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
+                    .with_description("Echoes the text back, for callers granted the scope `mcp:admin`"),
+                |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+            )
+        })
+        .and_then(|b| b.require_scopes(EntryKind::Tool, "admin_echo", ["mcp:admin"]))
+        .and_then(|b| {
+            b.tool(
+                Tool::new("whoami", object(json!({"type": "object"})))
+                    .with_description("Who is calling: the verified subject, client id and scopes (JSON, null where unknown)"),
+                |cx, _args| async move { Ok(whoami(cx.principal())) },
+            )
+        })
         .and_then(|b| {
             b.tool(
                 Tool::new("add", object(json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]})))

@@ -13,7 +13,13 @@
 //!
 //! Behind a load balancer (`scripts/scale-out`): `--node NAME` puts `NAME.` before every
 //! 2025-wire session id, for sticky routing, and `--state-key HEX` (64 hex digits) is the
-//! `requestState` key all the processes share. Flags go in any order; see `args.rs`.
+//! `requestState` key all the processes share.
+//!
+//! `--jwt-secret SECRET` (built with `--features auth`) protects it: every request needs an
+//! HS256 JWT signed with `SECRET` for `http://127.0.0.1:PORT/mcp` from
+//! `http://127.0.0.1:<PORT+1>` (mint one with the `jwt-protected-server` example's `mint`);
+//! `whoami` then answers the token's subject, client id and scopes, and `admin_echo` needs
+//! `mcp:admin`. Flags go in any order; see `args.rs`.
 
 mod args;
 mod catalog;
@@ -50,6 +56,25 @@ async fn main() {
     let server = catalog::server(args.fixtures, args.state_key, store);
     let config = args.http_config();
     match args.transport {
+        #[cfg(feature = "auth")]
+        Transport::Http(addr) if args.jwt_secret.is_some() => {
+            let (rules, key, validation) =
+                args::jwt_rules(args.jwt_secret.as_deref(), "http", addr).expect("a secret");
+            let protection = mcp_sansio_tokio::Protection::new(
+                rules,
+                mcp_sansio_tokio::jwt_verifier(key, validation),
+            );
+            let handle = server
+                .serve_http_protected(addr, config, protection)
+                .await
+                .expect("the address binds");
+            eprintln!(
+                "serving MCP at http://{}/mcp (protected)",
+                handle.local_addr()
+            );
+            let _ = tokio::signal::ctrl_c().await;
+            handle.shutdown().await;
+        }
         Transport::Http(addr) => {
             let handle = server
                 .serve_http_with(addr, config)
@@ -64,6 +89,19 @@ async fn main() {
             let read = |path: &str| std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
             let identity = mcp_sansio_tokio::TlsIdentity::from_pem(&read(&chain), &read(&key))
                 .unwrap_or_else(|e| panic!("{e}"));
+            #[cfg(feature = "auth")]
+            let handle = match args::jwt_rules(args.jwt_secret.as_deref(), "https", addr) {
+                Some((rules, key, validation)) => {
+                    let verifier = mcp_sansio_tokio::jwt_verifier(key, validation);
+                    let protection = mcp_sansio_tokio::Protection::new(rules, verifier);
+                    server
+                        .serve_https_protected(addr, config, protection, identity)
+                        .await
+                }
+                None => server.serve_https_with(addr, config, identity).await,
+            }
+            .expect("the address binds");
+            #[cfg(not(feature = "auth"))]
             let handle = server
                 .serve_https_with(addr, config, identity)
                 .await

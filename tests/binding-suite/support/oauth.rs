@@ -65,6 +65,27 @@ pub(crate) fn token(
     .unwrap()
 }
 
+/// An HS256 access token for `resource` from `issuer`, for user `subject` of the OAuth
+/// client `client_id`, granting `scope` (space separated), valid for ten minutes
+pub(crate) fn user_token(
+    issuer: &str,
+    resource: &str,
+    subject: &str,
+    client_id: &str,
+    scope: &str,
+) -> String {
+    let claims = json!({
+        "iss": issuer, "aud": resource, "sub": subject, "client_id": client_id,
+        "scope": scope, "iat": now(), "exp": now() + 600,
+    });
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(SECRET).unwrap(),
+    )
+    .unwrap()
+}
+
 /// The rules of the resource at `resource` trusting `issuer`: [`SCOPE`] required
 pub(crate) fn rules(resource: &str, issuer: &str) -> ResourceServer {
     ResourceServer::new(resource, issuer)
@@ -204,12 +225,16 @@ pub(crate) struct Seen {
     /// Whether the token request's verifier matched the challenge
     pub(crate) pkce_ok: bool,
     pub(crate) resource_at_token: Option<String>,
+    /// The `scope` of each authorization request, in order (`None`: none asked for)
+    pub(crate) scopes_asked: Vec<Option<String>>,
 }
 
 /// A minimal OAuth 2.1 authorization server on 127.0.0.1, for a public client: metadata
 /// (RFC 8414), dynamic registration, an authorization endpoint that approves at once
 /// (redirect with `code`, `state` and `iss`), and a token endpoint that checks the PKCE
-/// verifier and issues a JWT for the requested resource. It stops when dropped.
+/// verifier and issues a JWT for the requested resource granting the scopes the
+/// authorization request asked for ([`SCOPE`] when it asked for none). It stops when
+/// dropped.
 pub(crate) struct AuthorizationServer {
     pub(crate) issuer: String,
     pub(crate) seen: Arc<Mutex<Seen>>,
@@ -321,6 +346,7 @@ fn serve_one(mut stream: TcpStream, issuer: &str, seen: &Mutex<Seen>) -> std::io
             let mut s = seen.lock().unwrap();
             s.challenge = q.get("code_challenge").cloned();
             s.resource_at_authorize = q.get("resource").cloned();
+            s.scopes_asked.push(q.get("scope").cloned());
             assert_eq!(q["code_challenge_method"], "S256");
             assert_eq!(q["client_id"], "registered-client");
             let back = format!(
@@ -342,14 +368,17 @@ fn serve_one(mut stream: TcpStream, issuer: &str, seen: &Mutex<Seen>) -> std::io
                 (400, None, json!({"error": "invalid_grant"}))
             } else {
                 let resource = f["resource"].clone();
+                // What the last authorization request asked for is granted
+                let scope = s.scopes_asked.last().cloned().flatten();
+                let scope = scope.unwrap_or_else(|| SCOPE.to_owned());
                 (
                     200,
                     None,
                     json!({
-                        "access_token": token(issuer, &resource, SCOPE, 600, 0),
+                        "access_token": token(issuer, &resource, &scope, 600, 0),
                         "token_type": "Bearer",
                         "expires_in": 600,
-                        "scope": SCOPE,
+                        "scope": scope,
                     }),
                 )
             }

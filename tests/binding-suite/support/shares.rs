@@ -141,7 +141,7 @@ fn dechunk(mut bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The JSON-RPC messages of a body: a JSON one, or the data of SSE events
-fn messages(body: &[u8]) -> Vec<Value> {
+pub(crate) fn messages(body: &[u8]) -> Vec<Value> {
     let text = String::from_utf8_lossy(body);
     if let Ok(v) = serde_json::from_str::<Value>(&text) {
         return vec![v];
@@ -153,7 +153,7 @@ fn messages(body: &[u8]) -> Vec<Value> {
 }
 
 /// Retries `attempt` (every 50 ms, for 10 s at most) until it holds
-fn eventually(what: &str, mut attempt: impl FnMut() -> bool) {
+pub(crate) fn eventually(what: &str, mut attempt: impl FnMut() -> bool) {
     #[allow(clippy::disallowed_methods)] // a real server on real sockets
     let deadline = Instant::now() + Duration::from_secs(10);
     #[allow(clippy::disallowed_methods)]

@@ -274,7 +274,15 @@ pub(crate) fn assert_summary(s: &Summary, server: ServerBinding, era: Era) {
     );
     assert_eq!(
         s.tools,
-        ["add", "ask_name", "echo", "long_job", "slow"],
+        [
+            "add",
+            "admin_echo",
+            "ask_name",
+            "echo",
+            "long_job",
+            "slow",
+            "whoami"
+        ],
         "tools/list{ctx}"
     );
     assert_eq!(s.echo, text_call("hello from the matrix"), "echo{ctx}");
