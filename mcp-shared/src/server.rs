@@ -414,16 +414,19 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     /// the JSON-RPC error [`mcp_sansio::server::insufficient_scope`])
     ///
     /// ```
-    /// # use mcp_sansio::{Implementation, ServerConfig};
-    /// # use mcp_sansio::schema::{CallToolResult, Tool};
-    /// # use mcp_sansio::server::EntryKind;
-    /// # type Builder = mcp_sansio_shared::server::ServerBuilder<R, mcp_sansio_shared::server::ServerCore<R>>;
-    /// # fn build<R: mcp_sansio_shared::Runtime>(b: Builder<R>) -> Result<Builder<R>, mcp_sansio::server::CatalogError> {
-    /// b.tool(Tool::new("wipe", serde_json::Map::new()), |_cx, _args| async {
-    ///     Ok(CallToolResult::text("wiped"))
-    /// })?
-    /// .require_scopes(EntryKind::Tool, "wipe", ["mcp:admin"])
-    /// # }
+    /// use mcp_sansio::schema::{CallToolResult, Tool};
+    /// use mcp_sansio::server::{CatalogError, EntryKind};
+    /// use mcp_sansio_shared::Runtime;
+    /// use mcp_sansio_shared::server::{ServerBuilder, ServerCore};
+    ///
+    /// fn admin<R: Runtime>(
+    ///     b: ServerBuilder<R, ServerCore<R>>,
+    /// ) -> Result<ServerBuilder<R, ServerCore<R>>, CatalogError> {
+    ///     b.tool(Tool::new("wipe", serde_json::Map::new()), |_cx, _args| async {
+    ///         Ok(CallToolResult::text("wiped"))
+    ///     })?
+    ///     .require_scopes(EntryKind::Tool, "wipe", ["mcp:admin"])
+    /// }
     /// ```
     ///
     /// # Errors
