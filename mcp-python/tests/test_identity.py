@@ -350,3 +350,37 @@ def test_serve_stdio_with_a_principal_serves_its_scoped_tools(era):
             assert json.loads(r["content"][0]["text"]) == ["root", ["mcp:admin"], None]
 
     run(main())
+
+
+def test_a_request_state_issued_to_alice_is_refused_to_bob():
+    """A 2026 multi-round-trip state sealed for alice's call: bob replaying it with an
+    answer gets -32602 and his handler never runs; alice's own retry is answered."""
+    server = protected_server()
+
+    @server.tool()
+    async def greet(ctx: Context) -> str:
+        answer = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        return f"Hello, {answer['content']['name']}, from {ctx.principal.subject}!"
+
+    async def main():
+        async with await server.serve_http("127.0.0.1", 0) as handle:
+            url = handle.url
+            alice = token("alice", "mcp:read", aud=url)
+            bob = token("bob", "mcp:read", aud=url)
+            caps = {"elicitation": {}}
+            first = answer(*await post_modern(url, alice, "tools/call", {"name": "greet"}, "greet", caps))
+            result = first["result"]
+            assert result["resultType"] == "input_required", result
+            (key,) = result["inputRequests"].keys()
+            retry = {
+                "name": "greet",
+                "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}},
+                "requestState": result["requestState"],
+            }
+            refused = answer(*await post_modern(url, bob, "tools/call", retry, "greet", caps, request_id=2))
+            assert refused["error"]["code"] == -32602, refused
+            assert refused["error"]["message"].endswith("requestState was issued to another caller"), refused
+            served = answer(*await post_modern(url, alice, "tools/call", retry, "greet", caps, request_id=3))
+            assert served["result"]["content"][0]["text"] == "Hello, Ada, from alice!", served
+
+    run(main())
