@@ -127,9 +127,9 @@ struct Stream {
     resend: Option<Outgoing>,
     /// It is already a re-send after a 404
     retried: bool,
-    /// A JSON response with an error status: why the request failed, should its body hold
-    /// no JSON-RPC answer (an OAuth error body, say)
-    refused: Option<String>,
+    /// A JSON response with an error status (401 and 403 fail at their head): the status
+    /// the request failed with, should its body hold no JSON-RPC answer
+    refused: Option<u16>,
 }
 
 /// A message the session wrote, waiting to be POSTed
@@ -725,7 +725,7 @@ impl ClientTransport {
         entry.kind = Some(kind);
         entry.blocking = false;
         if !(200..300).contains(&status) && matches!(kind, ResponseKind::Json) {
-            entry.refused = Some(refusal(status, headers));
+            entry.refused = Some(status);
         }
         entry.length = headers
             .get("content-length")
@@ -841,9 +841,11 @@ impl ClientTransport {
                 if let Some(entry) = self.streams.remove(&stream)
                     && !entry.complete
                 {
-                    let why = entry.refused.as_deref();
-                    let why = why.unwrap_or("the response held no answer");
-                    self.fail(now, entry.awaits, why, session);
+                    let why = entry.refused.map_or_else(
+                        || "the response held no answer".to_owned(),
+                        |status| format!("the server answered HTTP {status}"),
+                    );
+                    self.fail(now, entry.awaits, &why, session);
                 }
             }
             Some(ResponseKind::EventStream) => {
@@ -1347,27 +1349,4 @@ impl ClientTransport {
 fn awaited(message: &[u8]) -> Option<Value> {
     let peek = serde_json::from_slice::<Peek<'_>>(message).ok()?;
     peek.method.and(peek.id)
-}
-
-/// Why a request failed whose response had error `status` and no JSON-RPC answer: the
-/// status, and the Bearer challenge's error, description and scope if the server sent one
-/// (`the server answered HTTP 403: insufficient_scope (the token lacks a required scope),
-/// scope "mcp:admin"`)
-fn refusal(status: u16, headers: &(impl Headers + ?Sized)) -> String {
-    let mut why = format!("the server answered HTTP {status}");
-    let Some(challenge) =
-        crate::auth::BearerChallenge::from_headers(headers.values("www-authenticate"))
-    else {
-        return why;
-    };
-    if let Some(error) = &challenge.error {
-        why.push_str(&format!(": {error}"));
-        if let Some(description) = &challenge.error_description {
-            why.push_str(&format!(" ({description})"));
-        }
-    }
-    if let Some(scope) = &challenge.scope {
-        why.push_str(&format!(", scope \"{scope}\""));
-    }
-    why
 }
