@@ -7,12 +7,12 @@
 //! `private_key_jwt` signer ([`JwtSigner`]), a DPoP key ([`DpopKey`]), and the HTTP requests themselves.
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
-pub use mcp_sansio_shared::auth::StoreFactory;
-pub use mcp_sansio_shared::auth::asynchronous::{
+pub use mcp_sansio_runtime::auth::StoreFactory;
+pub use mcp_sansio_runtime::auth::asynchronous::{
     OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
 };
-pub use mcp_sansio_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
-use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
+pub use mcp_sansio_runtime::auth::{DpopKey, JwtSigner, VerifiedToken};
+use mcp_sansio_runtime::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
 
 use crate::h1::{self, Body, Conn, Target};
 
@@ -46,7 +46,7 @@ async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
     #[cfg(feature = "tls")]
     let tls = match target.tls {
         true => Some(futures_rustls::TlsConnector::from(
-            mcp_sansio_shared::tls::client_config(&Default::default()).ok()?,
+            mcp_sansio_runtime::tls::client_config(&Default::default()).ok()?,
         )),
         false => None,
     };

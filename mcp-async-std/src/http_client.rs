@@ -1,5 +1,5 @@
 //! The client over Streamable HTTP: the kernel's actor owns the client `Session` and its
-//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (`mcp_sansio_shared::http_client`);
+//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (`mcp_sansio_runtime::http_client`);
 //! a task per request carries what the transport plans over HTTP/1.1 ([`crate::h1`]) on
 //! `async-net`, keeping idle connections for the next request
 //!
@@ -17,12 +17,12 @@ use async_net::TcpStream;
 use mcp_sansio::ClientConfig;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
-use mcp_sansio_shared::http::Requests;
+use mcp_sansio_runtime::http::Requests;
 #[cfg(feature = "auth")]
-use mcp_sansio_shared::http::client_transport;
-use mcp_sansio_shared::http_client::net_channel;
-use mcp_sansio_shared::http_options::ProxyTarget;
-use mcp_sansio_shared::net_error;
+use mcp_sansio_runtime::http::client_transport;
+use mcp_sansio_runtime::http_client::net_channel;
+use mcp_sansio_runtime::http_options::ProxyTarget;
+use mcp_sansio_runtime::net_error;
 use smol::Task;
 
 use crate::client::ConnectError;
@@ -30,7 +30,7 @@ use crate::h1::{self, Body, Conn, Framing, ReadError, Target};
 use crate::runtime::{AsyncStd, ClientOptions};
 
 /// From the request tasks to the actor
-type FromNet = mcp_sansio_shared::http::FromNet<Vec<u8>>;
+type FromNet = mcp_sansio_runtime::http::FromNet<Vec<u8>>;
 
 /// Connects to `target` and waits for the handshake or discovery
 pub(crate) async fn connect_client(
@@ -38,11 +38,11 @@ pub(crate) async fn connect_client(
     target: Target,
     config: ClientConfig,
     options: &ClientOptions,
-) -> Result<mcp_sansio_shared::client::Client<AsyncStd>, ConnectError> {
+) -> Result<mcp_sansio_runtime::client::Client<AsyncStd>, ConnectError> {
     #[cfg(feature = "tls")]
     let tls = match target.tls {
         true => Some(
-            mcp_sansio_shared::tls::client_config(&options.http)
+            mcp_sansio_runtime::tls::client_config(&options.http)
                 .map(futures_rustls::TlsConnector::from)
                 .map_err(ConnectError::Options)?,
         ),
@@ -78,7 +78,7 @@ pub(crate) async fn connect_client(
         #[cfg(feature = "auth")]
         user_agent,
     };
-    mcp_sansio_shared::http_client::connect(config, transport, tasks, net_rx, options).await
+    mcp_sansio_runtime::http_client::connect(config, transport, tasks, net_rx, options).await
 }
 
 /// How the connections reach the server, and the time limits on the way
@@ -256,7 +256,7 @@ async fn tcp(
 #[cfg(feature = "tls")]
 async fn tunnel(tcp: &mut TcpStream, proxy: &ProxyTarget, authority: &str) -> Result<(), String> {
     use futures_lite::{AsyncReadExt, AsyncWriteExt};
-    let request = mcp_sansio_shared::tunnel::connect_request(authority, proxy);
+    let request = mcp_sansio_runtime::tunnel::connect_request(authority, proxy);
     tcp.write_all(&request)
         .await
         .map_err(|e| format!("the proxy {}: {e}", proxy.url))?;
@@ -269,11 +269,11 @@ async fn tunnel(tcp: &mut TcpStream, proxy: &ProxyTarget, authority: &str) -> Re
             .await
             .map_err(|e| format!("the proxy {}: {e}", proxy.url))?;
         if n == 0 {
-            return Err(mcp_sansio_shared::tunnel::closed(proxy, authority));
+            return Err(mcp_sansio_runtime::tunnel::closed(proxy, authority));
         }
         reply.push(byte[0]);
         if (reply.ends_with(b"\r\n\r\n") || reply.ends_with(b"\n\n"))
-            && mcp_sansio_shared::tunnel::read_reply(&reply, proxy, authority)?.is_some()
+            && mcp_sansio_runtime::tunnel::read_reply(&reply, proxy, authority)?.is_some()
         {
             return Ok(());
         }
@@ -318,7 +318,7 @@ pub(crate) async fn open(
             .map_err(|e| format!("{server}: {e}"))?;
         match tls.connect(name, tcp).await {
             Ok(session) => Ok(Stream::Tls(Box::new(session))),
-            Err(e) => Err(mcp_sansio_shared::tls::explain(&e, &server)
+            Err(e) => Err(mcp_sansio_runtime::tls::explain(&e, &server)
                 .unwrap_or_else(|| format!("TLS with {server}: {e}"))),
         }
     }

@@ -1,5 +1,5 @@
 //! Streamable HTTP serving: a task per connection frames HTTP/1.1 ([`crate::h1`]), one
-//! actor task (the kernel's, `mcp_sansio_shared::http_server`) owns the [`HttpServer`] rules
+//! actor task (the kernel's, `mcp_sansio_runtime::http_server`) owns the [`HttpServer`] rules
 //! and every session behind them (no lock around the core)
 //!
 //! Each connection task reads a request (the body up to the core's
@@ -27,16 +27,16 @@ use async_channel::{Receiver, Sender};
 use async_net::{TcpListener, TcpStream};
 use futures_lite::FutureExt;
 use mcp_sansio::http::{HttpConfig, HttpResponse, Principal, ReadDeadline, Source};
-use mcp_sansio_shared::endpoint::{self, Body, BodyStream};
-use mcp_sansio_shared::http::{Fields, Then, out_of_resources};
-use mcp_sansio_shared::server::ServerCore;
+use mcp_sansio_runtime::endpoint::{self, Body, BodyStream};
+use mcp_sansio_runtime::http::{Fields, Then, out_of_resources};
+use mcp_sansio_runtime::server::ServerCore;
 use smol::Task;
 
 #[cfg(feature = "auth")]
 pub(crate) use crate::auth::Protection;
 /// Without the `auth` feature no server is protected: there is no `Protection` to give
 #[cfg(not(feature = "auth"))]
-pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
+pub(crate) type Protection = mcp_sansio_runtime::http::Unprotected;
 use crate::h1::{self, Conn, Received};
 use crate::runtime::AsyncStd;
 

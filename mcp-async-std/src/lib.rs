@@ -687,7 +687,7 @@
 //! install `tracing-subscriber`'s, which honours `RUST_LOG`, on stderr):
 //! `RUST_LOG=mcp_sansio=debug` shows every session and request. No header value or token is
 //! logged, and arguments and results only at TRACE. Every span, field and event:
-//! [`mcp_sansio_shared::trace`].
+//! [`mcp_sansio_runtime::trace`].
 //!
 //! # Features
 //!
@@ -724,17 +724,17 @@ pub mod client;
 /// with the binding's own HTTP/1.1. The `endpoint-async-h1` example serves it with async-h1.
 #[cfg(feature = "http")]
 pub mod endpoint {
-    pub use mcp_sansio_shared::endpoint::{BodyStream, Dropped, Next};
-    pub use mcp_sansio_shared::http::Fields;
+    pub use mcp_sansio_runtime::endpoint::{BodyStream, Dropped, Next};
+    pub use mcp_sansio_runtime::http::Fields;
 
     /// The endpoint's answer to one request
-    pub type Response = mcp_sansio_shared::endpoint::Response<BodyStream<Vec<u8>>>;
+    pub type Response = mcp_sansio_runtime::endpoint::Response<BodyStream<Vec<u8>>>;
     /// A response's body: whole, or a stream of pieces
-    pub type Body = mcp_sansio_shared::endpoint::Body<BodyStream<Vec<u8>>>;
+    pub type Body = mcp_sansio_runtime::endpoint::Body<BodyStream<Vec<u8>>>;
 
     /// A server's Streamable HTTP endpoint (both wires), from
     /// [`Server::http_endpoint`](crate::Server::http_endpoint); request bodies are `Vec<u8>`
-    pub type HttpEndpoint = mcp_sansio_shared::endpoint::Endpoint<Vec<u8>>;
+    pub type HttpEndpoint = mcp_sansio_runtime::endpoint::Endpoint<Vec<u8>>;
 }
 #[cfg(feature = "http")]
 mod h1;
@@ -772,7 +772,7 @@ pub use mcp_sansio_macros::tool_router_async_std as tool_router;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]
-pub use mcp_sansio_shared::typed as __macros;
+pub use mcp_sansio_runtime::typed as __macros;
 
 /// Several `#[tool]` functions to register at once: `builder.register(tools![a, b])`
 #[cfg(feature = "macros")]
@@ -783,15 +783,15 @@ macro_rules! tools {
     };
 }
 pub use mcp_sansio::session::{Caller, Principal};
-pub use mcp_sansio_shared::elicit::{ElicitError, Elicited};
+pub use mcp_sansio_runtime::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
-pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
-pub use mcp_sansio_shared::peer::StartedTask;
-pub use mcp_sansio_shared::request::RequestInfo;
-pub use mcp_sansio_shared::sample::SampleError;
-pub use mcp_sansio_shared::server::NotDeclared;
+pub use mcp_sansio_runtime::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_runtime::peer::StartedTask;
+pub use mcp_sansio_runtime::request::RequestInfo;
+pub use mcp_sansio_runtime::sample::SampleError;
+pub use mcp_sansio_runtime::server::NotDeclared;
 #[cfg(feature = "tls")]
-pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
+pub use mcp_sansio_runtime::tls::{TlsError, TlsIdentity};
 #[doc(hidden)]
 pub use runtime::AsyncStd;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
@@ -802,8 +802,8 @@ pub use server::{Context, Server, ServerBuilder};
 pub mod store {
     pub use mcp_sansio::store::SharedTasks;
     #[cfg(feature = "redis")]
-    pub use mcp_sansio_shared::redis_store::RedisTaskStore;
-    pub use mcp_sansio_shared::store::{MemoryTaskStore, TaskStore};
+    pub use mcp_sansio_runtime::redis_store::RedisTaskStore;
+    pub use mcp_sansio_runtime::store::{MemoryTaskStore, TaskStore};
 }
 
 /// The README (for crates.io), whose example (on Streamable HTTP) runs as a doc test too

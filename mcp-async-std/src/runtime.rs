@@ -1,4 +1,4 @@
-//! async-std and smol as the binding kernel (`mcp-sansio-shared`) sees them: tasks run on
+//! async-std and smol as the binding kernel (`mcp-sansio-runtime`) sees them: tasks run on
 //! smol's global executor ([`smol::spawn`]) and dropping a handler's [`Task`] cancels it,
 //! which is how a cancelled request stops its handler; one `async_io::Timer` per actor; the
 //! application's channels are `async-channel`s, sent to without waiting
@@ -10,15 +10,15 @@ use async_channel::Sender;
 use smol::Task;
 
 pub use mcp_sansio::server::AskFailure;
-pub use mcp_sansio_shared::client::InputHandler;
-pub use mcp_sansio_shared::peer::TaskStatusUpdate;
+pub use mcp_sansio_runtime::client::InputHandler;
+pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
 
-/// async-std and smol as the binding kernel (`mcp-sansio-shared`) sees them
+/// async-std and smol as the binding kernel (`mcp-sansio-runtime`) sees them
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct AsyncStd;
 
-impl mcp_sansio_shared::Runtime for AsyncStd {
+impl mcp_sansio_runtime::Runtime for AsyncStd {
     type Run = Task<()>;
     type Timer = async_io::Timer;
     type Sender<T: Send + 'static> = Sender<T>;
@@ -53,4 +53,4 @@ impl mcp_sansio_shared::Runtime for AsyncStd {
 /// `smol::channel` and `async_std::channel`). The connection never waits on them: a message
 /// that does not fit a full bounded channel is dropped, so prefer unbounded ones. Its fields
 /// and methods are listed below.
-pub type ClientOptions = mcp_sansio_shared::client::ClientOptions<AsyncStd>;
+pub type ClientOptions = mcp_sansio_runtime::client::ClientOptions<AsyncStd>;

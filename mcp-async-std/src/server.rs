@@ -3,7 +3,7 @@
 //!
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
 //! from `mcp-sansio`; the builder, the handlers' [`Context`] and the dispatcher are the async
-//! bindings' shared ones (`mcp-sansio-shared`); this module only serves connections.
+//! bindings' shared ones (`mcp-sansio-runtime`); this module only serves connections.
 
 use std::io;
 #[cfg(feature = "http")]
@@ -22,8 +22,8 @@ use mcp_sansio::schema::{
 use mcp_sansio::server::CatalogError;
 use mcp_sansio::server::uri_template::Variables;
 use mcp_sansio::{ListKind, ServerConfig};
-use mcp_sansio_shared::server::NotDeclared;
-use mcp_sansio_shared::server::ServerCore;
+use mcp_sansio_runtime::server::NotDeclared;
+use mcp_sansio_runtime::server::ServerCore;
 use serde_json::{Map, Value};
 
 #[cfg(feature = "http")]
@@ -93,7 +93,7 @@ use crate::runtime::AsyncStd;
 ///
 /// The crate's docs have a [complete example](crate#handlers-and-their-context) where a client
 /// answers the handler's question and watches its progress.
-pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
+pub type Context = mcp_sansio_runtime::server::Context<AsyncStd>;
 
 /// Builds a [`Server`]: its tools, resources, resource templates, prompts and completion
 /// handler, each with an async handler, and the capabilities they need
@@ -182,7 +182,7 @@ pub type Context = mcp_sansio_shared::server::Context<AsyncStd>;
 ///
 /// The crate's docs show the [handlers' `Context`](crate#handlers-and-their-context),
 /// [typed tools](crate#typed-tools) and how to serve the built server.
-pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<AsyncStd, Server>;
+pub type ServerBuilder = mcp_sansio_runtime::server::ServerBuilder<AsyncStd, Server>;
 
 /// A built server; serve as many connections as you like
 #[derive(Clone)]
@@ -221,7 +221,7 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        mcp_sansio_shared::driver::serve(&self.core, reader, writer).await;
+        mcp_sansio_runtime::driver::serve(&self.core, reader, writer).await;
     }
 
     /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
@@ -342,9 +342,9 @@ impl Server {
         {
             use async_io::Async;
             use std::fs::File;
-            let input = mcp_sansio_shared::stdio::stdin_pipe()
+            let input = mcp_sansio_runtime::stdio::stdin_pipe()
                 .and_then(|fd| Async::new(File::from(fd)).ok());
-            let output = mcp_sansio_shared::stdio::stdout_pipe()
+            let output = mcp_sansio_runtime::stdio::stdout_pipe()
                 .and_then(|fd| Async::new(File::from(fd)).ok());
             match (input, output) {
                 (Some(i), Some(o)) => return self.serve(i, o).await,

@@ -9,13 +9,13 @@
 //! [`mcp_sansio::http::protected`]'s rules with a [`TokenVerifier`] that is a plain function.
 
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
-pub use mcp_sansio_shared::auth::StoreFactory;
-pub use mcp_sansio_shared::auth::blocking::{
+pub use mcp_sansio_runtime::auth::StoreFactory;
+pub use mcp_sansio_runtime::auth::blocking::{
     OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
 };
-pub use mcp_sansio_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
-use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, blocking};
-use mcp_sansio_shared::http::header_list;
+pub use mcp_sansio_runtime::auth::{DpopKey, JwtSigner, VerifiedToken};
+use mcp_sansio_runtime::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, blocking};
+use mcp_sansio_runtime::http::header_list;
 
 /// The agent for authorization requests: every status is the flow's to judge, redirects
 /// are never followed, and each request has a deadline; `https://` trusts the platform's
@@ -50,7 +50,7 @@ pub(crate) fn perform(agent: &ureq::Agent, request: AuthRequest) -> AuthResponse
     let method = request.method.as_str();
     let url = request.url.as_str();
     let Ok(http_request) =
-        mcp_sansio_shared::http::request(method, url, request.headers, request.body)
+        mcp_sansio_runtime::http::request(method, url, request.headers, request.body)
     else {
         return AuthResponse::failed();
     };

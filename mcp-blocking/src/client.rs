@@ -16,13 +16,13 @@ use mcp_sansio::schema::{
     ReadResourceResult, Resource, Tool,
 };
 use mcp_sansio::{ClientConfig, PeerInfo, Progress, RequestOptions, SendError};
-use mcp_sansio_shared::calls::{self, Exchange, Next};
+use mcp_sansio_runtime::calls::{self, Exchange, Next};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::driver::{self, ClientOptions, Command, Connection, Outcome, Route, TaskStatusUpdate};
 
-pub use mcp_sansio_shared::client::{ClientError, ConnectError};
+pub use mcp_sansio_runtime::client::{ClientError, ConnectError};
 
 /// A connected MCP client; cheap to clone, every clone talks to the same connection, and
 /// every method blocks the calling thread until its answer
@@ -206,7 +206,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let ((client_reads, client_writes), (server_reads, server_writes)) =
-            mcp_sansio_shared::memory::connection();
+            mcp_sansio_runtime::memory::connection();
         let server = server.clone();
         thread::Builder::new()
             .name("mcp-in-memory-server".into())
@@ -251,7 +251,7 @@ impl Client {
             mcp_sansio::http::check_header(name, value)
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
         }
-        let config = mcp_sansio_shared::client::declare_input(config, options.input.is_some());
+        let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
         let session = ClientSession::new(Arc::new(config), driver::now());
         let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -322,7 +322,7 @@ impl Client {
                 })
                 .map_err(|e| ConnectError::spawn("the stderr reader thread", e))?;
         }
-        let _span = mcp_sansio_shared::trace::child(&program, Some(child.id())).entered();
+        let _span = mcp_sansio_runtime::trace::child(&program, Some(child.id())).entered();
         let guard = ChildGuard(Mutex::new(child), program);
         Self::over(stdout, stdin, config, options, Some(guard))
     }
@@ -340,7 +340,7 @@ impl Client {
         R: Read + Send + 'static,
         W: Write + Send + 'static,
     {
-        let config = mcp_sansio_shared::client::declare_input(config, options.input.is_some());
+        let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
         let session = ClientSession::new(Arc::new(config), driver::now());
         let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
@@ -414,7 +414,7 @@ impl Client {
     {
         Ok(Self {
             inner: Arc::clone(&self.inner),
-            headers: mcp_sansio_shared::http_options::with_more_headers(&self.headers, headers)?,
+            headers: mcp_sansio_runtime::http_options::with_more_headers(&self.headers, headers)?,
         })
     }
 

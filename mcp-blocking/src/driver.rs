@@ -1,5 +1,5 @@
 //! What drives a `Session` on threads: the shared per-session [`Peer`] (what the application
-//! and the handlers asked for, mapped onto the core's calls, in `mcp-sansio-shared`) on plain
+//! and the handlers asked for, mapped onto the core's calls, in `mcp-sansio-runtime`) on plain
 //! threads ([`Blocking`]), byte-stream connections (the session behind a lock, fed on
 //! whichever thread has input: see [`open`]), and the channel an HTTP actor waits on
 //! ([`Input`], [`recv_until`]).
@@ -18,15 +18,15 @@ use mcp_sansio::http::SessionKey;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
 use mcp_sansio::{InboundNotification, InboundRequest, ServerSession, Session};
-use mcp_sansio_shared::peer::{self, Side};
-use mcp_sansio_shared::push::{Hub, Registration};
+use mcp_sansio_runtime::peer::{self, Side};
+use mcp_sansio_runtime::push::{Hub, Registration};
 
 use crate::cancel::CancellationToken;
 
-pub use mcp_sansio_shared::peer::TaskStatusUpdate;
-pub(crate) use mcp_sansio_shared::peer::{Outcome, unix_ms};
+pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
+pub(crate) use mcp_sansio_runtime::peer::{Outcome, unix_ms};
 
-/// Plain threads as the shared glue (`mcp-sansio-shared`) sees them: a handler run is its
+/// Plain threads as the shared glue (`mcp-sansio-runtime`) sees them: a handler run is its
 /// cancellation token, replies go through crossbeam channels, reports through `std` ones,
 /// handler messages take a [`Route`], and a client's input handler runs on a thread
 #[derive(Debug, Clone, Copy)]
@@ -157,7 +157,7 @@ pub struct ClientOptions {
     pub auth: Option<crate::auth::OAuthOptions>,
     /// HTTP only: headers, root certificates, proxy and timeouts
     #[cfg(feature = "http")]
-    pub http: mcp_sansio_shared::http_options::HttpOptions,
+    pub http: mcp_sansio_runtime::http_options::HttpOptions,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -192,7 +192,7 @@ impl ClientOptions {
     /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts);
     /// replaces the HTTP options set so far, so call [`header`](Self::header) after it
     #[cfg(feature = "http")]
-    pub fn http(mut self, http: mcp_sansio_shared::http_options::HttpOptions) -> Self {
+    pub fn http(mut self, http: mcp_sansio_runtime::http_options::HttpOptions) -> Self {
         self.http = http;
         self
     }
@@ -658,7 +658,7 @@ where
     session.anchor_wall_clock(now(), unix_ms());
     // The connection's span (a child of the caller's) is the session span's parent.
     let span =
-        mcp_sansio_shared::trace::connection(if ready.is_some() { "client" } else { "server" });
+        mcp_sansio_runtime::trace::connection(if ready.is_some() { "client" } else { "server" });
     let peer = span.in_scope(|| Peer::new(ready));
     let (wake, woken) = crossbeam_channel::bounded(1);
     let (write_wake, write_woken) = crossbeam_channel::bounded(1);

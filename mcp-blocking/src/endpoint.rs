@@ -33,9 +33,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use mcp_sansio::http::{ExchangeId, Source};
-pub use mcp_sansio_shared::endpoint::{Dropped, Next};
-pub use mcp_sansio_shared::http::Fields;
-use mcp_sansio_shared::http::{Piece, Unwritten};
+pub use mcp_sansio_runtime::endpoint::{Dropped, Next};
+pub use mcp_sansio_runtime::http::Fields;
+use mcp_sansio_runtime::http::{Piece, Unwritten};
 
 use crate::driver::Input;
 use crate::http_server::{Answer, ToActor};
@@ -188,9 +188,9 @@ impl HttpEndpoint {
 pub(crate) const TICK: Duration = Duration::from_millis(250);
 
 /// The endpoint's answer to one request
-pub type Response = mcp_sansio_shared::endpoint::Response<BodyStream>;
+pub type Response = mcp_sansio_runtime::endpoint::Response<BodyStream>;
 /// A response's body: whole, or a stream of pieces ([`BodyStream`], an iterator)
-pub type Body = mcp_sansio_shared::endpoint::Body<BodyStream>;
+pub type Body = mcp_sansio_runtime::endpoint::Body<BodyStream>;
 
 /// The body of an open response: pieces as the server writes them, until it ends it (an
 /// iterator that blocks for the next piece)

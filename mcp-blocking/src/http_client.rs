@@ -18,10 +18,10 @@ use mcp_sansio::ClientSession;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
 #[cfg(feature = "auth")]
-use mcp_sansio_shared::http::client_transport;
-use mcp_sansio_shared::http::{ClientFront, Requests, header_list};
-use mcp_sansio_shared::http_options::ProxyTarget;
-use mcp_sansio_shared::net_error;
+use mcp_sansio_runtime::http::client_transport;
+use mcp_sansio_runtime::http::{ClientFront, Requests, header_list};
+use mcp_sansio_runtime::http_options::ProxyTarget;
+use mcp_sansio_runtime::net_error;
 use ureq::http::Uri;
 
 use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
@@ -30,7 +30,7 @@ use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
 const DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// From the request threads to the driver
-pub(crate) type FromNet = mcp_sansio_shared::http::FromNet<Vec<u8>>;
+pub(crate) type FromNet = mcp_sansio_runtime::http::FromNet<Vec<u8>>;
 
 /// Performs requests on threads of their own
 struct Threads {
@@ -127,19 +127,19 @@ pub(crate) struct Tls;
 #[cfg(feature = "tls")]
 pub(crate) fn tls(
     uri: &Uri,
-    http: &mcp_sansio_shared::http_options::HttpOptions,
+    http: &mcp_sansio_runtime::http_options::HttpOptions,
 ) -> Result<Tls, String> {
     use ureq::tls::{Certificate, RootCerts, TlsConfig, TlsProvider};
     if uri.scheme_str() != Some("https") {
         return Ok(TlsConfig::default());
     }
-    let roots: Vec<Certificate<'static>> = mcp_sansio_shared::tls::root_certificates(http)?
+    let roots: Vec<Certificate<'static>> = mcp_sansio_runtime::tls::root_certificates(http)?
         .iter()
         .map(|der| Certificate::from_der(der.as_ref()).to_owned())
         .collect();
     Ok(TlsConfig::builder()
         .provider(TlsProvider::Rustls)
-        .unversioned_rustls_crypto_provider(mcp_sansio_shared::tls::provider())
+        .unversioned_rustls_crypto_provider(mcp_sansio_runtime::tls::provider())
         .root_certs(RootCerts::new_with_certs(&roots))
         .use_sni(true)
         .build())
@@ -149,7 +149,7 @@ pub(crate) fn tls(
 #[cfg(all(feature = "tls", feature = "auth"))]
 pub(crate) fn platform_tls() -> Tls {
     let https: Uri = Uri::from_static("https://localhost/");
-    let options = mcp_sansio_shared::http_options::HttpOptions::default();
+    let options = mcp_sansio_runtime::http_options::HttpOptions::default();
     tls(&https, &options).expect("the platform's roots are only ever skipped, never an error")
 }
 
@@ -157,7 +157,7 @@ pub(crate) fn platform_tls() -> Tls {
 #[cfg(not(feature = "tls"))]
 pub(crate) fn tls(
     _: &Uri,
-    _: &mcp_sansio_shared::http_options::HttpOptions,
+    _: &mcp_sansio_runtime::http_options::HttpOptions,
 ) -> Result<Tls, String> {
     Ok(Tls)
 }
@@ -168,7 +168,7 @@ pub(crate) fn tls(
 /// A proxy setting that cannot be used.
 pub(crate) fn proxy(
     uri: &Uri,
-    http: &mcp_sansio_shared::http_options::HttpOptions,
+    http: &mcp_sansio_runtime::http_options::HttpOptions,
 ) -> Result<Option<ProxyTarget>, String> {
     let host = uri.host().unwrap_or_default();
     let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -369,7 +369,7 @@ fn perform(
 ) -> Result<ureq::http::Response<ureq::Body>, String> {
     let method = planned.method.as_str();
     let request =
-        mcp_sansio_shared::http::request(method, uri.clone(), planned.headers, planned.body)
+        mcp_sansio_runtime::http::request(method, uri.clone(), planned.headers, planned.body)
             .map_err(|e| e.to_string())?;
     agent.run(request).map_err(|e| failure(&e, reach))
 }
@@ -382,8 +382,8 @@ fn failure(error: &ureq::Error, reach: &Reach) -> String {
     #[cfg(feature = "tls")]
     {
         let explained = match error {
-            ureq::Error::Rustls(tls) => Some(mcp_sansio_shared::tls::describe(tls, server)),
-            ureq::Error::Io(io) => mcp_sansio_shared::tls::explain(io, server),
+            ureq::Error::Rustls(tls) => Some(mcp_sansio_runtime::tls::describe(tls, server)),
+            ureq::Error::Io(io) => mcp_sansio_runtime::tls::explain(io, server),
             _ => None,
         };
         if let Some(why) = explained {
@@ -414,13 +414,13 @@ fn failure(error: &ureq::Error, reach: &Reach) -> String {
                 .and_then(|r| r.split('/').next())
                 .and_then(|s| s.parse::<u16>().ok());
             match status {
-                Some(status) => mcp_sansio_shared::tunnel::refused(
+                Some(status) => mcp_sansio_runtime::tunnel::refused(
                     proxy,
                     server,
                     status,
-                    mcp_sansio_shared::h1::reason(status),
+                    mcp_sansio_runtime::h1::reason(status),
                 ),
-                None => mcp_sansio_shared::tunnel::closed(proxy, server),
+                None => mcp_sansio_runtime::tunnel::closed(proxy, server),
             }
         }
         (ureq::Error::Io(io), proxy) if connect_failure(io) => match proxy {

@@ -1,5 +1,5 @@
 //! Streamable HTTP serving: a thread per connection frames HTTP/1.1 (the kernel's
-//! `mcp_sansio_shared::h1`, over the blocking socket), one actor thread owns the
+//! `mcp_sansio_runtime::h1`, over the blocking socket), one actor thread owns the
 //! [`HttpServer`] rules and every session behind them (no lock around the core)
 //!
 //! Each connection thread reads a request (its body up to the core's
@@ -38,8 +38,8 @@ use futures_lite::future::block_on;
 use futures_lite::io::AssertAsync;
 use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline, Source};
-use mcp_sansio_shared::h1::{self, Conn, Received};
-use mcp_sansio_shared::http::{Channels, Piece, ServerFront, Then, out_of_resources};
+use mcp_sansio_runtime::h1::{self, Conn, Received};
+use mcp_sansio_runtime::http::{Channels, Piece, ServerFront, Then, out_of_resources};
 
 #[cfg(feature = "auth")]
 pub(crate) use crate::auth::Protection;
@@ -55,7 +55,7 @@ impl Protection {
         &self,
         _: &str,
         _: &str,
-        _: &mcp_sansio_shared::http::Fields,
+        _: &mcp_sansio_runtime::http::Fields,
     ) -> Result<mcp_sansio::http::Principal, HttpResponse> {
         match *self {}
     }
@@ -340,26 +340,26 @@ impl Channels for Chans {
 }
 
 /// From the connection threads to the actor
-pub(crate) type ToActor = mcp_sansio_shared::http::ToActor<Chans>;
-pub(crate) type Answer = mcp_sansio_shared::http::Answer<Chans>;
+pub(crate) type ToActor = mcp_sansio_runtime::http::ToActor<Chans>;
+pub(crate) type Answer = mcp_sansio_runtime::http::Answer<Chans>;
 
 /// What every session's [`Peer`] runs the application with
-type App = mcp_sansio_shared::http::PeerApp<driver::Blocking>;
+type App = mcp_sansio_runtime::http::PeerApp<driver::Blocking>;
 
 /// The server's hub, which the actor joins, and the server's tools as they are then
 pub(crate) type Pushes<'a> = (
-    &'a Arc<mcp_sansio_shared::push::Hub>,
+    &'a Arc<mcp_sansio_runtime::push::Hub>,
     &'a dyn Fn() -> (
         Vec<mcp_sansio::schema::Tool>,
         Option<Arc<mcp_sansio::server::Access>>,
     ),
-    Option<&'a Arc<dyn mcp_sansio_shared::store::TaskStore>>,
+    Option<&'a Arc<dyn mcp_sansio_runtime::store::TaskStore>>,
 );
 
 struct Actor {
     front: ServerFront<Chans, Peer>,
     /// In the server's hub while the actor runs
-    _registration: mcp_sansio_shared::push::Registration,
+    _registration: mcp_sansio_runtime::push::Registration,
 }
 
 impl Actor {
@@ -668,7 +668,7 @@ fn send_bytes(
 
 /// Takes the pieces already queued (the end too) as chunks
 fn queued(body: &mut BodyStream, out: &mut Vec<u8>) -> Then {
-    mcp_sansio_shared::endpoint::gather(|| body.try_next(), out)
+    mcp_sansio_runtime::endpoint::gather(|| body.try_next(), out)
 }
 
 /// Whether the client closed the connection, looking without waiting

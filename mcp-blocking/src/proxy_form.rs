@@ -7,8 +7,8 @@
 
 use std::fmt;
 
-use mcp_sansio_shared::http_options::ProxyTarget;
-use mcp_sansio_shared::net_error::{self, Worded};
+use mcp_sansio_runtime::http_options::ProxyTarget;
+use mcp_sansio_runtime::net_error::{self, Worded};
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};

@@ -23,9 +23,9 @@ use mcp_sansio::server::{CatalogError, LogFilter};
 use mcp_sansio::{
     InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskOptions,
 };
-use mcp_sansio_shared::peer::StartedTask;
-use mcp_sansio_shared::request::RequestInfo;
-use mcp_sansio_shared::server::{Job, Live, NotDeclared, Registry, finish};
+use mcp_sansio_runtime::peer::StartedTask;
+use mcp_sansio_runtime::request::RequestInfo;
+use mcp_sansio_runtime::server::{Job, Live, NotDeclared, Registry, finish};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -34,11 +34,11 @@ use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 use crate::pool::Pool;
-use mcp_sansio_shared::elicit;
+use mcp_sansio_runtime::elicit;
 #[cfg(feature = "schemars")]
-use mcp_sansio_shared::elicit::{ElicitError, Elicited};
-use mcp_sansio_shared::peer::Reports;
-use mcp_sansio_shared::sample::{self, SampleError};
+use mcp_sansio_runtime::elicit::{ElicitError, Elicited};
+use mcp_sansio_runtime::peer::Reports;
+use mcp_sansio_runtime::sample::{self, SampleError};
 
 type ToolFn =
     Arc<dyn Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject> + Send + Sync>;
@@ -324,7 +324,7 @@ impl Context {
 
     /// Reports progress, if the client asked for it (a no-op otherwise)
     ///
-    /// Reports are best effort: with [`MAX_WAITING_REPORTS`](mcp_sansio_shared::peer::MAX_WAITING_REPORTS)
+    /// Reports are best effort: with [`MAX_WAITING_REPORTS`](mcp_sansio_runtime::peer::MAX_WAITING_REPORTS)
     /// of this run's reports (progress and log messages) still waiting for the connection, a
     /// new one is dropped, so a handler reporting faster than its client reads cannot grow
     /// the server without bound.
@@ -534,7 +534,7 @@ impl ServerBuilder {
     #[cfg(feature = "schemars")]
     pub fn register(
         self,
-        tools: impl mcp_sansio_shared::typed::Register<Self>,
+        tools: impl mcp_sansio_runtime::typed::Register<Self>,
     ) -> Result<Self, CatalogError> {
         tools.register(self)
     }
@@ -556,9 +556,9 @@ impl ServerBuilder {
         A: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
         F: Fn(Context, A) -> Result<CallToolResult, ErrorObject> + Send + Sync + 'static,
     {
-        let tool = mcp_sansio_shared::server::typed_tool::<A>(name, description)?;
+        let tool = mcp_sansio_runtime::server::typed_tool::<A>(name, description)?;
         self.tool(tool, move |cx, args| {
-            handler(cx, mcp_sansio_shared::server::decode_arguments(args)?)
+            handler(cx, mcp_sansio_runtime::server::decode_arguments(args)?)
         })
     }
 
@@ -621,7 +621,7 @@ impl ServerBuilder {
     }
 
     /// Shares tasks and changes with the server's other processes through `store` (see
-    /// [`mcp_sansio_shared::store`]): a task started here is read, given input and
+    /// [`mcp_sansio_runtime::store`]): a task started here is read, given input and
     /// cancelled through any of them, and `list_changed` and resource updates raised on one
     /// reach the clients of all. `shared` names this process and sets the lease after
     /// which a task whose process died reads `failed`. Only the HTTP sessions share (a
@@ -629,7 +629,7 @@ impl ServerBuilder {
     /// and share one [`ServerConfig::state_key`].
     pub fn task_store(
         mut self,
-        store: Arc<dyn mcp_sansio_shared::store::TaskStore>,
+        store: Arc<dyn mcp_sansio_runtime::store::TaskStore>,
         shared: mcp_sansio::store::SharedTasks,
     ) -> Self {
         self.registry.task_store(store, shared);

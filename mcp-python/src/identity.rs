@@ -521,9 +521,9 @@ impl PyJwtVerifier {
                 validation.set_audience(&aud);
                 validation.validate_aud = true;
                 validation.required_spec_claims.insert("aud".to_owned());
-                mcp_sansio_shared::auth::verify_jwt(token, &self.key, &validation)
+                mcp_sansio_runtime::auth::verify_jwt(token, &self.key, &validation)
             }
-            _ => mcp_sansio_shared::auth::verify_jwt(token, &self.key, &self.validation),
+            _ => mcp_sansio_runtime::auth::verify_jwt(token, &self.key, &self.validation),
         });
         match verified {
             Ok(v) => Ok(PyPrincipal {

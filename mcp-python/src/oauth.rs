@@ -12,7 +12,7 @@ use mcp_sansio::auth::{
     ApplicationType, AuthRequest, AuthResponse, Grant, IdentityAssertion, OAuthClient, OAuthConfig,
     PreRegistered, Secret, TokenStore, Tokens,
 };
-use mcp_sansio_shared::auth::{DpopKey, Headless, JwtSigner, OAuthOptions, Step, StoreFactory};
+use mcp_sansio_runtime::auth::{DpopKey, Headless, JwtSigner, OAuthOptions, Step, StoreFactory};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};

@@ -1,5 +1,5 @@
 //! `TaskStore`: where several server processes share tasks and changes (the kernel's
-//! `mcp_sansio_shared::store`: in memory, or Redis through the `redis` crate on threads of
+//! `mcp_sansio_runtime::store`: in memory, or Redis through the `redis` crate on threads of
 //! its own), and the inbox an `HttpServer`'s store replies wait in
 //!
 //! A store answers from any thread (Redis: its own). Nothing here calls Python from those
@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::store::{StoreError, StoreOp, StoreReply, Ticket};
-use mcp_sansio_shared::redis_store::RedisTaskStore;
-use mcp_sansio_shared::store::{MemoryTaskStore, Subscription, TaskStore};
+use mcp_sansio_runtime::redis_store::RedisTaskStore;
+use mcp_sansio_runtime::store::{MemoryTaskStore, Subscription, TaskStore};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 

@@ -9,13 +9,13 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use mcp_sansio::auth::{AuthRequest, AuthResponse};
-pub use mcp_sansio_shared::auth::StoreFactory;
-pub use mcp_sansio_shared::auth::asynchronous::{
+pub use mcp_sansio_runtime::auth::StoreFactory;
+pub use mcp_sansio_runtime::auth::asynchronous::{
     OAuthOptions, Protection, TokenVerifier, UserAgent, jwt_verifier,
 };
-pub use mcp_sansio_shared::auth::{DpopKey, JwtSigner, VerifiedToken};
-use mcp_sansio_shared::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
-use mcp_sansio_shared::http::header_list;
+pub use mcp_sansio_runtime::auth::{DpopKey, JwtSigner, VerifiedToken};
+use mcp_sansio_runtime::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT, asynchronous};
+use mcp_sansio_runtime::http::header_list;
 
 use crate::http_client::Net;
 
@@ -37,7 +37,7 @@ pub fn headless_user_agent(redirect_uri: impl Into<String>) -> UserAgent {
 /// becomes [`AuthResponse::failed`]
 pub(crate) async fn perform(net: &Net, request: AuthRequest) -> AuthResponse {
     let body = Full::new(Bytes::from(request.body));
-    let Ok(http_request) = mcp_sansio_shared::http::request(
+    let Ok(http_request) = mcp_sansio_runtime::http::request(
         request.method.as_str(),
         request.url.as_str(),
         request.headers,

@@ -8,7 +8,7 @@ use mcp_sansio::ClientConfig;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command as ProcessCommand};
 
-pub use mcp_sansio_shared::client::{ClientError, ConnectError};
+pub use mcp_sansio_runtime::client::{ClientError, ConnectError};
 
 use crate::runtime::{ClientOptions, Compat, Tokio};
 
@@ -17,25 +17,25 @@ use crate::runtime::{ClientOptions, Compat, Tokio};
 /// Dropping a call's future before it finishes cancels the request
 /// (`notifications/cancelled`, or `tasks/cancel` for a task-backed call).
 ///
-/// The typed calls ([`call_tool`](mcp_sansio_shared::client::Client::call_tool),
-/// [`list_tools`](mcp_sansio_shared::client::Client::list_tools), [`start`](mcp_sansio_shared::client::Client::start), ...)
+/// The typed calls ([`call_tool`](mcp_sansio_runtime::client::Client::call_tool),
+/// [`list_tools`](mcp_sansio_runtime::client::Client::list_tools), [`start`](mcp_sansio_runtime::client::Client::start), ...)
 /// are the async bindings' shared ones, reached through `Deref`.
 #[derive(Clone, Debug)]
 pub struct Client {
-    inner: mcp_sansio_shared::client::Client<Tokio>,
+    inner: mcp_sansio_runtime::client::Client<Tokio>,
     _child: Option<Arc<ChildGuard>>,
 }
 
 impl Deref for Client {
-    type Target = mcp_sansio_shared::client::Client<Tokio>;
+    type Target = mcp_sansio_runtime::client::Client<Tokio>;
 
     fn deref(&self) -> &Self::Target {
         &self.inner
     }
 }
 
-impl From<mcp_sansio_shared::client::Client<Tokio>> for Client {
-    fn from(inner: mcp_sansio_shared::client::Client<Tokio>) -> Self {
+impl From<mcp_sansio_runtime::client::Client<Tokio>> for Client {
+    fn from(inner: mcp_sansio_runtime::client::Client<Tokio>) -> Self {
         Self {
             inner,
             _child: None,
@@ -52,7 +52,7 @@ impl From<mcp_sansio_shared::client::Client<Tokio>> for Client {
 /// another task. A cancel before the future first runs ends it at once, without sending the
 /// request; once the request has ended, `cancel` is a no-op. The crate's docs
 /// have an [example](crate#cancellation).
-pub type CancelHandle = mcp_sansio_shared::client::CancelHandle<Tokio>;
+pub type CancelHandle = mcp_sansio_runtime::client::CancelHandle<Tokio>;
 
 /// What a started request reports while it runs: its progress, and the status of the task
 /// behind it
@@ -61,7 +61,7 @@ pub type CancelHandle = mcp_sansio_shared::client::CancelHandle<Tokio>;
 /// set `progress` (and ask for progress with `RequestOptions::with_progress`) or `task_status`
 /// to an unbounded sender, and read the receivers while the call runs. The fields are listed
 /// below. The crate's docs have an [example](crate#cancellation).
-pub type CallWatch = mcp_sansio_shared::client::CallWatch<Tokio>;
+pub type CallWatch = mcp_sansio_runtime::client::CallWatch<Tokio>;
 
 /// Keeps a spawned server alive as long as a client handle exists; kills it on drop
 #[derive(Debug)]
@@ -108,7 +108,7 @@ impl Client {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (reader, writer) = (Compat(reader), Compat(writer));
-        let inner = mcp_sansio_shared::driver::connect(reader, writer, config, &options).await?;
+        let inner = mcp_sansio_runtime::driver::connect(reader, writer, config, &options).await?;
         Ok(inner.into())
     }
 
@@ -145,7 +145,7 @@ impl Client {
         config: ClientConfig,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
-        let inner = mcp_sansio_shared::driver::in_memory(server.core(), config, &options).await?;
+        let inner = mcp_sansio_runtime::driver::in_memory(server.core(), config, &options).await?;
         Ok(inner.into())
     }
 
@@ -238,9 +238,9 @@ impl Client {
                 }
             });
         }
-        let span = mcp_sansio_shared::trace::child(&program, child.id());
+        let span = mcp_sansio_runtime::trace::child(&program, child.id());
         let connect = Self::connect_with(stdout, stdin, config, options);
-        match mcp_sansio_shared::trace::Instrument::instrument(connect, span).await {
+        match mcp_sansio_runtime::trace::Instrument::instrument(connect, span).await {
             Ok(mut client) => {
                 client._child = Some(Arc::new(ChildGuard(std::sync::Mutex::new(child))));
                 Ok(client)
@@ -261,7 +261,7 @@ impl Client {
 
     /// HTTP only: a handle to the same connection whose every request also carries
     /// `headers` (see the kernel's
-    /// [`with_headers`](mcp_sansio_shared::client::Client::with_headers))
+    /// [`with_headers`](mcp_sansio_runtime::client::Client::with_headers))
     ///
     /// # Errors
     /// [`HeaderError`](mcp_sansio::http::HeaderError) for a header the transport owns or

@@ -26,11 +26,11 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body as HttpBodyTrait, Frame};
 use hyper::{Request, Response};
 use mcp_sansio::http::{HttpConfig, Source};
-pub use mcp_sansio_shared::endpoint::Dropped;
-use mcp_sansio_shared::endpoint::{self, Endpoint};
-use mcp_sansio_shared::http::{request_fields, response};
+pub use mcp_sansio_runtime::endpoint::Dropped;
+use mcp_sansio_runtime::endpoint::{self, Endpoint};
+use mcp_sansio_runtime::http::{request_fields, response};
 
-pub use mcp_sansio_shared::endpoint::{BodyStream, Next};
+pub use mcp_sansio_runtime::endpoint::{BodyStream, Next};
 
 /// The endpoint's answer to one request, from [`HttpEndpoint::handle`]
 pub type EndpointResponse = endpoint::Response<BodyStream<Bytes>>;
@@ -60,7 +60,7 @@ impl HttpEndpoint {
     /// # Panics
     /// Outside a tokio runtime.
     pub(crate) fn start(
-        server: &mcp_sansio_shared::server::ServerCore<crate::Tokio>,
+        server: &mcp_sansio_runtime::server::ServerCore<crate::Tokio>,
         config: HttpConfig,
     ) -> (Self, tokio::task::JoinHandle<()>) {
         let body_timeout = config.body_read_timeout;
@@ -86,7 +86,7 @@ impl HttpEndpoint {
         &self,
         source: Source,
         method: String,
-        headers: mcp_sansio_shared::http::Fields,
+        headers: mcp_sansio_runtime::http::Fields,
         body: Bytes,
     ) -> EndpointResponse {
         self.inner.handle(source, method, headers, body).await

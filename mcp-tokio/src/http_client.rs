@@ -1,5 +1,5 @@
 //! The client over Streamable HTTP: the kernel's actor owns the client `Session` and its
-//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (`mcp_sansio_shared::http_client`);
+//! [`ClientTransport`](mcp_sansio::http::ClientTransport) (`mcp_sansio_runtime::http_client`);
 //! hyper tasks carry each request the transport plans
 //!
 //! Every protocol decision (headers, ordering, cancellation by closing a response, what a
@@ -23,11 +23,11 @@ use mcp_sansio::ClientConfig;
 use mcp_sansio::auth::AuthAction;
 use mcp_sansio::http::{HttpRequest, StreamId};
 #[cfg(feature = "auth")]
-use mcp_sansio_shared::http::client_transport;
-use mcp_sansio_shared::http::{Requests, header_list};
-use mcp_sansio_shared::http_client::net_channel;
-use mcp_sansio_shared::http_options::ProxyTarget;
-use mcp_sansio_shared::net_error;
+use mcp_sansio_runtime::http::client_transport;
+use mcp_sansio_runtime::http::{Requests, header_list};
+use mcp_sansio_runtime::http_client::net_channel;
+use mcp_sansio_runtime::http_options::ProxyTarget;
+use mcp_sansio_runtime::net_error;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::task::AbortHandle;
@@ -59,7 +59,7 @@ impl Connector {
         Self {
             url: Arc::from(""),
             proxy: None,
-            connect_timeout: mcp_sansio_shared::http_options::DEFAULT_CONNECT_TIMEOUT,
+            connect_timeout: mcp_sansio_runtime::http_options::DEFAULT_CONNECT_TIMEOUT,
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -78,8 +78,8 @@ impl Connector {
 
     /// A connector for both schemes, trusting what `options` say
     #[cfg(feature = "tls")]
-    fn with_tls(options: &mcp_sansio_shared::http_options::HttpOptions) -> Result<Self, String> {
-        let config = mcp_sansio_shared::tls::client_config(options)?;
+    fn with_tls(options: &mcp_sansio_runtime::http_options::HttpOptions) -> Result<Self, String> {
+        let config = mcp_sansio_runtime::tls::client_config(options)?;
         Ok(Self {
             tls: Some(tokio_rustls::TlsConnector::from(config)),
             ..Self::plain()
@@ -134,7 +134,7 @@ impl Connector {
             match tls.connect(name, stream).await {
                 Ok(session) => Ok(Stream::Tls(Box::new(session))),
                 Err(e) => {
-                    let why = mcp_sansio_shared::tls::explain(&e, &authority)
+                    let why = mcp_sansio_runtime::tls::explain(&e, &authority)
                         .unwrap_or_else(|| format!("TLS with {authority}: {e}"));
                     Err(net_error::io_worded(e.kind(), why))
                 }
@@ -177,7 +177,7 @@ async fn tcp(
 async fn tunnel(stream: &mut TcpStream, proxy: &ProxyTarget, authority: &str) -> io::Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let worded = |text: String| net_error::io_worded(io::ErrorKind::Other, text);
-    let request = mcp_sansio_shared::tunnel::connect_request(authority, proxy);
+    let request = mcp_sansio_runtime::tunnel::connect_request(authority, proxy);
     stream
         .write_all(&request)
         .await
@@ -191,11 +191,11 @@ async fn tunnel(stream: &mut TcpStream, proxy: &ProxyTarget, authority: &str) ->
             .await
             .map_err(|e| worded(format!("the proxy {}: {e}", proxy.url)))?;
         if n == 0 {
-            return Err(worded(mcp_sansio_shared::tunnel::closed(proxy, authority)));
+            return Err(worded(mcp_sansio_runtime::tunnel::closed(proxy, authority)));
         }
         reply.push(byte[0]);
         if reply.ends_with(b"\r\n\r\n") || reply.ends_with(b"\n\n") {
-            return match mcp_sansio_shared::tunnel::read_reply(&reply, proxy, authority) {
+            return match mcp_sansio_runtime::tunnel::read_reply(&reply, proxy, authority) {
                 Ok(Some(_)) => Ok(()),
                 Ok(None) => continue,
                 Err(why) => Err(worded(why)),
@@ -322,9 +322,9 @@ impl tower_service::Service<hyper::Uri> for Connector {
 const NEEDS_TLS: &str = "https:// needs the `tls` feature of mcp-sansio-tokio";
 
 /// From the request tasks to the actor
-type FromNet = mcp_sansio_shared::http::FromNet<Bytes>;
+type FromNet = mcp_sansio_runtime::http::FromNet<Bytes>;
 /// Where the request tasks report
-type NetTx = mcp_sansio_shared::chan::Sender<FromNet>;
+type NetTx = mcp_sansio_runtime::chan::Sender<FromNet>;
 
 /// Connects to `url` (`http://`, or `https://` with the `tls` feature) and waits for the
 /// handshake or discovery
@@ -332,7 +332,7 @@ pub(crate) async fn connect(
     url: &str,
     config: ClientConfig,
     options: &ClientOptions,
-) -> Result<mcp_sansio_shared::client::Client<Tokio>, ConnectError> {
+) -> Result<mcp_sansio_runtime::client::Client<Tokio>, ConnectError> {
     let uri: hyper::Uri = url
         .parse()
         .map_err(|e| ConnectError::Url(format!("{url}: {e}")))?;
@@ -392,7 +392,7 @@ pub(crate) async fn connect(
         #[cfg(feature = "auth")]
         user_agent,
     };
-    mcp_sansio_shared::http_client::connect(config, transport, tasks, net_rx, options).await
+    mcp_sansio_runtime::http_client::connect(config, transport, tasks, net_rx, options).await
 }
 
 /// Performs requests on hyper tasks
@@ -418,7 +418,7 @@ impl Tasks {
         if let Some(authorization) = &self.proxy_authorization {
             headers.push(("Proxy-Authorization".into(), authorization.clone()));
         }
-        mcp_sansio_shared::http::request(method, self.uri.clone(), headers, body)
+        mcp_sansio_runtime::http::request(method, self.uri.clone(), headers, body)
     }
 }
 
@@ -496,7 +496,7 @@ fn failure(error: &hyper_util::client::legacy::Error, url: &str) -> String {
         return why;
     }
     #[cfg(feature = "tls")]
-    if let Some(why) = mcp_sansio_shared::tls::explain(error, url) {
+    if let Some(why) = mcp_sansio_runtime::tls::explain(error, url) {
         return why;
     }
     match net_error::io_cause(error) {

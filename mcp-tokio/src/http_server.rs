@@ -1,5 +1,5 @@
 //! Streamable HTTP serving: hyper owns the sockets, one actor task (the kernel's,
-//! `mcp_sansio_shared::http_server`) owns the [`HttpServer`] rules and every session behind
+//! `mcp_sansio_runtime::http_server`) owns the [`HttpServer`] rules and every session behind
 //! them (no lock around the core)
 //!
 //! Each hyper connection task reads a request (the body up to the core's
@@ -31,8 +31,8 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use mcp_sansio::http::{Expiry, HttpConfig, ReadDeadline, ReadPhase, Source};
-use mcp_sansio_shared::http::out_of_resources;
-use mcp_sansio_shared::server::ServerCore;
+use mcp_sansio_runtime::http::out_of_resources;
+use mcp_sansio_runtime::server::ServerCore;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, Semaphore, oneshot};
@@ -45,7 +45,7 @@ use crate::runtime::Tokio;
 pub(crate) use crate::auth::Protection;
 /// Without the `auth` feature no server is protected: there is no `Protection` to give
 #[cfg(not(feature = "auth"))]
-pub(crate) type Protection = mcp_sansio_shared::http::Unprotected;
+pub(crate) type Protection = mcp_sansio_runtime::http::Unprotected;
 
 /// What a TLS server accepts its connections with
 #[cfg(feature = "tls")]
@@ -451,7 +451,7 @@ async fn exchange(req: Request<Incoming>, ctx: Exchange) -> Result<Response<Http
     let done = Done(Some(Arc::clone(&watch)));
     #[cfg(feature = "auth")]
     if let Some(protection) = protection {
-        let headers = mcp_sansio_shared::http::request_fields(req.headers());
+        let headers = mcp_sansio_runtime::http::request_fields(req.headers());
         match protection
             .admit(req.method().as_str(), req.uri().path(), &headers)
             .await
@@ -486,6 +486,6 @@ impl Drop for Done {
 /// A whole response (a protected server's gate answered)
 #[cfg(feature = "auth")]
 fn whole(answer: mcp_sansio::http::HttpResponse) -> Response<HttpBody> {
-    mcp_sansio_shared::http::response(answer.status, &answer.headers, HttpBody::whole(answer.body))
+    mcp_sansio_runtime::http::response(answer.status, &answer.headers, HttpBody::whole(answer.body))
         .unwrap_or_else(|_| crate::endpoint::plain(500))
 }

@@ -705,7 +705,7 @@
 //! install `tracing-subscriber`'s, which honours `RUST_LOG`, on stderr):
 //! `RUST_LOG=mcp_sansio=debug` shows every session and request. No header value or token is
 //! logged, and arguments and results only at TRACE. Every span, field and event:
-//! [`mcp_sansio_shared::trace`].
+//! [`mcp_sansio_runtime::trace`].
 //!
 //! # Features
 //!
@@ -773,7 +773,7 @@ pub use mcp_sansio_macros::tool_tokio as tool;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]
-pub use mcp_sansio_shared::typed as __macros;
+pub use mcp_sansio_runtime::typed as __macros;
 
 /// Several `#[tool]` functions to register at once: `builder.register(tools![a, b])`
 #[cfg(feature = "macros")]
@@ -784,15 +784,15 @@ macro_rules! tools {
     };
 }
 pub use mcp_sansio::session::{Caller, Principal};
-pub use mcp_sansio_shared::elicit::{ElicitError, Elicited};
+pub use mcp_sansio_runtime::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
-pub use mcp_sansio_shared::http_options::{HttpOptions, Proxy};
-pub use mcp_sansio_shared::peer::StartedTask;
-pub use mcp_sansio_shared::request::RequestInfo;
-pub use mcp_sansio_shared::sample::SampleError;
-pub use mcp_sansio_shared::server::NotDeclared;
+pub use mcp_sansio_runtime::http_options::{HttpOptions, Proxy};
+pub use mcp_sansio_runtime::peer::StartedTask;
+pub use mcp_sansio_runtime::request::RequestInfo;
+pub use mcp_sansio_runtime::sample::SampleError;
+pub use mcp_sansio_runtime::server::NotDeclared;
 #[cfg(feature = "tls")]
-pub use mcp_sansio_shared::tls::{TlsError, TlsIdentity};
+pub use mcp_sansio_runtime::tls::{TlsError, TlsIdentity};
 #[doc(hidden)]
 pub use runtime::Tokio;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
@@ -803,8 +803,8 @@ pub use server::{Context, Server, ServerBuilder};
 pub mod store {
     pub use mcp_sansio::store::SharedTasks;
     #[cfg(feature = "redis")]
-    pub use mcp_sansio_shared::redis_store::RedisTaskStore;
-    pub use mcp_sansio_shared::store::{MemoryTaskStore, TaskStore};
+    pub use mcp_sansio_runtime::redis_store::RedisTaskStore;
+    pub use mcp_sansio_runtime::store::{MemoryTaskStore, TaskStore};
 }
 
 /// The README (for crates.io), whose examples run as doc tests too

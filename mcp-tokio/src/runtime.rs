@@ -1,4 +1,4 @@
-//! tokio as the binding kernel (`mcp-sansio-shared`) sees it: handler runs are tasks stopped
+//! tokio as the binding kernel (`mcp-sansio-runtime`) sees it: handler runs are tasks stopped
 //! through their [`AbortHandle`], one [`Sleep`] per actor, and the application's channels are
 //! tokio's unbounded ones; with the client's options and the adapter from tokio's byte
 //! streams to the kernel's (`futures-io`)
@@ -14,15 +14,15 @@ use tokio::task::AbortHandle;
 use tokio::time::{Instant, Sleep};
 
 pub use mcp_sansio::server::AskFailure;
-pub use mcp_sansio_shared::client::InputHandler;
-pub use mcp_sansio_shared::peer::TaskStatusUpdate;
+pub use mcp_sansio_runtime::client::InputHandler;
+pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
 
-/// The tokio runtime as the binding kernel (`mcp-sansio-shared`) sees it
+/// The tokio runtime as the binding kernel (`mcp-sansio-runtime`) sees it
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Tokio;
 
-impl mcp_sansio_shared::Runtime for Tokio {
+impl mcp_sansio_runtime::Runtime for Tokio {
     type Run = AbortHandle;
     type Timer = Pin<Box<Sleep>>;
     type Sender<T: Send + 'static> = mpsc::UnboundedSender<T>;
@@ -55,12 +55,12 @@ impl mcp_sansio_shared::Runtime for Tokio {
 ///
 /// The channels are tokio's unbounded ones (`tokio::sync::mpsc::unbounded_channel()`). Its
 /// fields and methods are listed below.
-pub type ClientOptions = mcp_sansio_shared::client::ClientOptions<Tokio>;
+pub type ClientOptions = mcp_sansio_runtime::client::ClientOptions<Tokio>;
 
 /// A tokio reader or writer as the kernel's (`futures-io`) one
 pub(crate) struct Compat<T>(pub(crate) T);
 
-impl<T: AsyncRead + Unpin> mcp_sansio_shared::driver::AsyncRead for Compat<T> {
+impl<T: AsyncRead + Unpin> mcp_sansio_runtime::driver::AsyncRead for Compat<T> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
@@ -75,7 +75,7 @@ impl<T: AsyncRead + Unpin> mcp_sansio_shared::driver::AsyncRead for Compat<T> {
     }
 }
 
-impl<T: AsyncWrite + Unpin> mcp_sansio_shared::driver::AsyncWrite for Compat<T> {
+impl<T: AsyncWrite + Unpin> mcp_sansio_runtime::driver::AsyncWrite for Compat<T> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,

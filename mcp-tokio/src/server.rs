@@ -3,7 +3,7 @@
 //!
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
 //! from `mcp-sansio`; the builder, the handlers' [`Context`] and the dispatcher are the async
-//! bindings' shared ones (`mcp-sansio-shared`); this module only serves connections.
+//! bindings' shared ones (`mcp-sansio-runtime`); this module only serves connections.
 
 #[cfg(feature = "http")]
 use std::io;
@@ -22,8 +22,8 @@ use mcp_sansio::schema::{
 use mcp_sansio::server::CatalogError;
 use mcp_sansio::server::uri_template::Variables;
 use mcp_sansio::{ListKind, ServerConfig};
-use mcp_sansio_shared::server::NotDeclared;
-use mcp_sansio_shared::server::ServerCore;
+use mcp_sansio_runtime::server::NotDeclared;
+use mcp_sansio_runtime::server::ServerCore;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -94,7 +94,7 @@ use crate::runtime::{Compat, Tokio};
 ///
 /// The crate's docs have a [complete example](crate#handlers-and-their-context) where a client
 /// answers the handler's question and watches its progress.
-pub type Context = mcp_sansio_shared::server::Context<Tokio>;
+pub type Context = mcp_sansio_runtime::server::Context<Tokio>;
 
 /// Builds a [`Server`]: its tools, resources, resource templates, prompts and completion
 /// handler, each with an async handler, and the capabilities they need
@@ -183,7 +183,7 @@ pub type Context = mcp_sansio_shared::server::Context<Tokio>;
 ///
 /// The crate's docs show the [handlers' `Context`](crate#handlers-and-their-context),
 /// [typed tools](crate#typed-tools) and how to serve the built server.
-pub type ServerBuilder = mcp_sansio_shared::server::ServerBuilder<Tokio, Server>;
+pub type ServerBuilder = mcp_sansio_runtime::server::ServerBuilder<Tokio, Server>;
 
 /// A built server; serve as many connections as you like
 #[derive(Clone)]
@@ -222,7 +222,7 @@ impl Server {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        mcp_sansio_shared::driver::serve(&self.core, Compat(reader), Compat(writer)).await;
+        mcp_sansio_runtime::driver::serve(&self.core, Compat(reader), Compat(writer)).await;
     }
 
     /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
@@ -499,11 +499,11 @@ mod stdio {
     use tokio::net::unix::pipe;
 
     /// stdin as a pipe receiver and stdout as a pipe sender, each where it is a pipe (see
-    /// `mcp_sansio_shared::stdio`); the runtime puts each in non-blocking mode
+    /// `mcp_sansio_runtime::stdio`); the runtime puts each in non-blocking mode
     pub(super) fn pipes() -> (Option<pipe::Receiver>, Option<pipe::Sender>) {
-        let input = mcp_sansio_shared::stdio::stdin_pipe()
+        let input = mcp_sansio_runtime::stdio::stdin_pipe()
             .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
-        let output = mcp_sansio_shared::stdio::stdout_pipe()
+        let output = mcp_sansio_runtime::stdio::stdout_pipe()
             .and_then(|fd| pipe::Sender::from_owned_fd(fd).ok());
         (input, output)
     }

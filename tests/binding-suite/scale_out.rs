@@ -22,7 +22,7 @@ use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, InboundNotification, ListKind,
     RequestOptions, ServerConfig, TaskOptions,
 };
-use mcp_sansio_shared::store::{Deliver, Done, MemoryTaskStore, Subscription, TaskStore};
+use mcp_sansio_runtime::store::{Deliver, Done, MemoryTaskStore, Subscription, TaskStore};
 use serde_json::{Map, Value, json};
 
 use super::Flag;

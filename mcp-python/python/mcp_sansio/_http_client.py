@@ -52,7 +52,7 @@ RootCertificates = Union[str, bytes, "os.PathLike[str]", Sequence[Union[str, byt
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_RESPONSE_TIMEOUT = 60.0
 #: How long one request of the authorization flow may take, and the largest body read from
-#: it (the Rust bindings' limits, mcp_sansio_shared::auth)
+#: it (the Rust bindings' limits, mcp_sansio_runtime::auth)
 AUTH_REQUEST_TIMEOUT = 30.0
 AUTH_MAX_BODY = 1024 * 1024
 
@@ -403,7 +403,7 @@ class _HttpClientConnection(_ClientConnection):
         try:
             return await asyncio.wait_for(self._open_now(url, proxy, tls), self.connect_timeout)
         except asyncio.TimeoutError:
-            # The Rust bindings' words (`mcp_sansio_shared::net_error`).
+            # The Rust bindings' words (`mcp_sansio_runtime::net_error`).
             raise ConnectError(
                 f"connecting to {url.url} timed out after {_seconds(self.connect_timeout)}",
                 url.url,

@@ -62,7 +62,7 @@ impl Args {
         &self,
         name: &str,
     ) -> Option<(
-        std::sync::Arc<dyn mcp_sansio_shared::store::TaskStore>,
+        std::sync::Arc<dyn mcp_sansio_runtime::store::TaskStore>,
         mcp_sansio::store::SharedTasks,
     )> {
         let url = self.store.as_ref()?;
@@ -77,10 +77,10 @@ impl Args {
             .lease(std::time::Duration::from_millis(self.lease_ms));
         if url == "memory" {
             // One process only: the store path without Redis (benchmarks)
-            return Some((mcp_sansio_shared::store::MemoryTaskStore::new(), shared));
+            return Some((mcp_sansio_runtime::store::MemoryTaskStore::new(), shared));
         }
         #[cfg(feature = "redis")]
-        match mcp_sansio_shared::redis_store::RedisTaskStore::open(url) {
+        match mcp_sansio_runtime::redis_store::RedisTaskStore::open(url) {
             Ok(store) => Some((store, shared)),
             Err(e) => {
                 eprintln!("{name}: --store: {e}");

@@ -1,8 +1,8 @@
 //! Certificates made at test time (`rcgen`): a test CA, and server certificates it signs
 //! for chosen names, valid now or long expired
 
-use mcp_sansio_shared::http_options::HttpOptions;
-use mcp_sansio_shared::tls::rustls;
+use mcp_sansio_runtime::http_options::HttpOptions;
+use mcp_sansio_runtime::tls::rustls;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa, KeyPair,
     KeyUsagePurpose, date_time_ymd,
@@ -70,7 +70,7 @@ pub(crate) type TlsStream = rustls::StreamOwned<rustls::ClientConnection, std::n
 /// done: for tests that write bytes no client of ours would
 pub(crate) fn tls_connect(addr: std::net::SocketAddr, ca_pem: &str) -> std::io::Result<TlsStream> {
     let options = HttpOptions::default().root_certificates_pem(ca_pem.as_bytes().to_vec());
-    let config = mcp_sansio_shared::tls::client_config(&options).map_err(std::io::Error::other)?;
+    let config = mcp_sansio_runtime::tls::client_config(&options).map_err(std::io::Error::other)?;
     let name = rustls::pki_types::ServerName::from(addr.ip());
     let session = rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
     let tcp = std::net::TcpStream::connect(addr)?;

@@ -25,7 +25,7 @@ const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// ```
 /// use mcp_sansio::jsonrpc::ErrorObject;
 /// use mcp_sansio::schema::CallToolResult;
-/// use mcp_sansio_shared::request::RequestInfo;
+/// use mcp_sansio_runtime::request::RequestInfo;
 ///
 /// fn whoami(request: &RequestInfo) -> Result<CallToolResult, ErrorObject> {
 ///     let who = request.principal().and_then(|p| p.subject.as_deref()).unwrap_or("anonymous");

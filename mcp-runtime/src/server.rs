@@ -138,8 +138,8 @@ impl<R: Runtime> Context<R> {
     /// ```
     /// use mcp_sansio::jsonrpc::ErrorObject;
     /// use mcp_sansio::schema::CallToolResult;
-    /// use mcp_sansio_shared::Runtime;
-    /// use mcp_sansio_shared::server::Context;
+    /// use mcp_sansio_runtime::Runtime;
+    /// use mcp_sansio_runtime::server::Context;
     ///
     /// async fn whoami<R: Runtime>(cx: Context<R>) -> Result<CallToolResult, ErrorObject> {
     ///     let who = cx.principal().and_then(|p| p.subject.clone());
@@ -238,9 +238,9 @@ impl<R: Runtime> Context<R> {
     /// ```
     /// use mcp_sansio::jsonrpc::ErrorObject;
     /// use mcp_sansio::schema::CallToolResult;
-    /// use mcp_sansio_shared::Runtime;
-    /// use mcp_sansio_shared::elicit::Elicited;
-    /// use mcp_sansio_shared::server::Context;
+    /// use mcp_sansio_runtime::Runtime;
+    /// use mcp_sansio_runtime::elicit::Elicited;
+    /// use mcp_sansio_runtime::server::Context;
     ///
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Booking {
@@ -298,8 +298,8 @@ impl<R: Runtime> Context<R> {
     /// ```
     /// use mcp_sansio::jsonrpc::ErrorObject;
     /// use mcp_sansio::schema::CallToolResult;
-    /// use mcp_sansio_shared::Runtime;
-    /// use mcp_sansio_shared::server::Context;
+    /// use mcp_sansio_runtime::Runtime;
+    /// use mcp_sansio_runtime::server::Context;
     ///
     /// async fn haiku<R: Runtime>(cx: Context<R>) -> Result<CallToolResult, ErrorObject> {
     ///     let poem = cx.sample_text("Write a haiku about the sea", 100).await?;
@@ -416,8 +416,8 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     /// ```
     /// use mcp_sansio::schema::{CallToolResult, Tool};
     /// use mcp_sansio::server::{CatalogError, EntryKind};
-    /// use mcp_sansio_shared::Runtime;
-    /// use mcp_sansio_shared::server::{ServerBuilder, ServerCore};
+    /// use mcp_sansio_runtime::Runtime;
+    /// use mcp_sansio_runtime::server::{ServerBuilder, ServerCore};
     ///
     /// fn admin<R: Runtime>(
     ///     b: ServerBuilder<R, ServerCore<R>>,

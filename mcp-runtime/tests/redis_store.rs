@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_sansio::store::{StoreOp, StoreReply, Ticket};
-use mcp_sansio_shared::redis_store::RedisTaskStore;
-use mcp_sansio_shared::store::TaskStore;
+use mcp_sansio_runtime::redis_store::RedisTaskStore;
+use mcp_sansio_runtime::store::TaskStore;
 
 struct Redis {
     child: Child,

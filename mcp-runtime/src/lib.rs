@@ -59,7 +59,7 @@
 //!
 //! ```
 //! use mcp_sansio::RequestOptions;
-//! use mcp_sansio_shared::calls::{self, Exchange, Next};
+//! use mcp_sansio_runtime::calls::{self, Exchange, Next};
 //! use serde_json::value::RawValue;
 //!
 //! let mut call = calls::call_tool("echo", serde_json::Map::new(), RequestOptions::default());
