@@ -2,6 +2,7 @@
 //! comes back; each binding's `Client` only sends a [`Request`] and waits for its result
 //! (see [`Exchange`])
 
+use std::future::Future;
 use std::marker::PhantomData;
 
 use mcp_sansio::schema::method::{
@@ -56,6 +57,41 @@ pub trait Exchange {
     /// A request that cannot be encoded, a result of the wrong shape
     /// ([`CallError::InvalidResult`]).
     fn step(&mut self, answer: Option<Box<RawValue>>) -> Result<Next<Self::Output>, ClientError>;
+}
+
+/// Runs a typed call to its value: sends each of its requests with `send` and feeds the
+/// result back; the first failure ends the call (every binding's client runs its typed
+/// calls through this loop: the async ones await `send`, the blocking one through
+/// [`run_blocking`])
+///
+/// # Errors
+/// What [`Exchange::step`] or `send` returns.
+pub async fn drive<E, F, Fut>(mut call: E, mut send: F) -> Result<E::Output, ClientError>
+where
+    E: Exchange,
+    F: FnMut(Request) -> Fut,
+    Fut: Future<Output = Result<Box<RawValue>, ClientError>>,
+{
+    let mut answer = None;
+    loop {
+        match call.step(answer.take())? {
+            Next::Done(value) => return Ok(value),
+            Next::Send(request) => answer = Some(send(request).await?),
+        }
+    }
+}
+
+/// [`drive`] with a `send` that blocks the calling thread until the result (the blocking
+/// binding's client): each of its futures is ready at once, so the loop never waits
+///
+/// # Errors
+/// As [`drive`].
+pub fn run_blocking<E, F>(call: E, mut send: F) -> Result<E::Output, ClientError>
+where
+    E: Exchange,
+    F: FnMut(Request) -> Result<Box<RawValue>, ClientError>,
+{
+    futures_lite::future::block_on(drive(call, |request| std::future::ready(send(request))))
 }
 
 /// A result, decoded (a result of the wrong shape is [`CallError::InvalidResult`])

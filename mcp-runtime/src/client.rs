@@ -20,9 +20,9 @@ use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
 use mcp_sansio::{ClientSession, InboundNotification};
 
-use crate::calls::{self, Exchange, Next};
+use crate::calls::{self, Exchange, Request};
 use crate::chan;
-use crate::peer::{self, App, Command, HandlerMsg, Ready, TaskStatusUpdate};
+use crate::peer::{self, App, Command, HandlerMsg, Plumbing, Ready, TaskStatusUpdate};
 use crate::runtime::Runtime;
 
 /// Why a call failed
@@ -142,31 +142,53 @@ pub fn declare_input(
     config
 }
 
+/// What a binding's client application hands a connection besides the [`Plumbing`]'s
+/// channels: its input handler (an async function for the async bindings, a plain one on
+/// threads) and its OAuth options
+///
+/// Every async [`Runtime`] has it; the blocking binding implements it for its threads, so
+/// both name one [`ClientOptions`].
+pub trait ClientTypes: Plumbing {
+    /// Answers the server's input requests (elicitation, sampling, roots)
+    type InputHandler: Clone + Send + Sync + 'static;
+    /// The OAuth options of an HTTP client (the `auth` feature's)
+    type Auth: Clone + Send + Sync + 'static;
+}
+
+/// An async runtime's: an [`InputHandler`] returning a future, the async OAuth options
+impl<R: Runtime> ClientTypes for R {
+    type InputHandler = InputHandler;
+    #[cfg(feature = "auth")]
+    type Auth = crate::auth::asynchronous::OAuthOptions;
+    #[cfg(not(feature = "auth"))]
+    type Auth = ();
+}
+
 /// What a client connection does with what the server sends besides responses
 ///
-/// The async bindings' `ClientOptions` (this type for their runtime); the channels are the
-/// runtime's unbounded ones.
+/// Every binding's `ClientOptions` (this type for its [`ClientTypes`]); the channels are the
+/// binding's ([`Plumbing::Stream`]: an async runtime's unbounded ones, `std`'s on threads).
 #[non_exhaustive]
-pub struct ClientOptions<R: Runtime> {
+pub struct ClientOptions<R: ClientTypes> {
     /// Answers the server's input requests (elicitation, sampling, roots) in both eras;
     /// without it they are refused
-    pub input: Option<InputHandler>,
+    pub input: Option<R::InputHandler>,
     /// Receives the server's notifications (log messages, list changes, resource updates,
     /// subscription traffic); without it they are dropped
-    pub notifications: Option<R::Sender<InboundNotification>>,
+    pub notifications: Option<R::Stream<InboundNotification>>,
     /// Child processes only: receives the server's stderr line by line instead of passing
     /// it through
-    pub stderr: Option<R::Sender<String>>,
+    pub stderr: Option<R::Stream<String>>,
     /// HTTP only: authorize with OAuth when the server challenges (401, or 403
     /// `insufficient_scope`)
     #[cfg(feature = "auth")]
-    pub auth: Option<crate::auth::asynchronous::OAuthOptions>,
+    pub auth: Option<R::Auth>,
     /// HTTP only: headers, root certificates, proxy and timeouts
     #[cfg(feature = "http")]
     pub http: crate::http_options::HttpOptions,
 }
 
-impl<R: Runtime> Default for ClientOptions<R> {
+impl<R: ClientTypes> Default for ClientOptions<R> {
     fn default() -> Self {
         Self {
             input: None,
@@ -180,7 +202,7 @@ impl<R: Runtime> Default for ClientOptions<R> {
     }
 }
 
-impl<R: Runtime> Clone for ClientOptions<R> {
+impl<R: ClientTypes> Clone for ClientOptions<R> {
     fn clone(&self) -> Self {
         Self {
             input: self.input.clone(),
@@ -194,7 +216,7 @@ impl<R: Runtime> Clone for ClientOptions<R> {
     }
 }
 
-impl<R: Runtime> std::fmt::Debug for ClientOptions<R> {
+impl<R: ClientTypes> std::fmt::Debug for ClientOptions<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut f = f.debug_struct("ClientOptions");
         f.field("input", &self.input.is_some())
@@ -208,17 +230,17 @@ impl<R: Runtime> std::fmt::Debug for ClientOptions<R> {
     }
 }
 
-impl<R: Runtime> ClientOptions<R> {
+impl<R: ClientTypes> ClientOptions<R> {
     /// With an input handler, which also declares the input capabilities (`elicitation`,
     /// `sampling`, `roots`) unless the client's configuration declares one of them itself
-    pub fn input(mut self, handler: InputHandler) -> Self {
+    pub fn input(mut self, handler: R::InputHandler) -> Self {
         self.input = Some(handler);
         self
     }
 
     /// Authorizes HTTP connections with OAuth
     #[cfg(feature = "auth")]
-    pub fn auth(mut self, auth: crate::auth::asynchronous::OAuthOptions) -> Self {
+    pub fn auth(mut self, auth: R::Auth) -> Self {
         self.auth = Some(auth);
         self
     }
@@ -240,17 +262,19 @@ impl<R: Runtime> ClientOptions<R> {
     }
 
     /// Captures a child server's stderr, line by line
-    pub fn stderr(mut self, sender: R::Sender<String>) -> Self {
+    pub fn stderr(mut self, sender: R::Stream<String>) -> Self {
         self.stderr = Some(sender);
         self
     }
 
     /// With a channel for the server's notifications
-    pub fn notifications(mut self, sender: R::Sender<InboundNotification>) -> Self {
+    pub fn notifications(mut self, sender: R::Stream<InboundNotification>) -> Self {
         self.notifications = Some(sender);
         self
     }
+}
 
+impl<R: Runtime> ClientOptions<R> {
     /// What the connection runs the application with: notifications go to
     /// [`notifications`](Self::notifications), input requests to the
     /// [`input`](Self::input) handler on a task of its own; no requests are served
@@ -533,23 +557,13 @@ impl<R: Runtime> Client<R> {
     /// first request reports progress to `progress`
     async fn exchange<E: Exchange + Send>(
         &self,
-        mut call: E,
+        call: E,
         mut progress: Option<R::Sender<Progress>>,
     ) -> Result<E::Output, ClientError> {
-        let mut answer = None;
-        loop {
-            match call.step(answer.take())? {
-                Next::Done(value) => return Ok(value),
-                Next::Send(request) => {
-                    let (method, params, options) =
-                        (request.method, request.params, request.options);
-                    let result = self
-                        .request_raw(method, Some(params), options, progress.take())
-                        .await?;
-                    answer = Some(result);
-                }
-            }
-        }
+        calls::drive(call, |r: Request| {
+            self.request_raw(r.method, Some(r.params), r.options, progress.take())
+        })
+        .await
     }
 
     /// Sends a typed request and decodes its result

@@ -33,7 +33,7 @@ use crate::chan;
 use crate::elicit;
 #[cfg(feature = "schemars")]
 use crate::elicit::{ElicitError, Elicited};
-use crate::peer::{App, HandlerMsg, Handlers, Reports, StartedTask};
+use crate::peer::{App, HandlerMsg, Handlers, Plumbing, Reports, StartedTask};
 use crate::push::{Hub, Push};
 use crate::runtime::Runtime;
 use crate::sample::{self, SampleError};
@@ -68,7 +68,7 @@ type PromptFn<R> = Arc<
 /// The handlers' context of every binding: the async bindings name it `Context` (this type
 /// for their runtime: `mcp_sansio_tokio::Context`, `mcp_sansio_async_std::Context`), and
 /// their pages document it with examples.
-pub struct Context<R: Runtime> {
+pub struct Context<R: Plumbing> {
     id: InboundId,
     wants_progress: bool,
     /// A modern request's own log level (from its `_meta`); legacy uses the connection's
@@ -83,7 +83,7 @@ pub struct Context<R: Runtime> {
     request: RequestInfo,
 }
 
-impl<R: Runtime> Clone for Context<R> {
+impl<R: Plumbing> Clone for Context<R> {
     fn clone(&self) -> Self {
         Self {
             request: self.request.clone(),
@@ -98,7 +98,7 @@ impl<R: Runtime> Clone for Context<R> {
     }
 }
 
-impl<R: Runtime> std::fmt::Debug for Context<R> {
+impl<R: Plumbing> std::fmt::Debug for Context<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
             .field("id", &self.id)
@@ -109,7 +109,7 @@ impl<R: Runtime> std::fmt::Debug for Context<R> {
     }
 }
 
-impl<R: Runtime> Context<R> {
+impl<R: Plumbing> Context<R> {
     /// The context of a handler run for `request` in `session`, whose messages go through
     /// `messages` (takes the request's params: the handler's arguments were read already)
     #[doc(hidden)]
@@ -190,6 +190,99 @@ impl<R: Runtime> Context<R> {
         }
     }
 
+    /// The context of a handler run for `request` in `session`, whose messages go through
+    /// `messages`, and where the run's result goes (see [`Respond`])
+    #[doc(hidden)]
+    pub fn start(
+        mut request: InboundRequest,
+        session: &ServerSession,
+        messages: &Handlers<R>,
+    ) -> (Self, Respond<R>) {
+        let cx = Self::new(&mut request, session, messages);
+        let respond = Respond {
+            responder: request.responder,
+            version: request.version,
+            messages: messages.clone(),
+        };
+        (cx, respond)
+    }
+
+    /// Sends the run's input request to the actor; the answers come through `reply` (the
+    /// binding's `ask` waits for them)
+    ///
+    /// # Errors
+    /// [`AskFailure::Closed`] once the connection is gone.
+    #[doc(hidden)]
+    pub fn send_ask(
+        &self,
+        requests: InputRequests,
+        reply: R::Reply<Result<InputResponses, AskFailure>>,
+    ) -> Result<(), AskFailure> {
+        let msg = HandlerMsg::Ask {
+            id: self.id,
+            requests,
+            reply,
+        };
+        self.messages.send(msg).map_err(|_| AskFailure::Closed)
+    }
+
+    /// Asks the actor to turn the run's request into a task; the task's ids come through
+    /// `reply` (the binding's `run_as_task` waits for them)
+    ///
+    /// # Errors
+    /// [`TaskError::NotInFlight`] once the connection is gone.
+    #[doc(hidden)]
+    pub fn send_start_task(
+        &self,
+        options: TaskOptions,
+        reply: R::Reply<Result<StartedTask, TaskError>>,
+    ) -> Result<(), TaskError> {
+        let msg = HandlerMsg::StartTask {
+            id: self.id,
+            options,
+            reply,
+        };
+        self.messages.send(msg).map_err(|_| TaskError::NotInFlight)
+    }
+
+    /// The keys of the run's typed questions (for the binding's `elicit` and `sample_text`)
+    #[doc(hidden)]
+    pub fn questions(&self) -> &elicit::Keys {
+        &self.elicits
+    }
+}
+
+/// Where a handler run's result goes: fitted to the request's protocol version, to the
+/// actor, which answers the request (from [`Context::start`])
+pub struct Respond<R: Plumbing> {
+    responder: mcp_sansio::Responder,
+    version: mcp_sansio::ProtocolVersion,
+    messages: Handlers<R>,
+}
+
+impl<R: Plumbing> std::fmt::Debug for Respond<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Respond")
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Plumbing> Respond<R> {
+    /// Sends the handler's result (or error); a connection that is gone is no error
+    pub fn send<T>(self, result: Result<T, ErrorObject>)
+    where
+        T: Serialize + mcp_sansio::schema::FitVersion,
+    {
+        let result = finish(result, self.version);
+        let _ = self.messages.send(HandlerMsg::Done {
+            responder: self.responder,
+            result,
+        });
+    }
+}
+
+impl<R: Runtime> Context<R> {
     /// Asks the client for input (elicitation, sampling, roots), whatever the era
     ///
     /// Legacy sessions send live requests and this waits for every answer. On a modern
@@ -201,12 +294,7 @@ impl<R: Runtime> Context<R> {
     /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
     pub async fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
         let (reply, rx) = chan::oneshot();
-        let msg = HandlerMsg::Ask {
-            id: self.id,
-            requests,
-            reply,
-        };
-        self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
+        self.send_ask(requests, reply)?;
         chan::reply(rx).await.ok_or(AskFailure::Closed)?
     }
 
@@ -325,13 +413,7 @@ impl<R: Runtime> Context<R> {
     /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
     pub async fn run_as_task(&self, options: TaskOptions) -> Result<StartedTask, TaskError> {
         let (reply, rx) = chan::oneshot();
-        self.messages
-            .send(HandlerMsg::StartTask {
-                id: self.id,
-                options,
-                reply,
-            })
-            .map_err(|_| TaskError::NotInFlight)?;
+        self.send_start_task(options, reply)?;
         chan::reply(rx).await.ok_or(TaskError::NotInFlight)?
     }
 }
@@ -1417,7 +1499,7 @@ impl<R: Runtime> Dispatcher<R> {
 
     /// Runs a handler in its own task; its result goes back to the actor
     fn spawn<T>(
-        mut request: InboundRequest,
+        request: InboundRequest,
         session: &ServerSession,
         messages: &Handlers<R>,
         work: impl FnOnce(Context<R>) -> BoxFuture<Result<T, ErrorObject>>,
@@ -1425,15 +1507,11 @@ impl<R: Runtime> Dispatcher<R> {
     where
         T: Serialize + mcp_sansio::schema::FitVersion + Send + 'static,
     {
-        let cx = Context::new(&mut request, session, messages);
-        let version = request.version;
-        let responder = request.responder;
-        let messages = messages.clone();
+        let (cx, respond) = Context::start(request, session, messages);
         let future = work(cx);
         // The dispatcher runs in the request's span: the handler runs in it too.
         R::spawn_run(tracing::Instrument::in_current_span(async move {
-            let result = finish(future.await, version);
-            let _ = messages.send(HandlerMsg::Done { responder, result });
+            respond.send(future.await);
         }))
     }
 
