@@ -30,7 +30,7 @@ pub(crate) fn agent() -> ureq::Agent {
         .proxy(None)
         .timeout_global(Some(REQUEST_TIMEOUT));
     #[cfg(feature = "tls")]
-    let config = config.tls_config(crate::http_client::platform_tls());
+    let config = config.tls_config(crate::client_tls::platform_tls());
     config.build().into()
 }
 

@@ -16,11 +16,17 @@ use mcp_sansio::schema::{
     ReadResourceResult, Resource, Tool,
 };
 use mcp_sansio::{ClientConfig, PeerInfo, Progress, RequestOptions, SendError};
-use mcp_sansio_runtime::calls::{self, Exchange, Next};
+use mcp_sansio_runtime::calls::{self, Exchange, Request};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::driver::{self, ClientOptions, Command, Connection, Outcome, Route, TaskStatusUpdate};
+#[cfg(feature = "http")]
+use crate::client_tls;
+use crate::driver::{self, Connection};
+#[cfg(feature = "http")]
+use crate::http_client;
+use crate::server::Server;
+use crate::threads::{ClientOptions, Command, Outcome, Route, TaskStatusUpdate, now};
 
 pub use mcp_sansio_runtime::client::{ClientError, ConnectError};
 
@@ -191,7 +197,7 @@ impl Client {
     /// [`ConnectError::Spawn`] when the server's thread cannot start;
     /// [`ConnectError::Handshake`] when the server refuses (a client configured for a
     /// protocol version the server does not speak).
-    pub fn in_memory(server: &crate::Server, config: ClientConfig) -> Result<Self, ConnectError> {
+    pub fn in_memory(server: &Server, config: ClientConfig) -> Result<Self, ConnectError> {
         Self::in_memory_with(server, config, ClientOptions::default())
     }
 
@@ -201,7 +207,7 @@ impl Client {
     /// # Errors
     /// As [`in_memory`](Self::in_memory).
     pub fn in_memory_with(
-        server: &crate::Server,
+        server: &Server,
         config: ClientConfig,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
@@ -243,23 +249,22 @@ impl Client {
         config: ClientConfig,
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
-        let uri = crate::http_client::parse_url(url).map_err(ConnectError::Url)?;
-        let tls = crate::http_client::tls(&uri, &options.http).map_err(ConnectError::Options)?;
-        let proxy =
-            crate::http_client::proxy(&uri, &options.http).map_err(ConnectError::Options)?;
+        let uri = http_client::parse_url(url).map_err(ConnectError::Url)?;
+        let tls = client_tls::tls(&uri, &options.http).map_err(ConnectError::Options)?;
+        let proxy = http_client::proxy(&uri, &options.http).map_err(ConnectError::Options)?;
         for (name, value) in &options.http.headers {
             mcp_sansio::http::check_header(name, value)
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
         }
         let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
-        let session = ClientSession::new(Arc::new(config), driver::now());
+        let session = ClientSession::new(Arc::new(config), now());
         let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();
         let net = tx.clone();
         thread::Builder::new()
             .name("mcp-http-client".into())
             .spawn(move || {
-                crate::http_client::run(uri, tls, proxy, session, inbox, net, options, ready_tx)
+                http_client::run(uri, tls, proxy, session, inbox, net, options, ready_tx)
             })
             .map_err(|e| ConnectError::spawn("the mcp-http-client thread", e))?;
         Self::when_ready(Route::inbox(tx), &ready_rx, None)
@@ -341,7 +346,7 @@ impl Client {
         W: Write + Send + 'static,
     {
         let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
-        let session = ClientSession::new(Arc::new(config), driver::now());
+        let session = ClientSession::new(Arc::new(config), now());
         let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
             session,
@@ -475,22 +480,12 @@ impl Client {
     /// first request reports progress to `progress`
     fn exchange<E: Exchange>(
         &self,
-        mut call: E,
+        call: E,
         mut progress: Option<mpsc::Sender<Progress>>,
     ) -> Result<E::Output, ClientError> {
-        let mut answer = None;
-        loop {
-            match call.step(answer.take())? {
-                Next::Done(value) => return Ok(value),
-                Next::Send(request) => {
-                    let (method, params, options) =
-                        (request.method, request.params, request.options);
-                    let result =
-                        self.request_raw(method, Some(params), options, progress.take())?;
-                    answer = Some(result);
-                }
-            }
-        }
+        calls::run_blocking(call, |r: Request| {
+            self.request_raw(r.method, Some(r.params), r.options, progress.take())
+        })
     }
 
     /// Sends a typed request and decodes its result

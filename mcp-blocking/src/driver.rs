@@ -1,290 +1,23 @@
-//! What drives a `Session` on threads: the shared per-session [`Peer`] (what the application
-//! and the handlers asked for, mapped onto the core's calls, in `mcp-sansio-runtime`) on plain
-//! threads ([`Blocking`]), byte-stream connections (the session behind a lock, fed on
-//! whichever thread has input: see [`open`]), and the channel an HTTP actor waits on
-//! ([`Input`], [`recv_until`]).
+//! What drives a byte-stream connection on threads (stdio, a child's pipes, a socket, an
+//! in-memory pipe): the session behind a lock, fed on whichever thread has input (see
+//! [`open`]), over the shared per-session [`Peer`] on the binding's [`threads`](crate::threads)
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering, fence};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
 
-#[cfg(feature = "http")]
-use crossbeam_channel::RecvTimeoutError;
 use crossbeam_channel::{Receiver, Sender};
-use mcp_sansio::http::SessionKey;
-use mcp_sansio::jsonrpc::ErrorObject;
-use mcp_sansio::schema::{InputRequests, InputResponses};
-use mcp_sansio::{InboundNotification, InboundRequest, ServerSession, Session};
-use mcp_sansio_runtime::peer::{self, Side};
+use mcp_sansio::Session;
+use mcp_sansio_runtime::peer::Side;
 use mcp_sansio_runtime::push::{Hub, Registration};
 
-use crate::cancel::CancellationToken;
-
-pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
-pub(crate) use mcp_sansio_runtime::peer::{Outcome, unix_ms};
-
-/// Plain threads as the shared glue (`mcp-sansio-runtime`) sees them: a handler run is its
-/// cancellation token, replies go through crossbeam channels, reports through `std` ones,
-/// handler messages take a [`Route`], and a client's input handler runs on a thread
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Blocking;
-
-/// Commands from the application's handles to the driver
-pub(crate) type Command = peer::Command<Blocking>;
-/// Messages from server handler threads (and client input handlers) to the driver
-pub(crate) type HandlerMsg = peer::HandlerMsg<Blocking>;
-/// Where handler threads send their messages, tagged with their session
-pub(crate) type Handlers = peer::Handlers<Blocking>;
-/// The per-`Session` state of a driver: stdio and HTTP drivers handle events alike through it
-pub(crate) type Peer = peer::Peer<Blocking>;
-/// Who waits for a client's handshake
-pub(crate) type Ready = peer::Ready<Blocking>;
-/// What a connection runs the application with (see [`app`])
-pub(crate) type App = peer::App<Blocking>;
-
-/// What the server side does with inbound requests (the server's dispatcher, as an object)
-pub(crate) trait Dispatch: Send + Sync + 'static {
-    /// Handles one request; returns the handler's run if it started one
-    fn dispatch(
-        &self,
-        session: &mut ServerSession,
-        request: InboundRequest,
-        handlers: &Handlers,
-    ) -> Option<CancellationToken>;
-}
-
-impl peer::Plumbing for Blocking {
-    type Run = CancellationToken;
-    type Reply<T: Send + 'static> = mpsc::Sender<T>;
-    type Stream<T: Send + 'static> = mpsc::Sender<T>;
-    type HandlerTx = Route;
-
-    fn now() -> Instant {
-        now()
-    }
-    fn reply<T: Send + 'static>(tx: mpsc::Sender<T>, value: T) {
-        let _ = tx.send(value);
-    }
-    fn report<T: Send + 'static>(tx: &mpsc::Sender<T>, value: T) {
-        let _ = tx.send(value);
-    }
-    fn stop(run: CancellationToken) {
-        run.cancel();
-    }
-    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
-    fn send_handler(tx: &Route, key: SessionKey, msg: HandlerMsg) -> bool {
-        match &tx.0 {
-            #[cfg(feature = "http")]
-            To::Inbox(tx) => tx.send(Input::Handler(key, msg)).is_ok(),
-            // A byte-stream connection has one session
-            To::Direct(sink) => sink.upgrade().is_some_and(|sink| sink.handler(msg).is_ok()),
-        }
-    }
-}
-
-/// What a connection runs the application with: `dispatch` serves requests (servers), the
-/// client's `options` take notifications and input requests
-pub(crate) fn app(dispatch: Option<Arc<dyn Dispatch>>, options: &ClientOptions) -> App {
-    let notifications = options.notifications.clone();
-    let input = options.input.clone();
-    peer::App {
-        dispatch: dispatch.map(|d| -> peer::Dispatch<Blocking> {
-            Box::new(move |session, request, handlers| d.dispatch(session, request, handlers))
-        }),
-        notification: Box::new(move |notification| {
-            if let Some(tx) = &notifications {
-                let _ = tx.send(notification);
-            }
-        }),
-        input: Box::new(move |id, requests, handlers| {
-            let Some(handler) = &input else {
-                return Err(peer::no_input_handler());
-            };
-            // The application may take its time (a user answering): its own thread
-            let handler = Arc::clone(handler);
-            let messages = handlers.clone();
-            thread::Builder::new()
-                .name("mcp-input".into())
-                .spawn(move || {
-                    let result = handler(requests);
-                    let _ = messages.send(HandlerMsg::Answered { id, result });
-                })
-                .map(|_| ())
-                .map_err(|_| ErrorObject::internal_error("no thread for the input handler"))
-        }),
-    }
-}
-
-/// Everything an HTTP actor waits for, on one channel
-#[cfg(feature = "http")]
-pub(crate) enum Input {
-    Command(Command),
-    Handler(SessionKey, HandlerMsg),
-    /// HTTP server: from the connection threads
-    #[cfg(feature = "http")]
-    Http(crate::http_server::ToActor),
-    /// HTTP client: from the request threads
-    #[cfg(feature = "http")]
-    Net(crate::http_client::FromNet),
-}
-
-pub use mcp_sansio::server::AskFailure;
-
-/// The client application's answer to the server's input requests (elicitation, sampling,
-/// roots); it runs on a thread of its own, so it may block (on a user, say)
-pub type InputHandler =
-    Arc<dyn Fn(InputRequests) -> Result<InputResponses, ErrorObject> + Send + Sync>;
-
-/// What a client connection does with what the server sends besides responses
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub struct ClientOptions {
-    /// Answers the server's input requests (elicitation, sampling, roots) in both eras;
-    /// without it they are refused
-    pub input: Option<InputHandler>,
-    /// Receives the server's notifications (log messages, list changes, resource updates,
-    /// subscription traffic); without it they are dropped
-    pub notifications: Option<mpsc::Sender<InboundNotification>>,
-    /// Child processes only: receives the server's stderr line by line instead of passing
-    /// it through
-    pub stderr: Option<mpsc::Sender<String>>,
-    /// HTTP only: authorize with OAuth when the server challenges (401, or 403
-    /// `insufficient_scope`)
-    #[cfg(feature = "auth")]
-    pub auth: Option<crate::auth::OAuthOptions>,
-    /// HTTP only: headers, root certificates, proxy and timeouts
-    #[cfg(feature = "http")]
-    pub http: mcp_sansio_runtime::http_options::HttpOptions,
-}
-
-impl std::fmt::Debug for ClientOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut f = f.debug_struct("ClientOptions");
-        f.field("input", &self.input.is_some())
-            .field("notifications", &self.notifications.is_some())
-            .field("stderr", &self.stderr.is_some());
-        #[cfg(feature = "auth")]
-        f.field("auth", &self.auth.is_some());
-        #[cfg(feature = "http")]
-        f.field("http", &self.http);
-        f.finish()
-    }
-}
-
-impl ClientOptions {
-    /// With an input handler, which also declares the input capabilities (`elicitation`,
-    /// `sampling`, `roots`) unless the client's configuration declares one of them itself
-    pub fn input(mut self, handler: InputHandler) -> Self {
-        self.input = Some(handler);
-        self
-    }
-
-    /// Authorizes HTTP connections with OAuth
-    #[cfg(feature = "auth")]
-    pub fn auth(mut self, auth: crate::auth::OAuthOptions) -> Self {
-        self.auth = Some(auth);
-        self
-    }
-
-    /// HTTP only: how to reach the server (headers, root certificates, proxy, timeouts);
-    /// replaces the HTTP options set so far, so call [`header`](Self::header) after it
-    #[cfg(feature = "http")]
-    pub fn http(mut self, http: mcp_sansio_runtime::http_options::HttpOptions) -> Self {
-        self.http = http;
-        self
-    }
-
-    /// HTTP only: adds a header to every request (an `Authorization: Bearer` or
-    /// `X-API-Key` key the server issued)
-    #[cfg(feature = "http")]
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.http = std::mem::take(&mut self.http).header(name, value);
-        self
-    }
-
-    /// Captures a child server's stderr, line by line
-    pub fn stderr(mut self, sender: mpsc::Sender<String>) -> Self {
-        self.stderr = Some(sender);
-        self
-    }
-
-    /// With a channel for the server's notifications
-    pub fn notifications(mut self, sender: mpsc::Sender<InboundNotification>) -> Self {
-        self.notifications = Some(sender);
-        self
-    }
-}
-
-/// The core's clock
-pub(crate) fn now() -> Instant {
-    Instant::now()
-}
-
-/// Waits for the next input until `deadline`; `None` when the deadline passed first
-#[cfg(feature = "http")]
-pub(crate) fn recv_until(
-    inbox: &Receiver<Input>,
-    deadline: Option<Instant>,
-) -> Result<Option<Input>, ()> {
-    let received = match deadline {
-        Some(d) => inbox.recv_deadline(d),
-        None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
-    };
-    match received {
-        Ok(input) => Ok(Some(input)),
-        Err(RecvTimeoutError::Timeout) => Ok(None),
-        Err(RecvTimeoutError::Disconnected) => Err(()),
-    }
-}
-
-/// Where handler threads (and a client's handles) send their messages: an HTTP actor's
-/// inbox, or a byte-stream connection itself, which takes them at once on the sending
-/// thread (no hand-off)
-#[derive(Clone)]
-pub(crate) struct Route(To);
-
-#[derive(Clone)]
-enum To {
-    #[cfg(feature = "http")]
-    Inbox(Sender<Input>),
-    /// Gone once the connection's driver has ended
-    Direct(Weak<dyn Sink>),
-}
-
-impl std::fmt::Debug for Route {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Route").finish_non_exhaustive()
-    }
-}
-
-impl Route {
-    /// To an HTTP actor's inbox
-    #[cfg(feature = "http")]
-    pub(crate) fn inbox(tx: Sender<Input>) -> Self {
-        Self(To::Inbox(tx))
-    }
-
-    /// Sends an application's command to the driver; `Err` (and the command dropped) once
-    /// it is gone
-    pub(crate) fn command(&self, command: Command) -> Result<(), ()> {
-        match &self.0 {
-            #[cfg(feature = "http")]
-            To::Inbox(tx) => tx.send(Input::Command(command)).map_err(|_| ()),
-            To::Direct(sink) => sink.upgrade().ok_or(())?.command(command),
-        }
-    }
-}
-
-/// What takes messages directly on the sending thread: a byte-stream connection
-trait Sink: Send + Sync {
-    /// A handler's message; `Err` once the connection is gone
-    fn handler(&self, msg: HandlerMsg) -> Result<(), ()>;
-    /// An application's command; `Err` (and the command dropped) once the connection is gone
-    fn command(&self, command: Command) -> Result<(), ()>;
-}
+use crate::pool;
+use crate::threads::{
+    App, ClientOptions, Command, Dispatch, HandlerMsg, Handlers, Peer, Ready, Route, Sink, app,
+    now, unix_ms,
+};
 
 /// The pieces one byte-stream connection runs with
 pub(crate) struct Connection<S: Side> {
@@ -465,7 +198,7 @@ fn settle<'a, S: Side, W: Write>(
     writes: Writes,
 ) {
     loop {
-        let deferring = crate::pool::defer();
+        let deferring = pool::defer();
         st = settle_locked(stream, st, writes);
         drop(st);
         // The workers of the jobs queued meanwhile start now that the lock is free.
@@ -508,7 +241,7 @@ fn settle_locked<'a, S: Side, W: Write>(
         while out.len() < WRITE_CHUNK && st.session.poll_transmit(&mut out).is_some() {}
         drop(st);
         // Handlers start while this thread writes.
-        crate::pool::start_deferred();
+        pool::start_deferred();
         let written = {
             let mut writer = stream.writer.lock().unwrap_or_else(PoisonError::into_inner);
             let written = match writer.as_mut() {
@@ -672,7 +405,7 @@ where
                 out: Vec::with_capacity(64 * 1024),
                 writing: false,
                 app: app(dispatch, &options),
-                handlers: Handlers::new(Route(To::Direct(sink))),
+                handlers: Handlers::new(Route::direct(sink)),
                 sleeps_until: None,
                 reader_waits: false,
                 done: false,
@@ -692,7 +425,7 @@ where
         .spawn(move || write(&write_woken, &weak));
     let me: Weak<Stream<S, W>> = Arc::downgrade(&stream);
     let sink: Weak<dyn Sink> = me;
-    let route = Route(To::Direct(sink));
+    let route = Route::direct(sink);
     // What the server pushes enters the session as a handler message.
     let registration = hub.map(|hub| {
         let pushes = Handlers::new(route.clone());

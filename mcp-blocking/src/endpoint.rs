@@ -37,8 +37,7 @@ pub use mcp_sansio_runtime::endpoint::{Dropped, Next};
 pub use mcp_sansio_runtime::http::Fields;
 use mcp_sansio_runtime::http::{Piece, Unwritten};
 
-use crate::driver::Input;
-use crate::http_server::{Answer, ToActor};
+use crate::threads::{Answer, Input, ToActor};
 
 /// A server's Streamable HTTP endpoint (both wires), from
 /// [`Server::http_endpoint`](crate::Server::http_endpoint); clones drive the same sessions

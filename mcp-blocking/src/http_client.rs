@@ -24,13 +24,16 @@ use mcp_sansio_runtime::http_options::ProxyTarget;
 use mcp_sansio_runtime::net_error;
 use ureq::http::Uri;
 
-use crate::driver::{self, ClientOptions, Handlers, Input, Peer, Ready, Route};
+#[cfg(feature = "auth")]
+use crate::auth;
+use crate::client_tls::Tls;
+use crate::proxy_form;
+use crate::threads::{
+    self, ClientOptions, FromNet, Handlers, Input, Peer, Ready, Route, now, recv_until, unix_ms,
+};
 
 /// How long closing waits for the DELETE that ends a 2025-wire session
 const DELETE_WAIT: Duration = Duration::from_secs(2);
-
-/// From the request threads to the driver
-pub(crate) type FromNet = mcp_sansio_runtime::http::FromNet<Vec<u8>>;
 
 /// Performs requests on threads of their own
 struct Threads {
@@ -40,7 +43,7 @@ struct Threads {
     inbox: Sender<Input>,
     /// With OAuth: the agent for authorization requests, and the user agent
     #[cfg(feature = "auth")]
-    auth: Option<(ureq::Agent, crate::auth::UserAgent)>,
+    auth: Option<(ureq::Agent, auth::UserAgent)>,
 }
 
 impl Requests for Threads {
@@ -85,7 +88,7 @@ impl Requests for Threads {
         let tx = self.inbox.clone();
         let work: Box<dyn FnOnce() -> FromNet + Send> = match action {
             AuthAction::Fetch(request) => {
-                Box::new(move || FromNet::Auth(crate::auth::perform(&agent, request)))
+                Box::new(move || FromNet::Auth(auth::perform(&agent, request)))
             }
             AuthAction::Authorize { url } => Box::new(move || FromNet::Redirect(user_agent(url))),
             _ => return Ok(()),
@@ -107,59 +110,8 @@ impl Requests for Threads {
 struct Actor {
     front: ClientFront<Threads>,
     peer: Peer,
-    app: driver::App,
+    app: threads::App,
     handlers: Handlers,
-}
-
-/// How the agent speaks TLS: ureq's rustls with the kernel's roots, on ring
-#[cfg(feature = "tls")]
-pub(crate) type Tls = ureq::tls::TlsConfig;
-/// Without the `tls` feature there is no TLS to configure
-#[cfg(not(feature = "tls"))]
-pub(crate) struct Tls;
-
-/// The agent's TLS configuration for `http` to reach `uri`: for `https://`, the
-/// platform's roots (or `SSL_CERT_FILE` / `SSL_CERT_DIR`'s) and those of the options,
-/// verification on, SNI, the ring provider
-///
-/// # Errors
-/// A root certificate of the options that does not parse.
-#[cfg(feature = "tls")]
-pub(crate) fn tls(
-    uri: &Uri,
-    http: &mcp_sansio_runtime::http_options::HttpOptions,
-) -> Result<Tls, String> {
-    use ureq::tls::{Certificate, RootCerts, TlsConfig, TlsProvider};
-    if uri.scheme_str() != Some("https") {
-        return Ok(TlsConfig::default());
-    }
-    let roots: Vec<Certificate<'static>> = mcp_sansio_runtime::tls::root_certificates(http)?
-        .iter()
-        .map(|der| Certificate::from_der(der.as_ref()).to_owned())
-        .collect();
-    Ok(TlsConfig::builder()
-        .provider(TlsProvider::Rustls)
-        .unversioned_rustls_crypto_provider(mcp_sansio_runtime::tls::provider())
-        .root_certs(RootCerts::new_with_certs(&roots))
-        .use_sni(true)
-        .build())
-}
-
-/// The agent's TLS configuration trusting the platform's roots only (the OAuth agent's)
-#[cfg(all(feature = "tls", feature = "auth"))]
-pub(crate) fn platform_tls() -> Tls {
-    let https: Uri = Uri::from_static("https://localhost/");
-    let options = mcp_sansio_runtime::http_options::HttpOptions::default();
-    tls(&https, &options).expect("the platform's roots are only ever skipped, never an error")
-}
-
-/// Without the `tls` feature there is no TLS to configure
-#[cfg(not(feature = "tls"))]
-pub(crate) fn tls(
-    _: &Uri,
-    _: &mcp_sansio_runtime::http_options::HttpOptions,
-) -> Result<Tls, String> {
-    Ok(Tls)
 }
 
 /// The proxy the options name for `uri`, if any
@@ -246,8 +198,8 @@ pub(crate) fn run(
     let Tls = tls;
     let config = config.build();
     let agent: ureq::Agent = match proxy.as_ref().filter(|_| !https) {
-        Some(proxy) => crate::proxy_form::agent(config, &uri, proxy),
-        None => crate::proxy_form::naming_agent(config),
+        Some(proxy) => proxy_form::agent(config, &uri, proxy),
+        None => proxy_form::naming_agent(config),
     };
     #[cfg(feature = "auth")]
     let (transport, user_agent) = client_transport(
@@ -282,12 +234,12 @@ pub(crate) fn run(
         reach: Arc::new(reach),
         inbox: tx.clone(),
         #[cfg(feature = "auth")]
-        auth: user_agent.map(|user_agent| (crate::auth::agent(), user_agent)),
+        auth: user_agent.map(|user_agent| (auth::agent(), user_agent)),
     };
     let actor = Actor {
-        front: ClientFront::new(session, transport, threads, driver::now),
+        front: ClientFront::new(session, transport, threads, now),
         peer: Peer::new(Some(ready)).over_http(),
-        app: driver::app(None, &options),
+        app: threads::app(None, &options),
         handlers: Handlers::new(Route::inbox(tx)),
     };
     actor.run(&inbox);
@@ -295,16 +247,14 @@ pub(crate) fn run(
 
 impl Actor {
     fn run(mut self, inbox: &Receiver<Input>) {
-        self.front
-            .session
-            .anchor_wall_clock(driver::now(), driver::unix_ms());
+        self.front.session.anchor_wall_clock(now(), unix_ms());
         let mut closing = false;
         loop {
             self.pump();
             if self.front.session.is_closed() {
                 break;
             }
-            let Ok(input) = driver::recv_until(inbox, self.front.poll_timeout()) else {
+            let Ok(input) = recv_until(inbox, self.front.poll_timeout()) else {
                 break;
             };
             match input {

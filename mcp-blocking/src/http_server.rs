@@ -39,10 +39,10 @@ use futures_lite::io::AssertAsync;
 use mcp_sansio::ServerConfig;
 use mcp_sansio::http::{HttpConfig, HttpResponse, ReadDeadline, Source};
 use mcp_sansio_runtime::h1::{self, Conn, Received};
-use mcp_sansio_runtime::http::{Channels, Piece, ServerFront, Then, out_of_resources};
+use mcp_sansio_runtime::http::{ServerFront, Then, out_of_resources};
 
 #[cfg(feature = "auth")]
-pub(crate) use crate::auth::Protection;
+pub(crate) use mcp_sansio_runtime::auth::blocking::Protection;
 /// Without the `auth` feature no server is protected: there is no `Protection` to give
 #[cfg(not(feature = "auth"))]
 #[derive(Clone)]
@@ -65,8 +65,11 @@ impl Protection {
         match *self {}
     }
 }
-use crate::driver::{self, ClientOptions, Dispatch, HandlerMsg, Handlers, Input, Peer, Route};
-use crate::endpoint::{Body, BodyStream, HttpEndpoint, Next};
+use crate::endpoint::{self, Body, BodyStream, HttpEndpoint, Next};
+use crate::threads::{
+    self, Blocking, Chans, ClientOptions, Dispatch, HandlerMsg, Handlers, Input, Peer, Route,
+    ToActor, now, recv_until, unix_ms,
+};
 
 /// What a TLS server starts its sessions from
 #[cfg(feature = "tls")]
@@ -249,14 +252,14 @@ pub(crate) fn start(
     let limit = http_config.max_body_size;
     let (tx, inbox) = crossbeam_channel::unbounded();
     let app = App {
-        app: driver::app(Some(dispatch), &ClientOptions::default()),
+        app: threads::app(Some(dispatch), &ClientOptions::default()),
         handlers: Handlers::new(Route::inbox(tx.clone())),
     };
     // In the server's hub before the tools are read, so no tool change is missed.
     let pushes = Handlers::new(Route::inbox(tx.clone()));
     let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
     let (tools, access) = tools();
-    let clock = (driver::now(), driver::unix_ms());
+    let clock = (now(), unix_ms());
     let mut front = ServerFront::new(http_config, server_config, &tools, app, clock);
     front.set_access(access);
     front.share_through(store, Handlers::new(Route::inbox(tx.clone())));
@@ -317,34 +320,8 @@ impl Drop for Slot {
     }
 }
 
-/// The actor's channels: crossbeam's
-pub(crate) struct Chans;
-
-impl Channels for Chans {
-    type Body = Vec<u8>;
-    type Reply = Sender<Answer>;
-    type Frames = Sender<Piece>;
-    type FramesRx = Receiver<Piece>;
-
-    fn reply(reply: Self::Reply, answer: Answer) -> bool {
-        reply.send(answer).is_ok()
-    }
-
-    fn frames() -> (Self::Frames, Self::FramesRx) {
-        crossbeam_channel::unbounded()
-    }
-
-    fn send(frames: &Self::Frames, piece: Piece) {
-        let _ = frames.send(piece);
-    }
-}
-
-/// From the connection threads to the actor
-pub(crate) type ToActor = mcp_sansio_runtime::http::ToActor<Chans>;
-pub(crate) type Answer = mcp_sansio_runtime::http::Answer<Chans>;
-
 /// What every session's [`Peer`] runs the application with
-type App = mcp_sansio_runtime::http::PeerApp<driver::Blocking>;
+type App = mcp_sansio_runtime::http::PeerApp<Blocking>;
 
 /// The server's hub, which the actor joins, and the server's tools as they are then
 pub(crate) type Pushes<'a> = (
@@ -365,14 +342,14 @@ struct Actor {
 impl Actor {
     fn run(mut self, inbox: &Receiver<Input>) {
         loop {
-            self.front.pump(driver::now());
-            let Ok(input) = driver::recv_until(inbox, self.front.poll_timeout()) else {
+            self.front.pump(now());
+            let Ok(input) = recv_until(inbox, self.front.poll_timeout()) else {
                 break;
             };
             match input {
-                None => self.front.handle_timeout(driver::now()),
+                None => self.front.handle_timeout(now()),
                 Some(Input::Http(ToActor::Stop)) => break,
-                Some(Input::Http(msg)) => self.front.on_conn(driver::now(), msg),
+                Some(Input::Http(msg)) => self.front.on_conn(now(), msg),
                 Some(Input::Handler(key, msg)) => self.front.on_handler(key, msg),
                 Some(_) => {}
             }
@@ -386,7 +363,7 @@ impl Actor {
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often a blocked read looks at the server stopping (and an open response at the
 /// client leaving)
-const TICK: Duration = crate::endpoint::TICK;
+const TICK: Duration = endpoint::TICK;
 
 /// A connection's socket as the framing reads it: each read waits no longer than the
 /// current deadline (then fails with `TimedOut`), nor past the server stopping

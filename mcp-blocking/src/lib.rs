@@ -726,6 +726,8 @@
 pub mod auth;
 mod cancel;
 pub mod client;
+#[cfg(feature = "http")]
+mod client_tls;
 mod driver;
 #[cfg(feature = "http")]
 pub mod endpoint;
@@ -737,6 +739,7 @@ mod pool;
 #[cfg(feature = "http")]
 mod proxy_form;
 pub mod server;
+mod threads;
 
 #[cfg(feature = "auth")]
 pub use auth::{
@@ -745,7 +748,6 @@ pub use auth::{
 };
 pub use cancel::{CancellationToken, Cancelled};
 pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError, PendingCall};
-pub use driver::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 #[cfg(feature = "http")]
 pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
@@ -768,6 +770,7 @@ pub use mcp_sansio_macros::tool_router_blocking as tool_router;
 #[cfg(feature = "macros")]
 #[doc(hidden)]
 pub use mcp_sansio_runtime::typed as __macros;
+pub use threads::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 
 /// Several `#[tool]` functions to register at once: `builder.register(tools![a, b])`
 #[cfg(feature = "macros")]

@@ -18,26 +18,27 @@ use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptResult, InputRequests, InputResponses,
     LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
+use mcp_sansio::server::CatalogError;
 use mcp_sansio::server::uri_template::Variables;
-use mcp_sansio::server::{CatalogError, LogFilter};
-use mcp_sansio::{
-    InboundId, InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskOptions,
-};
+use mcp_sansio::{InboundRequest, Progress, ServerConfig, ServerSession, TaskError, TaskOptions};
 use mcp_sansio_runtime::peer::StartedTask;
 use mcp_sansio_runtime::request::RequestInfo;
-use mcp_sansio_runtime::server::{Job, Live, NotDeclared, Registry, finish};
+use mcp_sansio_runtime::server::{Job, Live, NotDeclared, Registry};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::cancel::{CancellationToken, Cancelled};
-use crate::driver::{self, AskFailure, Connection, Dispatch, HandlerMsg, Handlers};
+use crate::driver::{self, Connection};
+#[cfg(feature = "http")]
+use crate::endpoint::HttpEndpoint;
+#[cfg(feature = "http")]
+use crate::http_server;
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
 use crate::pool::Pool;
-use mcp_sansio_runtime::elicit;
+use crate::threads::{AskFailure, Blocking, ClientOptions, Dispatch, Handlers, now};
 #[cfg(feature = "schemars")]
-use mcp_sansio_runtime::elicit::{ElicitError, Elicited};
-use mcp_sansio_runtime::peer::Reports;
+use mcp_sansio_runtime::elicit::{self, ElicitError, Elicited};
 use mcp_sansio_runtime::sample::{self, SampleError};
 
 type ToolFn =
@@ -109,24 +110,9 @@ pub const DEFAULT_WORKERS: usize = 16;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Context {
-    id: InboundId,
-    wants_progress: bool,
-    /// A modern request's own log level (from its `_meta`); legacy uses the connection's
-    log_filter: Option<LogFilter>,
-    task_offered: bool,
-    messages: Handlers,
+    /// The runtime layer's context of the run: the request, its reports, its questions
+    run: mcp_sansio_runtime::server::Context<Blocking>,
     cancel: CancellationToken,
-    /// The run's reports waiting for the driver (bounded)
-    reports: Reports,
-    /// The keys of the run's typed questions (elicitations, samplings)
-    elicits: elicit::Keys,
-    /// Who sent the request, and over what
-    request: RequestInfo,
-}
-
-/// Waits for a reply from the driver
-fn wait<T>(rx: &mpsc::Receiver<T>) -> Option<T> {
-    rx.recv().ok()
 }
 
 impl Context {
@@ -145,13 +131,13 @@ impl Context {
     /// }
     /// ```
     pub fn request(&self) -> &RequestInfo {
-        &self.request
+        self.run.request()
     }
 
     /// The verified principal of the request's access token (shorthand for
     /// `request().principal()`); `None` on an unprotected server
     pub fn principal(&self) -> Option<&mcp_sansio::session::Principal> {
-        self.request.principal()
+        self.run.principal()
     }
 
     /// Asks the client for input (elicitation, sampling, roots), whatever the era, and
@@ -167,13 +153,8 @@ impl Context {
     /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
     pub fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
         let (reply, rx) = mpsc::channel();
-        let msg = HandlerMsg::Ask {
-            id: self.id,
-            requests,
-            reply,
-        };
-        self.messages.send(msg).map_err(|_| AskFailure::Closed)?;
-        wait(&rx).ok_or(AskFailure::Closed)?
+        self.run.send_ask(requests, reply)?;
+        rx.recv().map_err(|_| AskFailure::Closed)?
     }
 
     /// Asks the user to fill in a form derived from `T` and blocks until they did: the
@@ -240,7 +221,7 @@ impl Context {
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
         let form = elicit::form_of::<T>()?;
-        let (key, requests) = elicit::question(&self.elicits, message, form);
+        let (key, requests) = elicit::question(self.run.questions(), message, form);
         let answers = self.ask(requests)?;
         elicit::answer(&key, answers)
     }
@@ -279,7 +260,7 @@ impl Context {
         prompt: impl Into<String>,
         max_tokens: u64,
     ) -> Result<String, SampleError> {
-        let (key, requests) = sample::question(&self.elicits, prompt, max_tokens);
+        let (key, requests) = sample::question(self.run.questions(), prompt, max_tokens);
         let answers = self.ask(requests)?;
         sample::answer(&key, answers)
     }
@@ -289,18 +270,13 @@ impl Context {
     /// request's `_meta` log level (2026, nothing unless it asked); best effort, as
     /// [`progress`](Self::progress) is
     pub fn log(&self, level: LoggingLevel, data: impl Into<Value>) {
-        let msg = self
-            .reports
-            .log(self.id, self.log_filter, level, data.into());
-        if let Some(msg) = msg {
-            let _ = self.messages.send(msg);
-        }
+        self.run.log(level, data);
     }
 
     /// Whether the client allows this request to run as a task (2025-11-25 `params.task`, or
     /// the 2026 tasks extension in this request's capabilities)
     pub fn task_offered(&self) -> bool {
-        self.task_offered
+        self.run.task_offered()
     }
 
     /// Answers the request with a task handle now and keeps working: the handler's result
@@ -312,14 +288,8 @@ impl Context {
     /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
     pub fn run_as_task(&self, options: TaskOptions) -> Result<StartedTask, TaskError> {
         let (reply, rx) = mpsc::channel();
-        self.messages
-            .send(HandlerMsg::StartTask {
-                id: self.id,
-                options,
-                reply,
-            })
-            .map_err(|_| TaskError::NotInFlight)?;
-        wait(&rx).ok_or(TaskError::NotInFlight)?
+        self.run.send_start_task(options, reply)?;
+        rx.recv().map_err(|_| TaskError::NotInFlight)?
     }
 
     /// Reports progress, if the client asked for it (a no-op otherwise)
@@ -329,12 +299,7 @@ impl Context {
     /// new one is dropped, so a handler reporting faster than its client reads cannot grow
     /// the server without bound.
     pub fn progress(&self, progress: Progress) {
-        if let Some(msg) = self
-            .reports
-            .progress(self.id, self.wants_progress, progress)
-        {
-            let _ = self.messages.send(msg);
-        }
+        self.run.progress(progress);
     }
 
     /// Whether the request was cancelled (by the client, `tasks/cancel`, or the connection's
@@ -686,13 +651,12 @@ impl Server {
         W: Write + Send + 'static,
     {
         // A byte stream's tasks have one client: not shared.
-        let session =
-            ServerSession::new(Arc::clone(self.dispatch.live.local_config()), driver::now());
+        let session = ServerSession::new(Arc::clone(self.dispatch.live.local_config()), now());
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let conn = Connection {
             session,
             dispatch: Some(dispatch),
-            options: driver::ClientOptions::default(),
+            options: ClientOptions::default(),
             ready: None,
             // In the server's hub from before its first byte is read until it ends
             hub: Some(Arc::clone(self.dispatch.live.hub())),
@@ -740,7 +704,7 @@ impl Server {
     pub fn serve_https(
         &self,
         addr: SocketAddr,
-        identity: crate::TlsIdentity,
+        identity: mcp_sansio_runtime::tls::TlsIdentity,
     ) -> io::Result<HttpServerHandle> {
         self.serve_https_with(addr, HttpConfig::default(), identity)
     }
@@ -755,7 +719,7 @@ impl Server {
         &self,
         addr: SocketAddr,
         config: HttpConfig,
-        identity: crate::TlsIdentity,
+        identity: mcp_sansio_runtime::tls::TlsIdentity,
     ) -> io::Result<HttpServerHandle> {
         self.serve_http_inner(addr, config, None, Some(identity.server_config()))
     }
@@ -772,7 +736,7 @@ impl Server {
         &self,
         addr: SocketAddr,
         config: HttpConfig,
-        protection: crate::auth::Protection,
+        protection: http_server::Protection,
     ) -> io::Result<HttpServerHandle> {
         self.serve_http_inner(addr, config, Some(protection), None)
     }
@@ -787,8 +751,8 @@ impl Server {
         &self,
         addr: SocketAddr,
         config: HttpConfig,
-        protection: crate::auth::Protection,
-        identity: crate::TlsIdentity,
+        protection: http_server::Protection,
+        identity: mcp_sansio_runtime::tls::TlsIdentity,
     ) -> io::Result<HttpServerHandle> {
         let tls = Some(identity.server_config());
         self.serve_http_inner(addr, config, Some(protection), tls)
@@ -799,12 +763,12 @@ impl Server {
         &self,
         addr: SocketAddr,
         config: HttpConfig,
-        protection: Option<crate::http_server::Protection>,
-        tls: Option<crate::http_server::Tls>,
+        protection: Option<http_server::Protection>,
+        tls: Option<http_server::Tls>,
     ) -> io::Result<HttpServerHandle> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let server_config = Arc::clone(&self.config);
-        crate::http_server::serve(
+        http_server::serve(
             addr,
             config,
             server_config,
@@ -830,14 +794,13 @@ impl Server {
     /// # Errors
     /// The actor's thread could not be started.
     #[cfg(feature = "http")]
-    pub fn http_endpoint(&self, config: HttpConfig) -> io::Result<crate::HttpEndpoint> {
+    pub fn http_endpoint(&self, config: HttpConfig) -> io::Result<HttpEndpoint> {
         let dispatch: Arc<dyn Dispatch> = self.dispatch.clone();
         let server_config = Arc::clone(&self.config);
         let tools = || (self.dispatch.live.tools(), self.dispatch.live.access());
-        let pushes: crate::http_server::Pushes<'_> =
+        let pushes: http_server::Pushes<'_> =
             (self.dispatch.live.hub(), &tools, self.dispatch.live.store());
-        let (endpoint, _actor) =
-            crate::http_server::start(config, server_config, dispatch, pushes)?;
+        let (endpoint, _actor) = http_server::start(config, server_config, dispatch, pushes)?;
         Ok(endpoint)
     }
 
@@ -993,7 +956,7 @@ impl Dispatcher {
     /// Runs a handler on the worker pool; its result goes back to the driver
     fn spawn<T>(
         &self,
-        mut request: InboundRequest,
+        request: InboundRequest,
         session: &ServerSession,
         messages: &Handlers,
         work: impl FnOnce(Context) -> Result<T, ErrorObject> + Send + 'static,
@@ -1001,38 +964,25 @@ impl Dispatcher {
     where
         T: Serialize + mcp_sansio::schema::FitVersion + Send + 'static,
     {
-        let log_filter = LogFilter::for_request(&request);
         let cancel = CancellationToken::new();
+        let (run, respond) = mcp_sansio_runtime::server::Context::start(request, session, messages);
         let cx = Context {
-            id: request.responder.id(),
-            wants_progress: request.wants_progress,
-            log_filter,
-            task_offered: request.task_offered,
-            messages: messages.clone(),
+            run,
             cancel: cancel.clone(),
-            reports: Reports::default(),
-            elicits: elicit::Keys::default(),
-            request: RequestInfo::new(&mut request, session),
         };
-        let version = request.version;
-        let responder = request.responder;
-        let messages = messages.clone();
         // The driver dispatches in the request's span: the handler runs in it too.
         let span = tracing::Span::current();
         self.pool.execute_cancellable(cancel.clone(), move || {
             let _entered = span.enter();
             if cx.cancel.is_cancelled() {
                 // Cancelled while it waited for a worker: the handler never runs.
-                let result = Err(Cancelled.into());
-                let _ = messages.send(HandlerMsg::Done { responder, result });
+                respond.send::<CallToolResult>(Err(Cancelled.into()));
                 return;
             }
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(cx)));
-            let result = match run {
-                Ok(result) => finish(result, version),
-                Err(_) => Err(ErrorObject::internal_error("the handler panicked")),
-            };
-            let _ = messages.send(HandlerMsg::Done { responder, result });
+            respond.send(
+                run.unwrap_or_else(|_| Err(ErrorObject::internal_error("the handler panicked"))),
+            );
         });
         cancel
     }
