@@ -32,10 +32,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use mcp_sansio::http::{ExchangeId, Source};
+use mcp_sansio::http::Source;
 pub use mcp_sansio_runtime::endpoint::{Dropped, Next};
+use mcp_sansio_runtime::endpoint::{Got, OpenBody};
 pub use mcp_sansio_runtime::http::Fields;
-use mcp_sansio_runtime::http::{Piece, Unwritten};
+use mcp_sansio_runtime::http::Piece;
 
 use crate::threads::{Answer, Input, ToActor};
 
@@ -156,26 +157,21 @@ impl HttpEndpoint {
             } => {
                 let mut body = BodyStream {
                     frames,
-                    unwritten,
+                    open: OpenBody::new(exchange, unwritten),
                     inbox: self.inbox.clone(),
-                    exchange,
-                    ended: false,
                 };
-                // The head always comes first; dropping `body` tells the server the client
-                // went away.
+                // Dropping `body` tells the server the client went away.
                 loop {
-                    match body.frames.recv_timeout(TICK) {
-                        Ok(Piece::Head(head)) => return Some(Response::stream(head, body)),
-                        Ok(piece) => body.unwritten.taken(&piece),
-                        Err(RecvTimeoutError::Timeout) => {
-                            if gone() {
-                                return None;
-                            }
-                        }
-                        Err(RecvTimeoutError::Disconnected) => {
-                            body.ended = true;
-                            return Some(Response::status(503));
-                        }
+                    let got = got(body.frames.recv_timeout(TICK));
+                    let waited = matches!(got, Got::Nothing);
+                    if let Some(head) = body.open.head(got) {
+                        return Some(Response::stream(head, body));
+                    }
+                    if body.open.ended() {
+                        return Some(Response::status(503));
+                    }
+                    if waited && gone() {
+                        return None;
                     }
                 }
             }
@@ -200,24 +196,25 @@ pub type Body = mcp_sansio_runtime::endpoint::Body<BodyStream>;
 #[derive(Debug)]
 pub struct BodyStream {
     frames: Receiver<Piece>,
-    unwritten: Unwritten,
+    open: OpenBody,
     inbox: Sender<Input>,
-    exchange: ExchangeId,
-    ended: bool,
+}
+
+/// What a wait on an open body's channel gave
+fn got(received: Result<Piece, RecvTimeoutError>) -> Got {
+    match received {
+        Ok(piece) => Got::Piece(piece),
+        Err(RecvTimeoutError::Timeout) => Got::Nothing,
+        Err(RecvTimeoutError::Disconnected) => Got::Closed,
+    }
 }
 
 impl BodyStream {
     /// The next piece, waiting at most `wait` (then [`Next::Empty`])
     pub fn next_timeout(&mut self, wait: Duration) -> Next {
         loop {
-            match self.frames.recv_timeout(wait) {
-                Ok(piece) => {
-                    if let Some(data) = self.take(piece) {
-                        return Next::Piece(data);
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => return Next::Empty,
-                Err(RecvTimeoutError::Disconnected) => return self.finish(),
+            if let Some(next) = self.open.next(got(self.frames.recv_timeout(wait))) {
+                return next;
             }
         }
     }
@@ -225,32 +222,14 @@ impl BodyStream {
     /// The next piece if one is queued now (to gather what is queued into one write)
     pub fn try_next(&mut self) -> Next {
         loop {
-            match self.frames.try_recv() {
-                Ok(piece) => {
-                    if let Some(data) = self.take(piece) {
-                        return Next::Piece(data);
-                    }
-                }
-                Err(TryRecvError::Empty) => return Next::Empty,
-                Err(TryRecvError::Disconnected) => return self.finish(),
+            let got = match self.frames.try_recv() {
+                Ok(piece) => Got::Piece(piece),
+                Err(TryRecvError::Empty) => Got::Nothing,
+                Err(TryRecvError::Disconnected) => Got::Closed,
+            };
+            if let Some(next) = self.open.next(got) {
+                return next;
             }
-        }
-    }
-
-    fn take(&mut self, piece: Piece) -> Option<Vec<u8>> {
-        self.unwritten.taken(&piece);
-        match piece {
-            Piece::Body(data) => Some(data),
-            Piece::Head(_) => None,
-        }
-    }
-
-    fn finish(&mut self) -> Next {
-        self.ended = true;
-        if self.unwritten.dropped() {
-            Next::Dropped
-        } else {
-            Next::End
         }
     }
 }
@@ -259,22 +238,13 @@ impl Iterator for BodyStream {
     type Item = Result<Vec<u8>, Dropped>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.ended {
+        if self.open.ended() {
             return None;
         }
         loop {
-            match self.frames.recv() {
-                Ok(piece) => {
-                    if let Some(data) = self.take(piece) {
-                        return Some(Ok(data));
-                    }
-                }
-                Err(_) => {
-                    return match self.finish() {
-                        Next::Dropped => Some(Err(Dropped)),
-                        _ => None,
-                    };
-                }
+            let got = self.frames.recv().map_or(Got::Closed, Got::Piece);
+            if let Some(next) = self.open.next(got) {
+                return next.item();
             }
         }
     }
@@ -282,8 +252,8 @@ impl Iterator for BodyStream {
 
 impl Drop for BodyStream {
     fn drop(&mut self) {
-        if !self.ended {
-            let _ = self.inbox.send(Input::Http(ToActor::Closed(self.exchange)));
+        if let Some(exchange) = self.open.abandoned() {
+            let _ = self.inbox.send(Input::Http(ToActor::Closed(exchange)));
         }
     }
 }

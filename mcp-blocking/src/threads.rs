@@ -89,36 +89,25 @@ impl peer::Plumbing for Blocking {
 }
 
 /// What a connection runs the application with: `dispatch` serves requests (servers), the
-/// client's `options` take notifications and input requests
+/// client's `options` take notifications and input requests (the input handler on a thread
+/// of its own: the application may take its time, a user answering)
 pub(crate) fn app(dispatch: Option<Arc<dyn Dispatch>>, options: &ClientOptions) -> App {
-    let notifications = options.notifications.clone();
-    let input = options.input.clone();
-    peer::App {
-        dispatch: dispatch.map(|d| -> peer::Dispatch<Blocking> {
-            Box::new(move |session, request, handlers| d.dispatch(session, request, handlers))
-        }),
-        notification: Box::new(move |notification| {
-            if let Some(tx) = &notifications {
-                let _ = tx.send(notification);
-            }
-        }),
-        input: Box::new(move |id, requests, handlers| {
-            let Some(handler) = &input else {
-                return Err(peer::no_input_handler());
-            };
-            // The application may take its time (a user answering): its own thread
-            let handler = Arc::clone(handler);
-            let messages = handlers.clone();
-            thread::Builder::new()
-                .name("mcp-input".into())
-                .spawn(move || {
-                    let result = handler(requests);
-                    let _ = messages.send(HandlerMsg::Answered { id, result });
-                })
-                .map(|_| ())
-                .map_err(|_| ErrorObject::internal_error("no thread for the input handler"))
-        }),
-    }
+    let mut app = options.app_with(|handler, id, requests, handlers| {
+        let handler = Arc::clone(handler);
+        let messages = handlers.clone();
+        thread::Builder::new()
+            .name("mcp-input".into())
+            .spawn(move || {
+                let result = handler(requests);
+                let _ = messages.send(HandlerMsg::Answered { id, result });
+            })
+            .map(|_| ())
+            .map_err(|_| ErrorObject::internal_error("no thread for the input handler"))
+    });
+    app.dispatch = dispatch.map(|d| -> peer::Dispatch<Blocking> {
+        Box::new(move |session, request, handlers| d.dispatch(session, request, handlers))
+    });
+    app
 }
 
 /// Everything an HTTP actor waits for, on one channel

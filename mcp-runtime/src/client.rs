@@ -18,11 +18,11 @@ use serde_json::{Map, Value};
 
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{InputRequests, InputResponses};
-use mcp_sansio::{ClientSession, InboundNotification};
+use mcp_sansio::{ClientSession, InboundNotification, InputId};
 
 use crate::calls::{self, Exchange, Request};
 use crate::chan;
-use crate::peer::{self, App, Command, HandlerMsg, Plumbing, Ready, TaskStatusUpdate};
+use crate::peer::{self, App, Command, HandlerMsg, Handlers, Plumbing, Ready, TaskStatusUpdate};
 use crate::runtime::Runtime;
 
 /// Why a call failed
@@ -274,33 +274,49 @@ impl<R: ClientTypes> ClientOptions<R> {
     }
 }
 
-impl<R: Runtime> ClientOptions<R> {
-    /// What the connection runs the application with: notifications go to
+impl<R: ClientTypes> ClientOptions<R> {
+    /// What a client connection runs the application with: notifications go to
     /// [`notifications`](Self::notifications), input requests to the
-    /// [`input`](Self::input) handler on a task of its own; no requests are served
-    pub fn app(&self) -> App<R> {
+    /// [`input`](Self::input) handler through `start_input` (which starts it on a task or
+    /// a thread of the binding's, and sends its answer as [`HandlerMsg::Answered`]), and
+    /// are refused without one; no requests are served
+    pub fn app_with<F>(&self, start_input: F) -> App<R>
+    where
+        F: Fn(&R::InputHandler, InputId, InputRequests, &Handlers<R>) -> Result<(), ErrorObject>
+            + Send
+            + Sync
+            + 'static,
+    {
         let notifications = self.notifications.clone();
         let input = self.input.clone();
         App {
             dispatch: None,
             notification: Box::new(move |notification| {
                 if let Some(tx) = &notifications {
-                    let _ = R::send(tx, notification);
+                    R::report(tx, notification);
                 }
             }),
-            input: Box::new(move |id, requests, handlers| {
-                let Some(handler) = &input else {
-                    return Err(peer::no_input_handler());
-                };
-                let future = handler(requests);
-                let messages = handlers.clone();
-                R::spawn(async move {
-                    let result = future.await;
-                    let _ = messages.send(HandlerMsg::Answered { id, result });
-                });
-                Ok(())
+            input: Box::new(move |id, requests, handlers| match &input {
+                Some(handler) => start_input(handler, id, requests, handlers),
+                None => Err(peer::no_input_handler()),
             }),
         }
+    }
+}
+
+impl<R: Runtime> ClientOptions<R> {
+    /// What the connection runs the application with: [`app_with`](Self::app_with), the
+    /// input handler on a task of its own
+    pub fn app(&self) -> App<R> {
+        self.app_with(|handler, id, requests, handlers| {
+            let future = handler(requests);
+            let messages = handlers.clone();
+            R::spawn(async move {
+                let result = future.await;
+                let _ = messages.send(HandlerMsg::Answered { id, result });
+            });
+            Ok(())
+        })
     }
 }
 

@@ -140,20 +140,16 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
             } => {
                 let mut body = BodyStream {
                     frames: Box::pin(frames),
-                    unwritten,
+                    open: OpenBody::new(exchange, unwritten),
                     to_actor: self.to_actor.clone(),
-                    exchange,
-                    ended: false,
                 };
-                // The head always comes first.
                 loop {
-                    match body.frames.recv().await {
-                        Ok(Piece::Head(head)) => return Response::stream(head, body),
-                        Ok(piece) => body.unwritten.taken(&piece),
-                        Err(_) => {
-                            body.ended = true;
-                            return Response::status(503);
-                        }
+                    let got = body.frames.recv().await.map_or(Got::Closed, Got::Piece);
+                    if let Some(head) = body.open.head(got) {
+                        return Response::stream(head, body);
+                    }
+                    if body.open.ended() {
+                        return Response::status(503);
                     }
                 }
             }
@@ -237,17 +233,14 @@ pub fn gather(mut try_next: impl FnMut() -> Next, out: &mut Vec<u8>) -> Then {
 /// connection rather than end the body cleanly.
 pub struct BodyStream<B: AsRef<[u8]> + Send + 'static> {
     frames: Pin<Box<Receiver<Piece>>>,
-    unwritten: Unwritten,
+    open: OpenBody,
     to_actor: Sender<ToActor<B>>,
-    exchange: ExchangeId,
-    ended: bool,
 }
 
 impl<B: AsRef<[u8]> + Send + 'static> std::fmt::Debug for BodyStream<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BodyStream")
-            .field("exchange", &self.exchange)
-            .field("ended", &self.ended)
+            .field("open", &self.open)
             .finish_non_exhaustive()
     }
 }
@@ -283,14 +276,12 @@ impl<B: AsRef<[u8]> + Send + 'static> BodyStream<B> {
     /// [`next`](Self::next) as a poll (for a body type's `poll_frame`)
     pub fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Vec<u8>, Dropped>>> {
         loop {
-            match chan::poll_recv(self.frames.as_mut(), cx) {
-                Poll::Ready(Some(piece)) => {
-                    if let Some(data) = self.take(piece) {
-                        return Poll::Ready(Some(Ok(data)));
-                    }
-                }
-                Poll::Ready(None) => return Poll::Ready(self.finish()),
+            let got = match chan::poll_recv(self.frames.as_mut(), cx) {
+                Poll::Ready(received) => received.map_or(Got::Closed, Got::Piece),
                 Poll::Pending => return Poll::Pending,
+            };
+            if let Some(next) = self.open.next(got) {
+                return Poll::Ready(next.item());
             }
         }
     }
@@ -298,34 +289,110 @@ impl<B: AsRef<[u8]> + Send + 'static> BodyStream<B> {
     /// The next piece if one is queued now (to gather what is queued into one write)
     pub fn try_next(&mut self) -> Next {
         loop {
-            match self.frames.try_recv() {
-                Ok(piece) => {
-                    if let Some(data) = self.take(piece) {
-                        return Next::Piece(data);
-                    }
-                }
-                Err(async_channel::TryRecvError::Empty) => return Next::Empty,
-                Err(async_channel::TryRecvError::Closed) => {
-                    return match self.finish() {
-                        None => Next::End,
-                        Some(_) => Next::Dropped,
-                    };
-                }
+            let got = match self.frames.try_recv() {
+                Ok(piece) => Got::Piece(piece),
+                Err(async_channel::TryRecvError::Empty) => Got::Nothing,
+                Err(async_channel::TryRecvError::Closed) => Got::Closed,
+            };
+            if let Some(next) = self.open.next(got) {
+                return next;
+            }
+        }
+    }
+}
+
+/// What an open body's channel gave its reader
+#[derive(Debug)]
+pub enum Got {
+    /// A piece
+    Piece(Piece),
+    /// Nothing yet (nothing queued, or the wait timed out)
+    Nothing,
+    /// The channel closed: the body ended, or the server gave it up
+    Closed,
+}
+
+/// The sans-IO side of an open response's body, whatever channel brings its pieces (the
+/// async [`BodyStream`]; the blocking binding's iterator): what the channel gave means for
+/// the writer ([`head`](Self::head), then [`next`](Self::next)), and whether dropping the
+/// body must tell the server ([`abandoned`](Self::abandoned))
+#[derive(Debug)]
+pub struct OpenBody {
+    unwritten: Unwritten,
+    exchange: ExchangeId,
+    ended: bool,
+}
+
+impl OpenBody {
+    /// The body of `exchange`, whose pieces count in `unwritten`
+    pub fn new(exchange: ExchangeId, unwritten: Unwritten) -> Self {
+        Self {
+            unwritten,
+            exchange,
+            ended: false,
+        }
+    }
+
+    /// Before the response starts (its head always comes first): the head once it came;
+    /// `None` for anything else, and the body [`ended`](Self::ended) once the channel
+    /// closed (answer 503 then)
+    pub fn head(&mut self, got: Got) -> Option<ResponseHead> {
+        match got {
+            Got::Piece(Piece::Head(head)) => Some(head),
+            Got::Piece(piece) => {
+                self.unwritten.taken(&piece);
+                None
+            }
+            Got::Nothing => None,
+            Got::Closed => {
+                self.ended = true;
+                None
             }
         }
     }
 
-    fn take(&mut self, piece: Piece) -> Option<Vec<u8>> {
-        self.unwritten.taken(&piece);
-        match piece {
-            Piece::Body(data) => Some(data),
-            Piece::Head(_) => None,
+    /// What the writer gets for what the channel gave; `None`: receive again
+    pub fn next(&mut self, got: Got) -> Option<Next> {
+        match got {
+            Got::Piece(piece) => {
+                self.unwritten.taken(&piece);
+                match piece {
+                    Piece::Body(data) => Some(Next::Piece(data)),
+                    Piece::Head(_) => None,
+                }
+            }
+            Got::Nothing => Some(Next::Empty),
+            Got::Closed => {
+                self.ended = true;
+                Some(if self.unwritten.dropped() {
+                    Next::Dropped
+                } else {
+                    Next::End
+                })
+            }
         }
     }
 
-    fn finish(&mut self) -> Option<Result<Vec<u8>, Dropped>> {
-        self.ended = true;
-        self.unwritten.dropped().then_some(Err(Dropped))
+    /// The channel closed: nothing more comes
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Dropped before its end (the client went away): the exchange to tell the server about
+    pub fn abandoned(&self) -> Option<ExchangeId> {
+        (!self.ended).then_some(self.exchange)
+    }
+}
+
+impl Next {
+    /// As a stream's item: a piece, the end (`None`), or [`Dropped`] (a reader that waits
+    /// for the next piece never gets `Empty`)
+    pub fn item(self) -> Option<Result<Vec<u8>, Dropped>> {
+        match self {
+            Next::Piece(data) => Some(Ok(data)),
+            Next::Dropped => Some(Err(Dropped)),
+            Next::Empty | Next::End => None,
+        }
     }
 }
 
@@ -339,8 +406,8 @@ impl<B: AsRef<[u8]> + Send + 'static> futures_lite::Stream for BodyStream<B> {
 
 impl<B: AsRef<[u8]> + Send + 'static> Drop for BodyStream<B> {
     fn drop(&mut self) {
-        if !self.ended {
-            let _ = self.to_actor.try_send(ToActor::Closed(self.exchange));
+        if let Some(exchange) = self.open.abandoned() {
+            let _ = self.to_actor.try_send(ToActor::Closed(exchange));
         }
     }
 }

@@ -694,6 +694,21 @@ impl<R: Requests> ClientFront<R> {
         self.transport.handle_timeout(now);
     }
 
+    /// [`pump`](Self::pump) for a connection's [`Peer`](crate::peer::Peer): the requests'
+    /// own headers go to the transport first (before the pull that takes their requests),
+    /// then every event to the peer (what every binding's HTTP client actor does)
+    pub fn pump_peer<P: crate::peer::Plumbing>(
+        &mut self,
+        peer: &mut crate::peer::Peer<P>,
+        app: &crate::peer::App<P>,
+        handlers: &crate::peer::Handlers<P>,
+    ) {
+        for (id, headers) in peer.take_request_headers() {
+            let _ = self.transport.request_headers(id, headers);
+        }
+        self.pump(|session, event| peer.on_client_event(session, event, app, handlers));
+    }
+
     /// Moves what the session transmits into HTTP requests and delivers its events to
     /// `on_event` until both are quiet
     pub fn pump(&mut self, mut on_event: impl FnMut(&mut ClientSession, ClientEvent)) {

@@ -187,13 +187,7 @@ impl<R: Runtime, Q: Requests> Actor<R, Q> {
     /// Moves what the session transmits into HTTP requests and delivers its events until
     /// both are quiet
     fn pump(&mut self) {
-        // Requests' own headers, before the pull that takes them (checked by the handle).
-        for (id, headers) in self.peer.take_request_headers() {
-            let _ = self.front.transport.request_headers(id, headers);
-        }
-        let (peer, app) = (&mut self.peer, &self.app);
-        let handlers = &self.handlers.0;
         self.front
-            .pump(|session, event| peer.on_client_event(session, event, app, handlers));
+            .pump_peer(&mut self.peer, &self.app, &self.handlers.0);
     }
 }

@@ -45,7 +45,7 @@ pub trait Plumbing: Sized + Send + Sync + 'static {
     /// The sending half of a one-reply channel
     type Reply<T: Send + 'static>: Send + 'static;
     /// The sending half of a stream of reports to the application (progress, task status)
-    type Stream<T: Send + 'static>: Clone + Send + 'static;
+    type Stream<T: Send + 'static>: Clone + Send + Sync + 'static;
     /// The sending half of the actor's channel for handler messages
     type HandlerTx: Clone + Send + Sync + 'static;
 
