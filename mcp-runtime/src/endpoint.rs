@@ -389,9 +389,9 @@ impl Next {
     /// for the next piece never gets `Empty`)
     pub fn item(self) -> Option<Result<Vec<u8>, Dropped>> {
         match self {
-            Next::Piece(data) => Some(Ok(data)),
-            Next::Dropped => Some(Err(Dropped)),
-            Next::Empty | Next::End => None,
+            Self::Piece(data) => Some(Ok(data)),
+            Self::Dropped => Some(Err(Dropped)),
+            Self::Empty | Self::End => None,
         }
     }
 }
