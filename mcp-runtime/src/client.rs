@@ -287,6 +287,8 @@ pub struct Client<R: Runtime> {
     tokens: Arc<AtomicU64>,
     /// HTTP only: headers on every request of this handle ([`with_headers`](Self::with_headers))
     headers: Arc<[(String, String)]>,
+    /// The child process a spawned client talks to, killed when the last handle goes
+    pub(crate) child: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<R: Runtime> Clone for Client<R> {
@@ -296,6 +298,7 @@ impl<R: Runtime> Clone for Client<R> {
             peer: Arc::clone(&self.peer),
             tokens: Arc::clone(&self.tokens),
             headers: Arc::clone(&self.headers),
+            child: self.child.clone(),
         }
     }
 }
@@ -425,6 +428,7 @@ impl<R: Runtime> Client<R> {
             peer: Arc::new(peer),
             tokens: Arc::new(AtomicU64::new(1)),
             headers: Arc::new([]),
+            child: None,
         })
     }
 

@@ -83,6 +83,7 @@ pub mod auth;
 pub mod calls;
 pub mod chan;
 pub mod client;
+mod connecting;
 pub mod driver;
 pub mod elicit;
 #[cfg(feature = "http")]
@@ -109,6 +110,7 @@ pub mod request;
 pub mod runtime;
 pub mod sample;
 pub mod server;
+mod serving;
 #[cfg(unix)]
 pub mod stdio;
 pub mod store;
@@ -120,7 +122,13 @@ pub mod tunnel;
 #[cfg(feature = "schemars")]
 pub mod typed;
 
-pub use runtime::Runtime;
+pub use client::Client;
+#[cfg(feature = "http")]
+pub use runtime::HttpIo;
+#[cfg(feature = "tls")]
+pub use runtime::TlsIo;
+pub use runtime::{Runtime, RuntimeIo, StartedChild};
+pub use serving::Server;
 
 /// The README (for crates.io), whose examples run as doc tests too
 #[cfg(doctest)]

@@ -743,6 +743,7 @@ pub mod endpoint;
 mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
+mod io;
 mod runtime;
 pub mod server;
 
@@ -793,7 +794,8 @@ pub use mcp_sansio_runtime::sample::SampleError;
 pub use mcp_sansio_runtime::server::NotDeclared;
 #[cfg(feature = "tls")]
 pub use mcp_sansio_runtime::tls::{TlsError, TlsIdentity};
-#[doc(hidden)]
+/// tokio as the runtime layer sees it: the type that implements
+/// [`Runtime`](mcp_sansio_runtime::Runtime) and [`RuntimeIo`](mcp_sansio_runtime::RuntimeIo)
 pub use runtime::Tokio;
 pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
 pub use server::{Context, Server, ServerBuilder};
