@@ -15,7 +15,7 @@ import logging
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _typed
 from .errors import LocalProtocolError, McpError
@@ -94,6 +94,25 @@ class Headers(Mapping[str, str]):
         return f"Headers({self.raw!r})"
 
 
+class Sent:
+    """What the reporting methods of :class:`Context` (``report_progress``, ``log``,
+    ``info``, ...) return: the report is already queued when the method returns, so this
+    awaitable is done. ``await ctx.report_progress(...)`` (the official SDK's habit) and a
+    plain ``ctx.report_progress(...)`` do the same; ignoring it warns about nothing (it is
+    not a coroutine)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Iterator[None]:
+        return iter(())
+
+    def __repr__(self) -> str:
+        return "<mcp_sansio report sent>"
+
+
+_SENT = Sent()
+
+
 class Context:
     """What a handler can do besides returning its result, and who it serves.
 
@@ -101,7 +120,10 @@ class Context:
     ``ctx``). Its methods may be called from sync handlers too (they run in a worker
     thread); ``ask_input``/``elicit`` and ``run_as_task`` are coroutines for async handlers,
     and ``ask_input_blocking``/``elicit_blocking``/``run_as_task_blocking`` their
-    counterparts for sync handlers.
+    counterparts for sync handlers. The reports (:meth:`report_progress`, :meth:`log`,
+    :meth:`debug`, :meth:`info`, :meth:`warning`, :meth:`error`, :meth:`report_status`) are
+    sent at once and return a done awaitable (:class:`Sent`): call them with or without
+    ``await``.
 
     Who is calling (read-only): :attr:`principal` (the verified access token's subject,
     client id, scopes and claims on a protected server; ``None`` otherwise), :attr:`headers`
@@ -207,35 +229,44 @@ class Context:
 
     def report_progress(
         self, progress: float, total: Optional[float] = None, message: Optional[str] = None
-    ) -> None:
+    ) -> Awaitable[None]:
         """Reports progress, if the client asked for it (otherwise nothing is sent).
 
-        Best effort from a sync handler's thread: past ``MAX_WAITING_REPORTS`` reports still
-        waiting for the event loop, a report is dropped."""
+        Sent at once; returns a done awaitable, so ``await ctx.report_progress(...)`` works
+        as well as a plain call. Best effort from a sync handler's thread: past
+        ``MAX_WAITING_REPORTS`` reports still waiting for the event loop, a report is
+        dropped."""
         self._report(
             lambda s: s.report_progress(self.request_id, float(progress), total, message)
         )
+        return _SENT
 
-    def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
+    def log(
+        self, level: str, data: Any, logger: Optional[str] = None, *, logger_name: Optional[str] = None
+    ) -> Awaitable[None]:
         """Logs to the client (``notifications/message``) if its log level lets ``level``
-        (``debug`` ... ``emergency``) through; best effort, as :meth:`report_progress` is."""
-        self._report(lambda s: s.log(self.request_id, level, data, logger))
+        (``debug`` ... ``emergency``) through; ``logger`` (or ``logger_name``, the official
+        SDK's word) names the logger. Best effort and awaitable or not, as
+        :meth:`report_progress` is."""
+        name = logger if logger is not None else logger_name
+        self._report(lambda s: s.log(self.request_id, level, data, name))
+        return _SENT
 
-    def debug(self, data: Any) -> None:
+    def debug(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("debug", data)``"""
-        self.log("debug", data)
+        return self.log("debug", data, logger_name=logger_name)
 
-    def info(self, data: Any) -> None:
+    def info(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("info", data)``"""
-        self.log("info", data)
+        return self.log("info", data, logger_name=logger_name)
 
-    def warning(self, data: Any) -> None:
+    def warning(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("warning", data)``"""
-        self.log("warning", data)
+        return self.log("warning", data, logger_name=logger_name)
 
-    def error(self, data: Any) -> None:
+    def error(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("error", data)``"""
-        self.log("error", data)
+        return self.log("error", data, logger_name=logger_name)
 
     async def ask_input(self, requests: Dict[str, Any]) -> Dict[str, Any]:
         """Asks the client for input, whatever the era; returns the responses by key.
@@ -294,12 +325,14 @@ class Context:
         d.flush()
         return task_id
 
-    def report_status(self, message: str) -> None:
+    def report_status(self, message: str) -> Awaitable[None]:
         """Tells the client what the task is doing (status ``working`` with a message);
-        nothing happens when the request did not become a task."""
+        nothing happens when the request did not become a task. Awaitable or not, as
+        :meth:`report_progress` is."""
         task_id = self.task_id
         if task_id is not None:
             self._dispatcher.call(lambda s: s.update_task(task_id, "working", message))
+        return _SENT
 
     # --- for sync handlers (worker threads) ----------------------------------------------
 
