@@ -44,6 +44,7 @@ from .errors import (
     RemoteProtocolError,
     RequestCancelled,
     ProxyError,
+    RedirectError,
     RequestTimeout,
     SubscriptionLost,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestCancelled",
     "ProxyError",
+    "RedirectError",
     "RequestTimeout",
     "SubscriptionLost",
     "Cancelled",
