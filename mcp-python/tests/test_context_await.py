@@ -1,14 +1,21 @@
 """The reports of a handler's :class:`Context` (``report_progress``, ``log``, ``debug``,
 ``info``, ``warning``, ``error``, ``report_status``) work with ``await`` (the official
 SDK's habit) and without it, in async and sync handlers, in both eras, and never warn
-(every warning is an error here, and so is a coroutine left unawaited)."""
+(every warning is an error here, and so is a coroutine left unawaited). ``await
+ctx.read_resource(uri)`` reads the server's own resources and templates, for the request's
+caller (its scopes checked by the core)."""
 
 import asyncio
 import gc
 import inspect
+import json
+import sys
+import textwrap
 
 import pytest
 
+import mcp_sansio as ms
+from mcp_sansio import types
 from mcp_sansio.aio import Client, Context, Server
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -116,3 +123,94 @@ def test_a_typed_elicitation_answer_reads_as_data_too():
     answer = ElicitResult("accept", {"name": "Ada"})
     assert answer.data == answer.content == {"name": "Ada"} and answer.accepted
     assert ElicitResult("decline").data is None
+
+
+def reading_server():
+    server = Server("reader")
+
+    @server.resource("mem://hello", mime_type="text/plain")
+    def hello() -> str:
+        return "hello"
+
+    @server.resource("mem://items/{n}")
+    async def item(n: str, uri: str, ctx: Context) -> dict:
+        return {"n": int(n), "uri": uri, "era": ctx.era}
+
+    @server.resource("mem://broken")
+    def broken() -> str:
+        raise RuntimeError("unreadable")
+
+    @server.tool()
+    async def read(uri: str, ctx: Context) -> dict:
+        try:
+            r = await ctx.read_resource(uri)
+        except ms.McpError as e:
+            return {"code": e.code, "message": e.message}
+        except RuntimeError as e:
+            return {"raised": str(e)}
+        assert isinstance(r, types.ReadResourceResult)
+        return {"text": r.contents[0].text, "mime": r.contents[0].mime_type}
+
+    @server.tool()
+    def read_sync(uri: str, ctx: Context) -> str:
+        return ctx.read_resource_blocking(uri).contents[0].text
+
+    return server
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_read_resource_reads_the_servers_own_resources(era):
+    async def main():
+        async with Client.connect_in_process(reading_server(), era=era) as c:
+
+            async def read(uri):
+                return (await c.call_tool("read", {"uri": uri})).structured_content
+
+            assert await read("mem://hello") == {"text": "hello", "mime": "text/plain"}
+            got = await read("mem://items/7")
+            assert json.loads(got["text"]) == {"n": 7, "uri": "mem://items/7", "era": era} and got["mime"] == "application/json"
+            assert await read("mem://nothing") == {"code": -32602, "message": "Resource not found: mem://nothing"}
+            assert await read("mem://broken") == {"raised": "unreadable"}
+            assert (await c.call_tool("read_sync", {"uri": "mem://items/3"})).content[0].text == json.dumps(
+                {"n": 3, "uri": "mem://items/3", "era": era}
+            )
+
+    run(main)
+
+
+SCOPED = textwrap.dedent(
+    """
+    import asyncio
+    import mcp_sansio as ms
+    from mcp_sansio import Principal
+    from mcp_sansio.aio import Context, Server
+
+    server = Server("scoped")
+
+    @server.resource("mem://public", scopes=["mcp:read"])
+    def public() -> str:
+        return "for readers"
+
+    @server.resource("mem://secret/{id}", scopes=["mcp:admin"])
+    def secret(id: str) -> str:
+        return "for admins " + id
+
+    @server.tool()
+    async def read(uri: str, ctx: Context) -> str:
+        try:
+            return (await ctx.read_resource(uri)).contents[0].text
+        except ms.McpError as e:
+            return f"refused {e.code}"
+
+    asyncio.run(server.serve_stdio(principal=Principal("reader", "local", ["mcp:read"])))
+    """
+)
+
+
+def test_read_resource_checks_the_callers_scopes():
+    async def main():
+        async with Client.connect_stdio(sys.executable, ["-W", "error", "-c", SCOPED], era="legacy") as c:
+            assert (await c.call_tool("read", {"uri": "mem://public"})).content[0].text == "for readers"
+            assert (await c.call_tool("read", {"uri": "mem://secret/1"})).content[0].text == "refused -32003"
+
+    run(main)

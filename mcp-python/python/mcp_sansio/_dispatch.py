@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Opti
 
 from . import _typed
 from .errors import LocalProtocolError, McpError
+from .types import ReadResourceResult
 from .events import (
     Cancelled,
     Closed,
@@ -118,9 +119,10 @@ class Context:
 
     A handler receives it when it declares a parameter annotated ``Context`` (or named
     ``ctx``). Its methods may be called from sync handlers too (they run in a worker
-    thread); ``ask_input``/``elicit`` and ``run_as_task`` are coroutines for async handlers,
-    and ``ask_input_blocking``/``elicit_blocking``/``run_as_task_blocking`` their
-    counterparts for sync handlers. The reports (:meth:`report_progress`, :meth:`log`,
+    thread); ``ask_input``/``elicit``, ``read_resource`` and ``run_as_task`` are coroutines
+    for async handlers, and ``ask_input_blocking``/``elicit_blocking``,
+    ``read_resource_blocking``/``run_as_task_blocking`` their counterparts for sync
+    handlers. The reports (:meth:`report_progress`, :meth:`log`,
     :meth:`debug`, :meth:`info`, :meth:`warning`, :meth:`error`, :meth:`report_status`) are
     sent at once and return a done awaitable (:class:`Sent`): call them with or without
     ``await``.
@@ -311,6 +313,34 @@ class Context:
             return answers["elicit"]
         return _typed.elicit_result(answers["elicit"], convert)
 
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Reads one of this server's resources by URI (a resource, or a template the URI
+        matches, as a client's ``resources/read`` is routed by the core), for this request's
+        caller: runs its reader and returns the
+        :class:`~mcp_sansio.types.ReadResourceResult` (``result.contents[0].text``).
+
+        Raises :class:`McpError` when nothing matches (-32602) or the caller lacks the
+        resource's scopes (-32003); what the reader raises propagates. (The official SDK's
+        ``ctx.read_resource`` returns the contents' list; here ``.contents`` is that list.)"""
+        d = self._dispatcher
+        key, variables = d.registry.config.resolve_resource(uri, self.principal)
+        entry = d.registry.resources.get(key)
+        if entry is None:  # removed since the catalog was compiled
+            raise McpError(INVALID_PARAMS, f"Resource not found: {uri}")
+        handler, mime = entry
+        kwargs: Dict[str, Any] = dict(variables)
+        if handler.context_param is not None:
+            kwargs[handler.context_param] = self
+        if handler.meta == "uri":
+            kwargs["uri"] = uri
+        if handler.is_async:
+            value = await handler.fn(**kwargs)
+        else:
+            value = await d.loop.run_in_executor(
+                None, contextvars.copy_context().run, functools.partial(handler.fn, **kwargs)
+            )
+        return ReadResourceResult(_resource_result(uri, mime, value))
+
     async def run_as_task(
         self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
     ) -> int:
@@ -355,6 +385,10 @@ class Context:
     def elicit_blocking(self, message: str, requested_schema: Any = None, *, schema: Any = None) -> Any:
         """:meth:`elicit` for a sync handler (see :meth:`ask_input_blocking`)."""
         return self._blocking(self.elicit(message, requested_schema, schema=schema))
+
+    def read_resource_blocking(self, uri: str) -> ReadResourceResult:
+        """:meth:`read_resource` for a sync handler."""
+        return self._blocking(self.read_resource(uri))
 
     def run_as_task_blocking(
         self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
