@@ -803,7 +803,10 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
 });
 
 /// A URI template's variables as a dict (a list or a map where the template says so)
-fn variables_to_py<'py>(py: Python<'py>, variables: &Variables) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn variables_to_py<'py>(
+    py: Python<'py>,
+    variables: &Variables,
+) -> PyResult<Bound<'py, PyAny>> {
     let vars = PyDict::new(py);
     for (name, value) in variables.iter() {
         match value {

@@ -63,6 +63,11 @@ class ServerConfig:
     def capabilities(self) -> Dict[str, JSON]: ...
     @property
     def tools(self) -> List[Dict[str, JSON]]: ...
+    def resolve_resource(self, uri: str, principal: Optional["Principal"] = None) -> Tuple[str, Dict[str, JSON]]:
+        """What ``uri`` names, for a caller with ``principal``: ``(key, variables)``, the
+        resource's URI or the matching template's ``uriTemplate`` and its variables;
+        ``McpError`` -32602 when nothing matches, -32003 when the principal lacks the
+        entry's scopes."""
 
 class _ServerCommands:
     def set_catalog(self, config: ServerConfig) -> None:

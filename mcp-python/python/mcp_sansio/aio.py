@@ -33,6 +33,21 @@ from ._core import (
 )
 from ._dispatch import Context, Dispatcher, Handler, Headers
 from ._typed import ElicitResult
+from .types import (
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    ReadResourceResult,
+    Result,
+    ServerCapabilities,
+    result_for,
+)
 from .errors import (
     ConnectError,
     ConnectionClosed,
@@ -1001,8 +1016,11 @@ class Client:
         async with Client.connect_stdio(sys.executable, ["server.py"]) as client:
             print(await client.call_tool("add", {"a": 1, "b": 2}))
 
-    Results are plain dicts, as the protocol defines them. A JSON-RPC error answer raises
-    :class:`McpError`; a closed connection :class:`ConnectionClosed`.
+    Results are typed objects (:mod:`mcp_sansio.types`): ``result.content[0].text``,
+    ``result.structured_content``, ``result.is_error`` (the wire's camelCase names work
+    too), ``result.model_dump()`` for a plain dict; each is also the ``dict`` the server
+    sent, so ``result["content"]`` and ``json.dumps(result)`` work as before. A JSON-RPC
+    error answer raises :class:`McpError`; a closed connection :class:`ConnectionClosed`.
 
     Input the server asks for is answered by ``on_elicit(params) -> result``,
     ``on_sample(params) -> result`` (sync or async) and ``roots`` (a list of root dicts);
@@ -1268,14 +1286,30 @@ class Client:
         return self.session.version
 
     @property
-    def server_info(self) -> Optional[Dict[str, Any]]:
-        """The server's ``serverInfo``."""
-        return self.server.peer_info if self.server else None
+    def server_info(self) -> Optional[Implementation]:
+        """The server's ``serverInfo`` (``name``, ``version``, ``title``, ...)."""
+        info = self.server.peer_info if self.server else None
+        return Implementation(info) if info is not None else None
 
     @property
-    def server_capabilities(self) -> Dict[str, Any]:
-        """The server's capabilities."""
-        return self.server.capabilities if self.server else {}
+    def server_capabilities(self) -> ServerCapabilities:
+        """The server's capabilities (``server_capabilities.tools``, ...)."""
+        return ServerCapabilities(self.server.capabilities if self.server else {})
+
+    @property
+    def initialize_result(self) -> Optional[InitializeResult]:
+        """What the connection learned of the server (``protocol_version``,
+        ``capabilities``, ``server_info``, ``instructions``), in either era; ``None`` before
+        it is ready."""
+        ready = self.server
+        if ready is None:
+            return None
+        result: Dict[str, Any] = {"protocolVersion": ready.version, "capabilities": ready.capabilities or {}}
+        if ready.peer_info is not None:
+            result["serverInfo"] = ready.peer_info
+        if ready.instructions is not None:
+            result["instructions"] = ready.instructions
+        return InitializeResult(result)
 
     @property
     def instructions(self) -> Optional[str]:
@@ -1462,13 +1496,15 @@ class Client:
         *,
         timeout: Optional[float] = None,
         headers: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
-    ) -> Dict[str, Any]:
-        """Sends any request; returns its result. ``headers`` go on its HTTP request only
-        (see :meth:`connect_http`)."""
+    ) -> Result:
+        """Sends any request; returns its result (the typed one of a method this library
+        knows, e.g. a :class:`~mcp_sansio.types.GetTaskResult` for ``tasks/get``, else a
+        :class:`~mcp_sansio.types.Result`). ``headers`` go on its HTTP request only (see
+        :meth:`connect_http`)."""
         self._check_open()
         extra = self._headers(headers)
         rid = self.session.send_request(method, params, timeout=timeout)
-        return await self._call(self._sent_with(rid, extra))
+        return result_for(method, await self._call(self._sent_with(rid, extra)))
 
     async def call_tool(
         self,
@@ -1481,9 +1517,10 @@ class Client:
         task_ttl: Optional[float] = None,
         on_task_status: Optional["TaskStatusCallback"] = None,
         headers: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
-    ) -> Dict[str, Any]:
-        """``tools/call``: returns the ``CallToolResult`` (a tool's own failure is a result
-        with ``isError``; check it).
+    ) -> CallToolResult:
+        """``tools/call``: returns the :class:`~mcp_sansio.types.CallToolResult`
+        (``content``, ``structured_content``; a tool's own failure is a result with
+        ``is_error``: check it).
 
         ``as_task=True`` asks a 2025-11-25 server to run the call as a task (a 2026 server
         decides by itself, for a client made with ``tasks=True``). Either way the call ends
@@ -1503,42 +1540,42 @@ class Client:
             as_task=as_task,
             task_ttl=task_ttl,
         )
-        return await self._call(self._sent_with(rid, extra), progress_callback, on_task_status)
+        return CallToolResult(await self._call(self._sent_with(rid, extra), progress_callback, on_task_status))
 
-    async def list_tools(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_tools(self, cursor: Optional[str] = None) -> ListToolsResult:
         """``tools/list`` (one page; ``nextCursor`` names the next)."""
         self._check_open()
-        return await self._call(self.session.list_tools(cursor))
+        return ListToolsResult(await self._call(self.session.list_tools(cursor)))
 
-    async def list_resources(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_resources(self, cursor: Optional[str] = None) -> ListResourcesResult:
         """``resources/list``"""
         self._check_open()
-        return await self._call(self.session.list_resources(cursor))
+        return ListResourcesResult(await self._call(self.session.list_resources(cursor)))
 
-    async def list_resource_templates(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_resource_templates(self, cursor: Optional[str] = None) -> ListResourceTemplatesResult:
         """``resources/templates/list``"""
         self._check_open()
-        return await self._call(self.session.list_resource_templates(cursor))
+        return ListResourceTemplatesResult(await self._call(self.session.list_resource_templates(cursor)))
 
-    async def read_resource(self, uri: str) -> Dict[str, Any]:
+    async def read_resource(self, uri: str) -> ReadResourceResult:
         """``resources/read``"""
         self._check_open()
-        return await self._call(self.session.read_resource(uri))
+        return ReadResourceResult(await self._call(self.session.read_resource(uri)))
 
-    async def list_prompts(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_prompts(self, cursor: Optional[str] = None) -> ListPromptsResult:
         """``prompts/list``"""
         self._check_open()
-        return await self._call(self.session.list_prompts(cursor))
+        return ListPromptsResult(await self._call(self.session.list_prompts(cursor)))
 
-    async def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    async def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
         """``prompts/get``"""
         self._check_open()
-        return await self._call(self.session.get_prompt(name, arguments))
+        return GetPromptResult(await self._call(self.session.get_prompt(name, arguments)))
 
-    async def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    async def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None) -> CompleteResult:
         """``completion/complete``"""
         self._check_open()
-        return await self._call(self.session.complete(ref, argument, context))
+        return CompleteResult(await self._call(self.session.complete(ref, argument, context)))
 
     async def ping(self) -> None:
         """``ping``"""

@@ -19,6 +19,7 @@ __all__ = [
     "ConnectError",
     "CertificateError",
     "ProxyError",
+    "RedirectError",
     "AuthorizationError",
     "InvalidResult",
     "SubscriptionLost",
@@ -95,6 +96,18 @@ class ProxyError(ConnectError):
     def __init__(self, message: str, url: Optional[str] = None, status: Optional[int] = None) -> None:
         super().__init__(message, url)
         self.status = status
+
+
+class RedirectError(ConnectError):
+    """The server redirected a request where the client does not follow: to another origin
+    (scheme, host or port; the request's headers, ``Authorization`` included, are never
+    sent there), more than ``MAX_REDIRECTS`` times in a row, or a ``POST`` with 303.
+    ``status`` is the redirect's HTTP status, ``location`` where it pointed."""
+
+    def __init__(self, message: str, url: Optional[str] = None, status: Optional[int] = None, location: Optional[str] = None) -> None:
+        super().__init__(message, url)
+        self.status = status
+        self.location = location
 
 
 class AuthorizationError(ConnectionClosed):
