@@ -751,12 +751,11 @@ pub use auth::{
     DpopKey, JwtSigner, OAuthOptions, Protection, TokenVerifier, UserAgent, VerifiedToken,
     headless_user_agent, jwt_verifier,
 };
-pub use client::{CallWatch, CancelHandle, Client, ClientError, ConnectError};
+pub use client::{CallWatch, CancelHandle, Client};
 #[cfg(feature = "http")]
 pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
-pub use mcp_sansio;
 /// `#[prompt]`: a function as a prompt, its parameters the arguments
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::prompt_async_std as prompt;
@@ -770,6 +769,7 @@ pub use mcp_sansio_macros::tool_async_std as tool;
 /// `#[tool_router]`: the `#[tool]` methods of an impl block, registered with a value
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_router_async_std as tool_router;
+pub use mcp_sansio_runtime::api::*;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]
@@ -783,30 +783,11 @@ macro_rules! tools {
         ($($tool {},)+)
     };
 }
-pub use mcp_sansio::session::{Caller, Principal};
-pub use mcp_sansio_runtime::elicit::{ElicitError, Elicited};
-#[cfg(feature = "http")]
-pub use mcp_sansio_runtime::http_options::{HttpOptions, Proxy};
-pub use mcp_sansio_runtime::peer::StartedTask;
-pub use mcp_sansio_runtime::request::RequestInfo;
-pub use mcp_sansio_runtime::sample::SampleError;
-pub use mcp_sansio_runtime::server::NotDeclared;
-#[cfg(feature = "tls")]
-pub use mcp_sansio_runtime::tls::{TlsError, TlsIdentity};
 /// async-std and smol as the runtime layer sees it: the type that implements
 /// [`Runtime`](mcp_sansio_runtime::Runtime) and [`RuntimeIo`](mcp_sansio_runtime::RuntimeIo)
 pub use runtime::AsyncStd;
-pub use runtime::{AskFailure, ClientOptions, InputHandler, TaskStatusUpdate};
+pub use runtime::ClientOptions;
 pub use server::{Context, Server, ServerBuilder};
-
-/// Several server processes sharing tasks and changes (see [`ServerBuilder::task_store`]
-/// and the rules in [`mcp_sansio::store`])
-pub mod store {
-    pub use mcp_sansio::store::SharedTasks;
-    #[cfg(feature = "redis")]
-    pub use mcp_sansio_runtime::redis_store::RedisTaskStore;
-    pub use mcp_sansio_runtime::store::{MemoryTaskStore, TaskStore};
-}
 
 /// The README (for crates.io), whose example (on Streamable HTTP) runs as a doc test too
 #[cfg(all(doctest, feature = "http"))]

@@ -9,10 +9,6 @@ use std::time::Instant;
 use async_channel::Sender;
 use smol::Task;
 
-pub use mcp_sansio::server::AskFailure;
-pub use mcp_sansio_runtime::client::InputHandler;
-pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
-
 /// async-std and smol as the runtime layer (`mcp-sansio-runtime`) sees them
 #[derive(Debug, Clone, Copy)]
 pub struct AsyncStd;

@@ -78,6 +78,7 @@
 #![forbid(unsafe_code)]
 
 pub mod alarm;
+pub mod api;
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod calls;

@@ -123,8 +123,8 @@ type PromptFn<R> = Arc<
 /// # }
 /// ```
 ///
-/// The crate's docs have a [complete example](mcp_sansio_tokio#handlers-and-their-context) where a client
-/// answers the handler's question and watches its progress.
+/// The guide (`guide/` in the repository) has a complete example where a client answers the
+/// handler's question and watches its progress.
 ///
 /// Each binding names it `Context` (this type for its runtime).
 pub struct Context<R: Runtime> {
@@ -400,9 +400,9 @@ impl<R: Runtime> Context<R> {
 ///
 /// Start with `Server::builder`. Each registration checks its entry (a valid and unique name
 /// or URI, an `inputSchema` that compiles, a template that parses) and returns the builder, or
-/// a [`CatalogError`](mcp_sansio::server::CatalogError); registering declares the capability
+/// a [`CatalogError`]; registering declares the capability
 /// (`tools`, `resources`, `prompts`, `completions`), keeping what the
-/// [`ServerConfig`](mcp_sansio::ServerConfig) already declares (such as `listChanged`). Then
+/// [`ServerConfig`] already declares (such as `listChanged`). Then
 /// [`build`](#method.build) makes the server. Its methods (their full docs follow below, under
 /// *Implementations*; `R` is the binding's runtime, `S` its `Server` and `Context<R>`
 /// is [`Context`]):
@@ -480,8 +480,8 @@ impl<R: Runtime> Context<R> {
 /// # }
 /// ```
 ///
-/// The crate's docs show the [handlers' `Context`](mcp_sansio_tokio#handlers-and-their-context),
-/// [typed tools](mcp_sansio_tokio#typed-tools) and how to serve the built server.
+/// The guide (`guide/` in the repository) shows the handlers' [`Context`], typed tools and
+/// how to serve the built server.
 ///
 /// Each binding names it `ServerBuilder` (this type for its runtime and its `Server`).
 pub struct ServerBuilder<R: Runtime, S> {

@@ -13,10 +13,6 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::{Instant, Sleep};
 
-pub use mcp_sansio::server::AskFailure;
-pub use mcp_sansio_runtime::client::InputHandler;
-pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
-
 /// The tokio runtime as the runtime layer (`mcp-sansio-runtime`) sees it
 #[derive(Debug, Clone, Copy)]
 pub struct Tokio;
