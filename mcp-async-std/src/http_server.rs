@@ -66,7 +66,7 @@ async fn denied(
 pub(crate) type Tls = futures_rustls::TlsAcceptor;
 /// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
 #[cfg(not(feature = "tls"))]
-pub(crate) type Tls = mcp_sansio_runtime::runtime::NoTls;
+pub(crate) type Tls = mcp_sansio_runtime::io::NoTls;
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]

@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::client::ClientError;
+use crate::error::ClientError;
 
 /// One request of a typed call, ready to send
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 //! memory, or to a Streamable HTTP endpoint
 //!
 //! These are the [`Client`] constructors every async binding shares; the binding's part is
-//! its [`RuntimeIo`] (and [`HttpIo`](crate::runtime::HttpIo)): wrapping its streams,
+//! its [`RuntimeIo`] (and [`HttpIo`](crate::io::HttpIo)): wrapping its streams,
 //! starting a process, its HTTP stack.
 
 use std::sync::{Arc, Mutex};
@@ -12,7 +12,7 @@ use mcp_sansio::ClientConfig;
 
 use crate::client::{Client, ClientOptions, ConnectError};
 use crate::driver::{AsyncRead, AsyncWrite};
-use crate::runtime::RuntimeIo;
+use crate::io::RuntimeIo;
 use crate::serving::Server;
 use crate::trace::Instrument;
 
@@ -133,7 +133,7 @@ impl<R: RuntimeIo> Client<R> {
 }
 
 #[cfg(feature = "http")]
-impl<R: crate::runtime::HttpIo> Client<R> {
+impl<R: crate::io::HttpIo> Client<R> {
     /// Connects to a Streamable HTTP endpoint (`http://host:port/path`, or `https://` with
     /// the `tls` feature) and waits for the handshake (2025) or discovery (2026); the same
     /// API as the stdio client

@@ -79,6 +79,7 @@
 
 pub mod alarm;
 pub mod api;
+mod arguments;
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod calls;
@@ -89,6 +90,7 @@ pub mod driver;
 pub mod elicit;
 #[cfg(feature = "http")]
 pub mod endpoint;
+mod error;
 #[cfg(feature = "http")]
 #[doc(hidden)] // the bindings' own HTTP/1.1 framing, not an API
 pub mod h1;
@@ -100,6 +102,7 @@ pub mod http_client;
 pub mod http_options;
 #[cfg(feature = "http")]
 pub mod http_server;
+pub mod io;
 pub mod memory;
 #[cfg(feature = "http")]
 pub mod net_error;
@@ -125,10 +128,11 @@ pub mod typed;
 
 pub use client::Client;
 #[cfg(feature = "http")]
-pub use runtime::HttpIo;
+pub use io::HttpIo;
 #[cfg(feature = "tls")]
-pub use runtime::TlsIo;
-pub use runtime::{Runtime, RuntimeIo, StartedChild};
+pub use io::TlsIo;
+pub use io::{RuntimeIo, StartedChild};
+pub use runtime::Runtime;
 pub use serving::Server;
 
 /// The README (for crates.io), whose examples run as doc tests too

@@ -40,6 +40,10 @@ use crate::sample::{self, SampleError};
 use crate::store::{Subscription, TaskStore};
 use mcp_sansio::store::{SharedTasks, Signal, StoreOp};
 
+pub use crate::arguments::decode_arguments;
+#[cfg(feature = "schemars")]
+pub use crate::arguments::typed_tool;
+
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn<R> = Arc<
     dyn Fn(Context<R>, Map<String, Value>) -> BoxFuture<Result<CallToolResult, ErrorObject>>
@@ -1139,38 +1143,6 @@ where
         r.fit_to(version);
         serde_json::value::to_raw_value(&r).map_err(ErrorObject::internal_error)
     })
-}
-
-/// A tool whose `inputSchema` is derived from `A` with `schemars`
-///
-/// # Errors
-/// [`CatalogError::InputSchemaNotObject`] when the schema is no object.
-#[cfg(feature = "schemars")]
-pub fn typed_tool<A: schemars::JsonSchema>(
-    name: &str,
-    description: &str,
-) -> Result<Tool, CatalogError> {
-    let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
-    let Value::Object(mut schema) = schema else {
-        return Err(CatalogError::InputSchemaNotObject {
-            tool: name.to_owned(),
-        });
-    };
-    schema
-        .entry("type")
-        .or_insert_with(|| Value::from("object"));
-    Ok(Tool::new(name, schema).with_description(description))
-}
-
-/// A typed tool's arguments, decoded (-32602 when they do not decode)
-///
-/// # Errors
-/// Invalid params.
-pub fn decode_arguments<A: serde::de::DeserializeOwned>(
-    args: Map<String, Value>,
-) -> Result<A, ErrorObject> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|e| ErrorObject::invalid_params(format!("invalid arguments: {e}")))
 }
 
 /// Answers a request routed to a handler a server does not hold (the catalog and the

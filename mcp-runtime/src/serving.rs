@@ -4,7 +4,7 @@
 //! The catalog, argument validation, pagination, caching hints and every protocol rule come
 //! from `mcp-sansio`; the builder, the handlers' `Context` and the dispatcher are
 //! [`server`](crate::server)'s; the binding's part is its [`RuntimeIo`] (and
-//! [`HttpIo`](crate::runtime::HttpIo)).
+//! [`HttpIo`](crate::io::HttpIo)).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -19,7 +19,8 @@ use mcp_sansio::{ListKind, ServerConfig};
 use serde_json::{Map, Value};
 
 use crate::driver::{AsyncRead, AsyncWrite};
-use crate::runtime::{Runtime, RuntimeIo};
+use crate::io::RuntimeIo;
+use crate::runtime::Runtime;
 use crate::server::{Context, NotDeclared, ServerBuilder, ServerCore};
 
 /// A built server; serve as many connections as you like
@@ -87,7 +88,7 @@ impl<R: RuntimeIo> Server<R> {
 }
 
 #[cfg(feature = "http")]
-impl<R: crate::runtime::HttpIo> Server<R> {
+impl<R: crate::io::HttpIo> Server<R> {
     /// Serves Streamable HTTP at `addr` (both wires: 2025 sessions and 2026 stateless
     /// requests) with the default [`HttpConfig`](mcp_sansio::http::HttpConfig): only
     /// `localhost`, `127.0.0.1` and `[::1]` may be named by `Host` and `Origin`
@@ -149,7 +150,7 @@ impl<R: crate::runtime::HttpIo> Server<R> {
 }
 
 #[cfg(feature = "tls")]
-impl<R: crate::runtime::TlsIo> Server<R> {
+impl<R: crate::io::TlsIo> Server<R> {
     /// [`serve_http`](Self::serve_http) over TLS (`https://`), presenting `identity`
     ///
     /// The TLS handshake counts toward the connection's

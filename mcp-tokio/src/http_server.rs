@@ -48,7 +48,7 @@ use mcp_sansio_runtime::http::Gate as Protection;
 pub(crate) type Tls = tokio_rustls::TlsAcceptor;
 /// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
 #[cfg(not(feature = "tls"))]
-pub(crate) type Tls = mcp_sansio_runtime::runtime::NoTls;
+pub(crate) type Tls = mcp_sansio_runtime::io::NoTls;
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
