@@ -744,6 +744,7 @@ pub use client::{CallWatch, CancelHandle, Client};
 pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
+pub use mcp_sansio;
 /// `#[prompt]`: a function as a prompt, its parameters the arguments
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::prompt_async_std as prompt;

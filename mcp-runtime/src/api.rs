@@ -2,7 +2,6 @@
 //! async binding re-exports it whole (`pub use mcp_sansio_runtime::api::*;`) beside its own
 //! `Client`, `Server`, `Context` and `ClientOptions` (this layer's types for its runtime)
 
-pub use mcp_sansio;
 pub use mcp_sansio::server::AskFailure;
 pub use mcp_sansio::session::{Caller, Principal};
 

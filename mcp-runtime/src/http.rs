@@ -244,7 +244,7 @@ pub struct ServerFront<C: Channels, P: SessionPeer> {
 }
 
 /// Where a task store's reply to a session's operation goes: the actor's inbox
-pub type StoreSink = Arc<dyn Fn(SessionKey, Ticket, StoreReply) + Send + Sync>;
+pub(crate) type StoreSink = Arc<dyn Fn(SessionKey, Ticket, StoreReply) + Send + Sync>;
 
 impl<C: Channels, P: SessionPeer> std::fmt::Debug for ServerFront<C, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -37,7 +37,7 @@
 //! - [`chan`]: the kernel's own runtime-neutral channels;
 //! - [`memory`]: in-memory connections (a client wired to a server in the same process,
 //!   the bindings' `Client::in_memory`): byte pipes both the async actors and threads drive;
-//! - [`alarm`]: one timer per connection, moved only when the core's deadline comes earlier;
+//! - `alarm`: one timer per connection, moved only when the core's deadline comes earlier;
 //! - `stdio` (Unix): this process's stdin and stdout as pipes an event loop can drive;
 //! - `http` (feature `http`): the Streamable HTTP front ends' state around the core's
 //!   `HttpServer` and `ClientTransport`, and conversions to the `http` crate's types;
@@ -77,7 +77,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
-pub mod alarm;
+mod alarm;
 pub mod api;
 mod arguments;
 #[cfg(feature = "auth")]

@@ -1147,7 +1147,7 @@ where
 
 /// Answers a request routed to a handler a server does not hold (the catalog and the
 /// handlers are built together, so this does not happen)
-pub fn unregistered<T>(session: &mut ServerSession, request: InboundRequest) -> Option<T> {
+pub(crate) fn unregistered<T>(session: &mut ServerSession, request: InboundRequest) -> Option<T> {
     let error = ErrorObject::internal_error(format!("no handler for {}", request.method));
     session.respond_error(request.responder, &error);
     None

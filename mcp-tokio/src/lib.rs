@@ -757,6 +757,7 @@ pub use client::{CallWatch, CancelHandle, Client};
 pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
+pub use mcp_sansio;
 /// `#[prompt]`: a function as a prompt, its parameters the arguments
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::prompt_tokio as prompt;
