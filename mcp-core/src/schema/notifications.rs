@@ -52,3 +52,5 @@ pub struct ProgressNotificationParams {
 /// Params of the `notifications/*/list_changed` notifications and
 /// `notifications/initialized`: only `_meta`
 pub type ListChangedParams = MetaParams;
+
+super::fit::same_in_every_version!(CancelledNotificationParams, ProgressNotificationParams);
