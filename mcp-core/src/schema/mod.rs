@@ -126,7 +126,7 @@ pub use lifecycle::{
 pub use logging::{LoggingMessageNotificationParams, SetLevelParams};
 pub use mrtr::{InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses};
 pub use notifications::{
-    CancelledNotificationParams, ListChangedParams, ProgressNotificationParams,
+    CancelledNotificationParams, ListChangedParams, ListKind, ProgressNotificationParams,
 };
 pub use prompts::{
     GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,

@@ -57,12 +57,12 @@ pub use ids::{InboundId, OutboundId, Responder};
 pub use inbound_handle::Inbound;
 pub use lifecycle::PeerInfo;
 pub use role::{ClientEvent, Role, ServerEvent};
-pub use subscriptions::ListKind;
 #[doc(hidden)]
 pub use tasks::task_wire_id;
 pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
 pub use transmit_queue::{Relation, Transmit};
 pub use typed::Pending;
+pub use crate::schema::ListKind;
 
 use self::batch::Batches;
 use self::inbound_table::InboundTable;

@@ -31,38 +31,8 @@ use super::transmit_queue::Relation;
 use super::{Answer, Core, SendError, ServerSession};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
-use crate::schema::{has_capability, meta};
+use crate::schema::{ListKind, has_capability, meta};
 use crate::version::Era;
-
-/// Which list changed
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ListKind {
-    /// `tools/list`
-    Tools,
-    /// `prompts/list`
-    Prompts,
-    /// `resources/list` (and templates)
-    Resources,
-}
-
-impl ListKind {
-    fn method(self) -> &'static str {
-        match self {
-            Self::Tools => "notifications/tools/list_changed",
-            Self::Prompts => "notifications/prompts/list_changed",
-            Self::Resources => "notifications/resources/list_changed",
-        }
-    }
-
-    fn capability(self) -> &'static str {
-        match self {
-            Self::Tools => "tools",
-            Self::Prompts => "prompts",
-            Self::Resources => "resources",
-        }
-    }
-}
 
 /// One open `subscriptions/listen` stream
 #[derive(Debug)]
