@@ -47,19 +47,19 @@ use std::time::Instant;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-pub use ask::{AskError, Asked, InputError, InputId};
+pub use ask::{AskError, Asked, InputError};
 pub use caller::{Caller, Principal};
 pub use config::{ClientConfig, EraMode, Limits, RequestOptions, ServerConfig, Timeouts};
 pub use error::{CancelError, ProgressError, RespondError, SendError};
 pub(crate) use event::Event;
 pub use event::{CallError, CloseReason, InboundNotification, InboundRequest, Progress};
-pub use ids::{InboundId, OutboundId, Responder};
+pub use ids::{InboundId, InputId, OutboundId, Responder, TaskId};
 pub use inbound_handle::Inbound;
 pub use lifecycle::PeerInfo;
 pub use role::{ClientEvent, Role, ServerEvent};
 #[doc(hidden)]
 pub use tasks::task_wire_id;
-pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
+pub use tasks::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
 pub use transmit_queue::{Relation, Transmit};
 pub use typed::Pending;
 pub use crate::schema::ListKind;

@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use super::ids::{InboundId, OutboundId};
 use super::tasks::client::FollowedTask;
-use super::tasks::server::TaskId;
+use super::ids::TaskId;
 
 /// The task methods a client sends for a task it follows
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

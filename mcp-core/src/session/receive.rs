@@ -8,7 +8,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::gating::{self, Capability, Gate};
-use super::inbound_table::InEntry;
+use super::inbound_table::{Answers, InEntry};
 use super::lifecycle::Phase;
 use super::outbound_table::{OutEntry, Owner, WireId};
 use super::outgoing::{Answer, cacheable};
@@ -39,7 +39,7 @@ pub(super) struct ParamsWithMeta {
     #[serde(rename = "_meta", default)]
     meta: Option<RequestMeta>,
     #[serde(rename = "inputResponses", default)]
-    input_responses: Option<ask::Answers>,
+    input_responses: Option<Answers>,
     #[serde(rename = "requestState", default)]
     request_state: Option<String>,
     /// 2025-11-25 task augmentation
@@ -55,7 +55,7 @@ pub(super) struct Delivery {
     batch: Option<u32>,
     /// A modern request to a server
     modern: bool,
-    answers: Option<Box<ask::Answers>>,
+    answers: Option<Box<Answers>>,
     task_param: Option<tasks::TaskParam>,
 }
 

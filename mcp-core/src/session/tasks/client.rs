@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
-use crate::session::ask::InputId;
+use crate::session::ids::InputId;
 use crate::session::lifecycle::Phase;
 use crate::session::outbound_table::{OutEntry, Owner, TaskOp, WireId};
 use crate::session::{CallError, CancelError, Core, Event, OutboundId};

@@ -6,4 +6,4 @@ pub(super) mod server;
 pub(super) mod shared;
 
 pub(super) use server::*;
-pub use server::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate, task_wire_id};
+pub use server::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate, task_wire_id};

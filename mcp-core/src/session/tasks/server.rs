@@ -24,7 +24,6 @@
 //! true"), the extension as `completed`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -36,8 +35,8 @@ use crate::schema::{
     FitVersion, InputRequests, InputResponse, InputResponses, RELATED_TASK_META_KEY, TaskStatus,
     has_capability,
 };
-use crate::session::ask::Answers;
-use crate::session::ask::InputId;
+use crate::session::inbound_table::Answers;
+use crate::session::ids::{InputId, TaskId};
 use crate::session::ids::InboundId;
 use crate::session::outbound_table::{OutEntry, Owner};
 use crate::session::{Answer, ClientSession, Core, Event, Principal, Role, Session, Side};
@@ -48,16 +47,6 @@ pub(super) const CANCELLED_MESSAGE: &str = "cancelled by the client";
 
 /// The id of the tasks extension of 2026-07-28
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
-/// A task of this server session
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TaskId(pub(crate) u64);
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "task#{}", self.0)
-    }
-}
 
 /// How long a task lives and how often the client should poll
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -13,10 +13,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::server::{CANCELLED_MESSAGE, ServerTask, TaskId, TaskIdParams, iso8601, millis};
+use super::server::{CANCELLED_MESSAGE, ServerTask, TaskIdParams, iso8601, millis};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, TaskStatus};
-use crate::session::ask::Answers;
+use crate::session::ids::TaskId;
+use crate::session::inbound_table::Answers;
 use crate::session::{Answer, Core, Event, Principal, Side};
 use crate::store::{SharedTasks, Signal, StoreError, StoreOp, StoreReply, Ticket};
 use crate::version::ProtocolVersion;
