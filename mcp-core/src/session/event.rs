@@ -8,8 +8,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::ids::InputId;
-use super::ids::{InboundId, OutboundId, Responder};
 use super::ids::TaskId;
+use super::ids::{InboundId, OutboundId, Responder};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::version::ProtocolVersion;

@@ -47,6 +47,7 @@ use std::time::Instant;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+pub use crate::schema::ListKind;
 pub use ask::{AskError, Asked, InputError};
 pub use caller::{Caller, Principal};
 pub use config::{ClientConfig, EraMode, Limits, RequestOptions, ServerConfig, Timeouts};
@@ -62,7 +63,6 @@ pub use tasks::task_wire_id;
 pub use tasks::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
 pub use transmit_queue::{Relation, Transmit};
 pub use typed::Pending;
-pub use crate::schema::ListKind;
 
 use self::batch::Batches;
 use self::inbound_table::InboundTable;

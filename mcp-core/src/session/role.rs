@@ -7,10 +7,10 @@
 
 use serde_json::value::RawValue;
 
-use super::ids::InputId;
 use super::event::{CallError, CloseReason, Event, InboundNotification, InboundRequest, Progress};
-use super::ids::{InboundId, OutboundId};
+use super::ids::InputId;
 use super::ids::TaskId;
+use super::ids::{InboundId, OutboundId};
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::version::ProtocolVersion;
 

@@ -1,9 +1,11 @@
-//! Tasks, both sides: the server's task table and the task methods it answers
-//! ([`server`]), and the tasks a client follows behind its calls ([`client`])
+//! Tasks, both sides: the server's task table ([`table`]) and the task methods it answers
+//! ([`server`]), tasks shared with other processes through a store ([`shared`]), and the
+//! tasks a client follows behind its calls ([`client`])
 
 pub(super) mod client;
 pub(super) mod server;
 pub(super) mod shared;
+pub(super) mod table;
 
-pub(super) use server::*;
-pub use server::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate, task_wire_id};
+pub(super) use table::*;
+pub use table::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate, task_wire_id};

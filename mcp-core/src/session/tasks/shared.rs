@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::server::{CANCELLED_MESSAGE, ServerTask, TaskIdParams, iso8601, millis};
+use super::table::{CANCELLED_MESSAGE, ServerTask, TaskIdParams, iso8601, millis};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, TaskStatus};
 use crate::session::ids::TaskId;
