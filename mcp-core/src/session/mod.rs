@@ -177,7 +177,7 @@ struct Core {
     /// Server: listen streams and legacy resource subscriptions
     subscriptions: subscriptions::Subscriptions,
     /// Server: tasks shared with other processes (see [`crate::store`])
-    shared: tasks::shared::SharedState,
+    shared: tasks::shared_state::SharedState,
     /// Who sent the message being processed: the connection's caller
     /// ([`Session::set_caller`]), or the one a message came with
     /// ([`Session::handle_message_as`])
@@ -650,7 +650,7 @@ impl Core {
             server_tasks: tasks::ServerTasks::default(),
             followed: std::collections::HashMap::new(),
             subscriptions: subscriptions::Subscriptions::default(),
-            shared: tasks::shared::SharedState::default(),
+            shared: tasks::shared_state::SharedState::default(),
             caller: None,
         }
     }

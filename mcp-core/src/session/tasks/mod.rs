@@ -5,6 +5,7 @@
 pub(super) mod client;
 pub(super) mod server;
 pub(super) mod shared;
+pub(super) mod shared_state;
 pub(super) mod table;
 
 pub(super) use table::*;
