@@ -496,7 +496,7 @@ impl Core {
     }
 
     fn provide_input(&mut self, id: InputId, responses: InputResponses) -> Result<(), InputError> {
-        if matches!(self.phase, super::lifecycle::Phase::Closed) {
+        if matches!(self.phase, super::phase::Phase::Closed) {
             return Err(InputError::Closed);
         }
         match id {

@@ -5,8 +5,8 @@ use serde_json::value::RawValue;
 
 use super::gating::{Capability, Gate};
 use super::ids::InboundId;
-use super::lifecycle::Phase;
 use super::outbound_table::{AppCall, OutEntry, Owner, WireId};
+use super::phase::Phase;
 use super::transmit_queue::Relation;
 use super::{
     Core, OutboundId, Progress, ProgressError, RequestOptions, RespondError, Responder, SendError,

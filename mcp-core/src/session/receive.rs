@@ -9,9 +9,9 @@ use serde_json::value::RawValue;
 
 use super::gating::{self, Capability, Gate};
 use super::inbound_table::{Answers, InEntry};
-use super::lifecycle::Phase;
 use super::outbound_table::{OutEntry, Owner, WireId};
 use super::outgoing::{Answer, cacheable};
+use super::phase::Phase;
 use super::{
     CallError, CloseReason, Core, Event, InboundNotification, InboundRequest, OutboundId, Progress,
     Responder, Side, ask, tasks,

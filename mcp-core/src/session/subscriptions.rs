@@ -26,6 +26,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::subscription_table::Listener;
 use super::tasks::TASKS_EXTENSION;
 use super::transmit_queue::Relation;
 use super::{Answer, Core, SendError, ServerSession};
@@ -33,38 +34,6 @@ use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
 use crate::schema::{ListKind, has_capability, meta};
 use crate::version::Era;
-
-/// One open `subscriptions/listen` stream
-#[derive(Debug)]
-pub(crate) struct Listener {
-    id: RequestId,
-    lists: [bool; 3],
-    resources: BTreeSet<String>,
-    tasks: BTreeSet<String>,
-    /// Who listens: only their own tasks' notifications reach them
-    principal: Option<super::Principal>,
-}
-
-/// The server's subscription bookkeeping
-#[derive(Debug, Default)]
-pub(crate) struct Subscriptions {
-    listeners: Vec<Listener>,
-    /// Legacy `resources/subscribe`
-    legacy_resources: BTreeSet<String>,
-}
-
-impl Subscriptions {
-    pub(crate) fn is_listener(&self, id: &RequestId) -> bool {
-        self.listeners.iter().any(|l| l.id == *id)
-    }
-
-    /// Ends a stream the client cancelled; `true` if it was one
-    pub(crate) fn cancel(&mut self, id: &RequestId) -> bool {
-        let before = self.listeners.len();
-        self.listeners.retain(|l| l.id != *id);
-        before != self.listeners.len()
-    }
-}
 
 /// The `subscriptions/listen` params the core reads
 #[derive(Deserialize, Default)]
@@ -266,7 +235,7 @@ impl Core {
     /// Writes a notification tagged with a subscription id; ends the stream when the
     /// transmit queue is full
     fn send_tagged(&mut self, id: &RequestId, method: &str, params: &str) {
-        if matches!(self.phase, super::lifecycle::Phase::Closed) {
+        if matches!(self.phase, super::phase::Phase::Closed) {
             return;
         }
         if self.out.len() > self.limits().max_queued_bytes {
@@ -298,7 +267,7 @@ impl Core {
     }
 
     fn check_open(&self) -> Result<(), SendError> {
-        if matches!(self.phase, super::lifecycle::Phase::Closed) || self.eof {
+        if matches!(self.phase, super::phase::Phase::Closed) || self.eof {
             return Err(SendError::Closed);
         }
         Ok(())

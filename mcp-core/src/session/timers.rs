@@ -4,7 +4,8 @@
 //! the session's layers (see `layers_test.rs`): it may call every sub-machine, none calls it.
 
 use super::outbound_table::Owner;
-use super::{CallError, CloseReason, Core, Event, Phase};
+use super::phase::Phase;
+use super::{CallError, CloseReason, Core, Event};
 
 impl Core {
     /// Fires what is due: task expiry, then each request past its deadline, routed by its

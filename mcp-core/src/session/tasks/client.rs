@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::session::ids::InputId;
-use crate::session::lifecycle::Phase;
 use crate::session::outbound_table::{FollowedTask, OutEntry, Owner, TaskOp, WireId};
+use crate::session::phase::Phase;
 use crate::session::{CallError, CancelError, Core, Event, OutboundId};
 use crate::version::Era;
 

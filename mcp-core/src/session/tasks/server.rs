@@ -324,7 +324,7 @@ impl Core {
         }
         if let Some(params) = notify {
             let params = RawValue::from_string(params).expect("valid JSON");
-            if !matches!(self.phase, crate::session::lifecycle::Phase::Closed) {
+            if !matches!(self.phase, crate::session::phase::Phase::Closed) {
                 let out = self.out.start();
                 jsonrpc::write_notification(out, "notifications/tasks/status", Some(&params));
                 self.out.finish();
@@ -353,7 +353,7 @@ impl Core {
     fn ask_task_input_live(&mut self, id: TaskId, requests: InputRequests) {
         // Nobody reads a closed session; the task stays input_required until its handler
         // moves it on (as when a live request times out).
-        if matches!(self.phase, crate::session::lifecycle::Phase::Closed) || self.eof {
+        if matches!(self.phase, crate::session::phase::Phase::Closed) || self.eof {
             return;
         }
         let timeout = self.role.timeouts().request;
