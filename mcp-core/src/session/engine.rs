@@ -13,10 +13,12 @@ use super::inbound_table::InboundTable;
 use super::outbound_table::OutboundTable;
 use super::phase::Phase;
 use super::subscription_table::Subscriptions;
+use super::task_store::SharedState;
+use super::task_table::ServerTasks;
 use super::transmit_queue::TransmitQueue;
 use super::{
     CallError, Caller, ClientConfig, CloseReason, Event, Limits, OutboundId, PeerInfo,
-    ServerConfig, Timeouts, tasks,
+    ServerConfig, Timeouts,
 };
 use crate::jsonrpc::ErrorId;
 
@@ -65,13 +67,13 @@ pub(super) struct Core {
     pub(super) created: Instant,
     pub(super) wall_anchor: Option<(Instant, u64)>,
     /// The server's task table
-    pub(super) server_tasks: tasks::ServerTasks,
+    pub(super) server_tasks: ServerTasks,
     /// Client: the tasks behind our calls, task id -> the call's app id
     pub(super) followed: std::collections::HashMap<String, OutboundId>,
     /// Server: listen streams and legacy resource subscriptions
     pub(super) subscriptions: Subscriptions,
     /// Server: tasks shared with other processes (see [`crate::store`])
-    pub(super) shared: tasks::shared_state::SharedState,
+    pub(super) shared: SharedState,
     /// Who sent the message being processed: the connection's caller
     /// ([`Session::set_caller`]), or the one a message came with
     /// ([`Session::handle_message_as`])
@@ -106,10 +108,10 @@ impl Core {
             last_modern_caps: None,
             created: now,
             wall_anchor: None,
-            server_tasks: tasks::ServerTasks::default(),
+            server_tasks: ServerTasks::default(),
             followed: std::collections::HashMap::new(),
             subscriptions: Subscriptions::default(),
-            shared: tasks::shared_state::SharedState::default(),
+            shared: SharedState::default(),
             caller: None,
         }
     }

@@ -38,6 +38,8 @@ pub mod role;
 mod seal;
 mod subscription_table;
 mod subscriptions;
+mod task_store;
+mod task_table;
 mod tasks;
 mod timers;
 mod transmit_queue;
@@ -59,7 +61,7 @@ use outgoing::Answer;
 pub use phase::PeerInfo;
 pub use role::{ClientEvent, Role, ServerEvent};
 #[doc(hidden)]
-pub use tasks::task_wire_id;
-pub use tasks::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
+pub use task_table::task_wire_id;
+pub use task_table::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};
 pub use transmit_queue::{Relation, Transmit};
 pub use typed::Pending;

@@ -12,9 +12,10 @@ use super::inbound_table::{Answers, InEntry};
 use super::outbound_table::{OutEntry, Owner, WireId};
 use super::outgoing::{Answer, cacheable};
 use super::phase::Phase;
+use super::task_table::{TaskParam, task_offered};
 use super::{
     CallError, CloseReason, Core, Event, InboundNotification, InboundRequest, OutboundId, Progress,
-    Responder, Side, ask, tasks,
+    Responder, Side, ask,
 };
 use crate::codec::FrameError;
 use crate::jsonrpc::{self, Decoded, ErrorObject, Invalid, Message, RequestId};
@@ -44,7 +45,7 @@ pub(super) struct ParamsWithMeta {
     request_state: Option<String>,
     /// 2025-11-25 task augmentation
     #[serde(default)]
-    task: Option<tasks::TaskParam>,
+    task: Option<TaskParam>,
 }
 
 /// How an inbound request reaches the application
@@ -56,7 +57,7 @@ pub(super) struct Delivery {
     /// A modern request to a server
     modern: bool,
     answers: Option<Box<Answers>>,
-    task_param: Option<tasks::TaskParam>,
+    task_param: Option<TaskParam>,
 }
 
 impl Core {
@@ -298,7 +299,7 @@ impl Core {
         &mut self,
         request: jsonrpc::Request,
         meta: &RequestMeta,
-        task_param: Option<tasks::TaskParam>,
+        task_param: Option<TaskParam>,
         batch: Option<u32>,
     ) {
         match self.phase {
@@ -396,7 +397,7 @@ impl Core {
                 request.method.as_str(),
                 "elicitation/create" | "sampling/createMessage" | "roots/list"
             );
-        let task_offered = tasks::task_offered(
+        let task_offered = task_offered(
             &request.method,
             version,
             self.own_caps(),

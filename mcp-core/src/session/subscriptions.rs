@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::subscription_table::Listener;
-use super::tasks::TASKS_EXTENSION;
+use super::task_table::TASKS_EXTENSION;
 use super::transmit_queue::Relation;
 use super::{Answer, Core, SendError, ServerSession};
 use crate::jsonrpc::{self, ErrorObject, RequestId};

@@ -1,12 +1,8 @@
-//! Tasks, both sides: the server's task table ([`table`]) and the task methods it answers
-//! ([`server`]), tasks shared with other processes through a store ([`shared`]), and the
-//! tasks a client follows behind its calls ([`client`])
+//! Tasks, both sides: the task methods a server answers ([`server`]), tasks shared with other
+//! processes through a store ([`shared`]), and the tasks a client follows behind its calls
+//! ([`client`]); the data they work on is in [`task_table`](super::task_table) and
+//! [`task_store`](super::task_store)
 
 pub(super) mod client;
 pub(super) mod server;
 pub(super) mod shared;
-pub(super) mod shared_state;
-pub(super) mod table;
-
-pub(super) use table::*;
-pub use table::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate, task_wire_id};

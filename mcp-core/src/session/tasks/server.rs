@@ -29,10 +29,6 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::table::{
-    CANCELLED_MESSAGE, ServerTask, TASKS_EXTENSION, TaskError, TaskIdParams, TaskOptions,
-    TaskUpdate, may_see, task_wire_id,
-};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::schema::{
     FitVersion, InputRequests, InputResponse, InputResponses, RELATED_TASK_META_KEY, TaskStatus,
@@ -42,6 +38,10 @@ use crate::session::ids::InboundId;
 use crate::session::ids::{InputId, TaskId};
 use crate::session::inbound_table::Answers;
 use crate::session::outbound_table::{OutEntry, Owner};
+use crate::session::task_table::{
+    CANCELLED_MESSAGE, ServerTask, TASKS_EXTENSION, TaskError, TaskIdParams, TaskOptions,
+    TaskUpdate, may_see, task_wire_id,
+};
 use crate::session::{Answer, ClientSession, Core, Event, Principal, Role, Session, Side};
 use crate::version::{Era, ProtocolVersion};
 

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::shared_state::{Lookup, Method, Pending, Record};
-use super::table::{CANCELLED_MESSAGE, ServerTask, TaskIdParams, millis};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::TaskStatus;
 use crate::session::ids::TaskId;
+use crate::session::task_store::{Lookup, Method, Pending, Record};
+use crate::session::task_table::{CANCELLED_MESSAGE, ServerTask, TaskIdParams, millis};
 use crate::session::{Answer, Core, Event, Principal, Side};
 use crate::store::{SharedTasks, Signal, StoreError, StoreOp, StoreReply, Ticket};
 

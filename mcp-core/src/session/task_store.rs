@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::table::{ServerTask, iso8601, millis};
+use super::task_table::{ServerTask, iso8601, millis};
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, TaskStatus};
 use crate::session::Principal;
