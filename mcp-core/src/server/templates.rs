@@ -14,7 +14,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) parsed: UriTemplate,
 }
 
-/// What a `resources/read` URI names, from [`Catalog::resolve`]
+/// What a `resources/read` URI names, from [`Catalog::resolve`](super::Catalog::resolve)
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ResourceMatch<'a> {

@@ -173,7 +173,7 @@ impl ClientSession {
     ///
     /// `Retry`: the core sends the original request again under a new id, with these
     /// answers and the server's `requestState`; the outcome still arrives as one
-    /// `Response` event for the original [`OutboundId`]. `Live`: the core answers the
+    /// `Response` event for the original [`OutboundId`](super::OutboundId). `Live`: the core answers the
     /// server's request with the one response given.
     ///
     /// # Errors

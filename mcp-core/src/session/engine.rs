@@ -35,7 +35,7 @@ pub struct Stats {
     /// Valid messages dropped: requests the era forbids, progress for unknown or finished
     /// requests, non-increasing progress, notifications and progress past the overload limit,
     /// and (counted here too) frames read while the caller ignored
-    /// [`Session::wants_read`] and our own output was not being written
+    /// [`Session::wants_read`](super::Session::wants_read) and our own output was not being written
     pub dropped_messages: u64,
 }
 

@@ -32,7 +32,7 @@ use crate::version::ProtocolVersion;
 ///   [`inbound`](Self::inbound) (progress, asking for input, tasks, notifications for one
 ///   request) and change notifications;
 /// - outputs: [`poll_transmit`](Self::poll_transmit), [`poll_event`](Self::poll_event)
-///   (a [`ClientEvent`] or a [`ServerEvent`]), [`poll_timeout`](Self::poll_timeout).
+///   (a [`ClientEvent`](super::ClientEvent) or a [`ServerEvent`](super::ServerEvent)), [`poll_timeout`](Self::poll_timeout).
 ///
 /// Typed commands come first; each has a raw-JSON escape hatch named `*_raw`.
 ///
@@ -74,7 +74,7 @@ impl ClientSession {
     /// A client session; it starts the handshake (or discovery) at once
     ///
     /// Drain [`poll_transmit`](Self::poll_transmit): the first message (`initialize` or
-    /// `server/discover`) is already queued. [`ClientEvent::Ready`] follows once the server
+    /// `server/discover`) is already queued. [`ClientEvent::Ready`](super::ClientEvent::Ready) follows once the server
     /// answered; application requests fail with [`SendError::NotReady`] before it.
     pub fn new(config: Arc<ClientConfig>, now: Instant) -> Self {
         let caps = serde_json::to_string(&config.capabilities).expect("a Value serializes");
@@ -151,7 +151,7 @@ impl<R: Role> Session<R> {
     /// The negotiated version: after the legacy handshake, or after a client's discovery
     ///
     /// `None` before that, and on a server that serves modern requests (each names its own
-    /// version in [`InboundRequest::version`]).
+    /// version in [`InboundRequest::version`](super::InboundRequest::version)).
     pub fn version(&self) -> Option<ProtocolVersion> {
         self.core.phase.version()
     }
@@ -240,7 +240,7 @@ impl<R: Role> Session<R> {
     ///
     /// Any chunking works. Complete messages are processed at once unless the application is
     /// behind (see [`wants_read`](Self::wants_read)); the rest waits, bounded by
-    /// [`Limits::max_message_size`].
+    /// [`Limits::max_message_size`](super::Limits::max_message_size).
     pub fn handle_bytes(&mut self, now: Instant, data: &[u8]) {
         self.core.tick(now);
         if self.core.eof || self.is_closed() {
@@ -255,7 +255,7 @@ impl<R: Role> Session<R> {
     }
 
     /// Who sends the messages of this connection from now on: their requests carry it
-    /// ([`InboundRequest::caller`]) and what outlives them is bound to its principal
+    /// ([`InboundRequest::caller`](super::InboundRequest::caller)) and what outlives them is bound to its principal
     ///
     /// For a byte-stream connection whose user the application authenticated itself; an
     /// HTTP server gives each message its own ([`handle_message_as`](Self::handle_message_as)).
@@ -446,7 +446,7 @@ impl<R: Role> Session<R> {
         Some(t)
     }
 
-    /// The next event (a [`ClientEvent`] or a [`ServerEvent`]), or `None` when drained
+    /// The next event (a [`ClientEvent`](super::ClientEvent) or a [`ServerEvent`](super::ServerEvent)), or `None` when drained
     #[must_use]
     pub fn poll_event(&mut self) -> Option<R::Event> {
         loop {

@@ -61,7 +61,7 @@ pub enum TaskUpdate {
     Failed(ErrorObject),
 }
 
-/// Errors from [`Inbound::start_task`](crate::session::Inbound::start_task) and [`Session::update_task`]
+/// Errors from [`Inbound::start_task`](crate::session::Inbound::start_task) and [`Session::update_task`](super::Session::update_task)
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskError {
