@@ -6,3 +6,4 @@
 pub(super) mod client;
 pub(super) mod server;
 pub(super) mod shared;
+pub(super) mod shared_replies;
