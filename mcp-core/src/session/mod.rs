@@ -6,14 +6,19 @@
 //! method of that end's type. See the crate docs for the run loop.
 //!
 //! Inside, the sub-machines depend one way, each file's `impl Core` calling only the layers
-//! below it (checked by `layers_test.rs`): the core's primitives (this file), then writing
-//! (`outgoing.rs`), then followed tasks, subscriptions and the handshake
-//! (`tasks/client.rs`, `subscriptions.rs`, `lifecycle.rs`), asking for input (`ask.rs`),
-//! server tasks (`tasks/server.rs`), and on top the dispatchers that route what comes in to
-//! them: messages from the peer (`receive.rs`) and deadlines and the peer's end
-//! (`timers.rs`). The tables (`outbound_table.rs`, `inbound_table.rs`,
-//! `transmit_queue.rs`, `batch.rs`) and the literal gating table (`gating.rs`) are data
-//! every layer uses.
+//! below it (checked, for every file of this folder, by `tests/session/layers.rs`): the
+//! core's primitives (`engine.rs`), then writing (`outgoing.rs`), then followed tasks,
+//! subscriptions and the handshake (`tasks/client.rs`, `subscriptions.rs`, `lifecycle.rs`),
+//! asking for input (`ask.rs`), the shared task store's operations (`tasks/shared.rs`),
+//! server tasks (`tasks/server.rs`), what the store answers (`tasks/shared_replies.rs`), and
+//! on top the dispatchers that route what comes in to them: messages from the peer
+//! (`receive.rs`) and deadlines and the peer's end (`timers.rs`). The public [`Session`]
+//! methods (`machine.rs`, `inbound_handle.rs`, `typed.rs`) call into all of them. Below the
+//! engine is the data every layer uses, which names no `Core`: the tables
+//! (`outbound_table.rs`, `inbound_table.rs`, `subscription_table.rs`, `task_table.rs`,
+//! `task_store.rs`, `transmit_queue.rs`, `batch.rs`), the phase (`phase.rs`), ids, events,
+//! configuration and the literal gating table (`gating.rs`). This file only declares and
+//! re-exports.
 
 mod ask;
 mod batch;
@@ -26,8 +31,6 @@ mod gating;
 mod ids;
 mod inbound_handle;
 mod inbound_table;
-#[cfg(test)]
-mod layers_test;
 mod lifecycle;
 mod machine;
 mod outbound_table;
