@@ -603,8 +603,8 @@ impl<R: Runtime> Client<R> {
         Ok(chan::reply(rx).await.ok_or(ClientError::Closed)??)
     }
 
-    /// Asks the actor to close the connection
-    #[doc(hidden)]
+    /// Closes the connection: every clone of this handle then fails with
+    /// [`ClientError::Closed`]; a spawned server's process is killed when the last handle goes
     pub async fn close(&self) {
         let _ = self.commands.unbounded_send(Command::Close);
     }

@@ -64,6 +64,7 @@ fn closed() -> io::Error {
 /// A request head
 #[derive(Debug)]
 pub struct RequestHead {
+    /// The method (`POST`, `GET`, `DELETE`)
     pub method: String,
     /// The request target as sent (origin form for our clients)
     pub target: String,
@@ -77,8 +78,11 @@ pub struct RequestHead {
 /// A response head
 #[derive(Debug)]
 pub struct ResponseHead {
+    /// The status code
     pub status: u16,
+    /// HTTP/1.0 (`false`) or HTTP/1.1 (`true`)
     pub http11: bool,
+    /// Every field, its value as text
     pub headers: Vec<(String, String)>,
 }
 
@@ -209,6 +213,7 @@ pub struct Body {
 }
 
 impl Body {
+    /// A body to read, delimited by `framing`
     pub fn new(framing: Framing) -> Self {
         let state = match framing {
             Framing::Length(0) => BodyState::Done,
@@ -233,6 +238,7 @@ pub struct Conn<S> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
+    /// A connection over `io`, nothing read yet
     pub fn new(io: S) -> Self {
         Self {
             io,
@@ -501,6 +507,7 @@ pub struct Target {
     pub tls: bool,
     /// The host to connect to (without brackets for IPv6)
     pub host: String,
+    /// The port (the scheme's default when the URL names none)
     pub port: u16,
     /// `host[:port]` as written, for the `Host` header
     pub authority: String,

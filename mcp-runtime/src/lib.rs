@@ -92,7 +92,6 @@ pub mod elicit;
 pub mod endpoint;
 mod error;
 #[cfg(feature = "http")]
-#[doc(hidden)] // the bindings' own HTTP/1.1 framing, not an API
 pub mod h1;
 #[cfg(feature = "http")]
 pub mod http;

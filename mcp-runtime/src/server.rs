@@ -734,7 +734,10 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
 }
 
 /// What a built server holds: its configuration and its dispatcher
-#[doc(hidden)]
+///
+/// A binding's IO serves connections of it ([`Server::core`](crate::Server::core),
+/// [`RuntimeIo::serve_stdio`](crate::RuntimeIo::serve_stdio), the HTTP actors); users never
+/// name it.
 pub struct ServerCore<R: Runtime> {
     /// The sessions' configuration
     pub config: Arc<ServerConfig>,
