@@ -1460,68 +1460,6 @@ impl<R: Runtime> ServerCore<R> {
     pub fn live(&self) -> &Live<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>> {
         self.dispatch.live()
     }
-
-    /// Adds a tool and its handler while the server runs (the bindings' `Server::add_tool`)
-    ///
-    /// # Errors
-    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
-    pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, Map<String, Value>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
-    {
-        self.live()
-            .add_tool(tool, Arc::new(move |cx, args| Box::pin(handler(cx, args))))
-    }
-
-    /// Adds a resource and its reader while the server runs
-    ///
-    /// # Errors
-    /// [`CatalogError`] for a duplicate URI.
-    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
-    {
-        self.live().add_resource(
-            resource,
-            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
-        )
-    }
-
-    /// Adds a resource template and its reader while the server runs
-    ///
-    /// # Errors
-    /// [`CatalogError`] for a duplicate or unparsable template.
-    pub fn add_resource_template<F, Fut>(
-        &self,
-        template: ResourceTemplate,
-        handler: F,
-    ) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
-    {
-        self.live().add_resource_template(
-            template,
-            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
-        )
-    }
-
-    /// Adds a prompt and its handler while the server runs
-    ///
-    /// # Errors
-    /// [`CatalogError`] for a duplicate name.
-    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
-    {
-        self.live().add_prompt(
-            prompt,
-            Arc::new(move |cx, args| Box::pin(handler(cx, args))),
-        )
-    }
 }
 
 impl<R: Runtime> Dispatcher<R> {

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{
@@ -250,7 +251,9 @@ impl<R: Runtime> Server<R> {
         F: Fn(Context<R>, Map<String, Value>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
     {
-        self.core.add_tool(tool, handler)
+        self.core
+            .live()
+            .add_tool(tool, Arc::new(move |cx, args| Box::pin(handler(cx, args))))
     }
 
     /// Removes a tool; whether it was there (only then are clients told)
@@ -267,7 +270,10 @@ impl<R: Runtime> Server<R> {
         F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
     {
-        self.core.add_resource(resource, handler)
+        self.core.live().add_resource(
+            resource,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        )
     }
 
     /// Removes a resource by its URI; whether it was there
@@ -288,7 +294,10 @@ impl<R: Runtime> Server<R> {
         F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
     {
-        self.core.add_resource_template(template, handler)
+        self.core.live().add_resource_template(
+            template,
+            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
+        )
     }
 
     /// Removes a resource template by its URI template; whether it was there
@@ -305,7 +314,10 @@ impl<R: Runtime> Server<R> {
         F: Fn(Context<R>, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
     {
-        self.core.add_prompt(prompt, handler)
+        self.core.live().add_prompt(
+            prompt,
+            Arc::new(move |cx, args| Box::pin(handler(cx, args))),
+        )
     }
 
     /// Removes a prompt; whether it was there
