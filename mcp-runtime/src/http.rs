@@ -56,6 +56,15 @@ pub type Gate = crate::auth::asynchronous::Protection;
 #[cfg(not(feature = "auth"))]
 pub type Gate = Unprotected;
 
+/// `config` for a server behind `gate`: its 403 for a scoped entry names the gate's
+/// metadata and required scopes
+pub fn gated(mut config: HttpConfig, gate: Option<&Gate>) -> HttpConfig {
+    if let Some(gate) = gate {
+        config.resource_server = Some(Arc::clone(gate.rules()));
+    }
+    config
+}
+
 /// A protected server's admission of one request, the same whatever features the binding
 /// was built with: the principal of its verified token (`None` without a gate), or the
 /// answer that refuses it (401 without a valid token, 403 without the scopes)

@@ -97,11 +97,7 @@ pub(crate) async fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let mut http_config = http_config;
-    // A protected server's 403 for a scoped entry names its metadata and required scopes.
-    if let Some(protection) = &protection {
-        http_config.resource_server = Some(Arc::clone(protection.rules()));
-    }
+    let http_config = mcp_sansio_runtime::http::gated(http_config, protection.as_ref());
     let edge = Arc::new(http_config.clone());
     let (endpoint, actor) = HttpEndpoint::start(server, http_config);
     let (stop, mut stopped) = oneshot::channel::<()>();
