@@ -57,7 +57,7 @@ pub use ids::{InboundId, OutboundId, Responder};
 pub use inbound_handle::Inbound;
 pub use lifecycle::PeerInfo;
 pub use role::{ClientEvent, Role, ServerEvent};
-pub use subscriptions::ListKind;
+pub use subscriptions::{ListKind, subscription_covers};
 #[doc(hidden)]
 pub use tasks::task_wire_id;
 pub use tasks::{TASKS_EXTENSION, TaskError, TaskId, TaskOptions, TaskUpdate};
