@@ -36,6 +36,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::catalog::Handlers;
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
 use crate::convert;
@@ -91,6 +92,9 @@ type PyEffects = Effects<u64, u64>;
 /// The server-side bookkeeping shared by `ServerSession` and `HttpServer`
 pub(crate) struct ServerCore {
     catalog: Arc<Catalog>,
+    /// The handlers of `catalog`'s entries (one snapshot with it): a routed event carries
+    /// its entry's
+    handlers: Arc<Handlers>,
     route: bool,
     completions: bool,
     next_id: u64,
@@ -113,6 +117,7 @@ impl ServerCore {
     /// removed at run time (requests already handed out are answered as they are)
     pub(crate) fn set_catalog(&mut self, config: &PyServerConfig) {
         self.catalog = Arc::clone(&config.catalog);
+        self.handlers = Arc::clone(&config.handlers);
         self.completions = config.completions;
     }
 
@@ -124,6 +129,7 @@ impl ServerCore {
     pub(crate) fn new(config: &PyServerConfig) -> Self {
         Self {
             catalog: Arc::clone(&config.catalog),
+            handlers: Arc::clone(&config.handlers),
             route: config.route,
             completions: config.completions,
             next_id: 1,
@@ -244,7 +250,13 @@ impl ServerCore {
                 };
                 c.ready
                     .bind(py)
-                    .call1((version.as_str(), info, caps, py.None()))?
+                    .call1((
+                        version.as_str(),
+                        info,
+                        caps,
+                        py.None(),
+                        crate::rules::era_name(version.era()),
+                    ))?
             }
             ServerEvent::Request(request) => return self.request(py, sessions, key, request),
             ServerEvent::Notification(n) => c.notification.bind(py).call1((
@@ -354,6 +366,10 @@ impl ServerCore {
             }
         };
         let params = || convert::opt_raw_to_py(py, request.params.as_deref());
+        let handler = match &route {
+            Some(route) => self.handlers.for_route(py, route),
+            None => py.None().into_bound(py),
+        };
         let (kind, class, args) = match route {
             Some(Route::Tool { name, arguments }) => (
                 Kind::Tool,
@@ -401,6 +417,9 @@ impl ServerCore {
         let mut call = vec![id.into_pyobject(py)?.into_any()];
         call.extend(args);
         call.push(Bound::new(py, info)?.into_any());
+        if kind != Kind::Other {
+            call.push(handler);
+        }
         Ok(Some(class.bind(py).call1(PyTuple::new(py, call)?)?))
     }
 
