@@ -16,6 +16,7 @@ side with the official SDK's ``mcp`` package.
 from ._core import (
     LATEST_PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
+    Catalog,
     ClientSession,
     HttpServer,
     JwtVerifier,
@@ -73,6 +74,7 @@ __all__ = [
     "ResourceServer",
     "LATEST_PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
+    "Catalog",
     "ClientSession",
     "HttpServer",
     "ServerConfig",

@@ -21,6 +21,9 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequ
 
 from . import _schema, _typed
 from ._core import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    Catalog,
     ClientSession,
     JwtVerifier,
     Principal,
@@ -30,6 +33,7 @@ from ._core import (
     decode_signal,
     list_changed_signal,
     resource_updated_signal,
+    subscription_covers,
 )
 from ._dispatch import Context, Dispatcher, Handler, Headers
 from ._typed import ElicitResult
@@ -69,8 +73,6 @@ __all__ = [
 
 _log = logging.getLogger("mcp_sansio.server")
 _client_log = logging.getLogger("mcp_sansio.client")
-
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 #: The servers hearing a store: their subscriptions end at exit, before the interpreter does
@@ -211,16 +213,9 @@ class Server:
         self.lease = lease
         self._store_users = 0  # endpoints attached to the store
         self._store_subscription: Any = None
-        self.tools: Dict[str, Handler] = {}
-        self.resources: Dict[str, Any] = {}
-        self.prompts: Dict[str, Handler] = {}
-        self.completion_handler: Optional[Handler] = None
-        self._tool_defs: List[Dict[str, Any]] = []
-        self._resource_defs: List[Dict[str, Any]] = []
-        self._template_defs: List[Dict[str, Any]] = []
-        self._prompt_defs: List[Dict[str, Any]] = []
-        #: (kind, key) -> the scopes the entry requires of its callers
-        self._scopes: Dict[Tuple[str, str], List[str]] = {}
+        #: The one registry: every tool, resource, template and prompt with its scopes and
+        #: its handler (the core's catalog; requests routed to an entry carry its handler)
+        self.catalog = Catalog()
         self._config: Optional[ServerConfig] = None
 
     # --- registration --------------------------------------------------------------------
@@ -276,10 +271,7 @@ class Server:
                 tool["annotations"] = annotations
             if task_support:
                 tool["execution"] = {"taskSupport": task_support}
-            self._tool_defs = [t for t in self._tool_defs if t["name"] != tool["name"]]
-            self.tools[tool["name"]] = Handler(run, ctx)
-            self._tool_defs.append(tool)
-            self._set_scopes("tool", tool["name"], scopes)
+            self.catalog.add_tool(tool, Handler(run, ctx), scopes)
             self._changed("tools")
             return fn
 
@@ -313,15 +305,8 @@ class Server:
                 entry["mimeType"] = mime_type
             if title:
                 entry["title"] = title
-            self._forget_resource(uri)
-            if "{" in uri:
-                entry["uriTemplate"] = uri
-                self._template_defs.append(entry)
-            else:
-                entry["uri"] = uri
-                self._resource_defs.append(entry)
-            self.resources[uri] = (Handler(fn, ctx, "uri" if wants_uri else None), mime_type)
-            self._set_scopes("template" if "{" in uri else "resource", uri, scopes)
+            handler = Handler(fn, ctx, "uri" if wants_uri else None, mime_type)
+            self.catalog.add_resource(uri, entry, handler, scopes)
             self._changed("resources")
             return fn
 
@@ -353,10 +338,7 @@ class Server:
                 prompt["description"] = desc
             if title:
                 prompt["title"] = title
-            self._prompt_defs = [p for p in self._prompt_defs if p["name"] != prompt["name"]]
-            self.prompts[prompt["name"]] = Handler(fn, ctx)
-            self._prompt_defs.append(prompt)
-            self._set_scopes("prompt", prompt["name"], scopes)
+            self.catalog.add_prompt(prompt, Handler(fn, ctx), scopes)
             self._changed("prompts")
             return fn
 
@@ -377,7 +359,7 @@ class Server:
         returns a list of values (or a ``CompleteResult`` dict)."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.completion_handler = Handler(fn, _schema.context_param(fn, Context))
+            self.catalog.set_completion(Handler(fn, _schema.context_param(fn, Context)))
             self._config = None
             return fn
 
@@ -392,40 +374,19 @@ class Server:
                 self.version,
                 title=self.title,
                 instructions=self.instructions,
-                tools=self._tool_defs,
-                resources=self._resource_defs,
-                resource_templates=self._template_defs,
-                prompts=self._prompt_defs,
-                completions=self.completion_handler is not None,
+                catalog=self.catalog,
+                tasks=self.tasks,
                 logging=self.logging,
                 request_timeout=self.request_timeout,
                 state_key=self._state_key,
                 resource_subscriptions=self.resource_subscriptions,
                 list_changed=self.list_changed,
-                capabilities=self._capabilities(),
+                capabilities=self.capabilities,
                 node=self.node if self.store is not None else None,
                 lease=self.lease,
-                scopes=[(kind, key, list(needed)) for (kind, key), needed in self._scopes.items()],
                 hide_forbidden=self.hide_forbidden,
             )
         return self._config
-
-    def _set_scopes(self, kind: str, key: str, scopes: Optional[Sequence[str]]) -> None:
-        if isinstance(scopes, str):
-            scopes = scopes.split()
-        if scopes:
-            self._scopes[(kind, key)] = [str(s) for s in scopes]
-        else:
-            self._scopes.pop((kind, key), None)
-
-    def _capabilities(self) -> Optional[Dict[str, Any]]:
-        caps: Dict[str, Any] = {}
-        if self.tasks:
-            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-            caps["extensions"] = {TASKS_EXTENSION: {}}
-        for key, value in (self.capabilities or {}).items():
-            caps[key] = value
-        return caps or None
 
     # --- changing the catalog at run time -------------------------------------------------
 
@@ -435,36 +396,25 @@ class Server:
         ``list_changed=True``, clients are told (``notifications/tools/list_changed``). A
         call already running goes on. Registering a tool with the decorator while serving
         works the same way. Safe to call from any thread."""
-        if self.tools.pop(name, None) is None:
+        if not self.catalog.remove_tool(name):
             return False
-        self._tool_defs = [t for t in self._tool_defs if t["name"] != name]
-        self._scopes.pop(("tool", name), None)
         self._changed("tools")
         return True
 
     def remove_resource(self, uri: str) -> bool:
         """Removes a resource or resource template (by its URI or template), as
         :meth:`remove_tool` removes a tool."""
-        if self.resources.pop(uri, None) is None:
+        if not self.catalog.remove_resource(uri):
             return False
-        self._forget_resource(uri)
         self._changed("resources")
         return True
 
     def remove_prompt(self, name: str) -> bool:
         """Removes a prompt, as :meth:`remove_tool` removes a tool."""
-        if self.prompts.pop(name, None) is None:
+        if not self.catalog.remove_prompt(name):
             return False
-        self._prompt_defs = [p for p in self._prompt_defs if p["name"] != name]
-        self._scopes.pop(("prompt", name), None)
         self._changed("prompts")
         return True
-
-    def _forget_resource(self, uri: str) -> None:
-        self._resource_defs = [r for r in self._resource_defs if r.get("uri") != uri]
-        self._template_defs = [t for t in self._template_defs if t.get("uriTemplate") != uri]
-        self._scopes.pop(("resource", uri), None)
-        self._scopes.pop(("template", uri), None)
 
     def _changed(self, kind: str) -> None:
         """The catalog changed: rebuild it; while serving, every connection and endpoint
@@ -902,7 +852,7 @@ class ServerConnection(_Connection):
         if principal is not None:
             self.session.set_principal(principal)
         self.server = server
-        self.dispatcher = Dispatcher(server, self.session, self.pump)
+        self.dispatcher = Dispatcher(self.session, self.pump)
         server._live.add(self)
 
     def handle_events(self) -> None:
@@ -1033,8 +983,6 @@ class Client:
         max_message_size: Optional[int] = None,
     ) -> None:
         caps = dict(capabilities or {})
-        if tasks:
-            caps["extensions"] = dict(caps.get("extensions") or {}, **{TASKS_EXTENSION: {}})
         if on_elicit is not None:
             caps.setdefault("elicitation", {"form": {}})
         if on_sample is not None:
@@ -1048,6 +996,7 @@ class Client:
             capabilities=caps,
             request_timeout=request_timeout,
             max_message_size=max_message_size,
+            tasks=tasks,
         )
         self.on_elicit = on_elicit
         self.on_sample = on_sample
@@ -1340,10 +1289,9 @@ class Client:
             elif kind is Ready:
                 if not self._ready.done():
                     info = event.peer_info or {}
-                    era = "2026" if event.version >= "2026" else "legacy"
                     _client_log.info(
                         "connected to %r %s: %s era, version %s",
-                        info.get("name"), info.get("version") or "", era, event.version,
+                        info.get("name"), info.get("version") or "", event.era, event.version,
                     )
                     self._ready.set_result(event)
             elif kind is SessionRenewed:
@@ -1397,7 +1345,7 @@ class Client:
                 elif method == "roots/list" and self.roots is not None:
                     r = {"roots": list(self.roots)}
                 else:
-                    self.session.refuse_input(event.input_id, -32601, f"{method} is not supported")
+                    self.session.refuse_input(event.input_id, METHOD_NOT_FOUND, f"{method} is not supported")
                     self._conn.pump()
                     return
                 if asyncio.iscoroutine(r):
@@ -1408,7 +1356,7 @@ class Client:
             pass
         except Exception as e:
             try:
-                self.session.refuse_input(event.input_id, -32603, str(e))
+                self.session.refuse_input(event.input_id, INTERNAL_ERROR, str(e))
             except LocalProtocolError:
                 pass
         self._conn.pump()
@@ -1645,7 +1593,7 @@ class Subscription:
     async def _open(self) -> "Subscription":
         client = self._client
         client._check_open()
-        if client.protocol_version == "2026-07-28":
+        if client.session.era == "modern":
             filt = {k: v for k, v in self._wanted.items() if v}
             self._acked = client._conn.loop.create_future()
             rid = client.session.listen(filt)
@@ -1735,10 +1683,7 @@ class Subscription:
         method = event.method
         if method == "notifications/resources/updated":
             uri = str((event.params or {}).get("uri", ""))
-            return any(
-                uri == sub or uri.startswith(sub if sub.endswith("/") else sub + "/")
-                for sub in self._uris
-            )
+            return any(subscription_covers(sub, uri) for sub in self._uris)
         for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
             if method == f"notifications/{kind}/list_changed":
                 return bool(self._wanted[flag])
