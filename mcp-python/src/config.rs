@@ -238,6 +238,16 @@ impl PyServerConfig {
         convert::to_py(py, &self.config.capabilities)
     }
 
+    /// Whether the server declares `listChanged` for a list (`"tools"`, `"prompts"`,
+    /// `"resources"`): what `notify_list_changed` needs
+    fn declares_list_changed(&self, list: &str) -> PyResult<bool> {
+        crate::server::list_kind(list)?;
+        Ok(mcp_sansio::schema::has_capability(
+            &self.config.capabilities,
+            &[list, "listChanged"],
+        ))
+    }
+
     /// The tools of the catalog, as `tools/list` shows them
     #[getter]
     fn tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

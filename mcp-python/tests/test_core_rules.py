@@ -2,6 +2,8 @@
 error codes, a version's era, the subscription covers rule, the elicitation form
 restriction, and the catalog as the one registry of entries and their handlers."""
 
+import asyncio
+
 import pytest
 
 import mcp_sansio as ms
@@ -153,3 +155,35 @@ def test_a_routed_request_carries_the_handler_of_the_snapshot_that_routed_it(era
     server.set_catalog(ms.ServerConfig("srv", "1.0", catalog=cat))
     client.call_tool("add", {})
     assert not [e for e in ask(client, server) if isinstance(e, ms.ToolCall)]
+
+
+def test_declares_list_changed():
+    assert ms.ServerConfig("s", "1", list_changed=True, tools=[TOOL]).declares_list_changed("tools")
+    assert not ms.ServerConfig("s", "1", tools=[TOOL]).declares_list_changed("tools")
+    with pytest.raises(ValueError, match="unknown list"):
+        ms.ServerConfig("s", "1").declares_list_changed("bananas")
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_core_keeps_a_completion_within_the_limit(era):
+    """A completion handler returns every value it has; the core sends at most 100 and
+    says there are more (hasMore, total)."""
+    from mcp_sansio.aio import Client, Server
+
+    server = Server("c")
+
+    @server.prompt()
+    def greet(who: str) -> str:
+        return who
+
+    @server.completion()
+    def complete(ref, argument, context):
+        return [f"v{i}" for i in range(150)]
+
+    async def main():
+        async with Client.connect_in_process(server, era=era) as c:
+            r = await c.complete({"type": "ref/prompt", "name": "greet"}, {"name": "who", "value": ""})
+            assert len(r["completion"]["values"]) == 100, r
+            assert r["completion"]["hasMore"] is True and r["completion"]["total"] == 150, r
+
+    asyncio.run(asyncio.wait_for(main(), 30))

@@ -130,6 +130,9 @@ class ServerConfig:
         before the session sees it). ``hide_forbidden``: lists leave such entries out."""
     @property
     def capabilities(self) -> Dict[str, JSON]: ...
+    def declares_list_changed(self, list: str) -> bool:
+        """Whether the server declares ``listChanged`` for ``list`` (``"tools"``,
+        ``"prompts"``, ``"resources"``; ``ValueError`` for another)."""
     @property
     def tools(self) -> List[Dict[str, JSON]]: ...
 

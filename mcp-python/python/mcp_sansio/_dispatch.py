@@ -371,7 +371,8 @@ def _completion_result(value: Any) -> Dict[str, Any]:
     """A completion handler's return value as a ``CompleteResult``."""
     if isinstance(value, dict) and "completion" in value:
         return value
-    values = [str(v) for v in (value or [])][:100]
+    # The core keeps at most 100 values (the spec's limit) and then says hasMore.
+    values = [str(v) for v in (value or [])]
     return {"completion": {"values": values, "hasMore": False}}
 
 

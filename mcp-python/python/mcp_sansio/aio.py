@@ -425,7 +425,7 @@ class Server:
             return
         config = self.config
         self._publish(lambda core: core.set_catalog(config))
-        if (config.capabilities.get(kind) or {}).get("listChanged"):
+        if config.declares_list_changed(kind):
             self._publish(lambda core: core.notify_list_changed(kind))
             self._tell_others(list_changed_signal, kind)
         _log.info("the %s changed at run time (%d live connections or endpoints)", kind, len(self._live))
@@ -437,9 +437,7 @@ class Server:
         ``"resources"``): legacy clients directly, 2026 clients on the ``subscriptions/listen``
         streams that asked for it. Needs ``list_changed=True`` (raises
         :class:`LocalProtocolError` otherwise). Safe to call from any thread."""
-        if kind not in ("tools", "prompts", "resources"):
-            raise ValueError(f"unknown list {kind!r} (tools, prompts or resources)")
-        if not self.config.capabilities.get(kind, {}).get("listChanged"):
+        if not self.config.declares_list_changed(kind):  # ValueError for an unknown list
             raise LocalProtocolError(f"the server does not declare {kind}.listChanged (list_changed=True)")
         self._publish(lambda core: core.notify_list_changed(kind))
         self._tell_others(list_changed_signal, kind)
