@@ -36,6 +36,23 @@ def test_subscription_covers():
     assert not covers("file:///dir/a.txt", "file:///dir")
 
 
+def test_legacy_listen_emulation():
+    """Client.listen on a legacy connection: the core's rules decide what is granted and which
+    of the connection's notifications belong to the listener."""
+    wanted = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": False,
+              "resourceSubscriptions": ["file:///dir"]}
+    caps = {"tools": {"listChanged": True}, "prompts": {}, "resources": {"listChanged": True}}
+    assert _core.legacy_listen_granted(wanted, caps) == {"toolsListChanged": True}
+    wants = _core.legacy_listen_wants
+    assert wants(wanted, "notifications/tools/list_changed")
+    assert wants(wanted, "notifications/prompts/list_changed")
+    assert not wants(wanted, "notifications/resources/list_changed")
+    assert wants(wanted, "notifications/resources/updated", {"uri": "file:///dir/a"})
+    assert not wants(wanted, "notifications/resources/updated", {"uri": "file:///dirt"})
+    assert not wants(wanted, "notifications/resources/updated")
+    assert not wants(wanted, "notifications/message", {"level": "info"})
+
+
 def test_elicitation_form():
     form = _core.elicitation_form({
         "type": "object",

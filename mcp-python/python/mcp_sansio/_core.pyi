@@ -33,6 +33,16 @@ def subscription_covers(subscribed: str, uri: str) -> bool:
     same URI, or one under it): the rule the server sends ``notifications/resources/updated``
     by."""
 
+def legacy_listen_granted(notifications: Dict[str, JSON], capabilities: Dict[str, JSON]) -> Dict[str, bool]:
+    """``Client.listen`` on a legacy connection: the list-change flags of a listen filter
+    (``toolsListChanged``, ...) that the server's ``capabilities`` declare ``listChanged``
+    for (a legacy server sends those to every client)."""
+
+def legacy_listen_wants(notifications: Dict[str, JSON], method: str, params: Optional[Dict[str, JSON]] = None) -> bool:
+    """``Client.listen`` on a legacy connection: whether a notification belongs to a listen
+    filter (a list change whose flag it sets, a resource update its ``resourceSubscriptions``
+    cover)."""
+
 def elicitation_form(schema: Dict[str, JSON]) -> Dict[str, JSON]:
     """The restricted ``requestedSchema`` of an elicitation form for a JSON Schema of an
     object (the core's ``ElicitationSchema::from_json_schema``: ``$ref``s resolved, nullable

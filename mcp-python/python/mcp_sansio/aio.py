@@ -31,9 +31,10 @@ from ._core import (
     ServerSession,
     TaskStore,
     decode_signal,
+    legacy_listen_granted,
+    legacy_listen_wants,
     list_changed_signal,
     resource_updated_signal,
-    subscription_covers,
 )
 from ._connection import _ClientConnection, _Connection
 from ._dispatch import Context, Dispatcher, Handler, Headers
@@ -1478,10 +1479,7 @@ class Subscription:
                 raise
             return self
         # Legacy: subscribe each URI; list changes reach every client that can hear them.
-        caps = client.server_capabilities
-        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
-            if self._wanted[flag] and (caps.get(kind) or {}).get("listChanged"):
-                self.granted[flag] = True
+        self.granted.update(legacy_listen_granted(self._wanted, client.server_capabilities))
         client._legacy_listeners.append(self)
         try:
             for uri in self._wanted["resourceSubscriptions"]:
@@ -1551,14 +1549,8 @@ class Subscription:
 
     def _wants(self, event: Notification) -> bool:
         """Legacy: which of the connection's notifications this subscription asked for."""
-        method = event.method
-        if method == "notifications/resources/updated":
-            uri = str((event.params or {}).get("uri", ""))
-            return any(subscription_covers(sub, uri) for sub in self._uris)
-        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
-            if method == f"notifications/{kind}/list_changed":
-                return bool(self._wanted[flag])
-        return False
+        wanted = dict(self._wanted, resourceSubscriptions=self._uris)
+        return legacy_listen_wants(wanted, event.method, event.params)
 
     def _end(self, error: Optional[BaseException]) -> None:
         if self._ended:
