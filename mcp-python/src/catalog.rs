@@ -67,7 +67,11 @@ fn entries(catalog: &Catalog) -> Vec<(EntryKind, String, Entry)> {
         out.push((EntryKind::Tool, t.name.clone(), Entry::Tool(t.clone())));
     }
     for r in catalog.resources() {
-        out.push((EntryKind::Resource, r.uri.clone(), Entry::Resource(r.clone())));
+        out.push((
+            EntryKind::Resource,
+            r.uri.clone(),
+            Entry::Resource(r.clone()),
+        ));
     }
     for t in catalog.templates() {
         let key = t.uri_template.clone();
@@ -279,17 +283,17 @@ impl PyCatalog {
         };
         fields.insert(member.into(), Value::String(uri.to_owned()));
         let fields = Value::Object(fields);
-        let new = if is_template {
-            Entry::Template(
-                serde_json::from_value(fields)
-                    .map_err(|e| PyValueError::new_err(format!("invalid resource template: {e}")))?,
-            )
-        } else {
-            Entry::Resource(
-                serde_json::from_value(fields)
-                    .map_err(|e| PyValueError::new_err(format!("invalid resource: {e}")))?,
-            )
-        };
+        let new =
+            if is_template {
+                Entry::Template(serde_json::from_value(fields).map_err(|e| {
+                    PyValueError::new_err(format!("invalid resource template: {e}"))
+                })?)
+            } else {
+                Entry::Resource(
+                    serde_json::from_value(fields)
+                        .map_err(|e| PyValueError::new_err(format!("invalid resource: {e}")))?,
+                )
+            };
         // One key names one entry: a resource replaces a template of the same text and
         // the other way round.
         let other = if is_template {
@@ -312,7 +316,13 @@ impl PyCatalog {
     ) -> PyResult<()> {
         let prompt: Prompt = convert::from_py(prompt, "prompt")?;
         let key = prompt.name.clone();
-        self.put(EntryKind::Prompt, key, Entry::Prompt(prompt), handler, scopes)
+        self.put(
+            EntryKind::Prompt,
+            key,
+            Entry::Prompt(prompt),
+            handler,
+            scopes,
+        )
     }
 
     /// Sets the `completion/complete` handler
@@ -388,7 +398,10 @@ impl PyCatalog {
 
     /// The scopes an entry requires of its callers (empty: none)
     fn required_scopes(&self, kind: &str, key: &str) -> PyResult<Vec<String>> {
-        Ok(self.catalog.required_scopes(entry_kind(kind)?, key).to_vec())
+        Ok(self
+            .catalog
+            .required_scopes(entry_kind(kind)?, key)
+            .to_vec())
     }
 
     fn __repr__(&self) -> String {

@@ -248,15 +248,13 @@ impl ServerCore {
                     ),
                     None => (py.None().into_bound(py), PyDict::new(py).into_any()),
                 };
-                c.ready
-                    .bind(py)
-                    .call1((
-                        version.as_str(),
-                        info,
-                        caps,
-                        py.None(),
-                        crate::rules::era_name(version.era()),
-                    ))?
+                c.ready.bind(py).call1((
+                    version.as_str(),
+                    info,
+                    caps,
+                    py.None(),
+                    crate::rules::era_name(version.era()),
+                ))?
             }
             ServerEvent::Request(request) => return self.request(py, sessions, key, request),
             ServerEvent::Notification(n) => c.notification.bind(py).call1((
