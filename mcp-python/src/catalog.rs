@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use mcp_sansio::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use mcp_sansio::server::uri_template::UriTemplate;
 use mcp_sansio::server::{Catalog, CatalogConfig, CatalogError, EntryKind, Route};
+use pyo3::PyTraverseError;
 use pyo3::exceptions::PyValueError;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use serde_json::Value;
 
@@ -92,7 +94,9 @@ pub(crate) struct Handlers {
 }
 
 impl Handlers {
-    fn clone_ref(&self, py: Python<'_>) -> Self {
+    /// A copy holding references of its own (each owner reports its own to the garbage
+    /// collector)
+    pub(crate) fn clone_ref(&self, py: Python<'_>) -> Self {
         Self {
             entries: self
                 .entries
@@ -101,6 +105,21 @@ impl Handlers {
                 .collect(),
             completion: self.completion.as_ref().map(|h| h.clone_ref(py)),
         }
+    }
+
+    /// Reports every handler to the garbage collector (a handler that refers back to its
+    /// server makes a cycle the collector can break)
+    pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for handler in self.entries.values() {
+            visit.call(handler)?;
+        }
+        visit.call(&self.completion)
+    }
+
+    /// Drops every handler
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.completion = None;
     }
 
     /// Whether a `completion/complete` handler is registered
@@ -402,6 +421,14 @@ impl PyCatalog {
             .catalog
             .required_scopes(entry_kind(kind)?, key)
             .to_vec())
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.handlers.traverse(&visit)
+    }
+
+    fn __clear__(&mut self) {
+        self.handlers.clear();
     }
 
     fn __repr__(&self) -> String {

@@ -9,7 +9,9 @@ use mcp_sansio::schema::Tool;
 use mcp_sansio::server::{Catalog, CatalogConfig, CatalogError};
 use mcp_sansio::store::SharedTasks;
 use mcp_sansio::{Implementation, ProtocolVersion};
+use pyo3::PyTraverseError;
 use pyo3::exceptions::PyValueError;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use serde::de::DeserializeOwned;
@@ -49,7 +51,7 @@ pub(crate) struct PyServerConfig {
     pub(crate) catalog: Arc<Catalog>,
     /// The handlers of the catalog's entries (from a `Catalog`; none for entries given as
     /// lists)
-    pub(crate) handlers: Arc<Handlers>,
+    pub(crate) handlers: Handlers,
     pub(crate) route: bool,
     pub(crate) completions: bool,
 }
@@ -226,10 +228,14 @@ impl PyServerConfig {
             config: Arc::new(config),
             local,
             catalog: Arc::new(catalog),
-            handlers: Arc::new(handlers),
+            handlers,
             route,
             completions,
         })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.handlers.traverse(&visit)
     }
 
     /// The capabilities the server declares

@@ -29,7 +29,9 @@ use mcp_sansio::{
     RespondError, Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions,
     TaskUpdate,
 };
+use pyo3::PyTraverseError;
 use pyo3::exceptions::PyValueError;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use serde::Serialize;
@@ -94,7 +96,7 @@ pub(crate) struct ServerCore {
     catalog: Arc<Catalog>,
     /// The handlers of `catalog`'s entries (one snapshot with it): a routed event carries
     /// its entry's
-    handlers: Arc<Handlers>,
+    handlers: Handlers,
     route: bool,
     completions: bool,
     next_id: u64,
@@ -115,9 +117,9 @@ pub(crate) struct ServerCore {
 impl ServerCore {
     /// Serves from `config`'s catalog from now on: tools, resources and prompts added or
     /// removed at run time (requests already handed out are answered as they are)
-    pub(crate) fn set_catalog(&mut self, config: &PyServerConfig) {
+    pub(crate) fn set_catalog(&mut self, py: Python<'_>, config: &PyServerConfig) {
         self.catalog = Arc::clone(&config.catalog);
-        self.handlers = Arc::clone(&config.handlers);
+        self.handlers = config.handlers.clone_ref(py);
         self.completions = config.completions;
     }
 
@@ -126,10 +128,10 @@ impl ServerCore {
         &self.catalog
     }
 
-    pub(crate) fn new(config: &PyServerConfig) -> Self {
+    pub(crate) fn new(py: Python<'_>, config: &PyServerConfig) -> Self {
         Self {
             catalog: Arc::clone(&config.catalog),
-            handlers: Arc::clone(&config.handlers),
+            handlers: config.handlers.clone_ref(py),
             route: config.route,
             completions: config.completions,
             next_id: 1,
@@ -140,6 +142,16 @@ impl ServerCore {
             by_task: HashMap::new(),
             queued: VecDeque::new(),
         }
+    }
+
+    /// Reports the Python objects it holds to the garbage collector: the handlers and the
+    /// queued events
+    pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.handlers.traverse(visit)?;
+        for event in &self.queued {
+            visit.call(event)?;
+        }
+        Ok(())
     }
 
     /// An event queued by an earlier one, handed out first
@@ -761,17 +773,21 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
         let session = ServerSession::new(Arc::clone(&config.local), clock.instant(now));
         Ok(Self {
             session,
-            core: ServerCore::new(config),
+            core: ServerCore::new(py, config),
             clock,
             buf: Vec::new(),
         })
     }
 
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.core.traverse(&visit)
+    }
+
     /// Serves the tools, resources and prompts of `config` from now on (the session keeps
     /// the identity and capabilities it started with); tell the client with
     /// `notify_list_changed`
-    fn set_catalog(&mut self, config: &PyServerConfig) {
-        self.core.set_catalog(config);
+    fn set_catalog(&mut self, py: Python<'_>, config: &PyServerConfig) {
+        self.core.set_catalog(py, config);
     }
 
     /// The next event, or `None`

@@ -204,3 +204,26 @@ def test_the_core_keeps_a_completion_within_the_limit(era):
             assert r["completion"]["hasMore"] is True and r["completion"]["total"] == 150, r
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_server_whose_handlers_refer_to_it_is_collected():
+    """The Rust objects holding handlers (Catalog, ServerConfig, ServerSession) report them to
+    the garbage collector: a server whose handler refers back to it is collected."""
+    import gc
+    import weakref
+
+    from mcp_sansio.aio import Server
+
+    def make():
+        server = Server("gc")
+
+        @server.tool()
+        def who() -> str:
+            return server.name
+
+        server.session = ms.ServerSession(server.config)  # the config's and a session's copies
+        return weakref.ref(server)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None
