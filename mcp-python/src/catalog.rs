@@ -8,6 +8,7 @@
 //! that could disagree with what the catalog routes.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use mcp_sansio::schema::{Prompt, Resource, ResourceTemplate, Tool};
 use mcp_sansio::server::uri_template::UriTemplate;
@@ -116,12 +117,6 @@ impl Handlers {
         visit.call(&self.completion)
     }
 
-    /// Drops every handler
-    fn clear(&mut self) {
-        self.entries.clear();
-        self.completion = None;
-    }
-
     /// Whether a `completion/complete` handler is registered
     pub(crate) fn completes(&self) -> bool {
         self.completion.is_some()
@@ -185,24 +180,31 @@ fn scope_list(scopes: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 /// handler. Registering a key again replaces the entry (and its handler and scopes);
 /// an entry the core's catalog refuses (an invalid tool name or `inputSchema`, a URI
 /// template that does not parse) raises `ValueError` and leaves the catalog as it was.
-#[pyclass(module = "mcp_sansio._core", name = "Catalog")]
+/// Safe to use from any thread: the state is locked only while no Python code runs.
+#[pyclass(module = "mcp_sansio._core", name = "Catalog", frozen)]
 pub(crate) struct PyCatalog {
+    state: Mutex<State>,
+}
+
+/// The entries (in the core's catalog) and their handlers
+struct State {
     catalog: Catalog,
     handlers: Handlers,
 }
 
-impl PyCatalog {
+impl State {
     /// Puts `new` under `kind`/`key` with its handler and scopes, replacing what was there;
-    /// on a refusal the old entry stays
+    /// on a refusal the old entry stays. Also returns the handler that no longer serves
+    /// (the replaced one, or `handler` when refused), for the caller to drop once the lock
+    /// is released (dropping it may run Python code)
     fn put(
         &mut self,
         kind: EntryKind,
         key: String,
         new: Entry,
         handler: Py<PyAny>,
-        scopes: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let scopes = scope_list(scopes)?;
+        scopes: Vec<String>,
+    ) -> (Result<(), CatalogError>, Option<Py<PyAny>>) {
         let old = entry(&self.catalog, kind, &key)
             .map(|e| (e, self.catalog.required_scopes(kind, &key).to_vec()));
         remove(&mut self.catalog, kind, &key);
@@ -213,19 +215,28 @@ impl PyCatalog {
             {
                 self.catalog.require_scopes(kind, &key, old_scopes);
             }
-            return Err(catalog_error(e));
+            return (Err(e), Some(handler));
         }
         if !scopes.is_empty() {
             self.catalog.require_scopes(kind, &key, scopes);
         }
-        self.handlers.entries.insert((kind, key), handler);
-        Ok(())
+        (Ok(()), self.handlers.entries.insert((kind, key), handler))
     }
 
-    /// Removes the entry `kind`/`key` and its handler; whether there was one
-    fn take(&mut self, kind: EntryKind, key: &str) -> bool {
-        self.handlers.entries.remove(&(kind, key.to_owned()));
-        remove(&mut self.catalog, kind, key)
+    /// Removes the entry `kind`/`key` and its handler; whether there was one, and the
+    /// handler (to drop once the lock is released)
+    fn take(&mut self, kind: EntryKind, key: &str) -> (bool, Option<Py<PyAny>>) {
+        let handler = self.handlers.entries.remove(&(kind, key.to_owned()));
+        (remove(&mut self.catalog, kind, key), handler)
+    }
+}
+
+impl PyCatalog {
+    /// The state, locked (no Python code may run while it is held)
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// A copy for a `ServerConfig`: the entries in a new catalog made with `config`, with
@@ -235,15 +246,16 @@ impl PyCatalog {
         py: Python<'_>,
         config: CatalogConfig,
     ) -> PyResult<(Catalog, Handlers)> {
+        let state = self.lock();
         let mut catalog = Catalog::new(config);
-        for (kind, key, e) in entries(&self.catalog) {
+        for (kind, key, e) in entries(&state.catalog) {
             e.add_to(&mut catalog).map_err(catalog_error)?;
-            let scopes = self.catalog.required_scopes(kind, &key);
+            let scopes = state.catalog.required_scopes(kind, &key);
             if !scopes.is_empty() {
                 catalog.require_scopes(kind, &key, scopes.to_vec());
             }
         }
-        Ok((catalog, self.handlers.clone_ref(py)))
+        Ok((catalog, state.handlers.clone_ref(py)))
     }
 }
 
@@ -252,8 +264,10 @@ impl PyCatalog {
     #[new]
     fn new() -> Self {
         Self {
-            catalog: Catalog::default(),
-            handlers: Handlers::default(),
+            state: Mutex::new(State {
+                catalog: Catalog::default(),
+                handlers: Handlers::default(),
+            }),
         }
     }
 
@@ -261,14 +275,18 @@ impl PyCatalog {
     /// `scopes`: what a caller must be granted to call it
     #[pyo3(signature = (tool, handler, scopes=None))]
     fn add_tool(
-        &mut self,
+        &self,
         tool: &Bound<'_, PyAny>,
         handler: Py<PyAny>,
         scopes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let tool: Tool = convert::from_py(tool, "tool")?;
+        let scopes = scope_list(scopes)?;
         let key = tool.name.clone();
-        self.put(EntryKind::Tool, key, Entry::Tool(tool), handler, scopes)
+        let (outcome, _unused) =
+            self.lock()
+                .put(EntryKind::Tool, key, Entry::Tool(tool), handler, scopes);
+        outcome.map_err(catalog_error)
     }
 
     /// Registers a resource, or a resource template when `uri` is a URI template with
@@ -276,7 +294,7 @@ impl PyCatalog {
     /// (`name`, `description`, `mimeType`, `title`); returns `"resource"` or `"template"`
     #[pyo3(signature = (uri, entry, handler, scopes=None))]
     fn add_resource(
-        &mut self,
+        &self,
         uri: &str,
         entry: &Bound<'_, PyAny>,
         handler: Py<PyAny>,
@@ -295,10 +313,11 @@ impl PyCatalog {
         let Value::Object(mut fields) = convert::to_json(entry)? else {
             return Err(PyValueError::new_err("a resource entry is a dict"));
         };
-        let (kind, member) = if is_template {
-            (EntryKind::Template, "uriTemplate")
+        let scopes = scope_list(scopes)?;
+        let (kind, other, member) = if is_template {
+            (EntryKind::Template, EntryKind::Resource, "uriTemplate")
         } else {
-            (EntryKind::Resource, "uri")
+            (EntryKind::Resource, EntryKind::Template, "uri")
         };
         fields.insert(member.into(), Value::String(uri.to_owned()));
         let fields = Value::Object(fields);
@@ -313,64 +332,75 @@ impl PyCatalog {
                         .map_err(|e| PyValueError::new_err(format!("invalid resource: {e}")))?,
                 )
             };
-        // One key names one entry: a resource replaces a template of the same text and
-        // the other way round.
-        let other = if is_template {
-            EntryKind::Resource
-        } else {
-            EntryKind::Template
+        let (outcome, _unused) = {
+            let mut state = self.lock();
+            // One key names one entry: a resource replaces a template of the same text and
+            // the other way round.
+            let replaced = state.take(other, uri).1;
+            let (outcome, unused) = state.put(kind, uri.to_owned(), new, handler, scopes);
+            (outcome, [replaced, unused])
         };
-        self.take(other, uri);
-        self.put(kind, uri.to_owned(), new, handler, scopes)?;
+        outcome.map_err(catalog_error)?;
         Ok(if is_template { "template" } else { "resource" })
     }
 
     /// Registers a prompt (a `Prompt` dict: `name`, `arguments`, ...) served by `handler`
     #[pyo3(signature = (prompt, handler, scopes=None))]
     fn add_prompt(
-        &mut self,
+        &self,
         prompt: &Bound<'_, PyAny>,
         handler: Py<PyAny>,
         scopes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let prompt: Prompt = convert::from_py(prompt, "prompt")?;
+        let scopes = scope_list(scopes)?;
         let key = prompt.name.clone();
-        self.put(
+        let (outcome, _unused) = self.lock().put(
             EntryKind::Prompt,
             key,
             Entry::Prompt(prompt),
             handler,
             scopes,
-        )
+        );
+        outcome.map_err(catalog_error)
     }
 
     /// Sets the `completion/complete` handler
-    fn set_completion(&mut self, handler: Py<PyAny>) {
-        self.handlers.completion = Some(handler);
+    fn set_completion(&self, handler: Py<PyAny>) {
+        let _replaced = self.lock().handlers.completion.replace(handler);
     }
 
     /// Removes a tool and its handler; whether there was one
-    fn remove_tool(&mut self, name: &str) -> bool {
-        self.take(EntryKind::Tool, name)
+    fn remove_tool(&self, name: &str) -> bool {
+        let (removed, _handler) = self.lock().take(EntryKind::Tool, name);
+        removed
     }
 
     /// Removes a resource or resource template (by its URI or URI template) and its
     /// reader; whether there was one
-    fn remove_resource(&mut self, uri: &str) -> bool {
-        let resource = self.take(EntryKind::Resource, uri);
-        self.take(EntryKind::Template, uri) || resource
+    fn remove_resource(&self, uri: &str) -> bool {
+        let (resource, template) = {
+            let mut state = self.lock();
+            (
+                state.take(EntryKind::Resource, uri),
+                state.take(EntryKind::Template, uri),
+            )
+        };
+        resource.0 || template.0
     }
 
     /// Removes a prompt and its handler; whether there was one
-    fn remove_prompt(&mut self, name: &str) -> bool {
-        self.take(EntryKind::Prompt, name)
+    fn remove_prompt(&self, name: &str) -> bool {
+        let (removed, _handler) = self.lock().take(EntryKind::Prompt, name);
+        removed
     }
 
     /// The handler of an entry (`kind`: `"tool"`, `"resource"`, `"template"`, `"prompt"`),
     /// or `None`
     fn handler(&self, py: Python<'_>, kind: &str, key: &str) -> PyResult<Option<Py<PyAny>>> {
         let kind = entry_kind(kind)?;
-        Ok(self
+        let state = self.lock();
+        Ok(state
             .handlers
             .entries
             .get(&(kind, key.to_owned()))
@@ -380,64 +410,67 @@ impl PyCatalog {
     /// The `completion/complete` handler, or `None`
     #[getter]
     fn completion(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.handlers.completion.as_ref().map(|h| h.clone_ref(py))
+        let state = self.lock();
+        state.handlers.completion.as_ref().map(|h| h.clone_ref(py))
     }
 
     /// A tool as `tools/list` shows it, or `None`
     fn tool<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.catalog
-            .tool(name)
-            .map(|t| convert::typed_to_py(py, t))
-            .transpose()
+        let tool = self.lock().catalog.tool(name).cloned();
+        tool.map(|t| convert::typed_to_py(py, &t)).transpose()
     }
 
     /// The tools
     #[getter]
     fn tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::typed_to_py(py, &self.catalog.tools().collect::<Vec<_>>())
+        let tools: Vec<Tool> = self.lock().catalog.tools().cloned().collect();
+        convert::typed_to_py(py, &tools)
     }
 
     /// The resources
     #[getter]
     fn resources<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::typed_to_py(py, &self.catalog.resources().collect::<Vec<_>>())
+        let resources: Vec<Resource> = self.lock().catalog.resources().cloned().collect();
+        convert::typed_to_py(py, &resources)
     }
 
     /// The resource templates
     #[getter]
     fn resource_templates<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::typed_to_py(py, &self.catalog.templates().collect::<Vec<_>>())
+        let templates: Vec<ResourceTemplate> = self.lock().catalog.templates().cloned().collect();
+        convert::typed_to_py(py, &templates)
     }
 
     /// The prompts
     #[getter]
     fn prompts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::typed_to_py(py, &self.catalog.prompts().collect::<Vec<_>>())
+        let prompts: Vec<Prompt> = self.lock().catalog.prompts().cloned().collect();
+        convert::typed_to_py(py, &prompts)
     }
 
     /// The scopes an entry requires of its callers (empty: none)
     fn required_scopes(&self, kind: &str, key: &str) -> PyResult<Vec<String>> {
-        Ok(self
-            .catalog
-            .required_scopes(entry_kind(kind)?, key)
-            .to_vec())
+        let kind = entry_kind(kind)?;
+        Ok(self.lock().catalog.required_scopes(kind, key).to_vec())
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        self.handlers.traverse(&visit)
-    }
-
-    fn __clear__(&mut self) {
-        self.handlers.clear();
+        // Held by another thread right now (it runs no Python code while it holds it):
+        // nothing is reported this time, which only keeps the handlers alive.
+        match self.state.try_lock() {
+            Ok(state) => state.handlers.traverse(&visit),
+            Err(_) => Ok(()),
+        }
     }
 
     fn __repr__(&self) -> String {
+        let state = self.lock();
         format!(
             "Catalog(tools={}, resources={}, resource_templates={}, prompts={})",
-            self.catalog.tools().count(),
-            self.catalog.resources().count(),
-            self.catalog.templates().count(),
-            self.catalog.prompts().count()
+            state.catalog.tools().count(),
+            state.catalog.resources().count(),
+            state.catalog.templates().count(),
+            state.catalog.prompts().count()
         )
     }
 }
