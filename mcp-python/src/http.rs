@@ -228,7 +228,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         http.set_required_scopes(required_scopes(config));
         Ok(Self {
             http,
-            core: ServerCore::new(config),
+            core: ServerCore::new(py, config),
             clock,
             ids: Ids {
                 keys: [RandomState::new(), RandomState::new()],
@@ -288,7 +288,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     /// Serves the tools, resources and prompts of `config` from now on, in every session
     /// (each keeps the identity and capabilities it started with); tell the clients with
     /// `notify_list_changed`
-    fn set_catalog(&mut self, config: &PyServerConfig) {
+    fn set_catalog(&mut self, py: Python<'_>, config: &PyServerConfig) {
         let gone: Vec<String> = self
             .core
             .catalog()
@@ -303,7 +303,11 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
             self.http.set_tool(tool);
         }
         self.http.set_required_scopes(required_scopes(config));
-        self.core.set_catalog(config);
+        self.core.set_catalog(py, config);
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        self.core.traverse(&visit)
     }
 
     /// Protects the endpoint with `rules`: a request for a tool, resource or prompt whose

@@ -260,10 +260,7 @@ impl PyRequestInfo {
     /// on), as `Client(era=...)` names them
     #[getter]
     fn era(&self) -> &'static str {
-        match self.version.era() {
-            Era::Legacy => "legacy",
-            _ => "modern",
-        }
+        crate::rules::era_name(self.version.era())
     }
 
     fn __repr__(&self) -> String {

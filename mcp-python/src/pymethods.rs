@@ -101,6 +101,13 @@ macro_rules! connection_pymethods {
                 self.session.version().map(|v| v.as_str())
             }
 
+            /// The era of `version`: `"legacy"` (the `initialize` handshake) or `"modern"`
+            /// (2026-07-28 on), as `Client(era=...)` names them; `None` while there is no `version`
+            #[getter]
+            fn era(&self) -> Option<&'static str> {
+                self.session.version().map(|v| $crate::rules::era_name(v.era()))
+            }
+
             $($own)*
         }
     };

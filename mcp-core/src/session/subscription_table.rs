@@ -6,6 +6,30 @@ use std::collections::BTreeSet;
 use super::caller::Principal;
 use crate::jsonrpc::RequestId;
 
+/// Whether a subscription to the resource `subscribed` covers a change of `uri`: the same
+/// URI, or one under it (`file:///dir` covers `file:///dir/a.txt`, `file:///dir/` covers
+/// `file:///dir/a.txt`, neither covers `file:///dirt`)
+///
+/// The rule [`ServerSession::notify_resource_updated`] sends by, for legacy
+/// `resources/subscribe` and 2026 listen streams alike; a client that sorts the
+/// `notifications/resources/updated` of one connection among its own subscribers uses it too.
+///
+/// ```
+/// use mcp_sansio::session::subscription_covers;
+///
+/// assert!(subscription_covers("file:///dir", "file:///dir"));
+/// assert!(subscription_covers("file:///dir", "file:///dir/a.txt"));
+/// assert!(subscription_covers("file:///dir/", "file:///dir/a.txt"));
+/// assert!(!subscription_covers("file:///dir", "file:///dirt"));
+/// assert!(!subscription_covers("file:///dir/a.txt", "file:///dir"));
+/// ```
+pub fn subscription_covers(subscribed: &str, uri: &str) -> bool {
+    uri == subscribed
+        || uri
+            .strip_prefix(subscribed)
+            .is_some_and(|rest| rest.starts_with('/') || subscribed.ends_with('/'))
+}
+
 /// One open `subscriptions/listen` stream
 #[derive(Debug)]
 pub(crate) struct Listener {

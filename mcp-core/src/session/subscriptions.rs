@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::subscription_table::Listener;
+use super::subscription_table::{Listener, subscription_covers};
 use super::task_table::TASKS_EXTENSION;
 use super::transmit_queue::Relation;
 use super::{Answer, Core, SendError, ServerSession};
@@ -303,12 +303,7 @@ impl Core {
 
     pub(super) fn notify_resource_updated(&mut self, uri: &str) -> Result<usize, SendError> {
         self.check_open()?;
-        let covers = |subscribed: &String| {
-            uri == subscribed
-                || uri
-                    .strip_prefix(subscribed.as_str())
-                    .is_some_and(|rest| rest.starts_with('/') || subscribed.ends_with('/'))
-        };
+        let covers = |subscribed: &String| subscription_covers(subscribed, uri);
         let params = json!({ "uri": uri }).to_string();
         let mut sent = 0;
         let legacy_ready = self.phase.version().is_some_and(|v| v.era() == Era::Legacy);

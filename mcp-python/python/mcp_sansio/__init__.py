@@ -22,6 +22,7 @@ import logging as _logging
 from ._core import (
     LATEST_PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
+    Catalog,
     ClientSession,
     HttpServer,
     JwtVerifier,
@@ -86,6 +87,7 @@ __all__ = [
     "ResourceServer",
     "LATEST_PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
+    "Catalog",
     "ClientSession",
     "HttpServer",
     "ServerConfig",

@@ -18,6 +18,7 @@ import time
 from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _typed
+from ._core import INTERNAL_ERROR, METHOD_NOT_FOUND, ServerSession
 from .errors import LocalProtocolError, McpError
 from .types import ReadResourceResult
 from .events import (
@@ -39,19 +40,11 @@ _EAGER = sys.version_info >= (3, 12)
 MAX_WAITING_REPORTS = 256
 """How many reports (progress, log messages) of one handler run, sent from a worker thread,
 may wait for the event loop; past it a report is dropped (the Rust bindings' bound too)."""
-INTERNAL_ERROR = -32603
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-RESOURCE_NOT_FOUND = -32002
 
 #: Sessions (start, end) at INFO; each request at DEBUG (method, id, tool, resource or
 #: prompt name, outcome, duration); refusals at WARNING, handler failures at ERROR. Never
 #: argument values or results.
 log = logging.getLogger("mcp_sansio.server")
-
-
-def _era(version: str) -> str:
-    return "2026" if version >= "2026" else "legacy"
 
 
 class _Suspended(BaseException):
@@ -445,28 +438,38 @@ def _completion_result(value: Any) -> Dict[str, Any]:
     """A completion handler's return value as a ``CompleteResult``."""
     if isinstance(value, dict) and "completion" in value:
         return value
-    values = [str(v) for v in (value or [])][:100]
+    # The core keeps at most 100 values (the spec's limit) and then says hasMore.
+    values = [str(v) for v in (value or [])]
     return {"completion": {"values": values, "hasMore": False}}
 
 
 class Handler:
-    """A registered function and how to call it."""
+    """A registered function and how to call it (what the server's ``Catalog`` keeps for
+    each entry, and a routed request's event carries)."""
 
-    __slots__ = ("fn", "is_async", "context_param", "meta")
+    __slots__ = ("fn", "is_async", "context_param", "meta", "mime_type")
 
-    def __init__(self, fn: Callable[..., Any], context_param: Optional[str], meta: Any = None):
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        context_param: Optional[str],
+        meta: Any = None,
+        mime_type: Optional[str] = None,
+    ):
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
         self.context_param = context_param
         self.meta = meta
+        #: A resource reader's ``mimeType``, given to what it returns
+        self.mime_type = mime_type
 
 
 class Dispatcher:
-    """Routes one session's events to the handlers; ``flush`` writes what the session
-    queued (bytes to a pipe, or pieces of HTTP responses)."""
+    """Runs the handler each routed event carries (the session's catalog routed it, and
+    holds the handler beside the entry); ``flush`` writes what the session queued (bytes to
+    a pipe, or pieces of HTTP responses)."""
 
-    def __init__(self, registry: Any, session: Any, flush: Callable[[], None]) -> None:
-        self.registry = registry
+    def __init__(self, session: Any, flush: Callable[[], None]) -> None:
         self.session = session
         self.flush = flush
         self.loop = asyncio.get_running_loop()
@@ -502,19 +505,12 @@ class Dispatcher:
             kind = type(event)
             if kind is ToolCall:
                 what = f'tools/call "{event.name}"'
-                handler = self.registry.tools.get(event.name)
-                if handler is None:  # removed since the session's catalog said it exists
-                    self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown tool: {event.name}")
-                    continue
-                self._start(event.request_id, handler, event.arguments, _content_result, what=what, info=event.info)
+                self._start(event.request_id, event.handler, event.arguments, _content_result, what=what, info=event.info)
             elif kind is ResourceRead:
                 what = f'resources/read "{event.uri}"'
-                entry = self.registry.resources.get(event.key)
-                if entry is None:
-                    self._refuse(event.request_id, what, RESOURCE_NOT_FOUND, f"Resource not found: {event.uri}")
-                    continue
-                handler, mime = entry
+                handler = event.handler
                 uri = event.uri
+                mime = handler.mime_type if handler is not None else None
                 self._start(
                     event.request_id,
                     handler,
@@ -526,13 +522,9 @@ class Dispatcher:
                 )
             elif kind is PromptGet:
                 what = f'prompts/get "{event.name}"'
-                handler = self.registry.prompts.get(event.name)
-                if handler is None:
-                    self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown prompt: {event.name}")
-                    continue
-                self._start(event.request_id, handler, dict(event.arguments), _prompt_result, what=what, info=event.info)
+                self._start(event.request_id, event.handler, dict(event.arguments), _prompt_result, what=what, info=event.info)
             elif kind is CompletionRequest:
-                handler = self.registry.completion_handler
+                handler = event.handler
                 p = event.params
                 args = {
                     "ref": p.get("ref"),
@@ -547,7 +539,7 @@ class Dispatcher:
                 peer = event.peer_info or {}
                 log.info(
                     "session started: %s era, version %s, client %r %s",
-                    _era(event.version), event.version, peer.get("name"), peer.get("version") or "",
+                    event.era, event.version, peer.get("name"), peer.get("version") or "",
                 )
             elif kind is Cancelled:
                 self._cancel(event.request_id)
@@ -570,7 +562,7 @@ class Dispatcher:
             elif kind is Closed:
                 self.close_reason = event.reason
                 log.info("session ended: %s", event.reason)
-                if session.__class__.__name__ == "ServerSession":
+                if isinstance(session, ServerSession):
                     self.closed.set()
                     for rid in list(self.running):
                         self._cancel(rid)
@@ -617,7 +609,7 @@ class Dispatcher:
             # A 2026 connection has no handshake: its first request starts it (an HTTP
             # endpoint's 2026 requests belong to no session).
             self._announced = True
-            if self.session.__class__.__name__ == "ServerSession":
+            if isinstance(self.session, ServerSession):
                 log.info("session started: 2026 era (no handshake; each request names its version)")
         self.started[request_id] = (what, time.monotonic())
         log.debug("%s (request %d) started", what, request_id)

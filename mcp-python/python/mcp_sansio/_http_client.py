@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import h11
 
 from ._core import HeadlessUserAgent, HttpClientTransport, check_header
-from .aio import _ClientConnection
+from ._connection import _ClientConnection
 from .errors import CertificateError, ConnectError, ProxyError, RedirectError
 
 if TYPE_CHECKING:

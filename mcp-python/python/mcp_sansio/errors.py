@@ -9,7 +9,29 @@ connection).
 
 from typing import Any, Optional
 
+# The JSON-RPC error codes, as the core defines them (for ``McpError(code, ...)``)
+from ._core import (
+    HEADER_MISMATCH,
+    INSUFFICIENT_SCOPE,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+
 __all__ = [
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "INTERNAL_ERROR",
+    "HEADER_MISMATCH",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "INSUFFICIENT_SCOPE",
     "LocalProtocolError",
     "RemoteProtocolError",
     "McpError",
