@@ -249,7 +249,7 @@ impl PyServerConfig {
     /// Whether the server declares `listChanged` for a list (`"tools"`, `"prompts"`,
     /// `"resources"`): what `notify_list_changed` needs
     fn declares_list_changed(&self, list: &str) -> PyResult<bool> {
-        crate::server::list_kind(list)?;
+        convert::list_kind(list)?;
         Ok(mcp_sansio::schema::has_capability(
             &self.config.capabilities,
             &[list, "listChanged"],
@@ -289,7 +289,7 @@ impl PyServerConfig {
             }) => (
                 EntryKind::Template,
                 template.uri_template.clone(),
-                crate::server::variables_to_py(py, &variables)?,
+                convert::variables_to_py(py, &variables)?,
             ),
             _ => return Err(crate::events::mcp_exception(py, &resource_not_found(uri))),
         };

@@ -15,6 +15,7 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
+use crate::convert::FieldValue;
 use crate::events;
 use crate::identity::{PyPrincipal, PyResourceServer};
 use crate::numbers::Numbers;
@@ -61,23 +62,6 @@ pub(crate) struct PyHttpServer {
 }
 
 type Headers = Vec<(&'static str, String)>;
-
-/// A request header value as the front end passes it: `str`, or `bytes` as received (the
-/// rules answer 400 for bytes that are not UTF-8)
-#[derive(FromPyObject)]
-pub(crate) enum FieldValue {
-    Text(String),
-    Raw(Vec<u8>),
-}
-
-impl FieldValue {
-    pub(crate) fn into_bytes(self) -> Vec<u8> {
-        match self {
-            Self::Text(t) => t.into_bytes(),
-            Self::Raw(b) => b,
-        }
-    }
-}
 
 /// Header fields with text values
 type TextFields = Vec<(String, String)>;

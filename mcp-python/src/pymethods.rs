@@ -232,7 +232,7 @@ macro_rules! server_pymethods {
             /// for it
             fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
                 self.$sessions
-                    .notify_list_changed($crate::server::list_kind(kind)?)
+                    .notify_list_changed($crate::convert::list_kind(kind)?)
                     .map_err(|e| $crate::events::local_error(py, e))
             }
 

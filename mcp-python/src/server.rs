@@ -21,13 +21,11 @@ use mcp_sansio::schema::{
     CallToolResult, CompleteResult, FitVersion, GetPromptResult, InputRequests, LoggingLevel,
     LoggingMessageNotificationParams, ReadResourceResult,
 };
-use mcp_sansio::server::uri_template::{TemplateValue, Variables};
 use mcp_sansio::server::{AskFailure, Catalog, Effects, Ending, LogFilter, Route, Runs, respond};
 use mcp_sansio::session::Caller;
 use mcp_sansio::{
-    AskError, CallError, Era, InboundId, InboundRequest, ListKind, Progress, ProgressError,
-    RespondError, Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions,
-    TaskUpdate,
+    AskError, CallError, Era, InboundId, InboundRequest, Progress, ProgressError, RespondError,
+    Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions, TaskUpdate,
 };
 use pyo3::PyTraverseError;
 use pyo3::exceptions::PyValueError;
@@ -42,6 +40,7 @@ use crate::catalog::Handlers;
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
 use crate::convert;
+use crate::convert::variables_to_py;
 use crate::events::{self, classes};
 use crate::identity::{PyPrincipal, PyRequestInfo};
 
@@ -740,18 +739,6 @@ pub(crate) fn progress(progress: f64, total: Option<f64>, message: Option<String
     p
 }
 
-/// A list kind from its name
-pub(crate) fn list_kind(kind: &str) -> PyResult<ListKind> {
-    match kind {
-        "tools" => Ok(ListKind::Tools),
-        "prompts" => Ok(ListKind::Prompts),
-        "resources" => Ok(ListKind::Resources),
-        other => Err(PyValueError::new_err(format!(
-            "unknown list {other:?} (tools, prompts or resources)"
-        ))),
-    }
-}
-
 /// One MCP connection, server side, in the sans-IO style
 ///
 /// Feed it what the transport read (`receive_data`, `receive_eof`), call `handle_timeout`
@@ -834,23 +821,6 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
             .map_err(|e| events::local_error(py, e))
     }
 });
-
-/// A URI template's variables as a dict (a list or a map where the template says so)
-pub(crate) fn variables_to_py<'py>(
-    py: Python<'py>,
-    variables: &Variables,
-) -> PyResult<Bound<'py, PyAny>> {
-    let vars = PyDict::new(py);
-    for (name, value) in variables.iter() {
-        match value {
-            TemplateValue::String(s) => vars.set_item(name, s)?,
-            TemplateValue::List(l) => vars.set_item(name, l)?,
-            TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
-            _ => {}
-        }
-    }
-    Ok(vars.into_any())
-}
 
 /// Answers with Python data decoded as the typed result `T` (`ValueError` if it is none)
 fn respond_as<T: DeserializeOwned + Serialize + FitVersion>(
