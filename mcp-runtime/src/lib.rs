@@ -141,7 +141,7 @@
 //!
 //! /// A timer's deadline and the task to wake at it, and the condition its thread waits on
 //! type Shared = Arc<(Mutex<(Option<Instant>, Option<Waker>)>, Condvar)>;
-//! 
+//!
 //! /// One timer: a thread that wakes the actor when the deadline comes
 //! struct Timer(Shared);
 //!
