@@ -88,6 +88,54 @@
 //! and `request()`/`principal()` (who called). The guide's `input.md` and `tasks.md` show it
 //! at work.
 //!
+//!
+//! Here a client answers the handler's question and watches its progress:
+//!
+//! ```
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, InputResponse, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{ClientConfig, Implementation, Progress, RequestOptions, ServerConfig};
+//! use mcp_sansio_blocking::{Client, ClientOptions, Elicited, InputHandler, Server};
+//! use serde_json::{Map, json};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Guest {
+//!     /// Who you are
+//!     name: String,
+//! }
+//!
+//! # #[cfg(feature = "schemars")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("greeter", "1.0")))
+//!     .tool(Tool::new("greet", Map::new()), |cx, _args| {
+//!         // Ask first: on a modern session the handler runs again with the answers
+//!         let Elicited::Accepted(guest) = cx.elicit::<Guest>("Who are you?")? else {
+//!             return Ok(CallToolResult::error("no name given"));
+//!         };
+//!         for step in 1..=3 {
+//!             cx.progress(Progress::new(f64::from(step)).total(3.0).message("composing"));
+//!         }
+//!         Ok(CallToolResult::text(format!("Hello, {}!", guest.name)))
+//!     })?
+//!     .build();
+//!
+//! // The client's side: a plain function answers the form (it may block on a user)
+//! let answer: InputHandler = std::sync::Arc::new(|requests| {
+//!     let form = json!({"action": "accept", "content": {"name": "Ada"}});
+//!     let form: InputResponse = serde_json::from_value(form).expect("an answer to the form");
+//!     Ok(requests.into_keys().map(|key| (key, form.clone())).collect())
+//! });
+//! let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//! let client = Client::in_memory_with(&server, config, ClientOptions::default().input(answer))?;
+//! let (progress, reports) = std::sync::mpsc::channel();
+//! let result = client.call_tool_with("greet", Map::new(), RequestOptions::default(), progress)?;
+//! assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+//! assert_eq!(reports.try_recv()?.total, Some(3.0)); // progress arrives before the result
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "schemars"))]
+//! # fn main() {}
+//! ```
+//!
 //! # Typed tools
 //!
 //! With the `macros` feature (on by default), [`#[tool]`](macro@tool),
@@ -101,9 +149,34 @@
 //!
 //! [`Client::in_memory`] connects a client to a built [`Server`] in this process: no child
 //! process, socket, port or file descriptor. Threads have no paused clock, so keep a test's
-//! durations short: a 50 ms timeout against a tool that would sleep for a minute
-//! ([`Context::sleep`] wakes up when the timed-out request is cancelled; the guide's
-//! `testing.md` has the test).
+//! durations short, as here, where a 50 ms timeout meets a tool that would sleep for a
+//! minute ([`Context::sleep`] wakes up at once when the timed-out request is cancelled):
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//!
+//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
+//! use mcp_sansio_blocking::mcp_sansio::{CallError, ClientConfig, Implementation, RequestOptions, ServerConfig};
+//! use mcp_sansio_blocking::{Client, ClientError, Server};
+//! use serde_json::Map;
+//!
+//! let server = Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
+//!     .tool(Tool::new("wait", Map::new()), |cx, _args| {
+//!         cx.sleep(Duration::from_secs(60))?;
+//!         Ok(CallToolResult::text("waited a minute"))
+//!     })?
+//!     .build();
+//! let client = Client::in_memory(&server, ClientConfig::new(Implementation::new("test", "1.0")))?;
+//! let start = Instant::now();
+//! let (progress, _reports) = std::sync::mpsc::channel();
+//! let options = RequestOptions::default().timeout(Duration::from_millis(50));
+//! let outcome = client.call_tool_with("wait", Map::new(), options, progress);
+//! assert!(matches!(outcome, Err(ClientError::Call(CallError::TimedOut))));
+//! assert!(start.elapsed() < Duration::from_secs(10));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The guide's `testing.md` has the same test on tokio's paused clock and on smol.
 //!
 //! # Features
 //!

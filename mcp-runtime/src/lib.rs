@@ -2,16 +2,17 @@
 //! `Runtime` trait
 //!
 //! `mcp-sansio-runtime` is where the async bindings' user API is implemented and documented,
-//! once: the [`Client`](client::Client) with its typed calls, the
-//! [`ServerBuilder`](server::ServerBuilder) and the server it builds, the handler
-//! [`Context`](server::Context), [`ClientOptions`](client::ClientOptions), the connection and
-//! HTTP actors, the Streamable HTTP endpoint, the task stores and the OAuth pieces. All of it is
-//! generic over [`Runtime`] (spawn, a handler run it can stop, one timer, the application's
-//! channel type, now), and none of it is protocol logic: every protocol decision is
-//! [`mcp_sansio`]'s, the sans-IO core. A binding is a `Runtime` implementation plus its IO:
-//! `mcp-sansio-tokio` and `mcp-sansio-async-std` are exactly that, and re-export this API under
-//! their own names; `mcp-sansio-blocking` shares the per-connection plumbing
-//! ([`peer::Plumbing`]) and keeps its threads.
+//! once: the [`Client`] with its typed calls, the [`Server`], its
+//! [`ServerBuilder`](server::ServerBuilder) and the handler [`Context`](server::Context),
+//! [`ClientOptions`](client::ClientOptions), the connection and HTTP actors, the Streamable
+//! HTTP endpoint, the task stores and the OAuth pieces. All of it is generic over [`Runtime`]
+//! (spawn, a handler run it can stop, one timer, the application's channel type, now), and
+//! none of it is protocol logic: every protocol decision is [`mcp_sansio`]'s, the sans-IO core.
+//! A binding is a `Runtime` implementation plus its IO ([`RuntimeIo`], and `HttpIo` and
+//! `TlsIo` behind the `http` and `tls` features): `mcp-sansio-tokio` and
+//! `mcp-sansio-async-std` are exactly that, and name this API for their runtime;
+//! `mcp-sansio-blocking` shares the per-connection plumbing ([`peer::Plumbing`]) and keeps its
+//! threads.
 //!
 //! **Users** depend on a binding, not on this crate: the bindings pin it to an exact version
 //! and re-export what their users see, and the repository's guide (`guide/`) shows it at work by
@@ -19,16 +20,18 @@
 //!
 //! # The API, and the names the bindings give it
 //!
+//! A binding names the generic types for its runtime (`pub type Client =
+//! mcp_sansio_runtime::Client<Tokio>;`) and re-exports [`api`] whole, the part that does not
+//! depend on the runtime:
+//!
 //! | a binding's name | here | what it is |
 //! |---|---|---|
-//! | `Client` | [`client::Client<R>`] (the bindings add child-process ownership) | a connection to one server: `list_tools`, `call_tool`, `call_tool_with`, `read_resource`, `get_prompt`, `complete`, `request::<M>`, `request_raw`, `start` (with a [`CancelHandle`](client::CancelHandle) and a [`CallWatch`](client::CallWatch)), `notify`, `with_headers`, `close` |
+//! | `Client` | [`Client<R>`](Client) | a connection to one server: `connect`, `connect_with`, `spawn`, `spawn_with`, `in_memory`, `in_memory_with`, `connect_http`; then `list_tools`, `call_tool`, `call_tool_with`, `read_resource`, `get_prompt`, `complete`, `request::<M>`, `request_raw`, `start` (with a [`CancelHandle`](client::CancelHandle) and a [`CallWatch`](client::CallWatch)), `notify`, `with_headers`, `close` |
 //! | `ClientOptions` | [`client::ClientOptions<R>`] | the input handler (elicitation, sampling, roots), the notification and stderr channels, HTTP options, OAuth |
-//! | `ClientError`, `ConnectError` | [`client::ClientError`], [`client::ConnectError`] | why a call or a connection failed, in one sentence |
-//! | `ServerBuilder`, `Server` | [`server::ServerBuilder<R, S>`], built into a binding's `S` from a [`server::ServerCore<R>`] | tools, resources, templates, prompts, completions, logging, `list_changed`, `tasks`, `require_scopes`, `hide_forbidden`, `task_store`; the built server changes its catalog while it serves (`add_tool`, `remove_tool`, ..., `notify_resource_updated`) |
-//! | `Context` | [`server::Context<R>`] | a handler's request: `progress`, `log`, `ask`, `elicit::<T>`, `sample_text`, `task_offered`, `run_as_task`, `request()` ([`request::RequestInfo`]), `principal()` |
-//! | `HttpEndpoint` | `endpoint` (feature `http`) | the Streamable HTTP entry point every HTTP stack drives (the bindings' own servers included): a request in; a status, fields and a whole or streamed body out |
-//! | `store::*` | [`store`] (and `redis_store`, feature `redis`) | the task stores several server processes share |
-//! | `HttpOptions`, `Proxy`, `TlsIdentity`, `OAuthOptions`, `Protection`, `jwt_verifier`, ... | `http_options`, `tls`, `auth` (features `http`, `tls`, `auth`) | how clients reach servers; HTTPS; OAuth on both sides |
+//! | `Server`, `ServerBuilder` | [`Server<R>`](Server), [`server::ServerBuilder<R, Server<R>>`](server::ServerBuilder) | tools, resources, templates, prompts, completions, logging, `list_changed`, `tasks`, `require_scopes`, `hide_forbidden`, `task_store`; `serve`, `serve_stdio`, `serve_http*`, `serve_https*`, `http_endpoint`; the built server changes its catalog while it serves (`add_tool`, `remove_tool`, ..., `notify_resource_updated`) |
+//! | `Context` | [`server::Context<R>`] | a handler's request: `progress`, `log`, `ask`, `elicit::<T>`, `sample_text`, `task_offered`, `run_as_task`, `request()` ([`RequestInfo`](request::RequestInfo)), `principal()` |
+//! | `ClientError`, `ConnectError`, `InputHandler`, `Elicited`, `StartedTask`, `TaskStatusUpdate`, `RequestInfo`, `Principal`, `HttpOptions`, `TlsIdentity`, `store::*`, ... | [`api`] | the runtime-independent rest, re-exported whole |
+//! | `HttpServerHandle`, `HttpEndpoint` | the binding's own (`HttpIo`'s associated types) | a running HTTP server; the endpoint to mount in an app (tokio's is a `tower::Service`) |
 //!
 //! The typed calls are sans-IO exchanges ([`calls`]): each says which request to send and reads
 //! what comes back, so a `Client` only moves bytes. Here `call_tool`, answered by hand:
@@ -70,35 +73,39 @@
 //!
 //! # What IO a binding supplies
 //!
-//! - **Byte streams.** The layer's streams are `futures-io`'s
-//!   ([`driver::AsyncRead`], [`driver::AsyncWrite`]); a binding adapts its runtime's (tokio's
-//!   binding wraps `tokio::io` types in a small `Compat`). [`driver::connect`] runs a client
-//!   over a reader and a writer (its `Client::connect_with`), [`driver::serve`] one server
-//!   connection (its `Server::serve`): one actor task owns the session, reads, feeds the core,
-//!   drains its outputs, writes, and sleeps on the `Runtime`'s timer until the core's deadline.
-//! - **In memory.** [`driver::in_memory`] wires a client to a server in the same process over
-//!   [`memory`] pipes (its `Client::in_memory_with`): nothing of the binding's is needed.
-//! - **Child processes and stdio.** The binding starts the child with its runtime's process
-//!   type, hands its pipes to [`driver::connect`], and kills (and reaps) it when the last
-//!   client clone goes; `stdio` (Unix) gives this process's stdin and stdout as pipes an event
-//!   loop can drive.
-//! - **Streamable HTTP, server side.** The binding accepts connections and reads requests with
-//!   its HTTP stack (hyper, or the layer's HTTP/1.1 framing, `h1`, over its sockets), within the
-//!   deadlines and caps of the core's `HttpConfig`, and hands each request to the `endpoint`
-//!   (behind it, the `http_server` actor owns every session); it writes the answer's pieces as
-//!   they come. `TCP_NODELAY`, one write per response piece.
-//! - **Streamable HTTP, client side.** The binding performs the requests the core's
-//!   `ClientTransport` asks for and reports them to the `http_client` actor; `http_options`,
-//!   `tunnel` and `net_error` hold the proxy, timeouts and error wording every binding shares.
-//! - **TLS and OAuth.** `tls` builds the rustls configurations (the binding supplies the stream
-//!   adapter); `auth` holds the OAuth client options, the headless user agent, JWT signing and
-//!   verification, DPoP keys and the protected server's gate.
+//! Beside [`Runtime`], a binding implements for the same unit type:
+//!
+//! - [`RuntimeIo`]: its byte streams as the layer's (`futures-io`'s [`driver::AsyncRead`] and
+//!   [`driver::AsyncWrite`]; `type Io<T>` and `io(stream)`: tokio's binding wraps `tokio::io`
+//!   types in a small `Compat`, a `futures-io` runtime names `T` itself), `serve_stdio` (this
+//!   process's stdin and stdout; the layer's `stdio` module gives them as pipes an event loop
+//!   can drive, on Unix), and child processes (`Command`, `Child`, `ChildIn`, `ChildOut`,
+//!   `start_child` with the child killed when its `Child` is dropped, `program`,
+//!   `child_exit`). With it, [`Server::serve`], [`Server::serve_stdio`],
+//!   [`Client::connect`], [`Client::spawn`] and [`Client::in_memory`] work: the layer's
+//!   [`driver`] owns each session in one actor task that reads, feeds the core, drains its
+//!   outputs, writes, and sleeps on the `Runtime`'s timer until the core's deadline.
+//! - `HttpIo` (feature `http`): its HTTP stack. `serve_http` accepts connections and reads
+//!   requests (hyper, or the layer's HTTP/1.1 framing `h1` over the runtime's sockets), within
+//!   the deadlines and caps of the core's `HttpConfig`, and hands each request to the layer's
+//!   `endpoint`, behind which the `http_server` actor owns every session; `http_endpoint`
+//!   gives that endpoint in the binding's shape; `connect_http` performs the requests the
+//!   core's `ClientTransport` asks for and reports them to the `http_client` actor
+//!   (`http_options`, `tunnel` and `net_error` hold the proxy, timeouts and error wording every
+//!   binding shares). `TCP_NODELAY`, one write per response piece.
+//! - `TlsIo` (feature `tls`): the acceptor of an HTTPS server for a `TlsIdentity`; the `tls`
+//!   module builds the rustls configurations.
+//!
+//! The OAuth pieces (`auth`, feature `auth`: client options, the headless user agent, JWT
+//! signing and verification, DPoP keys, the protected server's gate) and the stores need
+//! nothing more of a binding.
 //!
 //! # A fourth binding, in one page
 //!
 //! A `Runtime` on plain threads (each task a thread, a small `block_on`, a timer thread): with
 //! it, this layer's server and client run, in memory, with nothing else. A real binding uses its
-//! runtime's tasks and timers, and adds its IO as above.
+//! runtime's tasks and timers, and adds its IO as above (`mcp-tokio/src/io.rs` is tokio's,
+//! about 150 lines).
 //!
 //! ```
 //! use std::future::Future;
@@ -111,9 +118,8 @@
 //!
 //! use mcp_sansio::schema::{CallToolResult, Tool};
 //! use mcp_sansio::{ClientConfig, Implementation, ServerConfig};
-//! use mcp_sansio_runtime::Runtime;
 //! use mcp_sansio_runtime::client::ClientOptions;
-//! use mcp_sansio_runtime::server::{ServerBuilder, ServerCore};
+//! use mcp_sansio_runtime::{Runtime, Server};
 //!
 //! /// Each task a thread of its own
 //! struct Threads;
@@ -213,17 +219,17 @@
 //! }
 //!
 //! // The layer's server and client on that runtime: a binding's `Server` and `Client`
-//! let server: ServerCore<Threads> =
-//!     ServerBuilder::new(ServerConfig::new(Implementation::new("threads", "1.0")))
-//!         .tool(Tool::new("hello", serde_json::Map::new()), |_cx, _args| async {
-//!             Ok(CallToolResult::text("hello from a thread"))
-//!         })?
-//!         .build();
+//! let server = Server::<Threads>::builder(ServerConfig::new(Implementation::new("threads", "1.0")))
+//!     .tool(Tool::new("hello", serde_json::Map::new()), |_cx, _args| async {
+//!         Ok(CallToolResult::text("hello from a thread"))
+//!     })?
+//!     .build();
 //! let answer = block_on(
 //!     async {
 //!         let config = ClientConfig::new(Implementation::new("me", "1.0"));
 //!         let options = ClientOptions::<Threads>::default();
-//!         let client = mcp_sansio_runtime::driver::in_memory(&server, config, &options).await?;
+//!         // `Client::in_memory(&server, config)` once the runtime also implements `RuntimeIo`
+//!         let client = mcp_sansio_runtime::driver::in_memory(server.core(), config, &options).await?;
 //!         let result = client.call_tool("hello", serde_json::Map::new()).await?;
 //!         client.close().await;
 //!         Ok::<_, Box<dyn std::error::Error>>(result)
@@ -237,9 +243,10 @@
 //!
 //! # What is here
 //!
-//! - [`runtime`]: the [`Runtime`] trait;
-//! - [`client`] and [`calls`]: the `Client`, its options and errors, and its typed calls as
-//!   sans-IO exchanges;
+//! - [`runtime`] and [`io`]: the [`Runtime`] trait and the IO traits a binding implements;
+//! - [`api`]: what every binding re-exports whole;
+//! - [`Client`] (its typed calls as sans-IO exchanges in [`calls`]; its options and errors in
+//!   [`client`]) and [`Server`] (built by [`server::ServerBuilder`]);
 //! - [`server`]: the [`Registry`](server::Registry) every binding's builder fills (the blocking
 //!   one's too), the async builder, handler `Context` and dispatcher, and `Live`, the catalog a
 //!   server changes while it serves; [`push`]: the hub of a server's live connections that its
@@ -250,8 +257,7 @@
 //!   runs, the messages between them and the actor), shared with the blocking binding through
 //!   [`peer::Plumbing`];
 //! - [`driver`]: the actor that owns one session over a byte stream; [`memory`]: in-memory
-//!   connections; [`alarm`]: one timer per connection, moved only when the core's deadline
-//!   comes earlier; [`chan`]: the layer's runtime-neutral channels; `stdio` (Unix);
+//!   connections; [`chan`]: the layer's runtime-neutral channels; `stdio` (Unix);
 //! - [`store`] and `redis_store` (feature `redis`): the task stores; [`trace`]: every span and
 //!   event the bindings emit through `tracing` (names, targets, levels, fields);
 //! - `http`, `http_client`, `http_server`, `endpoint`, `http_options`, `tunnel`, `net_error`
