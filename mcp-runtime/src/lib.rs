@@ -248,8 +248,9 @@
 //! - [`Client`] (its typed calls as sans-IO exchanges in [`calls`]; its options and errors in
 //!   [`client`]) and [`Server`] (built by [`server::ServerBuilder`]);
 //! - [`server`]: the [`Registry`](server::Registry) every binding's builder fills (the blocking
-//!   one's too), the async builder, handler `Context` and dispatcher, and `Live`, the catalog a
-//!   server changes while it serves; [`push`]: the hub of a server's live connections that its
+//!   one's too), the async builder, handler `Context` and dispatcher, `Live`, the catalog a
+//!   server changes while it serves, and [`ServerCore`](server::ServerCore), what a server is
+//!   to a binding's IO (`RuntimeIo::serve_stdio` and `HttpIo::serve_http` take it); [`push`]: the hub of a server's live connections that its
 //!   changes go through;
 //! - [`request`]: what a handler reads of its request; [`elicit`] and [`sample`]: typed input
 //!   from the user and the text of a sampling;
@@ -260,8 +261,9 @@
 //!   connections; [`chan`]: the layer's runtime-neutral channels; `stdio` (Unix);
 //! - [`store`] and `redis_store` (feature `redis`): the task stores; [`trace`]: every span and
 //!   event the bindings emit through `tracing` (names, targets, levels, fields);
-//! - `http`, `http_client`, `http_server`, `endpoint`, `http_options`, `tunnel`, `net_error`
-//!   (feature `http`): the Streamable HTTP actors, endpoint and client plumbing; `tls`
+//! - `http`, `http_client`, `http_server`, `endpoint`, `h1`, `http_options`, `tunnel`,
+//!   `net_error` (feature `http`): the Streamable HTTP actors, the endpoint, the HTTP/1.1
+//!   framing the async-std and blocking bindings use, and the client plumbing; `tls`
 //!   (feature `tls`); `auth` (feature `auth`); `typed` (feature `schemars`): what the attribute
 //!   macros generate code against.
 //!
