@@ -12,7 +12,7 @@ use mcp_sansio::{ClientConfig, EraMode, Implementation, ServerConfig};
 use mcp_sansio_async_std::{Client, Server};
 use serde_json::{Map, Value, json};
 
-use crate::IN_FLIGHT;
+use crate::common::IN_FLIGHT;
 
 /// Bytes each direction of the in-memory duplex buffers (as the tokio arm's duplex)
 const PIPE: usize = 256 * 1024;
@@ -40,7 +40,7 @@ fn config(era: EraMode) -> ClientConfig {
 }
 
 fn args() -> Map<String, Value> {
-    serde_json::from_str(crate::ARGS).expect("an object")
+    serde_json::from_str(crate::common::ARGS).expect("an object")
 }
 
 async fn duplex_client(era: EraMode) -> Result<Client, String> {
@@ -115,7 +115,7 @@ pub(crate) fn run(
     })?;
     let k = if sequential || stdio { 1 } else { IN_FLIGHT };
     let mut failure = None;
-    let rates = crate::time_runs(runs, n, |n| {
+    let rates = crate::common::time_runs(runs, n, |n| {
         // The caller runs on the global executor beside the binding's tasks (as a smol
         // application's work does), not across threads from `block_on`.
         let caller = client.clone();

@@ -10,7 +10,7 @@ use mcp_sansio::{ClientConfig, EraMode, Implementation, ServerConfig};
 use mcp_sansio_blocking::{Client, Server};
 use serde_json::{Map, Value, json};
 
-use crate::IN_FLIGHT;
+use crate::common::IN_FLIGHT;
 
 fn server() -> Server {
     let Value::Object(schema) =
@@ -35,7 +35,7 @@ fn config(era: EraMode) -> ClientConfig {
 }
 
 fn args() -> Map<String, Value> {
-    serde_json::from_str(crate::ARGS).expect("an object")
+    serde_json::from_str(crate::common::ARGS).expect("an object")
 }
 
 fn socket_client(era: EraMode) -> Result<Client, String> {
@@ -103,7 +103,7 @@ pub(crate) fn run(
     };
     let k = if sequential || stdio { 1 } else { IN_FLIGHT };
     let mut failure = None;
-    let rates = crate::time_runs(runs, n, |n| {
+    let rates = crate::common::time_runs(runs, n, |n| {
         if failure.is_none()
             && let Err(e) = calls(&client, n, k)
         {

@@ -15,7 +15,8 @@ use mcp_sansio::{
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use crate::{ARGS, IN_FLIGHT, alloc};
+use crate::alloc;
+use crate::common::{ARGS, IN_FLIGHT};
 
 fn params() -> Box<RawValue> {
     RawValue::from_string(format!(r#"{{"name":"echo","arguments":{ARGS}}}"#)).expect("valid")
@@ -140,7 +141,7 @@ fn rounds(era: EraMode, runs: usize, n: usize, k: usize) -> Vec<f64> {
     let (mut client, mut server) = ready(era, now);
     let result = result();
     let mut buf = Vec::with_capacity(64 * 1024);
-    crate::time_runs(runs, n, |n| {
+    crate::common::time_runs(runs, n, |n| {
         for _ in 0..n / k {
             calls(&mut client, &mut server, now, &mut buf, &result, k, None);
         }
@@ -262,7 +263,7 @@ pub(crate) fn w3(era: EraMode, runs: usize, n: usize) -> Result<Vec<f64>, String
     };
     pump(&mut client, 0)?;
     let mut failure = None;
-    let rates = crate::time_runs(runs, n, |n| {
+    let rates = crate::common::time_runs(runs, n, |n| {
         for _ in 0..n {
             if failure.is_some() {
                 return;
@@ -433,7 +434,7 @@ pub(crate) fn memory(era: EraMode) -> serde_json::Value {
     let (client_grew, server_grew) = measure(&mut client, &mut server, &mut buf, &mut responders);
     json!({
         "workload": "mem",
-        "era": crate::era_name(era),
+        "era": crate::common::era_name(era),
         "idle_session_bytes": {"client": client_idle.round(), "server": server_idle.round()},
         "session_value_bytes": inline,
         "spare_capacity_released_by_shrink": {"client": client_spare.round(), "server": server_spare.round()},

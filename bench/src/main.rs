@@ -33,25 +33,21 @@ mod alloc;
 mod async_std_binding;
 #[cfg(feature = "blocking")]
 mod blocking_binding;
+mod common;
 mod core_binding;
 mod threads_limit;
 #[cfg(feature = "tokio")]
 mod tokio_binding;
 
 use std::process::ExitCode;
-use std::time::Instant;
+
+use common::{era_name, time_runs};
 
 use mcp_sansio::{EraMode, ProtocolVersion};
 use serde_json::json;
 
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
-
-/// The tool arguments of every workload
-pub(crate) const ARGS: &str = r#"{"text":"hello world"}"#;
-
-/// Requests in flight in W2
-pub(crate) const IN_FLIGHT: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Workload {
@@ -165,19 +161,6 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     Ok((workload, o))
 }
 
-/// Times `runs` runs of `n` calls each; returns calls per second of each run
-fn time_runs(runs: usize, n: usize, mut run: impl FnMut(usize)) -> Vec<f64> {
-    // One short warm-up run, not counted.
-    run((n / 10).max(1));
-    (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            run(n);
-            n as f64 / start.elapsed().as_secs_f64()
-        })
-        .collect()
-}
-
 fn summary(mut rates: Vec<f64>) -> serde_json::Value {
     rates.sort_by(f64::total_cmp);
     let median = if rates.len() % 2 == 1 {
@@ -273,13 +256,6 @@ fn not_built(b: Binding) -> String {
         "this mcp-bench was built without the `{}` binding (build it with default features)",
         b.name()
     )
-}
-
-fn era_name(era: EraMode) -> &'static str {
-    match era {
-        EraMode::Modern => "2026-07-28",
-        _ => "2025-11-25",
-    }
 }
 
 fn main() -> ExitCode {

@@ -88,7 +88,7 @@ pub(crate) fn pipes(runs: usize, n: usize) -> Result<Vec<f64>, String> {
     let mut from_child = BufReader::new(child.stdout.take().ok_or("no stdout")?);
     let mut answer = Vec::new();
     let mut failure = None;
-    let rates = crate::time_runs(runs, n, |n| {
+    let rates = crate::common::time_runs(runs, n, |n| {
         for _ in 0..n {
             answer.clear();
             let echoed = to_child.write_all(LINE).is_ok()
@@ -128,7 +128,7 @@ pub(crate) fn echo() {
 pub(crate) fn fanout(n: usize) {
     use std::io::BufWriter;
     use std::sync::{Arc, Mutex};
-    const CALLERS: usize = crate::IN_FLIGHT;
+    const CALLERS: usize = crate::common::IN_FLIGHT;
     let (client, server) = UnixStream::pair().expect("a socket pair");
     let server_write = server.try_clone().expect("a clone");
     let echo = std::thread::spawn(move || {

@@ -9,7 +9,7 @@ use mcp_sansio_tokio::{Client, Server};
 use serde_json::{Map, Value, json};
 use tokio::runtime::Runtime;
 
-use crate::IN_FLIGHT;
+use crate::common::IN_FLIGHT;
 
 fn server() -> Server {
     let Value::Object(schema) =
@@ -34,7 +34,7 @@ fn config(era: EraMode) -> ClientConfig {
 }
 
 fn args() -> Map<String, Value> {
-    serde_json::from_str(crate::ARGS).expect("an object")
+    serde_json::from_str(crate::common::ARGS).expect("an object")
 }
 
 fn runtime(multi: bool) -> Runtime {
@@ -131,7 +131,7 @@ pub(crate) fn run(
     })?;
     let k = if sequential || stdio { 1 } else { IN_FLIGHT };
     let mut failure = None;
-    let rates = crate::time_runs(runs, n, |n| {
+    let rates = crate::common::time_runs(runs, n, |n| {
         if failure.is_none()
             && let Err(e) = rt.block_on(calls(&client, n, k))
         {

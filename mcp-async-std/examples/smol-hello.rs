@@ -1,7 +1,7 @@
 //! A server and a client on smol: the server serves Streamable HTTP on 127.0.0.1, the
 //! client connects, lists and calls a tool, and both shut down
 //!
-//! `cargo run -p mcp-sansio-async-std --example smol-hello`. The README shows this file.
+//! `cargo run -p mcp-sansio-async-std --example smol-hello`. The guide shows this file.
 
 use mcp_sansio::schema::{CallToolResult, Tool};
 use mcp_sansio::{ClientConfig, Implementation, ServerConfig};

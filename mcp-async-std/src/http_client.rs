@@ -28,6 +28,10 @@ use smol::Task;
 use crate::client::ConnectError;
 use crate::h1::{self, Body, Conn, Framing, ReadError, Target};
 use crate::runtime::{AsyncStd, ClientOptions};
+#[cfg(feature = "auth")]
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+#[cfg(feature = "auth")]
+use mcp_sansio_runtime::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT};
 
 /// From the request tasks to the actor
 type FromNet = mcp_sansio_runtime::http::FromNet<Vec<u8>>;
@@ -471,7 +475,7 @@ struct Tasks {
     auth_tasks: Vec<Task<()>>,
     from_net: Sender<FromNet>,
     #[cfg(feature = "auth")]
-    user_agent: Option<crate::auth::UserAgent>,
+    user_agent: Option<mcp_sansio_runtime::auth::asynchronous::UserAgent>,
 }
 
 impl Requests for Tasks {
@@ -495,7 +499,7 @@ impl Requests for Tasks {
         self.auth_tasks.retain(|task| !task.is_finished());
         let task = match action {
             AuthAction::Fetch(request) => smol::spawn(async move {
-                let response = crate::auth::perform(request).await;
+                let response = perform(request).await;
                 let _ = tx.try_send(FromNet::Auth(response));
             }),
             AuthAction::Authorize { url } => {
@@ -522,4 +526,47 @@ impl Requests for Tasks {
         // The task is past its last message: let it hand its connection back.
         task.detach();
     }
+}
+
+/// Performs one authorization request (over TLS for `https://`, with the `tls` feature), on
+/// its own connection; a transport failure, a malformed response or a timeout becomes
+/// [`AuthResponse::failed`]
+#[cfg(feature = "auth")]
+pub(crate) async fn perform(request: AuthRequest) -> AuthResponse {
+    h1::within(REQUEST_TIMEOUT, fetch(request))
+        .await
+        .flatten()
+        .unwrap_or_else(AuthResponse::failed)
+}
+
+#[cfg(feature = "auth")]
+async fn fetch(request: AuthRequest) -> Option<AuthResponse> {
+    let target = Target::parse(&request.url).ok()?;
+    let method = request.method.as_str();
+    let mut message = target
+        .head(method, &request.headers, request.body.len(), true)
+        .ok()?
+        .into_bytes();
+    message.extend_from_slice(&request.body);
+    // `https://` trusts the platform's roots (or `SSL_CERT_FILE` / `SSL_CERT_DIR`'s)
+    #[cfg(feature = "tls")]
+    let tls = match target.tls {
+        true => Some(futures_rustls::TlsConnector::from(
+            mcp_sansio_runtime::tls::client_config(&Default::default()).ok()?,
+        )),
+        false => None,
+    };
+    #[cfg(feature = "tls")]
+    let stream = open(&target, None, &request.url, tls.as_ref()).await.ok()?;
+    #[cfg(not(feature = "tls"))]
+    let stream = open(&target, None, &request.url).await.ok()?;
+    let mut conn = Conn::new(stream);
+    conn.send(&message).await.ok()?;
+    let head = conn.read_response().await.ok()?;
+    let framing = h1::response_framing(method, head.status, &head.headers).ok()?;
+    let body = conn
+        .body_to_end(&mut Body::new(framing), MAX_RESPONSE_BODY)
+        .await
+        .ok()??;
+    Some(AuthResponse::new(head.status, head.headers, body))
 }

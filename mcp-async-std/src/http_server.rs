@@ -32,53 +32,32 @@ use mcp_sansio_runtime::http::{Fields, Then, out_of_resources};
 use mcp_sansio_runtime::server::ServerCore;
 use smol::Task;
 
-#[cfg(feature = "auth")]
-pub(crate) use crate::auth::Protection;
-/// Without the `auth` feature no server is protected: there is no `Protection` to give
-#[cfg(not(feature = "auth"))]
-pub(crate) type Protection = mcp_sansio_runtime::http::Unprotected;
 use crate::h1::{self, Conn, Received};
 use crate::runtime::AsyncStd;
+use mcp_sansio_runtime::http::Gate as Protection;
 
 /// How long shutdown waits for open connections to finish
 const GRACE: Duration = Duration::from_secs(5);
 /// How long writing one piece of a response may take (a client that stopped reading)
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a protected server's token verifier may take (then 503)
-#[cfg(feature = "auth")]
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// What a protected server answers instead of serving the request (the metadata, or a
-/// refusal of a missing or bad token) as `Err`; else the principal of the request's
-/// verified token (`None` on a server without protection)
-#[cfg(feature = "auth")]
+/// The gate of a protected server, within the verifier's time: the principal of the
+/// request's verified token (`None` on a server without protection), or the refusal
 async fn denied(
     protection: Option<&Protection>,
     method: &str,
     path: &str,
     headers: &Fields,
 ) -> Result<Option<Principal>, HttpResponse> {
-    let Some(protection) = protection else {
+    if protection.is_none() {
         return Ok(None);
-    };
-    let check = protection.admit(method, path, headers);
-    match h1::within(VERIFY_TIMEOUT, check).await {
-        Some(verdict) => verdict.map(Some),
-        None => Err(HttpResponse::empty(503)),
     }
-}
-
-/// Without the `auth` feature no server is protected
-#[cfg(not(feature = "auth"))]
-async fn denied(
-    protection: Option<&Protection>,
-    _: &str,
-    _: &str,
-    _: &Fields,
-) -> Result<Option<Principal>, HttpResponse> {
-    match protection {
-        Some(never) => match *never {},
-        None => Ok(None),
+    let check = mcp_sansio_runtime::http::admit(protection, method, path, headers);
+    match h1::within(VERIFY_TIMEOUT, check).await {
+        Some(verdict) => verdict,
+        None => Err(HttpResponse::empty(503)),
     }
 }
 
@@ -87,14 +66,7 @@ async fn denied(
 pub(crate) type Tls = futures_rustls::TlsAcceptor;
 /// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
 #[cfg(not(feature = "tls"))]
-#[derive(Clone)]
-pub(crate) enum Tls {}
-
-/// The acceptor of an HTTPS server presenting `identity`
-#[cfg(feature = "tls")]
-pub(crate) fn tls(identity: &crate::TlsIdentity) -> Tls {
-    futures_rustls::TlsAcceptor::from(identity.server_config())
-}
+pub(crate) type Tls = mcp_sansio_runtime::io::NoTls;
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
@@ -155,11 +127,7 @@ pub(crate) async fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let mut http_config = http_config;
-    // A protected server's 403 for a scoped entry names its metadata and required scopes.
-    if let Some(protection) = &protection {
-        http_config.resource_server = Some(Arc::clone(protection.rules()));
-    }
+    let http_config = mcp_sansio_runtime::http::gated(http_config, protection.as_ref());
     let edge = Arc::new(http_config.clone());
     let (endpoint, run) = HttpEndpoint::new(http_config, server);
     let actor = smol::spawn(run);

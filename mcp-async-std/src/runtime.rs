@@ -1,4 +1,4 @@
-//! async-std and smol as the binding kernel (`mcp-sansio-runtime`) sees them: tasks run on
+//! async-std and smol as the runtime layer (`mcp-sansio-runtime`) sees them: tasks run on
 //! smol's global executor ([`smol::spawn`]) and dropping a handler's [`Task`] cancels it,
 //! which is how a cancelled request stops its handler; one `async_io::Timer` per actor; the
 //! application's channels are `async-channel`s, sent to without waiting
@@ -9,12 +9,7 @@ use std::time::Instant;
 use async_channel::Sender;
 use smol::Task;
 
-pub use mcp_sansio::server::AskFailure;
-pub use mcp_sansio_runtime::client::InputHandler;
-pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
-
-/// async-std and smol as the binding kernel (`mcp-sansio-runtime`) sees them
-#[doc(hidden)]
+/// async-std and smol as the runtime layer (`mcp-sansio-runtime`) sees them
 #[derive(Debug, Clone, Copy)]
 pub struct AsyncStd;
 

@@ -2,113 +2,27 @@
 //!
 //! `mcp-sansio-blocking` runs [`mcp_sansio`], a sans-IO implementation of the
 //! [Model Context Protocol](https://modelcontextprotocol.io), with no async runtime anywhere:
-//! handlers are plain functions and calls block the calling thread. Every protocol decision is
-//! the core's, so both ends speak every protocol version of both eras: the legacy one
-//! (2024-11-05 to 2025-11-25, one `initialize` handshake per connection) and the modern one
-//! (2026-07-28: no handshake, `server/discover`, every request carries its version). One server
-//! serves both at once.
+//! handlers are plain functions and calls block the calling thread. Both ends speak every
+//! protocol version of both eras: the legacy one (2024-11-05 to 2025-11-25, one `initialize`
+//! handshake per connection) and the modern one (2026-07-28: no handshake, `server/discover`,
+//! every request carries its version); one server serves both at once.
 //!
-//! - [`Server`]: tools, resources, resource templates and prompts as plain functions,
-//!   registered on a [`ServerBuilder`]; they run on a bounded pool of worker threads
-//!   ([`DEFAULT_WORKERS`] unless [`ServerBuilder::workers`] says otherwise; a call
-//!   cancelled while it waits for a worker never runs, and a cancelled handler that keeps
-//!   running lends its worker to the next call). Served over
-//!   stdio, any `Read`/`Write` pair, or Streamable HTTP (std sockets, a thread per connection). Handlers get a
-//!   [`Context`] to report progress, log, ask the client for input, and see that their request
-//!   was cancelled.
-//! - [`Client`]: starts a server as a child process (killed and reaped on drop) and talks to it
-//!   over stdio, or connects over any `Read`/`Write` pair or to a Streamable HTTP endpoint
-//!   (`ureq`); blocking typed calls with pagination followed; a [`PendingCall`] cancels its
-//!   request when dropped, and a [`CancelHandle`] cancels it from another thread.
+//! The API is that of the async bindings (`mcp-sansio-tokio`, `mcp-sansio-async-std`, whose
+//! API the runtime layer `mcp-sansio-runtime` documents once), without `async`: [`Server`],
+//! [`ServerBuilder`], [`Context`], [`Client`], [`ClientOptions`], with the same names and
+//! behaviour; it shares the runtime layer's per-connection plumbing and keeps its own threads.
+//! [`mcp_sansio`] is re-exported, so this crate is the only dependency you need. The guide in
+//! the repository (`guide/`, an mdBook whose every example is a doc test) has the rest, by what
+//! you want to do: `server.md`, `client.md`, `input.md`, `tasks.md` (cancellation on plain
+//! threads), `http.md`, `auth.md`, `scale-out.md`, `testing.md`, and `bindings.md` (the three
+//! bindings compared, and the measurements behind this crate's design).
 //!
-//! On a byte stream (stdio, a child's pipes, a socket) each connection's `Session` sits behind
-//! one lock, and whoever has something for it feeds it on its own thread: the reader thread its
-//! bytes, a caller its request, a handler its result. Nobody writes under that lock: one thread
-//! at a time writes the session's output outside it, so a peer slow to read never stops our
-//! reader; a driver thread only fires the core's timers. Streamable HTTP runs one actor thread
-//! per server or client that owns the sessions and waits on one channel. [Design](#design)
-//! says why byte streams are not driven by an actor too.
+//! # Example
 //!
-//! The protocol's types (the schema of every message, [`ServerConfig`](mcp_sansio::ServerConfig),
-//! [`ClientConfig`](mcp_sansio::ClientConfig), errors) are `mcp-sansio`'s, re-exported here as
-//! [`mcp_sansio`] so this crate is the only dependency you need. The API is that of the async
-//! bindings (`mcp-sansio-tokio`, `mcp-sansio-async-std`), without `async`.
-//!
-//! # A server over stdio
-//!
-//! An MCP client (a desktop app, an agent) starts the server as a child process and speaks to it
-//! on stdin and stdout:
-//!
-//! ```no_run
-//! use mcp_sansio_blocking::Server;
-//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
-//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
-//! use serde_json::json;
-//!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
-//!     let echo = Tool::new("echo", schema.as_object().cloned().unwrap_or_default())
-//!         .with_description("Says its text back");
-//!     let server = Server::builder(ServerConfig::new(Implementation::new("echo-server", "1.0")))
-//!         .tool(echo, |_cx, args| {
-//!             Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
-//!         })?
-//!         .build();
-//!     server.serve_stdio(); // until the client closes stdin
-//!     Ok(())
-//! }
-//! ```
-//!
-//! The builder checks each entry (a valid, unique name; an `inputSchema` that compiles) and
-//! returns a [`CatalogError`](mcp_sansio::server::CatalogError) otherwise; the catalog then
-//! answers the list requests, paginates, and validates arguments before a handler runs (invalid
-//! ones are an `isError` result). [`Server::serve`] serves any other byte stream (it returns
-//! when the client closes it), and one [`Server`] serves as many connections as you like, their
-//! handlers sharing one pool. [`ServerBuilder`] lists every method: resources, templates,
-//! prompts, completions, logging.
-//!
-//! # A client over stdio
-//!
-//! [`Client::spawn`] starts a server as a child process and waits for the handshake or
-//! discovery:
-//!
-//! ```no_run
-//! use mcp_sansio_blocking::Client;
-//! use mcp_sansio_blocking::mcp_sansio::{ClientConfig, Implementation};
-//! use serde_json::{Map, json};
-//!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
-//!     let client = Client::spawn(std::process::Command::new("my-mcp-server"), config)?;
-//!     println!("protocol {}", client.peer().version);
-//!     for tool in client.list_tools()? {
-//!         println!("{}: {}", tool.name, tool.description.as_deref().unwrap_or_default());
-//!     }
-//!     let mut args = Map::new();
-//!     args.insert("text".into(), json!("hello"));
-//!     let result = client.call_tool("echo", args)?;
-//!     println!("{:?}", result.content[0].as_text());
-//!     Ok(()) // the child is killed and reaped when the last clone of `client` goes
-//! }
-//! ```
-//!
-//! [`ClientConfig::era`](mcp_sansio::ClientConfig::era) picks the era:
-//! [`EraMode::Auto`](mcp_sansio::EraMode::Auto) (the default: probe `server/discover`, fall back
-//! to `initialize`), `Modern`, or `Legacy(version)`. [`Client::connect`] speaks over any
-//! `Read`/`Write` pair; [`Client::connect_with`] and [`Client::spawn_with`] take
-//! [`ClientOptions`]: an [`InputHandler`] that answers the server's elicitation, sampling and
-//! roots requests (on a thread of its own, so it may block on a user), a channel for its
-//! notifications (log messages, list changes, resource updates), and a channel for a child's
-//! stderr lines. A `Client` is cheap to clone, and its clones may call from many threads at
-//! once.
-//!
-//! # Streamable HTTP
-//!
-//! With the `http` feature (on by default), [`Server::serve_http`] serves Streamable HTTP at any
-//! path of an address, both wires on one URL (2025 sessions with their event streams, 2026
-//! stateless requests), and [`Client::connect_http`] connects to an `http://` endpoint (or an
-//! `https://` one with the `tls` feature, also on by default) with the same API as over
-//! stdio. This runs as is:
+//! A server on Streamable HTTP and a client that calls its tool (this runs as is;
+//! `server.serve_stdio()` serves stdin and stdout instead, and
+//! `Client::spawn(std::process::Command::new("my-server"), config)` starts a server as a child
+//! process, killed and reaped on drop; `examples/hello.rs` does that):
 //!
 //! ```
 //! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
@@ -140,586 +54,141 @@
 //! # fn main() {}
 //! ```
 //!
-//! The default [`HttpConfig`](mcp_sansio::http::HttpConfig) lets only `localhost`, `127.0.0.1`
-//! and `[::1]` be named by `Host` and `Origin` (DNS rebinding protection);
-//! [`Server::serve_http_with`] takes another host policy and the limits. A quiet response gets
-//! an SSE keepalive comment every 15 s (`HttpConfig::keepalive`), so proxies keep long calls open
-//! and the server learns soon that a client went away, which cancels its request. The client
-//! resumes a broken event stream with `Last-Event-ID`.
+//! # What is this crate's own
 //!
-//! # The connection edge: deadlines and caps
-//!
-//! Every accepted socket gets `TCP_NODELAY` (so does every socket the HTTP client connects),
-//! and a response's head goes out with its first body bytes in one write. The server
-//! enforces these [`HttpConfig`](mcp_sansio::http::HttpConfig) fields (defaults in
-//! brackets; set them on the config given to [`Server::serve_http_with`]):
-//!
-//! | field | default | what happens |
-//! |---|---|---|
-//! | `header_read_timeout` | 10 s | a request head not complete this long after the accept (or after a later request's first byte) gets 408 and the connection closes |
-//! | `body_read_timeout` | 30 s | a body not complete this long after its head gets 408 and the connection closes |
-//! | `keep_alive_timeout` | 60 s | a kept-alive connection with no request for this long is closed |
-//! | `max_connections` | 1024 | connections open at once; the next client waits in the listener's backlog until one closes |
-//! | `accept_backoff` | 100 ms | the accept loop's pause when accepting fails for lack of file descriptors (`EMFILE`, `ENFILE`) or memory, instead of spinning |
-//! | `max_body_size` | 4 MiB | a larger body gets 413 |
-//! | `max_unwritten` | 1 MiB | an event stream whose client stopped reading is dropped (its connection closes; 2026: its call is cancelled) |
-//!
-//! Header hygiene is the core's: a request with no `Host` field or two, or a header value that is
-//! not UTF-8, gets 400 with a JSON-RPC error naming the problem.
-//! How the server shares itself out (the core's rules, so every binding behaves the same;
-//! each is an [`HttpConfig`](mcp_sansio::http::HttpConfig) field):
-//!
-//! | field | default | past it |
-//! |---|---|---|
-//! | `max_in_flight_per_connection` | 128 | 429 + `Retry-After` |
-//! | `max_in_flight_per_peer` (one IPv4 address or IPv6 /64) | 1024 | 429 + `Retry-After` |
-//! | `max_in_flight_per_principal` (one token subject and client id, protected servers) | 1024 | 429 + `Retry-After` |
-//! | `max_in_flight` (the whole endpoint, both wires) | 4096 | 503 + `Retry-After` |
-//! | `retry_after` | 1 s | the `Retry-After` value |
-//! | `max_sessions` (2025 wire) | 1024 | the least recently used idle session is closed for the new client; 503 + `Retry-After` only when every session is busy |
-//! | `idle_timeout` (2025 wire) | 30 min | the session is closed |
-//!
-//! A request is in progress from its POST until its answer is queued, the client cancels it
-//! (2026: closes the response; 2025: `notifications/cancelled`) or its session ends; a 2025
-//! session is busy (never evicted) while a request of it is in progress or a response of it
-//! is open. Clients behind one proxy share its address's cap. On a protected server each
-//! 2025 session belongs to the principal (token subject and client id) that created it: a
-//! request for it with another user's valid token gets 404, like an unknown session.
-//!
-//! Several processes behind one load balancer: give each a name with
-//! [`HttpConfig::with_node`](mcp_sansio::http::HttpConfig::with_node) (its 2025-wire session
-//! ids are then `<node>.<hex>`, for a proxy's sticky routing, as in the repository's
-//! `deploy/nginx/mcp.conf`) and one shared
-//! [`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key).
+//! - **Handlers** run on a bounded pool of worker threads ([`DEFAULT_WORKERS`] unless
+//!   [`ServerBuilder::workers`] says otherwise); a call cancelled while it waits for a worker
+//!   never runs, and a cancelled handler that keeps running lends its worker to the next call.
+//!   One server's connections share one pool.
+//! - **Cancellation** cannot abort a thread: a cancelled request cancels the handler's
+//!   [`CancellationToken`] ([`Context::is_cancelled`]; [`Context::sleep`] wakes up at once with
+//!   [`Cancelled`]).
+//! - **Calls** block. [`Client::start`] returns a [`PendingCall`] (`wait` for the outcome,
+//!   `cancel_handle` for another thread, dropped: cancelled). A `Client` is cheap to clone, and
+//!   its clones may call from many threads at once. The [`InputHandler`] is a plain function,
+//!   run on a thread of its own, so it may block on a user.
+//! - **Channels** the application hands in are `std::sync::mpsc` senders.
+//! - **Design.** On a byte stream (stdio, a child's pipes, a socket) each connection's `Session`
+//!   sits behind one lock, and whoever has something for it feeds it on its own thread: the
+//!   reader thread its bytes, a caller its request, a handler its result. Nobody writes under
+//!   that lock, so a peer slow to read never stops the reader; a driver thread only fires the
+//!   core's timers. Streamable HTTP runs one actor thread per server or client that owns the
+//!   sessions. The guide's `bindings.md` measures why byte streams are not driven by an actor.
+//! - **HTTP**: the server runs a thread per connection on std sockets, with the runtime layer's
+//!   HTTP/1.1 framing; the client is `ureq`. `cargo tree` shows no async runtime, with any
+//!   features.
 //!
 //! # Handlers and their Context
 //!
-//! Every handler gets a [`Context`] for its request, with the same code in both eras:
+//! Every handler gets a [`Context`]: [`progress`](Context::progress), [`log`](Context::log),
+//! [`ask`](Context::ask) (elicitation, sampling, roots in either era; it blocks until the
+//! answers, and on a modern request whose run ends with `input_required` it returns
+//! [`AskFailure::Cancelled`]: return any error, the retry runs the handler again),
+//! `elicit::<T>`, [`sample_text`](Context::sample_text), [`run_as_task`](Context::run_as_task),
+//! and `request()`/`principal()` (who called). The guide's `input.md` and `tasks.md` show it
+//! at work.
 //!
-//! - [`cx.progress(..)`](Context::progress) reports progress if the client asked for it (a
-//!   no-op otherwise);
-//! - [`cx.log(level, data)`](Context::log) sends a log message if it passes the client's
-//!   filter: the connection's `logging/setLevel` on legacy sessions (`info` until set; declare
-//!   the capability with [`ServerBuilder::logging`]), the request's own `_meta` log level on
-//!   modern ones (nothing unless it asked);
-//! - [`cx.ask(requests)`](Context::ask) asks the client for input (elicitation, sampling,
-//!   roots) and blocks until the answers. Legacy sessions send live requests. A modern request
-//!   is answered with `input_required` and this run of the handler ends (`ask` returns
-//!   [`AskFailure::Cancelled`]; return any error, it is dropped); the client answers and
-//!   retries, and the handler runs again, when `ask` returns the answers at once. So ask before
-//!   doing work that must not run twice. Modern asks need
-//!   [`ServerConfig::state_key`](mcp_sansio::ServerConfig::state_key), the key that seals the
-//!   retry's state;
-//! - `cx.elicit::<T>(message)` (feature `schemars`) asks the same way with
-//!   a form derived from `T` (a struct of strings, numbers, booleans and unit enums deriving
-//!   `Deserialize` and `schemars::JsonSchema`) and returns [`Elicited::Accepted`] with the
-//!   values decoded, `Declined` or `Cancelled`; a `T` no form can express is an
-//!   [`ElicitError`] naming the field, before anything is sent;
-//! - [`cx.sample_text(prompt, max_tokens)`](Context::sample_text) asks the client's model the
-//!   same way and returns its answer's text (a [`SampleError`] otherwise);
-//! - [`cx.run_as_task(options)`](Context::run_as_task) answers with a task now and keeps
-//!   working (when [`cx.task_offered()`](Context::task_offered)): the client follows it as one
-//!   slow call.
 //!
-//! Here a client answers the server's question and watches the progress, over an in-memory
-//! pipe pair:
-//!
-//! ```
-//! use std::sync::Arc;
-//!
-//! use mcp_sansio_blocking::mcp_sansio::schema::{
-//!     CallToolResult, ElicitParams, ElicitResult, ElicitValue, ElicitationSchema, InputRequest,
-//!     InputRequests, InputResponse, LoggingLevel, PrimitiveSchema, StringSchema, Tool,
-//! };
-//! use mcp_sansio_blocking::mcp_sansio::{
-//!     ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
-//! };
-//! use mcp_sansio_blocking::{Client, ClientOptions, InputHandler, Server};
-//! use serde_json::{Map, json};
-//!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let mut config = ServerConfig::new(Implementation::new("greeter", "1.0"));
-//!     config.state_key = Some([7; 32]); // use 32 random bytes per deployment
-//!     let server = Server::builder(config)
-//!         .logging()
-//!         .tool(Tool::new("greet", Map::new()), |cx, _args| {
-//!             // Ask first: on a modern session the handler runs again with the answers
-//!             let form = ElicitationSchema::new()
-//!                 .with_property("name", PrimitiveSchema::String(StringSchema::default()), true);
-//!             let mut requests = InputRequests::new();
-//!             requests.insert(
-//!                 "name".into(),
-//!                 InputRequest::Elicit(ElicitParams::form("Who are you?", form)),
-//!             );
-//!             let answers = cx.ask(requests).map_err(|e| e.to_error())?;
-//!             let name = match answers.get("name") {
-//!                 Some(InputResponse::Elicit(ElicitResult { content: Some(content), .. })) => {
-//!                     match content.get("name") {
-//!                         Some(ElicitValue::String(name)) => name.clone(),
-//!                         _ => "stranger".into(),
-//!                     }
-//!                 }
-//!                 _ => return Ok(CallToolResult::error("no name given")),
-//!             };
-//!             cx.log(LoggingLevel::Info, json!({"greeting": name}));
-//!             for step in 1..=3 {
-//!                 cx.progress(Progress::new(f64::from(step)).total(3.0).message("composing"));
-//!             }
-//!             Ok(CallToolResult::text(format!("Hello, {name}!")))
-//!         })?
-//!         .build();
-//!
-//!     // The client's side: answer elicitations, and declare that it can
-//!     let answer: InputHandler = Arc::new(|requests: InputRequests| {
-//!         let mut form = std::collections::BTreeMap::new();
-//!         form.insert("name".to_owned(), ElicitValue::String("Ada".into()));
-//!         let responses = requests
-//!             .into_keys()
-//!             .map(|key| (key, InputResponse::Elicit(ElicitResult::accept(form.clone()))))
-//!             .collect();
-//!         Ok(responses)
-//!     });
-//!     let mut config = ClientConfig::new(Implementation::new("my-client", "1.0"));
-//!     config.capabilities = json!({"elicitation": {}});
-//!
-//!     // Two in-memory pipes (a child process or HTTP work the same way)
-//!     let (from_server, to_client) = std::io::pipe()?;
-//!     let (from_client, to_server) = std::io::pipe()?;
-//!     std::thread::spawn(move || server.serve(from_client, to_client));
-//!     let options = ClientOptions::default().input(answer);
-//!     let client = Client::connect_with(from_server, to_server, config, options)?;
-//!
-//!     let (progress, reports) = std::sync::mpsc::channel();
-//!     let result =
-//!         client.call_tool_with("greet", Map::new(), RequestOptions::default(), progress)?;
-//!     assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
-//!     let first = reports.try_recv()?; // progress arrives before the result
-//!     assert_eq!((first.progress, first.total), (1.0, Some(3.0)));
-//!     Ok(())
-//! }
-//! ```
-//!
-//! A handler's error is an [`ErrorObject`](mcp_sansio::ErrorObject) (a JSON-RPC error);
-//! a tool that fails in the domain sense returns `Ok(CallToolResult::error(..))` instead.
-//!
-//! # Typed tools
-//!
-//! With the `macros` feature (on by default), [`#[tool]`](macro@tool) makes a function a tool:
-//! its parameters are the arguments (their `inputSchema` derived with `schemars`), its doc
-//! comment the description, its result content (`String`, `()`, `CallToolResult`) or a
-//! structured value (any `Serialize + JsonSchema` type: its `outputSchema` derived, the value in
-//! `structuredContent` with its JSON text mirrored), an `Err` an `isError` result (an
-//! `ErrorObject` error a JSON-RPC error). [`#[tool_router]`](macro@tool_router) does the same
-//! for the `&self` methods of an `impl` block, [`#[prompt]`](macro@prompt) and
-//! [`#[resource]`](macro@resource) for prompts, resources and templates; `register` adds
-//! them (your crate needs `serde` and `schemars` for the derives):
-//!
-//! ```
-//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
-//! use mcp_sansio_blocking::{Server, tool, tools};
-//!
-//! #[derive(serde::Serialize, schemars::JsonSchema)]
-//! struct Sum {
-//!     /// The total
-//!     total: f64,
-//! }
-//!
-//! /// Adds two numbers
-//! #[tool(read_only, idempotent)]
-//! fn add(a: f64, b: f64) -> Sum {
-//!     Sum { total: a + b }
-//! }
-//!
-//! /// Says hello
-//! #[tool]
-//! fn greet(name: String) -> Result<String, String> {
-//!     if name.is_empty() {
-//!         return Err("no name".into());
-//!     }
-//!     Ok(format!("Hello, {name}!"))
-//! }
-//!
-//! # #[cfg(feature = "macros")]
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = Server::builder(ServerConfig::new(Implementation::new("calculator", "1.0")))
-//!     .register(tools![add, greet])?
-//!     .build();
-//! # let _ = server;
-//! # Ok(())
-//! # }
-//! # #[cfg(not(feature = "macros"))]
-//! # fn main() {}
-//! ```
-//!
-//! A tool, prompt, resource or template may require OAuth scopes of its callers
-//! (`scopes = [".."]`; registering it calls [`ServerBuilder::require_scopes`](ServerBuilder::require_scopes)): a
-//! caller whose verified principal lacks one is refused before the function runs, over HTTP
-//! with `403` and the `insufficient_scope` step-up challenge, elsewhere with the JSON-RPC
-//! error [`INSUFFICIENT_SCOPE`](mcp_sansio::server::INSUFFICIENT_SCOPE) (-32003; a byte
-//! stream's caller has no principal, so no scopes, unless the application gave it one). Any
-//! handler may take its [`Context`] among its parameters: `cx.principal()` is who called,
-//! `cx.request()` the request as received:
-//!
-//! ```
-//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
-//! use mcp_sansio_blocking::{Context, Server, prompt, resource, tool, tools};
-//!
-//! /// Empties the cache
-//! #[tool(destructive, scopes = ["mcp:admin"])]
-//! fn wipe(cx: Context) -> String {
-//!     let who = cx.principal().and_then(|p| p.subject.clone());
-//!     format!("wiped by {}", who.unwrap_or_default())
-//! }
-//!
-//! /// Asks for a review of some code
-//! #[prompt(scopes = ["prompts:read", "code:read"])]
-//! fn review(code: String) -> String {
-//!     format!("Review this code:\n{code}")
-//! }
-//!
-//! /// A note, by number
-//! #[resource("notes://{id}", scopes = ["notes:read"])]
-//! fn note(id: u32) -> String {
-//!     format!("note {id}")
-//! }
-//!
-//! # #[cfg(feature = "macros")]
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = Server::builder(ServerConfig::new(Implementation::new("notes", "1.0")))
-//!     .register(tools![wipe, review, note])?
-//!     .build();
-//! # let _ = server;
-//! # Ok(())
-//! # }
-//! # #[cfg(not(feature = "macros"))]
-//! # fn main() {}
-//! ```
-//!
-//! The builder form below is the escape hatch (a schema known only at run time, a handler
-//! that is a closure).
-//!
-//! With the `schemars` feature (on by default), [`ServerBuilder::typed_tool`] derives a tool's
-//! `inputSchema` from a Rust type and hands the handler the decoded value (your crate needs
-//! `serde` and `schemars` for the derives):
-//!
-//! ```
-//! use mcp_sansio_blocking::Server;
-//! use mcp_sansio_blocking::mcp_sansio::schema::CallToolResult;
-//! use mcp_sansio_blocking::mcp_sansio::{Implementation, ServerConfig};
-//!
-//! /// What `add` takes
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct AddArgs {
-//!     /// The first number
-//!     a: f64,
-//!     /// The second number
-//!     b: f64,
-//! }
-//!
-//! # #[cfg(feature = "schemars")]
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = Server::builder(ServerConfig::new(Implementation::new("calculator", "1.0")))
-//!     .typed_tool("add", "Adds two numbers", |_cx, args: AddArgs| {
-//!         Ok(CallToolResult::text((args.a + args.b).to_string()))
-//!     })?
-//!     .build();
-//! # let _ = server;
-//! # Ok(())
-//! # }
-//! # #[cfg(not(feature = "schemars"))]
-//! # fn main() {}
-//! ```
-//!
-//! The catalog checks the arguments against the derived schema first, so a call with a
-//! missing or mistyped field is an `isError` result and the handler does not run.
-//!
-//! # Typed input from the user
-//!
-//! With the `schemars` feature, [`cx.elicit::<T>(message)`](Context#method.elicit) asks the
-//! user to fill in the form derived from `T` (a flat struct of strings, numbers, booleans and
-//! unit enums, and `Vec`s of such enums) and returns [`Elicited::Accepted`] with the values
-//! decoded, or `Declined` or `Cancelled`; the same handler works in both eras. A `T` no form
-//! can express (a nested struct, a `Vec<String>`, a map) is an [`ElicitError`] naming the
-//! field, before anything is sent. [`cx.sample_text(prompt, max_tokens)`](Context::sample_text)
-//! asks the client's model the same way and returns its answer's text. Here an in-memory
-//! client answers the form:
+//! Here a client answers the handler's question and watches its progress:
 //!
 //! ```
 //! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, InputResponse, Tool};
-//! use mcp_sansio_blocking::mcp_sansio::{
-//!     ClientConfig, EraMode, Implementation, ProtocolVersion, ServerConfig,
-//! };
+//! use mcp_sansio_blocking::mcp_sansio::{ClientConfig, Implementation, Progress, RequestOptions, ServerConfig};
 //! use mcp_sansio_blocking::{Client, ClientOptions, Elicited, InputHandler, Server};
 //! use serde_json::{Map, json};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct Booking {
-//!     /// Who is coming
+//! struct Guest {
+//!     /// Who you are
 //!     name: String,
-//!     /// How many seats
-//!     seats: u8,
-//!     /// Where to sit
-//!     area: Option<Area>,
-//! }
-//!
-//! #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-//! #[serde(rename_all = "lowercase")]
-//! enum Area {
-//!     Inside,
-//!     Terrace,
 //! }
 //!
 //! # #[cfg(feature = "schemars")]
-//! # fn main() {
-//! let server = Server::builder(ServerConfig::new(Implementation::new("tables", "1.0")))
-//!     .tool(Tool::new("book", Map::new()), |cx, _args| {
-//!         Ok(match cx.elicit::<Booking>("Book a table")? {
-//!             Elicited::Accepted(b) => {
-//!                 CallToolResult::text(format!("{} x{} {:?}", b.name, b.seats, b.area))
-//!             }
-//!             _ => CallToolResult::text("Nothing booked."), // declined or dismissed
-//!         })
-//!     })
-//!     .unwrap()
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder(ServerConfig::new(Implementation::new("greeter", "1.0")))
+//!     .tool(Tool::new("greet", Map::new()), |cx, _args| {
+//!         // Ask first: on a modern session the handler runs again with the answers
+//!         let Elicited::Accepted(guest) = cx.elicit::<Guest>("Who are you?")? else {
+//!             return Ok(CallToolResult::error("no name given"));
+//!         };
+//!         for step in 1..=3 {
+//!             cx.progress(Progress::new(f64::from(step)).total(3.0).message("composing"));
+//!         }
+//!         Ok(CallToolResult::text(format!("Hello, {}!", guest.name)))
+//!     })?
 //!     .build();
 //!
-//! // The client shows the form (its `requestedSchema`) and sends what the user typed
+//! // The client's side: a plain function answers the form (it may block on a user)
 //! let answer: InputHandler = std::sync::Arc::new(|requests| {
-//!     let form = json!({"action": "accept", "content": {"name": "Ada", "seats": 2}});
-//!     let form: InputResponse = serde_json::from_value(form).unwrap();
+//!     let form = json!({"action": "accept", "content": {"name": "Ada"}});
+//!     let form: InputResponse = serde_json::from_value(form).expect("an answer to the form");
 //!     Ok(requests.into_keys().map(|key| (key, form.clone())).collect())
 //! });
-//! for era in [EraMode::Modern, EraMode::Legacy(ProtocolVersion::V2025_11_25)] {
-//!     let mut config = ClientConfig::new(Implementation::new("test", "1.0"));
-//!     config.era = era;
-//!     let options = ClientOptions::default().input(answer.clone());
-//!     let client = Client::in_memory_with(&server, config, options).unwrap();
-//!     let result = client.call_tool("book", Map::new()).unwrap();
-//!     assert_eq!(result.content[0].as_text(), Some("Ada x2 None"));
-//! }
+//! let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
+//! let client = Client::in_memory_with(&server, config, ClientOptions::default().input(answer))?;
+//! let (progress, reports) = std::sync::mpsc::channel();
+//! let result = client.call_tool_with("greet", Map::new(), RequestOptions::default(), progress)?;
+//! assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+//! assert_eq!(reports.try_recv()?.total, Some(3.0)); // progress arrives before the result
+//! # Ok(())
 //! # }
 //! # #[cfg(not(feature = "schemars"))]
 //! # fn main() {}
 //! ```
 //!
-//! # Pushing changes
+//! # Typed tools
 //!
-//! A [`Server`] changes what it offers while it serves ([`Server::add_tool`],
-//! [`Server::remove_tool`], and likewise `add_resource`, `add_resource_template`,
-//! `add_prompt` and their `remove_*`) and tells every connection it serves (stdio, byte
-//! streams and every HTTP session, both eras) what changed: the list-changed notifications of
-//! a server built with [`list_changed`](ServerBuilder#method.list_changed), and
-//! [`Server::notify_resource_updated`] for subscribers of a resource;
-//! [`Server::notify_list_changed`] says so by hand.
-//!
-//! # Cancellation
-//!
-//! A thread cannot be aborted, so a cancelled request (the client's `notifications/cancelled`
-//! or `tasks/cancel`, a 2026 `input_required` answer that ends the run, the connection's close)
-//! cancels the handler's [`CancellationToken`]: [`Context::is_cancelled`] says so, and
-//! [`Context::sleep`] wakes up at once with [`Cancelled`] (which `?` turns into an error; a
-//! cancelled request's answer is dropped anyway). On the client, [`Client::start`] sends a
-//! request without waiting and returns its [`PendingCall`]: [`PendingCall::wait`] blocks for
-//! the outcome, [`PendingCall::cancel_handle`] cancels it from any thread, and dropping the
-//! pending call cancels it too. A [`CallWatch`] receives the call's progress and task status:
-//!
-//! ```
-//! use std::time::Duration;
-//!
-//! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
-//! use mcp_sansio_blocking::mcp_sansio::{
-//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
-//! };
-//! use mcp_sansio_blocking::{CallWatch, Client, ClientError, Server};
-//! use serde_json::Map;
-//!
-//! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let server = Server::builder(ServerConfig::new(Implementation::new("slow", "1.0")))
-//!         .tool(Tool::new("slow", Map::new()), |cx, _args| {
-//!             cx.progress(Progress::new(1.0).message("started"));
-//!             for _ in 0..3600 {
-//!                 cx.sleep(Duration::from_secs(1))?; // wakes up at once when cancelled
-//!             }
-//!             Ok(CallToolResult::text("finally"))
-//!         })?
-//!         .build();
-//! #   let (from_server, to_client) = std::io::pipe()?;
-//! #   let (from_client, to_server) = std::io::pipe()?;
-//! #   std::thread::spawn(move || server.serve(from_client, to_client));
-//! #   let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
-//!     // ... served to `client` as above
-//! #   let client = Client::connect(from_server, to_server, config)?;
-//!     let (progress, reports) = std::sync::mpsc::channel();
-//!     let mut watch = CallWatch::default();
-//!     watch.progress = Some(progress);
-//!     let params = serde_json::value::to_raw_value(&serde_json::json!({"name": "slow"}))?;
-//!     let options = RequestOptions::default().with_progress();
-//!     let call = client.start("tools/call", Some(params), options, watch);
-//!     let cancel = call.cancel_handle(); // Send + Clone: for another thread
-//!     reports.recv()?; // the handler is running
-//!     cancel.cancel();
-//!     assert!(matches!(call.wait(), Err(ClientError::Call(CallError::Cancelled))));
-//!     Ok(())
-//! }
-//! ```
+//! With the `macros` feature (on by default), [`#[tool]`](macro@tool),
+//! [`#[tool_router]`](macro@tool_router), [`#[prompt]`](macro@prompt) and
+//! [`#[resource]`](macro@resource) make plain functions tools, prompts and resources, registered with
+//! [`ServerBuilder::register`](ServerBuilder#method.register) and [`tools!`]; with `schemars`,
+//! [`ServerBuilder::typed_tool`](ServerBuilder#method.typed_tool) derives one tool's arguments
+//! from a Rust type. The guide's `server.md` has examples.
 //!
 //! # Testing your server
 //!
 //! [`Client::in_memory`] connects a client to a built [`Server`] in this process: no child
-//! process, socket, port or file descriptor, and the same sessions, handlers and bytes as
-//! over a pipe (both eras; [`Client::in_memory_with`] takes the input handler that answers
-//! elicitations, and the notification channel). Threads have no paused clock, so handlers
-//! sleep and requests time out on the real clock: keep a test's durations short, as here,
-//! where a 50 ms timeout meets a tool that would sleep for a minute ([`Context::sleep`]
-//! wakes up at once when the timed-out request is cancelled).
+//! process, socket, port or file descriptor. Threads have no paused clock, so keep a test's
+//! durations short, as here, where a 50 ms timeout meets a tool that would sleep for a
+//! minute ([`Context::sleep`] wakes up at once when the timed-out request is cancelled):
 //!
 //! ```
 //! use std::time::{Duration, Instant};
 //!
 //! use mcp_sansio_blocking::mcp_sansio::schema::{CallToolResult, Tool};
-//! use mcp_sansio_blocking::mcp_sansio::{
-//!     CallError, ClientConfig, Implementation, Progress, RequestOptions, ServerConfig,
-//! };
+//! use mcp_sansio_blocking::mcp_sansio::{CallError, ClientConfig, Implementation, RequestOptions, ServerConfig};
 //! use mcp_sansio_blocking::{Client, ClientError, Server};
-//! use serde_json::{Map, json};
+//! use serde_json::Map;
 //!
-//! fn server() -> Server {
-//!     let schema = json!({"type": "object", "properties": {"seconds": {"type": "integer"}}});
-//!     Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
-//!         .tool(Tool::new("wait", schema.as_object().cloned().unwrap()), |cx, args| {
-//!             let seconds = args["seconds"].as_u64().unwrap_or(0);
-//!             cx.progress(Progress::new(0.0).total(seconds as f64));
-//!             cx.sleep(Duration::from_secs(seconds))?;
-//!             Ok(CallToolResult::text(format!("waited {seconds} s")))
-//!         })
-//!         .unwrap()
-//!         .build()
-//! }
-//!
-//! let config = ClientConfig::new(Implementation::new("test", "1.0"));
-//! let client = Client::in_memory(&server(), config).unwrap();
-//!
-//! let (progress, reports) = std::sync::mpsc::channel();
-//! let args = json!({"seconds": 0}).as_object().cloned().unwrap();
-//! let result = client
-//!     .call_tool_with("wait", args, RequestOptions::default(), progress)
-//!     .unwrap();
-//! assert_eq!(result.content[0].as_text(), Some("waited 0 s"));
-//! assert_eq!(reports.try_recv().unwrap().total, Some(0.0));
-//!
-//! // A short timeout against a minute-long tool, on the real clock
+//! let server = Server::builder(ServerConfig::new(Implementation::new("slow-server", "1.0")))
+//!     .tool(Tool::new("wait", Map::new()), |cx, _args| {
+//!         cx.sleep(Duration::from_secs(60))?;
+//!         Ok(CallToolResult::text("waited a minute"))
+//!     })?
+//!     .build();
+//! let client = Client::in_memory(&server, ClientConfig::new(Implementation::new("test", "1.0")))?;
 //! let start = Instant::now();
 //! let (progress, _reports) = std::sync::mpsc::channel();
-//! let args = json!({"seconds": 60}).as_object().cloned().unwrap();
 //! let options = RequestOptions::default().timeout(Duration::from_millis(50));
-//! let outcome = client.call_tool_with("wait", args, options, progress);
+//! let outcome = client.call_tool_with("wait", Map::new(), options, progress);
 //! assert!(matches!(outcome, Err(ClientError::Call(CallError::TimedOut))));
 //! assert!(start.elapsed() < Duration::from_secs(10));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # Authorization
-//!
-//! With the `auth` feature (off by default; it implies `http`), an HTTP client authorizes with
-//! OAuth 2.1 when the server challenges it:
-//! `ClientOptions::default().auth(OAuthOptions::new(config, user_agent))`, where the
-//! `mcp_sansio::auth::OAuthConfig` says how to register and which grant to use, and the user
-//! agent is a plain blocking function from the authorization URL to the
-//! redirect (`headless_user_agent` GETs it with `ureq` and reads the redirect); the flow itself
-//! (discovery, registration, PKCE, token refresh, scope step-up, DPoP) is `mcp_sansio::auth`'s.
-//!
-//! ```no_run
-//! # #[cfg(feature = "auth")]
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use mcp_sansio_blocking::mcp_sansio::auth::OAuthConfig;
-//! use mcp_sansio_blocking::mcp_sansio::{ClientConfig, Implementation};
-//! use mcp_sansio_blocking::{Client, ClientOptions, OAuthOptions, headless_user_agent};
-//!
-//! let redirect = "http://127.0.0.1:8765/callback";
-//! let oauth = OAuthOptions::new(OAuthConfig::new(redirect), headless_user_agent(redirect));
-//! let config = ClientConfig::new(Implementation::new("my-client", "1.0"));
-//! let options = ClientOptions::default().auth(oauth);
-//! let client = Client::connect_http("http://127.0.0.1:3001/mcp", config, options)?;
-//! # let _ = client;
-//! # Ok(())
-//! # }
-//! # #[cfg(not(feature = "auth"))]
-//! # fn main() {}
-//! ```
-//!
-//! A server becomes an OAuth protected resource with `Server::serve_http_protected(addr,
-//! config, Protection::new(rules, verifier))`, where the verifier is
-//! `Fn(&str) -> Result<VerifiedToken, String>` run on the request's own thread (`jwt_verifier`
-//! builds one for JWTs): it serves the Protected Resource Metadata and answers requests
-//! without a valid token 401 or 403 before any MCP processing. See
-//! `examples/jwt-protected-server.rs` and `tests/oauth.rs`.
-//!
-//! # Design
-//!
-//! The async bindings, and this crate's Streamable HTTP side, give each `Session` one owner:
-//! an actor that reads, feeds the core, drains its outputs, writes, and sleeps until
-//! `poll_timeout`. On a byte stream this crate does not, because on plain threads an owner
-//! costs a thread hand-off (a futex wake and a context switch) for everything that reaches
-//! the session or leaves it. A blocking `read` cannot also wait on a channel, so the owner
-//! needs a reader thread; it must never block in `write` (two peers writing to each other
-//! would each stop reading, and both hang: `tests/duplex.rs`), so it needs a writer thread
-//! too. A sequential call then wakes ten threads: on the client the actor (the caller's
-//! command), its writer, its reader, the actor again, and the caller; on the server its
-//! reader, the actor, a pool worker, the actor again, and its writer. Behind a lock, where
-//! whoever has input feeds the session on its own thread, the same call wakes four: the
-//! server's reader, a worker, the client's reader, and the caller.
-//!
-//! Measured on the project's 2-core VM (`mcp-bench`, the two builds interleaved, medians of
-//! each round; the actor built with channels that park at once, two buffers each way, and up
-//! to 64 inputs taken per wake before settling):
-//!
-//! | workload | behind a lock | one actor per session |
-//! |---|---|---|
-//! | W1, on one core (`taskset -c 1`; 2 rounds of 3 runs) | 31,600 and 38,500 calls/s | 12,800 and 13,300 (35-42%) |
-//! | W2, on one core (2 rounds of 3 runs) | 94,400 and 96,400 | 81,400 and 80,500 (84-86%) |
-//! | W1, voluntary context switches per call, on one core | 3.2 | 9.7 |
-//! | W1, voluntary context switches per call, both cores | 6.0 | 12.5 |
-//! | W1, both cores, under other load (2 rounds of 5 runs) | 9,900 and 8,500 | 6,100 and 5,200 |
-//!
-//! Batching does not close the gap: W1 has one message in flight, so every wake carries one
-//! input. So on byte streams the session stays behind a lock, with the lock's costs kept
-//! off the fast path: nobody waits for it (a thread that finds it taken leaves its message
-//! for the holder), nobody writes under it, and a pool worker is woken only once the lock is
-//! free.
-//!
-//! # Logging
-//!
-//! Connections, HTTP exchanges, sessions and requests are [`tracing`](https://docs.rs/tracing)
-//! spans (`mcp.connection`, `mcp.http`, `mcp.session`, `mcp.request`) under targets that
-//! start with `mcp_sansio`, with errors and refusals as events at their level; a handler runs
-//! inside its request's span. Nothing is printed until the application installs a subscriber (the examples
-//! install `tracing-subscriber`'s, which honours `RUST_LOG`, on stderr):
-//! `RUST_LOG=mcp_sansio=debug` shows every session and request. No header value or token is
-//! logged, and arguments and results only at TRACE. Every span, field and event:
-//! [`mcp_sansio_runtime::trace`].
+//! The guide's `testing.md` has the same test on tokio's paused clock and on smol.
 //!
 //! # Features
 //!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `http` | on | Streamable HTTP: [`Client::connect_http`] (`ureq`), [`Server::serve_http`], `serve_http_with`, [`HttpServerHandle`] (std sockets, HTTP/1.1 framed by the kernel) |
-//! | `tls` | on | HTTPS: `https://` URLs for [`Client::connect_http`] (`ureq`'s rustls, configured with the crate's roots; the platform's roots, `SSL_CERT_FILE` / `SSL_CERT_DIR`, and [`HttpOptions::root_certificates`]; the server's certificate and name always verified), [`Server::serve_https`] / `serve_https_with` with a [`TlsIdentity`] (rustls sessions on the connection threads; the handshake within `header_read_timeout`); rustls on ring; implies `http`. Without it an `https://` URL is refused ("https:// needs the `tls` feature") |
-//! | `auth` | off | OAuth 2.1 for HTTP clients (`ClientOptions::auth`, `OAuthOptions`, `headless_user_agent`, `JwtSigner`, `DpopKey`) and protected servers (`Server::serve_http_protected`, `Protection`, `jwt_verifier`); implies `http` |
-//! | `schemars` | on | [`ServerBuilder::typed_tool`]: tools whose arguments are a Rust type |
+//! `http` (on by default: Streamable HTTP), `tls` (on: HTTPS with rustls on ring, both sides),
+//! `schemars` (on: `typed_tool`, `Context::elicit`), `macros` (on: `#[tool]` and its family),
+//! `auth` (off: OAuth 2.1 clients, with a blocking user agent, and protected servers, whose
+//! verifier runs on the request's own thread), `redis` (off: the Redis task store for several
+//! server processes). Without `http`: stdio, child processes and byte streams only, and no HTTP
+//! crates (`default-features = false`). The guide's `bindings.md` lists what each brings in.
 //!
-//! Without `http`: stdio, child processes and byte streams only, and no HTTP crates
-//! (`default-features = false, features = ["schemars"]`). With any features, `cargo tree`
-//! shows no async runtime.
-//!
-//! # Examples
-//!
-//! In the crate's `examples/` directory of the repository:
-//!
-//! - `hello.rs`: this page's server and client as one program, which starts itself as the
-//!   child server (`cargo run -p mcp-sansio-blocking --example hello`);
-//! - `everything-server/`: a server with a few of everything (`everything-server-blocking`, the
-//!   same command line as `mcp-sansio-tokio`'s: stdio; `-- --http 127.0.0.1:3000`;
-//!   `--conformance` for the fixtures of the official conformance suite, which it passes);
-//! - `jwt-protected-server.rs` (`auth`): a server that accepts JWT bearer tokens only.
+//! Connections, HTTP exchanges, sessions and requests are [`tracing`](https://docs.rs/tracing)
+//! spans under targets that start with `mcp_sansio` ([`mcp_sansio_runtime::trace`] lists them).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "auth")]

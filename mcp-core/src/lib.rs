@@ -103,7 +103,8 @@
 //! | [`http`] | the Streamable HTTP rules for both wires: the server endpoint, the client transport, header rules, and the protected resource's answers |
 //! | [`auth`] | OAuth 2.1 for MCP clients: discovery, registration, PKCE, tokens, DPoP, as one machine the binding performs the requests of |
 //! | [`client`] | application helpers for clients: checking a server's answers (output schemas, caching hints) and a response cache |
-//! | [`server`] | application helpers for servers: the catalog of tools, resources and prompts, routing, argument checks, URI templates, handler runs |
+//! | [`server`] | application helpers for servers: the catalog of tools, resources and prompts, routing, argument checks, handler runs |
+//! | [`uri_template`] | RFC 6570 URI templates: parse, expand, and match a URI back to its variables (the catalog's resource templates use it) |
 //! | `testing` | (feature `testing`) a deterministic test kit: two sessions joined in memory, on a fake clock |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -121,6 +122,7 @@ pub mod session;
 pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod uri_template;
 pub mod version;
 
 pub use jsonrpc::{ErrorObject, RequestId};

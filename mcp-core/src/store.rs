@@ -35,7 +35,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::session::ListKind;
+use crate::schema::ListKind;
 
 /// How a server shares its tasks with other processes
 ///

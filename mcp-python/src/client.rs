@@ -245,7 +245,7 @@ with_requests!(connection_pymethods, PyClientSession, [
 ], {
     #[new]
     #[pyo3(signature = (name, version, *, era="auto", capabilities=None, request_timeout=60.0,
-        discover_timeout=3.0, max_message_size=None, now=None))]
+        discover_timeout=3.0, max_message_size=None, now=None, tasks=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -257,6 +257,7 @@ with_requests!(connection_pymethods, PyClientSession, [
         discover_timeout: f64,
         max_message_size: Option<usize>,
         now: Option<f64>,
+        tasks: bool,
     ) -> PyResult<Self> {
         let clock = Clock::new(py, now)?;
         let mut config = ClientConfig::new(Implementation::new(name, version));
@@ -266,6 +267,14 @@ with_requests!(connection_pymethods, PyClientSession, [
                 return Err(PyValueError::new_err("capabilities must be a dict"));
             }
             config.capabilities = caps;
+        }
+        if tasks {
+            // The 2026 tasks extension: the server may run any call as a task
+            let caps = &mut config.capabilities;
+            if !caps["extensions"].is_object() {
+                caps["extensions"] = Value::Object(serde_json::Map::new());
+            }
+            caps["extensions"][mcp_sansio::TASKS_EXTENSION] = Value::Object(serde_json::Map::new());
         }
         config.timeouts.request = request_timeout
             .filter(|t| t.is_finite() && *t >= 0.0)
@@ -328,7 +337,13 @@ with_requests!(connection_pymethods, PyClientSession, [
                     let instructions = peer.and_then(|p| p.instructions.clone());
                     c.ready
                         .bind(py)
-                        .call1((version.as_str(), info, caps, instructions))?
+                        .call1((
+                            version.as_str(),
+                            info,
+                            caps,
+                            instructions,
+                            crate::rules::era_name(version.era()),
+                        ))?
                 }
                 ClientEvent::Progress { id, progress } => c.progress.bind(py).call1((
                     id.wire_id(),

@@ -6,15 +6,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_sansio::schema::Tool;
-use mcp_sansio::server::{Catalog, CatalogConfig, CatalogError, EntryKind};
+use mcp_sansio::server::{
+    Catalog, CatalogConfig, CatalogError, EntryKind, ResourceMatch, resource_not_found,
+};
 use mcp_sansio::store::SharedTasks;
 use mcp_sansio::{Implementation, ProtocolVersion};
+use pyo3::PyTraverseError;
 use pyo3::exceptions::PyValueError;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::catalog::{Handlers, PyCatalog, entry_kind};
 use crate::convert;
 
 /// 8 random bytes from the standard library's per-process hasher keys
@@ -35,19 +40,6 @@ pub(crate) fn random_key() -> [u8; 32] {
     key
 }
 
-/// An entry kind from its Python spelling
-fn entry_kind(kind: &str) -> PyResult<EntryKind> {
-    match kind {
-        "tool" => Ok(EntryKind::Tool),
-        "resource" => Ok(EntryKind::Resource),
-        "template" | "resource_template" => Ok(EntryKind::Template),
-        "prompt" => Ok(EntryKind::Prompt),
-        other => Err(PyValueError::new_err(format!(
-            "unknown entry kind {other:?} (tool, resource, template or prompt)"
-        ))),
-    }
-}
-
 /// A server's identity, catalog (tools, resources, templates, prompts) and capabilities
 ///
 /// Built once; every `ServerSession` and `HttpServer` made from it shares it.
@@ -59,6 +51,9 @@ pub(crate) struct PyServerConfig {
     /// operations)
     pub(crate) local: Arc<mcp_sansio::ServerConfig>,
     pub(crate) catalog: Arc<Catalog>,
+    /// The handlers of the catalog's entries (from a `Catalog`; none for entries given as
+    /// lists)
+    pub(crate) handlers: Handlers,
     pub(crate) route: bool,
     pub(crate) completions: bool,
 }
@@ -68,20 +63,20 @@ fn declare(caps: &mut Map<String, Value>, name: &str) {
         .or_insert_with(|| Value::Object(Map::new()));
 }
 
-/// Adds each entry of a Python list (`None`: no entries) with `add`; how many there were
+/// Adds each entry of a Python list (`None`: no entries) with `add`
 fn add_each<T: DeserializeOwned>(
     list: Option<&Bound<'_, PyAny>>,
     what: &str,
     mut add: impl FnMut(T) -> Result<(), CatalogError>,
-) -> PyResult<usize> {
+) -> PyResult<()> {
     let Some(list) = list.filter(|l| !l.is_none()) else {
-        return Ok(0);
+        return Ok(());
     };
     let list = list.cast::<PyList>()?;
     for entry in list.iter() {
         add(convert::from_py(&entry, what)?).map_err(|e| PyValueError::new_err(e.to_string()))?;
     }
-    Ok(list.len())
+    Ok(())
 }
 
 #[pymethods]
@@ -92,9 +87,10 @@ impl PyServerConfig {
         resources=None, resource_templates=None, prompts=None, completions=false,
         logging=false, resource_subscriptions=false, list_changed=false, capabilities=None,
         versions=None, state_key=None, request_timeout=60.0, route=true, node=None,
-        lease=None, scopes=None, hide_forbidden=false))]
+        lease=None, scopes=None, hide_forbidden=false, catalog=None, tasks=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         name: &str,
         version: &str,
         title: Option<&str>,
@@ -116,6 +112,8 @@ impl PyServerConfig {
         lease: Option<f64>,
         scopes: Option<Vec<(String, String, Vec<String>)>>,
         hide_forbidden: bool,
+        catalog: Option<PyRef<'_, PyCatalog>>,
+        tasks: bool,
     ) -> PyResult<Self> {
         let mut info = Implementation::new(name, version);
         if let Some(t) = title {
@@ -131,13 +129,17 @@ impl PyServerConfig {
         };
         let mut catalog_config = CatalogConfig::default();
         catalog_config.hide_forbidden = hide_forbidden;
-        let mut catalog = Catalog::new(catalog_config);
-        let tools = add_each(tools, "tool", |t| catalog.add_tool(t))?;
-        let resources = add_each(resources, "resource", |r| catalog.add_resource(r))?;
-        let templates = add_each(resource_templates, "resource template", |t| {
+        let (mut catalog, handlers) = match catalog {
+            Some(c) => c.snapshot(py, catalog_config)?,
+            None => (Catalog::new(catalog_config), Handlers::default()),
+        };
+        add_each(tools, "tool", |t| catalog.add_tool(t))?;
+        add_each(resources, "resource", |r| catalog.add_resource(r))?;
+        add_each(resource_templates, "resource template", |t| {
             catalog.add_template(t)
         })?;
-        let prompts = add_each(prompts, "prompt", |p| catalog.add_prompt(p))?;
+        add_each(prompts, "prompt", |p| catalog.add_prompt(p))?;
+        let completions = completions || handlers.completes();
         for (kind, key, needed) in scopes.unwrap_or_default() {
             if !catalog.require_scopes(entry_kind(&kind)?, &key, needed) {
                 return Err(PyValueError::new_err(format!(
@@ -145,14 +147,26 @@ impl PyServerConfig {
                 )));
             }
         }
-        if tools > 0 {
+        if catalog.tools().next().is_some() {
             declare(&mut caps, "tools");
         }
-        if resources + templates > 0 || resource_subscriptions {
+        if catalog.resources().next().is_some()
+            || catalog.templates().next().is_some()
+            || resource_subscriptions
+        {
             declare(&mut caps, "resources");
         }
-        if prompts > 0 {
+        if catalog.prompts().next().is_some() {
             declare(&mut caps, "prompts");
+        }
+        if tasks {
+            // Tasks for `tools/call` in both forms: the 2025-11-25 `tasks` capability and
+            // the 2026-07-28 tasks extension (the capabilities given win, as for the others)
+            caps.entry("tasks").or_insert_with(|| {
+                serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+            });
+            caps.entry("extensions")
+                .or_insert_with(|| serde_json::json!({ mcp_sansio::TASKS_EXTENSION: {} }));
         }
         if completions {
             declare(&mut caps, "completions");
@@ -216,9 +230,14 @@ impl PyServerConfig {
             config: Arc::new(config),
             local,
             catalog: Arc::new(catalog),
+            handlers,
             route,
             completions,
         })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.handlers.traverse(&visit)
     }
 
     /// The capabilities the server declares
@@ -227,11 +246,57 @@ impl PyServerConfig {
         convert::to_py(py, &self.config.capabilities)
     }
 
+    /// Whether the server declares `listChanged` for a list (`"tools"`, `"prompts"`,
+    /// `"resources"`): what `notify_list_changed` needs
+    fn declares_list_changed(&self, list: &str) -> PyResult<bool> {
+        convert::list_kind(list)?;
+        Ok(mcp_sansio::schema::has_capability(
+            &self.config.capabilities,
+            &[list, "listChanged"],
+        ))
+    }
+
     /// The tools of the catalog, as `tools/list` shows them
     #[getter]
     fn tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let tools: Vec<&Tool> = self.catalog.tools().collect();
         convert::typed_to_py(py, &tools)
+    }
+
+    /// What `uri` names in the catalog, for a caller with `principal` (the core's
+    /// `Catalog::resolve` and `Catalog::check_access`, as a `resources/read` is routed):
+    /// `(key, variables)`, the key being the resource's URI or the matching template's
+    /// `uriTemplate` and the variables the template's. Raises `McpError`: -32602 when
+    /// nothing matches, -32003 (`insufficient_scope`) when the principal lacks the entry's
+    /// scopes.
+    #[pyo3(signature = (uri, principal=None))]
+    fn resolve_resource<'py>(
+        &self,
+        py: Python<'py>,
+        uri: &str,
+        principal: Option<PyRef<'_, crate::identity::PyPrincipal>>,
+    ) -> PyResult<(String, Bound<'py, PyAny>)> {
+        let principal = principal.as_ref().map(|p| &p.principal);
+        let (kind, key, variables) = match self.catalog.resolve(uri) {
+            Some(ResourceMatch::Resource(resource)) => (
+                EntryKind::Resource,
+                resource.uri.clone(),
+                pyo3::types::PyDict::new(py).into_any(),
+            ),
+            Some(ResourceMatch::Template {
+                template,
+                variables,
+            }) => (
+                EntryKind::Template,
+                template.uri_template.clone(),
+                convert::variables_to_py(py, &variables)?,
+            ),
+            _ => return Err(crate::events::mcp_exception(py, &resource_not_found(uri))),
+        };
+        self.catalog
+            .check_access(kind, &key, principal)
+            .map_err(|e| crate::events::mcp_exception(py, &e))?;
+        Ok((key, variables))
     }
 
     fn __repr__(&self) -> String {

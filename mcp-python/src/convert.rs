@@ -1,5 +1,7 @@
 //! Python objects <-> JSON: dicts, lists, strings, numbers, booleans and `None`
 
+use mcp_sansio::ListKind;
+use mcp_sansio::uri_template::{TemplateValue, Variables};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -150,4 +152,50 @@ pub(crate) fn typed_to_py<'py, T: serde::Serialize>(
     let value = serde_json::to_value(value)
         .map_err(|e| PyValueError::new_err(format!("cannot encode JSON: {e}")))?;
     to_py(py, &value)
+}
+
+/// A request header value as the front end passes it: `str`, or `bytes` as received (the
+/// rules answer 400 for bytes that are not UTF-8)
+#[derive(FromPyObject)]
+pub(crate) enum FieldValue {
+    Text(String),
+    Raw(Vec<u8>),
+}
+
+impl FieldValue {
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Self::Text(t) => t.into_bytes(),
+            Self::Raw(b) => b,
+        }
+    }
+}
+
+/// A list kind from its name
+pub(crate) fn list_kind(kind: &str) -> PyResult<ListKind> {
+    match kind {
+        "tools" => Ok(ListKind::Tools),
+        "prompts" => Ok(ListKind::Prompts),
+        "resources" => Ok(ListKind::Resources),
+        other => Err(PyValueError::new_err(format!(
+            "unknown list {other:?} (tools, prompts or resources)"
+        ))),
+    }
+}
+
+/// A URI template's variables as a dict (a list or a map where the template says so)
+pub(crate) fn variables_to_py<'py>(
+    py: Python<'py>,
+    variables: &Variables,
+) -> PyResult<Bound<'py, PyAny>> {
+    let vars = PyDict::new(py);
+    for (name, value) in variables.iter() {
+        match value {
+            TemplateValue::String(s) => vars.set_item(name, s)?,
+            TemplateValue::List(l) => vars.set_item(name, l)?,
+            TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
+            _ => {}
+        }
+    }
+    Ok(vars.into_any())
 }

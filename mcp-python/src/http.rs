@@ -15,6 +15,7 @@ use pyo3::types::{PyBytes, PyTuple};
 
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
+use crate::convert::FieldValue;
 use crate::events;
 use crate::identity::{PyPrincipal, PyResourceServer};
 use crate::numbers::Numbers;
@@ -61,23 +62,6 @@ pub(crate) struct PyHttpServer {
 }
 
 type Headers = Vec<(&'static str, String)>;
-
-/// A request header value as the front end passes it: `str`, or `bytes` as received (the
-/// rules answer 400 for bytes that are not UTF-8)
-#[derive(FromPyObject)]
-pub(crate) enum FieldValue {
-    Text(String),
-    Raw(Vec<u8>),
-}
-
-impl FieldValue {
-    pub(crate) fn into_bytes(self) -> Vec<u8> {
-        match self {
-            Self::Text(t) => t.into_bytes(),
-            Self::Raw(b) => b,
-        }
-    }
-}
 
 /// Header fields with text values
 type TextFields = Vec<(String, String)>;
@@ -228,7 +212,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         http.set_required_scopes(required_scopes(config));
         Ok(Self {
             http,
-            core: ServerCore::new(config),
+            core: ServerCore::new(py, config),
             clock,
             ids: Ids {
                 keys: [RandomState::new(), RandomState::new()],
@@ -288,7 +272,7 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
     /// Serves the tools, resources and prompts of `config` from now on, in every session
     /// (each keeps the identity and capabilities it started with); tell the clients with
     /// `notify_list_changed`
-    fn set_catalog(&mut self, config: &PyServerConfig) {
+    fn set_catalog(&mut self, py: Python<'_>, config: &PyServerConfig) {
         let gone: Vec<String> = self
             .core
             .catalog()
@@ -303,7 +287,11 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
             self.http.set_tool(tool);
         }
         self.http.set_required_scopes(required_scopes(config));
-        self.core.set_catalog(config);
+        self.core.set_catalog(py, config);
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        self.core.traverse(&visit)
     }
 
     /// Protects the endpoint with `rules`: a request for a tool, resource or prompt whose

@@ -23,7 +23,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::convert;
-use crate::http::FieldValue;
+use crate::convert::FieldValue;
 
 /// Who an access token was issued to, as the verifier found: `subject` (the user),
 /// `client_id` (the OAuth client), the `scopes` it grants and its decoded `claims`
@@ -260,10 +260,7 @@ impl PyRequestInfo {
     /// on), as `Client(era=...)` names them
     #[getter]
     fn era(&self) -> &'static str {
-        match self.version.era() {
-            Era::Legacy => "legacy",
-            _ => "modern",
-        }
+        crate::rules::era_name(self.version.era())
     }
 
     fn __repr__(&self) -> String {

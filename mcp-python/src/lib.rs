@@ -9,6 +9,7 @@
 #[macro_use]
 mod pymethods;
 
+mod catalog;
 mod client;
 mod clock;
 mod config;
@@ -20,6 +21,7 @@ mod identity;
 mod log;
 mod numbers;
 mod oauth;
+mod rules;
 mod server;
 mod store;
 
@@ -29,6 +31,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<config::PyServerConfig>()?;
+    m.add_class::<catalog::PyCatalog>()?;
     m.add_class::<server::PyServerSession>()?;
     m.add_class::<client::PyClientSession>()?;
     m.add_class::<http::PyHttpServer>()?;
@@ -46,6 +49,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store::decode_signal, m)?)?;
     m.add_function(wrap_pyfunction!(store::list_changed_signal, m)?)?;
     m.add_function(wrap_pyfunction!(store::resource_updated_signal, m)?)?;
+    rules::add(m)?;
     m.add(
         "LATEST_PROTOCOL_VERSION",
         mcp_sansio::ProtocolVersion::LATEST.as_str(),

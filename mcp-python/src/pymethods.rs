@@ -101,6 +101,13 @@ macro_rules! connection_pymethods {
                 self.session.version().map(|v| v.as_str())
             }
 
+            /// The era of `version`: `"legacy"` (the `initialize` handshake) or `"modern"`
+            /// (2026-07-28 on), as `Client(era=...)` names them; `None` while there is no `version`
+            #[getter]
+            fn era(&self) -> Option<&'static str> {
+                self.session.version().map(|v| $crate::rules::era_name(v.era()))
+            }
+
             $($own)*
         }
     };
@@ -225,7 +232,7 @@ macro_rules! server_pymethods {
             /// for it
             fn notify_list_changed(&mut self, py: Python<'_>, kind: &str) -> PyResult<()> {
                 self.$sessions
-                    .notify_list_changed($crate::server::list_kind(kind)?)
+                    .notify_list_changed($crate::convert::list_kind(kind)?)
                     .map_err(|e| $crate::events::local_error(py, e))
             }
 

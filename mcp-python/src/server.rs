@@ -21,24 +21,26 @@ use mcp_sansio::schema::{
     CallToolResult, CompleteResult, FitVersion, GetPromptResult, InputRequests, LoggingLevel,
     LoggingMessageNotificationParams, ReadResourceResult,
 };
-use mcp_sansio::server::uri_template::{TemplateValue, Variables};
 use mcp_sansio::server::{AskFailure, Catalog, Effects, Ending, LogFilter, Route, Runs, respond};
 use mcp_sansio::session::Caller;
 use mcp_sansio::{
-    AskError, CallError, Era, InboundId, InboundRequest, ListKind, Progress, ProgressError,
-    RespondError, Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions,
-    TaskUpdate,
+    AskError, CallError, Era, InboundId, InboundRequest, Progress, ProgressError, RespondError,
+    Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions, TaskUpdate,
 };
+use pyo3::PyTraverseError;
 use pyo3::exceptions::PyValueError;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::catalog::Handlers;
 use crate::clock::Clock;
 use crate::config::PyServerConfig;
 use crate::convert;
+use crate::convert::variables_to_py;
 use crate::events::{self, classes};
 use crate::identity::{PyPrincipal, PyRequestInfo};
 
@@ -91,6 +93,9 @@ type PyEffects = Effects<u64, u64>;
 /// The server-side bookkeeping shared by `ServerSession` and `HttpServer`
 pub(crate) struct ServerCore {
     catalog: Arc<Catalog>,
+    /// The handlers of `catalog`'s entries (one snapshot with it): a routed event carries
+    /// its entry's
+    handlers: Handlers,
     route: bool,
     completions: bool,
     next_id: u64,
@@ -111,8 +116,9 @@ pub(crate) struct ServerCore {
 impl ServerCore {
     /// Serves from `config`'s catalog from now on: tools, resources and prompts added or
     /// removed at run time (requests already handed out are answered as they are)
-    pub(crate) fn set_catalog(&mut self, config: &PyServerConfig) {
+    pub(crate) fn set_catalog(&mut self, py: Python<'_>, config: &PyServerConfig) {
         self.catalog = Arc::clone(&config.catalog);
+        self.handlers = config.handlers.clone_ref(py);
         self.completions = config.completions;
     }
 
@@ -121,9 +127,10 @@ impl ServerCore {
         &self.catalog
     }
 
-    pub(crate) fn new(config: &PyServerConfig) -> Self {
+    pub(crate) fn new(py: Python<'_>, config: &PyServerConfig) -> Self {
         Self {
             catalog: Arc::clone(&config.catalog),
+            handlers: config.handlers.clone_ref(py),
             route: config.route,
             completions: config.completions,
             next_id: 1,
@@ -134,6 +141,16 @@ impl ServerCore {
             by_task: HashMap::new(),
             queued: VecDeque::new(),
         }
+    }
+
+    /// Reports the Python objects it holds to the garbage collector: the handlers and the
+    /// queued events
+    pub(crate) fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.handlers.traverse(visit)?;
+        for event in &self.queued {
+            visit.call(event)?;
+        }
+        Ok(())
     }
 
     /// An event queued by an earlier one, handed out first
@@ -242,9 +259,13 @@ impl ServerCore {
                     ),
                     None => (py.None().into_bound(py), PyDict::new(py).into_any()),
                 };
-                c.ready
-                    .bind(py)
-                    .call1((version.as_str(), info, caps, py.None()))?
+                c.ready.bind(py).call1((
+                    version.as_str(),
+                    info,
+                    caps,
+                    py.None(),
+                    crate::rules::era_name(version.era()),
+                ))?
             }
             ServerEvent::Request(request) => return self.request(py, sessions, key, request),
             ServerEvent::Notification(n) => c.notification.bind(py).call1((
@@ -354,6 +375,10 @@ impl ServerCore {
             }
         };
         let params = || convert::opt_raw_to_py(py, request.params.as_deref());
+        let handler = match &route {
+            Some(route) => self.handlers.for_route(py, route),
+            None => py.None().into_bound(py),
+        };
         let (kind, class, args) = match route {
             Some(Route::Tool { name, arguments }) => (
                 Kind::Tool,
@@ -401,6 +426,9 @@ impl ServerCore {
         let mut call = vec![id.into_pyobject(py)?.into_any()];
         call.extend(args);
         call.push(Bound::new(py, info)?.into_any());
+        if kind != Kind::Other {
+            call.push(handler);
+        }
         Ok(Some(class.bind(py).call1(PyTuple::new(py, call)?)?))
     }
 
@@ -711,18 +739,6 @@ pub(crate) fn progress(progress: f64, total: Option<f64>, message: Option<String
     p
 }
 
-/// A list kind from its name
-pub(crate) fn list_kind(kind: &str) -> PyResult<ListKind> {
-    match kind {
-        "tools" => Ok(ListKind::Tools),
-        "prompts" => Ok(ListKind::Prompts),
-        "resources" => Ok(ListKind::Resources),
-        other => Err(PyValueError::new_err(format!(
-            "unknown list {other:?} (tools, prompts or resources)"
-        ))),
-    }
-}
-
 /// One MCP connection, server side, in the sans-IO style
 ///
 /// Feed it what the transport read (`receive_data`, `receive_eof`), call `handle_timeout`
@@ -744,17 +760,21 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
         let session = ServerSession::new(Arc::clone(&config.local), clock.instant(now));
         Ok(Self {
             session,
-            core: ServerCore::new(config),
+            core: ServerCore::new(py, config),
             clock,
             buf: Vec::new(),
         })
     }
 
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.core.traverse(&visit)
+    }
+
     /// Serves the tools, resources and prompts of `config` from now on (the session keeps
     /// the identity and capabilities it started with); tell the client with
     /// `notify_list_changed`
-    fn set_catalog(&mut self, config: &PyServerConfig) {
-        self.core.set_catalog(config);
+    fn set_catalog(&mut self, py: Python<'_>, config: &PyServerConfig) {
+        self.core.set_catalog(py, config);
     }
 
     /// The next event, or `None`
@@ -801,20 +821,6 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
             .map_err(|e| events::local_error(py, e))
     }
 });
-
-/// A URI template's variables as a dict (a list or a map where the template says so)
-fn variables_to_py<'py>(py: Python<'py>, variables: &Variables) -> PyResult<Bound<'py, PyAny>> {
-    let vars = PyDict::new(py);
-    for (name, value) in variables.iter() {
-        match value {
-            TemplateValue::String(s) => vars.set_item(name, s)?,
-            TemplateValue::List(l) => vars.set_item(name, l)?,
-            TemplateValue::Map(m) => vars.set_item(name, m.clone())?,
-            _ => {}
-        }
-    }
-    Ok(vars.into_any())
-}
 
 /// Answers with Python data decoded as the typed result `T` (`ValueError` if it is none)
 fn respond_as<T: DeserializeOwned + Serialize + FitVersion>(

@@ -26,11 +26,10 @@ import sys
 from typing import Any, Dict, Optional
 
 from mcp_sansio.aio import Context, Server
-from mcp_sansio.errors import McpError
+from mcp_sansio.errors import INTERNAL_ERROR, McpError
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
-INTERNAL_ERROR = -32603
 
 server = Server(
     "mcp-python-conformance",

@@ -1,5 +1,5 @@
-"""The README's Python examples run as written, and the READMEs (the repository's and the
-package's, mcp-python/README.md) show them verbatim."""
+"""The examples run as written, and the guide's Python chapter (guide/src/python.md) and the
+package's README (mcp-python/README.md) show them verbatim."""
 
 import subprocess
 import sys
@@ -11,13 +11,24 @@ from conftest import HERE, REPO
 EXAMPLES = HERE.parent / "examples"
 
 
-@pytest.mark.parametrize("name", ["server.py", "client.py", "sansio.py", "changes.py", "fastapi_app.py"])
-def test_readme_shows_the_example_verbatim(name):
+@pytest.mark.parametrize(
+    "name,info",
+    [
+        ("server.py", "python,no_run"),
+        ("client.py", "python"),
+        ("sansio.py", "python"),
+        ("changes.py", "python"),
+        ("fastapi_app.py", "python"),
+        ("weather.py", "python,no_run"),
+        ("notes_server.py", "python,no_run"),
+    ],
+)
+def test_the_guide_shows_the_example_verbatim(name, info):
     text = (EXAMPLES / name).read_text().rstrip("\n")
-    assert f"```python\n{text}\n```" in (REPO / "README.md").read_text()
+    assert f"```{info}\n{text}\n```" in (REPO / "guide" / "src" / "python.md").read_text()
 
 
-@pytest.mark.parametrize("name", ["server.py", "sansio.py", "fastapi_app.py", "weather.py", "notes_server.py"])
+@pytest.mark.parametrize("name", ["server.py"])
 def test_package_readme_shows_the_example_verbatim(name):
     # mcp-python/README.md, the description on PyPI
     text = (EXAMPLES / name).read_text().rstrip("\n")
@@ -49,7 +60,7 @@ def test_changes_example_runs():
     assert lines[-4:] == ["rewritten", "changed: notes://todo", "buy oat milk", "confirmed"]
 
 
-def test_the_readme_plugin_snippet_changes_the_catalog_while_serving():
+def test_the_guide_plugin_snippet_changes_the_catalog_while_serving():
     import asyncio
 
     from mcp_sansio.aio import Client, Server

@@ -612,12 +612,12 @@ def test_proxy_authorization_from_the_proxy_url(pki):
     run(main())
 
 
-def test_readme_https_examples_compile():
-    from conftest import HERE
+def test_the_guide_https_examples_compile():
+    from conftest import REPO
 
-    text = (HERE.parent / "README.md").read_text()
+    text = (REPO / "guide" / "src" / "python.md").read_text()
     section = text.split("## HTTPS, API keys and proxies", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for block in blocks:
-        compile(block, "README.md", "exec")
+        compile(block, "python.md", "exec")

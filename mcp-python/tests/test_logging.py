@@ -7,6 +7,8 @@ which may quote one) above DEBUG."""
 import asyncio
 import logging
 import re
+import sys
+import textwrap
 
 import pytest
 
@@ -144,3 +146,74 @@ def test_the_client_logs_its_connection(caplog):
     info = messages(caplog, "mcp_sansio.client", logging.INFO)
     assert "connected to 'logged' 1.0: legacy era, version 2025-11-25" in info, info
     assert any(m.startswith("connection closed: ") for m in info), info
+
+
+FAILING_CHILD = textwrap.dedent(
+    """
+    import asyncio, logging, sys
+    import mcp_sansio as ms
+    from mcp_sansio.aio import Server
+
+    if sys.argv[1:] == ["configured"]:
+        logging.basicConfig(level=logging.DEBUG, format="%(name)s %(levelname)s %(message)s")
+
+    server = Server("failing")
+
+    @server.tool()
+    def boom() -> str:
+        raise ValueError("kaboom")
+
+    @server.tool()
+    def refuses() -> str:
+        raise ms.McpError(-32001, "not today")
+
+    @server.resource("test://broken")
+    def broken() -> str:
+        raise RuntimeError("unreadable")
+
+    asyncio.run(server.serve_stdio())
+    """
+)
+
+
+@pytest.mark.parametrize("configured", [False, True], ids=["unconfigured", "configured"])
+def test_a_server_is_quiet_on_stderr_unless_logging_is_configured(tmp_path, configured):
+    """Errors inside a stdio server reach the client (an isError result, JSON-RPC errors)
+    and print nothing on the server's stderr when the application did not configure
+    logging (no last-resort handler output); with logging configured they are logged."""
+    child = tmp_path / "failing_server.py"
+    child.write_text(FAILING_CHILD)
+    errors = tmp_path / "stderr.txt"
+    args = ["-W", "error", str(child)] + (["configured"] if configured else [])
+
+    async def main():
+        with open(errors, "wb") as err:
+            async with Client.connect_stdio(sys.executable, args, era="legacy", stderr=err) as c:
+                r = await c.call_tool("boom")
+                assert r["isError"] is True and r["content"][0]["text"] == "kaboom", r
+                with pytest.raises(ms.McpError) as refused:
+                    await c.call_tool("refuses")
+                assert refused.value.code == -32001
+                with pytest.raises(ms.McpError) as failed:
+                    await c.read_resource("test://broken")
+                assert failed.value.code == -32603 and "unreadable" in failed.value.message
+                with pytest.raises(ms.McpError) as unknown:
+                    await c.call_tool("no-such-tool")
+                assert unknown.value.code == -32602
+
+    run(main)
+    text = errors.read_text()
+    if not configured:
+        assert text == "", text
+    else:
+        lines = text.splitlines()
+        assert 'mcp_sansio.server ERROR tools/call "boom" (request 1) raised ValueError' in lines, text
+        assert any(re.match(r'mcp_sansio.server WARNING tools/call "refuses" \(request \d+\): refused with code -32001', l) for l in lines), text
+        assert any(re.match(r'mcp_sansio.server ERROR resources/read "test://broken" \(request \d+\) raised RuntimeError', l) for l in lines), text
+        assert 'mcp_sansio.server WARNING tools/call "no-such-tool": refused (code -32602)' in lines, text
+        assert any(l.startswith("mcp_sansio.server INFO session started: legacy era") for l in lines), text
+
+
+def test_the_package_logger_has_a_null_handler():
+    handlers = logging.getLogger("mcp_sansio").handlers
+    assert any(isinstance(h, logging.NullHandler) for h in handlers), handlers

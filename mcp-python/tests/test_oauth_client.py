@@ -825,13 +825,13 @@ def test_a_403_without_a_challenge_names_no_challenge():
 # --- options and docs -----------------------------------------------------------------------
 
 
-def test_the_readme_oauth_example_compiles():
-    from conftest import HERE
+def test_the_guide_oauth_example_compiles():
+    from conftest import REPO
 
-    text = (HERE.parent / "README.md").read_text()
+    text = (REPO / "guide" / "src" / "python.md").read_text()
     section = text.split("## OAuth for HTTP clients", 1)[1].split("\n## ", 1)[0]
     [block] = re.findall(r"```python\n(.*?)```", section, re.S)
-    compile(block, "README.md", "exec")
+    compile(block, "python.md", "exec")
 
 
 # --- options --------------------------------------------------------------------------------

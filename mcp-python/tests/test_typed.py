@@ -118,7 +118,7 @@ class ContactDict(TypedDict):
 def tool_schema(fn):
     server = Server("t")
     server.tool()(fn)
-    return server._tool_defs[-1]
+    return server.catalog.tool(fn.__name__)
 
 
 def input_property(hint):
@@ -309,7 +309,7 @@ def test_output_schemas():
     given = {"type": "object", "properties": {"t": {"type": "number"}}}
     server = Server("t")
     server.tool(output_schema=given)(weather)
-    assert server._tool_defs[-1]["outputSchema"] == given
+    assert server.catalog.tool("weather")["outputSchema"] == given
 
 
 # --- calls: converted arguments, structured results ---------------------------------------------

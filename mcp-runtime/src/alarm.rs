@@ -15,14 +15,14 @@ use crate::runtime::Runtime;
 
 /// When a binding's one timer must be (re)armed; see the module's docs
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Alarm {
+pub(crate) struct Alarm {
     armed: Option<Instant>,
 }
 
 impl Alarm {
     /// The instant to arm the timer at, given the core's deadline, if the timer must move:
     /// only when the deadline is earlier than the armed instant, or nothing is armed
-    pub fn rearm(&mut self, deadline: Option<Instant>) -> Option<Instant> {
+    pub(crate) fn rearm(&mut self, deadline: Option<Instant>) -> Option<Instant> {
         let deadline = deadline?;
         if self.armed.is_some_and(|armed| armed <= deadline) {
             return None;
@@ -32,20 +32,20 @@ impl Alarm {
     }
 
     /// The timer is armed (it may fire)
-    pub fn is_armed(&self) -> bool {
+    pub(crate) fn is_armed(&self) -> bool {
         self.armed.is_some()
     }
 
     /// The timer fired: nothing is armed. `true` when the core's `deadline` is due at `now`
     /// (else the timer fired early, for a deadline that moved later or went away)
-    pub fn fired(&mut self, deadline: Option<Instant>, now: Instant) -> bool {
+    pub(crate) fn fired(&mut self, deadline: Option<Instant>, now: Instant) -> bool {
         self.armed = None;
         deadline.is_some_and(|deadline| deadline <= now)
     }
 }
 
 /// An actor's one timer on a runtime, moved only when the core's deadline comes sooner
-pub struct Timer<R: Runtime> {
+pub(crate) struct Timer<R: Runtime> {
     timer: R::Timer,
     alarm: Alarm,
 }
@@ -69,7 +69,7 @@ impl<R: Runtime> Default for Timer<R> {
 
 impl<R: Runtime> Timer<R> {
     /// Arms the timer for the core's `deadline` if it must move; `true` when it is armed
-    pub fn arm(&mut self, deadline: Option<Instant>) -> bool {
+    pub(crate) fn arm(&mut self, deadline: Option<Instant>) -> bool {
         if let Some(at) = self.alarm.rearm(deadline) {
             R::reset(&mut self.timer, at);
         }
@@ -78,7 +78,7 @@ impl<R: Runtime> Timer<R> {
 
     /// Waits for the armed timer (cancel-safe: dropping the wait keeps the timer); `true`
     /// when the core's `deadline` is due then
-    pub async fn wait(&mut self, deadline: Option<Instant>) -> bool {
+    pub(crate) async fn wait(&mut self, deadline: Option<Instant>) -> bool {
         (&mut self.timer).await;
         self.alarm.fired(deadline, R::now())
     }

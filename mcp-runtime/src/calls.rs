@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::client::ClientError;
+use crate::error::ClientError;
 
 /// One request of a typed call, ready to send
 #[derive(Debug)]
@@ -98,7 +98,10 @@ where
 ///
 /// # Errors
 /// [`ClientError::Call`].
-pub fn decode_result<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, ClientError> {
+pub(crate) fn decode_result<T: DeserializeOwned>(
+    method: &str,
+    raw: &RawValue,
+) -> Result<T, ClientError> {
     serde_json::from_str(raw.get())
         .map_err(|e| CallError::InvalidResult(format!("invalid {method} result: {e}")).into())
 }
@@ -107,7 +110,7 @@ pub fn decode_result<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Resul
 ///
 /// # Errors
 /// [`SendError::ParamsNotAnObject`].
-pub fn encode_params<P: Serialize>(params: &P) -> Result<Box<RawValue>, SendError> {
+pub(crate) fn encode_params<P: Serialize>(params: &P) -> Result<Box<RawValue>, SendError> {
     serde_json::value::to_raw_value(params).map_err(|_| SendError::ParamsNotAnObject)
 }
 
@@ -136,7 +139,7 @@ impl<T: DeserializeOwned> Exchange for Single<T> {
 
 /// Every page of a paginated list, concatenated
 #[derive(Debug)]
-pub struct Pages<M, T, F> {
+pub(crate) struct Pages<M, T, F> {
     all: Vec<T>,
     page_items: F,
     method: PhantomData<fn() -> M>,

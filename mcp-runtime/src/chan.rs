@@ -2,7 +2,7 @@
 //! handles, the handlers and the actors
 //!
 //! An `async-channel` keeps its queue while any sender lives, even after its receiver is
-//! dropped; an actor that ends therefore [`close_and_drain`]s its receivers, so that a reply
+//! dropped; an actor that ends therefore `close_and_drain`s its receivers, so that a reply
 //! channel inside a queued message closes and its caller stops waiting.
 
 use std::pin::Pin;
@@ -12,9 +12,9 @@ pub use async_channel::{Receiver, Sender};
 
 /// The sending half of a one-reply channel: `send` consumes it; dropping it unsent tells the
 /// receiver no reply comes
-pub type OneSender<T> = futures_channel::oneshot::Sender<T>;
+pub(crate) type OneSender<T> = futures_channel::oneshot::Sender<T>;
 /// The receiving half of a one-reply channel (see [`reply`])
-pub type OneReceiver<T> = futures_channel::oneshot::Receiver<T>;
+pub(crate) type OneReceiver<T> = futures_channel::oneshot::Receiver<T>;
 
 /// A channel for one reply
 ///
@@ -30,9 +30,9 @@ pub async fn reply<T>(rx: OneReceiver<T>) -> Option<T> {
 }
 
 /// The sending half of an actor's inbox of handler messages (unbounded: a handler never waits)
-pub type QueueSender<T> = futures_channel::mpsc::UnboundedSender<T>;
+pub(crate) type QueueSender<T> = futures_channel::mpsc::UnboundedSender<T>;
 /// An actor's inbox of handler messages (see [`queue`])
-pub type QueueReceiver<T> = futures_channel::mpsc::UnboundedReceiver<T>;
+pub(crate) type QueueReceiver<T> = futures_channel::mpsc::UnboundedReceiver<T>;
 
 /// An actor's inbox: `futures-channel`'s unbounded queue, lock-free with one waker (it is
 /// polled on every turn of the actor's loop, and written from the handlers' tasks)
@@ -46,19 +46,19 @@ pub async fn next<T>(rx: &mut QueueReceiver<T>) -> Option<T> {
 }
 
 /// Closes an inbox and drops what is queued in it
-pub fn close_queue<T>(rx: &mut QueueReceiver<T>) {
+pub(crate) fn close_queue<T>(rx: &mut QueueReceiver<T>) {
     rx.close();
     while rx.try_recv().is_ok() {}
 }
 
 /// Closes a channel and drops what is queued in it (see the module's docs)
-pub fn close_and_drain<T>(rx: &Receiver<T>) {
+pub(crate) fn close_and_drain<T>(rx: &Receiver<T>) {
     rx.close();
     while rx.try_recv().is_ok() {}
 }
 
 /// Polls for the next message (for a binding's own `poll_*` functions, such as a response
 /// body's); `None` once every sender is gone
-pub fn poll_recv<T>(rx: Pin<&mut Receiver<T>>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+pub(crate) fn poll_recv<T>(rx: Pin<&mut Receiver<T>>, cx: &mut Context<'_>) -> Poll<Option<T>> {
     futures_lite::Stream::poll_next(rx, cx)
 }

@@ -3,7 +3,6 @@
 //! and input requests ([`ClientOptions`])
 
 use std::future::Future;
-use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -12,7 +11,7 @@ use mcp_sansio::schema::{
     CallToolResult, CompleteParams, CompleteResult, GetPromptParams, GetPromptResult, Prompt,
     ReadResourceResult, Resource, Tool,
 };
-use mcp_sansio::{CallError, PeerInfo, Progress, RequestOptions, SendError};
+use mcp_sansio::{CallError, PeerInfo, Progress, RequestOptions};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -25,75 +24,7 @@ use crate::chan;
 use crate::peer::{self, App, Command, HandlerMsg, Handlers, Plumbing, Ready, TaskStatusUpdate};
 use crate::runtime::Runtime;
 
-/// Why a call failed
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// The request could not be sent (local misuse, or the session is closed)
-    #[error(transparent)]
-    Send(#[from] SendError),
-    /// The request was sent and ended without a result
-    #[error(transparent)]
-    Call(#[from] CallError),
-    /// The connection is gone (its actor or driver ended)
-    #[error("the connection is closed")]
-    Closed,
-}
-
-/// Why connecting failed
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// Starting the child process (or a thread) failed
-    #[error("could not start the server `{program}`: {source}")]
-    Spawn {
-        /// The program (or the thread's name)
-        program: String,
-        /// Why
-        source: io::Error,
-    },
-    /// The child process exited before the handshake was done
-    #[error("the server `{program}` exited ({status}) before the handshake was done")]
-    Exited {
-        /// The program
-        program: String,
-        /// How it ended (`exit status: 1`, `signal: 9 (SIGKILL)`)
-        status: String,
-    },
-    /// The server could not be reached, or the connection failed before the handshake
-    /// was done: a local failure, with the target and the cause
-    #[error("{0}")]
-    Transport(String),
-    /// The URL is not an `http://` or `https://` URL (or `https://` without the `tls` feature)
-    #[error("invalid URL: {0}")]
-    Url(String),
-    /// The handshake or discovery failed
-    #[error("the handshake failed: {0}")]
-    Handshake(String),
-    /// The client's options cannot be used (a header the transport owns, a certificate
-    /// that does not parse)
-    #[error("invalid client options: {0}")]
-    Options(String),
-}
-
-impl ConnectError {
-    /// Why connecting failed, from why the session closed
-    pub fn from_close(reason: mcp_sansio::CloseReason) -> Self {
-        match reason {
-            mcp_sansio::CloseReason::Handshake(why) => Self::Handshake(why),
-            mcp_sansio::CloseReason::Transport(why) => Self::Transport(why),
-            other => Self::Transport(format!("the connection closed ({other})")),
-        }
-    }
-
-    /// Starting `program` failed
-    pub fn spawn(program: impl std::fmt::Display, source: io::Error) -> Self {
-        Self::Spawn {
-            program: program.to_string(),
-            source,
-        }
-    }
-}
+pub use crate::error::{ClientError, ConnectError};
 
 /// The sending half of a connection actor's commands
 ///
@@ -327,6 +258,8 @@ pub struct Client<R: Runtime> {
     tokens: Arc<AtomicU64>,
     /// HTTP only: headers on every request of this handle ([`with_headers`](Self::with_headers))
     headers: Arc<[(String, String)]>,
+    /// The child process a spawned client talks to, killed when the last handle goes
+    pub(crate) child: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<R: Runtime> Clone for Client<R> {
@@ -336,6 +269,7 @@ impl<R: Runtime> Clone for Client<R> {
             peer: Arc::clone(&self.peer),
             tokens: Arc::clone(&self.tokens),
             headers: Arc::clone(&self.headers),
+            child: self.child.clone(),
         }
     }
 }
@@ -465,6 +399,7 @@ impl<R: Runtime> Client<R> {
             peer: Arc::new(peer),
             tokens: Arc::new(AtomicU64::new(1)),
             headers: Arc::new([]),
+            child: None,
         })
     }
 
@@ -480,7 +415,7 @@ impl<R: Runtime> Client<R> {
     /// # Errors
     /// [`HeaderError`](mcp_sansio::http::HeaderError) for a header the transport owns or
     /// an invalid one. Over a byte stream (stdio) the requests fail with
-    /// [`SendError::NotAllowed`].
+    /// [`SendError::NotAllowed`](mcp_sansio::SendError::NotAllowed).
     #[cfg(feature = "http")]
     pub fn with_headers<I, N, V>(&self, headers: I) -> Result<Self, mcp_sansio::http::HeaderError>
     where
@@ -698,8 +633,8 @@ impl<R: Runtime> Client<R> {
         Ok(chan::reply(rx).await.ok_or(ClientError::Closed)??)
     }
 
-    /// Asks the actor to close the connection
-    #[doc(hidden)]
+    /// Closes the connection: every clone of this handle then fails with
+    /// [`ClientError::Closed`]; a spawned server's process is killed when the last handle goes
     pub async fn close(&self) {
         let _ = self.commands.unbounded_send(Command::Close);
     }

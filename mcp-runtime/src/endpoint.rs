@@ -55,7 +55,7 @@ impl<B: AsRef<[u8]> + Send + 'static> std::fmt::Debug for Endpoint<B> {
 }
 
 /// An endpoint and the actor behind it, which the binding runs on a task of its own
-pub type Started<B> = (
+pub(crate) type Started<B> = (
     Endpoint<B>,
     Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
 );

@@ -3,7 +3,7 @@
 //! sockets behind `futures_lite::io::AssertAsync`)
 //!
 //! Heads are parsed by `httparse`; this module only frames messages (RFC 9112): it reads a
-//! head within [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields, reads bodies delimited by
+//! head within [`MAX_HEAD`] bytes and `MAX_HEADERS` fields, reads bodies delimited by
 //! `Content-Length`, `chunked` or (responses only) the end of the connection, and writes
 //! heads, whole bodies and chunked bodies (flushed per chunk, so each SSE event leaves at
 //! once). What a request or response means is decided by `mcp_sansio::http`.
@@ -15,7 +15,7 @@ use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 /// The largest head (request or status line and header fields) read
 pub const MAX_HEAD: usize = 64 * 1024;
 /// The most header fields in one head
-pub const MAX_HEADERS: usize = 100;
+pub(crate) const MAX_HEADERS: usize = 100;
 /// The longest chunk-size line or trailer line
 const MAX_LINE: usize = 4096;
 /// The most trailer bytes after a chunked body
@@ -28,7 +28,7 @@ const READ_SIZE: usize = 16 * 1024;
 pub enum ReadError {
     /// The socket failed or closed in the middle of a message
     Io(io::Error),
-    /// The head is larger than [`MAX_HEAD`] or has more than [`MAX_HEADERS`] fields
+    /// The head is larger than [`MAX_HEAD`] or has more than `MAX_HEADERS` fields
     HeadTooLarge,
     /// The bytes are not HTTP/1.1
     Malformed(String),
@@ -64,6 +64,7 @@ fn closed() -> io::Error {
 /// A request head
 #[derive(Debug)]
 pub struct RequestHead {
+    /// The method (`POST`, `GET`, `DELETE`)
     pub method: String,
     /// The request target as sent (origin form for our clients)
     pub target: String,
@@ -77,8 +78,11 @@ pub struct RequestHead {
 /// A response head
 #[derive(Debug)]
 pub struct ResponseHead {
+    /// The status code
     pub status: u16,
+    /// HTTP/1.0 (`false`) or HTTP/1.1 (`true`)
     pub http11: bool,
+    /// Every field, its value as text
     pub headers: Vec<(String, String)>,
 }
 
@@ -132,7 +136,9 @@ pub enum Framing {
 
 /// The framing of a request body: chunked, a valid `Content-Length`, or none; anything
 /// ambiguous (both, conflicting lengths, another transfer coding) is refused
-pub fn request_framing<V: AsRef<[u8]>>(headers: &[(String, V)]) -> Result<Framing, ReadError> {
+pub(crate) fn request_framing<V: AsRef<[u8]>>(
+    headers: &[(String, V)],
+) -> Result<Framing, ReadError> {
     match message_framing(headers)? {
         Some(framing) => Ok(framing),
         None => Ok(Framing::Length(0)),
@@ -207,6 +213,7 @@ pub struct Body {
 }
 
 impl Body {
+    /// A body to read, delimited by `framing`
     pub fn new(framing: Framing) -> Self {
         let state = match framing {
             Framing::Length(0) => BodyState::Done,
@@ -231,6 +238,7 @@ pub struct Conn<S> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
+    /// A connection over `io`, nothing read yet
     pub fn new(io: S) -> Self {
         Self {
             io,
@@ -452,7 +460,7 @@ fn owned(fields: &[httparse::Header<'_>]) -> Result<Vec<(String, String)>, ReadE
 }
 
 /// Appends `name: value` to a head being written, refusing what would break the framing
-pub fn push_field(head: &mut String, name: &str, value: &str) -> Result<(), String> {
+pub(crate) fn push_field(head: &mut String, name: &str, value: &str) -> Result<(), String> {
     let name_ok = !name.is_empty()
         && name
             .bytes()
@@ -499,6 +507,7 @@ pub struct Target {
     pub tls: bool,
     /// The host to connect to (without brackets for IPv6)
     pub host: String,
+    /// The port (the scheme's default when the URL names none)
     pub port: u16,
     /// `host[:port]` as written, for the `Host` header
     pub authority: String,

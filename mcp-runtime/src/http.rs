@@ -46,6 +46,52 @@ impl Unprotected {
     }
 }
 
+/// The gate of a protected server as the HTTP actors take it: the OAuth
+/// [`Protection`](crate::auth::asynchronous::Protection) with the `auth` feature, else
+/// [`Unprotected`] (no value: no server is protected)
+#[cfg(feature = "auth")]
+pub type Gate = crate::auth::asynchronous::Protection;
+/// The gate of a protected server as the HTTP actors take it: without the `auth` feature,
+/// [`Unprotected`] (no value: no server is protected)
+#[cfg(not(feature = "auth"))]
+pub type Gate = Unprotected;
+
+/// `config` for a server behind `gate`: its 403 for a scoped entry names the gate's
+/// metadata and required scopes
+pub fn gated(mut config: HttpConfig, gate: Option<&Gate>) -> HttpConfig {
+    if let Some(gate) = gate {
+        config.resource_server = Some(Arc::clone(gate.rules()));
+    }
+    config
+}
+
+/// A protected server's admission of one request, the same whatever features the binding
+/// was built with: the principal of its verified token (`None` without a gate), or the
+/// answer that refuses it (401 without a valid token, 403 without the scopes)
+///
+/// # Errors
+/// The refusal, as the response to send.
+pub async fn admit(
+    gate: Option<&Gate>,
+    method: &str,
+    path: &str,
+    headers: &Fields,
+) -> Result<Option<mcp_sansio::http::Principal>, HttpResponse> {
+    #[cfg(feature = "auth")]
+    match gate {
+        Some(gate) => gate.admit(method, path, headers).await.map(Some),
+        None => Ok(None),
+    }
+    #[cfg(not(feature = "auth"))]
+    {
+        let _ = (method, path, headers);
+        match gate {
+            Some(never) => match *never {},
+            None => Ok(None),
+        }
+    }
+}
+
 /// A piece of an open response; the channel closing is its end
 #[derive(Debug)]
 pub enum Piece {
@@ -207,7 +253,7 @@ pub struct ServerFront<C: Channels, P: SessionPeer> {
 }
 
 /// Where a task store's reply to a session's operation goes: the actor's inbox
-pub type StoreSink = Arc<dyn Fn(SessionKey, Ticket, StoreReply) + Send + Sync>;
+pub(crate) type StoreSink = Arc<dyn Fn(SessionKey, Ticket, StoreReply) + Send + Sync>;
 
 impl<C: Channels, P: SessionPeer> std::fmt::Debug for ServerFront<C, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

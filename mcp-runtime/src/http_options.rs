@@ -11,7 +11,7 @@ use std::time::Duration;
 /// The default of [`HttpOptions::connect_timeout`]
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default of [`HttpOptions::request_timeout`]
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Which proxy an HTTP client goes through
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

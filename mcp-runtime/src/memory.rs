@@ -22,7 +22,7 @@ use futures_lite::{AsyncRead, AsyncWrite};
 
 /// How many bytes a pipe holds before its writer waits: the size of one read of the actors'
 /// buffer, so a burst is read in one go and a peer that stops reading stalls its writer
-pub const PIPE_CAPACITY: usize = 64 * 1024;
+pub(crate) const PIPE_CAPACITY: usize = 64 * 1024;
 
 /// The reading half of an in-memory [`pipe`]
 #[derive(Debug)]
@@ -35,7 +35,7 @@ pub struct PipeWriter(Arc<Shared>);
 /// One end of an in-memory connection: what it reads and what it writes
 pub type End = (PipeReader, PipeWriter);
 
-/// A bounded in-memory byte pipe of [`PIPE_CAPACITY`] bytes
+/// A bounded in-memory byte pipe of `PIPE_CAPACITY` bytes (64 KiB)
 pub fn pipe() -> (PipeReader, PipeWriter) {
     let shared = Arc::new(Shared::default());
     (PipeReader(Arc::clone(&shared)), PipeWriter(shared))

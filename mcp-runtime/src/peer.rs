@@ -387,7 +387,7 @@ impl<R: Plumbing> Handlers<R> {
 }
 
 /// An async actor's end of its [`Handlers`] channel
-pub type HandlerRx<R> = chan::QueueReceiver<(SessionKey, HandlerMsg<R>)>;
+pub(crate) type HandlerRx<R> = chan::QueueReceiver<(SessionKey, HandlerMsg<R>)>;
 
 impl<R: Runtime> Handlers<R> {
     /// A channel whose senders are tagged with [`SessionKey::STATELESS`]
@@ -409,7 +409,7 @@ struct Pending<R: Plumbing> {
 type AskWaiter<R> = <R as Plumbing>::Reply<AskReply>;
 
 /// A request's own HTTP headers
-pub type RequestHeaders = (OutboundId, Vec<(String, String)>);
+pub(crate) type RequestHeaders = (OutboundId, Vec<(String, String)>);
 
 /// The per-`Session` state of an actor: the application's calls in flight, the handlers
 /// running, and what they wait for. Every transport's actor drives its sessions through
@@ -822,7 +822,7 @@ impl<R: Plumbing> Peer<R> {
 
 /// Hands a change the server pushes to one session: the core decides whether and what it
 /// sends (a closed session, a list without `listChanged`, a URI nobody subscribed to: nothing)
-pub fn push_to(session: &mut ServerSession, push: &Push) {
+pub(crate) fn push_to(session: &mut ServerSession, push: &Push) {
     match push {
         Push::ListChanged(kind) => {
             let _ = session.notify_list_changed(*kind);

@@ -40,6 +40,10 @@ use crate::sample::{self, SampleError};
 use crate::store::{Subscription, TaskStore};
 use mcp_sansio::store::{SharedTasks, Signal, StoreOp};
 
+pub use crate::arguments::decode_arguments;
+#[cfg(feature = "schemars")]
+pub use crate::arguments::typed_tool;
+
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 type ToolFn<R> = Arc<
     dyn Fn(Context<R>, Map<String, Value>) -> BoxFuture<Result<CallToolResult, ErrorObject>>
@@ -62,12 +66,71 @@ type PromptFn<R> = Arc<
         + Sync,
 >;
 
-/// What a handler can do besides returning its result: report progress, log, ask the
-/// client for input, run as a task
+/// What a handler can do besides returning its result: report progress, log, ask the client
+/// for input, run as a task
 ///
-/// The handlers' context of every binding: the async bindings name it `Context` (this type
-/// for their runtime: `mcp_sansio_tokio::Context`, `mcp_sansio_async_std::Context`), and
-/// their pages document it with examples.
+/// Every handler run gets a `Context` for its request, as its first argument. It is cheap to
+/// clone and `Send`, so a task the handler spawns can report for it too. Its methods (their
+/// full docs follow below, under *Implementations*; `R` is the binding's runtime):
+///
+/// | method | what it does |
+/// |---|---|
+/// | [`progress`](#method.progress)`(Progress)` | reports progress, if the client asked for it (a no-op otherwise) |
+/// | [`log`](#method.log)`(LoggingLevel, data)` | sends `notifications/message` if the level passes the client's filter: the connection's `logging/setLevel` on legacy sessions (`info` until set), the request's own `_meta` log level on modern ones (nothing unless it asked) |
+/// | [`ask`](#method.ask)`(InputRequests).await` | asks the client for input (elicitation, sampling, roots) in either era; on a modern request the handler runs again with the answers, so ask before work that must not run twice |
+/// | [`task_offered`](#method.task_offered)`()` | whether the client allows this request to run as a task |
+/// | [`run_as_task`](#method.run_as_task)`(TaskOptions).await` | answers with a task now and keeps working; the result completes the task, `tasks/cancel` aborts the handler |
+///
+/// A cancelled request (the client's `notifications/cancelled` or `tasks/cancel`, or its
+/// connection closing) aborts the handler's task: its future is dropped at the next `.await`.
+///
+/// # Example
+///
+/// A tool that runs as a task when the client allows it, reporting progress and logging as it
+/// goes:
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use mcp_sansio_tokio::mcp_sansio::schema::{CallToolResult, LoggingLevel, Tool};
+/// use mcp_sansio_tokio::mcp_sansio::{
+///     ErrorObject, Implementation, Progress, ServerConfig, TASKS_EXTENSION, TaskOptions,
+/// };
+/// use mcp_sansio_tokio::{Context, Server};
+/// use serde_json::{Map, Value, json};
+///
+/// async fn crunch(
+///     cx: Context,
+///     args: Map<String, Value>,
+/// ) -> Result<CallToolResult, ErrorObject> {
+///     if cx.task_offered() {
+///         cx.run_as_task(TaskOptions::default()).await.map_err(|e| e.to_error())?;
+///     }
+///     let steps = args.get("steps").and_then(Value::as_u64).unwrap_or(3);
+///     for step in 1..=steps {
+///         tokio::time::sleep(Duration::from_millis(10)).await;
+///         cx.progress(Progress::new(step as f64).total(steps as f64));
+///     }
+///     cx.log(LoggingLevel::Info, format!("crunched in {steps} steps"));
+///     Ok(CallToolResult::text("done"))
+/// }
+///
+/// # fn main() -> Result<(), mcp_sansio_tokio::mcp_sansio::server::CatalogError> {
+/// let mut config = ServerConfig::new(Implementation::new("cruncher", "1.0"));
+/// config.capabilities["extensions"] = json!({ (TASKS_EXTENSION): {} }); // 2026 tasks
+/// let server = Server::builder(config)
+///     .logging()
+///     .tool(Tool::new("crunch", Map::new()), crunch)?
+///     .build();
+/// # let _ = server;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// The guide (`guide/` in the repository) has a complete example where a client answers the
+/// handler's question and watches its progress.
+///
+/// Each binding names it `Context` (this type for its runtime).
 pub struct Context<R: Plumbing> {
     id: InboundId,
     wants_progress: bool,
@@ -418,14 +481,95 @@ impl<R: Runtime> Context<R> {
     }
 }
 
-/// Builds a server: its tools, resources, resource templates, prompts and completion
-/// handler, each with an async handler
+/// Builds a `Server`: its tools, resources, resource templates, prompts and completion
+/// handler, each with an async handler, and the capabilities they need
 ///
-/// The async bindings' builder: they name it `ServerBuilder` (this type for their runtime
-/// and their `Server`: `mcp_sansio_tokio::ServerBuilder`,
-/// `mcp_sansio_async_std::ServerBuilder`), start it with their `Server::builder`, and
-/// document it with examples on their pages. [`build`](Self::build) makes an `S` (the
-/// binding's `Server`) from the built [`ServerCore`].
+/// Start with `Server::builder`. Each registration checks its entry (a valid and unique name
+/// or URI, an `inputSchema` that compiles, a template that parses) and returns the builder, or
+/// a [`CatalogError`]; registering declares the capability
+/// (`tools`, `resources`, `prompts`, `completions`), keeping what the
+/// [`ServerConfig`] already declares (such as `listChanged`). Then
+/// [`build`](#method.build) makes the server. Its methods (their full docs follow below, under
+/// *Implementations*; `R` is the binding's runtime, `S` its `Server` and `Context<R>`
+/// is [`Context`]):
+///
+/// | method | registers | the handler gets, and returns |
+/// |---|---|---|
+/// | [`tool`](#method.tool)`(Tool, handler)` | a tool | `(Context, Map<String, Value>)`, the arguments; `CallToolResult` |
+/// | [`typed_tool::<A>`](#method.typed_tool)`(name, description, handler)` | a tool whose `inputSchema` is derived from `A` (feature `schemars`) | `(Context, A)`; `CallToolResult` |
+/// | [`resource`](#method.resource)`(Resource, handler)` | a resource | `(Context, String, Variables)`, the URI; `ReadResourceResult` |
+/// | [`resource_template`](#method.resource_template)`(ResourceTemplate, handler)` | a template and the reader of the URIs it matches | `(Context, String, Variables)`, the URI and the template's values; `ReadResourceResult` |
+/// | [`prompt`](#method.prompt)`(Prompt, handler)` | a prompt | `(Context, BTreeMap<String, String>)`, the arguments; `GetPromptResult` |
+/// | [`completion`](#method.completion)`(handler)` | the `completion/complete` handler | `(Context, CompleteParams)`; `CompleteResult` |
+/// | [`logging`](#method.logging)`()` | the `logging` capability, so [`Context::log`](Context#method.log) reaches legacy clients | |
+/// | [`resource_subscriptions`](#method.resource_subscriptions)`()` | `resources.subscribe`: the session keeps each connection's subscriptions | |
+/// | [`list_changed`](#method.list_changed)`()` | `listChanged` for tools, resources and prompts: the server's `add_*` and `remove_*` tell connected clients | |
+/// | [`build`](#method.build)`()` | nothing more: returns the `Server` | |
+///
+/// A handler is an async closure or `async fn` (`Fn(..) -> impl Future + Send + 'static`, itself
+/// `Send + Sync + 'static`) whose future returns `Result<_, ErrorObject>`: an
+/// [`ErrorObject`] is a JSON-RPC error; a tool that fails in the
+/// domain sense returns `Ok(CallToolResult::error(..))`. The catalog validates a tool's
+/// arguments against its `inputSchema` before the handler runs.
+///
+/// # Example
+///
+/// ```
+/// use mcp_sansio_tokio::mcp_sansio::schema::{
+///     CallToolResult, CompleteResult, GetPromptResult, Prompt, PromptArgument, PromptMessage,
+///     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
+/// };
+/// use mcp_sansio_tokio::mcp_sansio::server::uri_template::Variables;
+/// use mcp_sansio_tokio::mcp_sansio::{ErrorObject, Implementation, ServerConfig};
+/// use mcp_sansio_tokio::{Context, Server};
+/// use serde_json::{Map, json};
+///
+/// async fn read_note(
+///     _cx: Context,
+///     uri: String,
+///     vars: Variables,
+/// ) -> Result<ReadResourceResult, ErrorObject> {
+///     let id = vars.get_str("id").unwrap_or_default();
+///     Ok(ReadResourceResult::new(vec![ResourceContents::text(&uri, format!("Note {id}"))]))
+/// }
+///
+/// # fn main() -> Result<(), mcp_sansio_tokio::mcp_sansio::server::CatalogError> {
+/// let schema = json!({"type": "object", "properties": {"query": {"type": "string"}}});
+/// let server = Server::builder(ServerConfig::new(Implementation::new("notes", "1.0")))
+///     .tool(
+///         Tool::new("search", schema.as_object().cloned().unwrap_or_default())
+///             .with_description("Finds notes"),
+///         |_cx, args| async move {
+///             let query = args["query"].as_str().unwrap_or_default().to_owned();
+///             Ok(CallToolResult::text(format!("notes://1 matches {query:?}")))
+///         },
+///     )?
+///     .resource(
+///         Resource::new("notes://index", "index").with_mime_type("text/plain"),
+///         |_cx, uri, _vars| async move {
+///             Ok(ReadResourceResult::new(vec![ResourceContents::text(uri, "notes://1")]))
+///         },
+///     )?
+///     .resource_template(ResourceTemplate::new("notes://{id}", "note"), read_note)?
+///     .prompt(
+///         Prompt::new("summarize").with_arguments(vec![PromptArgument::new("id").required(true)]),
+///         |_cx, args| async move {
+///             let id = args.get("id").cloned().unwrap_or_default();
+///             Ok(GetPromptResult::new(vec![PromptMessage::user(format!("Summarize note {id}"))]))
+///         },
+///     )?
+///     .completion(|_cx, _params| async { Ok(CompleteResult::new(vec!["1".into()])) })
+///     .logging()
+///     .build();
+/// # let _ = server;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// The guide (`guide/` in the repository) shows the handlers' [`Context`], typed tools and
+/// how to serve the built server.
+///
+/// Each binding names it `ServerBuilder` (this type for its runtime and its `Server`).
 pub struct ServerBuilder<R: Runtime, S> {
     registry: AsyncRegistry<R>,
     server: PhantomData<fn() -> S>,
@@ -672,7 +816,10 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
 }
 
 /// What a built server holds: its configuration and its dispatcher
-#[doc(hidden)]
+///
+/// A binding's IO serves connections of it ([`Server::core`](crate::Server::core),
+/// [`RuntimeIo::serve_stdio`](crate::RuntimeIo::serve_stdio), the HTTP actors); users never
+/// name it.
 pub struct ServerCore<R: Runtime> {
     /// The sessions' configuration
     pub config: Arc<ServerConfig>,
@@ -1083,41 +1230,9 @@ where
     })
 }
 
-/// A tool whose `inputSchema` is derived from `A` with `schemars`
-///
-/// # Errors
-/// [`CatalogError::InputSchemaNotObject`] when the schema is no object.
-#[cfg(feature = "schemars")]
-pub fn typed_tool<A: schemars::JsonSchema>(
-    name: &str,
-    description: &str,
-) -> Result<Tool, CatalogError> {
-    let schema = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default();
-    let Value::Object(mut schema) = schema else {
-        return Err(CatalogError::InputSchemaNotObject {
-            tool: name.to_owned(),
-        });
-    };
-    schema
-        .entry("type")
-        .or_insert_with(|| Value::from("object"));
-    Ok(Tool::new(name, schema).with_description(description))
-}
-
-/// A typed tool's arguments, decoded (-32602 when they do not decode)
-///
-/// # Errors
-/// Invalid params.
-pub fn decode_arguments<A: serde::de::DeserializeOwned>(
-    args: Map<String, Value>,
-) -> Result<A, ErrorObject> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|e| ErrorObject::invalid_params(format!("invalid arguments: {e}")))
-}
-
 /// Answers a request routed to a handler a server does not hold (the catalog and the
 /// handlers are built together, so this does not happen)
-pub fn unregistered<T>(session: &mut ServerSession, request: InboundRequest) -> Option<T> {
+pub(crate) fn unregistered<T>(session: &mut ServerSession, request: InboundRequest) -> Option<T> {
     let error = ErrorObject::internal_error(format!("no handler for {}", request.method));
     session.respond_error(request.responder, &error);
     None
@@ -1426,68 +1541,6 @@ impl<R: Runtime> ServerCore<R> {
     /// The catalog and handlers, changeable while the server runs, and its connections
     pub fn live(&self) -> &Live<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>> {
         self.dispatch.live()
-    }
-
-    /// Adds a tool and its handler while the server runs (the bindings' `Server::add_tool`)
-    ///
-    /// # Errors
-    /// [`CatalogError`] for an invalid name, a duplicate, or an invalid `inputSchema`.
-    pub fn add_tool<F, Fut>(&self, tool: Tool, handler: F) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, Map<String, Value>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CallToolResult, ErrorObject>> + Send + 'static,
-    {
-        self.live()
-            .add_tool(tool, Arc::new(move |cx, args| Box::pin(handler(cx, args))))
-    }
-
-    /// Adds a resource and its reader while the server runs
-    ///
-    /// # Errors
-    /// [`CatalogError`] for a duplicate URI.
-    pub fn add_resource<F, Fut>(&self, resource: Resource, handler: F) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
-    {
-        self.live().add_resource(
-            resource,
-            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
-        )
-    }
-
-    /// Adds a resource template and its reader while the server runs
-    ///
-    /// # Errors
-    /// [`CatalogError`] for a duplicate or unparsable template.
-    pub fn add_resource_template<F, Fut>(
-        &self,
-        template: ResourceTemplate,
-        handler: F,
-    ) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, String, Variables) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ReadResourceResult, ErrorObject>> + Send + 'static,
-    {
-        self.live().add_resource_template(
-            template,
-            Arc::new(move |cx, uri, vars| Box::pin(handler(cx, uri, vars))),
-        )
-    }
-
-    /// Adds a prompt and its handler while the server runs
-    ///
-    /// # Errors
-    /// [`CatalogError`] for a duplicate name.
-    pub fn add_prompt<F, Fut>(&self, prompt: Prompt, handler: F) -> Result<(), CatalogError>
-    where
-        F: Fn(Context<R>, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, ErrorObject>> + Send + 'static,
-    {
-        self.live().add_prompt(
-            prompt,
-            Arc::new(move |cx, args| Box::pin(handler(cx, args))),
-        )
     }
 }
 

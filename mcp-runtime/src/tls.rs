@@ -150,7 +150,7 @@ pub fn client_config(options: &HttpOptions) -> Result<Arc<ClientConfig>, String>
 
 /// The rustls error behind `error`, if any: `error` itself, one of its sources, or the
 /// error an `io::Error` on the way carries
-pub fn rustls_error<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a rustls::Error> {
+pub(crate) fn rustls_error<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a rustls::Error> {
     let mut next = Some(error);
     while let Some(error) = next {
         if let Some(tls) = error.downcast_ref::<rustls::Error>() {

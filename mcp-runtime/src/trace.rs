@@ -118,7 +118,7 @@ pub fn era_name(era: Era) -> &'static str {
 
 /// What a session span knows already, so each field is recorded once
 #[derive(Debug, Default)]
-pub struct SessionTrace {
+pub(crate) struct SessionTrace {
     /// The span names its HTTP session already
     pub(crate) keyed: bool,
     /// The session serves many clients (an HTTP server's 2026 requests): no peer of its own
@@ -130,7 +130,7 @@ pub struct SessionTrace {
 impl SessionTrace {
     /// The handshake or the discovery finished: records the era, the version and the
     /// peer's name and version, and says so
-    pub fn ready(&mut self, span: &Span, version: ProtocolVersion, peer: Option<&PeerInfo>) {
+    pub(crate) fn ready(&mut self, span: &Span, version: ProtocolVersion, peer: Option<&PeerInfo>) {
         if span.is_disabled() || self.era_known {
             return;
         }
@@ -147,7 +147,7 @@ impl SessionTrace {
     /// A server's request in `version`: a 2026 session has no handshake, its first request
     /// tells the era, and the client's name and version in its `_meta` (read only for an
     /// enabled span, and not for a session many clients share)
-    pub fn request_version(
+    pub(crate) fn request_version(
         &mut self,
         span: &Span,
         version: ProtocolVersion,
@@ -167,7 +167,7 @@ impl SessionTrace {
     }
 
     /// The core dropped peer input since the last look: says so (`stats` are the session's)
-    pub fn input(&mut self, span: &Span, stats: Stats) {
+    pub(crate) fn input(&mut self, span: &Span, stats: Stats) {
         if stats == self.stats {
             return;
         }
@@ -191,7 +191,7 @@ impl SessionTrace {
     }
 
     /// An HTTP client's server forgot the session (404) and a new one was started
-    pub fn renewed(span: &Span, version: ProtocolVersion) {
+    pub(crate) fn renewed(span: &Span, version: ProtocolVersion) {
         warn!(
             target: "mcp_sansio::session",
             parent: span,
@@ -201,7 +201,7 @@ impl SessionTrace {
     }
 
     /// The session ended
-    pub fn closed(span: &Span, reason: &CloseReason) {
+    pub(crate) fn closed(span: &Span, reason: &CloseReason) {
         match reason {
             CloseReason::Handshake(_) | CloseReason::Transport(_) => {
                 warn!(target: "mcp_sansio::session", parent: span, %reason, "session closed");
@@ -280,7 +280,7 @@ enum SideOf {
 
 /// One request's span and when it started; only made when the span is enabled
 #[derive(Debug)]
-pub struct RequestTrace {
+pub(crate) struct RequestTrace {
     span: Span,
     start: Instant,
     side: SideOf,
@@ -289,7 +289,7 @@ pub struct RequestTrace {
 impl RequestTrace {
     /// The span of the peer's request (`id`: its JSON-RPC id), a child of `session`;
     /// `None` when no subscriber wants it
-    pub fn server(
+    pub(crate) fn server(
         session: &Span,
         method: &str,
         id: Option<&RequestId>,
@@ -322,7 +322,7 @@ impl RequestTrace {
 
     /// The span of our request, a child of `session`, before it is sent (its id comes with
     /// [`sent`](Self::sent)); `None` when no subscriber wants it
-    pub fn client(session: &Span, method: &str, params: Option<&RawValue>) -> Option<Self> {
+    pub(crate) fn client(session: &Span, method: &str, params: Option<&RawValue>) -> Option<Self> {
         let span = tracing::debug_span!(
             target: "mcp_sansio::request",
             parent: session,
@@ -357,7 +357,7 @@ impl RequestTrace {
 
     /// A 2026 request on a session many clients share (an HTTP server's stateless one):
     /// its span names the client from the request's `_meta`
-    pub fn client_from_meta(&self, params: Option<&RawValue>) {
+    pub(crate) fn client_from_meta(&self, params: Option<&RawValue>) {
         if let Some(info) = params.and_then(|p| client_info(p.get())) {
             self.span.record("peer.name", info.name.as_ref());
             self.span.record("peer.version", info.version.as_ref());
@@ -365,17 +365,17 @@ impl RequestTrace {
     }
 
     /// Our request went out with JSON-RPC id `id`
-    pub fn sent(&self, id: u64) {
+    pub(crate) fn sent(&self, id: u64) {
         self.span.record("id", id);
     }
 
     /// The span, to run a handler in
-    pub fn span(&self) -> &Span {
+    pub(crate) fn span(&self) -> &Span {
         &self.span
     }
 
     /// The request ended: records its outcome and duration and says how it went
-    pub fn end(self, end: &End<'_>) {
+    pub(crate) fn end(self, end: &End<'_>) {
         let span = &self.span;
         let duration_ms = millis(self.start);
         span.record("outcome", end.outcome());
@@ -490,7 +490,7 @@ fn http_exchange(method: &str) -> Span {
 
 /// One open HTTP exchange's span and when it started
 #[derive(Debug)]
-pub struct ExchangeTrace {
+pub(crate) struct ExchangeTrace {
     span: Span,
     start: Instant,
 }
@@ -499,7 +499,10 @@ impl ExchangeTrace {
     /// An exchange of HTTP method `method` whose request has `headers` (only its
     /// `Mcp-Method` is read, and only when the span is enabled); `None` when no subscriber
     /// wants it
-    pub fn new<H: mcp_sansio::http::Headers + ?Sized>(method: &str, headers: &H) -> Option<Self> {
+    pub(crate) fn new<H: mcp_sansio::http::Headers + ?Sized>(
+        method: &str,
+        headers: &H,
+    ) -> Option<Self> {
         let span = http_exchange(method);
         if span.is_disabled() {
             return None;
@@ -514,7 +517,7 @@ impl ExchangeTrace {
     }
 
     /// The actor dropped its response: the client stopped reading
-    pub fn dropped(&self) {
+    pub(crate) fn dropped(&self) {
         debug!(
             target: "mcp_sansio::http",
             parent: &self.span,
@@ -523,12 +526,12 @@ impl ExchangeTrace {
     }
 
     /// Its response's status
-    pub fn status(&self, status: u16) {
+    pub(crate) fn status(&self, status: u16) {
         self.span.record("status", status);
     }
 
     /// A complete response: its status, and why the rules refused, if they did
-    pub fn complete(self, response: &mcp_sansio::http::HttpResponse) {
+    pub(crate) fn complete(self, response: &mcp_sansio::http::HttpResponse) {
         self.status(response.status);
         if response.status >= 400 {
             refused(&self.span, response);
@@ -537,7 +540,7 @@ impl ExchangeTrace {
     }
 
     /// The response ended (or the client went away)
-    pub fn end(self) {
+    pub(crate) fn end(self) {
         self.span.record("duration_ms", millis(self.start));
         debug!(target: "mcp_sansio::http", parent: &self.span, "exchange done");
     }

@@ -210,7 +210,7 @@ pub fn failed(error: &impl std::fmt::Display) -> CallToolResult {
 pub fn arguments<A: serde::de::DeserializeOwned>(
     args: Map<String, Value>,
 ) -> Result<A, ErrorObject> {
-    crate::server::decode_arguments(args)
+    crate::arguments::decode_arguments(args)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -34,6 +34,12 @@ use tokio::task::AbortHandle;
 
 use crate::client::ConnectError;
 use crate::runtime::{ClientOptions, Tokio};
+#[cfg(feature = "auth")]
+use http_body_util::Limited;
+#[cfg(feature = "auth")]
+use mcp_sansio::auth::{AuthRequest, AuthResponse};
+#[cfg(feature = "auth")]
+use mcp_sansio_runtime::auth::{MAX_RESPONSE_BODY, REQUEST_TIMEOUT};
 
 /// The hyper client every request goes through
 pub(crate) type Net = hyper_util::client::legacy::Client<Connector, Full<Bytes>>;
@@ -407,7 +413,7 @@ struct Tasks {
     request_timeout: Duration,
     from_net: NetTx,
     #[cfg(feature = "auth")]
-    user_agent: Option<crate::auth::UserAgent>,
+    user_agent: Option<mcp_sansio_runtime::auth::asynchronous::UserAgent>,
 }
 
 impl Tasks {
@@ -464,7 +470,7 @@ impl Requests for Tasks {
             AuthAction::Fetch(request) => {
                 let net = self.net.clone();
                 tokio::spawn(async move {
-                    let response = crate::auth::perform(&net, request).await;
+                    let response = perform(&net, request).await;
                     let _ = tx.try_send(FromNet::Auth(response));
                 });
             }
@@ -529,4 +535,36 @@ async fn forward(no: StreamId, response: hyper::Response<Incoming>, tx: &NetTx) 
         }
     }
     let _ = tx.try_send(FromNet::End { stream: no });
+}
+
+/// Performs one authorization request (HTTPS too, with the `tls` feature); a transport failure or timeout
+/// becomes [`AuthResponse::failed`]
+#[cfg(feature = "auth")]
+pub(crate) async fn perform(net: &Net, request: AuthRequest) -> AuthResponse {
+    let body = Full::new(Bytes::from(request.body));
+    let Ok(http_request) = mcp_sansio_runtime::http::request(
+        request.method.as_str(),
+        request.url.as_str(),
+        request.headers,
+        body,
+    ) else {
+        return AuthResponse::failed();
+    };
+    let fetch = async {
+        let response = net.request(http_request).await.ok()?;
+        let status = response.status().as_u16();
+        let headers = header_list(response.headers());
+        let body = Limited::new(response.into_body(), MAX_RESPONSE_BODY)
+            .collect()
+            .await
+            .ok()?
+            .to_bytes()
+            .to_vec();
+        Some(AuthResponse::new(status, headers, body))
+    };
+    tokio::time::timeout(REQUEST_TIMEOUT, fetch)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(AuthResponse::failed)
 }

@@ -41,25 +41,14 @@ use tokio::task::JoinHandle;
 use crate::endpoint::{HttpBody, HttpEndpoint};
 use crate::runtime::Tokio;
 
-#[cfg(feature = "auth")]
-pub(crate) use crate::auth::Protection;
-/// Without the `auth` feature no server is protected: there is no `Protection` to give
-#[cfg(not(feature = "auth"))]
-pub(crate) type Protection = mcp_sansio_runtime::http::Unprotected;
+use mcp_sansio_runtime::http::Gate as Protection;
 
 /// What a TLS server accepts its connections with
 #[cfg(feature = "tls")]
 pub(crate) type Tls = tokio_rustls::TlsAcceptor;
 /// Without the `tls` feature no server serves HTTPS: there is no `Tls` to give
 #[cfg(not(feature = "tls"))]
-#[derive(Clone)]
-pub(crate) enum Tls {}
-
-/// The acceptor of an HTTPS server presenting `identity`
-#[cfg(feature = "tls")]
-pub(crate) fn tls(identity: &crate::TlsIdentity) -> Tls {
-    tokio_rustls::TlsAcceptor::from(identity.server_config())
-}
+pub(crate) type Tls = mcp_sansio_runtime::io::NoTls;
 
 /// A running HTTP server: its address, and the way to stop it
 #[derive(Debug)]
@@ -108,11 +97,7 @@ pub(crate) async fn serve(
 ) -> io::Result<HttpServerHandle> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
-    let mut http_config = http_config;
-    // A protected server's 403 for a scoped entry names its metadata and required scopes.
-    if let Some(protection) = &protection {
-        http_config.resource_server = Some(Arc::clone(protection.rules()));
-    }
+    let http_config = mcp_sansio_runtime::http::gated(http_config, protection.as_ref());
     let edge = Arc::new(http_config.clone());
     let (endpoint, actor) = HttpEndpoint::start(server, http_config);
     let (stop, mut stopped) = oneshot::channel::<()>();
@@ -432,7 +417,6 @@ struct Exchange {
     /// Where the request comes from (the principal is added once its token is verified)
     source: Source,
     endpoint: HttpEndpoint,
-    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     protection: Option<Protection>,
     watch: Arc<Watch>,
 }
@@ -441,7 +425,6 @@ struct Exchange {
 /// endpoint
 async fn exchange(req: Request<Incoming>, ctx: Exchange) -> Result<Response<HttpBody>, Infallible> {
     let Exchange {
-        #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
         mut source,
         endpoint,
         protection,
@@ -449,19 +432,14 @@ async fn exchange(req: Request<Incoming>, ctx: Exchange) -> Result<Response<Http
     } = ctx;
     watch.update(|d| d.head_read(Instant::now()));
     let done = Done(Some(Arc::clone(&watch)));
-    #[cfg(feature = "auth")]
-    if let Some(protection) = protection {
+    if protection.is_some() {
         let headers = mcp_sansio_runtime::http::request_fields(req.headers());
-        match protection
-            .admit(req.method().as_str(), req.uri().path(), &headers)
-            .await
-        {
-            Ok(principal) => source = source.with_principal(Some(principal)),
+        let (method, path) = (req.method().as_str(), req.uri().path());
+        match mcp_sansio_runtime::http::admit(protection.as_ref(), method, path, &headers).await {
+            Ok(principal) => source = source.with_principal(principal),
             Err(denial) => return Ok(whole(denial).map(|b| b.with_guard(done))),
         }
     }
-    #[cfg(not(feature = "auth"))]
-    let _ = protection;
     let response = endpoint.respond(req, source).await;
     // The whole body was read once the endpoint answers.
     watch.update(|d| d.body_read(Instant::now()));
@@ -484,7 +462,6 @@ impl Drop for Done {
 }
 
 /// A whole response (a protected server's gate answered)
-#[cfg(feature = "auth")]
 fn whole(answer: mcp_sansio::http::HttpResponse) -> Response<HttpBody> {
     mcp_sansio_runtime::http::response(answer.status, &answer.headers, HttpBody::whole(answer.body))
         .unwrap_or_else(|_| crate::endpoint::plain(500))

@@ -1,4 +1,4 @@
-//! tokio as the binding kernel (`mcp-sansio-runtime`) sees it: handler runs are tasks stopped
+//! tokio as the runtime layer (`mcp-sansio-runtime`) sees it: handler runs are tasks stopped
 //! through their [`AbortHandle`], one [`Sleep`] per actor, and the application's channels are
 //! tokio's unbounded ones; with the client's options and the adapter from tokio's byte
 //! streams to the kernel's (`futures-io`)
@@ -13,12 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::{Instant, Sleep};
 
-pub use mcp_sansio::server::AskFailure;
-pub use mcp_sansio_runtime::client::InputHandler;
-pub use mcp_sansio_runtime::peer::TaskStatusUpdate;
-
-/// The tokio runtime as the binding kernel (`mcp-sansio-runtime`) sees it
-#[doc(hidden)]
+/// The tokio runtime as the runtime layer (`mcp-sansio-runtime`) sees it
 #[derive(Debug, Clone, Copy)]
 pub struct Tokio;
 
@@ -57,8 +52,9 @@ impl mcp_sansio_runtime::Runtime for Tokio {
 /// fields and methods are listed below.
 pub type ClientOptions = mcp_sansio_runtime::client::ClientOptions<Tokio>;
 
-/// A tokio reader or writer as the kernel's (`futures-io`) one
-pub(crate) struct Compat<T>(pub(crate) T);
+/// A tokio reader or writer as the runtime layer's (`futures-io`) one
+#[derive(Debug)]
+pub struct Compat<T>(pub(crate) T);
 
 impl<T: AsyncRead + Unpin> mcp_sansio_runtime::driver::AsyncRead for Compat<T> {
     fn poll_read(

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::FrameError;
+use super::error::{FrameError, too_long_told};
 use super::skim::{Skim, Skimmed};
 
 /// Splits a byte stream into newline-terminated frames, bounded in memory.
@@ -216,7 +216,7 @@ impl LineCodec {
     fn check(&self, begin: usize, end: usize) -> Option<Result<(usize, usize), FrameError>> {
         let line = &self.buf[begin..end];
         if line.len() > self.max_frame_len {
-            Some(Err(super::too_long_told(self.max_frame_len, line)))
+            Some(Err(too_long_told(self.max_frame_len, line)))
         } else if line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
             None
         } else {

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::FrameError;
+use super::error::FrameError;
 
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq)]

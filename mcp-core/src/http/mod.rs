@@ -38,6 +38,7 @@ mod deadline;
 mod extra_headers;
 mod header_value;
 mod headers;
+mod ids;
 mod load;
 mod modern;
 mod origin;
@@ -57,6 +58,7 @@ pub use deadline::{Expiry, ReadDeadline, ReadPhase};
 pub use extra_headers::{HeaderError, check_header};
 pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
 pub use headers::Headers;
+pub use ids::{ExchangeId, SessionKey};
 pub use origin::HostPolicy;
 pub use protected::RequiredScopes;
 pub use response::{HttpResponse, ResponseHead};
@@ -67,31 +69,3 @@ pub use transport::{ClientTransport, HttpMethod, HttpRequest, StreamId};
 pub use x_mcp_header::{
     HeaderParam, ToolHeaderError, ToolWarning, filter_tools_list, validate_tool_headers,
 };
-
-use std::fmt;
-
-/// One open HTTP response the binding is writing; from [`Reply::Open`], in every
-/// [`Output`], and given back to [`HttpServer::handle_closed`]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ExchangeId(u64);
-
-impl fmt::Display for ExchangeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "exchange#{}", self.0)
-    }
-}
-
-/// Which session of an [`HttpServer`] an event came from, or a command goes to
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionKey(u64);
-
-impl SessionKey {
-    /// The one session serving every 2026 (stateless) request
-    pub const STATELESS: Self = Self(0);
-}
-
-impl fmt::Display for SessionKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "session#{}", self.0)
-    }
-}

@@ -199,3 +199,5 @@ impl FitVersion for CompleteResult {
         }
     }
 }
+
+super::fit::same_in_every_version!(CompleteParams);

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::common::Meta;
+use super::common::TaskMetadata;
 use super::fit::FitVersion;
-use super::tasks::TaskMetadata;
 use crate::ProtocolVersion;
 
 /// The `"string"` type tag of enum item schemas
@@ -781,3 +781,5 @@ pub struct UrlElicitationRequiredData {
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+super::fit::same_in_every_version!(ElicitationCompleteParams);

@@ -55,3 +55,9 @@ pub struct UpdateTaskParams {
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+impl FitVersion for UpdateTaskParams {
+    fn fit_to(&mut self, version: ProtocolVersion) {
+        self.input_responses.fit_to(version);
+    }
+}

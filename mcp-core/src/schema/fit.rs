@@ -67,47 +67,22 @@ pub(crate) fn fit_cacheable(
 /// callers can fit every message they send without knowing which ones differ
 macro_rules! same_in_every_version {
     ($($t:ty),* $(,)?) => {$(
-        impl FitVersion for $t {
-            fn fit_to(&mut self, _version: ProtocolVersion) {}
+        impl $crate::schema::FitVersion for $t {
+            fn fit_to(&mut self, _version: $crate::ProtocolVersion) {}
         }
     )*};
 }
+pub(crate) use same_in_every_version;
 
 same_in_every_version!(
     super::PaginatedParams,
     super::MetaParams,
-    super::GetPromptParams,
-    super::ResourceParams,
-    super::CompleteParams,
-    super::SetLevelParams,
-    super::SubscriptionsListenParams,
-    super::LoggingMessageNotificationParams,
-    super::CancelledNotificationParams,
-    super::ProgressNotificationParams,
-    super::ResourceUpdatedNotificationParams,
-    super::ElicitationCompleteParams,
-    super::TaskIdParams,
-    super::GetTaskPayloadResult,
-    super::InitializeParams,
     super::ClientCapabilities,
     super::ServerCapabilities,
-    super::Implementation,
 );
 
 impl FitVersion for super::EmptyResult {
     fn fit_to(&mut self, version: ProtocolVersion) {
         fit_result(&mut self.result_type, version);
-    }
-}
-
-impl FitVersion for super::CallToolParams {
-    fn fit_to(&mut self, version: ProtocolVersion) {
-        self.input_responses.fit_to(version);
-    }
-}
-
-impl FitVersion for super::ext_tasks::UpdateTaskParams {
-    fn fit_to(&mut self, version: ProtocolVersion) {
-        self.input_responses.fit_to(version);
     }
 }

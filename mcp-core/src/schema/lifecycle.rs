@@ -178,6 +178,8 @@ pub fn has_capability(capabilities: &Value, path: &[&str]) -> bool {
     !matches!(v, Value::Null | Value::Bool(false))
 }
 
+super::fit::same_in_every_version!(InitializeParams, Implementation);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,3 +61,5 @@ impl LoggingMessageNotificationParams {
         }
     }
 }
+
+super::fit::same_in_every_version!(SetLevelParams, LoggingMessageNotificationParams);

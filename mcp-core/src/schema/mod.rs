@@ -77,16 +77,19 @@ pub mod ext_tasks;
 mod fit;
 mod form;
 mod lifecycle;
+mod list;
 mod logging;
 pub mod method;
 pub mod mrtr;
 mod notifications;
 mod prompts;
+mod resource_read;
 mod resources;
 mod roots;
 mod sampling;
 mod subscriptions;
 mod tasks;
+mod tool_call;
 mod tools;
 
 pub use capabilities::{
@@ -95,7 +98,7 @@ pub use capabilities::{
 };
 pub use common::{
     Annotations, CacheScope, Cursor, EmptyResult, Icon, IconTheme, Icons, LoggingLevel, Meta,
-    MetaParams, PaginatedParams, PaginatedResult, ProgressToken, ResultType, Role,
+    MetaParams, PaginatedParams, PaginatedResult, ProgressToken, ResultType, Role, TaskMetadata,
 };
 pub use completion::{
     CompleteArgument, CompleteContext, CompleteParams, CompleteResult, Completion,
@@ -123,15 +126,17 @@ pub use lifecycle::{
 pub use logging::{LoggingMessageNotificationParams, SetLevelParams};
 pub use mrtr::{InputRequest, InputRequests, InputRequiredResult, InputResponse, InputResponses};
 pub use notifications::{
-    CancelledNotificationParams, ListChangedParams, ProgressNotificationParams,
+    CancelledNotificationParams, ListChangedParams, ListKind, ProgressNotificationParams,
 };
 pub use prompts::{
     GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
 };
+pub use resource_read::{
+    ReadResourceParams, ReadResourceResult, ResourceParams, SubscribeParams, UnsubscribeParams,
+};
 pub use resources::{
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams, ReadResourceResult,
-    Resource, ResourceParams, ResourceTemplate, ResourceUpdatedNotificationParams, SubscribeParams,
-    UnsubscribeParams,
+    ListResourceTemplatesResult, ListResourcesResult, Resource, ResourceTemplate,
+    ResourceUpdatedNotificationParams,
 };
 pub use roots::{ListRootsResult, Root};
 pub use sampling::{
@@ -144,10 +149,8 @@ pub use subscriptions::{
 };
 pub use tasks::{
     CancelTaskResult, CreateTaskResult, GetTaskPayloadResult, GetTaskResult, ListTasksResult,
-    RELATED_TASK_META_KEY, RelatedTaskMetadata, Task, TaskError, TaskIdParams, TaskMetadata,
-    TaskStatus, TaskStatusNotificationParams,
+    RELATED_TASK_META_KEY, RelatedTaskMetadata, Task, TaskError, TaskIdParams, TaskStatus,
+    TaskStatusNotificationParams,
 };
-pub use tools::{
-    CallToolParams, CallToolResult, ListToolsResult, TaskSupport, Tool, ToolAnnotations,
-    ToolExecution,
-};
+pub use tool_call::{CallToolParams, CallToolResult};
+pub use tools::{ListToolsResult, TaskSupport, Tool, ToolAnnotations, ToolExecution};

@@ -52,3 +52,35 @@ pub struct ProgressNotificationParams {
 /// Params of the `notifications/*/list_changed` notifications and
 /// `notifications/initialized`: only `_meta`
 pub type ListChangedParams = MetaParams;
+
+super::fit::same_in_every_version!(CancelledNotificationParams, ProgressNotificationParams);
+
+/// Which list changed
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ListKind {
+    /// `tools/list`
+    Tools,
+    /// `prompts/list`
+    Prompts,
+    /// `resources/list` (and templates)
+    Resources,
+}
+
+impl ListKind {
+    pub(crate) fn method(self) -> &'static str {
+        match self {
+            Self::Tools => "notifications/tools/list_changed",
+            Self::Prompts => "notifications/prompts/list_changed",
+            Self::Resources => "notifications/resources/list_changed",
+        }
+    }
+
+    pub(crate) fn capability(self) -> &'static str {
+        match self {
+            Self::Tools => "tools",
+            Self::Prompts => "prompts",
+            Self::Resources => "resources",
+        }
+    }
+}

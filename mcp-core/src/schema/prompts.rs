@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use super::common::{Icon, Meta, ResultType, Role};
 use super::content::ContentBlock;
 use super::fit::{FitVersion, fit_result};
+use super::list::list_result;
 use super::mrtr::InputResponses;
-use super::resources::list_result;
 use crate::ProtocolVersion;
 
 /// An argument a prompt accepts
@@ -243,3 +243,5 @@ impl FitVersion for GetPromptResult {
         self.messages.fit_to(version);
     }
 }
+
+super::fit::same_in_every_version!(GetPromptParams);

@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
+use super::common::TaskMetadata;
 use super::common::{Meta, Role};
 use super::content::{SamplingContent, SamplingContents, TextContent};
 use super::fit::FitVersion;
-use super::tasks::TaskMetadata;
 use super::tools::Tool;
 use crate::ProtocolVersion;
 

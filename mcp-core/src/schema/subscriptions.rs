@@ -82,3 +82,5 @@ impl FitVersion for SubscriptionsListenResult {
 
 /// Params of `notifications/subscriptions/acknowledged`
 pub type SubscriptionsAcknowledgedParams = SubscriptionsListenParams;
+
+super::fit::same_in_every_version!(SubscriptionsListenParams);

@@ -37,28 +37,6 @@ impl TaskStatus {
     }
 }
 
-/// Task augmentation of a request (2025-11-25 `task` param): run it as a task
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct TaskMetadata {
-    /// Requested time to live in milliseconds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl: Option<u64>,
-    /// Every other field, kept as sent
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl TaskMetadata {
-    /// Run as a task that lives `ttl_ms` milliseconds
-    pub fn with_ttl(ttl_ms: u64) -> Self {
-        Self {
-            ttl: Some(ttl_ms),
-            extra: Map::new(),
-        }
-    }
-}
-
 /// The value under [`RELATED_TASK_META_KEY`]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -301,3 +279,5 @@ impl FitVersion for ListTasksResult {
         self.tasks.fit_to(version);
     }
 }
+
+super::fit::same_in_every_version!(TaskIdParams, GetTaskPayloadResult);

@@ -22,9 +22,9 @@ use serde_json::json;
 
 use super::catalog::Catalog;
 use super::error::EntryKind;
-use super::uri_template::UriTemplate;
 use crate::jsonrpc::ErrorObject;
 use crate::session::Principal;
+use crate::uri_template::UriTemplate;
 
 /// The JSON-RPC error code of a request refused for want of a scope
 pub const INSUFFICIENT_SCOPE: i64 = -32003;

@@ -6,15 +6,17 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::changes::{ListChanges, Revisions};
+use super::completion::complete;
 use super::error::{CatalogError, EntryKind};
 use super::names::check_tool_name;
 use super::registry::{Order, Registry};
-use super::templates::TemplateEntry;
+use super::templates::{ResourceMatch, TemplateEntry};
 use super::validate::{SchemaLimits, SchemaValidator};
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{ErrorObject, code};
 use crate::schema::{
-    CacheScope, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedParams, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CacheScope, CompleteResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedParams, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 };
 use crate::session::Principal;
 
@@ -491,6 +493,97 @@ impl Catalog {
                 self.revisions.prompts += 1;
             }
         }
+    }
+}
+
+impl Catalog {
+    /// [`complete`] for an argument of a registered prompt
+    ///
+    /// # Errors
+    /// -32602 when the prompt is unknown or declares no such argument.
+    pub fn complete_prompt_argument<I>(
+        &self,
+        prompt: &str,
+        argument: &str,
+        prefix: &str,
+        candidates: I,
+    ) -> Result<CompleteResult, ErrorObject>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let known = self.prompt(prompt).ok_or_else(|| {
+            ErrorObject::new(code::INVALID_PARAMS, format!("Unknown prompt: {prompt}"))
+        })?;
+        if !known.arguments.iter().flatten().any(|a| a.name == argument) {
+            return Err(ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("Prompt {prompt} has no argument {argument}"),
+            ));
+        }
+        Ok(complete(prefix, candidates))
+    }
+}
+
+impl Catalog {
+    /// Registers a resource template under its URI template, parsed once here
+    ///
+    /// # Errors
+    /// [`CatalogError::InvalidTemplate`] when the URI template does not parse,
+    /// [`CatalogError::Duplicate`]; the catalog is unchanged.
+    pub fn add_template(&mut self, template: ResourceTemplate) -> Result<(), CatalogError> {
+        if self.templates.contains(&template.uri_template) {
+            return Err(duplicate(EntryKind::Template, &template.uri_template));
+        }
+        let entry = TemplateEntry::parse(template)?;
+        self.templates
+            .insert(entry.template.uri_template.clone(), entry);
+        self.changed(EntryKind::Template);
+        Ok(())
+    }
+
+    /// What `uri` names: the registered resource with exactly this URI, else the first
+    /// template (in listing order) that matches it, with its variables; `None` when
+    /// nothing does (answer with [`resource_not_found`](super::resource_not_found))
+    ///
+    /// Matching costs grow with the number of templates; each match is bounded by the
+    /// template matcher.
+    pub fn resolve(&self, uri: &str) -> Option<ResourceMatch<'_>> {
+        if let Some(resource) = self.resources.get(uri) {
+            return Some(ResourceMatch::Resource(resource));
+        }
+        self.templates.iter().find_map(|entry| entry.resolve(uri))
+    }
+
+    /// [`complete`](super::complete) for a variable of a registered resource template
+    /// (`completion/complete` with a `ref/resource` reference)
+    ///
+    /// # Errors
+    /// -32602 when the template is not registered or has no such variable.
+    pub fn complete_template_variable<I>(
+        &self,
+        uri_template: &str,
+        variable: &str,
+        prefix: &str,
+        candidates: I,
+    ) -> Result<CompleteResult, ErrorObject>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let entry = self.templates.get(uri_template).ok_or_else(|| {
+            ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("Unknown resource template: {uri_template}"),
+            )
+        })?;
+        if !entry.has_variable(variable) {
+            return Err(ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("Resource template {uri_template} has no variable {variable}"),
+            ));
+        }
+        Ok(complete(prefix, candidates))
     }
 }
 

@@ -1,7 +1,5 @@
 //! Answering `completion/complete` from a list of candidate values
 
-use super::catalog::Catalog;
-use crate::jsonrpc::{ErrorObject, code};
 use crate::schema::{CompleteResult, MAX_COMPLETION_VALUES};
 
 /// The candidates that start with `prefix` (case-sensitive), in the order given, capped at
@@ -37,33 +35,4 @@ where
     result.completion.total = Some(total);
     result.completion.has_more = Some(has_more);
     result
-}
-
-impl Catalog {
-    /// [`complete`] for an argument of a registered prompt
-    ///
-    /// # Errors
-    /// -32602 when the prompt is unknown or declares no such argument.
-    pub fn complete_prompt_argument<I>(
-        &self,
-        prompt: &str,
-        argument: &str,
-        prefix: &str,
-        candidates: I,
-    ) -> Result<CompleteResult, ErrorObject>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        let known = self.prompt(prompt).ok_or_else(|| {
-            ErrorObject::new(code::INVALID_PARAMS, format!("Unknown prompt: {prompt}"))
-        })?;
-        if !known.arguments.iter().flatten().any(|a| a.name == argument) {
-            return Err(ErrorObject::new(
-                code::INVALID_PARAMS,
-                format!("Prompt {prompt} has no argument {argument}"),
-            ));
-        }
-        Ok(complete(prefix, candidates))
-    }
 }

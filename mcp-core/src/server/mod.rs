@@ -62,8 +62,11 @@ mod registry;
 mod route;
 mod runs;
 mod templates;
-pub mod uri_template;
 mod validate;
+
+/// The RFC 6570 engine, now at [`crate::uri_template`]; this path stays for existing code
+#[doc(no_inline)]
+pub use crate::uri_template;
 
 pub use access::{Access, INSUFFICIENT_SCOPE, insufficient_scope};
 pub use call::CallCheck;

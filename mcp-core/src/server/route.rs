@@ -20,8 +20,8 @@ use crate::schema::method::{
     Method, ReadResource,
 };
 use crate::schema::{CompleteParams, FitVersion, Reference};
-use crate::server::uri_template::Variables;
 use crate::session::Principal;
+use crate::uri_template::Variables;
 use crate::version::ProtocolVersion;
 use crate::{InboundRequest, Responder, ServerSession};
 

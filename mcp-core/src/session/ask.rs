@@ -17,7 +17,6 @@
 //! [`ServerConfig::state_key`](super::ServerConfig::state_key), bound to the method, and
 //! carries an expiry; a forged, altered, foreign or expired state is refused with -32602.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -25,7 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::ids::{InboundId, OutboundId, Responder};
+use super::ids::{InboundId, InputId, Responder};
+use super::inbound_table::Answers;
 use super::outbound_table::{OutEntry, Owner, WireId};
 use super::seal::{self, SealError};
 use super::{Answer, CallError, ClientSession, Core, Event, Principal, Role, Session, Side};
@@ -35,21 +35,6 @@ use crate::schema::{
     ResultType, has_capability,
 };
 use crate::version::Era;
-
-/// Answers to input requests gathered so far for one request, by key, as raw JSON
-pub(crate) type Answers = BTreeMap<String, Box<RawValue>>;
-
-/// Which request needs input: one of ours waiting to be retried (modern), or a live request
-/// from the server (legacy)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum InputId {
-    /// A request we sent got `input_required`; answering retries it
-    Retry(OutboundId),
-    /// The server asked directly (`elicitation/create`, `sampling/createMessage`,
-    /// `roots/list`); answering responds to it
-    Live(InboundId),
-}
 
 /// What [`Inbound::ask_input`](super::Inbound::ask_input) did
 #[derive(Debug, Clone, PartialEq)]
@@ -188,7 +173,7 @@ impl ClientSession {
     ///
     /// `Retry`: the core sends the original request again under a new id, with these
     /// answers and the server's `requestState`; the outcome still arrives as one
-    /// `Response` event for the original [`OutboundId`]. `Live`: the core answers the
+    /// `Response` event for the original [`OutboundId`](super::OutboundId). `Live`: the core answers the
     /// server's request with the one response given.
     ///
     /// # Errors
@@ -511,7 +496,7 @@ impl Core {
     }
 
     fn provide_input(&mut self, id: InputId, responses: InputResponses) -> Result<(), InputError> {
-        if matches!(self.phase, super::lifecycle::Phase::Closed) {
+        if matches!(self.phase, super::phase::Phase::Closed) {
             return Err(InputError::Closed);
         }
         match id {

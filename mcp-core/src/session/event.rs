@@ -7,9 +7,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::ask::InputId;
+use super::ids::InputId;
+use super::ids::TaskId;
 use super::ids::{InboundId, OutboundId, Responder};
-use super::tasks::TaskId;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::version::ProtocolVersion;

@@ -53,3 +53,25 @@ impl Responder {
         self.id
     }
 }
+
+/// Which request needs input: one of ours waiting to be retried (modern), or a live request
+/// from the server (legacy)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InputId {
+    /// A request we sent got `input_required`; answering retries it
+    Retry(OutboundId),
+    /// The server asked directly (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`); answering responds to it
+    Live(InboundId),
+}
+
+/// A task of this server session
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(pub(crate) u64);
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "task#{}", self.0)
+    }
+}

@@ -6,7 +6,8 @@ use serde_json::value::RawValue;
 
 use super::ask::{AskError, Asked};
 use super::ids::InboundId;
-use super::tasks::{TaskError, TaskId, TaskOptions};
+use super::ids::TaskId;
+use super::task_table::{TaskError, TaskOptions};
 use super::{Progress, ProgressError, SendError, ServerSession};
 use crate::schema::method::Notification;
 use crate::schema::{FitVersion, InputRequests};

@@ -1,12 +1,12 @@
 //! Requests the peer sent us and we have not answered yet
 
-use super::ids::InboundId;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-use super::ask::Answers;
+use super::ids::InboundId;
 use crate::jsonrpc::RequestId;
 use crate::version::ProtocolVersion;
 
@@ -172,6 +172,9 @@ impl InboundTable {
         self.by_wire.clear();
     }
 }
+
+/// Answers to input requests gathered so far for one request, by key, as raw JSON
+pub(crate) type Answers = BTreeMap<String, Box<RawValue>>;
 
 #[cfg(test)]
 mod tests {

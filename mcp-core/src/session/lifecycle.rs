@@ -9,61 +9,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::outbound_table::{OutEntry, Owner};
+use super::phase::{PeerInfo, Phase};
 use super::{
     Answer, CallError, ClientConfig, CloseReason, Core, EraMode, Event, ServerConfig, Side,
 };
 use crate::jsonrpc::{self, ErrorObject, RequestId};
-use crate::schema::{DiscoverResult, Implementation, InitializeParams, InitializeResult, meta};
+use crate::schema::{DiscoverResult, InitializeParams, InitializeResult, meta};
 use crate::version::{Era, ProtocolVersion};
-
-/// Where a session is in its lifecycle
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
-    /// Client: waiting for the answer to `server/discover` (sent with `version`)
-    Discovering {
-        version: ProtocolVersion,
-        attempt: u8,
-    },
-    /// Client: waiting for the answer to `initialize`; `fallback` when `Auto` sent it after
-    /// discovery failed (a -32022 answer then means the server is modern after all)
-    Initializing { fallback: bool },
-    /// Server: no `initialize` yet; modern requests are served one by one
-    Fresh,
-    /// Server: answered `initialize`; waiting for `notifications/initialized`
-    Initialized { version: ProtocolVersion },
-    /// Handshake or discovery done
-    Ready { version: ProtocolVersion },
-    /// Ended; `Event::Closed` was emitted
-    Closed,
-}
-
-impl Phase {
-    /// The version of a negotiated connection
-    pub(crate) fn version(self) -> Option<ProtocolVersion> {
-        match self {
-            Self::Initialized { version } | Self::Ready { version } => Some(version),
-            _ => None,
-        }
-    }
-}
-
-/// What the peer declared about itself
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct PeerInfo {
-    /// The version in use
-    pub version: ProtocolVersion,
-    /// The peer's name and version (`clientInfo` / `serverInfo`), if it sent them
-    pub info: Option<Implementation>,
-    /// The peer's capabilities, a JSON object
-    pub capabilities: Arc<Value>,
-    /// The server's instructions for the model, if any
-    pub instructions: Option<String>,
-}
 
 /// How many `server/discover` attempts a client makes (a retry follows -32022 naming another
 /// modern version we know)

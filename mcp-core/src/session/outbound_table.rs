@@ -5,9 +5,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-use super::ids::{InboundId, OutboundId};
-use super::tasks::client::FollowedTask;
-use super::tasks::server::TaskId;
+use super::ids::{InboundId, OutboundId, TaskId};
+use crate::schema::TaskStatus;
+
+/// A task the client follows for one of its requests
+#[derive(Debug, Clone)]
+pub(crate) struct FollowedTask {
+    pub(crate) task_id: String,
+    pub(crate) status: TaskStatus,
+    pub(crate) poll_interval: Duration,
+    /// 2025-11-25: `tasks/result` was sent (a poll and a notification may both report the
+    /// end; the result is fetched once)
+    pub(crate) result_asked: bool,
+}
 
 /// The task methods a client sends for a task it follows
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,12 +5,13 @@ use serde_json::value::RawValue;
 
 use super::gating::{Capability, Gate};
 use super::ids::InboundId;
-use super::lifecycle::Phase;
 use super::outbound_table::{AppCall, OutEntry, Owner, WireId};
+use super::phase::Phase;
+use super::task_table::task_capability;
 use super::transmit_queue::Relation;
 use super::{
     Core, OutboundId, Progress, ProgressError, RequestOptions, RespondError, Responder, SendError,
-    Side, gating, tasks,
+    Side, gating,
 };
 use crate::jsonrpc::{self, ErrorId, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
@@ -266,7 +267,7 @@ impl Core {
             return Err(SendError::ParamsNotAnObject);
         }
         let legacy = self.phase.version().is_some_and(|v| v.era() == Era::Legacy);
-        let task_param = match (options.task, tasks::task_capability(method)) {
+        let task_param = match (options.task, task_capability(method)) {
             (Some(ttl), Some((path, name))) if legacy => {
                 self.require_peer_capability(method, path, name)?;
                 let ttl = ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));

@@ -8,13 +8,14 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::gating::{self, Capability, Gate};
-use super::inbound_table::InEntry;
-use super::lifecycle::Phase;
+use super::inbound_table::{Answers, InEntry};
 use super::outbound_table::{OutEntry, Owner, WireId};
 use super::outgoing::{Answer, cacheable};
+use super::phase::Phase;
+use super::task_table::{TaskParam, task_offered};
 use super::{
     CallError, CloseReason, Core, Event, InboundNotification, InboundRequest, OutboundId, Progress,
-    Responder, Side, ask, tasks,
+    Responder, Side, ask,
 };
 use crate::codec::FrameError;
 use crate::jsonrpc::{self, Decoded, ErrorObject, Invalid, Message, RequestId};
@@ -39,12 +40,12 @@ pub(super) struct ParamsWithMeta {
     #[serde(rename = "_meta", default)]
     meta: Option<RequestMeta>,
     #[serde(rename = "inputResponses", default)]
-    input_responses: Option<ask::Answers>,
+    input_responses: Option<Answers>,
     #[serde(rename = "requestState", default)]
     request_state: Option<String>,
     /// 2025-11-25 task augmentation
     #[serde(default)]
-    task: Option<tasks::TaskParam>,
+    task: Option<TaskParam>,
 }
 
 /// How an inbound request reaches the application
@@ -55,8 +56,8 @@ pub(super) struct Delivery {
     batch: Option<u32>,
     /// A modern request to a server
     modern: bool,
-    answers: Option<Box<ask::Answers>>,
-    task_param: Option<tasks::TaskParam>,
+    answers: Option<Box<Answers>>,
+    task_param: Option<TaskParam>,
 }
 
 impl Core {
@@ -298,7 +299,7 @@ impl Core {
         &mut self,
         request: jsonrpc::Request,
         meta: &RequestMeta,
-        task_param: Option<tasks::TaskParam>,
+        task_param: Option<TaskParam>,
         batch: Option<u32>,
     ) {
         match self.phase {
@@ -396,7 +397,7 @@ impl Core {
                 request.method.as_str(),
                 "elicitation/create" | "sampling/createMessage" | "roots/list"
             );
-        let task_offered = tasks::task_offered(
+        let task_offered = task_offered(
             &request.method,
             version,
             self.own_caps(),

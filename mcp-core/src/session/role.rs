@@ -7,10 +7,10 @@
 
 use serde_json::value::RawValue;
 
-use super::ask::InputId;
 use super::event::{CallError, CloseReason, Event, InboundNotification, InboundRequest, Progress};
+use super::ids::InputId;
+use super::ids::TaskId;
 use super::ids::{InboundId, OutboundId};
-use super::tasks::TaskId;
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
 use crate::version::ProtocolVersion;
 

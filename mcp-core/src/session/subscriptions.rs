@@ -26,75 +26,14 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::tasks::TASKS_EXTENSION;
+use super::subscription_table::{Listener, subscription_covers};
+use super::task_table::TASKS_EXTENSION;
 use super::transmit_queue::Relation;
 use super::{Answer, Core, SendError, ServerSession};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::raw::{self, Patch};
-use crate::schema::{has_capability, meta};
+use crate::schema::{ListKind, has_capability, meta};
 use crate::version::Era;
-
-/// Which list changed
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ListKind {
-    /// `tools/list`
-    Tools,
-    /// `prompts/list`
-    Prompts,
-    /// `resources/list` (and templates)
-    Resources,
-}
-
-impl ListKind {
-    fn method(self) -> &'static str {
-        match self {
-            Self::Tools => "notifications/tools/list_changed",
-            Self::Prompts => "notifications/prompts/list_changed",
-            Self::Resources => "notifications/resources/list_changed",
-        }
-    }
-
-    fn capability(self) -> &'static str {
-        match self {
-            Self::Tools => "tools",
-            Self::Prompts => "prompts",
-            Self::Resources => "resources",
-        }
-    }
-}
-
-/// One open `subscriptions/listen` stream
-#[derive(Debug)]
-pub(crate) struct Listener {
-    id: RequestId,
-    lists: [bool; 3],
-    resources: BTreeSet<String>,
-    tasks: BTreeSet<String>,
-    /// Who listens: only their own tasks' notifications reach them
-    principal: Option<super::Principal>,
-}
-
-/// The server's subscription bookkeeping
-#[derive(Debug, Default)]
-pub(crate) struct Subscriptions {
-    listeners: Vec<Listener>,
-    /// Legacy `resources/subscribe`
-    legacy_resources: BTreeSet<String>,
-}
-
-impl Subscriptions {
-    pub(crate) fn is_listener(&self, id: &RequestId) -> bool {
-        self.listeners.iter().any(|l| l.id == *id)
-    }
-
-    /// Ends a stream the client cancelled; `true` if it was one
-    pub(crate) fn cancel(&mut self, id: &RequestId) -> bool {
-        let before = self.listeners.len();
-        self.listeners.retain(|l| l.id != *id);
-        before != self.listeners.len()
-    }
-}
 
 /// The `subscriptions/listen` params the core reads
 #[derive(Deserialize, Default)]
@@ -296,7 +235,7 @@ impl Core {
     /// Writes a notification tagged with a subscription id; ends the stream when the
     /// transmit queue is full
     fn send_tagged(&mut self, id: &RequestId, method: &str, params: &str) {
-        if matches!(self.phase, super::lifecycle::Phase::Closed) {
+        if matches!(self.phase, super::phase::Phase::Closed) {
             return;
         }
         if self.out.len() > self.limits().max_queued_bytes {
@@ -328,7 +267,7 @@ impl Core {
     }
 
     fn check_open(&self) -> Result<(), SendError> {
-        if matches!(self.phase, super::lifecycle::Phase::Closed) || self.eof {
+        if matches!(self.phase, super::phase::Phase::Closed) || self.eof {
             return Err(SendError::Closed);
         }
         Ok(())
@@ -364,12 +303,7 @@ impl Core {
 
     pub(super) fn notify_resource_updated(&mut self, uri: &str) -> Result<usize, SendError> {
         self.check_open()?;
-        let covers = |subscribed: &String| {
-            uri == subscribed
-                || uri
-                    .strip_prefix(subscribed.as_str())
-                    .is_some_and(|rest| rest.starts_with('/') || subscribed.ends_with('/'))
-        };
+        let covers = |subscribed: &String| subscription_covers(subscribed, uri);
         let params = json!({ "uri": uri }).to_string();
         let mut sent = 0;
         let legacy_ready = self.phase.version().is_some_and(|v| v.era() == Era::Legacy);

@@ -1,10 +1,11 @@
 //! Timers and the peer's end, routed to the sub-machines: each request past its deadline,
 //! and each request still in flight when the peer closes, goes to the sub-machine its
 //! [`Owner`] names. Like `receive.rs` (messages from the peer), this file is at the top of
-//! the session's layers (see `layers_test.rs`): it may call every sub-machine, none calls it.
+//! the session's layers (see `tests/session/layers.rs`): it may call every sub-machine, none calls it.
 
 use super::outbound_table::Owner;
-use super::{CallError, CloseReason, Core, Event, Phase};
+use super::phase::Phase;
+use super::{CallError, CloseReason, Core, Event};
 
 impl Core {
     /// Fires what is due: task expiry, then each request past its deadline, routed by its

@@ -1,7 +1,7 @@
 //! RFC 6570 URI templates: the RFC's examples, parse errors, matching for typical MCP
 //! resource templates, and property tests (expand then match round trips; nothing panics)
 
-use mcp_sansio::server::uri_template::{TemplateErrorKind, TemplateValue, UriTemplate, Variables};
+use mcp_sansio::uri_template::{TemplateErrorKind, TemplateValue, UriTemplate, Variables};
 use proptest::prelude::*;
 
 /// The variables of RFC 6570 section 3.2, plus those of sections 2.4.1 (`semi`) and 2.4.2

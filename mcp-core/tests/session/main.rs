@@ -12,6 +12,7 @@ mod features_regressions;
 mod hostile;
 mod identity;
 mod input;
+mod layers;
 mod legacy_close_batch;
 mod legacy_gating;
 mod legacy_lifecycle;

@@ -7,15 +7,22 @@ the legacy ``initialize`` handshake and the 2026-07-28 per-request metadata, tim
 progress, cancellation, input requests, tasks, subscriptions, Streamable HTTP) runs in
 Rust (``mcp-sansio``); the drivers in :mod:`mcp_sansio.aio` and :mod:`mcp_sansio.sync`
 (and the ASGI app of :mod:`mcp_sansio.asgi`, ``Server.asgi_app()``) only move bytes and run
-your handlers. Logs go to the standard ``logging`` module, under ``mcp_sansio``.
+your handlers. Logs go to the standard ``logging`` module, under ``mcp_sansio``
+(``mcp_sansio.server``, ``mcp_sansio.http``, ``mcp_sansio.client``); they stay silent until
+the application configures logging (the package's logger has a ``NullHandler``, so nothing
+reaches Python's last-resort handler on stderr), and errors still reach the peer as
+JSON-RPC errors or ``isError`` results.
 
 The import name is ``mcp_sansio`` (the distribution ``mcp-sansio``), so it installs side by
 side with the official SDK's ``mcp`` package.
 """
 
+import logging as _logging
+
 from ._core import (
     LATEST_PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
+    Catalog,
     ClientSession,
     HttpServer,
     JwtVerifier,
@@ -38,6 +45,7 @@ from .errors import (
     RemoteProtocolError,
     RequestCancelled,
     ProxyError,
+    RedirectError,
     RequestTimeout,
     SubscriptionLost,
 )
@@ -65,6 +73,12 @@ from .events import (
     Unblocked,
 )
 
+# A library logs, the application decides where logs go: without this handler a record of
+# WARNING or above would reach Python's last-resort handler (stderr) when nothing is
+# configured; with logging configured (``logging.basicConfig()``, a handler on
+# ``mcp_sansio``) records propagate as usual.
+_logging.getLogger("mcp_sansio").addHandler(_logging.NullHandler())
+
 __all__ = [
     "TaskStore",
     "JwtVerifier",
@@ -73,6 +87,7 @@ __all__ = [
     "ResourceServer",
     "LATEST_PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
+    "Catalog",
     "ClientSession",
     "HttpServer",
     "ServerConfig",
@@ -88,6 +103,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestCancelled",
     "ProxyError",
+    "RedirectError",
     "RequestTimeout",
     "SubscriptionLost",
     "Cancelled",

@@ -13,6 +13,80 @@ JSON = Any
 LATEST_PROTOCOL_VERSION: str
 PROTOCOL_VERSIONS: List[str]
 
+# The core's JSON-RPC error codes (mcp_sansio::jsonrpc::code, server::INSUFFICIENT_SCOPE)
+PARSE_ERROR: int
+INVALID_REQUEST: int
+METHOD_NOT_FOUND: int
+INVALID_PARAMS: int
+INTERNAL_ERROR: int
+HEADER_MISMATCH: int
+MISSING_REQUIRED_CLIENT_CAPABILITY: int
+UNSUPPORTED_PROTOCOL_VERSION: int
+INSUFFICIENT_SCOPE: int
+
+def protocol_era(version: str) -> Literal["legacy", "modern"]:
+    """The era of a protocol version: ``"legacy"`` (the ``initialize`` handshake) or
+    ``"modern"`` (2026-07-28 on); ``ValueError`` for a version the core does not know."""
+
+def subscription_covers(subscribed: str, uri: str) -> bool:
+    """Whether a subscription to the resource ``subscribed`` covers a change of ``uri`` (the
+    same URI, or one under it): the rule the server sends ``notifications/resources/updated``
+    by."""
+
+def legacy_listen_granted(notifications: Dict[str, JSON], capabilities: Dict[str, JSON]) -> Dict[str, bool]:
+    """``Client.listen`` on a legacy connection: the list-change flags of a listen filter
+    (``toolsListChanged``, ...) that the server's ``capabilities`` declare ``listChanged``
+    for (a legacy server sends those to every client)."""
+
+def legacy_listen_wants(notifications: Dict[str, JSON], method: str, params: Optional[Dict[str, JSON]] = None) -> bool:
+    """``Client.listen`` on a legacy connection: whether a notification belongs to a listen
+    filter (a list change whose flag it sets, a resource update its ``resourceSubscriptions``
+    cover)."""
+
+def elicitation_form(schema: Dict[str, JSON]) -> Dict[str, JSON]:
+    """The restricted ``requestedSchema`` of an elicitation form for a JSON Schema of an
+    object (the core's ``ElicitationSchema::from_json_schema``: ``$ref``s resolved, nullable
+    fields as their type, keywords a form cannot carry left out). Raises ``TypeError`` when
+    it cannot be a form; its ``field`` attribute names the first field a form cannot hold
+    (``None`` when the schema is no object of fields)."""
+
+class Catalog:
+    """A server's tools, resources, resource templates and prompts, each with its handler:
+    the one registry. ``ServerConfig(..., catalog=)`` serves a snapshot of it, and the
+    events of requests routed to an entry carry its ``handler``. Registering a key again
+    replaces the entry (with its handler and scopes); an entry the core refuses raises
+    ``ValueError`` and leaves the catalog as it was. ``scopes``: a list of scopes (or one
+    space-separated string) a caller must be granted to use the entry."""
+
+    def __init__(self) -> None: ...
+    def add_tool(self, tool: Dict[str, JSON], handler: Any, scopes: Any = None) -> None: ...
+    def add_resource(
+        self, uri: str, entry: Dict[str, JSON], handler: Any, scopes: Any = None
+    ) -> Literal["resource", "template"]:
+        """A resource, or a resource template when ``uri`` is a URI template with variables
+        (RFC 6570); ``entry`` holds the rest (``name``, ``description``, ``mimeType``, ...)."""
+    def add_prompt(self, prompt: Dict[str, JSON], handler: Any, scopes: Any = None) -> None: ...
+    def set_completion(self, handler: Any) -> None: ...
+    def remove_tool(self, name: str) -> bool: ...
+    def remove_resource(self, uri: str) -> bool:
+        """Removes a resource or resource template (by its URI or URI template)."""
+    def remove_prompt(self, name: str) -> bool: ...
+    def handler(self, kind: str, key: str) -> Any:
+        """The handler of an entry (``kind``: ``"tool"``, ``"resource"``, ``"template"``,
+        ``"prompt"``), or ``None``."""
+    @property
+    def completion(self) -> Any: ...
+    def tool(self, name: str) -> Optional[Dict[str, JSON]]: ...
+    @property
+    def tools(self) -> List[Dict[str, JSON]]: ...
+    @property
+    def resources(self) -> List[Dict[str, JSON]]: ...
+    @property
+    def resource_templates(self) -> List[Dict[str, JSON]]: ...
+    @property
+    def prompts(self) -> List[Dict[str, JSON]]: ...
+    def required_scopes(self, kind: str, key: str) -> List[str]: ...
+
 class ServerConfig:
     """A server's identity, catalog and capabilities, shared by its sessions.
 
@@ -53,16 +127,29 @@ class ServerConfig:
         lease: Optional[float] = None,
         scopes: Optional[Sequence[Tuple[str, str, Sequence[str]]]] = None,
         hide_forbidden: bool = False,
+        catalog: Optional[Catalog] = None,
+        tasks: bool = False,
     ) -> None:
-        """``scopes``: ``(kind, key, scopes)`` triples, each entry's required scopes (kind
+        """``catalog``: the entries of a :class:`Catalog` with their handlers (added to the
+        lists, if both are given; a ``completion`` handler declares ``completions``).
+        ``tasks``: declares tasks for ``tools/call`` (the 2025-11-25 ``tasks`` capability and
+        the 2026 tasks extension; ``capabilities`` given win). ``scopes``: ``(kind, key, scopes)`` triples, each entry's required scopes (kind
         ``"tool"``, ``"resource"``, ``"template"`` or ``"prompt"``; key its name, URI or URI
         template; ``ValueError`` for an entry not in the catalog): a request from a caller
         whose principal lacks them is refused (-32003 ``insufficient_scope``; over HTTP a 403
         before the session sees it). ``hide_forbidden``: lists leave such entries out."""
     @property
     def capabilities(self) -> Dict[str, JSON]: ...
+    def declares_list_changed(self, list: str) -> bool:
+        """Whether the server declares ``listChanged`` for ``list`` (``"tools"``,
+        ``"prompts"``, ``"resources"``; ``ValueError`` for another)."""
     @property
     def tools(self) -> List[Dict[str, JSON]]: ...
+    def resolve_resource(self, uri: str, principal: Optional["Principal"] = None) -> Tuple[str, Dict[str, JSON]]:
+        """What ``uri`` names, for a caller with ``principal``: ``(key, variables)``, the
+        resource's URI or the matching template's ``uriTemplate`` and its variables;
+        ``McpError`` -32602 when nothing matches, -32003 when the principal lacks the
+        entry's scopes."""
 
 class _ServerCommands:
     def set_catalog(self, config: ServerConfig) -> None:
@@ -137,6 +224,9 @@ class ServerSession(_ServerCommands):
     def is_closed(self) -> bool: ...
     @property
     def version(self) -> Optional[str]: ...
+    @property
+    def era(self) -> Optional[Literal["legacy", "modern"]]:
+        """The era of ``version`` (``None`` while there is none)."""
 
 class HttpServer(_ServerCommands):
     """The Streamable HTTP rules (both wires) and every session of one endpoint."""
@@ -256,7 +346,10 @@ class ClientSession:
         discover_timeout: float = 3.0,
         max_message_size: Optional[int] = None,
         now: Optional[float] = None,
-    ) -> None: ...
+        tasks: bool = False,
+    ) -> None:
+        """``tasks``: declares the 2026 tasks extension (the server may run any call as a
+        task), added to ``capabilities``."""
     def receive_data(self, data: bytes, now: Optional[float] = None) -> None: ...
     def receive_message(self, message: bytes, now: Optional[float] = None) -> None: ...
     def receive_eof(self, now: Optional[float] = None) -> None: ...
@@ -314,6 +407,9 @@ class ClientSession:
     def is_closed(self) -> bool: ...
     @property
     def version(self) -> Optional[str]: ...
+    @property
+    def era(self) -> Optional[Literal["legacy", "modern"]]:
+        """The era of ``version`` (``None`` while there is none)."""
     @property
     def peer(self) -> Optional[Dict[str, JSON]]: ...
     @property

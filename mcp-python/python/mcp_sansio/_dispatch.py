@@ -15,10 +15,12 @@ import logging
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _typed
+from ._core import INTERNAL_ERROR, METHOD_NOT_FOUND, ServerSession
 from .errors import LocalProtocolError, McpError
+from .types import ReadResourceResult
 from .events import (
     Cancelled,
     Closed,
@@ -38,19 +40,11 @@ _EAGER = sys.version_info >= (3, 12)
 MAX_WAITING_REPORTS = 256
 """How many reports (progress, log messages) of one handler run, sent from a worker thread,
 may wait for the event loop; past it a report is dropped (the Rust bindings' bound too)."""
-INTERNAL_ERROR = -32603
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-RESOURCE_NOT_FOUND = -32002
 
 #: Sessions (start, end) at INFO; each request at DEBUG (method, id, tool, resource or
 #: prompt name, outcome, duration); refusals at WARNING, handler failures at ERROR. Never
 #: argument values or results.
 log = logging.getLogger("mcp_sansio.server")
-
-
-def _era(version: str) -> str:
-    return "2026" if version >= "2026" else "legacy"
 
 
 class _Suspended(BaseException):
@@ -94,14 +88,37 @@ class Headers(Mapping[str, str]):
         return f"Headers({self.raw!r})"
 
 
+class Sent:
+    """What the reporting methods of :class:`Context` (``report_progress``, ``log``,
+    ``info``, ...) return: the report is already queued when the method returns, so this
+    awaitable is done. ``await ctx.report_progress(...)`` (the official SDK's habit) and a
+    plain ``ctx.report_progress(...)`` do the same; ignoring it warns about nothing (it is
+    not a coroutine)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Iterator[None]:
+        return iter(())
+
+    def __repr__(self) -> str:
+        return "<mcp_sansio report sent>"
+
+
+_SENT = Sent()
+
+
 class Context:
     """What a handler can do besides returning its result, and who it serves.
 
     A handler receives it when it declares a parameter annotated ``Context`` (or named
     ``ctx``). Its methods may be called from sync handlers too (they run in a worker
-    thread); ``ask_input``/``elicit`` and ``run_as_task`` are coroutines for async handlers,
-    and ``ask_input_blocking``/``elicit_blocking``/``run_as_task_blocking`` their
-    counterparts for sync handlers.
+    thread); ``ask_input``/``elicit``, ``read_resource`` and ``run_as_task`` are coroutines
+    for async handlers, and ``ask_input_blocking``/``elicit_blocking``,
+    ``read_resource_blocking``/``run_as_task_blocking`` their counterparts for sync
+    handlers. The reports (:meth:`report_progress`, :meth:`log`,
+    :meth:`debug`, :meth:`info`, :meth:`warning`, :meth:`error`, :meth:`report_status`) are
+    sent at once and return a done awaitable (:class:`Sent`): call them with or without
+    ``await``.
 
     Who is calling (read-only): :attr:`principal` (the verified access token's subject,
     client id, scopes and claims on a protected server; ``None`` otherwise), :attr:`headers`
@@ -207,35 +224,44 @@ class Context:
 
     def report_progress(
         self, progress: float, total: Optional[float] = None, message: Optional[str] = None
-    ) -> None:
+    ) -> Awaitable[None]:
         """Reports progress, if the client asked for it (otherwise nothing is sent).
 
-        Best effort from a sync handler's thread: past ``MAX_WAITING_REPORTS`` reports still
-        waiting for the event loop, a report is dropped."""
+        Sent at once; returns a done awaitable, so ``await ctx.report_progress(...)`` works
+        as well as a plain call. Best effort from a sync handler's thread: past
+        ``MAX_WAITING_REPORTS`` reports still waiting for the event loop, a report is
+        dropped."""
         self._report(
             lambda s: s.report_progress(self.request_id, float(progress), total, message)
         )
+        return _SENT
 
-    def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
+    def log(
+        self, level: str, data: Any, logger: Optional[str] = None, *, logger_name: Optional[str] = None
+    ) -> Awaitable[None]:
         """Logs to the client (``notifications/message``) if its log level lets ``level``
-        (``debug`` ... ``emergency``) through; best effort, as :meth:`report_progress` is."""
-        self._report(lambda s: s.log(self.request_id, level, data, logger))
+        (``debug`` ... ``emergency``) through; ``logger`` (or ``logger_name``, the official
+        SDK's word) names the logger. Best effort and awaitable or not, as
+        :meth:`report_progress` is."""
+        name = logger if logger is not None else logger_name
+        self._report(lambda s: s.log(self.request_id, level, data, name))
+        return _SENT
 
-    def debug(self, data: Any) -> None:
+    def debug(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("debug", data)``"""
-        self.log("debug", data)
+        return self.log("debug", data, logger_name=logger_name)
 
-    def info(self, data: Any) -> None:
+    def info(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("info", data)``"""
-        self.log("info", data)
+        return self.log("info", data, logger_name=logger_name)
 
-    def warning(self, data: Any) -> None:
+    def warning(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("warning", data)``"""
-        self.log("warning", data)
+        return self.log("warning", data, logger_name=logger_name)
 
-    def error(self, data: Any) -> None:
+    def error(self, data: Any, *, logger_name: Optional[str] = None) -> Awaitable[None]:
         """``log("error", data)``"""
-        self.log("error", data)
+        return self.log("error", data, logger_name=logger_name)
 
     async def ask_input(self, requests: Dict[str, Any]) -> Dict[str, Any]:
         """Asks the client for input, whatever the era; returns the responses by key.
@@ -280,6 +306,34 @@ class Context:
             return answers["elicit"]
         return _typed.elicit_result(answers["elicit"], convert)
 
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Reads one of this server's resources by URI (a resource, or a template the URI
+        matches, as a client's ``resources/read`` is routed by the core), for this request's
+        caller: runs its reader and returns the
+        :class:`~mcp_sansio.types.ReadResourceResult` (``result.contents[0].text``).
+
+        Raises :class:`McpError` when nothing matches (-32602) or the caller lacks the
+        resource's scopes (-32003); what the reader raises propagates. (The official SDK's
+        ``ctx.read_resource`` returns the contents' list; here ``.contents`` is that list.)"""
+        d = self._dispatcher
+        key, variables = d.registry.config.resolve_resource(uri, self.principal)
+        entry = d.registry.resources.get(key)
+        if entry is None:  # removed since the catalog was compiled
+            raise McpError(INVALID_PARAMS, f"Resource not found: {uri}")
+        handler, mime = entry
+        kwargs: Dict[str, Any] = dict(variables)
+        if handler.context_param is not None:
+            kwargs[handler.context_param] = self
+        if handler.meta == "uri":
+            kwargs["uri"] = uri
+        if handler.is_async:
+            value = await handler.fn(**kwargs)
+        else:
+            value = await d.loop.run_in_executor(
+                None, contextvars.copy_context().run, functools.partial(handler.fn, **kwargs)
+            )
+        return ReadResourceResult(_resource_result(uri, mime, value))
+
     async def run_as_task(
         self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
     ) -> int:
@@ -294,12 +348,14 @@ class Context:
         d.flush()
         return task_id
 
-    def report_status(self, message: str) -> None:
+    def report_status(self, message: str) -> Awaitable[None]:
         """Tells the client what the task is doing (status ``working`` with a message);
-        nothing happens when the request did not become a task."""
+        nothing happens when the request did not become a task. Awaitable or not, as
+        :meth:`report_progress` is."""
         task_id = self.task_id
         if task_id is not None:
             self._dispatcher.call(lambda s: s.update_task(task_id, "working", message))
+        return _SENT
 
     # --- for sync handlers (worker threads) ----------------------------------------------
 
@@ -322,6 +378,10 @@ class Context:
     def elicit_blocking(self, message: str, requested_schema: Any = None, *, schema: Any = None) -> Any:
         """:meth:`elicit` for a sync handler (see :meth:`ask_input_blocking`)."""
         return self._blocking(self.elicit(message, requested_schema, schema=schema))
+
+    def read_resource_blocking(self, uri: str) -> ReadResourceResult:
+        """:meth:`read_resource` for a sync handler."""
+        return self._blocking(self.read_resource(uri))
 
     def run_as_task_blocking(
         self, ttl: Optional[float] = None, poll_interval: Optional[float] = None
@@ -378,28 +438,38 @@ def _completion_result(value: Any) -> Dict[str, Any]:
     """A completion handler's return value as a ``CompleteResult``."""
     if isinstance(value, dict) and "completion" in value:
         return value
-    values = [str(v) for v in (value or [])][:100]
+    # The core keeps at most 100 values (the spec's limit) and then says hasMore.
+    values = [str(v) for v in (value or [])]
     return {"completion": {"values": values, "hasMore": False}}
 
 
 class Handler:
-    """A registered function and how to call it."""
+    """A registered function and how to call it (what the server's ``Catalog`` keeps for
+    each entry, and a routed request's event carries)."""
 
-    __slots__ = ("fn", "is_async", "context_param", "meta")
+    __slots__ = ("fn", "is_async", "context_param", "meta", "mime_type")
 
-    def __init__(self, fn: Callable[..., Any], context_param: Optional[str], meta: Any = None):
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        context_param: Optional[str],
+        meta: Any = None,
+        mime_type: Optional[str] = None,
+    ):
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
         self.context_param = context_param
         self.meta = meta
+        #: A resource reader's ``mimeType``, given to what it returns
+        self.mime_type = mime_type
 
 
 class Dispatcher:
-    """Routes one session's events to the handlers; ``flush`` writes what the session
-    queued (bytes to a pipe, or pieces of HTTP responses)."""
+    """Runs the handler each routed event carries (the session's catalog routed it, and
+    holds the handler beside the entry); ``flush`` writes what the session queued (bytes to
+    a pipe, or pieces of HTTP responses)."""
 
-    def __init__(self, registry: Any, session: Any, flush: Callable[[], None]) -> None:
-        self.registry = registry
+    def __init__(self, session: Any, flush: Callable[[], None]) -> None:
         self.session = session
         self.flush = flush
         self.loop = asyncio.get_running_loop()
@@ -435,19 +505,12 @@ class Dispatcher:
             kind = type(event)
             if kind is ToolCall:
                 what = f'tools/call "{event.name}"'
-                handler = self.registry.tools.get(event.name)
-                if handler is None:  # removed since the session's catalog said it exists
-                    self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown tool: {event.name}")
-                    continue
-                self._start(event.request_id, handler, event.arguments, _content_result, what=what, info=event.info)
+                self._start(event.request_id, event.handler, event.arguments, _content_result, what=what, info=event.info)
             elif kind is ResourceRead:
                 what = f'resources/read "{event.uri}"'
-                entry = self.registry.resources.get(event.key)
-                if entry is None:
-                    self._refuse(event.request_id, what, RESOURCE_NOT_FOUND, f"Resource not found: {event.uri}")
-                    continue
-                handler, mime = entry
+                handler = event.handler
                 uri = event.uri
+                mime = handler.mime_type if handler is not None else None
                 self._start(
                     event.request_id,
                     handler,
@@ -459,13 +522,9 @@ class Dispatcher:
                 )
             elif kind is PromptGet:
                 what = f'prompts/get "{event.name}"'
-                handler = self.registry.prompts.get(event.name)
-                if handler is None:
-                    self._refuse(event.request_id, what, INVALID_PARAMS, f"Unknown prompt: {event.name}")
-                    continue
-                self._start(event.request_id, handler, dict(event.arguments), _prompt_result, what=what, info=event.info)
+                self._start(event.request_id, event.handler, dict(event.arguments), _prompt_result, what=what, info=event.info)
             elif kind is CompletionRequest:
-                handler = self.registry.completion_handler
+                handler = event.handler
                 p = event.params
                 args = {
                     "ref": p.get("ref"),
@@ -480,7 +539,7 @@ class Dispatcher:
                 peer = event.peer_info or {}
                 log.info(
                     "session started: %s era, version %s, client %r %s",
-                    _era(event.version), event.version, peer.get("name"), peer.get("version") or "",
+                    event.era, event.version, peer.get("name"), peer.get("version") or "",
                 )
             elif kind is Cancelled:
                 self._cancel(event.request_id)
@@ -503,7 +562,7 @@ class Dispatcher:
             elif kind is Closed:
                 self.close_reason = event.reason
                 log.info("session ended: %s", event.reason)
-                if session.__class__.__name__ == "ServerSession":
+                if isinstance(session, ServerSession):
                     self.closed.set()
                     for rid in list(self.running):
                         self._cancel(rid)
@@ -550,7 +609,7 @@ class Dispatcher:
             # A 2026 connection has no handshake: its first request starts it (an HTTP
             # endpoint's 2026 requests belong to no session).
             self._announced = True
-            if self.session.__class__.__name__ == "ServerSession":
+            if isinstance(self.session, ServerSession):
                 log.info("session started: 2026 era (no handshake; each request names its version)")
         self.started[request_id] = (what, time.monotonic())
         log.debug("%s (request %d) started", what, request_id)

@@ -156,7 +156,7 @@ class Endpoint:
         self.max_buffered = self.core.max_unwritten
         self.loop = asyncio.get_running_loop()
         self.sinks: Dict[int, Sink] = {}
-        self.dispatcher = Dispatcher(server, self.core, self.pump)
+        self.dispatcher = Dispatcher(self.core, self.pump)
         self._pumping = False
         self._dirty = False
         self._timer: Optional[asyncio.TimerHandle] = None

@@ -17,6 +17,15 @@ How a connection is opened:
 - ``connect_timeout`` bounds the TCP connect, the tunnel and the TLS handshake;
   ``response_timeout`` a request's wait for its response head once sent.
 
+Redirects (301, 302, 303, 307, 308 with a ``Location``) are followed within the server's
+origin (scheme, host and port), at most ``MAX_REDIRECTS`` per request, as the official SDK's
+client follows FastAPI's ``/mcp`` -> ``/mcp/``: 307 and 308 (and 301, 302, which HTTP lets a
+client treat alike) resend the same method, headers and body; 303 turns a ``GET`` into a
+``GET`` and is refused for a ``POST`` or ``DELETE`` (its message would be lost). A permanent
+redirect (301, 308) also moves the client's later requests. A redirect to another origin is
+refused with :class:`~mcp_sansio.errors.RedirectError` (the headers, ``Authorization``
+included, never go to another origin).
+
 With ``auth=OAuth(...)`` the Rust transport's OAuth client asks for the requests of its flow
 (metadata, registration, tokens: to any host, each on a connection of its own, through the
 same proxy and TLS settings, never following redirects, at most 30 s and 1 MiB each) and for
@@ -38,8 +47,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import h11
 
 from ._core import HeadlessUserAgent, HttpClientTransport, check_header
-from .aio import _ClientConnection
-from .errors import CertificateError, ConnectError, ProxyError
+from ._connection import _ClientConnection
+from .errors import CertificateError, ConnectError, ProxyError, RedirectError
 
 if TYPE_CHECKING:
     from .auth import OAuth
@@ -49,6 +58,10 @@ Headers = Union[Mapping[str, str], Sequence[Tuple[str, str]]]
 #: PEM text, PEM bytes or a file path; or a list of them
 RootCertificates = Union[str, bytes, "os.PathLike[str]", Sequence[Union[str, bytes, "os.PathLike[str]"]]]
 
+#: How many redirects one request follows (within the server's origin)
+MAX_REDIRECTS = 5
+#: The redirect statuses followed (with a Location)
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_RESPONSE_TIMEOUT = 60.0
 #: How long one request of the authorization flow may take, and the largest body read from
@@ -498,34 +511,74 @@ class _HttpClientConnection(_ClientConnection):
 
     # --- one request ---------------------------------------------------------------------
 
+    async def _send(
+        self, url: _Url, method: str, headers: Any, body: bytes
+    ) -> Tuple[h11.Connection, asyncio.StreamReader, asyncio.StreamWriter]:
+        """Opens a connection to ``url``'s origin (the server's) and writes the request."""
+        try:
+            reader, writer = await self._open(url, self.proxy, self.ssl)
+        except ConnectError as e:
+            if self.connect_failure is None:
+                self.connect_failure = e
+            raise
+        sock = writer.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # asyncio's default too
+        conn = h11.Connection(h11.CLIENT)
+        hdrs = [("Host", url.host_header)] + list(headers)
+        target = url.target
+        if self.proxy is not None and self.ssl is None:
+            target = url.absolute  # plain HTTP through a proxy: absolute form
+            hdrs += _proxy_auth(self.proxy)
+        if method == "POST":
+            hdrs.append(("Content-Length", str(len(body))))
+        pieces = [conn.send(h11.Request(method=method, target=target, headers=hdrs))]
+        if body:
+            pieces.append(conn.send(h11.Data(data=body)))
+        pieces.append(conn.send(h11.EndOfMessage()))
+        writer.write(b"".join(p for p in pieces if p))  # the request in one write
+        return conn, reader, writer
+
+    def _redirect(self, url: _Url, status: int, fields: List[Tuple[str, str]], method: str, count: int) -> Optional[_Url]:
+        """Where a redirect of a request to ``url`` leads (``None``: no ``Location``, the
+        rules see the status), checked: the same origin, at most ``MAX_REDIRECTS``, no
+        ``303`` for a request with a message; else :class:`RedirectError`."""
+        location = next((v for k, v in fields if k.lower() == "location"), None)
+        if location is None:
+            return None
+        to = urllib.parse.urljoin(url.url, location.strip()).split("#", 1)[0]
+        try:
+            target = _Url(to, "redirect's Location")
+        except ValueError as e:
+            raise RedirectError(f"{url.url} answered HTTP {status} with a Location that is no HTTP URL: {e}", url.url, status, to) from None
+        if (target.scheme, target.host.lower(), target.port) != (url.scheme, url.host.lower(), url.port):
+            raise RedirectError(
+                f"{url.url} answered HTTP {status} redirecting to {to}, another origin: refused "
+                "(redirects are followed within the server's scheme, host and port only; "
+                "connect to that URL if you trust it)",
+                url.url,
+                status,
+                to,
+            )
+        if count >= MAX_REDIRECTS:
+            raise RedirectError(f"{url.url} answered HTTP {status}: more than {MAX_REDIRECTS} redirects", url.url, status, to)
+        if status == 303 and method != "GET":
+            raise RedirectError(
+                f"{url.url} answered a {method} with HTTP 303 See Other to {to}: refused (a GET would drop the message)",
+                url.url,
+                status,
+                to,
+            )
+        return target
+
     async def _perform(self, stream: int, method: str, headers: Any, body: bytes) -> None:
         writer = None
         rules, session, url = self.rules, self.session, self.url
         head = False
         aborted = False
+        redirects = 0
         try:
-            try:
-                reader, writer = await self._open()
-            except ConnectError as e:
-                if self.connect_failure is None:
-                    self.connect_failure = e
-                raise
-            sock = writer.get_extra_info("socket")
-            if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # asyncio's default too
-            conn = h11.Connection(h11.CLIENT)
-            hdrs = [("Host", url.host_header)] + list(headers)
-            target = url.target
-            if self.proxy is not None and self.ssl is None:
-                target = url.absolute  # plain HTTP through a proxy: absolute form
-                hdrs += _proxy_auth(self.proxy)
-            if method == "POST":
-                hdrs.append(("Content-Length", str(len(body))))
-            pieces = [conn.send(h11.Request(method=method, target=target, headers=hdrs))]
-            if body:
-                pieces.append(conn.send(h11.Data(data=body)))
-            pieces.append(conn.send(h11.EndOfMessage()))
-            writer.write(b"".join(p for p in pieces if p))  # the request in one write
+            conn, reader, writer = await self._send(url, method, headers, body)
             timeout = self.response_timeout
             due = None if timeout is None else self.loop.time() + timeout
             while True:
@@ -541,9 +594,23 @@ class _HttpClientConnection(_ClientConnection):
                         conn.receive_data(data)
                     continue
                 if isinstance(event, h11.Response):
-                    head = True
                     fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in event.headers]
-                    rules.handle_head(stream, event.status_code, fields, session)
+                    status = event.status_code
+                    moved = self._redirect(url, status, fields, method, redirects) if status in REDIRECT_STATUSES else None
+                    if moved is not None:
+                        # Within the server's origin: the same request there (its headers
+                        # too: the same origin), on a connection of its own.
+                        redirects += 1
+                        if status in (301, 308) and url is self.url:
+                            self.url = moved  # permanent: the later requests go there
+                        url = moved
+                        await _close(writer, False)
+                        writer = None
+                        conn, reader, writer = await self._send(url, method, headers, body)
+                        due = None if timeout is None else self.loop.time() + timeout
+                        continue
+                    head = True
+                    rules.handle_head(stream, status, fields, session)
                 elif isinstance(event, h11.Data):
                     rules.handle_body(stream, bytes(event.data), session)
                 elif isinstance(event, h11.EndOfMessage):
@@ -561,6 +628,8 @@ class _HttpClientConnection(_ClientConnection):
             return  # aborted: the rules already know
         except (OSError, h11.ProtocolError, ConnectionError) as e:
             self.streams.pop(stream, None)
+            if isinstance(e, RedirectError) and self.connect_failure is None:
+                self.connect_failure = e  # a refused redirect of the handshake: its words
             if head:
                 # The body broke off: the end of what arrived. The rules decide: an event
                 # stream with an event id is resumed (GET with Last-Event-ID after the

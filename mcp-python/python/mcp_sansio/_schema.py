@@ -39,6 +39,8 @@ import typing
 import uuid
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ._core import elicitation_form
+
 _SIMPLE = {
     str: {"type": "string"},
     int: {"type": "integer"},
@@ -436,8 +438,6 @@ def output_schema(hint: Any) -> Tuple[Dict[str, Any], bool]:
 
 # --- elicitation ---------------------------------------------------------------------------
 
-_ELICIT_PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean"}
-
 
 def elicitation_fields(cls: type) -> List[Tuple[str, Any, bool, Dict[str, Any]]]:
     """The fields of a model for an elicitation form: (name, hint, required, extra keys)."""
@@ -463,67 +463,38 @@ def elicitation_fields(cls: type) -> List[Tuple[str, Any, bool, Dict[str, Any]]]
 
 
 def elicitation_schema(cls: type) -> Dict[str, Any]:
-    """The restricted ``requestedSchema`` of a model: a flat object of string (``date`` and
-    ``datetime`` ones with their format), number, integer, boolean and enum fields
-    (``Optional`` ones not required; a list of an enum is a multi-select). Raises
+    """The restricted ``requestedSchema`` of a model: the JSON Schema of its fields (as for
+    a tool's arguments; ``Optional`` ones not required), restricted by the core to what a
+    form can hold (``mcp_sansio._core.elicitation_form``: a flat object of string, number,
+    integer, boolean and enum fields, a list of an enum being a multi-select). Raises
     ``TypeError`` naming the first field that cannot be a form field."""
+    builder = SchemaBuilder()
     properties: Dict[str, Any] = {}
     required = []
+    hints: Dict[str, Any] = {}
     for name, hint, is_required, extra in elicitation_fields(cls):
-        hint, description = unwrap(hint)
-        given = hint
-        if is_union(hint):
-            members = [a for a in typing.get_args(hint) if a is not type(None)]
-            if len(members) == 1:
-                hint, more = unwrap(members[0])
-                description = description or more
-                is_required = False
-            else:
-                hint = None
-        schema = _form_field(hint)
-        if schema is None:
-            raise TypeError(
-                f"elicitation schema {cls.__name__}: field {name!r} is "
-                f"{_hint_name(given)}; an elicitation form "
-                "takes only string, number, integer, boolean and enum fields (and lists of an enum)"
-            )
-        if description:
-            schema["description"] = description
-        if extra.get("default", 0) is None:  # no null in a form
-            extra = {k: v for k, v in extra.items() if k != "default"}
-        properties[name] = {**schema, **extra}
-        if is_required:
+        hints[name] = hint
+        properties[name] = {**builder.schema(hint), **extra}
+        if is_required and not _optional(hint):
             required.append(name)
     schema: Dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
-    return schema
+    try:
+        return elicitation_form(builder.finish(schema))
+    except TypeError as e:
+        field = getattr(e, "field", None)
+        if field not in hints:
+            raise
+        raise TypeError(
+            f"elicitation schema {cls.__name__}: field {field!r} is {_hint_name(hints[field])}: {e}"
+        ) from None
 
 
-def _form_field(hint: Any) -> Optional[Dict[str, Any]]:
-    if hint in _ELICIT_PRIMITIVES:
-        return {"type": _ELICIT_PRIMITIVES[hint]}
-    if hint in (datetime.datetime, datetime.date):
-        return dict(_SIMPLE[hint])
-    if enum_values(hint) is not None:
-        try:
-            schema = enum_schema(hint)
-        except TypeError:
-            return None
-        if schema.get("type") == "string":
-            return schema
-        return None
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (list, set, frozenset) and args:
-        item, _ = unwrap(args[0])
-        if enum_values(item) is not None:
-            items = _form_field(item) or {}
-            if items.get("type") == "string":
-                if "oneOf" in items:
-                    items = {"anyOf": items["oneOf"]}
-                return {"type": "array", "items": items}
-    return None
+def _optional(hint: Any) -> bool:
+    """Whether a hint is ``Optional[X]`` (``X | None``): a field a form may leave empty."""
+    hint, _ = unwrap(hint)
+    return is_union(hint) and type(None) in typing.get_args(hint)
 
 
 def _hint_name(hint: Any) -> str:

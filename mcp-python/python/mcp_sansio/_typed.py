@@ -279,6 +279,11 @@ class ElicitResult(Generic[T]):
         """Whether the user accepted (and ``content`` holds the answer)."""
         return self.action == "accept"
 
+    @property
+    def data(self) -> Optional[T]:
+        """``content``, under the official SDK's name (``result.data``)."""
+        return self.content
+
 
 @functools.lru_cache(maxsize=256)
 def _elicitation(cls: type) -> Tuple[Dict[str, Any], Convert]:

@@ -21,6 +21,9 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequ
 
 from . import _schema, _typed
 from ._core import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    Catalog,
     ClientSession,
     JwtVerifier,
     Principal,
@@ -28,11 +31,29 @@ from ._core import (
     ServerSession,
     TaskStore,
     decode_signal,
+    legacy_listen_granted,
+    legacy_listen_wants,
     list_changed_signal,
     resource_updated_signal,
 )
+from ._connection import _ClientConnection, _Connection
 from ._dispatch import Context, Dispatcher, Handler, Headers
 from ._typed import ElicitResult
+from .types import (
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    ReadResourceResult,
+    Result,
+    ServerCapabilities,
+    result_for,
+)
 from .errors import (
     ConnectError,
     ConnectionClosed,
@@ -69,8 +90,6 @@ __all__ = [
 
 _log = logging.getLogger("mcp_sansio.server")
 _client_log = logging.getLogger("mcp_sansio.client")
-
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 #: The servers hearing a store: their subscriptions end at exit, before the interpreter does
@@ -211,16 +230,9 @@ class Server:
         self.lease = lease
         self._store_users = 0  # endpoints attached to the store
         self._store_subscription: Any = None
-        self.tools: Dict[str, Handler] = {}
-        self.resources: Dict[str, Any] = {}
-        self.prompts: Dict[str, Handler] = {}
-        self.completion_handler: Optional[Handler] = None
-        self._tool_defs: List[Dict[str, Any]] = []
-        self._resource_defs: List[Dict[str, Any]] = []
-        self._template_defs: List[Dict[str, Any]] = []
-        self._prompt_defs: List[Dict[str, Any]] = []
-        #: (kind, key) -> the scopes the entry requires of its callers
-        self._scopes: Dict[Tuple[str, str], List[str]] = {}
+        #: The one registry: every tool, resource, template and prompt with its scopes and
+        #: its handler (the core's catalog; requests routed to an entry carry its handler)
+        self.catalog = Catalog()
         self._config: Optional[ServerConfig] = None
 
     # --- registration --------------------------------------------------------------------
@@ -276,10 +288,7 @@ class Server:
                 tool["annotations"] = annotations
             if task_support:
                 tool["execution"] = {"taskSupport": task_support}
-            self._tool_defs = [t for t in self._tool_defs if t["name"] != tool["name"]]
-            self.tools[tool["name"]] = Handler(run, ctx)
-            self._tool_defs.append(tool)
-            self._set_scopes("tool", tool["name"], scopes)
+            self.catalog.add_tool(tool, Handler(run, ctx), scopes)
             self._changed("tools")
             return fn
 
@@ -313,15 +322,8 @@ class Server:
                 entry["mimeType"] = mime_type
             if title:
                 entry["title"] = title
-            self._forget_resource(uri)
-            if "{" in uri:
-                entry["uriTemplate"] = uri
-                self._template_defs.append(entry)
-            else:
-                entry["uri"] = uri
-                self._resource_defs.append(entry)
-            self.resources[uri] = (Handler(fn, ctx, "uri" if wants_uri else None), mime_type)
-            self._set_scopes("template" if "{" in uri else "resource", uri, scopes)
+            handler = Handler(fn, ctx, "uri" if wants_uri else None, mime_type)
+            self.catalog.add_resource(uri, entry, handler, scopes)
             self._changed("resources")
             return fn
 
@@ -353,10 +355,7 @@ class Server:
                 prompt["description"] = desc
             if title:
                 prompt["title"] = title
-            self._prompt_defs = [p for p in self._prompt_defs if p["name"] != prompt["name"]]
-            self.prompts[prompt["name"]] = Handler(fn, ctx)
-            self._prompt_defs.append(prompt)
-            self._set_scopes("prompt", prompt["name"], scopes)
+            self.catalog.add_prompt(prompt, Handler(fn, ctx), scopes)
             self._changed("prompts")
             return fn
 
@@ -377,7 +376,7 @@ class Server:
         returns a list of values (or a ``CompleteResult`` dict)."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.completion_handler = Handler(fn, _schema.context_param(fn, Context))
+            self.catalog.set_completion(Handler(fn, _schema.context_param(fn, Context)))
             self._config = None
             return fn
 
@@ -392,40 +391,19 @@ class Server:
                 self.version,
                 title=self.title,
                 instructions=self.instructions,
-                tools=self._tool_defs,
-                resources=self._resource_defs,
-                resource_templates=self._template_defs,
-                prompts=self._prompt_defs,
-                completions=self.completion_handler is not None,
+                catalog=self.catalog,
+                tasks=self.tasks,
                 logging=self.logging,
                 request_timeout=self.request_timeout,
                 state_key=self._state_key,
                 resource_subscriptions=self.resource_subscriptions,
                 list_changed=self.list_changed,
-                capabilities=self._capabilities(),
+                capabilities=self.capabilities,
                 node=self.node if self.store is not None else None,
                 lease=self.lease,
-                scopes=[(kind, key, list(needed)) for (kind, key), needed in self._scopes.items()],
                 hide_forbidden=self.hide_forbidden,
             )
         return self._config
-
-    def _set_scopes(self, kind: str, key: str, scopes: Optional[Sequence[str]]) -> None:
-        if isinstance(scopes, str):
-            scopes = scopes.split()
-        if scopes:
-            self._scopes[(kind, key)] = [str(s) for s in scopes]
-        else:
-            self._scopes.pop((kind, key), None)
-
-    def _capabilities(self) -> Optional[Dict[str, Any]]:
-        caps: Dict[str, Any] = {}
-        if self.tasks:
-            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-            caps["extensions"] = {TASKS_EXTENSION: {}}
-        for key, value in (self.capabilities or {}).items():
-            caps[key] = value
-        return caps or None
 
     # --- changing the catalog at run time -------------------------------------------------
 
@@ -435,36 +413,25 @@ class Server:
         ``list_changed=True``, clients are told (``notifications/tools/list_changed``). A
         call already running goes on. Registering a tool with the decorator while serving
         works the same way. Safe to call from any thread."""
-        if self.tools.pop(name, None) is None:
+        if not self.catalog.remove_tool(name):
             return False
-        self._tool_defs = [t for t in self._tool_defs if t["name"] != name]
-        self._scopes.pop(("tool", name), None)
         self._changed("tools")
         return True
 
     def remove_resource(self, uri: str) -> bool:
         """Removes a resource or resource template (by its URI or template), as
         :meth:`remove_tool` removes a tool."""
-        if self.resources.pop(uri, None) is None:
+        if not self.catalog.remove_resource(uri):
             return False
-        self._forget_resource(uri)
         self._changed("resources")
         return True
 
     def remove_prompt(self, name: str) -> bool:
         """Removes a prompt, as :meth:`remove_tool` removes a tool."""
-        if self.prompts.pop(name, None) is None:
+        if not self.catalog.remove_prompt(name):
             return False
-        self._prompt_defs = [p for p in self._prompt_defs if p["name"] != name]
-        self._scopes.pop(("prompt", name), None)
         self._changed("prompts")
         return True
-
-    def _forget_resource(self, uri: str) -> None:
-        self._resource_defs = [r for r in self._resource_defs if r.get("uri") != uri]
-        self._template_defs = [t for t in self._template_defs if t.get("uriTemplate") != uri]
-        self._scopes.pop(("resource", uri), None)
-        self._scopes.pop(("template", uri), None)
 
     def _changed(self, kind: str) -> None:
         """The catalog changed: rebuild it; while serving, every connection and endpoint
@@ -474,7 +441,7 @@ class Server:
             return
         config = self.config
         self._publish(lambda core: core.set_catalog(config))
-        if (config.capabilities.get(kind) or {}).get("listChanged"):
+        if config.declares_list_changed(kind):
             self._publish(lambda core: core.notify_list_changed(kind))
             self._tell_others(list_changed_signal, kind)
         _log.info("the %s changed at run time (%d live connections or endpoints)", kind, len(self._live))
@@ -486,9 +453,7 @@ class Server:
         ``"resources"``): legacy clients directly, 2026 clients on the ``subscriptions/listen``
         streams that asked for it. Needs ``list_changed=True`` (raises
         :class:`LocalProtocolError` otherwise). Safe to call from any thread."""
-        if kind not in ("tools", "prompts", "resources"):
-            raise ValueError(f"unknown list {kind!r} (tools, prompts or resources)")
-        if not self.config.capabilities.get(kind, {}).get("listChanged"):
+        if not self.config.declares_list_changed(kind):  # ValueError for an unknown list
             raise LocalProtocolError(f"the server does not declare {kind}.listChanged (list_changed=True)")
         self._publish(lambda core: core.notify_list_changed(kind))
         self._tell_others(list_changed_signal, kind)
@@ -770,125 +735,6 @@ def inspect_doc(fn: Callable[..., Any]) -> Optional[str]:
     return doc.split("\n\n")[0].strip() or None if doc else None
 
 
-class _Connection(asyncio.Protocol):
-    """Feeds a session from a byte stream and writes what it queues; reentrancy-safe, so
-    two connections may be joined in memory."""
-
-    def __init__(self, session: Any) -> None:
-        self.session = session
-        self.write: Optional[Callable[[bytes], Any]] = None
-        self.transport: Optional[asyncio.BaseTransport] = None
-        self._pumping = False
-        self._dirty = False
-        self._timer: Optional[asyncio.TimerHandle] = None
-        self._deadline: Optional[float] = None
-        self._paused = False
-        self._write_paused = False
-        self._eof = False
-        self.loop = asyncio.get_running_loop()
-        self.thread = threading.get_ident()
-
-    def set_writer(self, write: Callable[[bytes], Any]) -> None:
-        self.write = write
-        self.pump()
-
-    # asyncio.Protocol
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.session.receive_data(data)
-        self.pump()
-
-    def eof_received(self) -> Optional[bool]:
-        self.feed_eof()
-        return None
-
-    def connection_lost(self, exc: Optional[Exception]) -> None:
-        self.feed_eof()
-
-    def feed_eof(self) -> None:
-        if not self._eof:
-            self._eof = True
-            self.session.receive_eof()
-            self.pump()
-
-    def pause_writing(self) -> None:
-        """The transport's buffer is full: leave further bytes in the session (whose queue
-        is bounded: past it, commands report the session blocked and reading pauses)."""
-        self._write_paused = True
-
-    def resume_writing(self) -> None:
-        self._write_paused = False
-        self.pump()
-
-    def flush(self) -> None:
-        if self.write is None or self._write_paused:
-            return  # the bytes wait in the session until they can be written
-        data = self.session.data_to_send()
-        if data:
-            self.write(data)
-
-    def handle_events(self) -> None:
-        raise NotImplementedError
-
-    def pump(self) -> None:
-        """Handles every event, writes every byte, and re-arms the timer."""
-        if self._pumping:
-            self._dirty = True
-            return
-        self._pumping = True
-        try:
-            while True:
-                self._dirty = False
-                self.handle_events()
-                self.flush()
-                if not self._dirty:
-                    break
-        finally:
-            self._pumping = False
-        self._arm()
-        transport = self.transport
-        if transport is not None and hasattr(transport, "pause_reading"):
-            wants = self.session.wants_read
-            if self._paused and wants:
-                self._paused = False
-                transport.resume_reading()  # type: ignore[attr-defined]
-            elif not self._paused and not wants and not self.session.is_closed:
-                self._paused = True
-                transport.pause_reading()  # type: ignore[attr-defined]
-
-    def next_deadline(self) -> Optional[float]:
-        return self.session.next_deadline()
-
-    def on_timeout(self) -> None:
-        self.session.handle_timeout()
-
-    def _arm(self) -> None:
-        # One timer, moved only earlier: firing early is harmless (handle_timeout fires what
-        # is due and the timer is re-armed), and most requests only push the deadline later.
-        deadline = self.next_deadline()
-        if deadline is None:
-            return
-        if self._timer is not None and self._deadline is not None and self._deadline <= deadline:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._deadline = deadline
-        self._timer = self.loop.call_at(deadline, self._on_timer)
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._deadline = None
-        self.on_timeout()
-        self.pump()
-
-    def stop_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-
 #: Seconds a server's handlers may still run after the client closed its side (EOF on
 #: stdin) to write the answers they owe; then they are cancelled
 EOF_GRACE = 1.5
@@ -902,7 +748,7 @@ class ServerConnection(_Connection):
         if principal is not None:
             self.session.set_principal(principal)
         self.server = server
-        self.dispatcher = Dispatcher(server, self.session, self.pump)
+        self.dispatcher = Dispatcher(self.session, self.pump)
         server._live.add(self)
 
     def handle_events(self) -> None:
@@ -985,15 +831,6 @@ def _signal_status(number: int) -> str:
         return f"signal: {number}"
 
 
-class _ClientConnection(_Connection):
-    def __init__(self, session: ClientSession, client: "Client") -> None:
-        super().__init__(session)
-        self.client = client
-
-    def handle_events(self) -> None:
-        self.client._drain()
-
-
 class Client:
     """An MCP client on asyncio; make one with :meth:`connect_stdio`, :meth:`connect_http`
     or :meth:`connect_in_process`, and use it as an async context manager::
@@ -1001,8 +838,11 @@ class Client:
         async with Client.connect_stdio(sys.executable, ["server.py"]) as client:
             print(await client.call_tool("add", {"a": 1, "b": 2}))
 
-    Results are plain dicts, as the protocol defines them. A JSON-RPC error answer raises
-    :class:`McpError`; a closed connection :class:`ConnectionClosed`.
+    Results are typed objects (:mod:`mcp_sansio.types`): ``result.content[0].text``,
+    ``result.structured_content``, ``result.is_error`` (the wire's camelCase names work
+    too), ``result.model_dump()`` for a plain dict; each is also the ``dict`` the server
+    sent, so ``result["content"]`` and ``json.dumps(result)`` work as before. A JSON-RPC
+    error answer raises :class:`McpError`; a closed connection :class:`ConnectionClosed`.
 
     Input the server asks for is answered by ``on_elicit(params) -> result``,
     ``on_sample(params) -> result`` (sync or async) and ``roots`` (a list of root dicts);
@@ -1033,8 +873,6 @@ class Client:
         max_message_size: Optional[int] = None,
     ) -> None:
         caps = dict(capabilities or {})
-        if tasks:
-            caps["extensions"] = dict(caps.get("extensions") or {}, **{TASKS_EXTENSION: {}})
         if on_elicit is not None:
             caps.setdefault("elicitation", {"form": {}})
         if on_sample is not None:
@@ -1048,6 +886,7 @@ class Client:
             capabilities=caps,
             request_timeout=request_timeout,
             max_message_size=max_message_size,
+            tasks=tasks,
         )
         self.on_elicit = on_elicit
         self.on_sample = on_sample
@@ -1268,14 +1107,30 @@ class Client:
         return self.session.version
 
     @property
-    def server_info(self) -> Optional[Dict[str, Any]]:
-        """The server's ``serverInfo``."""
-        return self.server.peer_info if self.server else None
+    def server_info(self) -> Optional[Implementation]:
+        """The server's ``serverInfo`` (``name``, ``version``, ``title``, ...)."""
+        info = self.server.peer_info if self.server else None
+        return Implementation(info) if info is not None else None
 
     @property
-    def server_capabilities(self) -> Dict[str, Any]:
-        """The server's capabilities."""
-        return self.server.capabilities if self.server else {}
+    def server_capabilities(self) -> ServerCapabilities:
+        """The server's capabilities (``server_capabilities.tools``, ...)."""
+        return ServerCapabilities(self.server.capabilities if self.server else {})
+
+    @property
+    def initialize_result(self) -> Optional[InitializeResult]:
+        """What the connection learned of the server (``protocol_version``,
+        ``capabilities``, ``server_info``, ``instructions``), in either era; ``None`` before
+        it is ready."""
+        ready = self.server
+        if ready is None:
+            return None
+        result: Dict[str, Any] = {"protocolVersion": ready.version, "capabilities": ready.capabilities or {}}
+        if ready.peer_info is not None:
+            result["serverInfo"] = ready.peer_info
+        if ready.instructions is not None:
+            result["instructions"] = ready.instructions
+        return InitializeResult(result)
 
     @property
     def instructions(self) -> Optional[str]:
@@ -1340,10 +1195,9 @@ class Client:
             elif kind is Ready:
                 if not self._ready.done():
                     info = event.peer_info or {}
-                    era = "2026" if event.version >= "2026" else "legacy"
                     _client_log.info(
                         "connected to %r %s: %s era, version %s",
-                        info.get("name"), info.get("version") or "", era, event.version,
+                        info.get("name"), info.get("version") or "", event.era, event.version,
                     )
                     self._ready.set_result(event)
             elif kind is SessionRenewed:
@@ -1397,7 +1251,7 @@ class Client:
                 elif method == "roots/list" and self.roots is not None:
                     r = {"roots": list(self.roots)}
                 else:
-                    self.session.refuse_input(event.input_id, -32601, f"{method} is not supported")
+                    self.session.refuse_input(event.input_id, METHOD_NOT_FOUND, f"{method} is not supported")
                     self._conn.pump()
                     return
                 if asyncio.iscoroutine(r):
@@ -1408,7 +1262,7 @@ class Client:
             pass
         except Exception as e:
             try:
-                self.session.refuse_input(event.input_id, -32603, str(e))
+                self.session.refuse_input(event.input_id, INTERNAL_ERROR, str(e))
             except LocalProtocolError:
                 pass
         self._conn.pump()
@@ -1462,13 +1316,15 @@ class Client:
         *,
         timeout: Optional[float] = None,
         headers: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
-    ) -> Dict[str, Any]:
-        """Sends any request; returns its result. ``headers`` go on its HTTP request only
-        (see :meth:`connect_http`)."""
+    ) -> Result:
+        """Sends any request; returns its result (the typed one of a method this library
+        knows, e.g. a :class:`~mcp_sansio.types.GetTaskResult` for ``tasks/get``, else a
+        :class:`~mcp_sansio.types.Result`). ``headers`` go on its HTTP request only (see
+        :meth:`connect_http`)."""
         self._check_open()
         extra = self._headers(headers)
         rid = self.session.send_request(method, params, timeout=timeout)
-        return await self._call(self._sent_with(rid, extra))
+        return result_for(method, await self._call(self._sent_with(rid, extra)))
 
     async def call_tool(
         self,
@@ -1481,9 +1337,10 @@ class Client:
         task_ttl: Optional[float] = None,
         on_task_status: Optional["TaskStatusCallback"] = None,
         headers: Optional[Union[Mapping[str, str], Sequence[Tuple[str, str]]]] = None,
-    ) -> Dict[str, Any]:
-        """``tools/call``: returns the ``CallToolResult`` (a tool's own failure is a result
-        with ``isError``; check it).
+    ) -> CallToolResult:
+        """``tools/call``: returns the :class:`~mcp_sansio.types.CallToolResult`
+        (``content``, ``structured_content``; a tool's own failure is a result with
+        ``is_error``: check it).
 
         ``as_task=True`` asks a 2025-11-25 server to run the call as a task (a 2026 server
         decides by itself, for a client made with ``tasks=True``). Either way the call ends
@@ -1503,42 +1360,42 @@ class Client:
             as_task=as_task,
             task_ttl=task_ttl,
         )
-        return await self._call(self._sent_with(rid, extra), progress_callback, on_task_status)
+        return CallToolResult(await self._call(self._sent_with(rid, extra), progress_callback, on_task_status))
 
-    async def list_tools(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_tools(self, cursor: Optional[str] = None) -> ListToolsResult:
         """``tools/list`` (one page; ``nextCursor`` names the next)."""
         self._check_open()
-        return await self._call(self.session.list_tools(cursor))
+        return ListToolsResult(await self._call(self.session.list_tools(cursor)))
 
-    async def list_resources(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_resources(self, cursor: Optional[str] = None) -> ListResourcesResult:
         """``resources/list``"""
         self._check_open()
-        return await self._call(self.session.list_resources(cursor))
+        return ListResourcesResult(await self._call(self.session.list_resources(cursor)))
 
-    async def list_resource_templates(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_resource_templates(self, cursor: Optional[str] = None) -> ListResourceTemplatesResult:
         """``resources/templates/list``"""
         self._check_open()
-        return await self._call(self.session.list_resource_templates(cursor))
+        return ListResourceTemplatesResult(await self._call(self.session.list_resource_templates(cursor)))
 
-    async def read_resource(self, uri: str) -> Dict[str, Any]:
+    async def read_resource(self, uri: str) -> ReadResourceResult:
         """``resources/read``"""
         self._check_open()
-        return await self._call(self.session.read_resource(uri))
+        return ReadResourceResult(await self._call(self.session.read_resource(uri)))
 
-    async def list_prompts(self, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_prompts(self, cursor: Optional[str] = None) -> ListPromptsResult:
         """``prompts/list``"""
         self._check_open()
-        return await self._call(self.session.list_prompts(cursor))
+        return ListPromptsResult(await self._call(self.session.list_prompts(cursor)))
 
-    async def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    async def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
         """``prompts/get``"""
         self._check_open()
-        return await self._call(self.session.get_prompt(name, arguments))
+        return GetPromptResult(await self._call(self.session.get_prompt(name, arguments)))
 
-    async def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    async def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None) -> CompleteResult:
         """``completion/complete``"""
         self._check_open()
-        return await self._call(self.session.complete(ref, argument, context))
+        return CompleteResult(await self._call(self.session.complete(ref, argument, context)))
 
     async def ping(self) -> None:
         """``ping``"""
@@ -1645,7 +1502,7 @@ class Subscription:
     async def _open(self) -> "Subscription":
         client = self._client
         client._check_open()
-        if client.protocol_version == "2026-07-28":
+        if client.session.era == "modern":
             filt = {k: v for k, v in self._wanted.items() if v}
             self._acked = client._conn.loop.create_future()
             rid = client.session.listen(filt)
@@ -1659,10 +1516,7 @@ class Subscription:
                 raise
             return self
         # Legacy: subscribe each URI; list changes reach every client that can hear them.
-        caps = client.server_capabilities
-        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
-            if self._wanted[flag] and (caps.get(kind) or {}).get("listChanged"):
-                self.granted[flag] = True
+        self.granted.update(legacy_listen_granted(self._wanted, client.server_capabilities))
         client._legacy_listeners.append(self)
         try:
             for uri in self._wanted["resourceSubscriptions"]:
@@ -1732,17 +1586,8 @@ class Subscription:
 
     def _wants(self, event: Notification) -> bool:
         """Legacy: which of the connection's notifications this subscription asked for."""
-        method = event.method
-        if method == "notifications/resources/updated":
-            uri = str((event.params or {}).get("uri", ""))
-            return any(
-                uri == sub or uri.startswith(sub if sub.endswith("/") else sub + "/")
-                for sub in self._uris
-            )
-        for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"), ("resourcesListChanged", "resources")):
-            if method == f"notifications/{kind}/list_changed":
-                return bool(self._wanted[flag])
-        return False
+        wanted = dict(self._wanted, resourceSubscriptions=self._uris)
+        return legacy_listen_wants(wanted, event.method, event.params)
 
     def _end(self, error: Optional[BaseException]) -> None:
         if self._ended:

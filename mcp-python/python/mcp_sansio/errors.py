@@ -9,7 +9,29 @@ connection).
 
 from typing import Any, Optional
 
+# The JSON-RPC error codes, as the core defines them (for ``McpError(code, ...)``)
+from ._core import (
+    HEADER_MISMATCH,
+    INSUFFICIENT_SCOPE,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+
 __all__ = [
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "INTERNAL_ERROR",
+    "HEADER_MISMATCH",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "INSUFFICIENT_SCOPE",
     "LocalProtocolError",
     "RemoteProtocolError",
     "McpError",
@@ -19,6 +41,7 @@ __all__ = [
     "ConnectError",
     "CertificateError",
     "ProxyError",
+    "RedirectError",
     "AuthorizationError",
     "InvalidResult",
     "SubscriptionLost",
@@ -95,6 +118,18 @@ class ProxyError(ConnectError):
     def __init__(self, message: str, url: Optional[str] = None, status: Optional[int] = None) -> None:
         super().__init__(message, url)
         self.status = status
+
+
+class RedirectError(ConnectError):
+    """The server redirected a request where the client does not follow: to another origin
+    (scheme, host or port; the request's headers, ``Authorization`` included, are never
+    sent there), more than ``MAX_REDIRECTS`` times in a row, or a ``POST`` with 303.
+    ``status`` is the redirect's HTTP status, ``location`` where it pointed."""
+
+    def __init__(self, message: str, url: Optional[str] = None, status: Optional[int] = None, location: Optional[str] = None) -> None:
+        super().__init__(message, url)
+        self.status = status
+        self.location = location
 
 
 class AuthorizationError(ConnectionClosed):

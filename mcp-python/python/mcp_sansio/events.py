@@ -65,6 +65,9 @@ class Ready(Event):
     peer_info: Optional[Dict[str, Any]]
     capabilities: Dict[str, Any]
     instructions: Optional[str]
+    era: Optional[str] = None
+    """The era of ``version`` as the core says it: ``"legacy"`` (the ``initialize``
+    handshake) or ``"modern"`` (2026-07-28 on)"""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,10 @@ class ToolCall(Event):
     arguments: Dict[str, Any]
     info: Any = field(default=None, repr=False, compare=False)
     """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
+    handler: Any = field(default=None, repr=False, compare=False)
+    """What the ``Catalog`` the configuration was made from registered for the entry (the
+    one registry: the catalog routed the request to the entry, and this is its handler);
+    ``None`` for a configuration given lists of entries"""
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,10 @@ class ResourceRead(Event):
     variables: Dict[str, Any]
     info: Any = field(default=None, repr=False, compare=False)
     """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
+    handler: Any = field(default=None, repr=False, compare=False)
+    """What the ``Catalog`` the configuration was made from registered for the entry (the
+    one registry: the catalog routed the request to the entry, and this is its handler);
+    ``None`` for a configuration given lists of entries"""
 
 
 @dataclass(frozen=True)
@@ -114,6 +125,10 @@ class PromptGet(Event):
     arguments: Dict[str, str]
     info: Any = field(default=None, repr=False, compare=False)
     """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
+    handler: Any = field(default=None, repr=False, compare=False)
+    """What the ``Catalog`` the configuration was made from registered for the entry (the
+    one registry: the catalog routed the request to the entry, and this is its handler);
+    ``None`` for a configuration given lists of entries"""
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,10 @@ class CompletionRequest(Event):
     params: Dict[str, Any]
     info: Any = field(default=None, repr=False, compare=False)
     """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
+    handler: Any = field(default=None, repr=False, compare=False)
+    """What the ``Catalog`` the configuration was made from registered for the entry (the
+    one registry: the catalog routed the request to the entry, and this is its handler);
+    ``None`` for a configuration given lists of entries"""
 
 
 @dataclass(frozen=True)

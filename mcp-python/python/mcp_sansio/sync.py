@@ -6,8 +6,9 @@ own, in a daemon thread, so plain synchronous code can use MCP::
     with Client.connect_stdio(sys.executable, ["server.py"]) as client:
         print(client.call_tool("add", {"a": 1, "b": 2}))
 
-Every method blocks until the answer arrives and returns the same plain dicts (or raises
-the same exceptions) as its asyncio counterpart. ``timeout`` on each call bounds the wait;
+Every method blocks until the answer arrives and returns the same typed results
+(:mod:`mcp_sansio.types`: ``result.content[0].text``, also dicts) or raises the same
+exceptions as its asyncio counterpart. ``timeout`` on each call bounds the wait;
 the request is then cancelled and ``RequestTimeout`` raised.
 """
 
@@ -18,6 +19,20 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 from . import aio
 from .errors import RequestTimeout
+from .types import (
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    ReadResourceResult,
+    Result,
+    ServerCapabilities,
+)
 
 __all__ = ["Client"]
 
@@ -98,9 +113,24 @@ class Client:
         return self._client.protocol_version
 
     @property
-    def server_info(self) -> Optional[Dict[str, Any]]:
+    def server_info(self) -> Optional[Implementation]:
         """The server's ``serverInfo``."""
         return self._client.server_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """The server's capabilities."""
+        return self._client.server_capabilities
+
+    @property
+    def instructions(self) -> Optional[str]:
+        """The server's instructions for the model."""
+        return self._client.instructions
+
+    @property
+    def initialize_result(self) -> Optional[InitializeResult]:
+        """See :attr:`mcp_sansio.aio.Client.initialize_result`."""
+        return self._client.initialize_result
 
     def call_tool(
         self,
@@ -112,7 +142,7 @@ class Client:
         as_task: bool = False,
         on_task_status: Any = None,
         headers: Any = None,
-    ) -> Dict[str, Any]:
+    ) -> CallToolResult:
         """``tools/call`` (see :meth:`mcp_sansio.aio.Client.call_tool`; callbacks run on the
         client's loop thread; ``headers`` go on this call's HTTP request only)"""
         call = self._client.call_tool(
@@ -143,31 +173,31 @@ class Client:
         """``resources/unsubscribe`` (legacy era)"""
         self._loop.run(self._client.unsubscribe_resource(uri), timeout)
 
-    def list_tools(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def list_tools(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> ListToolsResult:
         """``tools/list``"""
         return self._loop.run(self._client.list_tools(cursor), timeout)
 
-    def list_resources(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def list_resources(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> ListResourcesResult:
         """``resources/list``"""
         return self._loop.run(self._client.list_resources(cursor), timeout)
 
-    def list_resource_templates(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def list_resource_templates(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> ListResourceTemplatesResult:
         """``resources/templates/list``"""
         return self._loop.run(self._client.list_resource_templates(cursor), timeout)
 
-    def read_resource(self, uri: str, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def read_resource(self, uri: str, *, timeout: Optional[float] = None) -> ReadResourceResult:
         """``resources/read``"""
         return self._loop.run(self._client.read_resource(uri), timeout)
 
-    def list_prompts(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def list_prompts(self, cursor: Optional[str] = None, *, timeout: Optional[float] = None) -> ListPromptsResult:
         """``prompts/list``"""
         return self._loop.run(self._client.list_prompts(cursor), timeout)
 
-    def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None, *, timeout: Optional[float] = None) -> GetPromptResult:
         """``prompts/get``"""
         return self._loop.run(self._client.get_prompt(name, arguments), timeout)
 
-    def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None) -> CompleteResult:
         """``completion/complete``"""
         return self._loop.run(self._client.complete(ref, argument, context), timeout)
 
@@ -177,7 +207,7 @@ class Client:
 
     def request(
         self, method: str, params: Optional[Dict[str, Any]] = None, *, timeout: Optional[float] = None, headers: Any = None
-    ) -> Dict[str, Any]:
+    ) -> Result:
         """Any request (``headers`` go on its HTTP request only)."""
         return self._loop.run(self._client.request(method, params, headers=headers), timeout)
 

@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 
 use crate::jsonrpc::ErrorObject;
 use crate::schema::{InputRequests, InputResponses, TaskStatus};
-use crate::session::ask::InputId;
-use crate::session::lifecycle::Phase;
-use crate::session::outbound_table::{OutEntry, Owner, TaskOp, WireId};
+use crate::session::ids::InputId;
+use crate::session::outbound_table::{FollowedTask, OutEntry, Owner, TaskOp, WireId};
+use crate::session::phase::Phase;
 use crate::session::{CallError, CancelError, Core, Event, OutboundId};
 use crate::version::Era;
 
@@ -29,17 +29,6 @@ const DEFAULT_POLL: Duration = Duration::from_secs(1);
 /// The shortest interval a client polls a task at, whatever the server suggests: a server
 /// cannot make a client poll more than 100 times a second
 const MIN_POLL: Duration = Duration::from_millis(10);
-
-/// A task the client follows for one of its requests
-#[derive(Debug, Clone)]
-pub(crate) struct FollowedTask {
-    pub(crate) task_id: String,
-    pub(crate) status: TaskStatus,
-    poll_interval: Duration,
-    /// 2025-11-25: `tasks/result` was sent (a poll and a notification may both report the
-    /// end; the result is fetched once)
-    result_asked: bool,
-}
 
 /// What the client reads of a task object (either form)
 #[derive(Deserialize)]

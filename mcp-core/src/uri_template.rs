@@ -7,7 +7,7 @@
 //! one of its [variables](UriTemplate::variables).
 //!
 //! ```
-//! use mcp_sansio::server::uri_template::{UriTemplate, Variables};
+//! use mcp_sansio::uri_template::{UriTemplate, Variables};
 //!
 //! let template = UriTemplate::parse("https://api.example.com/repos/{owner}/{repo}/issues{?state,labels}")?;
 //! let vars: Variables = [("owner", "rust-lang"), ("repo", "rust"), ("state", "open")].into_iter().collect();
@@ -18,7 +18,7 @@
 //! assert_eq!(found.get_str("owner"), Some("a"));
 //! assert_eq!(found.get_str("state"), Some("closed"));
 //! assert_eq!(found.get_str("labels"), Some("bug"));
-//! # Ok::<(), mcp_sansio::server::uri_template::TemplateError>(())
+//! # Ok::<(), mcp_sansio::uri_template::TemplateError>(())
 //! ```
 //!
 //! # Parsing
@@ -130,7 +130,7 @@ pub enum TemplateValue {
 /// Build one with [`Variables::insert`] or collect it from pairs:
 ///
 /// ```
-/// use mcp_sansio::server::uri_template::{TemplateValue, Variables};
+/// use mcp_sansio::uri_template::{TemplateValue, Variables};
 ///
 /// let mut vars: Variables = [("id", "42")].into_iter().collect();
 /// vars.insert("tags", vec!["a".to_string(), "b".to_string()]);
