@@ -122,6 +122,44 @@ impl Handlers {
         self.completion.is_some()
     }
 
+    /// What `uri` names in `catalog`, for a caller with `principal`: the handler of the
+    /// resource or matching template (`None` when it has none), and the template's variables;
+    /// the core's -32602 when nothing matches, its -32003 when the principal lacks the
+    /// entry's scopes
+    pub(crate) fn resolve_resource<'py>(
+        &self,
+        py: Python<'py>,
+        catalog: &Catalog,
+        uri: &str,
+        principal: Option<&mcp_sansio::session::Principal>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        use mcp_sansio::server::{ResourceMatch, resource_not_found};
+        let (kind, key, variables) = match catalog.resolve(uri) {
+            Some(ResourceMatch::Resource(resource)) => (
+                EntryKind::Resource,
+                resource.uri.clone(),
+                pyo3::types::PyDict::new(py).into_any(),
+            ),
+            Some(ResourceMatch::Template {
+                template,
+                variables,
+            }) => (
+                EntryKind::Template,
+                template.uri_template.clone(),
+                convert::variables_to_py(py, &variables)?,
+            ),
+            _ => return Err(crate::events::mcp_exception(py, &resource_not_found(uri))),
+        };
+        catalog
+            .check_access(kind, &key, principal)
+            .map_err(|e| crate::events::mcp_exception(py, &e))?;
+        let handler = match self.entries.get(&(kind, key)) {
+            Some(h) => h.bind(py).clone(),
+            None => py.None().into_bound(py),
+        };
+        Ok((handler, variables))
+    }
+
     /// The handler of the entry a request was routed to (`None` for a route to no handler,
     /// or a catalog given as lists, which has none)
     pub(crate) fn for_route<'py>(&self, py: Python<'py>, route: &Route) -> Bound<'py, PyAny> {

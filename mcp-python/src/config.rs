@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_sansio::schema::Tool;
-use mcp_sansio::server::{
-    Catalog, CatalogConfig, CatalogError, EntryKind, ResourceMatch, resource_not_found,
-};
+use mcp_sansio::server::{Catalog, CatalogConfig, CatalogError};
 use mcp_sansio::store::SharedTasks;
 use mcp_sansio::{Implementation, ProtocolVersion};
 use pyo3::PyTraverseError;
@@ -261,42 +259,6 @@ impl PyServerConfig {
     fn tools<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let tools: Vec<&Tool> = self.catalog.tools().collect();
         convert::typed_to_py(py, &tools)
-    }
-
-    /// What `uri` names in the catalog, for a caller with `principal` (the core's
-    /// `Catalog::resolve` and `Catalog::check_access`, as a `resources/read` is routed):
-    /// `(key, variables)`, the key being the resource's URI or the matching template's
-    /// `uriTemplate` and the variables the template's. Raises `McpError`: -32602 when
-    /// nothing matches, -32003 (`insufficient_scope`) when the principal lacks the entry's
-    /// scopes.
-    #[pyo3(signature = (uri, principal=None))]
-    fn resolve_resource<'py>(
-        &self,
-        py: Python<'py>,
-        uri: &str,
-        principal: Option<PyRef<'_, crate::identity::PyPrincipal>>,
-    ) -> PyResult<(String, Bound<'py, PyAny>)> {
-        let principal = principal.as_ref().map(|p| &p.principal);
-        let (kind, key, variables) = match self.catalog.resolve(uri) {
-            Some(ResourceMatch::Resource(resource)) => (
-                EntryKind::Resource,
-                resource.uri.clone(),
-                pyo3::types::PyDict::new(py).into_any(),
-            ),
-            Some(ResourceMatch::Template {
-                template,
-                variables,
-            }) => (
-                EntryKind::Template,
-                template.uri_template.clone(),
-                convert::variables_to_py(py, &variables)?,
-            ),
-            _ => return Err(crate::events::mcp_exception(py, &resource_not_found(uri))),
-        };
-        self.catalog
-            .check_access(kind, &key, principal)
-            .map_err(|e| crate::events::mcp_exception(py, &e))?;
-        Ok((key, variables))
     }
 
     fn __repr__(&self) -> String {

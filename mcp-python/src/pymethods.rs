@@ -236,6 +236,21 @@ macro_rules! server_pymethods {
                     .map_err(|e| $crate::events::local_error(py, e))
             }
 
+            /// What `uri` names among the resources served now, for a caller with
+            /// `principal` (a handler's own `ctx.read_resource`): `(handler, variables)`;
+            /// `McpError` -32602 when nothing matches, -32003 when the principal lacks the
+            /// entry's scopes
+            #[pyo3(signature = (uri, principal=None))]
+            fn resolve_resource<'py>(
+                &self,
+                py: Python<'py>,
+                uri: &str,
+                principal: Option<PyRef<'_, $crate::identity::PyPrincipal>>,
+            ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+                let principal = principal.as_ref().map(|p| &p.principal);
+                self.core.resolve_resource(py, uri, principal)
+            }
+
             /// Requests the application has not answered yet
             #[getter]
             fn pending_requests(&self) -> usize {

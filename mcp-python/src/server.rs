@@ -122,6 +122,18 @@ impl ServerCore {
         self.completions = config.completions;
     }
 
+    /// What `uri` names in the catalog served now, for a caller with `principal`: its
+    /// handler and the template's variables (see [`Handlers::resolve_resource`])
+    pub(crate) fn resolve_resource<'py>(
+        &self,
+        py: Python<'py>,
+        uri: &str,
+        principal: Option<&mcp_sansio::session::Principal>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        self.handlers
+            .resolve_resource(py, &self.catalog, uri, principal)
+    }
+
     /// The catalog served now
     pub(crate) fn catalog(&self) -> &Catalog {
         &self.catalog

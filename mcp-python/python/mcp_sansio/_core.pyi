@@ -145,13 +145,14 @@ class ServerConfig:
         ``"prompts"``, ``"resources"``; ``ValueError`` for another)."""
     @property
     def tools(self) -> List[Dict[str, JSON]]: ...
-    def resolve_resource(self, uri: str, principal: Optional["Principal"] = None) -> Tuple[str, Dict[str, JSON]]:
-        """What ``uri`` names, for a caller with ``principal``: ``(key, variables)``, the
-        resource's URI or the matching template's ``uriTemplate`` and its variables;
-        ``McpError`` -32602 when nothing matches, -32003 when the principal lacks the
-        entry's scopes."""
 
 class _ServerCommands:
+    def resolve_resource(self, uri: str, principal: Optional["Principal"] = None) -> Tuple[Any, Dict[str, JSON]]:
+        """What ``uri`` names among the resources served now, for a caller with
+        ``principal`` (a handler's own ``ctx.read_resource``): ``(handler, variables)``, the
+        handler of the resource or matching template and the template's variables;
+        ``McpError`` -32602 when nothing matches, -32003 when the principal lacks the
+        entry's scopes."""
     def set_catalog(self, config: ServerConfig) -> None:
         """Serves ``config``'s tools, resources and prompts from now on (added or removed at
         run time); the identity and capabilities stay those the session started with. Tell

@@ -316,11 +316,10 @@ class Context:
         resource's scopes (-32003); what the reader raises propagates. (The official SDK's
         ``ctx.read_resource`` returns the contents' list; here ``.contents`` is that list.)"""
         d = self._dispatcher
-        key, variables = d.registry.config.resolve_resource(uri, self.principal)
-        entry = d.registry.resources.get(key)
-        if entry is None:  # removed since the catalog was compiled
+        handler, variables = d.session.resolve_resource(uri, self.principal)
+        if handler is None:  # an entry given without a handler
             raise McpError(INVALID_PARAMS, f"Resource not found: {uri}")
-        handler, mime = entry
+        mime = handler.mime_type
         kwargs: Dict[str, Any] = dict(variables)
         if handler.context_param is not None:
             kwargs[handler.context_param] = self
