@@ -5,7 +5,9 @@
 //! dropped; an actor that ends therefore `close_and_drain`s its receivers, so that a reply
 //! channel inside a queued message closes and its caller stops waiting.
 
+#[cfg(feature = "http")]
 use std::pin::Pin;
+#[cfg(feature = "http")]
 use std::task::{Context, Poll};
 
 pub use async_channel::{Receiver, Sender};
@@ -52,6 +54,7 @@ pub(crate) fn close_queue<T>(rx: &mut QueueReceiver<T>) {
 }
 
 /// Closes a channel and drops what is queued in it (see the module's docs)
+#[cfg(feature = "http")]
 pub(crate) fn close_and_drain<T>(rx: &Receiver<T>) {
     rx.close();
     while rx.try_recv().is_ok() {}
@@ -59,6 +62,7 @@ pub(crate) fn close_and_drain<T>(rx: &Receiver<T>) {
 
 /// Polls for the next message (for a binding's own `poll_*` functions, such as a response
 /// body's); `None` once every sender is gone
+#[cfg(feature = "http")]
 pub(crate) fn poll_recv<T>(rx: Pin<&mut Receiver<T>>, cx: &mut Context<'_>) -> Poll<Option<T>> {
     futures_lite::Stream::poll_next(rx, cx)
 }

@@ -476,6 +476,7 @@ fn target_name<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a,
     if by_uri { named.uri } else { named.name }
 }
 
+#[cfg(feature = "http")]
 /// The span of one HTTP exchange of a server, as the actor sees it
 fn http_exchange(method: &str) -> Span {
     tracing::debug_span!(
@@ -488,6 +489,7 @@ fn http_exchange(method: &str) -> Span {
     )
 }
 
+#[cfg(feature = "http")]
 /// One open HTTP exchange's span and when it started
 #[derive(Debug)]
 pub(crate) struct ExchangeTrace {
@@ -495,6 +497,7 @@ pub(crate) struct ExchangeTrace {
     start: Instant,
 }
 
+#[cfg(feature = "http")]
 impl ExchangeTrace {
     /// An exchange of HTTP method `method` whose request has `headers` (only its
     /// `Mcp-Method` is read, and only when the span is enabled); `None` when no subscriber
@@ -568,6 +571,7 @@ pub fn unauthorized(
     answer
 }
 
+#[cfg(feature = "http")]
 /// The HTTP rules refused a request: the status and the body's reason
 fn refused(span: &Span, response: &mcp_sansio::http::HttpResponse) {
     let status = response.status;
