@@ -10,7 +10,7 @@ use crate::jsonrpc::RequestId;
 /// URI, or one under it (`file:///dir` covers `file:///dir/a.txt`, `file:///dir/` covers
 /// `file:///dir/a.txt`, neither covers `file:///dirt`)
 ///
-/// The rule [`ServerSession::notify_resource_updated`] sends by, for legacy
+/// The rule [`ServerSession::notify_resource_updated`](crate::session::ServerSession::notify_resource_updated) sends by, for legacy
 /// `resources/subscribe` and 2026 listen streams alike; a client that sorts the
 /// `notifications/resources/updated` of one connection among its own subscribers uses it too.
 ///
