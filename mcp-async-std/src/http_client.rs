@@ -505,10 +505,8 @@ impl Requests for Tasks {
             AuthAction::Authorize { url } => {
                 let agent = self.user_agent.clone();
                 smol::spawn(async move {
-                    let result = match agent {
-                        Some(agent) => agent(url).await,
-                        None => Err("no user agent".into()),
-                    };
+                    let result =
+                        mcp_sansio_runtime::auth::asynchronous::authorize(agent, url).await;
                     let _ = tx.try_send(FromNet::Redirect(result));
                 })
             }

@@ -45,6 +45,18 @@ pub mod asynchronous {
     /// finally redirected to (the redirect URI with `code`, `state`, `iss`), or why not
     pub type UserAgent = Arc<dyn Fn(String) -> BoxFuture<Result<String, String>> + Send + Sync>;
 
+    /// Follows the authorization step at `url` with the connection's user agent: the
+    /// redirect URL it reached, or why not (a connection without one says so)
+    ///
+    /// # Errors
+    /// The user agent's failure, or "no user agent".
+    pub async fn authorize(agent: Option<UserAgent>, url: String) -> Result<String, String> {
+        match agent {
+            Some(agent) => agent(url).await,
+            None => Err("no user agent".into()),
+        }
+    }
+
     /// OAuth for an HTTP client connection (`ClientOptions::auth`): the flow's
     /// configuration, the [`UserAgent`] that follows the authorization step, and where
     /// tokens are kept (default: in memory)
