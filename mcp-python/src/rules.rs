@@ -5,7 +5,8 @@
 
 use mcp_sansio::jsonrpc::code;
 use mcp_sansio::schema::{ElicitationSchema, FormSchemaError};
-use mcp_sansio::{Era, ProtocolVersion};
+use mcp_sansio::session::ListenFilter;
+use mcp_sansio::{Era, ListKind, ProtocolVersion};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -36,38 +37,6 @@ pub(crate) fn subscription_covers(subscribed: &str, uri: &str) -> bool {
     mcp_sansio::session::subscription_covers(subscribed, uri)
 }
 
-/// The list-change flags of a `subscriptions/listen` filter and the list each names
-const LIST_FLAGS: [(&str, &str); 3] = [
-    ("toolsListChanged", "tools"),
-    ("promptsListChanged", "prompts"),
-    ("resourcesListChanged", "resources"),
-];
-
-/// The `subscriptions/listen` filter members the Python client's legacy emulation reads
-#[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct ListenFilter {
-    #[serde(default)]
-    tools_list_changed: bool,
-    #[serde(default)]
-    prompts_list_changed: bool,
-    #[serde(default)]
-    resources_list_changed: bool,
-    #[serde(default)]
-    resource_subscriptions: Vec<String>,
-}
-
-impl ListenFilter {
-    fn wants_list(&self, list: &str) -> bool {
-        match list {
-            "tools" => self.tools_list_changed,
-            "prompts" => self.prompts_list_changed,
-            "resources" => self.resources_list_changed,
-            _ => false,
-        }
-    }
-}
-
 /// `subscriptions/listen` on a legacy connection (the client's emulation): the list-change
 /// flags of `notifications` (a listen filter) that the server's `capabilities` declare
 /// `listChanged` for, as a granted filter (`{"toolsListChanged": true, ...}`): a legacy
@@ -81,12 +50,13 @@ pub(crate) fn legacy_listen_granted<'py>(
     let filter: ListenFilter = convert::from_py(notifications, "listen filter")?;
     let caps = convert::to_json(capabilities)?;
     let granted = pyo3::types::PyDict::new(py);
-    for (flag, list) in LIST_FLAGS {
-        if filter.wants_list(list)
-            && mcp_sansio::schema::has_capability(&caps, &[list, "listChanged"])
-        {
-            granted.set_item(flag, true)?;
-        }
+    for kind in filter.legacy_granted(&caps) {
+        let flag = match kind {
+            ListKind::Tools => "toolsListChanged",
+            ListKind::Prompts => "promptsListChanged",
+            _ => "resourcesListChanged",
+        };
+        granted.set_item(flag, true)?;
     }
     Ok(granted.into_any())
 }
@@ -103,21 +73,11 @@ pub(crate) fn legacy_listen_wants(
     params: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<bool> {
     let filter: ListenFilter = convert::from_py(notifications, "listen filter")?;
-    if method == "notifications/resources/updated" {
-        let params = match params.filter(|p| !p.is_none()) {
-            Some(p) => convert::to_json(p)?,
-            None => serde_json::Value::Null,
-        };
-        let uri = params.get("uri").and_then(|u| u.as_str()).unwrap_or("");
-        return Ok(filter
-            .resource_subscriptions
-            .iter()
-            .any(|s| mcp_sansio::session::subscription_covers(s, uri)));
-    }
-    let list = method
-        .strip_prefix("notifications/")
-        .and_then(|m| m.strip_suffix("/list_changed"));
-    Ok(list.is_some_and(|l| filter.wants_list(l)))
+    let params = match params.filter(|p| !p.is_none()) {
+        Some(p) => Some(convert::to_json(p)?),
+        None => None,
+    };
+    Ok(filter.wants_notification(method, params.as_ref()))
 }
 
 /// The restricted `requestedSchema` of an elicitation form for a JSON Schema of an object:

@@ -63,7 +63,7 @@ pub use machine::{ClientSession, ServerSession, Session};
 use outgoing::Answer;
 pub use phase::PeerInfo;
 pub use role::{ClientEvent, Role, ServerEvent};
-pub use subscription_table::subscription_covers;
+pub use subscription_table::{ListenFilter, subscription_covers};
 #[doc(hidden)]
 pub use task_table::task_wire_id;
 pub use task_table::{TASKS_EXTENSION, TaskError, TaskOptions, TaskUpdate};

@@ -3,8 +3,102 @@
 
 use std::collections::BTreeSet;
 
+use serde::Deserialize;
+use serde_json::Value;
+
 use super::caller::Principal;
 use crate::jsonrpc::RequestId;
+use crate::schema::{ListKind, has_capability};
+
+/// A `subscriptions/listen` filter (the request's `notifications` member) as the core reads
+/// it: the server opens a listener with it, and a client that emulates `listen` on a legacy
+/// connection sorts what that connection receives by it
+///
+/// ```
+/// use mcp_sansio::ListKind;
+/// use mcp_sansio::session::ListenFilter;
+/// use serde_json::json;
+///
+/// let filter: ListenFilter = serde_json::from_value(json!({
+///     "toolsListChanged": true,
+///     "promptsListChanged": true,
+///     "resourceSubscriptions": ["file:///dir"],
+/// }))?;
+/// // A legacy server that declares `listChanged` for tools only sends tool changes
+/// let caps = json!({"tools": {"listChanged": true}, "prompts": {}});
+/// assert_eq!(filter.legacy_granted(&caps), [ListKind::Tools]);
+/// assert!(filter.wants_notification("notifications/tools/list_changed", None));
+/// assert!(!filter.wants_notification("notifications/resources/list_changed", None));
+/// let updated = json!({"uri": "file:///dir/a.txt"});
+/// assert!(filter.wants_notification("notifications/resources/updated", Some(&updated)));
+/// let elsewhere = json!({"uri": "file:///dirt"});
+/// assert!(!filter.wants_notification("notifications/resources/updated", Some(&elsewhere)));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListenFilter {
+    /// `notifications/tools/list_changed`
+    #[serde(default)]
+    pub tools_list_changed: bool,
+    /// `notifications/prompts/list_changed`
+    #[serde(default)]
+    pub prompts_list_changed: bool,
+    /// `notifications/resources/list_changed`
+    #[serde(default)]
+    pub resources_list_changed: bool,
+    /// The resources whose `notifications/resources/updated` it wants (each covers the URIs
+    /// under it: [`subscription_covers`])
+    #[serde(default)]
+    pub resource_subscriptions: Vec<String>,
+    /// The tasks whose status notifications it wants
+    #[serde(default)]
+    pub task_ids: Vec<String>,
+}
+
+impl ListenFilter {
+    /// Whether it asks for the changes of `kind`
+    pub fn wants_list(&self, kind: ListKind) -> bool {
+        match kind {
+            ListKind::Tools => self.tools_list_changed,
+            ListKind::Prompts => self.prompts_list_changed,
+            ListKind::Resources => self.resources_list_changed,
+        }
+    }
+
+    /// On a legacy connection, where a server sends its list changes to every client: the
+    /// lists it asks for that the server's `capabilities` declare `listChanged` for (the
+    /// changes such a connection will see)
+    pub fn legacy_granted(&self, capabilities: &Value) -> Vec<ListKind> {
+        [ListKind::Tools, ListKind::Prompts, ListKind::Resources]
+            .into_iter()
+            .filter(|&kind| {
+                self.wants_list(kind)
+                    && has_capability(capabilities, &[kind.capability(), "listChanged"])
+            })
+            .collect()
+    }
+
+    /// Whether a notification a legacy connection received belongs to this filter: a
+    /// `notifications/<list>/list_changed` it asks for, or a
+    /// `notifications/resources/updated` of a URI one of its resource subscriptions covers
+    pub fn wants_notification(&self, method: &str, params: Option<&Value>) -> bool {
+        if method == "notifications/resources/updated" {
+            let uri = params
+                .and_then(|p| p.get("uri"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            return self
+                .resource_subscriptions
+                .iter()
+                .any(|s| subscription_covers(s, uri));
+        }
+        [ListKind::Tools, ListKind::Prompts, ListKind::Resources]
+            .into_iter()
+            .any(|kind| kind.method() == method && self.wants_list(kind))
+    }
+}
 
 /// Whether a subscription to the resource `subscribed` covers a change of `uri`: the same
 /// URI, or one under it (`file:///dir` covers `file:///dir/a.txt`, `file:///dir/` covers

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::subscription_table::{Listener, subscription_covers};
+use super::subscription_table::{ListenFilter, Listener, subscription_covers};
 use super::task_table::TASKS_EXTENSION;
 use super::transmit_queue::Relation;
 use super::{Answer, Core, SendError, ServerSession};
@@ -35,26 +35,10 @@ use crate::raw::{self, Patch};
 use crate::schema::{ListKind, has_capability, meta};
 use crate::version::Era;
 
-/// The `subscriptions/listen` params the core reads
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct Filter {
-    #[serde(default)]
-    tools_list_changed: bool,
-    #[serde(default)]
-    prompts_list_changed: bool,
-    #[serde(default)]
-    resources_list_changed: bool,
-    #[serde(default)]
-    resource_subscriptions: Vec<String>,
-    #[serde(default)]
-    task_ids: Vec<String>,
-}
-
 #[derive(Deserialize, Default)]
 struct ListenParams {
     #[serde(default)]
-    notifications: Filter,
+    notifications: ListenFilter,
 }
 
 #[derive(Deserialize)]
@@ -176,7 +160,7 @@ impl Core {
     }
 
     /// Registers a listen stream with the granted part of its filter and acknowledges it
-    fn open_listener(&mut self, id: &RequestId, filter: Filter, request_caps: &Value) {
+    fn open_listener(&mut self, id: &RequestId, filter: ListenFilter, request_caps: &Value) {
         let caps = self.own_caps();
         let offers = |list: &str| has_capability(caps, &[list, "listChanged"]);
         let lists = [
