@@ -38,6 +38,7 @@ chapters! {
     new_binding = "new-binding.md",
     bindings = "bindings.md",
     python = "python.md",
+    c_api = "c-api.md",
     architecture = "architecture.md",
     versioning = "versioning.md",
 }

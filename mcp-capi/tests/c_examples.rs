@@ -104,6 +104,16 @@ impl Sanitizer {
     }
 }
 
+/// Asserts that the echo server's log shows no failed library call and no work left over
+fn assert_server_log_clean(stderr: &str, context: &dyn std::fmt::Display) {
+    for bad in [" failed (", "dropped unfinished"] {
+        assert!(
+            !stderr.contains(bad),
+            "the echo server logged `{bad}`:\n{stderr}\n{context}"
+        );
+    }
+}
+
 // --- the Python SDK's client drives the C echo server -------------------------------------------
 
 fn python_drives_echo_server(mode: &str, version: &str, asan: bool) {
@@ -154,6 +164,9 @@ fn python_drives_echo_server(mode: &str, version: &str, asan: bool) {
         output.stderr.contains("cancelled in step") && output.stderr.contains("no response sent"),
         "the server logs the cancellation{ctx}"
     );
+    // ...and did no more of it: a step after the cancellation would fail its progress report
+    // (the request is closed) and leave the job unfinished when the session ends
+    assert_server_log_clean(&output.stderr, &ctx);
     assert_eq!(
         s["echo_after_cancel"],
         json!({"texts": ["still here"], "is_error": false}),
@@ -437,6 +450,24 @@ fn c_client_drives_c_echo_server_asan() {
     c_client_c_echo(MODERN, true);
 }
 
+/// The guide's run loop (the C block of guide/src/c-api.md, which scripts/build-c-examples
+/// compiles to `docs/c-api-1`) serves the C client in both eras
+#[test]
+#[ignore = "needs the C examples: run scripts/test-all"]
+fn the_guides_run_loop_serves() {
+    let program = examples(false).join("docs").join("c-api-1");
+    assert!(
+        program.is_file(),
+        "{} is missing: scripts/build-c-examples compiles the guide's C block",
+        program.display()
+    );
+    for version in [LEGACY, MODERN] {
+        let args = ["--protocol", version, "--tool", "hello"];
+        let run = run_client(false, "guide", &args, &[program.clone().into()]);
+        assert_client_run(&run, version, "hello-server", &["hello"], &["hello from C"]);
+    }
+}
+
 /// The client's failures: a message and a non-zero status, never a hang
 fn c_client_failures(asan: bool) {
     // A command that does not exist
@@ -666,7 +697,9 @@ fn raw_wire(asan: bool) {
         "the cancelled call was answered: {seen:#?}"
     );
     assert!(stderr.contains("cancelled in step"), "{stderr}");
-    assert!(stderr.contains("end of input, exiting"), "{stderr}");
+    assert_server_log_clean(&stderr, &"");
+    assert!(stderr.contains("the session closed"), "{stderr}");
+    assert!(stderr.contains("echo-server: exiting"), "{stderr}");
     sanitizer.assert_clean(&stderr);
 }
 

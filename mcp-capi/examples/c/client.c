@@ -237,7 +237,7 @@ static void handle_event(run *r, uint64_t now, json_span ev) {
               "respond_error");
     } else if (strcmp(kind, "closed") == 0) {
         char reason[256] = "";
-        if (json_get(ev, "reason", &v) == 0) json_string(v, reason, sizeof reason);
+        if (json_get(ev, "message", &v) == 0) json_string(v, reason, sizeof reason);
         if (r->phase != DONE) fail(r, 1, "the session closed: %s", reason);
     }
 }
@@ -423,15 +423,16 @@ int main(int argc, char **argv) {
         uint64_t wake = deadline, lib;
         if (mcp_client_poll_timeout(r.c, &lib) == MCP_OK && lib < wake) wake = lib;
         int timeout = wake <= now ? 0 : (wake - now > INT_MAX ? INT_MAX : (int)(wake - now));
+        int reading = mcp_client_wants_read(r.c) == 1; /* 0: drain the library first */
         struct pollfd p = {from_child, POLLIN, 0};
-        int ready = poll(&p, 1, timeout);
+        int ready = poll(&p, reading ? 1 : 0, timeout);
         if (ready < 0 && errno != EINTR) {
             fail(&r, 1, "poll: %s", strerror(errno));
             break;
         }
         now = now_ms();
         /* 3. Feed in what came, and the time */
-        if (ready > 0) {
+        if (reading && ready > 0) {
             uint8_t buf[65536];
             ssize_t n = read(from_child, buf, sizeof buf);
             if (n > 0) {

@@ -11,9 +11,11 @@
  *   work and no response is sent.
  *
  * Both eras: the library answers `initialize` (2025-11-25 and older) and `server/discover`
- * (2026-07-28), and `tools/list` from the tools added here; `tools/call` comes as an event.
- * The loop: write what the library has to send, handle its events, run due work, then poll()
- * stdin until the earliest deadline (the library's and the work's), and feed in what came.
+ * (2026-07-28), and `tools/list` from the tools added here; a valid `tools/call` comes as a
+ * `request` event. The loop: handle the library's events, run the work that is due, write
+ * what the library has to send, then poll() stdin until the earliest deadline (the library's
+ * and the work's), and feed in what came and the time. At the end of input, the calls in
+ * flight are finished and answered; the library then says `closed` and the server exits.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -199,6 +201,9 @@ static int handle_event(mcp_server *s, uint64_t now, const char *text, size_t le
         if (json_get(ev, "protocolVersion", &version) == 0) json_string(version, buf, sizeof buf);
         fprintf(stderr, "echo-server: ready, protocol %s\n", buf);
     } else if (strcmp(kind, "closed") == 0) {
+        char reason[256] = "";
+        if (json_get(ev, "message", &v) == 0) json_string(v, reason, sizeof reason);
+        fprintf(stderr, "echo-server: the session closed: %s\n", reason);
         return -1;
     }
     return 0;
@@ -257,53 +262,60 @@ int main(void) {
     check(mcp_server_add_tool(s, TOOL_SLOW, sizeof TOOL_SLOW - 1), "add_tool slow");
 
     jbuf event = {0};
-    int open = 1;
-    while (open && !failed) {
-        /* 1. Events (each may queue responses), the work that is due, and what to send */
+    int eof = 0, closed = 0;
+    while (!failed) {
+        /* 1. Events (each may queue answers), the work that is due, and what to send */
         const char *json;
         size_t len;
-        while (open && mcp_server_poll_event(s, &json, &len) == MCP_OK) {
-            jbuf_clear(&event);
+        while (!closed && mcp_server_poll_event(s, &json, &len) == MCP_OK) {
+            jbuf_clear(&event); /* a copy: the library's text lives until the next call */
             jbuf_add(&event, json, len);
-            if (event.failed || handle_event(s, now, event.p, event.len) != 0) open = 0;
+            if (event.failed || handle_event(s, now, event.p, event.len) != 0) closed = 1;
         }
         uint64_t deadline = run_jobs(s, now), lib;
-        if (flush(s) != 0 || mcp_server_is_closed(s)) break;
-        if (!open) break;
-        /* 2. Wait for input until the earliest deadline */
+        if (flush(s) != 0) {
+            fprintf(stderr, "echo-server: stdout is closed\n");
+            break;
+        }
+        if (closed || mcp_server_is_closed(s) != 0) break;
+        /* 2. Wait for input (unless the library has enough for now) until the earliest
+         * deadline, the library's or the work's */
         if (mcp_server_poll_timeout(s, &lib) == MCP_OK && lib < deadline) deadline = lib;
+        int reading = !eof && mcp_server_wants_read(s) == 1;
         int timeout = -1;
         if (deadline != UINT64_MAX) {
-            timeout = deadline <= now ? 0 : (deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now));
+            timeout = deadline <= now ? 0 : deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
+        } else if (!reading) {
+            break; /* nothing to read and nothing to wait for: nothing can happen any more */
         }
         struct pollfd fds = {STDIN_FILENO, POLLIN, 0};
-        int ready = poll(&fds, 1, timeout);
+        int ready = poll(&fds, reading ? 1 : 0, timeout);
         if (ready < 0 && errno != EINTR) break;
         now = now_ms();
         /* 3. Feed in what came, and the time */
-        if (ready > 0) {
+        if (reading && ready > 0) {
             uint8_t buf[65536];
             ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
             if (n > 0) {
                 check(mcp_server_handle_bytes(s, now, buf, (size_t)n), "handle_bytes");
             } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-                /* End of input: the client is done. Unfinished work is dropped. */
+                /* End of input: the work in flight is finished and answered, then the
+                 * library says `closed` */
                 check(mcp_server_handle_eof(s, now), "handle_eof");
-                open = 0;
+                eof = 1;
             }
         }
         if (mcp_server_poll_timeout(s, &lib) == MCP_OK && lib <= now) {
             check(mcp_server_handle_timeout(s, now), "handle_timeout");
         }
     }
-    flush(s);
     for (int i = 0; i < MAX_JOBS; i++) {
         if (jobs[i].used) {
-            fprintf(stderr, "echo-server: slow (request %" PRIu64 ") dropped at the end of input\n",
+            fprintf(stderr, "echo-server: slow (request %" PRIu64 ") dropped unfinished\n",
                     jobs[i].request);
         }
     }
-    fprintf(stderr, "echo-server: end of input, exiting\n");
+    fprintf(stderr, "echo-server: exiting\n");
     jbuf_free(&event);
     mcp_server_free(s);
     return failed;
