@@ -65,10 +65,8 @@ impl Sanitizer {
     /// For an ASan run (`asan`), a folder for the reports; nothing otherwise
     fn new(asan: bool, name: &str) -> Self {
         let dir = asan.then(|| {
-            let dir = std::env::temp_dir().join(format!(
-                "mcp-c-examples-{}-{name}",
-                std::process::id()
-            ));
+            let dir =
+                std::env::temp_dir().join(format!("mcp-c-examples-{}-{name}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("creating the report folder");
             dir
@@ -329,7 +327,14 @@ fn c_client_everything(version: &str, asan: bool) {
         &EVERYTHING_TOOLS,
         &["hello from c"],
     );
-    let args = ["--protocol", version, "--tool", "slow", "--arguments", r#"{"steps":3}"#];
+    let args = [
+        "--protocol",
+        version,
+        "--tool",
+        "slow",
+        "--arguments",
+        r#"{"steps":3}"#,
+    ];
     let run = run_client(asan, &format!("{name}-slow"), &args, &everything());
     assert_client_run(
         &run,
@@ -343,7 +348,12 @@ fn c_client_everything(version: &str, asan: bool) {
 
 fn c_client_python(version: &str, asan: bool) {
     let name = format!("python-{version}");
-    let args = ["--protocol", version, "--text", "héllo \"quoted\"\n\u{1F600}"];
+    let args = [
+        "--protocol",
+        version,
+        "--text",
+        "héllo \"quoted\"\n\u{1F600}",
+    ];
     let run = run_client(asan, &name, &args, &python_server());
     assert_client_run(
         &run,
@@ -352,7 +362,14 @@ fn c_client_python(version: &str, asan: bool) {
         &["echo", "slow"],
         &["héllo \"quoted\"\n\u{1F600}"],
     );
-    let args = ["--protocol", version, "--tool", "slow", "--arguments", r#"{"steps":3}"#];
+    let args = [
+        "--protocol",
+        version,
+        "--tool",
+        "slow",
+        "--arguments",
+        r#"{"steps":3}"#,
+    ];
     let run = run_client(asan, &format!("{name}-slow"), &args, &python_server());
     assert_client_run(
         &run,
@@ -486,11 +503,19 @@ fn c_client_failures(asan: bool) {
         &["sleep".into(), "60".into()],
     );
     assert_eq!(run.output.status.code(), Some(2), "{}", run.output);
-    assert!(run.output.stderr.contains("no result within 500 ms"), "{}", run.output);
+    assert!(
+        run.output.stderr.contains("no result within 500 ms"),
+        "{}",
+        run.output
+    );
     // A tool the server does not have
     let run = run_client(asan, "no-tool", &["--tool", "nope"], &c_echo(asan));
     assert_eq!(run.output.status.code(), Some(1), "{}", run.output);
-    assert!(run.output.stderr.contains("has no tool nope"), "{}", run.output);
+    assert!(
+        run.output.stderr.contains("has no tool nope"),
+        "{}",
+        run.output
+    );
     // Arguments the tool's schema refuses: the library answers for the server
     let args = ["--tool", "slow", "--arguments", r#"{"steps":"many"}"#];
     let run = run_client(asan, "bad-args", &args, &c_echo(asan));
@@ -565,12 +590,15 @@ impl Wire {
             let left = TEST_DEADLINE
                 .checked_sub(self.started.elapsed())
                 .unwrap_or_else(|| panic!("no {what} in time; seen: {:#?}", self.seen));
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no {what}: the server's output ended; seen: {:#?}", self.seen));
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line}"));
+            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no {what}: the server's output ended; seen: {:#?}",
+                    self.seen
+                )
+            });
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("the server wrote a line that is not JSON ({e}): {line}")
+            });
             self.seen.push(message.clone());
             if until(&message) {
                 return message;
@@ -629,7 +657,10 @@ fn raw_wire(asan: bool) {
     );
     let init = wire.response(1);
     assert_eq!(init["result"]["protocolVersion"], LEGACY, "{init}");
-    assert_eq!(init["result"]["serverInfo"]["name"], "c-echo-server", "{init}");
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "c-echo-server",
+        "{init}"
+    );
     wire.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
 
     // Bad input gets a parse error; the server goes on
@@ -649,7 +680,12 @@ fn raw_wire(asan: bool) {
         "{response}"
     );
     let reports: Vec<&Value> = wire.seen.iter().filter(|m| progress_of(m, "p2")).collect();
-    assert_eq!(reports.len(), 1, "one progress report for echo: {:#?}", wire.seen);
+    assert_eq!(
+        reports.len(),
+        1,
+        "one progress report for echo: {:#?}",
+        wire.seen
+    );
     assert_eq!(reports[0]["params"]["progress"], 1.0);
 
     // A long slow call, cancelled after its first report: it reports nothing more and is
@@ -677,10 +713,15 @@ fn raw_wire(asan: bool) {
         .iter()
         .filter(|m| progress_of(m, "p3"))
         .collect();
-    assert!(late.is_empty(), "the cancelled call went on reporting: {late:#?}");
+    assert!(
+        late.is_empty(),
+        "the cancelled call went on reporting: {late:#?}"
+    );
 
     // Unknown tools and methods get errors
-    wire.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#);
+    wire.send(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope","arguments":{}}}"#,
+    );
     let unknown = wire.response(5);
     assert!(
         unknown["error"]["code"] == -32602 || unknown["result"]["isError"] == true,
