@@ -156,18 +156,28 @@ extern "C" {
  *
  * `now_ms`: the caller's monotonic clock, as for `mcp_server_new`. Returns a handle owned by
  * the caller (free it with `mcp_client_free`), or NULL on error (see `mcp_last_error()`).
+ *
+ * # Safety
+ * `config_json` is NULL or points to `len` readable bytes.
  */
 struct mcp_client *mcp_client_new(const char *config_json, size_t len, uint64_t now_ms);
 
 /**
  * Frees a client session and everything it lent out. NULL is a no-op. The handle must not
  * be used afterwards.
+ *
+ * # Safety
+ * `client` is NULL or a handle from `mcp_client_new` not freed yet.
  */
 void mcp_client_free(struct mcp_client *client);
 
 /**
  * Feeds bytes read from the server (newline-delimited JSON; any chunking). As
  * `mcp_server_handle_bytes`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `data` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_client_handle_bytes(struct mcp_client *client,
                                         uint64_t now_ms,
@@ -177,6 +187,9 @@ enum mcp_status mcp_client_handle_bytes(struct mcp_client *client,
 /**
  * The server closed its output (EOF): requests in flight end with `response` events whose
  * `failure` is `"closed"`, then a `closed` event.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
  */
 enum mcp_status mcp_client_handle_eof(struct mcp_client *client, uint64_t now_ms);
 
@@ -184,17 +197,29 @@ enum mcp_status mcp_client_handle_eof(struct mcp_client *client, uint64_t now_ms
  * Fires every timer due at or before `now_ms`: a request past its timeout ends with a
  * `response` event whose `failure` is `"timeout"` (and `notifications/cancelled` goes to the
  * server); `"auto"` discovery falls back to `initialize`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
  */
 enum mcp_status mcp_client_handle_timeout(struct mcp_client *client, uint64_t now_ms);
 
 /**
  * The next deadline in the caller's milliseconds, as `mcp_server_poll_timeout`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `deadline_ms` is NULL or valid for writing one `u64`.
  */
 enum mcp_status mcp_client_poll_timeout(struct mcp_client *client, uint64_t *deadline_ms);
 
 /**
  * The bytes to write to the server, as `mcp_server_poll_transmit` (borrowed until the next
  * call on this handle).
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `data` is NULL or valid for writing one `*const u8`.
+ * `len` is NULL or valid for writing one `usize`.
  */
 enum mcp_status mcp_client_poll_transmit(struct mcp_client *client,
                                          const uint8_t **data,
@@ -203,6 +228,11 @@ enum mcp_status mcp_client_poll_transmit(struct mcp_client *client,
 /**
  * The next event as one JSON object, as `mcp_server_poll_event` (NUL-terminated, borrowed
  * until the next call on this handle).
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `json` is NULL or valid for writing one `*const c_char`.
+ * `len` is NULL or valid for writing one `usize`.
  */
 enum mcp_status mcp_client_poll_event(struct mcp_client *client, const char **json, size_t *len);
 
@@ -216,6 +246,12 @@ enum mcp_status mcp_client_poll_event(struct mcp_client *client, const char **js
  * the server's capabilities do not allow; `MCP_ERR_BLOCKED` when too many requests are in
  * flight or bytes wait; `MCP_ERR_JSON` for params that are not an object. The library adds
  * what the era needs (`_meta` of 2026 requests, the progress token).
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `method` is NULL or points to `method_len` readable bytes.
+ * `params_json` is NULL or points to `params_len` readable bytes.
+ * `request_out` is NULL or valid for writing one `u64`.
  */
 enum mcp_status mcp_client_request(struct mcp_client *client,
                                    uint64_t now_ms,
@@ -231,12 +267,19 @@ enum mcp_status mcp_client_request(struct mcp_client *client,
  *
  * Returns `MCP_ERR_STATE` when the request is not in flight (unknown, or its `response`
  * event was polled or is queued).
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
  */
 enum mcp_status mcp_client_cancel(struct mcp_client *client, uint64_t now_ms, uint64_t request);
 
 /**
  * Answers a server's `request` event (a method of `extraMethods`; `ping` is answered by the
  * library) with `result_json`, as `mcp_server_respond`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `result_json` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_client_respond(struct mcp_client *client,
                                    uint64_t now_ms,
@@ -246,6 +289,10 @@ enum mcp_status mcp_client_respond(struct mcp_client *client,
 
 /**
  * Answers a server's `request` event with a JSON-RPC error, as `mcp_server_respond_error`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `message` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_client_respond_error(struct mcp_client *client,
                                          uint64_t now_ms,
@@ -262,6 +309,10 @@ enum mcp_status mcp_client_respond_error(struct mcp_client *client,
  *
  * Returns `MCP_ERR_STATE` when nothing waits under `input`; `MCP_ERR_JSON` when an answer is
  * malformed or a key is missing.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `responses_json` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_client_provide_input(struct mcp_client *client,
                                          uint64_t now_ms,
@@ -275,6 +326,10 @@ enum mcp_status mcp_client_provide_input(struct mcp_client *client,
  * server request is answered with the error.
  *
  * Returns `MCP_ERR_STATE` when nothing waits under `input`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `message` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_client_refuse_input(struct mcp_client *client,
                                         uint64_t now_ms,
@@ -287,17 +342,26 @@ enum mcp_status mcp_client_refuse_input(struct mcp_client *client,
  * Closes the session now: requests in flight end with `response` events (`"failure":
  * "closed"`), then a `closed` event. Bytes already queued can still be polled. Closing a
  * closed session is a no-op returning `MCP_OK`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
  */
 enum mcp_status mcp_client_close(struct mcp_client *client, uint64_t now_ms);
 
 /**
  * Whether the caller should read more input from the server, as `mcp_server_wants_read`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
  */
 int mcp_client_wants_read(const struct mcp_client *client);
 
 /**
  * Whether the session has closed: 1 closed, 0 open, negative for a NULL or poisoned handle
  * (as `mcp_server_is_closed`).
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
  */
 int mcp_client_is_closed(const struct mcp_client *client);
 
@@ -318,12 +382,18 @@ int mcp_client_is_closed(const struct mcp_client *client);
  *
  * Returns a new handle owned by the caller (free it with `mcp_server_free`), or NULL on
  * error (`mcp_last_error()` says why: NULL config, bad UTF-8, bad JSON, an unknown key).
+ *
+ * # Safety
+ * `config_json` is NULL or points to `len` readable bytes.
  */
 struct mcp_server *mcp_server_new(const char *config_json, size_t len, uint64_t now_ms);
 
 /**
  * Frees a server session and everything it lent out (the pointers from `poll_transmit` and
  * `poll_event` become invalid). NULL is a no-op. The handle must not be used afterwards.
+ *
+ * # Safety
+ * `server` is NULL or a handle from `mcp_server_new` not freed yet.
  */
 void mcp_server_free(struct mcp_server *server);
 
@@ -338,6 +408,10 @@ void mcp_server_free(struct mcp_server *server);
  *
  * Returns `MCP_OK`; `MCP_ERR_JSON` for a malformed tool, an invalid name or input schema;
  * `MCP_ERR_STATE` for a name already registered; `MCP_ERR_NULL`, `MCP_ERR_UTF8`.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `tool_json` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_server_add_tool(struct mcp_server *server, const char *tool_json, size_t len);
 
@@ -348,6 +422,10 @@ enum mcp_status mcp_server_add_tool(struct mcp_server *server, const char *tool_
  *
  * Never fails on what the peer sent: bad input becomes error replies or events. Returns
  * `MCP_OK`, or `MCP_ERR_NULL` / `MCP_ERR_PANIC`.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `data` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_server_handle_bytes(struct mcp_server *server,
                                         uint64_t now_ms,
@@ -357,12 +435,18 @@ enum mcp_status mcp_server_handle_bytes(struct mcp_server *server,
 /**
  * The client closed its side (EOF on stdin). Requests the client sent may still be
  * answered; a `closed` event follows once the last one is.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
  */
 enum mcp_status mcp_server_handle_eof(struct mcp_server *server, uint64_t now_ms);
 
 /**
  * Fires every timer due at or before `now_ms` (call it when the deadline of
  * `mcp_server_poll_timeout` has passed; calling it early or twice is harmless).
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
  */
 enum mcp_status mcp_server_handle_timeout(struct mcp_server *server, uint64_t now_ms);
 
@@ -370,6 +454,10 @@ enum mcp_status mcp_server_handle_timeout(struct mcp_server *server, uint64_t no
  * The next deadline, in the caller's milliseconds: `MCP_OK` with `*deadline_ms` set (it may
  * be in the past: call `mcp_server_handle_timeout` at once), or `MCP_NONE` when no timer is
  * armed (`*deadline_ms` untouched). Re-read it after every call that brings `now_ms`.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `deadline_ms` is NULL or valid for writing one `u64`.
  */
 enum mcp_status mcp_server_poll_timeout(struct mcp_server *server, uint64_t *deadline_ms);
 
@@ -379,6 +467,11 @@ enum mcp_status mcp_server_poll_timeout(struct mcp_server *server, uint64_t *dea
  *
  * The bytes are borrowed from the handle and stay valid until the next call on this
  * handle; write them (or copy what a short write left) before that.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `data` is NULL or valid for writing one `*const u8`.
+ * `len` is NULL or valid for writing one `usize`.
  */
 enum mcp_status mcp_server_poll_transmit(struct mcp_server *server,
                                          const uint8_t **data,
@@ -391,6 +484,11 @@ enum mcp_status mcp_server_poll_transmit(struct mcp_server *server,
  * The text is borrowed from the handle and stays valid until the next call on this handle.
  * Polling events may queue bytes to transmit (answers the library gives itself): poll
  * transmits after events.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `json` is NULL or valid for writing one `*const c_char`.
+ * `len` is NULL or valid for writing one `usize`.
  */
 enum mcp_status mcp_server_poll_event(struct mcp_server *server, const char **json, size_t *len);
 
@@ -403,6 +501,10 @@ enum mcp_status mcp_server_poll_event(struct mcp_server *server, const char **js
  * `MCP_ERR_STATE` when the request is not open (unknown, answered already, or its
  * `cancelled` event was polled: responding after that sends nothing); `MCP_ERR_JSON` when
  * `result_json` is not a JSON object (the request stays open).
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `result_json` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_server_respond(struct mcp_server *server,
                                    uint64_t now_ms,
@@ -416,6 +518,10 @@ enum mcp_status mcp_server_respond(struct mcp_server *server,
  *
  * Returns `MCP_OK`, or `MCP_ERR_STATE` when the request is not open (as for
  * `mcp_server_respond`).
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `message` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_server_respond_error(struct mcp_server *server,
                                          uint64_t now_ms,
@@ -432,6 +538,10 @@ enum mcp_status mcp_server_respond_error(struct mcp_server *server,
  * true`). Returns `MCP_OK`; `MCP_ERR_STATE` when the request is not open, the client did not
  * ask, or the value does not increase or is not finite; `MCP_ERR_BLOCKED` never (progress is
  * dropped rather than blocking).
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `message` is NULL or points to `len` readable bytes.
  */
 enum mcp_status mcp_server_progress(struct mcp_server *server,
                                     uint64_t now_ms,
@@ -450,6 +560,11 @@ enum mcp_status mcp_server_progress(struct mcp_server *server,
  * Returns `MCP_OK`; `MCP_ERR_STATE` when the session is closed or the method is one the
  * library sends itself (`progress`, `cancelled`); `MCP_ERR_BLOCKED` when too many bytes wait
  * in `poll_transmit`; `MCP_ERR_JSON` for params that are not an object.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ * `method` is NULL or points to `method_len` readable bytes.
+ * `params_json` is NULL or points to `params_len` readable bytes.
  */
 enum mcp_status mcp_server_notify(struct mcp_server *server,
                                   uint64_t now_ms,
@@ -463,6 +578,9 @@ enum mcp_status mcp_server_notify(struct mcp_server *server,
  * events or answers wait: drain them first, and `mcp_server_poll_timeout` becomes due when
  * the session can take more), negative (`MCP_ERR_NULL`, `MCP_ERR_PANIC`) for a NULL or
  * poisoned handle.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
  */
 int mcp_server_wants_read(const struct mcp_server *server);
 
@@ -470,6 +588,9 @@ int mcp_server_wants_read(const struct mcp_server *server);
  * Whether the session has closed (its `closed` event is queued or was polled): 1 closed,
  * 0 open, negative (`MCP_ERR_NULL`, `MCP_ERR_PANIC`) for a NULL or poisoned handle, which
  * a loop `while (!mcp_server_is_closed(s))` also leaves.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
  */
 int mcp_server_is_closed(const struct mcp_server *server);
 

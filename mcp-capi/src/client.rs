@@ -294,6 +294,9 @@ unsafe fn with(client: *mut McpClient, body: impl FnOnce(&mut Client) -> Outcome
 ///
 /// `now_ms`: the caller's monotonic clock, as for `mcp_server_new`. Returns a handle owned by
 /// the caller (free it with `mcp_client_free`), or NULL on error (see `mcp_last_error()`).
+///
+/// # Safety
+/// `config_json` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_new(
     config_json: *const c_char,
@@ -317,6 +320,9 @@ pub unsafe extern "C" fn mcp_client_new(
 
 /// Frees a client session and everything it lent out. NULL is a no-op. The handle must not
 /// be used afterwards.
+///
+/// # Safety
+/// `client` is NULL or a handle from `mcp_client_new` not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_free(client: *mut McpClient) {
     if client.is_null() {
@@ -330,6 +336,10 @@ pub unsafe extern "C" fn mcp_client_free(client: *mut McpClient) {
 
 /// Feeds bytes read from the server (newline-delimited JSON; any chunking). As
 /// `mcp_server_handle_bytes`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `data` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_handle_bytes(
     client: *mut McpClient,
@@ -351,6 +361,9 @@ pub unsafe extern "C" fn mcp_client_handle_bytes(
 
 /// The server closed its output (EOF): requests in flight end with `response` events whose
 /// `failure` is `"closed"`, then a `closed` event.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_handle_eof(client: *mut McpClient, now_ms: u64) -> mcp_status {
     // SAFETY: the caller's pointer, as documented above.
@@ -367,6 +380,9 @@ pub unsafe extern "C" fn mcp_client_handle_eof(client: *mut McpClient, now_ms: u
 /// Fires every timer due at or before `now_ms`: a request past its timeout ends with a
 /// `response` event whose `failure` is `"timeout"` (and `notifications/cancelled` goes to the
 /// server); `"auto"` discovery falls back to `initialize`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_handle_timeout(
     client: *mut McpClient,
@@ -384,6 +400,10 @@ pub unsafe extern "C" fn mcp_client_handle_timeout(
 }
 
 /// The next deadline in the caller's milliseconds, as `mcp_server_poll_timeout`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `deadline_ms` is NULL or valid for writing one `u64`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_poll_timeout(
     client: *mut McpClient,
@@ -406,6 +426,11 @@ pub unsafe extern "C" fn mcp_client_poll_timeout(
 
 /// The bytes to write to the server, as `mcp_server_poll_transmit` (borrowed until the next
 /// call on this handle).
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `data` is NULL or valid for writing one `*const u8`.
+/// `len` is NULL or valid for writing one `usize`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_poll_transmit(
     client: *mut McpClient,
@@ -435,6 +460,11 @@ pub unsafe extern "C" fn mcp_client_poll_transmit(
 
 /// The next event as one JSON object, as `mcp_server_poll_event` (NUL-terminated, borrowed
 /// until the next call on this handle).
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `json` is NULL or valid for writing one `*const c_char`.
+/// `len` is NULL or valid for writing one `usize`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_poll_event(
     client: *mut McpClient,
@@ -473,6 +503,12 @@ pub unsafe extern "C" fn mcp_client_poll_event(
 /// the server's capabilities do not allow; `MCP_ERR_BLOCKED` when too many requests are in
 /// flight or bytes wait; `MCP_ERR_JSON` for params that are not an object. The library adds
 /// what the era needs (`_meta` of 2026 requests, the progress token).
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `method` is NULL or points to `method_len` readable bytes.
+/// `params_json` is NULL or points to `params_len` readable bytes.
+/// `request_out` is NULL or valid for writing one `u64`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_request(
     client: *mut McpClient,
@@ -504,6 +540,9 @@ pub unsafe extern "C" fn mcp_client_request(
 ///
 /// Returns `MCP_ERR_STATE` when the request is not in flight (unknown, or its `response`
 /// event was polled or is queued).
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_cancel(
     client: *mut McpClient,
@@ -516,6 +555,10 @@ pub unsafe extern "C" fn mcp_client_cancel(
 
 /// Answers a server's `request` event (a method of `extraMethods`; `ping` is answered by the
 /// library) with `result_json`, as `mcp_server_respond`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `result_json` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_respond(
     client: *mut McpClient,
@@ -537,6 +580,10 @@ pub unsafe extern "C" fn mcp_client_respond(
 }
 
 /// Answers a server's `request` event with a JSON-RPC error, as `mcp_server_respond_error`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `message` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_respond_error(
     client: *mut McpClient,
@@ -562,6 +609,10 @@ pub unsafe extern "C" fn mcp_client_respond_error(
 ///
 /// Returns `MCP_ERR_STATE` when nothing waits under `input`; `MCP_ERR_JSON` when an answer is
 /// malformed or a key is missing.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `responses_json` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_provide_input(
     client: *mut McpClient,
@@ -587,6 +638,10 @@ pub unsafe extern "C" fn mcp_client_provide_input(
 /// server request is answered with the error.
 ///
 /// Returns `MCP_ERR_STATE` when nothing waits under `input`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `message` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_refuse_input(
     client: *mut McpClient,
@@ -608,6 +663,9 @@ pub unsafe extern "C" fn mcp_client_refuse_input(
 /// Closes the session now: requests in flight end with `response` events (`"failure":
 /// "closed"`), then a `closed` event. Bytes already queued can still be polled. Closing a
 /// closed session is a no-op returning `MCP_OK`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_close(client: *mut McpClient, now_ms: u64) -> mcp_status {
     // SAFETY: the caller's pointer, as documented above.
@@ -622,6 +680,9 @@ pub unsafe extern "C" fn mcp_client_close(client: *mut McpClient, now_ms: u64) -
 }
 
 /// Whether the caller should read more input from the server, as `mcp_server_wants_read`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_wants_read(client: *const McpClient) -> c_int {
     // SAFETY: the caller's pointer, as documented above.
@@ -636,6 +697,9 @@ pub unsafe extern "C" fn mcp_client_wants_read(client: *const McpClient) -> c_in
 
 /// Whether the session has closed: 1 closed, 0 open, negative for a NULL or poisoned handle
 /// (as `mcp_server_is_closed`).
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_is_closed(client: *const McpClient) -> c_int {
     // SAFETY: the caller's pointer, as documented above.

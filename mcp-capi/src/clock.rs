@@ -48,7 +48,7 @@ impl Clock {
     pub(crate) fn to_ms(self, instant: Instant) -> u64 {
         let since = instant.saturating_duration_since(self.anchor);
         let mut ms = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
-        if since.subsec_nanos() % 1_000_000 != 0 {
+        if !since.subsec_nanos().is_multiple_of(1_000_000) {
             ms = ms.saturating_add(1);
         }
         self.created_ms.saturating_add(ms)

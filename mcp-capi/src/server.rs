@@ -332,6 +332,9 @@ unsafe fn with(server: *mut McpServer, body: impl FnOnce(&mut Server) -> Outcome
 ///
 /// Returns a new handle owned by the caller (free it with `mcp_server_free`), or NULL on
 /// error (`mcp_last_error()` says why: NULL config, bad UTF-8, bad JSON, an unknown key).
+///
+/// # Safety
+/// `config_json` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_new(
     config_json: *const c_char,
@@ -353,6 +356,9 @@ pub unsafe extern "C" fn mcp_server_new(
 
 /// Frees a server session and everything it lent out (the pointers from `poll_transmit` and
 /// `poll_event` become invalid). NULL is a no-op. The handle must not be used afterwards.
+///
+/// # Safety
+/// `server` is NULL or a handle from `mcp_server_new` not freed yet.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_free(server: *mut McpServer) {
     if server.is_null() {
@@ -375,6 +381,10 @@ pub unsafe extern "C" fn mcp_server_free(server: *mut McpServer) {
 ///
 /// Returns `MCP_OK`; `MCP_ERR_JSON` for a malformed tool, an invalid name or input schema;
 /// `MCP_ERR_STATE` for a name already registered; `MCP_ERR_NULL`, `MCP_ERR_UTF8`.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `tool_json` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_add_tool(
     server: *mut McpServer,
@@ -399,6 +409,10 @@ pub unsafe extern "C" fn mcp_server_add_tool(
 ///
 /// Never fails on what the peer sent: bad input becomes error replies or events. Returns
 /// `MCP_OK`, or `MCP_ERR_NULL` / `MCP_ERR_PANIC`.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `data` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_handle_bytes(
     server: *mut McpServer,
@@ -420,6 +434,9 @@ pub unsafe extern "C" fn mcp_server_handle_bytes(
 
 /// The client closed its side (EOF on stdin). Requests the client sent may still be
 /// answered; a `closed` event follows once the last one is.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_handle_eof(server: *mut McpServer, now_ms: u64) -> mcp_status {
     // SAFETY: the caller's pointer, as documented above.
@@ -435,6 +452,9 @@ pub unsafe extern "C" fn mcp_server_handle_eof(server: *mut McpServer, now_ms: u
 
 /// Fires every timer due at or before `now_ms` (call it when the deadline of
 /// `mcp_server_poll_timeout` has passed; calling it early or twice is harmless).
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_handle_timeout(
     server: *mut McpServer,
@@ -454,6 +474,10 @@ pub unsafe extern "C" fn mcp_server_handle_timeout(
 /// The next deadline, in the caller's milliseconds: `MCP_OK` with `*deadline_ms` set (it may
 /// be in the past: call `mcp_server_handle_timeout` at once), or `MCP_NONE` when no timer is
 /// armed (`*deadline_ms` untouched). Re-read it after every call that brings `now_ms`.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `deadline_ms` is NULL or valid for writing one `u64`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_poll_timeout(
     server: *mut McpServer,
@@ -484,6 +508,11 @@ pub unsafe extern "C" fn mcp_server_poll_timeout(
 ///
 /// The bytes are borrowed from the handle and stay valid until the next call on this
 /// handle; write them (or copy what a short write left) before that.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `data` is NULL or valid for writing one `*const u8`.
+/// `len` is NULL or valid for writing one `usize`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_poll_transmit(
     server: *mut McpServer,
@@ -518,6 +547,11 @@ pub unsafe extern "C" fn mcp_server_poll_transmit(
 /// The text is borrowed from the handle and stays valid until the next call on this handle.
 /// Polling events may queue bytes to transmit (answers the library gives itself): poll
 /// transmits after events.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `json` is NULL or valid for writing one `*const c_char`.
+/// `len` is NULL or valid for writing one `usize`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_poll_event(
     server: *mut McpServer,
@@ -556,6 +590,10 @@ pub unsafe extern "C" fn mcp_server_poll_event(
 /// `MCP_ERR_STATE` when the request is not open (unknown, answered already, or its
 /// `cancelled` event was polled: responding after that sends nothing); `MCP_ERR_JSON` when
 /// `result_json` is not a JSON object (the request stays open).
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `result_json` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_respond(
     server: *mut McpServer,
@@ -581,6 +619,10 @@ pub unsafe extern "C" fn mcp_server_respond(
 ///
 /// Returns `MCP_OK`, or `MCP_ERR_STATE` when the request is not open (as for
 /// `mcp_server_respond`).
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `message` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_respond_error(
     server: *mut McpServer,
@@ -606,6 +648,10 @@ pub unsafe extern "C" fn mcp_server_respond_error(
 /// true`). Returns `MCP_OK`; `MCP_ERR_STATE` when the request is not open, the client did not
 /// ask, or the value does not increase or is not finite; `MCP_ERR_BLOCKED` never (progress is
 /// dropped rather than blocking).
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `message` is NULL or points to `len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_progress(
     server: *mut McpServer,
@@ -640,6 +686,11 @@ pub unsafe extern "C" fn mcp_server_progress(
 /// Returns `MCP_OK`; `MCP_ERR_STATE` when the session is closed or the method is one the
 /// library sends itself (`progress`, `cancelled`); `MCP_ERR_BLOCKED` when too many bytes wait
 /// in `poll_transmit`; `MCP_ERR_JSON` for params that are not an object.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+/// `method` is NULL or points to `method_len` readable bytes.
+/// `params_json` is NULL or points to `params_len` readable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_notify(
     server: *mut McpServer,
@@ -666,6 +717,9 @@ pub unsafe extern "C" fn mcp_server_notify(
 /// events or answers wait: drain them first, and `mcp_server_poll_timeout` becomes due when
 /// the session can take more), negative (`MCP_ERR_NULL`, `MCP_ERR_PANIC`) for a NULL or
 /// poisoned handle.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_wants_read(server: *const McpServer) -> c_int {
     // SAFETY: the caller's pointer, as documented above.
@@ -681,6 +735,9 @@ pub unsafe extern "C" fn mcp_server_wants_read(server: *const McpServer) -> c_in
 /// Whether the session has closed (its `closed` event is queued or was polled): 1 closed,
 /// 0 open, negative (`MCP_ERR_NULL`, `MCP_ERR_PANIC`) for a NULL or poisoned handle, which
 /// a loop `while (!mcp_server_is_closed(s))` also leaves.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_is_closed(server: *const McpServer) -> c_int {
     // SAFETY: the caller's pointer, as documented above.
