@@ -1,0 +1,151 @@
+//! What a handle hands out: the bytes to write and the events, each kept inside the handle
+//! until the caller's next call on it
+
+use std::collections::VecDeque;
+
+use mcp_sansio::{CallError, CloseReason, ErrorObject, Progress};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+/// The handle's outputs: the borrowed buffers of the last `poll_transmit` and `poll_event`,
+/// and the events converted to JSON that wait for `poll_event`
+#[derive(Debug, Default)]
+pub(crate) struct Outputs {
+    /// The bytes of the last `poll_transmit`
+    pub(crate) transmit: Vec<u8>,
+    /// The last event's JSON followed by a NUL byte
+    event: Vec<u8>,
+    /// Events converted, in order, waiting for `poll_event`
+    queue: VecDeque<String>,
+}
+
+impl Outputs {
+    /// Queues one event
+    pub(crate) fn push(&mut self, event: &Value) {
+        self.queue.push_back(event.to_string());
+    }
+
+    /// How many events wait
+    pub(crate) fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Moves the next event into the borrowed buffer: its JSON (without the NUL), or `None`
+    pub(crate) fn next_event(&mut self) -> Option<&[u8]> {
+        let json = self.queue.pop_front()?;
+        self.event.clear();
+        self.event.extend_from_slice(json.as_bytes());
+        self.event.push(0);
+        if self.queue.is_empty() && self.queue.capacity() > 64 {
+            self.queue.shrink_to(64);
+        }
+        Some(&self.event[..json.len()])
+    }
+
+    /// Forgets what the last `poll_transmit` handed out, keeping a modest buffer
+    pub(crate) fn reset_transmit(&mut self) {
+        self.transmit.clear();
+        if self.transmit.capacity() > 1 << 20 {
+            self.transmit.shrink_to(64 * 1024);
+        }
+    }
+}
+
+/// Raw params as a JSON value (absent params are `{}`)
+pub(crate) fn params_value(params: Option<&RawValue>) -> Value {
+    params
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or_else(|| Value::Object(Map::new()))
+}
+
+/// An error object as JSON: `{"code", "message", "data"?}`
+pub(crate) fn error_value(error: &ErrorObject) -> Value {
+    serde_json::to_value(error)
+        .unwrap_or_else(|_| json!({"code": error.code, "message": error.message}))
+}
+
+/// The code a local failure is reported with in a `response` event's `error`
+///
+/// -32001 and -32000 are what the official SDKs use for a timed-out request and a closed
+/// connection; the rest are the JSON-RPC internal error.
+fn local_code(error: &CallError) -> i64 {
+    match error {
+        CallError::TimedOut => -32001,
+        CallError::SessionClosed | CallError::Transport(_) => -32000,
+        CallError::Cancelled => -32800,
+        _ => -32603,
+    }
+}
+
+/// The `failure` word of a `response` event's error: who or what ended the request
+fn failure_word(error: &CallError) -> &'static str {
+    match error {
+        CallError::Remote(_) => "remote",
+        CallError::TimedOut => "timeout",
+        CallError::Cancelled => "cancelled",
+        CallError::SessionClosed => "closed",
+        CallError::InvalidResult(_) => "invalid_result",
+        CallError::TooManyInputRounds { .. } => "too_many_input_rounds",
+        CallError::Transport(_) => "transport",
+        CallError::TooLarge { .. } => "too_large",
+        _ => "other",
+    }
+}
+
+/// A `response` event: `{"kind":"response","request":N,"result":{..}}` or
+/// `{"kind":"response","request":N,"error":{..},"failure":".."}`
+pub(crate) fn response_event(request: u64, outcome: &Result<Box<RawValue>, CallError>) -> Value {
+    match outcome {
+        Ok(raw) => json!({
+            "kind": "response",
+            "request": request,
+            "result": params_value(Some(raw)),
+        }),
+        Err(error) => {
+            let object = match error {
+                CallError::Remote(remote) => error_value(remote),
+                other => json!({"code": local_code(other), "message": other.to_string()}),
+            };
+            json!({
+                "kind": "response",
+                "request": request,
+                "error": object,
+                "failure": failure_word(error),
+            })
+        }
+    }
+}
+
+/// A `progress` event
+pub(crate) fn progress_event(request: u64, progress: &Progress) -> Value {
+    let mut event = json!({"kind": "progress", "request": request, "progress": progress.progress});
+    if let Some(total) = progress.total {
+        event["total"] = json!(total);
+    }
+    if let Some(message) = &progress.message {
+        event["message"] = json!(message);
+    }
+    event
+}
+
+/// A `notification` event
+pub(crate) fn notification_event(method: &str, params: Option<&RawValue>) -> Value {
+    json!({"kind": "notification", "method": method, "params": params_value(params)})
+}
+
+/// A `closed` event: `reason` is a word, `message` the sentence
+pub(crate) fn closed_event(reason: &CloseReason) -> Value {
+    let word = match reason {
+        CloseReason::PeerClosed => "peer_closed",
+        CloseReason::Local => "local",
+        CloseReason::Handshake(_) => "handshake",
+        CloseReason::Transport(_) => "transport",
+        _ => "other",
+    };
+    json!({"kind": "closed", "reason": word, "message": reason.to_string()})
+}
+
+/// An event the C API has no dedicated shape for: its kind and the core's description
+pub(crate) fn other_event(kind: &str, debug: &dyn std::fmt::Debug) -> Value {
+    json!({"kind": kind, "debug": format!("{debug:?}")})
+}
