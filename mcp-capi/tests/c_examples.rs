@@ -467,21 +467,28 @@ fn c_client_drives_c_echo_server_asan() {
     c_client_c_echo(MODERN, true);
 }
 
-/// The guide's run loop (the C block of guide/src/c-api.md, which scripts/build-c-examples
-/// compiles to `docs/c-api-1`) serves the C client in both eras
+/// The docs' run loops serve the C client in both eras: the guide's (the C block of
+/// guide/src/c-api.md) and the header's (the program in mcp.h's opening comment), which
+/// scripts/build-c-examples compiles to `docs/c-api-1` and `docs/mcp-h-run-loop`
 #[test]
 #[ignore = "needs the C examples: run scripts/test-all"]
-fn the_guides_run_loop_serves() {
-    let program = examples(false).join("docs").join("c-api-1");
-    assert!(
-        program.is_file(),
-        "{} is missing: scripts/build-c-examples compiles the guide's C block",
-        program.display()
-    );
-    for version in [LEGACY, MODERN] {
-        let args = ["--protocol", version, "--tool", "hello"];
-        let run = run_client(false, "guide", &args, &[program.clone().into()]);
-        assert_client_run(&run, version, "hello-server", &["hello"], &["hello from C"]);
+fn the_docs_run_loops_serve() {
+    let docs = examples(false).join("docs");
+    for (program, server, text) in [
+        ("c-api-1", "hello-server", "hello from C"),
+        ("mcp-h-run-loop", "demo", "hello"),
+    ] {
+        let program = docs.join(program);
+        assert!(
+            program.is_file(),
+            "{} is missing: scripts/build-c-examples compiles it",
+            program.display()
+        );
+        for version in [LEGACY, MODERN] {
+            let args = ["--protocol", version, "--tool", "hello"];
+            let run = run_client(false, "docs", &args, &[program.clone().into()]);
+            assert_client_run(&run, version, server, &["hello"], &[text]);
+        }
     }
 }
 
