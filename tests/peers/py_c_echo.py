@@ -54,7 +54,7 @@ async def scenario(api, summary):
         async def on_progress(progress, total, message):
             seen.append({"progress": progress, "total": total, "message": message})
 
-        r = await api.call_tool("slow", {"steps": 3, "step_ms": 50}, progress_callback=on_progress)
+        r = await api.call_tool("slow", {"steps": 3, "step_ms": 100}, progress_callback=on_progress)
         return {"texts": texts(r.content), "is_error": bool(r.is_error), "progress": seen}
 
     async def cancel():

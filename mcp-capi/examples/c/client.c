@@ -15,7 +15,9 @@
  * Exits 0 when the call succeeded, 1 with a message on stderr when anything failed (the
  * server did not start or closed, a request failed, the tool answered isError), and 2 when
  * the whole run took longer than --timeout-ms. It never waits past that deadline: the loop
- * polls until the earliest of the library's deadline and its own.
+ * polls until the earliest of the library's deadline and its own. Then it stops the server
+ * as the stdio transport says (close its input; after 2 s SIGTERM; after 1 s more SIGKILL),
+ * so it ends at most 3 s after the deadline whatever the server does.
  *
  * Options:
  *   --protocol VERSION   2025-11-25 (the initialize handshake) or 2026-07-28 (stateless)
@@ -333,35 +335,37 @@ static int parse(int argc, char **argv, options *o) {
     return 0;
 }
 
-/* Closes the server's input and gives it until `deadline` to exit; then kills it. Returns the
- * server's exit status as waitpid gives it. */
-static int stop_child(pid_t pid, int to_child, int from_child, uint64_t deadline) {
+/* Waits until the server exits or `deadline`; 1 when it exited (`*status` set). Reads and
+ * drops what it still writes meanwhile, so it cannot block on a full pipe. */
+static int wait_child(pid_t pid, int *from_child, uint64_t deadline, int *status) {
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w == pid || (w < 0 && errno != EINTR)) return 1;
+        uint64_t now = now_ms();
+        if (now >= deadline) return 0;
+        int wait = deadline - now < 50 ? (int)(deadline - now) : 50;
+        struct pollfd p = {*from_child, POLLIN, 0};
+        if (poll(&p, *from_child >= 0 ? 1 : 0, wait) > 0) {
+            uint8_t sink[4096];
+            if (read(*from_child, sink, sizeof sink) <= 0) {
+                close(*from_child);
+                *from_child = -1;
+            }
+        }
+    }
+}
+
+/* Stops the server as the stdio transport says: close its input, give it time to exit,
+ * then SIGTERM, then SIGKILL. Returns its status as waitpid gives it. */
+static int stop_child(pid_t pid, int to_child, int from_child) {
     int status = 0;
     if (to_child >= 0) close(to_child);
-    for (;;) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid || (w < 0 && errno != EINTR)) break;
-        uint64_t now = now_ms();
-        if (now >= deadline) {
+    if (!wait_child(pid, &from_child, now_ms() + 2000, &status)) {
+        kill(pid, SIGTERM);
+        if (!wait_child(pid, &from_child, now_ms() + 1000, &status)) {
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
-            break;
-        }
-        /* Wait for its stdout to close (it exits) or a tenth of a second, then look again */
-        if (from_child >= 0) {
-            struct pollfd p = {from_child, POLLIN, 0};
-            uint64_t left = deadline - now;
-            if (poll(&p, 1, left < 100 ? (int)left : 100) > 0) {
-                uint8_t sink[4096];
-                if (read(from_child, sink, sizeof sink) <= 0) {
-                    close(from_child);
-                    from_child = -1;
-                }
-            }
-        } else {
-            struct timespec ts = {0, 10 * 1000000L};
-            nanosleep(&ts, NULL);
         }
     }
     if (from_child >= 0) close(from_child);
@@ -468,8 +472,7 @@ int main(int argc, char **argv) {
             if (write_all(to_child, data, len) != 0) break;
         }
     }
-    uint64_t grace = now_ms() + 5000;
-    int status = stop_child(pid, to_child, from_child, grace < deadline + 5000 ? grace : deadline + 5000);
+    int status = stop_child(pid, to_child, from_child);
     if (r.exit_code == 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         fprintf(stderr, "client: note: the server exited with status %d\n", WEXITSTATUS(status));
     }
