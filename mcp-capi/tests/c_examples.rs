@@ -585,8 +585,12 @@ impl Wire {
     }
 
     fn send(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes());
+    }
+
+    fn send_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).expect("writing");
+        stdin.write_all(line).expect("writing");
         stdin.write_all(b"\n").expect("writing");
         stdin.flush().expect("flushing");
     }
@@ -674,6 +678,23 @@ fn raw_wire(asan: bool) {
     wire.send("{this is not json");
     let error = wire.read_until("a parse error", |m| m["error"]["code"] == -32700);
     assert!(error["id"].is_null(), "{error}");
+    // ...and so do bytes that are not UTF-8, JSON that is no message, and arguments the
+    // tool's schema refuses (the library answers those before the C code sees them)
+    wire.send_bytes(b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":90,\"method\":\"ping\"}");
+    wire.send(r#"{"jsonrpc":"2.0"}"#);
+    wire.send(r#"[1,2,3]"#);
+    wire.send(r#"{"jsonrpc":"2.0","id":91,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}}"#);
+    let refused = wire.response(91);
+    assert!(
+        refused["result"]["isError"] == true || refused["error"]["code"] == -32602,
+        "{refused}"
+    );
+    wire.send(r#"{"jsonrpc":"2.0","id":92,"method":"ping"}"#);
+    assert_eq!(
+        wire.response(92)["result"],
+        json!({}),
+        "the server still answers"
+    );
 
     // echo, asking for progress: the report precedes the result; the text comes back as sent
     let text = "héllo \"q\" \\ \u{1}\u{1F600}";
