@@ -65,9 +65,50 @@
  *       return 0;
  *   }
  *
- * A client is the same loop over a child process's pipes: mcp_client_new queues the
- * handshake, a "ready" event says requests may go out (mcp_client_request), and each ends
- * in one "response" event carrying its number.
+ * Read stdin only while mcp_server_wants_read(s) is 1 (the queues are bounded). A client is
+ * the same loop over a child process's pipes: mcp_client_new queues the handshake, a
+ * "ready" event says requests may go out (mcp_client_request), and each request ends in
+ * exactly one "response" event carrying its number.
+ *
+ * Memory: the library frees only what it allocated. Handles are yours to free (_free, once;
+ * NULL is fine). Every pointer you pass is borrowed for the call only; strings are
+ * (pointer, length) pairs of UTF-8, NUL not needed; optional ones may be NULL. Pointers the
+ * library gives back (_poll_transmit, _poll_event) live inside the handle until your next
+ * call on that handle; mcp_last_error() until your next mcp_* call on that thread;
+ * mcp_version() forever. A panic inside the library (a bug) never crosses into C: the call
+ * returns MCP_ERR_PANIC and the handle is poisoned (build with panic=unwind, the default).
+ *
+ * Events: one JSON object each; look at "kind". "request" and "input" numbers are what you
+ * pass back. Kinds not listed (a newer library's) carry {"kind":..,"debug":".."}: skip them.
+ * Server:
+ *   {"kind":"request","request":N,"method":"tools/call","params":{..},"protocolVersion":"..",
+ *    "wantsProgress":true,"name":"echo","arguments":{..}}      (name, arguments: tools/call)
+ *       answer with mcp_server_respond or _respond_error; the library answers tools/list,
+ *       ping, logging/setLevel, a call of an unknown tool and arguments failing inputSchema
+ *   {"kind":"cancelled","request":N,"reason"?:".."}   the client gave up: stop working on N;
+ *       N is no longer open (responding returns MCP_ERR_STATE and sends nothing)
+ *   {"kind":"ready","protocolVersion":"2025-11-25","clientInfo":{..},"clientCapabilities":{..}}
+ *       a 2024/2025 client finished its handshake (a 2026 client has no such moment)
+ *   {"kind":"notification","method":"..","params":{..}}
+ * Client:
+ *   {"kind":"ready","protocolVersion":"..","serverInfo":{..},"capabilities":{..},
+ *    "instructions":".."|null}
+ *   {"kind":"response","request":N,"result":{..}}
+ *   {"kind":"response","request":N,"error":{"code":..,"message":"..","data"?:..},
+ *    "failure":"remote"|"timeout"|"cancelled"|"closed"|"transport"|"too_large"|..}
+ *       local failures carry code -32001 (timeout), -32800 (cancelled), -32000 (closed,
+ *       transport) or -32603
+ *   {"kind":"progress","request":N,"progress":..,"total"?:..,"message"?:".."}
+ *   {"kind":"request","request":N,"method":"..","params":{..}}   (a method of extraMethods)
+ *   {"kind":"input_required","input":M,"requests":{"<key>":{"method":"elicitation/create",
+ *    "params":{..}}},"request"?:N}   answer with mcp_client_provide_input or _refuse_input
+ *   {"kind":"task_status","request":N,"status":"working",..,"message"?:".."}   (information)
+ *   {"kind":"notification","method":"..","params":{..}}
+ *   {"kind":"session_renewed","protocolVersion":".."}
+ * Both:
+ *   {"kind":"unblocked"}   commands refused with MCP_ERR_BLOCKED may be tried again
+ *   {"kind":"closed","reason":"peer_closed"|"local"|"handshake"|"transport","message":".."}
+ *       always the last event
  */
 
 #ifndef MCP_SANSIO_H

@@ -8,6 +8,9 @@ use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use mcp_sansio::SendError;
+use serde_json::value::RawValue;
+
 /// The outcome of a call
 ///
 /// Non-negative values are successes, negative values failures; after a failure
@@ -62,6 +65,29 @@ impl Failure {
 
     pub(crate) fn state(message: impl Into<String>) -> Self {
         Self::new(mcp_status::MCP_ERR_STATE, message)
+    }
+}
+
+/// A JSON text as a raw value, or `MCP_ERR_JSON`
+pub(crate) fn raw_json(json: &str, what: &str) -> Result<Box<RawValue>, Failure> {
+    serde_json::from_str(json).map_err(|e| Failure::json(format!("{what}: {e}")))
+}
+
+pub(crate) fn unknown_request(handle: u64) -> Failure {
+    Failure::state(format!(
+        "request {handle} is not open: unknown, already answered, cancelled by the peer, or \
+         the session closed"
+    ))
+}
+
+/// A command's refusal as a status: a full queue is `MCP_ERR_BLOCKED`
+pub(crate) fn send_failure(e: SendError) -> Failure {
+    match e {
+        SendError::Blocked | SendError::TooManyRequests => {
+            Failure::new(mcp_status::MCP_ERR_BLOCKED, e.to_string())
+        }
+        SendError::ParamsNotAnObject => Failure::json(e.to_string()),
+        other => Failure::state(other.to_string()),
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::boundary::{
     Failure, Guarded, Outcome, bytes, guard, guard_value, handle_mut, handle_ref, mcp_status,
-    optional_text, require_out, text, write_out,
+    optional_text, raw_json, require_out, send_failure, text, unknown_request, write_out,
 };
 use crate::clock::Clock;
 use crate::config;
@@ -21,7 +21,6 @@ use crate::outputs::{
     Outputs, closed_event, notification_event, other_event, params_value, progress_event,
     response_event,
 };
-use crate::server::{raw_json, send_failure, unknown_request};
 
 /// A client session (opaque to C): create it with `mcp_client_new`, free it with
 /// `mcp_client_free`

@@ -8,15 +8,14 @@ use std::sync::Arc;
 use mcp_sansio::schema::{ListKind, LoggingMessageNotificationParams, Tool};
 use mcp_sansio::server::{Catalog, CatalogConfig, CatalogError, LogFilter, Route, respond};
 use mcp_sansio::{
-    ErrorObject, InboundId, InboundRequest, Progress, ProgressError, Responder, SendError,
-    ServerEvent, ServerSession,
+    ErrorObject, InboundId, InboundRequest, Progress, ProgressError, Responder, ServerEvent,
+    ServerSession,
 };
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::boundary::{
     Failure, Guarded, Outcome, bytes, guard_value, handle_mut, handle_ref, mcp_status,
-    optional_text, require_out, text, write_out,
+    optional_text, raw_json, require_out, send_failure, text, unknown_request, write_out,
 };
 use crate::clock::Clock;
 use crate::config;
@@ -276,29 +275,6 @@ impl Server {
             .map_err(send_failure)?;
         self.pump();
         Ok(mcp_status::MCP_OK)
-    }
-}
-
-/// A JSON text as a raw value, or `MCP_ERR_JSON`
-pub(crate) fn raw_json(json: &str, what: &str) -> Result<Box<RawValue>, Failure> {
-    serde_json::from_str(json).map_err(|e| Failure::json(format!("{what}: {e}")))
-}
-
-pub(crate) fn unknown_request(handle: u64) -> Failure {
-    Failure::state(format!(
-        "request {handle} is not open: unknown, already answered, cancelled by the peer, or \
-         the session closed"
-    ))
-}
-
-/// A command's refusal as a status: a full queue is `MCP_ERR_BLOCKED`
-pub(crate) fn send_failure(e: SendError) -> Failure {
-    match e {
-        SendError::Blocked | SendError::TooManyRequests => {
-            Failure::new(mcp_status::MCP_ERR_BLOCKED, e.to_string())
-        }
-        SendError::ParamsNotAnObject => Failure::json(e.to_string()),
-        other => Failure::state(other.to_string()),
     }
 }
 
