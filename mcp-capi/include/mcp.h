@@ -86,7 +86,8 @@
  *       answer with mcp_server_respond or _respond_error; the library answers tools/list,
  *       ping, logging/setLevel, a call of an unknown tool and arguments failing inputSchema
  *   {"kind":"cancelled","request":N,"reason"?:".."}   the client gave up: stop working on N;
- *       N is no longer open (responding returns MCP_ERR_STATE and sends nothing)
+ *       once this event is polled N is no longer open (responding returns MCP_ERR_STATE);
+ *       an answer given before it was polled returns MCP_OK and is dropped
  *   {"kind":"ready","protocolVersion":"2025-11-25","clientInfo":{..},"clientCapabilities":{..}}
  *       a 2024/2025 client finished its handshake (a 2026 client has no such moment)
  *   {"kind":"notification","method":"..","params":{..}}
@@ -538,10 +539,14 @@ enum mcp_status mcp_server_poll_event(struct mcp_server *server, const char **js
  * (`len` bytes of UTF-8, a JSON object such as `{"content": [{"type": "text", "text":
  * ".."}]}`; borrowed for the call).
  *
- * Returns `MCP_OK` (also when the session closed meanwhile: nothing is sent);
- * `MCP_ERR_STATE` when the request is not open (unknown, answered already, or its
- * `cancelled` event was polled: responding after that sends nothing); `MCP_ERR_JSON` when
- * `result_json` is not a JSON object (the request stays open).
+ * A request stays open until it is answered or until `mcp_server_poll_event` hands out its
+ * `cancelled` event (or the `closed` event). Answering a request the client cancelled (or
+ * after the session closed) before that event was polled returns `MCP_OK` and sends
+ * nothing.
+ *
+ * Returns `MCP_OK`; `MCP_ERR_STATE` when the request is not open (unknown, answered
+ * already, its `cancelled` or the `closed` event polled); `MCP_ERR_JSON` when `result_json`
+ * is not a JSON object (the request stays open).
  *
  * # Safety
  * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.

@@ -15,14 +15,27 @@ pub(crate) struct Outputs {
     pub(crate) transmit: Vec<u8>,
     /// The last event's JSON followed by a NUL byte
     event: Vec<u8>,
-    /// Events converted, in order, waiting for `poll_event`
-    queue: VecDeque<String>,
+    /// Events converted, in order, waiting for `poll_event`, each with what handing it out
+    /// retires
+    queue: VecDeque<(String, Retire)>,
+}
+
+/// What handing an event out ends: the application has now been told, so the requests it
+/// concerns are no longer open
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retire {
+    /// Nothing
+    Nothing,
+    /// The peer's request of this number (a `cancelled` event)
+    Request(u64),
+    /// Every open request and input (a `closed` event)
+    All,
 }
 
 impl Outputs {
     /// Queues one event
-    pub(crate) fn push(&mut self, event: &Value) {
-        self.queue.push_back(event.to_string());
+    pub(crate) fn push(&mut self, event: &Value, retire: Retire) {
+        self.queue.push_back((event.to_string(), retire));
     }
 
     /// How many events wait
@@ -30,16 +43,17 @@ impl Outputs {
         self.queue.len()
     }
 
-    /// Moves the next event into the borrowed buffer: its JSON (without the NUL), or `None`
-    pub(crate) fn next_event(&mut self) -> Option<&[u8]> {
-        let json = self.queue.pop_front()?;
+    /// Moves the next event into the borrowed buffer: its JSON (without the NUL) and what it
+    /// retires, or `None`
+    pub(crate) fn next_event(&mut self) -> Option<(&[u8], Retire)> {
+        let (json, retire) = self.queue.pop_front()?;
         self.event.clear();
         self.event.extend_from_slice(json.as_bytes());
         self.event.push(0);
         if self.queue.is_empty() && self.queue.capacity() > 64 {
             self.queue.shrink_to(64);
         }
-        Some(&self.event[..json.len()])
+        Some((&self.event[..json.len()], retire))
     }
 
     /// Forgets what the last `poll_transmit` handed out, keeping a modest buffer

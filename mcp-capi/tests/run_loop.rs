@@ -245,6 +245,25 @@ fn cancellation_reaches_the_server() {
         // Responding after the `cancelled` event was polled: refused, nothing sent.
         assert_eq!(pair.server.respond(pair.now, handle, "{}"), MCP_ERR_STATE);
         assert!(pair.server.transmit().is_empty());
+
+        // Answered before its `cancelled` event was polled: accepted, and dropped.
+        let (request, id) = call_echo(&mut pair, "again");
+        let handle = request["request"].as_u64().unwrap();
+        assert_eq!(pair.client.cancel(pair.now, id), MCP_OK);
+        let to_server = pair.client.transmit();
+        assert_eq!(pair.server.bytes(pair.now, &to_server), MCP_OK);
+        assert_eq!(
+            pair.server.respond(pair.now, handle, r#"{"content":[]}"#),
+            MCP_OK
+        );
+        assert!(
+            pair.server.transmit().is_empty(),
+            "{era}: the answer is dropped"
+        );
+        let events = pair.server.events();
+        assert_eq!(events.len(), 1, "{era}: {events:?}");
+        assert_eq!(events[0]["kind"], "cancelled");
+        assert_eq!(pair.server.respond(pair.now, handle, "{}"), MCP_ERR_STATE);
     }
 }
 
