@@ -37,12 +37,11 @@
  *       while (!mcp_server_is_closed(s)) {
  *           const char *event;               // 1. events (tools/list is answered for you)
  *           size_t len;
- *           while (mcp_server_poll_event(s, &event, &len) == MCP_OK) {
- *               const char *id = strstr(event, "\"request\":");
- *               if (strstr(event, "\"kind\":\"request\"") && id)
- *                   mcp_server_respond(s, now_ms(), strtoull(id + 10, NULL, 10),
+ *           const char *request = "{\"kind\":\"request\",\"request\":";
+ *           while (mcp_server_poll_event(s, &event, &len) == MCP_OK)
+ *               if (strncmp(event, request, strlen(request)) == 0)
+ *                   mcp_server_respond(s, now_ms(), strtoull(event + strlen(request), NULL, 10),
  *                                      answer, strlen(answer));
- *           }
  *           const uint8_t *out;              // 2. bytes to write, borrowed until the next call
  *           while (mcp_server_poll_transmit(s, &out, &len) == MCP_OK)
  *               for (size_t done = 0; done < len;) {
@@ -78,8 +77,9 @@
  * mcp_version() forever. A panic inside the library (a bug) never crosses into C: the call
  * returns MCP_ERR_PANIC and the handle is poisoned (build with panic=unwind, the default).
  *
- * Events: one JSON object each; look at "kind". "request" and "input" numbers are what you
- * pass back. Kinds not listed (a newer library's) carry {"kind":..,"debug":".."}: skip them.
+ * Events: one compact JSON object each (NUL-terminated), "kind" its first key and the
+ * "request" or "input" number (what you pass back) right after it, so a prefix match reads
+ * both. Kinds not listed (a newer library's) carry {"kind":..,"debug":".."}: skip them.
  * Server:
  *   {"kind":"request","request":N,"method":"tools/call","params":{..},"protocolVersion":"..",
  *    "wantsProgress":true,"name":"echo","arguments":{..}}      (name, arguments: tools/call)
