@@ -37,12 +37,11 @@
  *       while (!mcp_server_is_closed(s)) {
  *           const char *event;               // 1. events (tools/list is answered for you)
  *           size_t len;
- *           while (mcp_server_poll_event(s, &event, &len) == MCP_OK) {
- *               const char *id = strstr(event, "\"request\":");
- *               if (strstr(event, "\"kind\":\"request\"") && id)
- *                   mcp_server_respond(s, now_ms(), strtoull(id + 10, NULL, 10),
+ *           const char *request = "{\"kind\":\"request\",\"request\":";
+ *           while (mcp_server_poll_event(s, &event, &len) == MCP_OK)
+ *               if (strncmp(event, request, strlen(request)) == 0)
+ *                   mcp_server_respond(s, now_ms(), strtoull(event + strlen(request), NULL, 10),
  *                                      answer, strlen(answer));
- *           }
  *           const uint8_t *out;              // 2. bytes to write, borrowed until the next call
  *           while (mcp_server_poll_transmit(s, &out, &len) == MCP_OK)
  *               for (size_t done = 0; done < len;) {
@@ -78,15 +77,17 @@
  * mcp_version() forever. A panic inside the library (a bug) never crosses into C: the call
  * returns MCP_ERR_PANIC and the handle is poisoned (build with panic=unwind, the default).
  *
- * Events: one JSON object each; look at "kind". "request" and "input" numbers are what you
- * pass back. Kinds not listed (a newer library's) carry {"kind":..,"debug":".."}: skip them.
+ * Events: one compact JSON object each (NUL-terminated), "kind" its first key and the
+ * "request" or "input" number (what you pass back) right after it, so a prefix match reads
+ * both. Kinds not listed (a newer library's) carry {"kind":..,"debug":".."}: skip them.
  * Server:
  *   {"kind":"request","request":N,"method":"tools/call","params":{..},"protocolVersion":"..",
  *    "wantsProgress":true,"name":"echo","arguments":{..}}      (name, arguments: tools/call)
  *       answer with mcp_server_respond or _respond_error; the library answers tools/list,
  *       ping, logging/setLevel, a call of an unknown tool and arguments failing inputSchema
  *   {"kind":"cancelled","request":N,"reason"?:".."}   the client gave up: stop working on N;
- *       N is no longer open (responding returns MCP_ERR_STATE and sends nothing)
+ *       once this event is polled N is no longer open (responding returns MCP_ERR_STATE);
+ *       an answer given before it was polled returns MCP_OK and is dropped
  *   {"kind":"ready","protocolVersion":"2025-11-25","clientInfo":{..},"clientCapabilities":{..}}
  *       a 2024/2025 client finished its handshake (a 2026 client has no such moment)
  *   {"kind":"notification","method":"..","params":{..}}
@@ -538,10 +539,14 @@ enum mcp_status mcp_server_poll_event(struct mcp_server *server, const char **js
  * (`len` bytes of UTF-8, a JSON object such as `{"content": [{"type": "text", "text":
  * ".."}]}`; borrowed for the call).
  *
- * Returns `MCP_OK` (also when the session closed meanwhile: nothing is sent);
- * `MCP_ERR_STATE` when the request is not open (unknown, answered already, or its
- * `cancelled` event was polled: responding after that sends nothing); `MCP_ERR_JSON` when
- * `result_json` is not a JSON object (the request stays open).
+ * A request stays open until it is answered or until `mcp_server_poll_event` hands out its
+ * `cancelled` event (or the `closed` event). Answering a request the client cancelled (or
+ * after the session closed) before that event was polled returns `MCP_OK` and sends
+ * nothing.
+ *
+ * Returns `MCP_OK`; `MCP_ERR_STATE` when the request is not open (unknown, answered
+ * already, its `cancelled` or the `closed` event polled); `MCP_ERR_JSON` when `result_json`
+ * is not a JSON object (the request stays open).
  *
  * # Safety
  * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.

@@ -18,7 +18,7 @@ use crate::boundary::{
 use crate::clock::Clock;
 use crate::config;
 use crate::outputs::{
-    Outputs, closed_event, notification_event, other_event, params_value, progress_event,
+    Outputs, Retire, closed_event, notification_event, other_event, params_value, progress_event,
     response_event,
 };
 
@@ -68,7 +68,14 @@ impl Client {
                 break;
             };
             if let Some(json) = self.convert(event) {
-                self.outputs.push(&json);
+                let retire = match json["kind"].as_str() {
+                    Some("cancelled") => json["request"]
+                        .as_u64()
+                        .map_or(Retire::Nothing, Retire::Request),
+                    Some("closed") => Retire::All,
+                    _ => Retire::Nothing,
+                };
+                self.outputs.push(&json, retire);
             }
         }
     }
@@ -111,8 +118,9 @@ impl Client {
             }
             ClientEvent::Progress { id, progress } => progress_event(id.wire_id(), &progress),
             ClientEvent::Cancelled { id, reason } => {
-                let handle = self.handles.remove(&id)?;
-                self.open.remove(&handle);
+                // The request stays open (an answer is dropped by the core) until the
+                // application is handed this event.
+                let handle = *self.handles.get(&id)?;
                 let mut event = json!({"kind": "cancelled", "request": handle});
                 if let Some(reason) = reason {
                     event["reason"] = json!(reason);
@@ -152,12 +160,9 @@ impl Client {
             ClientEvent::SessionRenewed { version } => {
                 json!({"kind": "session_renewed", "protocolVersion": version.as_str()})
             }
-            ClientEvent::Closed { reason } => {
-                self.open.clear();
-                self.handles.clear();
-                self.inputs.clear();
-                closed_event(&reason)
-            }
+            // Open requests and inputs stay open (answers are dropped) until this event is
+            // handed out.
+            ClientEvent::Closed { reason } => closed_event(&reason),
             other => other_event("other", &other),
         })
     }
@@ -189,6 +194,24 @@ impl Client {
             .map_err(|e| Failure::state(format!("request {handle}: {e}")))?;
         self.pump();
         Ok(mcp_status::MCP_OK)
+    }
+
+    /// The application was handed a `cancelled` or `closed` event: what it concerns is no
+    /// longer open
+    fn retire(&mut self, retire: Retire) {
+        match retire {
+            Retire::Nothing => {}
+            Retire::Request(handle) => {
+                if let Some(responder) = self.open.remove(&handle) {
+                    self.handles.remove(&responder.id());
+                }
+            }
+            Retire::All => {
+                self.open.clear();
+                self.handles.clear();
+                self.inputs.clear();
+            }
+        }
     }
 
     fn take(&mut self, handle: u64) -> Result<Responder, Failure> {
@@ -478,10 +501,11 @@ pub unsafe extern "C" fn mcp_client_poll_event(
             if c.outputs.queued() == 0 {
                 c.pump();
             }
-            let (ptr, n) = match c.outputs.next_event() {
-                Some(event) => (event.as_ptr().cast::<c_char>(), event.len()),
-                None => (std::ptr::null(), 0),
+            let (ptr, n, retire) = match c.outputs.next_event() {
+                Some((event, retire)) => (event.as_ptr().cast::<c_char>(), event.len(), retire),
+                None => (std::ptr::null(), 0, Retire::Nothing),
             };
+            c.retire(retire);
             write_out(json, ptr, "json")?;
             write_out(len, n, "len")?;
             Ok(if ptr.is_null() {

@@ -15,14 +15,27 @@ pub(crate) struct Outputs {
     pub(crate) transmit: Vec<u8>,
     /// The last event's JSON followed by a NUL byte
     event: Vec<u8>,
-    /// Events converted, in order, waiting for `poll_event`
-    queue: VecDeque<String>,
+    /// Events converted, in order, waiting for `poll_event`, each with what handing it out
+    /// retires
+    queue: VecDeque<(String, Retire)>,
+}
+
+/// What handing an event out ends: the application has now been told, so the requests it
+/// concerns are no longer open
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retire {
+    /// Nothing
+    Nothing,
+    /// The peer's request of this number (a `cancelled` event)
+    Request(u64),
+    /// Every open request and input (a `closed` event)
+    All,
 }
 
 impl Outputs {
     /// Queues one event
-    pub(crate) fn push(&mut self, event: &Value) {
-        self.queue.push_back(event.to_string());
+    pub(crate) fn push(&mut self, event: &Value, retire: Retire) {
+        self.queue.push_back((render(event), retire));
     }
 
     /// How many events wait
@@ -30,16 +43,17 @@ impl Outputs {
         self.queue.len()
     }
 
-    /// Moves the next event into the borrowed buffer: its JSON (without the NUL), or `None`
-    pub(crate) fn next_event(&mut self) -> Option<&[u8]> {
-        let json = self.queue.pop_front()?;
+    /// Moves the next event into the borrowed buffer: its JSON (without the NUL) and what it
+    /// retires, or `None`
+    pub(crate) fn next_event(&mut self) -> Option<(&[u8], Retire)> {
+        let (json, retire) = self.queue.pop_front()?;
         self.event.clear();
         self.event.extend_from_slice(json.as_bytes());
         self.event.push(0);
         if self.queue.is_empty() && self.queue.capacity() > 64 {
             self.queue.shrink_to(64);
         }
-        Some(&self.event[..json.len()])
+        Some((&self.event[..json.len()], retire))
     }
 
     /// Forgets what the last `poll_transmit` handed out, keeping a modest buffer
@@ -49,6 +63,29 @@ impl Outputs {
             self.transmit.shrink_to(64 * 1024);
         }
     }
+}
+
+/// An event's JSON text, compact, with `"kind"` first and the `"request"` or `"input"`
+/// number right after it (the header promises it: C code may read both with a prefix
+/// match, before any params that could hold the same key names)
+fn render(event: &Value) -> String {
+    const FIRST: [&str; 3] = ["kind", "request", "input"];
+    let Value::Object(map) = event else {
+        return event.to_string();
+    };
+    let leading = FIRST.iter().filter_map(|key| map.get_key_value(*key));
+    let rest = map.iter().filter(|(key, _)| !FIRST.contains(&key.as_str()));
+    let mut out = String::from("{");
+    for (i, (key, value)) in leading.chain(rest).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::from(key.as_str()).to_string());
+        out.push(':');
+        out.push_str(&value.to_string());
+    }
+    out.push('}');
+    out
 }
 
 /// Raw params as a JSON value (absent params are `{}`)
@@ -148,4 +185,30 @@ pub(crate) fn closed_event(reason: &CloseReason) -> Value {
 /// An event the C API has no dedicated shape for: its kind and the core's description
 pub(crate) fn other_event(kind: &str, debug: &dyn std::fmt::Debug) -> Value {
     json!({"kind": kind, "debug": format!("{debug:?}")})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_and_number_come_first() {
+        let event =
+            json!({"arguments": {"request": 9}, "kind": "request", "request": 3, "method": "m"});
+        let text = render(&event);
+        assert!(
+            text.starts_with(r#"{"kind":"request","request":3,"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), event);
+        let text = render(&json!({"requests": {}, "input": 4, "kind": "input_required"}));
+        assert!(
+            text.starts_with(r#"{"kind":"input_required","input":4,"#),
+            "{text}"
+        );
+        assert_eq!(
+            render(&json!({"kind": "unblocked"})),
+            r#"{"kind":"unblocked"}"#
+        );
+    }
 }

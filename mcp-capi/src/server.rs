@@ -20,7 +20,7 @@ use crate::boundary::{
 use crate::clock::Clock;
 use crate::config;
 use crate::outputs::{
-    Outputs, closed_event, notification_event, other_event, params_value, progress_event,
+    Outputs, Retire, closed_event, notification_event, other_event, params_value, progress_event,
     response_event,
 };
 
@@ -82,7 +82,14 @@ impl Server {
                 break;
             };
             if let Some(json) = self.convert(event) {
-                self.outputs.push(&json);
+                let retire = match json["kind"].as_str() {
+                    Some("cancelled") => json["request"]
+                        .as_u64()
+                        .map_or(Retire::Nothing, Retire::Request),
+                    Some("closed") => Retire::All,
+                    _ => Retire::Nothing,
+                };
+                self.outputs.push(&json, retire);
             }
         }
     }
@@ -105,8 +112,9 @@ impl Server {
             ServerEvent::Progress { id, progress } => progress_event(id.wire_id(), &progress),
             ServerEvent::Cancelled { id, reason } => {
                 // A request the library answered itself was never the application's.
-                let handle = self.handles.remove(&id)?;
-                self.open.remove(&handle);
+                // The request stays open (an answer is dropped by the core) until the
+                // application is handed this event.
+                let handle = *self.handles.get(&id)?;
                 let mut event = json!({"kind": "cancelled", "request": handle});
                 if let Some(reason) = reason {
                     event["reason"] = json!(reason);
@@ -114,11 +122,8 @@ impl Server {
                 event
             }
             ServerEvent::Unblocked => json!({"kind": "unblocked"}),
-            ServerEvent::Closed { reason } => {
-                self.open.clear();
-                self.handles.clear();
-                closed_event(&reason)
-            }
+            // Open requests stay open (answers are dropped) until this event is handed out.
+            ServerEvent::Closed { reason } => closed_event(&reason),
             // The C API starts no tasks and asks no input, so these do not arise; they are
             // reported rather than dropped should a future core emit them.
             ServerEvent::InputAnswered { request, key, .. } => {
@@ -173,6 +178,23 @@ impl Server {
             },
         );
         Some(event)
+    }
+
+    /// The application was handed a `cancelled` or `closed` event: what it concerns is no
+    /// longer open
+    fn retire(&mut self, retire: Retire) {
+        match retire {
+            Retire::Nothing => {}
+            Retire::Request(handle) => {
+                if let Some(open) = self.open.remove(&handle) {
+                    self.handles.remove(&open.responder.id());
+                }
+            }
+            Retire::All => {
+                self.open.clear();
+                self.handles.clear();
+            }
+        }
     }
 
     /// Takes the open request `handle` off the books for an answer
@@ -542,10 +564,11 @@ pub unsafe extern "C" fn mcp_server_poll_event(
             if s.outputs.queued() == 0 {
                 s.pump();
             }
-            let (ptr, n) = match s.outputs.next_event() {
-                Some(event) => (event.as_ptr().cast::<c_char>(), event.len()),
-                None => (std::ptr::null(), 0),
+            let (ptr, n, retire) = match s.outputs.next_event() {
+                Some((event, retire)) => (event.as_ptr().cast::<c_char>(), event.len(), retire),
+                None => (std::ptr::null(), 0, Retire::Nothing),
             };
+            s.retire(retire);
             // Refill behind the event handed out (the core may hold more).
             write_out(json, ptr, "json")?;
             write_out(len, n, "len")?;
@@ -562,10 +585,14 @@ pub unsafe extern "C" fn mcp_server_poll_event(
 /// (`len` bytes of UTF-8, a JSON object such as `{"content": [{"type": "text", "text":
 /// ".."}]}`; borrowed for the call).
 ///
-/// Returns `MCP_OK` (also when the session closed meanwhile: nothing is sent);
-/// `MCP_ERR_STATE` when the request is not open (unknown, answered already, or its
-/// `cancelled` event was polled: responding after that sends nothing); `MCP_ERR_JSON` when
-/// `result_json` is not a JSON object (the request stays open).
+/// A request stays open until it is answered or until `mcp_server_poll_event` hands out its
+/// `cancelled` event (or the `closed` event). Answering a request the client cancelled (or
+/// after the session closed) before that event was polled returns `MCP_OK` and sends
+/// nothing.
+///
+/// Returns `MCP_OK`; `MCP_ERR_STATE` when the request is not open (unknown, answered
+/// already, its `cancelled` or the `closed` event polled); `MCP_ERR_JSON` when `result_json`
+/// is not a JSON object (the request stays open).
 ///
 /// # Safety
 /// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.

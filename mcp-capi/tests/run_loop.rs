@@ -245,6 +245,25 @@ fn cancellation_reaches_the_server() {
         // Responding after the `cancelled` event was polled: refused, nothing sent.
         assert_eq!(pair.server.respond(pair.now, handle, "{}"), MCP_ERR_STATE);
         assert!(pair.server.transmit().is_empty());
+
+        // Answered before its `cancelled` event was polled: accepted, and dropped.
+        let (request, id) = call_echo(&mut pair, "again");
+        let handle = request["request"].as_u64().unwrap();
+        assert_eq!(pair.client.cancel(pair.now, id), MCP_OK);
+        let to_server = pair.client.transmit();
+        assert_eq!(pair.server.bytes(pair.now, &to_server), MCP_OK);
+        assert_eq!(
+            pair.server.respond(pair.now, handle, r#"{"content":[]}"#),
+            MCP_OK
+        );
+        assert!(
+            pair.server.transmit().is_empty(),
+            "{era}: the answer is dropped"
+        );
+        let events = pair.server.events();
+        assert_eq!(events.len(), 1, "{era}: {events:?}");
+        assert_eq!(events[0]["kind"], "cancelled");
+        assert_eq!(pair.server.respond(pair.now, handle, "{}"), MCP_ERR_STATE);
     }
 }
 
@@ -471,4 +490,83 @@ fn eof_and_close_end_both_sides() {
         assert_eq!(pair.server.is_closed(), 1);
         assert_eq!(pair.server.deadline(), None);
     }
+}
+
+#[test]
+fn auto_falls_back_to_initialize_when_discovery_gets_no_answer() {
+    // A server that never answers `server/discover` (it reads nothing): the discovery
+    // timer fires through poll_timeout/handle_timeout and `initialize` follows.
+    let now = 500;
+    let mut client = Client::new(r#"{"name":"c","version":"1"}"#, now);
+    let first = String::from_utf8(client.transmit()).unwrap();
+    assert!(first.contains("server/discover"), "{first}");
+    let deadline = client.deadline().expect("the discovery timer");
+    assert!(deadline > now);
+    assert_eq!(client.timeout(deadline), MCP_OK);
+    let second = String::from_utf8(client.transmit()).unwrap();
+    assert!(second.contains("\"initialize\""), "{second}");
+    // A legacy server answers it: the client is ready in 2025-11-25.
+    let mut server = Server::new(r#"{"name":"s","version":"1","era":"legacy"}"#, deadline);
+    server.bytes(deadline, second.as_bytes());
+    let answer = server.transmit();
+    client.bytes(deadline, &answer);
+    let ready: Vec<_> = client
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "ready")
+        .collect();
+    assert_eq!(ready.len(), 1);
+    assert_eq!(ready[0]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn a_flood_is_bounded_and_every_request_is_answered_once() {
+    let mut pair = Pair::ready("2025-11-25", "");
+    Pair::take(&mut pair.server_events, "ready");
+    let total = 3000u64;
+    let mut flood = Vec::new();
+    for id in 100..100 + total {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": id.to_string()}}});
+        flood.extend_from_slice(format!("{call}\n").as_bytes());
+    }
+    let now = pair.now;
+    assert_eq!(pair.server.bytes(now, &flood), MCP_OK);
+    assert_eq!(
+        pair.server.wants_read(),
+        0,
+        "the queues are full: stop reading"
+    );
+    // The C loop: events (answering each), transmits, the deadline; until quiet.
+    let mut answered = std::collections::HashMap::new();
+    let mut from_app = 0;
+    for _ in 0..100 {
+        let events = pair.server.events();
+        for event in &events {
+            assert_eq!(event["kind"], "request", "{event}");
+            let handle = event["request"].as_u64().unwrap();
+            let text = event["arguments"]["text"].as_str().unwrap().to_owned();
+            let result = json!({"content": [{"type": "text", "text": text}]}).to_string();
+            assert_eq!(pair.server.respond(now, handle, &result), MCP_OK);
+            from_app += 1;
+        }
+        let out = String::from_utf8(pair.server.transmit()).unwrap();
+        for line in out.lines() {
+            let message: Value = serde_json::from_str(line).unwrap();
+            let id = message["id"].as_u64().unwrap();
+            *answered.entry(id).or_insert(0) += 1;
+            if message.get("result").is_some() {
+                assert_eq!(message["result"]["content"][0]["text"], id.to_string());
+            }
+        }
+        match pair.server.deadline() {
+            Some(_) => assert_eq!(pair.server.timeout(now), MCP_OK),
+            None if events.is_empty() && out.is_empty() => break,
+            None => {}
+        }
+    }
+    assert_eq!(answered.len() as u64, total, "every request answered");
+    assert!(answered.values().all(|n| *n == 1), "each once");
+    assert!(from_app > 0);
+    assert_eq!(pair.server.wants_read(), 1, "drained: read again");
 }

@@ -300,7 +300,24 @@ fn event_at(json: *const c_char, len: usize) -> Value {
     // SAFETY: as above; the NUL is the first one (JSON text has no NUL byte).
     let c = unsafe { CStr::from_ptr(json) };
     assert_eq!(c.to_bytes().len(), len, "no NUL inside the event");
-    serde_json::from_slice(&bytes[..len]).expect("an event is JSON")
+    let text = std::str::from_utf8(&bytes[..len]).expect("an event is UTF-8");
+    let event: Value = serde_json::from_str(text).expect("an event is JSON");
+    // The header's promise: "kind" first, then the request or input number.
+    let kind = event["kind"].as_str().expect("an event has a kind");
+    let mut prefix = format!(r#"{{"kind":{}"#, Value::from(kind));
+    if let Some(n) = event.get("request").or(event.get("input")) {
+        let key = if event.get("request").is_some() {
+            "request"
+        } else {
+            "input"
+        };
+        prefix.push_str(&format!(r#","{key}":{n}"#));
+    }
+    assert!(
+        text.starts_with(&prefix),
+        "{text} does not start with {prefix}"
+    );
+    event
 }
 
 /// A client and a server joined in memory, on a fake clock (milliseconds)
