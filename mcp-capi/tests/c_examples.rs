@@ -98,7 +98,15 @@ impl Sanitizer {
             reports.is_empty(),
             "AddressSanitizer reported:\n{reports}\n{context}"
         );
-        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+impl Drop for Sanitizer {
+    /// Removes the report folder, whatever happened (a failure shows the reports)
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
