@@ -602,6 +602,10 @@ enum mcp_status mcp_server_progress(struct mcp_server *server,
  * (`params_len` bytes, a JSON object; NULL: no params), e.g. `notifications/message` with
  * `{"level": "info", "data": ".."}`. A `notifications/message` below the level the client
  * set with `logging/setLevel` (default `info`) is held back and still returns `MCP_OK`.
+ * `notifications/{tools,prompts,resources}/list_changed` (params ignored; the server must
+ * declare `listChanged` for that list, else `MCP_ERR_STATE`) and
+ * `notifications/resources/updated` (`{"uri": ".."}`) go only to the clients that
+ * subscribed: a 2025 session, or the 2026 `subscriptions/listen` streams that asked.
  *
  * Returns `MCP_OK`; `MCP_ERR_STATE` when the session is closed or the method is one the
  * library sends itself (`progress`, `cancelled`); `MCP_ERR_BLOCKED` when too many bytes wait

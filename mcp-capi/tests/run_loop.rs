@@ -390,14 +390,105 @@ fn log_messages_follow_set_level() {
     );
     pair.exchange();
     assert_eq!(Pair::take(&mut pair.client_events, "notification").len(), 1);
-    // Other notifications go out as given.
+    // A list change needs listChanged declared.
     assert_eq!(
         pair.server
             .notify(pair.now, "notifications/tools/list_changed", None),
-        MCP_OK,
-        "{}",
-        last_error()
+        MCP_ERR_STATE
     );
+    assert!(last_error().contains("listChanged"), "{}", last_error());
+    // Other notifications go out as given.
+    assert_eq!(
+        pair.server
+            .notify(pair.now, "example/note", Some(r#"{"a":1}"#)),
+        MCP_OK
+    );
+    pair.exchange();
+    let notes = Pair::take(&mut pair.client_events, "notification");
+    assert_eq!(notes[0]["method"], "example/note");
+    assert_eq!(notes[0]["params"], json!({"a": 1}));
+}
+
+#[test]
+fn list_changes_reach_subscribers_in_both_eras() {
+    for era in ["2025-11-25", "2026-07-28"] {
+        let now = 0;
+        let mut server = Server::new(
+            r#"{"name":"s","version":"1","capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true}}}"#,
+            now,
+        );
+        server.add_tool(common::ECHO_TOOL);
+        let client = Client::new(
+            &format!(r#"{{"name":"c","version":"1","protocolVersion":"{era}"}}"#),
+            now,
+        );
+        let mut pair = Pair {
+            client,
+            server,
+            now,
+            client_events: Vec::new(),
+            server_events: Vec::new(),
+        };
+        pair.exchange();
+        if era == "2026-07-28" {
+            // A 2026 client listens for what it wants.
+            let params = json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["file:///a"]}});
+            pair.client
+                .request(now, "subscriptions/listen", Some(&params.to_string()))
+                .unwrap_or_else(|s| panic!("{s:?} {}", last_error()));
+        } else {
+            let params = json!({"uri": "file:///a"});
+            pair.client
+                .request(now, "resources/subscribe", Some(&params.to_string()))
+                .unwrap();
+        }
+        pair.exchange();
+        Pair::take(&mut pair.client_events, "response");
+        // 2026: the listen stream's acknowledgement.
+        Pair::take(&mut pair.client_events, "notification");
+        assert!(
+            pair.server_events.iter().all(|e| e["kind"] != "request"),
+            "{era}: {:?}",
+            pair.server_events
+        );
+        // Adding a tool tells them by itself; so does the application.
+        assert_eq!(
+            pair.server
+                .add_tool(&common::ECHO_TOOL.replace("echo", "echo2")),
+            MCP_OK
+        );
+        assert_eq!(
+            pair.server.notify(
+                now,
+                "notifications/resources/updated",
+                Some(r#"{"uri":"file:///a"}"#)
+            ),
+            MCP_OK
+        );
+        assert_eq!(
+            pair.server.notify(
+                now,
+                "notifications/resources/updated",
+                Some(r#"{"uri":"file:///b"}"#)
+            ),
+            MCP_OK
+        );
+        pair.exchange();
+        let notes = Pair::take(&mut pair.client_events, "notification");
+        let methods: Vec<_> = notes
+            .iter()
+            .map(|n| n["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/tools/list_changed",
+                "notifications/resources/updated"
+            ],
+            "{era}: {notes:?}"
+        );
+        assert_eq!(notes[1]["params"]["uri"], "file:///a");
+    }
 }
 
 #[test]
