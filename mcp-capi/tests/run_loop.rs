@@ -661,3 +661,68 @@ fn a_flood_is_bounded_and_every_request_is_answered_once() {
     assert!(from_app > 0);
     assert_eq!(pair.server.wants_read(), 1, "drained: read again");
 }
+
+#[test]
+fn input_required_is_answered_or_refused_through_the_client() {
+    let caps = r#","capabilities":{"elicitation":{},"roots":{}}"#;
+    let mut pair = Pair::ready("2025-11-25", caps);
+    let now = pair.now;
+    // A 2025 server asks the client directly (the C server API does not ask: raw bytes).
+    let ask = json!({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
+        "params": {"message": "Your name?", "requestedSchema": {"type": "object",
+        "properties": {"name": {"type": "string"}}}}});
+    let roots = json!({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"});
+    assert_eq!(
+        pair.client
+            .bytes(now, format!("{ask}\n{roots}\n").as_bytes()),
+        MCP_OK
+    );
+    let events = pair.client.events();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        events.iter().all(|e| e["kind"] == "input_required"),
+        "{events:?}"
+    );
+    let (elicit, list) = (&events[0], &events[1]);
+    let (key, request) = elicit["requests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Your name?");
+    let input = elicit["input"].as_u64().unwrap();
+    // A missing key is refused; the input stays waiting.
+    assert_eq!(
+        pair.client.provide_input(now, input, "{}"),
+        mcp_capi::mcp_status::MCP_ERR_JSON
+    );
+    let answer = json!({key: {"action": "accept", "content": {"name": "Ada"}}}).to_string();
+    assert_eq!(
+        pair.client.provide_input(now, input, &answer),
+        MCP_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(
+        pair.client.provide_input(now, input, &answer),
+        MCP_ERR_STATE
+    );
+    let refused = list["input"].as_u64().unwrap();
+    assert_eq!(
+        pair.client
+            .refuse_input(now, refused, -32601, "no roots here"),
+        MCP_OK
+    );
+    let out = String::from_utf8(pair.client.transmit()).unwrap();
+    let replies: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 2, "{out}");
+    assert_eq!(replies[0]["id"], "e1");
+    assert_eq!(replies[0]["result"]["content"]["name"], "Ada");
+    assert_eq!(replies[1]["id"], "r1");
+    assert_eq!(replies[1]["error"]["message"], "no roots here");
+}
