@@ -624,6 +624,16 @@ enum mcp_status mcp_server_notify(struct mcp_server *server,
                                   size_t params_len);
 
 /**
+ * Closes the session now (the server shuts down): every open request is dropped
+ * unanswered, a `closed` event (`"reason": "local"`) follows. Bytes already queued can
+ * still be polled. Closing a closed session is a no-op returning `MCP_OK`.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ */
+enum mcp_status mcp_server_close(struct mcp_server *server, uint64_t now_ms);
+
+/**
  * Whether the caller should read more input from the client: 1 yes, 0 not now (too many
  * events or answers wait: drain them first, and `mcp_server_poll_timeout` becomes due when
  * the session can take more), negative (`MCP_ERR_NULL`, `MCP_ERR_PANIC`) for a NULL or

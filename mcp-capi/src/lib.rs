@@ -51,7 +51,7 @@ pub use client::{
     mcp_client_respond_error, mcp_client_wants_read,
 };
 pub use server::{
-    McpServer, mcp_server_add_tool, mcp_server_free, mcp_server_handle_bytes,
+    McpServer, mcp_server_add_tool, mcp_server_close, mcp_server_free, mcp_server_handle_bytes,
     mcp_server_handle_eof, mcp_server_handle_timeout, mcp_server_is_closed, mcp_server_new,
     mcp_server_notify, mcp_server_poll_event, mcp_server_poll_timeout, mcp_server_poll_transmit,
     mcp_server_progress, mcp_server_respond, mcp_server_respond_error, mcp_server_wants_read,

@@ -748,6 +748,25 @@ pub unsafe extern "C" fn mcp_server_notify(
     }
 }
 
+/// Closes the session now (the server shuts down): every open request is dropped
+/// unanswered, a `closed` event (`"reason": "local"`) follows. Bytes already queued can
+/// still be polled. Closing a closed session is a no-op returning `MCP_OK`.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_server_close(server: *mut McpServer, now_ms: u64) -> mcp_status {
+    // SAFETY: the caller's pointer, as documented above.
+    unsafe {
+        with(server, |s| {
+            let now = s.clock.at(now_ms);
+            s.session.close(now);
+            s.pump();
+            Ok(mcp_status::MCP_OK)
+        })
+    }
+}
+
 /// Whether the caller should read more input from the client: 1 yes, 0 not now (too many
 /// events or answers wait: drain them first, and `mcp_server_poll_timeout` becomes due when
 /// the session can take more), negative (`MCP_ERR_NULL`, `MCP_ERR_PANIC`) for a NULL or

@@ -101,6 +101,7 @@ fn null_handles_are_refused_everywhere() {
             mcp_server_respond_error(s, 0, 1, 1, null(), 0),
             mcp_server_progress(s, 0, 1, 1.0, f64::NAN, null(), 0),
             mcp_server_notify(s, 0, p(b"x"), 1, null(), 0),
+            mcp_server_close(s, 0),
             mcp_client_handle_bytes(c, 0, null(), 0),
             mcp_client_handle_eof(c, 0),
             mcp_client_handle_timeout(c, 0),

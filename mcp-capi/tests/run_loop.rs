@@ -726,3 +726,32 @@ fn input_required_is_answered_or_refused_through_the_client() {
     assert_eq!(replies[1]["id"], "r1");
     assert_eq!(replies[1]["error"]["message"], "no roots here");
 }
+
+#[test]
+fn a_server_closes_itself() {
+    for era in ERAS {
+        let mut pair = Pair::ready(era, "");
+        let (request, id) = call_echo(&mut pair, "pending");
+        let handle = request["request"].as_u64().unwrap();
+        assert_eq!(pair.server.close(pair.now), MCP_OK);
+        assert_eq!(pair.server.is_closed(), 1);
+        // Answering before the closed event is polled: accepted, dropped.
+        assert_eq!(pair.server.respond(pair.now, handle, "{}"), MCP_OK);
+        let events = pair.server.events();
+        assert_eq!(events.len(), 1, "{era}: {events:?}");
+        assert_eq!(events[0]["reason"], "local");
+        assert_eq!(
+            pair.server.close(pair.now),
+            MCP_OK,
+            "closing twice is harmless"
+        );
+        // The client sees the end of the stream: its request ends, then it closes.
+        assert_eq!(pair.client.eof(pair.now), MCP_OK);
+        let events = pair.client.events();
+        let kinds: Vec<_> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["response", "closed"], "{era}: {events:?}");
+        assert_eq!(events[0]["request"], id);
+        assert_eq!(events[0]["failure"], "closed");
+        assert_eq!(events[1]["reason"], "peer_closed");
+    }
+}
