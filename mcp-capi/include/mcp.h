@@ -304,6 +304,26 @@ enum mcp_status mcp_client_request(struct mcp_client *client,
                                    uint64_t *request_out);
 
 /**
+ * `mcp_client_request` with this request's own timeout: `timeout_ms` milliseconds, 0 for
+ * none (a long-lived request such as a 2026 `subscriptions/listen`), negative for the
+ * config's `requestTimeoutMs`. Statuses as `mcp_client_request`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `method` is NULL or points to `method_len` readable bytes.
+ * `params_json` is NULL or points to `params_len` readable bytes.
+ * `request_out` is NULL or valid for writing one `u64`.
+ */
+enum mcp_status mcp_client_request_timeout(struct mcp_client *client,
+                                           uint64_t now_ms,
+                                           const char *method,
+                                           size_t method_len,
+                                           const char *params_json,
+                                           size_t params_len,
+                                           int64_t timeout_ms,
+                                           uint64_t *request_out);
+
+/**
  * Cancels request `request`: `notifications/cancelled` goes to the server and its
  * `response` event follows with `"failure": "cancelled"`; a late answer is dropped.
  *

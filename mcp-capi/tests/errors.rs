@@ -109,6 +109,7 @@ fn null_handles_are_refused_everywhere() {
             mcp_client_poll_transmit(c, &mut data, &mut len),
             mcp_client_poll_event(c, &mut text, &mut len),
             mcp_client_request(c, 0, p(b"ping"), 4, null(), 0, &mut out_u64),
+            mcp_client_request_timeout(c, 0, p(b"ping"), 4, null(), 0, 0, &mut out_u64),
             mcp_client_cancel(c, 0, 1),
             mcp_client_respond(c, 0, 1, p(tool), 2),
             mcp_client_respond_error(c, 0, 1, 1, null(), 0),

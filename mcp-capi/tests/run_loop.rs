@@ -755,3 +755,75 @@ fn a_server_closes_itself() {
         assert_eq!(events[1]["reason"], "peer_closed");
     }
 }
+
+#[test]
+fn a_request_may_carry_its_own_timeout() {
+    let mut pair = Pair::ready("2025-11-25", r#","requestTimeoutMs":5000"#);
+    let params = r#"{"name":"echo","arguments":{"text":"x"}}"#;
+    let mut timed = 0;
+    let mut forever = 0;
+    // SAFETY: a live handle and valid buffers.
+    unsafe {
+        use mcp_capi::mcp_client_request_timeout as request;
+        let (m, p) = ("tools/call", params);
+        let now = pair.now;
+        assert_eq!(
+            request(
+                pair.client.0,
+                now,
+                m.as_ptr().cast(),
+                m.len(),
+                p.as_ptr().cast(),
+                p.len(),
+                200,
+                &mut timed
+            ),
+            MCP_OK
+        );
+        assert_eq!(
+            request(
+                pair.client.0,
+                now,
+                m.as_ptr().cast(),
+                m.len(),
+                p.as_ptr().cast(),
+                p.len(),
+                0,
+                &mut forever
+            ),
+            MCP_OK
+        );
+        assert_eq!(
+            request(
+                pair.client.0,
+                now,
+                std::ptr::null(),
+                0,
+                p.as_ptr().cast(),
+                p.len(),
+                0,
+                &mut forever
+            ),
+            mcp_capi::mcp_status::MCP_ERR_NULL
+        );
+    }
+    pair.exchange();
+    // The one with 200 ms is due first; the one without a timeout never is.
+    assert_eq!(pair.client.deadline(), Some(pair.now + 200));
+    pair.now += 200;
+    assert_eq!(pair.client.timeout(pair.now), MCP_OK);
+    let responses: Vec<_> = pair
+        .client
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "response")
+        .collect();
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0]["request"], timed);
+    assert_eq!(responses[0]["failure"], "timeout");
+    assert_eq!(
+        pair.client.deadline(),
+        None,
+        "request {forever} waits forever"
+    );
+}
