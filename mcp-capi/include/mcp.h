@@ -304,6 +304,26 @@ enum mcp_status mcp_client_request(struct mcp_client *client,
                                    uint64_t *request_out);
 
 /**
+ * `mcp_client_request` with this request's own timeout: `timeout_ms` milliseconds, 0 for
+ * none (a long-lived request such as a 2026 `subscriptions/listen`), negative for the
+ * config's `requestTimeoutMs`. Statuses as `mcp_client_request`.
+ *
+ * # Safety
+ * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+ * `method` is NULL or points to `method_len` readable bytes.
+ * `params_json` is NULL or points to `params_len` readable bytes.
+ * `request_out` is NULL or valid for writing one `u64`.
+ */
+enum mcp_status mcp_client_request_timeout(struct mcp_client *client,
+                                           uint64_t now_ms,
+                                           const char *method,
+                                           size_t method_len,
+                                           const char *params_json,
+                                           size_t params_len,
+                                           int64_t timeout_ms,
+                                           uint64_t *request_out);
+
+/**
  * Cancels request `request`: `notifications/cancelled` goes to the server and its
  * `response` event follows with `"failure": "cancelled"`; a late answer is dropped.
  *
@@ -602,6 +622,10 @@ enum mcp_status mcp_server_progress(struct mcp_server *server,
  * (`params_len` bytes, a JSON object; NULL: no params), e.g. `notifications/message` with
  * `{"level": "info", "data": ".."}`. A `notifications/message` below the level the client
  * set with `logging/setLevel` (default `info`) is held back and still returns `MCP_OK`.
+ * `notifications/{tools,prompts,resources}/list_changed` (params ignored; the server must
+ * declare `listChanged` for that list, else `MCP_ERR_STATE`) and
+ * `notifications/resources/updated` (`{"uri": ".."}`) go only to the clients that
+ * subscribed: a 2025 session, or the 2026 `subscriptions/listen` streams that asked.
  *
  * Returns `MCP_OK`; `MCP_ERR_STATE` when the session is closed or the method is one the
  * library sends itself (`progress`, `cancelled`); `MCP_ERR_BLOCKED` when too many bytes wait
@@ -618,6 +642,16 @@ enum mcp_status mcp_server_notify(struct mcp_server *server,
                                   size_t method_len,
                                   const char *params_json,
                                   size_t params_len);
+
+/**
+ * Closes the session now (the server shuts down): every open request is dropped
+ * unanswered, a `closed` event (`"reason": "local"`) follows. Bytes already queued can
+ * still be polled. Closing a closed session is a no-op returning `MCP_OK`.
+ *
+ * # Safety
+ * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+ */
+enum mcp_status mcp_server_close(struct mcp_server *server, uint64_t now_ms);
 
 /**
  * Whether the caller should read more input from the client: 1 yes, 0 not now (too many

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int};
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_sansio::schema::InputResponses;
 use mcp_sansio::{
@@ -167,11 +168,22 @@ impl Client {
         })
     }
 
-    fn request(&mut self, now_ms: u64, method: &str, params: Option<&str>) -> Result<u64, Failure> {
+    fn request(
+        &mut self,
+        now_ms: u64,
+        method: &str,
+        params: Option<&str>,
+        timeout_ms: i64,
+    ) -> Result<u64, Failure> {
         let raw = params.map(|p| raw_json(p, "params")).transpose()?;
         let now = self.clock.at(now_ms);
         // Every request asks for progress, so a server may report it (a `progress` event).
-        let options = RequestOptions::default().with_progress();
+        let mut options = RequestOptions::default().with_progress();
+        match u64::try_from(timeout_ms) {
+            Err(_) => {}
+            Ok(0) => options = options.no_timeout(),
+            Ok(ms) => options = options.timeout(Duration::from_millis(ms)),
+        }
         let id = self
             .session
             .send_request_raw(now, method, raw, options)
@@ -551,7 +563,44 @@ pub unsafe extern "C" fn mcp_client_request(
             require_out(request_out, "request_out")?;
             let method = text(method, method_len, "method")?;
             let params = optional_text(params_json, params_len, "params_json")?;
-            let handle = c.request(now_ms, method, params)?;
+            let handle = c.request(now_ms, method, params, -1)?;
+            write_out(request_out, handle, "request_out")?;
+            Ok(mcp_status::MCP_OK)
+        })
+    }
+}
+
+/// `mcp_client_request` with this request's own timeout: `timeout_ms` milliseconds, 0 for
+/// none (a long-lived request such as a 2026 `subscriptions/listen`), negative for the
+/// config's `requestTimeoutMs`. Statuses as `mcp_client_request`.
+///
+/// # Safety
+/// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
+/// `method` is NULL or points to `method_len` readable bytes.
+/// `params_json` is NULL or points to `params_len` readable bytes.
+/// `request_out` is NULL or valid for writing one `u64`.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn mcp_client_request_timeout(
+    client: *mut McpClient,
+    now_ms: u64,
+    method: *const c_char,
+    method_len: usize,
+    params_json: *const c_char,
+    params_len: usize,
+    timeout_ms: i64,
+    request_out: *mut u64,
+) -> mcp_status {
+    // SAFETY: the caller's pointers, as documented above.
+    unsafe {
+        with(client, |c| {
+            if method.is_null() {
+                return Err(Failure::null("method"));
+            }
+            require_out(request_out, "request_out")?;
+            let method = text(method, method_len, "method")?;
+            let params = optional_text(params_json, params_len, "params_json")?;
+            let handle = c.request(now_ms, method, params, timeout_ms)?;
             write_out(request_out, handle, "request_out")?;
             Ok(mcp_status::MCP_OK)
         })

@@ -47,11 +47,12 @@ pub use client::{
     McpClient, mcp_client_cancel, mcp_client_close, mcp_client_free, mcp_client_handle_bytes,
     mcp_client_handle_eof, mcp_client_handle_timeout, mcp_client_is_closed, mcp_client_new,
     mcp_client_poll_event, mcp_client_poll_timeout, mcp_client_poll_transmit,
-    mcp_client_provide_input, mcp_client_refuse_input, mcp_client_request, mcp_client_respond,
-    mcp_client_respond_error, mcp_client_wants_read,
+    mcp_client_provide_input, mcp_client_refuse_input, mcp_client_request,
+    mcp_client_request_timeout, mcp_client_respond, mcp_client_respond_error,
+    mcp_client_wants_read,
 };
 pub use server::{
-    McpServer, mcp_server_add_tool, mcp_server_free, mcp_server_handle_bytes,
+    McpServer, mcp_server_add_tool, mcp_server_close, mcp_server_free, mcp_server_handle_bytes,
     mcp_server_handle_eof, mcp_server_handle_timeout, mcp_server_is_closed, mcp_server_new,
     mcp_server_notify, mcp_server_poll_event, mcp_server_poll_timeout, mcp_server_poll_transmit,
     mcp_server_progress, mcp_server_respond, mcp_server_respond_error, mcp_server_wants_read,

@@ -292,9 +292,37 @@ impl Server {
                 return Ok(mcp_status::MCP_OK);
             }
         }
-        self.session
-            .send_notification_raw(method, raw.as_deref())
-            .map_err(send_failure)?;
+        // Change notifications go to whoever subscribed, as the core decides (a legacy
+        // session, a 2026 listen stream, a resource's subscribers).
+        let list = match method {
+            "notifications/tools/list_changed" => Some(ListKind::Tools),
+            "notifications/prompts/list_changed" => Some(ListKind::Prompts),
+            "notifications/resources/list_changed" => Some(ListKind::Resources),
+            _ => None,
+        };
+        if let Some(kind) = list {
+            self.session
+                .notify_list_changed(kind)
+                .map_err(send_failure)?;
+        } else if method == "notifications/resources/updated" {
+            #[derive(serde::Deserialize)]
+            struct Updated {
+                uri: String,
+            }
+            let updated: Updated = raw
+                .as_deref()
+                .map(|r| serde_json::from_str(r.get()))
+                .transpose()
+                .map_err(|e| Failure::json(format!("{method} params: {e}")))?
+                .ok_or_else(|| Failure::json(format!("{method} needs params with a uri")))?;
+            self.session
+                .notify_resource_updated(&updated.uri)
+                .map_err(send_failure)?;
+        } else {
+            self.session
+                .send_notification_raw(method, raw.as_deref())
+                .map_err(send_failure)?;
+        }
         self.pump();
         Ok(mcp_status::MCP_OK)
     }
@@ -685,6 +713,10 @@ pub unsafe extern "C" fn mcp_server_progress(
 /// (`params_len` bytes, a JSON object; NULL: no params), e.g. `notifications/message` with
 /// `{"level": "info", "data": ".."}`. A `notifications/message` below the level the client
 /// set with `logging/setLevel` (default `info`) is held back and still returns `MCP_OK`.
+/// `notifications/{tools,prompts,resources}/list_changed` (params ignored; the server must
+/// declare `listChanged` for that list, else `MCP_ERR_STATE`) and
+/// `notifications/resources/updated` (`{"uri": ".."}`) go only to the clients that
+/// subscribed: a 2025 session, or the 2026 `subscriptions/listen` streams that asked.
 ///
 /// Returns `MCP_OK`; `MCP_ERR_STATE` when the session is closed or the method is one the
 /// library sends itself (`progress`, `cancelled`); `MCP_ERR_BLOCKED` when too many bytes wait
@@ -712,6 +744,25 @@ pub unsafe extern "C" fn mcp_server_notify(
             let method = text(method, method_len, "method")?;
             let params = optional_text(params_json, params_len, "params_json")?;
             s.notify(now_ms, method, params)
+        })
+    }
+}
+
+/// Closes the session now (the server shuts down): every open request is dropped
+/// unanswered, a `closed` event (`"reason": "local"`) follows. Bytes already queued can
+/// still be polled. Closing a closed session is a no-op returning `MCP_OK`.
+///
+/// # Safety
+/// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mcp_server_close(server: *mut McpServer, now_ms: u64) -> mcp_status {
+    // SAFETY: the caller's pointer, as documented above.
+    unsafe {
+        with(server, |s| {
+            let now = s.clock.at(now_ms);
+            s.session.close(now);
+            s.pump();
+            Ok(mcp_status::MCP_OK)
         })
     }
 }

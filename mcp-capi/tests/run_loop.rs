@@ -390,14 +390,105 @@ fn log_messages_follow_set_level() {
     );
     pair.exchange();
     assert_eq!(Pair::take(&mut pair.client_events, "notification").len(), 1);
-    // Other notifications go out as given.
+    // A list change needs listChanged declared.
     assert_eq!(
         pair.server
             .notify(pair.now, "notifications/tools/list_changed", None),
-        MCP_OK,
-        "{}",
-        last_error()
+        MCP_ERR_STATE
     );
+    assert!(last_error().contains("listChanged"), "{}", last_error());
+    // Other notifications go out as given.
+    assert_eq!(
+        pair.server
+            .notify(pair.now, "example/note", Some(r#"{"a":1}"#)),
+        MCP_OK
+    );
+    pair.exchange();
+    let notes = Pair::take(&mut pair.client_events, "notification");
+    assert_eq!(notes[0]["method"], "example/note");
+    assert_eq!(notes[0]["params"], json!({"a": 1}));
+}
+
+#[test]
+fn list_changes_reach_subscribers_in_both_eras() {
+    for era in ["2025-11-25", "2026-07-28"] {
+        let now = 0;
+        let mut server = Server::new(
+            r#"{"name":"s","version":"1","capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true}}}"#,
+            now,
+        );
+        server.add_tool(common::ECHO_TOOL);
+        let client = Client::new(
+            &format!(r#"{{"name":"c","version":"1","protocolVersion":"{era}"}}"#),
+            now,
+        );
+        let mut pair = Pair {
+            client,
+            server,
+            now,
+            client_events: Vec::new(),
+            server_events: Vec::new(),
+        };
+        pair.exchange();
+        if era == "2026-07-28" {
+            // A 2026 client listens for what it wants.
+            let params = json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["file:///a"]}});
+            pair.client
+                .request(now, "subscriptions/listen", Some(&params.to_string()))
+                .unwrap_or_else(|s| panic!("{s:?} {}", last_error()));
+        } else {
+            let params = json!({"uri": "file:///a"});
+            pair.client
+                .request(now, "resources/subscribe", Some(&params.to_string()))
+                .unwrap();
+        }
+        pair.exchange();
+        Pair::take(&mut pair.client_events, "response");
+        // 2026: the listen stream's acknowledgement.
+        Pair::take(&mut pair.client_events, "notification");
+        assert!(
+            pair.server_events.iter().all(|e| e["kind"] != "request"),
+            "{era}: {:?}",
+            pair.server_events
+        );
+        // Adding a tool tells them by itself; so does the application.
+        assert_eq!(
+            pair.server
+                .add_tool(&common::ECHO_TOOL.replace("echo", "echo2")),
+            MCP_OK
+        );
+        assert_eq!(
+            pair.server.notify(
+                now,
+                "notifications/resources/updated",
+                Some(r#"{"uri":"file:///a"}"#)
+            ),
+            MCP_OK
+        );
+        assert_eq!(
+            pair.server.notify(
+                now,
+                "notifications/resources/updated",
+                Some(r#"{"uri":"file:///b"}"#)
+            ),
+            MCP_OK
+        );
+        pair.exchange();
+        let notes = Pair::take(&mut pair.client_events, "notification");
+        let methods: Vec<_> = notes
+            .iter()
+            .map(|n| n["method"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            methods,
+            [
+                "notifications/tools/list_changed",
+                "notifications/resources/updated"
+            ],
+            "{era}: {notes:?}"
+        );
+        assert_eq!(notes[1]["params"]["uri"], "file:///a");
+    }
 }
 
 #[test]
@@ -569,4 +660,170 @@ fn a_flood_is_bounded_and_every_request_is_answered_once() {
     assert!(answered.values().all(|n| *n == 1), "each once");
     assert!(from_app > 0);
     assert_eq!(pair.server.wants_read(), 1, "drained: read again");
+}
+
+#[test]
+fn input_required_is_answered_or_refused_through_the_client() {
+    let caps = r#","capabilities":{"elicitation":{},"roots":{}}"#;
+    let mut pair = Pair::ready("2025-11-25", caps);
+    let now = pair.now;
+    // A 2025 server asks the client directly (the C server API does not ask: raw bytes).
+    let ask = json!({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
+        "params": {"message": "Your name?", "requestedSchema": {"type": "object",
+        "properties": {"name": {"type": "string"}}}}});
+    let roots = json!({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"});
+    assert_eq!(
+        pair.client
+            .bytes(now, format!("{ask}\n{roots}\n").as_bytes()),
+        MCP_OK
+    );
+    let events = pair.client.events();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        events.iter().all(|e| e["kind"] == "input_required"),
+        "{events:?}"
+    );
+    let (elicit, list) = (&events[0], &events[1]);
+    let (key, request) = elicit["requests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Your name?");
+    let input = elicit["input"].as_u64().unwrap();
+    // A missing key is refused; the input stays waiting.
+    assert_eq!(
+        pair.client.provide_input(now, input, "{}"),
+        mcp_capi::mcp_status::MCP_ERR_JSON
+    );
+    let answer = json!({key: {"action": "accept", "content": {"name": "Ada"}}}).to_string();
+    assert_eq!(
+        pair.client.provide_input(now, input, &answer),
+        MCP_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(
+        pair.client.provide_input(now, input, &answer),
+        MCP_ERR_STATE
+    );
+    let refused = list["input"].as_u64().unwrap();
+    assert_eq!(
+        pair.client
+            .refuse_input(now, refused, -32601, "no roots here"),
+        MCP_OK
+    );
+    let out = String::from_utf8(pair.client.transmit()).unwrap();
+    let replies: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 2, "{out}");
+    assert_eq!(replies[0]["id"], "e1");
+    assert_eq!(replies[0]["result"]["content"]["name"], "Ada");
+    assert_eq!(replies[1]["id"], "r1");
+    assert_eq!(replies[1]["error"]["message"], "no roots here");
+}
+
+#[test]
+fn a_server_closes_itself() {
+    for era in ERAS {
+        let mut pair = Pair::ready(era, "");
+        let (request, id) = call_echo(&mut pair, "pending");
+        let handle = request["request"].as_u64().unwrap();
+        assert_eq!(pair.server.close(pair.now), MCP_OK);
+        assert_eq!(pair.server.is_closed(), 1);
+        // Answering before the closed event is polled: accepted, dropped.
+        assert_eq!(pair.server.respond(pair.now, handle, "{}"), MCP_OK);
+        let events = pair.server.events();
+        assert_eq!(events.len(), 1, "{era}: {events:?}");
+        assert_eq!(events[0]["reason"], "local");
+        assert_eq!(
+            pair.server.close(pair.now),
+            MCP_OK,
+            "closing twice is harmless"
+        );
+        // The client sees the end of the stream: its request ends, then it closes.
+        assert_eq!(pair.client.eof(pair.now), MCP_OK);
+        let events = pair.client.events();
+        let kinds: Vec<_> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["response", "closed"], "{era}: {events:?}");
+        assert_eq!(events[0]["request"], id);
+        assert_eq!(events[0]["failure"], "closed");
+        assert_eq!(events[1]["reason"], "peer_closed");
+    }
+}
+
+#[test]
+fn a_request_may_carry_its_own_timeout() {
+    let mut pair = Pair::ready("2025-11-25", r#","requestTimeoutMs":5000"#);
+    let params = r#"{"name":"echo","arguments":{"text":"x"}}"#;
+    let mut timed = 0;
+    let mut forever = 0;
+    // SAFETY: a live handle and valid buffers.
+    unsafe {
+        use mcp_capi::mcp_client_request_timeout as request;
+        let (m, p) = ("tools/call", params);
+        let now = pair.now;
+        assert_eq!(
+            request(
+                pair.client.0,
+                now,
+                m.as_ptr().cast(),
+                m.len(),
+                p.as_ptr().cast(),
+                p.len(),
+                200,
+                &mut timed
+            ),
+            MCP_OK
+        );
+        assert_eq!(
+            request(
+                pair.client.0,
+                now,
+                m.as_ptr().cast(),
+                m.len(),
+                p.as_ptr().cast(),
+                p.len(),
+                0,
+                &mut forever
+            ),
+            MCP_OK
+        );
+        assert_eq!(
+            request(
+                pair.client.0,
+                now,
+                std::ptr::null(),
+                0,
+                p.as_ptr().cast(),
+                p.len(),
+                0,
+                &mut forever
+            ),
+            mcp_capi::mcp_status::MCP_ERR_NULL
+        );
+    }
+    pair.exchange();
+    // The one with 200 ms is due first; the one without a timeout never is.
+    assert_eq!(pair.client.deadline(), Some(pair.now + 200));
+    pair.now += 200;
+    assert_eq!(pair.client.timeout(pair.now), MCP_OK);
+    let responses: Vec<_> = pair
+        .client
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "response")
+        .collect();
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0]["request"], timed);
+    assert_eq!(responses[0]["failure"], "timeout");
+    assert_eq!(
+        pair.client.deadline(),
+        None,
+        "request {forever} waits forever"
+    );
 }

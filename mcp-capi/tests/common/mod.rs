@@ -134,6 +134,11 @@ impl Server {
         unsafe { mcp_server_notify(self.0, now, ptr(method), method.len(), p, n) }
     }
 
+    pub fn close(&mut self, now: u64) -> mcp_status {
+        // SAFETY: a live handle.
+        unsafe { mcp_server_close(self.0, now) }
+    }
+
     pub fn is_closed(&self) -> i32 {
         // SAFETY: a live handle.
         unsafe { mcp_server_is_closed(self.0) }
