@@ -7,11 +7,13 @@
  * (_poll_event: one JSON object each), then the bytes to write (_poll_transmit). Time is
  * your monotonic clock in milliseconds (any origin), passed as now_ms. The library never
  * blocks, never calls back into your code and starts no thread. A handle is used by one
- * thread at a time. Outputs are borrowed from the handle until your next call on it.
+ * thread at a time. Outputs are borrowed from the handle: an event until the next
+ * _poll_event, bytes until the next _poll_transmit (so an event may be read while answering it).
  * Negative statuses are failures; mcp_last_error() says why.
  *
  * The run loop: a stdio server with one tool (error handling trimmed)
  *
+ *   #define _POSIX_C_SOURCE 200809L     // poll, clock_gettime under -std=c11
  *   #include <poll.h>
  *   #include <stdio.h>
  *   #include <stdlib.h>
@@ -42,7 +44,7 @@
  *               if (strncmp(event, request, strlen(request)) == 0)
  *                   mcp_server_respond(s, now_ms(), strtoull(event + strlen(request), NULL, 10),
  *                                      answer, strlen(answer));
- *           const uint8_t *out;              // 2. bytes to write, borrowed until the next call
+ *           const uint8_t *out;              // 2. bytes to write, borrowed until the next poll
  *           while (mcp_server_poll_transmit(s, &out, &len) == MCP_OK)
  *               for (size_t done = 0; done < len;) {
  *                   ssize_t w = write(1, out + done, len - done);
@@ -72,8 +74,8 @@
  * Memory: the library frees only what it allocated. Handles are yours to free (_free, once;
  * NULL is fine). Every pointer you pass is borrowed for the call only; strings are
  * (pointer, length) pairs of UTF-8, NUL not needed; optional ones may be NULL. Pointers the
- * library gives back (_poll_transmit, _poll_event) live inside the handle until your next
- * call on that handle; mcp_last_error() until your next mcp_* call on that thread;
+ * library gives back live inside the handle: _poll_event's text until the next _poll_event,
+ * _poll_transmit's bytes until the next _poll_transmit (or _free); mcp_last_error() until your next mcp_* call on that thread;
  * mcp_version() forever. A panic inside the library (a bug) never crosses into C: the call
  * returns MCP_ERR_PANIC and the handle is poisoned (build with panic=unwind, the default).
  *
@@ -256,7 +258,7 @@ enum mcp_status mcp_client_poll_timeout(struct mcp_client *client, uint64_t *dea
 
 /**
  * The bytes to write to the server, as `mcp_server_poll_transmit` (borrowed until the next
- * call on this handle).
+ * `mcp_client_poll_transmit` or `mcp_client_free` on it).
  *
  * # Safety
  * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
@@ -269,7 +271,7 @@ enum mcp_status mcp_client_poll_transmit(struct mcp_client *client,
 
 /**
  * The next event as one JSON object, as `mcp_server_poll_event` (NUL-terminated, borrowed
- * until the next call on this handle).
+ * until the next `mcp_client_poll_event` or `mcp_client_free` on it).
  *
  * # Safety
  * `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
@@ -527,8 +529,9 @@ enum mcp_status mcp_server_poll_timeout(struct mcp_server *server, uint64_t *dea
  * The bytes to write to the client: `MCP_OK` with `*data`/`*len` set to everything queued,
  * or `MCP_NONE` (`*data` NULL, `*len` 0).
  *
- * The bytes are borrowed from the handle and stay valid until the next call on this
- * handle; write them (or copy what a short write left) before that.
+ * The bytes are borrowed from the handle and stay valid until the next
+ * `mcp_server_poll_transmit` or `mcp_server_free` on it (other calls leave them alone);
+ * write them (or copy what a short write left) before that.
  *
  * # Safety
  * `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
@@ -543,7 +546,8 @@ enum mcp_status mcp_server_poll_transmit(struct mcp_server *server,
  * The next event: `MCP_OK` with `*json`/`*len` set to one JSON object (UTF-8, `len` bytes,
  * followed by a NUL byte not counted in `len`), or `MCP_NONE` (`*json` NULL, `*len` 0).
  *
- * The text is borrowed from the handle and stays valid until the next call on this handle.
+ * The text is borrowed from the handle and stays valid until the next `mcp_server_poll_event`
+ * or `mcp_server_free` on it: other calls (answering the event too) leave it alone.
  * Polling events may queue bytes to transmit (answers the library gives itself): poll
  * transmits after events.
  *

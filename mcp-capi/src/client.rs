@@ -459,7 +459,7 @@ pub unsafe extern "C" fn mcp_client_poll_timeout(
 }
 
 /// The bytes to write to the server, as `mcp_server_poll_transmit` (borrowed until the next
-/// call on this handle).
+/// `mcp_client_poll_transmit` or `mcp_client_free` on it).
 ///
 /// # Safety
 /// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.
@@ -493,7 +493,7 @@ pub unsafe extern "C" fn mcp_client_poll_transmit(
 }
 
 /// The next event as one JSON object, as `mcp_server_poll_event` (NUL-terminated, borrowed
-/// until the next call on this handle).
+/// until the next `mcp_client_poll_event` or `mcp_client_free` on it).
 ///
 /// # Safety
 /// `client` is NULL or a live handle from `mcp_client_new`, used by one thread at a time.

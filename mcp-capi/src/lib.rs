@@ -20,7 +20,8 @@
 //! - Pointers are checked for NULL (a NULL buffer with length 0 is an empty one), strings for
 //!   UTF-8, JSON for its shape; nothing the caller passes aborts the process.
 //! - The library frees only what it allocated: handles through their `_free` function;
-//!   outputs are borrowed from the handle until the next call on it.
+//!   outputs are borrowed from the handle: an event until the next `poll_event`, bytes until
+//!   the next `poll_transmit`.
 //! - A handle is used by one thread at a time (it may move between threads).
 //!
 //! # Rust

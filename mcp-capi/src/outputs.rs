@@ -1,5 +1,6 @@
 //! What a handle hands out: the bytes to write and the events, each kept inside the handle
-//! until the caller's next call on it
+//! until the caller's next poll of its kind (only `poll_transmit` touches [`Outputs::transmit`],
+//! only [`Outputs::next_event`] the event's buffer: the header promises it)
 
 use std::collections::VecDeque;
 

@@ -532,8 +532,9 @@ pub unsafe extern "C" fn mcp_server_poll_timeout(
 /// The bytes to write to the client: `MCP_OK` with `*data`/`*len` set to everything queued,
 /// or `MCP_NONE` (`*data` NULL, `*len` 0).
 ///
-/// The bytes are borrowed from the handle and stay valid until the next call on this
-/// handle; write them (or copy what a short write left) before that.
+/// The bytes are borrowed from the handle and stay valid until the next
+/// `mcp_server_poll_transmit` or `mcp_server_free` on it (other calls leave them alone);
+/// write them (or copy what a short write left) before that.
 ///
 /// # Safety
 /// `server` is NULL or a live handle from `mcp_server_new`, used by one thread at a time.
@@ -570,7 +571,8 @@ pub unsafe extern "C" fn mcp_server_poll_transmit(
 /// The next event: `MCP_OK` with `*json`/`*len` set to one JSON object (UTF-8, `len` bytes,
 /// followed by a NUL byte not counted in `len`), or `MCP_NONE` (`*json` NULL, `*len` 0).
 ///
-/// The text is borrowed from the handle and stays valid until the next call on this handle.
+/// The text is borrowed from the handle and stays valid until the next `mcp_server_poll_event`
+/// or `mcp_server_free` on it: other calls (answering the event too) leave it alone.
 /// Polling events may queue bytes to transmit (answers the library gives itself): poll
 /// transmits after events.
 ///

@@ -827,3 +827,41 @@ fn a_request_may_carry_its_own_timeout() {
         "request {forever} waits forever"
     );
 }
+
+#[test]
+fn an_event_stays_readable_while_it_is_answered() {
+    use mcp_capi::{mcp_server_poll_event, mcp_server_poll_transmit};
+    for era in ERAS {
+        let mut pair = Pair::ready(era, "");
+        let params = json!({"name": "echo", "arguments": {"text": "kept"}}).to_string();
+        pair.client
+            .request(pair.now, "tools/call", Some(&params))
+            .unwrap_or_else(|s| panic!("{s:?}: {}", last_error()));
+        let bytes = pair.client.transmit();
+        assert_eq!(pair.server.bytes(pair.now, &bytes), MCP_OK);
+        let mut text = std::ptr::null();
+        let mut len = 0;
+        // SAFETY: a live handle and valid out pointers.
+        let status = unsafe { mcp_server_poll_event(pair.server.0, &mut text, &mut len) };
+        assert_eq!(status, MCP_OK, "{era}");
+        // SAFETY: the library lends `len` bytes at `text` until the next poll_event.
+        let read = || unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) }.to_vec();
+        let before = read();
+        let event: Value = serde_json::from_slice(&before).unwrap();
+        assert_eq!(event["kind"], "request", "{era}");
+        let handle = event["request"].as_u64().unwrap();
+        // Answering it, and draining the bytes of the answer, leave the text alone.
+        let result = json!({"content": [{"type": "text", "text": "kept"}]}).to_string();
+        assert_eq!(pair.server.respond(pair.now, handle, &result), MCP_OK);
+        let mut out = std::ptr::null();
+        let mut out_len = 0;
+        // SAFETY: as above.
+        let status = unsafe { mcp_server_poll_transmit(pair.server.0, &mut out, &mut out_len) };
+        assert_eq!(status, MCP_OK, "{era}");
+        assert_eq!(
+            read(),
+            before,
+            "{era}: the event's text changed under the caller"
+        );
+    }
+}

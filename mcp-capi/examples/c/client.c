@@ -408,7 +408,7 @@ int main(int argc, char **argv) {
         const char *json;
         size_t len;
         while (r.phase != DONE && mcp_client_poll_event(r.c, &json, &len) == MCP_OK) {
-            jbuf_clear(&event); /* a copy: the library's text lives until the next call */
+            jbuf_clear(&event); /* a copy: the library's text lives until the next poll */
             jbuf_add(&event, json, len);
             if (event.failed) {
                 fail(&r, 1, "out of memory");

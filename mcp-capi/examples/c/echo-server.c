@@ -268,7 +268,7 @@ int main(void) {
         const char *json;
         size_t len;
         while (!closed && mcp_server_poll_event(s, &json, &len) == MCP_OK) {
-            jbuf_clear(&event); /* a copy: the library's text lives until the next call */
+            jbuf_clear(&event); /* a copy: the library's text lives until the next poll */
             jbuf_add(&event, json, len);
             if (event.failed || handle_event(s, now, event.p, event.len) != 0) closed = 1;
         }
