@@ -478,6 +478,11 @@ impl ServerProcess {
         }
     }
 
+    /// The process id (its `/proc/<id>/status` says how much memory it holds)
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The first stderr line containing `needle`, waiting up to `timeout`
     ///
     /// # Panics
