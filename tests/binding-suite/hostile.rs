@@ -331,6 +331,8 @@ dialect_fn! {
         }));
         aw!(rt::timeout(Duration::from_secs(10), handle.shutdown())).expect("shutdown in time");
         let served = report.served_within(P99_BOUND);
+        // What was seen, also when it held (`--nocapture` shows it)
+        eprintln!("{what}: {outcome:?}; innocent client: {report}");
         assert!(
             outcome.is_ok() && served.is_ok(),
             "{what}: {}; innocent client: {report}",
