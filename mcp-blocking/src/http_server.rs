@@ -359,8 +359,9 @@ impl Actor {
     }
 }
 
-/// How long writing one response piece may take (a client that stopped reading)
-const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// A whole response body up to this size goes out in one write with its head; a larger
+/// one is written after its head, not copied behind it
+const COPY_BELOW: usize = 64 * 1024;
 /// How often a blocked read looks at the server stopping (and an open response at the
 /// client leaving)
 const TICK: Duration = endpoint::TICK;
@@ -370,6 +371,10 @@ const TICK: Duration = endpoint::TICK;
 struct Socket {
     stream: TcpStream,
     deadline: Option<Instant>,
+    /// How long the client may take to take what is written ([`HttpConfig::write_timeout`])
+    write_timeout: Duration,
+    /// When the write in progress must be done
+    write_deadline: Option<Instant>,
     stopping: Arc<AtomicBool>,
     /// A look at what arrived: reads wait a moment at most, then fail with `WouldBlock`
     #[cfg(feature = "tls")]
@@ -419,7 +424,17 @@ impl Read for Socket {
 }
 
 impl Write for Socket {
+    /// Waits no longer than the write's deadline: a client that does not read gets the
+    /// connection closed (the write fails with `TimedOut`), not a thread held for it
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let left = match self.write_deadline {
+            Some(at) => at.saturating_duration_since(Instant::now()),
+            None => self.write_timeout,
+        };
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_write_timeout(Some(left))?;
         self.stream.write(buf)
     }
 
@@ -480,9 +495,17 @@ fn set_deadline(conn: &mut Connection, deadline: Option<Instant>) {
     conn.io_mut().get_mut().socket().deadline = deadline;
 }
 
-/// Writes `bytes` (one write, flushed); whether they went out
+/// Writes `bytes` (one write, flushed) within the write deadline; whether they went out
 fn send(conn: &mut Connection, bytes: &[u8]) -> bool {
+    start_write(conn);
     block_on(conn.send(bytes)).is_ok()
+}
+
+/// Starts the clock of a response (or of one write of an open one): the client has
+/// [`HttpConfig::write_timeout`] to take it
+fn start_write(conn: &mut Connection) {
+    let socket = conn.io_mut().get_mut().socket();
+    socket.write_deadline = Some(Instant::now() + socket.write_timeout);
 }
 
 /// What every connection of a server is served with
@@ -502,10 +525,11 @@ fn connection(stream: TcpStream, source: &Source, endpoint: &HttpEndpoint, edge:
         protection,
         tls,
     } = edge;
-    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let socket = Socket {
         stream,
         deadline: None,
+        write_timeout: edge.write_timeout,
+        write_deadline: None,
         stopping,
         #[cfg(feature = "tls")]
         glance: false,
@@ -634,18 +658,55 @@ fn send_bytes(
     close: bool,
 ) -> bool {
     let bytes = match h1::response_head(status, headers, Some(body.len()), close) {
-        Ok(mut bytes) => {
+        Ok(mut bytes) if body.len() < COPY_BELOW => {
             bytes.extend_from_slice(body);
             bytes
+        }
+        Ok(head) => {
+            // A large body is not copied: its head, then the body, both by the deadline.
+            start_write(conn);
+            let io = conn.io_mut().get_mut();
+            return io.write_all(&head).is_ok() && io.write_all(body).is_ok() && io.flush().is_ok();
         }
         Err(_) => h1::simple_response(500),
     };
     send(conn, &bytes)
 }
 
-/// Takes the pieces already queued (the end too) as chunks
-fn queued(body: &mut BodyStream, out: &mut Vec<u8>) -> Then {
-    mcp_sansio_runtime::endpoint::gather(|| body.try_next(), out)
+/// Takes the pieces already queued (the end too) as chunks; `None` when a write failed
+fn queued(conn: &mut Connection, body: &mut BodyStream, out: &mut Vec<u8>) -> Option<Then> {
+    loop {
+        match body.try_next() {
+            Next::Piece(data) => {
+                if !chunk(conn, out, &data) {
+                    return None;
+                }
+            }
+            Next::Empty => return Some(Then::More),
+            Next::End => {
+                out.extend_from_slice(h1::LAST_CHUNK);
+                return Some(Then::Ended);
+            }
+            Next::Dropped => return Some(Then::Dropped),
+        }
+    }
+}
+
+/// Adds `data` to `out` as a chunk; a large one is not copied: what `out` holds and the
+/// chunk go out at once (its line end stays in `out`); `false` when a write failed
+fn chunk(conn: &mut Connection, out: &mut Vec<u8>, data: &[u8]) -> bool {
+    if data.len() < COPY_BELOW {
+        h1::push_chunk(out, data);
+        return true;
+    }
+    out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    let sent = send(conn, out) && {
+        let io = conn.io_mut().get_mut();
+        io.write_all(data).is_ok()
+    };
+    out.clear();
+    out.extend_from_slice(b"\r\n");
+    sent
 }
 
 /// Whether the client closed the connection, looking without waiting
@@ -705,7 +766,9 @@ fn write_open(
     if head_only {
         return send(conn, &out);
     }
-    let mut then = queued(&mut body, &mut out);
+    let Some(mut then) = queued(conn, &mut body, &mut out) else {
+        return false;
+    };
     loop {
         if then == Then::Dropped {
             return false;
@@ -721,8 +784,13 @@ fn write_open(
         }
         then = match body.next_timeout(TICK) {
             Next::Piece(data) => {
-                h1::push_chunk(&mut out, &data);
-                queued(&mut body, &mut out)
+                if !chunk(conn, &mut out, &data) {
+                    return false;
+                }
+                match queued(conn, &mut body, &mut out) {
+                    Some(then) => then,
+                    None => return false,
+                }
             }
             Next::End => {
                 out.extend_from_slice(h1::LAST_CHUNK);

@@ -59,6 +59,9 @@
 //! - **Handlers** run on a bounded pool of worker threads ([`DEFAULT_WORKERS`] unless
 //!   [`ServerBuilder::workers`] says otherwise); a call cancelled while it waits for a worker
 //!   never runs, and a cancelled handler that keeps running lends its worker to the next call.
+//!   A call that waited [`DEFAULT_START_WITHIN`] gets a thread of its own, so handlers that
+//!   block for long never hold quick calls up; past [`DEFAULT_MAX_THREADS`] handler threads
+//!   ([`ServerBuilder::max_threads`]) a call is refused at once, "busy" (503 on the 2026 wire).
 //!   One server's connections share one pool.
 //! - **Cancellation** cannot abort a thread: a cancelled request cancels the handler's
 //!   [`CancellationToken`] ([`Context::is_cancelled`]; [`Context::sleep`] wakes up at once with
@@ -259,7 +262,9 @@ pub use mcp_sansio_runtime::sample::SampleError;
 pub use mcp_sansio_runtime::server::NotDeclared;
 #[cfg(feature = "tls")]
 pub use mcp_sansio_runtime::tls::{TlsError, TlsIdentity};
-pub use server::{Context, DEFAULT_WORKERS, Server, ServerBuilder};
+pub use server::{
+    Context, DEFAULT_MAX_THREADS, DEFAULT_START_WITHIN, DEFAULT_WORKERS, Server, ServerBuilder,
+};
 
 /// Several server processes sharing tasks and changes (see [`ServerBuilder::task_store`]
 /// and the rules in [`mcp_sansio::store`])

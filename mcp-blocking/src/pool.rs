@@ -1,8 +1,7 @@
 //! The bounded pool of worker threads that runs a server's handlers
 //!
-//! Threads start on demand, up to the bound, and stay for the server's lifetime; a job that
-//! finds every worker busy waits in the queue (the core bounds the requests in flight, so
-//! the queue is bounded too).
+//! Threads start on demand, up to the bound (`workers`), and stay for the server's
+//! lifetime; a job that finds every worker busy waits in the queue.
 //!
 //! The queue is a `VecDeque` behind a mutex with a condition variable, not a channel: an
 //! idle worker sleeps on a futex until a job comes. (A crossbeam channel's receiver spins
@@ -22,11 +21,26 @@
 //! ([`Pool::execute_cancellable`]): the bound counts only handlers whose work is still
 //! wanted, so a storm of abandoned calls does not keep other clients' calls waiting. The
 //! extra workers are bounded too (at most [`LENT`] times the bound), and end once idle.
-
+//!
+//! Handlers that block for long (a call that sleeps, waits on a slow service or on the
+//! user) must not keep quick calls waiting behind them either, nor wait without bound
+//! themselves: a job that waited [`Limits::start_within`] in the queue gets a thread of its
+//! own, beyond the bound. A *watchman* thread, started the first time a job has to wait,
+//! keeps that promise: it sleeps until the oldest waiting job is due and starts a worker for
+//! every job due. (Only jobs that found no worker are stamped with the time: one request at
+//! a time, or a burst that the workers at hand absorb, never reads the clock nor wakes the
+//! watchman; while jobs keep queueing it ticks once per `start_within`, unasked.) The
+//! threads beyond the bound end once idle. All threads together are capped
+//! ([`Limits::max_threads`]): a job that would need a thread past the cap is refused at once
+//! ([`Pool::execute_cancellable`] runs it with [`Turn::Refused`] on the calling thread, and
+//! the server answers its request "busy", 503 with `Retry-After` on the 2026 wire), never
+//! queued to wait behind a full house. So with the default 16 workers and 512 threads, 400
+//! calls each holding a 5 s handler all run at once, and a quick call next to them starts
+//! within `start_within`.
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -37,6 +51,27 @@ const SEARCH: Duration = Duration::from_micros(50);
 
 /// How many workers cancelled handlers may hold beyond the bound, per seat of the bound
 const LENT: usize = 3;
+
+/// The pool's bounds (see the module's docs)
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Workers running wanted work at once (the bound)
+    pub(crate) workers: usize,
+    /// Threads at most, whatever their handlers do; a job past it is refused
+    pub(crate) max_threads: usize,
+    /// How long a job waits for a worker before it gets a thread of its own
+    pub(crate) start_within: Duration,
+}
+
+/// Whether a job runs on a worker, or was refused (the pool is full) and runs at once on the
+/// thread that gave it, to answer so
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// On a worker: do the work
+    Run,
+    /// On the caller's thread: every thread the cap allows is busy; refuse the work
+    Refused,
+}
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -52,15 +87,37 @@ struct Queue {
     closed: bool,
     /// Running handlers that were cancelled: their seats are lent to other jobs
     lent: usize,
+    /// When each job that found no worker was queued, oldest first (no more than `jobs`)
+    waiting: VecDeque<Instant>,
+    /// The watchman's state
+    watchman: Watchman,
+}
+
+/// The thread that starts a worker for each job that waited too long
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Watchman {
+    /// Not started yet
+    #[default]
+    Absent,
+    /// Awake, or sleeping until a deadline: it sees a job queued meanwhile by itself
+    Ticking,
+    /// Sleeping until woken: a job that waits wakes it
+    Asleep,
 }
 
 #[derive(Default)]
 struct Shared {
     /// The bound on workers running wanted work
     max: usize,
+    /// The cap on threads
+    cap: usize,
+    /// How long a job waits before it gets a thread of its own
+    start_within: Duration,
     queue: Mutex<Queue>,
     /// Idle workers wait here for a job
     job: Condvar,
+    /// The watchman waits here
+    watch: Condvar,
     /// `queue.jobs.len()`, for a searching worker to poll without the lock
     queued: AtomicUsize,
 }
@@ -75,10 +132,17 @@ impl Queue {
     fn bound(&self, max: usize) -> usize {
         max + self.lent.min(max * LENT)
     }
+
+    /// Whether one more job fits under the cap on threads: the threads busy, and one for
+    /// each job already queued, leave room for it
+    fn has_room(&self, cap: usize) -> bool {
+        let busy = self.live - self.idle - self.searching;
+        busy + self.jobs.len() < cap
+    }
 }
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -157,12 +221,25 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
-    /// A pool of at most `max` threads (at least one)
+    /// A pool of `max` workers (at least one) and at most [`DEFAULT_MAX_THREADS`] threads
+    #[cfg(test)]
     pub(crate) fn new(max: usize) -> Self {
-        let max = max.max(1);
+        Self::with_limits(Limits {
+            workers: max,
+            max_threads: DEFAULT_MAX_THREADS,
+            start_within: DEFAULT_START_WITHIN,
+        })
+    }
+
+    /// A pool of `limits.workers` workers (at least one), and at most `limits.max_threads`
+    /// threads (at least the workers)
+    pub(crate) fn with_limits(limits: Limits) -> Self {
+        let max = limits.workers.max(1);
         Self {
             shared: Arc::new(Shared {
                 max,
+                cap: limits.max_threads.max(max),
+                start_within: limits.start_within,
                 ..Shared::default()
             }),
             max,
@@ -170,48 +247,157 @@ impl Pool {
     }
 
     /// Runs `job` on a worker: an idle one, a new one while under the bound, else the next
-    /// one to finish
+    /// one to finish, or a thread of its own once it waited [`Limits::start_within`]
+    #[cfg(test)]
     pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) {
-        let start = {
-            let mut q = self.shared.lock();
-            q.jobs.push_back(Box::new(job));
-            self.shared.queued.store(q.jobs.len(), Ordering::Release);
-            if q.searching >= q.jobs.len() {
-                // A searching worker takes it without being woken.
-                return;
-            } else if q.searching + q.idle >= q.jobs.len() {
-                // An idle worker not yet woken for an earlier job takes it.
-                Start::Wake
-            } else if q.live < q.bound(self.max) {
-                q.live += 1;
-                Start::Spawn
-            } else {
-                // The next worker to finish takes it.
-                return;
-            }
-        };
-        begin(&self.shared, start);
+        let start = self.queue(self.shared.lock(), Box::new(job));
+        if let Some(start) = start {
+            begin(&self.shared, start);
+        }
     }
 
-    /// Runs `job` on a worker as [`execute`](Self::execute) does; if `token` is cancelled
-    /// while it runs, its seat is lent to the jobs queued behind it until it returns
+    /// Queues `job` under the lock; how it gets its worker, if one has to be woken or started
+    fn queue(&self, mut q: MutexGuard<'_, Queue>, job: Job) -> Option<Start> {
+        q.jobs.push_back(job);
+        self.shared.queued.store(q.jobs.len(), Ordering::Release);
+        if q.searching >= q.jobs.len() {
+            // A searching worker takes it without being woken.
+            None
+        } else if q.searching + q.idle >= q.jobs.len() {
+            // An idle worker not yet woken for an earlier job takes it.
+            Some(Start::Wake)
+        } else if q.live < q.bound(self.max) {
+            q.live += 1;
+            Some(Start::Spawn)
+        } else {
+            // The next worker to finish takes it, or the watchman starts one for it.
+            q.waiting.push_back(Instant::now());
+            match q.watchman {
+                Watchman::Ticking => {}
+                Watchman::Asleep => {
+                    q.watchman = Watchman::Ticking;
+                    drop(q);
+                    self.shared.watch.notify_one();
+                }
+                Watchman::Absent => {
+                    q.watchman = Watchman::Ticking;
+                    drop(q);
+                    let shared = Arc::clone(&self.shared);
+                    let started = thread::Builder::new()
+                        .name("mcp-handler-watch".into())
+                        .spawn(move || watchman(&shared));
+                    if started.is_err() {
+                        // The job waits for the next worker to finish; a later one tries
+                        // again.
+                        self.shared.lock().watchman = Watchman::Absent;
+                    }
+                }
+            }
+            None
+        }
+    }
+
+    /// Runs `job` with [`Turn::Run`] on a worker as [`execute`](Self::execute) does (if
+    /// `token` is cancelled while it runs, its seat is lent to the jobs queued behind it
+    /// until it returns); or, when every thread the cap allows is taken, at once on this
+    /// thread with [`Turn::Refused`]
     pub(crate) fn execute_cancellable(
         &self,
         token: CancellationToken,
-        job: impl FnOnce() + Send + 'static,
+        job: impl FnOnce(Turn) + Send + 'static,
     ) {
         let shared = Arc::clone(&self.shared);
-        self.execute(move || {
-            let seat = Arc::new(Seat {
-                shared,
-                state: AtomicU8::new(RUNNING),
-            });
-            let lender = Arc::clone(&seat);
-            token.on_cancel(move || lender.lend());
-            job();
-            token.clear_on_cancel();
-            seat.give_back();
-        });
+        let start = {
+            let q = self.shared.lock();
+            if !q.has_room(self.shared.cap) {
+                drop(q);
+                job(Turn::Refused);
+                return;
+            }
+            self.queue(
+                q,
+                Box::new(move || {
+                    let seat = Arc::new(Seat {
+                        shared,
+                        state: AtomicU8::new(RUNNING),
+                    });
+                    let lender = Arc::clone(&seat);
+                    token.on_cancel(move || lender.lend());
+                    job(Turn::Run);
+                    token.clear_on_cancel();
+                    seat.give_back();
+                }),
+            )
+        };
+        if let Some(start) = start {
+            begin(&self.shared, start);
+        }
+    }
+}
+
+/// How many threads a pool may have unless its server says otherwise
+pub(crate) const DEFAULT_MAX_THREADS: usize = 1024;
+/// How long a job may wait for a worker unless its server says otherwise
+pub(crate) const DEFAULT_START_WITHIN: Duration = Duration::from_millis(100);
+
+/// Starts a worker for each job that waited [`Limits::start_within`] (up to the cap), then
+/// sleeps until the next is due; ticks while jobs keep queueing, sleeps until woken once
+/// none came for a whole tick; ends with the pool
+fn watchman(shared: &Arc<Shared>) {
+    let patience = shared.start_within;
+    let mut q = shared.lock();
+    let mut quiet = false;
+    loop {
+        if q.closed {
+            q.watchman = Watchman::Absent;
+            return;
+        }
+        let now = Instant::now();
+        let due = q
+            .waiting
+            .iter()
+            .take_while(|&&at| now.saturating_duration_since(at) >= patience)
+            .count();
+        let starts = due.min(shared.cap.saturating_sub(q.live));
+        if starts > 0 {
+            q.waiting.drain(..starts);
+            q.live += starts;
+            drop(q);
+            for _ in 0..starts {
+                start_worker(shared, Start::Spawn);
+            }
+            q = shared.lock();
+            quiet = false;
+            continue;
+        }
+        let next = if due > 0 {
+            // At the cap: the next worker to finish takes the job; look again later.
+            Some(now + patience)
+        } else if let Some(&oldest) = q.waiting.front() {
+            quiet = false;
+            Some(oldest + patience)
+        } else if !quiet {
+            // Jobs may keep queueing: one more tick before sleeping until woken.
+            quiet = true;
+            Some(now + patience)
+        } else {
+            None
+        };
+        match next {
+            Some(at) => {
+                let wait = at.saturating_duration_since(Instant::now());
+                q = shared
+                    .watch
+                    .wait_timeout(q, wait)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            None => {
+                q.watchman = Watchman::Asleep;
+                q = shared.watch.wait(q).unwrap_or_else(PoisonError::into_inner);
+                quiet = false;
+            }
+        }
     }
 }
 
@@ -269,9 +455,10 @@ impl Seat {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // Workers end once the queue is empty.
+        // Workers end once the queue is empty, the watchman at once.
         self.shared.lock().closed = true;
         self.shared.job.notify_all();
+        self.shared.watch.notify_all();
     }
 }
 
@@ -282,6 +469,10 @@ fn worker(shared: &Shared) {
     loop {
         if let Some(job) = q.jobs.pop_front() {
             shared.queued.store(q.jobs.len(), Ordering::Release);
+            if q.waiting.len() > q.jobs.len() {
+                // The oldest job that waited got its worker.
+                q.waiting.pop_front();
+            }
             busy = !q.jobs.is_empty() || q.others_busy();
             drop(q);
             // A panicking handler is answered by its own catch; the worker survives anyway.
@@ -337,7 +528,12 @@ mod tests {
 
     #[test]
     fn runs_every_job_on_at_most_max_threads_and_workers_end_with_the_pool() {
-        let pool = Pool::new(2);
+        // Jobs never wait long enough to get threads of their own here.
+        let pool = Pool::with_limits(Limits {
+            workers: 2,
+            max_threads: 8,
+            start_within: Duration::from_secs(3600),
+        });
         let (started, starts) = mpsc::channel();
         let (done, dones) = mpsc::channel();
         let gate = Arc::new((Mutex::new(false), Condvar::new()));
@@ -397,5 +593,122 @@ mod tests {
         assert!(unwound.is_err());
         assert!(!DEFERRING.with(Cell::get));
         assert_eq!(rx.recv().unwrap(), "after a panic");
+    }
+
+    /// A gate jobs wait on until it opens
+    type Gate = Arc<(Mutex<bool>, Condvar)>;
+
+    fn wait(gate: &Gate) {
+        let (open, opened) = &**gate;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = opened.wait(open).unwrap();
+        }
+    }
+
+    fn open(gate: &Gate) {
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+    }
+
+    fn pool(workers: usize, max_threads: usize) -> Pool {
+        Pool::with_limits(Limits {
+            workers,
+            max_threads,
+            start_within: Duration::from_millis(20),
+        })
+    }
+
+    /// Waits until the pool has no more than `live` workers
+    fn until_at_most(pool: &Pool, live: usize) {
+        let mut q = pool.shared.lock();
+        while q.live > live {
+            q = pool.shared.job.wait(q).unwrap();
+        }
+    }
+
+    #[test]
+    fn one_job_at_a_time_never_needs_the_watchman() {
+        let pool = pool(2, 8);
+        let (tx, rx) = mpsc::channel();
+        for i in 0..50 {
+            let tx = tx.clone();
+            pool.execute(move || tx.send(i).unwrap());
+            assert_eq!(rx.recv().unwrap(), i);
+            // One at a time: the next comes once the worker is back waiting.
+            loop {
+                let q = pool.shared.lock();
+                if q.idle + q.searching == q.live {
+                    break;
+                }
+                drop(q);
+                thread::yield_now();
+            }
+        }
+        assert_eq!(pool.shared.lock().watchman, Watchman::Absent);
+        assert!(pool.shared.lock().waiting.is_empty());
+    }
+
+    #[test]
+    fn a_job_behind_busy_workers_gets_a_thread_of_its_own_and_it_ends_once_idle() {
+        let pool = pool(1, 8);
+        let gate: Gate = Arc::default();
+        let (started, starts) = mpsc::channel();
+        for _ in 0..3 {
+            let (gate, started) = (Arc::clone(&gate), started.clone());
+            pool.execute(move || {
+                started.send(()).unwrap();
+                wait(&gate);
+            });
+        }
+        // One worker, three jobs that block: all three run at once all the same (each
+        // waited start_within, then got a thread), while none has returned.
+        for _ in 0..3 {
+            starts.recv().unwrap();
+        }
+        assert_eq!(pool.shared.lock().live, 3);
+        let (tx, rx) = mpsc::channel();
+        pool.execute(move || tx.send("quick").unwrap());
+        assert_eq!(rx.recv().unwrap(), "quick");
+        open(&gate);
+        // The threads beyond the bound end once idle.
+        until_at_most(&pool, 1);
+    }
+
+    #[test]
+    fn past_the_cap_a_job_is_refused_at_once_on_the_callers_thread() {
+        let pool = pool(1, 2);
+        let gate: Gate = Arc::default();
+        let (started, starts) = mpsc::channel();
+        let (turns, turned) = mpsc::channel();
+        let caller = thread::current().id();
+        let submit = |pool: &Pool| {
+            let (gate, started, turns) = (Arc::clone(&gate), started.clone(), turns.clone());
+            pool.execute_cancellable(CancellationToken::new(), move |turn| {
+                turns.send((turn, thread::current().id())).unwrap();
+                if turn == Turn::Run {
+                    started.send(()).unwrap();
+                    wait(&gate);
+                }
+            });
+        };
+        for _ in 0..2 {
+            submit(&pool);
+            starts.recv().unwrap();
+            let (turn, on) = turned.recv().unwrap();
+            assert_eq!(turn, Turn::Run);
+            assert_ne!(on, caller);
+        }
+        // Two threads (the cap) are busy: the third is refused before `execute` returns.
+        submit(&pool);
+        assert_eq!(turned.try_recv(), Ok((Turn::Refused, caller)));
+        assert_eq!(pool.shared.lock().live, 2);
+        assert!(pool.shared.lock().jobs.is_empty());
+        open(&gate);
+        // Room again once a handler returned.
+        until_at_most(&pool, 1);
+        let (tx, rx) = mpsc::channel();
+        pool.execute_cancellable(CancellationToken::new(), move |turn| tx.send(turn).unwrap());
+        assert_eq!(rx.recv().unwrap(), Turn::Run);
     }
 }

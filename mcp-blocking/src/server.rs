@@ -35,7 +35,7 @@ use crate::endpoint::HttpEndpoint;
 use crate::http_server;
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
-use crate::pool::Pool;
+use crate::pool::{Limits, Pool, Turn};
 use crate::threads::{AskFailure, Blocking, ClientOptions, Dispatch, Handlers, now};
 #[cfg(feature = "schemars")]
 use mcp_sansio_runtime::elicit::{self, ElicitError, Elicited};
@@ -52,8 +52,14 @@ type PromptFn = Arc<
     dyn Fn(Context, BTreeMap<String, String>) -> Result<GetPromptResult, ErrorObject> + Send + Sync,
 >;
 
-/// How many handlers run at once unless [`ServerBuilder::workers`] says otherwise
+/// How many handlers start at once unless [`ServerBuilder::workers`] says otherwise
 pub const DEFAULT_WORKERS: usize = 16;
+/// How many handler threads a server may have unless [`ServerBuilder::max_threads`] says
+/// otherwise
+pub const DEFAULT_MAX_THREADS: usize = crate::pool::DEFAULT_MAX_THREADS;
+/// How long a request waits for a worker before its handler gets a thread of its own, unless
+/// [`ServerBuilder::start_within`] says otherwise
+pub const DEFAULT_START_WITHIN: std::time::Duration = crate::pool::DEFAULT_START_WITHIN;
 
 /// What a handler can do besides returning its result: report progress, log, ask the client
 /// for input, run as a task, and see that its request was cancelled
@@ -334,10 +340,12 @@ impl Context {
 /// (`Fn(Context, ..) -> Result<_, ErrorObject> + Send + Sync + 'static`): an [`ErrorObject`]
 /// is a JSON-RPC error; a tool that fails in the domain sense returns
 /// `Ok(CallToolResult::error(..))`. The catalog validates a tool's arguments against its
-/// `inputSchema` before the handler runs. At most [`workers`](Self::workers) handlers whose
-/// calls are still wanted run at once, over every connection: a call cancelled while it
-/// waits for a worker never runs, and a handler cancelled while it runs lends its worker to
-/// the next call until it returns (at most three times `workers` such extra threads).
+/// `inputSchema` before the handler runs. [`workers`](Self::workers) handlers whose calls
+/// are still wanted start at once, over every connection: a call cancelled while it waits
+/// for a worker never runs, a handler cancelled while it runs lends its worker to the next
+/// call until it returns (at most three times `workers` such extra threads), and a call that
+/// waited [`start_within`](Self::start_within) gets a thread of its own, up to
+/// [`max_threads`](Self::max_threads); past that cap a call is refused at once, "busy".
 ///
 /// # Example
 ///
@@ -395,23 +403,45 @@ impl Context {
 /// ```
 pub struct ServerBuilder {
     registry: Registry<ToolFn, ResourceFn, PromptFn, CompleteFn>,
-    workers: usize,
+    limits: Limits,
 }
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
             .field("config", self.registry.config())
-            .field("workers", &self.workers)
+            .field("workers", &self.limits.workers)
+            .field("max_threads", &self.limits.max_threads)
+            .field("start_within", &self.limits.start_within)
             .finish_non_exhaustive()
     }
 }
 
 impl ServerBuilder {
-    /// How many handlers may run at once, over every connection of the server
-    /// ([`DEFAULT_WORKERS`] unless set); more requests wait for a free worker
+    /// How many handlers may start at once, over every connection of the server
+    /// ([`DEFAULT_WORKERS`] unless set); more requests wait for a free worker, at most
+    /// [`start_within`](Self::start_within)
     pub fn workers(mut self, workers: usize) -> Self {
-        self.workers = workers.max(1);
+        self.limits.workers = workers.max(1);
+        self
+    }
+
+    /// How many handler threads the server may have at once, whatever their handlers do
+    /// (block for long, ignore their cancellation): [`DEFAULT_MAX_THREADS`] unless set, at
+    /// least [`workers`](Self::workers). A request whose handler would need one more is
+    /// refused at once with [`SERVER_BUSY`](mcp_sansio::jsonrpc::code::SERVER_BUSY) (on the
+    /// 2026 HTTP wire `503` with `Retry-After`), never queued behind a full house
+    pub fn max_threads(mut self, max_threads: usize) -> Self {
+        self.limits.max_threads = max_threads.max(1);
+        self
+    }
+
+    /// How long a request waits for one of the [`workers`](Self::workers) (all busy) before
+    /// its handler gets a thread of its own, up to [`max_threads`](Self::max_threads):
+    /// [`DEFAULT_START_WITHIN`] unless set. Handlers that block for long then hold quick
+    /// calls up no longer than this
+    pub fn start_within(mut self, wait: std::time::Duration) -> Self {
+        self.limits.start_within = wait;
         self
     }
 
@@ -612,7 +642,7 @@ impl ServerBuilder {
             config: Arc::clone(live.config()),
             dispatch: Arc::new(Dispatcher {
                 live,
-                pool: Pool::new(self.workers),
+                pool: Pool::with_limits(self.limits),
             }),
         }
     }
@@ -639,7 +669,11 @@ impl Server {
     pub fn builder(config: ServerConfig) -> ServerBuilder {
         ServerBuilder {
             registry: Registry::new(config),
-            workers: DEFAULT_WORKERS,
+            limits: Limits {
+                workers: DEFAULT_WORKERS,
+                max_threads: DEFAULT_MAX_THREADS,
+                start_within: DEFAULT_START_WITHIN,
+            },
         }
     }
 
@@ -972,8 +1006,14 @@ impl Dispatcher {
         };
         // The driver dispatches in the request's span: the handler runs in it too.
         let span = tracing::Span::current();
-        self.pool.execute_cancellable(cancel.clone(), move || {
+        self.pool.execute_cancellable(cancel.clone(), move |turn| {
             let _entered = span.enter();
+            if turn == Turn::Refused {
+                // Every thread the pool may have is taken: refused at once, never queued.
+                let busy = ErrorObject::server_busy("every handler thread is taken; retry later");
+                respond.send::<CallToolResult>(Err(busy));
+                return;
+            }
             if cx.cancel.is_cancelled() {
                 // Cancelled while it waited for a worker: the handler never runs.
                 respond.send::<CallToolResult>(Err(Cancelled.into()));

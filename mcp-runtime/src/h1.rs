@@ -400,7 +400,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         body: &mut Body,
         limit: usize,
     ) -> Result<Option<Vec<u8>>, ReadError> {
-        let mut all = Vec::new();
+        // A body of known length is read into a buffer of its size, not one that doubles
+        // (and is copied) as it grows: a large body costs its size once.
+        let mut all = match body.state {
+            BodyState::Length(n) => usize::try_from(n)
+                .ok()
+                .filter(|&n| n <= limit)
+                .map_or_else(Vec::new, Vec::with_capacity),
+            _ => Vec::new(),
+        };
         while let Some(piece) = self.body_piece(body).await? {
             if all.len() + piece.len() > limit {
                 return Ok(None);

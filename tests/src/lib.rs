@@ -128,6 +128,28 @@ pub fn everything_server_async_std() -> PathBuf {
     )
 }
 
+/// One of our everything-server examples built with `--release`: `name` is
+/// `everything-server`, `everything-server-async-std` or `everything-server-blocking`
+/// (`MCP_INTEROP_RELEASE_EXAMPLES` names their folder; scripts/interop-setup builds them).
+/// The test `innocent` measures them at the scale of issue 34, as the issue did: a debug
+/// build spends some 0.4 s of CPU on one 2 MiB echo.
+///
+/// # Panics
+/// When the variable is unset or the folder holds no such binary.
+pub fn release_example(name: &str) -> PathBuf {
+    let dir = env_path(
+        "MCP_INTEROP_RELEASE_EXAMPLES",
+        "the folder of the everything-server examples built with `cargo build --release`",
+    );
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built (`cargo build --release --example {name}`); {SETUP_HINT}",
+        path.display()
+    );
+    path
+}
+
 /// Our `axum-app` example binary: the tokio everything-server's endpoint mounted at `/mcp`
 /// in an axum app beside `GET /health` (`MCP_INTEROP_AXUM_APP`; scripts/interop-setup
 /// builds it)
@@ -476,6 +498,11 @@ impl ServerProcess {
             _group: group,
             lines,
         }
+    }
+
+    /// The process id (its `/proc/<id>/status` says how much memory it holds)
+    pub fn id(&self) -> u32 {
+        self.child.id()
     }
 
     /// The first stderr line containing `needle`, waiting up to `timeout`

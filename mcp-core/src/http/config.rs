@@ -48,6 +48,12 @@ pub struct HttpConfig {
     pub body_read_timeout: Duration,
     /// A kept-alive connection with no request in progress is closed after this long
     pub keep_alive_timeout: Duration,
+    /// A response (a whole one, or one write of an open one) the client has not taken
+    /// within this long is given up: the binding closes the connection (an open response
+    /// then calls [`HttpServer::handle_closed`](super::HttpServer::handle_closed), which on
+    /// the 2026 wire cancels the request), so a client that stops reading holds no thread,
+    /// and no response bytes, past it
+    pub write_timeout: Duration,
     /// The most client connections a binding's server holds open at once; a connection
     /// beyond it waits in the listener's backlog until one closes (the deadlines above free
     /// the ones hostile clients hold)
@@ -67,7 +73,8 @@ pub struct HttpConfig {
     /// Both wires: the most requests in progress from one connection (HTTP/1.1 carries
     /// one at a time; this bounds pipelining and multiplexing front ends); past it, 429
     pub max_in_flight_per_connection: usize,
-    /// The `Retry-After` of a 429 or 503 refusal (whole seconds, at least 1)
+    /// The `Retry-After` of a 429 or 503 refusal, and of a 2026 answer "server busy"
+    /// ([`SERVER_BUSY`](crate::jsonrpc::code::SERVER_BUSY), 503) (whole seconds, at least 1)
     pub retry_after: Duration,
     /// Both wires, on a protected server: the most requests in progress with the tokens of
     /// one [`Principal`](super::Principal) (subject and client id), wherever they come from
@@ -127,6 +134,7 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             keep_alive_timeout: Duration::from_secs(60),
+            write_timeout: Duration::from_secs(30),
             max_connections: 1024,
             accept_backoff: Duration::from_millis(100),
             max_in_flight: 4096,

@@ -117,8 +117,13 @@ pub(crate) fn refusal(
     id: Option<&RequestId>,
     error: &ErrorObject,
 ) -> HttpResponse {
+    HttpResponse::json_error(status, id, error).with_header("Retry-After", retry_after(config))
+}
+
+/// [`HttpConfig::retry_after`] as a `Retry-After` value: whole seconds, at least 1
+pub(crate) fn retry_after(config: &HttpConfig) -> String {
     let seconds = config.retry_after.as_secs_f64().ceil().max(1.0);
-    HttpResponse::json_error(status, id, error).with_header("Retry-After", format!("{seconds:.0}"))
+    format!("{seconds:.0}")
 }
 
 fn decrement<K: Hash + Eq>(map: &mut HashMap<K, usize>, key: K) {

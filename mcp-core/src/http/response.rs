@@ -91,10 +91,13 @@ fn header_of<'a>(headers: &'a [(&'static str, String)], name: &str) -> Option<&'
 
 /// The HTTP status of a 2026 answer that is a JSON-RPC error (FIXTURES §2.1.2): method not
 /// found is 404, request and parameter problems (including the MCP header, capability and
-/// version errors) are 400, anything else is a normal 200 answer
+/// version errors) are 400, a server too busy to start the work
+/// ([`SERVER_BUSY`](code::SERVER_BUSY)) is 503 (with `Retry-After`), anything else is a
+/// normal 200 answer
 pub(crate) fn modern_error_status(code: i64) -> u16 {
     match code {
         code::METHOD_NOT_FOUND => 404,
+        code::SERVER_BUSY => 503,
         code::PARSE_ERROR
         | code::INVALID_REQUEST
         | code::INVALID_PARAMS

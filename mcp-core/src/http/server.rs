@@ -1237,6 +1237,10 @@ impl HttpServer {
                     if let Some(sid) = &conn.session_id {
                         headers.push((MCP_SESSION_ID, sid.clone()));
                     }
+                    if status == 503 {
+                        // The server could not start the work: when to try again.
+                        headers.push(("Retry-After", load::retry_after(&self.config)));
+                    }
                     out.push(Output::Head {
                         exchange,
                         head: ResponseHead { status, headers },

@@ -25,6 +25,10 @@ pub mod code {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     /// The request's protocol version is not supported by the server (MCP 2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// The server cannot start the request's work now (every handler it may run at once
+    /// is taken): retry later. Implementation-defined (this library); on the 2026 HTTP wire
+    /// the answer is `503 Service Unavailable` with `Retry-After`.
+    pub const SERVER_BUSY: i64 = -32004;
 }
 
 /// A JSON-RPC error object
@@ -98,6 +102,12 @@ impl ErrorObject {
     /// [`INVALID_PARAMS`](code::INVALID_PARAMS): `"Invalid params: <detail>"`.
     pub fn invalid_params(detail: impl fmt::Display) -> Self {
         Self::new(code::INVALID_PARAMS, format!("Invalid params: {detail}"))
+    }
+
+    /// [`SERVER_BUSY`](code::SERVER_BUSY): `"Server busy: <detail>"`, the answer to a
+    /// request whose work the server cannot start now (retry later).
+    pub fn server_busy(detail: impl fmt::Display) -> Self {
+        Self::new(code::SERVER_BUSY, format!("Server busy: {detail}"))
     }
 
     /// [`INTERNAL_ERROR`](code::INTERNAL_ERROR): `"Internal error: <detail>"`.

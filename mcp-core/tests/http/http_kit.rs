@@ -254,6 +254,10 @@ impl Kit {
                         .with_data(&json!({"requiredCapabilities": {"sampling": {}}}));
                         session.respond_error(responder, &error);
                     }
+                    ("tools/call", "busy") => {
+                        let error = ErrorObject::server_busy("no handler thread left");
+                        session.respond_error(responder, &error);
+                    }
                     ("tools/call", "ask") => {
                         match session
                             .inbound(responder.id())

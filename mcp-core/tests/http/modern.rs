@@ -293,6 +293,47 @@ fn answers_map_error_codes_to_statuses() {
     }
 }
 
+/// A server that cannot start the work answers SERVER_BUSY: on the 2026 wire 503 with
+/// `Retry-After` (HttpConfig::retry_after in whole seconds), the error with the client's id
+#[test]
+fn a_busy_answer_is_503_with_retry_after() {
+    let mut kit = Kit::new();
+    let body = call(7, "busy", json!({}));
+    let exchange = kit
+        .post(&headers("tools/call", &[("Mcp-Name", "busy")]), &body)
+        .expect_err("an open exchange");
+    let c = kit.collected(exchange);
+    assert!(c.ended);
+    assert_eq!(c.status(), 503);
+    let head = c.head.as_ref().unwrap();
+    let retry = head
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("Retry-After"));
+    assert_eq!(retry.map(|(_, v)| v.as_str()), Some("1"));
+    let answer = c.messages().last().cloned().unwrap();
+    assert_eq!(
+        answer["error"]["code"],
+        mcp_sansio::jsonrpc::code::SERVER_BUSY
+    );
+    assert_eq!(answer["id"], 7);
+    // Any other answer carries no Retry-After.
+    let body = call(8, "needs_sampling", json!({}));
+    let exchange = kit
+        .post(
+            &headers("tools/call", &[("Mcp-Name", "needs_sampling")]),
+            &body,
+        )
+        .expect_err("an open exchange");
+    let head = kit.collected(exchange).head.as_ref().unwrap();
+    assert!(
+        !head
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("Retry-After"))
+    );
+}
+
 #[test]
 fn progress_and_logs_go_on_the_response_stream_before_the_result() {
     let mut kit = Kit::new();

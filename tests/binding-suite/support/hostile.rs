@@ -270,6 +270,8 @@ pub(crate) fn at_the_descriptor_limit_the_server_backs_off_and_serves_again(
         // utime and stime, fields 14 and 15 of stat(5), in clock ticks (1/100 s)
         fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
     };
+    let innocent = super::innocent::Innocent::watch(addr);
+    let flooded = Instant::now();
     let flood: Vec<TcpStream> = (0..80).map(|_| connect(addr)).collect();
     let mut late = connect(addr);
     late.write_all(&quick_request(addr)).unwrap();
@@ -278,9 +280,16 @@ pub(crate) fn at_the_descriptor_limit_the_server_backs_off_and_serves_again(
     std::thread::sleep(Duration::from_secs(1));
     let spent = cpu(child.id()) - before;
     drop(flood);
+    let held = flooded.elapsed();
     let served = response(&mut late, BOUND);
+    let report = innocent.report();
     let _ = child.kill();
     let _ = child.wait();
+    // The innocent client waits while the flood holds the descriptors, and no longer.
+    report.assert_served_within(
+        "the innocent client beside the descriptor flood",
+        held + super::innocent::P99_BOUND,
+    );
     assert!(
         spent < 50,
         "at the descriptor limit the accept loop spins: {spent} ticks of CPU in a second"

@@ -11,6 +11,8 @@ pub(crate) mod capture;
 pub(crate) mod certs;
 #[cfg(feature = "http")]
 pub(crate) mod hostile;
+#[cfg(feature = "http")]
+pub(crate) mod innocent;
 #[cfg(feature = "auth")]
 pub(crate) mod oauth;
 #[cfg(feature = "http")]
