@@ -367,7 +367,7 @@ fn responses_nobody_reads_leave_the_innocent_client_served() {
     });
 }
 
-/// Issue 34, case 2: 500 requests whose bodies are cut short and 200 five-second `slow`
+/// Issue 34, case 2: 500 requests whose bodies are cut short and 400 five-second `slow`
 /// calls dropped mid-stream; a `slow` call made right after completes, and the innocent
 /// client is served throughout
 #[test]
@@ -375,7 +375,7 @@ fn clients_that_leave_free_what_they_held() {
     rt::block_on(async {
         let scale = innocent::Leaving {
             cut: 500,
-            dropped: 200,
+            dropped: 400,
         };
         aw!(watched(
             "clients that leave",
