@@ -34,7 +34,7 @@
 //! ([`Limits::max_threads`]): a job that would need a thread past the cap is refused at once
 //! ([`Pool::execute_cancellable`] runs it with [`Turn::Refused`] on the calling thread, and
 //! the server answers its request "busy", 503 with `Retry-After` on the 2026 wire), never
-//! queued to wait behind a full house. So with the default 16 workers and 512 threads, 400
+//! queued to wait behind a full house. So with the default 16 workers and 1024 threads, 400
 //! calls each holding a 5 s handler all run at once, and a quick call next to them starts
 //! within `start_within`.
 use std::cell::{Cell, RefCell};
@@ -136,8 +136,13 @@ impl Queue {
     /// Whether one more job fits under the cap on threads: the threads busy, and one for
     /// each job already queued, leave room for it
     fn has_room(&self, cap: usize) -> bool {
-        let busy = self.live - self.idle - self.searching;
-        busy + self.jobs.len() < cap
+        // A worker idle or searching beyond the jobs queued takes it: no new thread.
+        if self.idle + self.searching > self.jobs.len() {
+            return true;
+        }
+        // Every other queued job has its thread already counted in `live` (started or woken
+        // for it), but those that found none (`waiting`), each of which may get one.
+        self.live + self.waiting.len() < cap
     }
 }
 
@@ -672,6 +677,32 @@ mod tests {
         assert_eq!(rx.recv().unwrap(), "quick");
         open(&gate);
         // The threads beyond the bound end once idle.
+        until_at_most(&pool, 1);
+    }
+
+    #[test]
+    fn a_job_queued_before_its_new_worker_started_is_counted_once() {
+        // Cap 2, one worker: two jobs given back to back both run, even when the first is
+        // still queued for the worker just started for it (held back here, as a session's
+        // lock holder does); the thread started for a job is not counted again for it.
+        let pool = pool(1, 2);
+        let gate: Gate = Arc::default();
+        let (turns, turned) = mpsc::channel();
+        let deferring = defer();
+        for _ in 0..2 {
+            let (gate, turns) = (Arc::clone(&gate), turns.clone());
+            pool.execute_cancellable(CancellationToken::new(), move |turn| {
+                turns.send(turn).unwrap();
+                if turn == Turn::Run {
+                    wait(&gate);
+                }
+            });
+        }
+        assert_eq!(turned.try_recv(), Err(mpsc::TryRecvError::Empty));
+        drop(deferring);
+        assert_eq!(turned.recv().unwrap(), Turn::Run);
+        assert_eq!(turned.recv().unwrap(), Turn::Run);
+        open(&gate);
         until_at_most(&pool, 1);
     }
 

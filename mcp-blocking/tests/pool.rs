@@ -228,3 +228,103 @@ fn clients_that_leave_mid_call_do_not_hold_up_another_clients_call() {
     assert_eq!(result.content[0].as_text(), Some("still served"));
     handle.shutdown();
 }
+
+/// Past `max_threads` a call is refused at once: on the 2026 HTTP wire `503` with
+/// `Retry-After` and the JSON-RPC error SERVER_BUSY with the call's id; the calls that hold
+/// the threads finish normally, and once they have, a call is served again
+#[cfg(feature = "http")]
+#[test]
+fn past_max_threads_a_call_is_refused_at_once_with_503_and_retry_after() {
+    use common::support::innocent::{
+        header, messages, modern_call, parse, read_until, request_bytes,
+    };
+    use std::io::Write;
+    use std::net::TcpStream;
+    use std::time::Instant;
+
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let held = Arc::clone(&gate);
+    let running = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&running);
+    let server = Server::builder(ServerConfig::new(Implementation::new("busy", "1.0")))
+        .workers(1)
+        .max_threads(2)
+        .start_within(Duration::from_millis(20))
+        .tool(Tool::new("hold", Map::new()), move |_cx, _args| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            // Until the test opens the gate (bounded, so nothing hangs)
+            let (lock, cvar) = &*held;
+            let guard = lock.lock().unwrap();
+            let _open = cvar
+                .wait_timeout_while(guard, Duration::from_secs(20), |open| !*open)
+                .unwrap();
+            Ok(CallToolResult::text("held"))
+        })
+        .unwrap()
+        .tool(Tool::new("echo", object(json!({"type": "object"}))), echo)
+        .unwrap()
+        .build();
+    let http = server.serve_http("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = http.local_addr();
+    let send = |id: u64, tool: &str| {
+        let (headers, body) = modern_call(id, tool, json!({"text": "hi"}), false);
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(&request_bytes(addr, "POST", &headers, &body, true))
+            .unwrap();
+        stream
+    };
+    let answer = |stream: &mut TcpStream, id: u64| {
+        let bytes = read_until(stream, Instant::now() + Duration::from_secs(15), |b| {
+            parse(b).is_some_and(|(_, _, body)| messages(&body).iter().any(|m| m["id"] == id))
+        });
+        parse(&bytes).unwrap_or_else(|| panic!("no answer to {id}: {bytes:?}"))
+    };
+    // Two calls take both threads the server may have.
+    let mut first = send(1, "hold");
+    let mut second = send(2, "hold");
+    let start = Instant::now();
+    while running.load(Ordering::SeqCst) < 2 {
+        if start.elapsed() > Duration::from_secs(15) {
+            let bytes = read_until(&mut first, Instant::now() + Duration::from_secs(1), |_| {
+                false
+            });
+            panic!(
+                "the held calls never started ({} did): {}",
+                running.load(Ordering::SeqCst),
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A third is refused at once, while they still hold them.
+    let mut third = send(3, "echo");
+    let (status, head, body) = answer(&mut third, 3);
+    assert_eq!(status, 503, "{head}");
+    assert_eq!(header(&head, "retry-after"), Some("1"), "{head}");
+    let refusal = messages(&body).into_iter().find(|m| m["id"] == 3).unwrap();
+    assert_eq!(
+        refusal["error"]["code"],
+        mcp_sansio::jsonrpc::code::SERVER_BUSY,
+        "{refusal}"
+    );
+    assert_eq!(
+        running.load(Ordering::SeqCst),
+        2,
+        "the refused call never ran"
+    );
+    // The held calls end normally; then the server serves again.
+    open(&gate);
+    for (stream, id) in [(&mut first, 1), (&mut second, 2)] {
+        let (status, _, body) = answer(stream, id);
+        assert_eq!(status, 200);
+        let m = messages(&body).into_iter().find(|m| m["id"] == id).unwrap();
+        assert_eq!(m["result"]["content"][0]["text"], "held", "{m}");
+    }
+    let mut fourth = send(4, "echo");
+    let (status, _, body) = answer(&mut fourth, 4);
+    assert_eq!(status, 200);
+    let m = messages(&body).into_iter().find(|m| m["id"] == 4).unwrap();
+    assert_eq!(m["result"]["content"][0]["text"], "hi", "{m}");
+    http.shutdown();
+}

@@ -270,7 +270,7 @@ pub(crate) fn modern_call(
 }
 
 /// A whole request for `/mcp` at `addr`; `close` asks the server to close after it
-fn request_bytes(
+pub(crate) fn request_bytes(
     addr: SocketAddr,
     method: &str,
     headers: &[(&str, String)],
@@ -293,7 +293,7 @@ fn request_bytes(
 
 /// Reads until the server closes the connection, `deadline` passes, or `enough` holds for
 /// what arrived; what arrived
-fn read_until(
+pub(crate) fn read_until(
     stream: &mut TcpStream,
     deadline: Instant,
     mut enough: impl FnMut(&[u8]) -> bool,
@@ -685,8 +685,13 @@ fn held_call(addr: SocketAddr, id: u64, scale: Holding) -> Ending {
     let ended = |bytes: &[u8]| {
         parse(bytes).is_some_and(|(status, head, body)| {
             if status != 200 {
+                // A refusal: whole at its Content-Length, or (an open exchange's answer,
+                // written chunked) once its JSON-RPC error has arrived
                 let length = header(&head, "content-length").and_then(|l| l.parse().ok());
-                return length.is_some_and(|l: usize| body.len() >= l);
+                return length.map_or_else(
+                    || messages(&body).iter().any(|m| m["id"] == id),
+                    |l: usize| body.len() >= l,
+                );
             }
             messages(&body)
                 .iter()
