@@ -22,6 +22,7 @@ use crate::outputs::{
     Outputs, Retire, closed_event, notification_event, other_event, params_value, progress_event,
     response_event,
 };
+use crate::stream;
 
 /// A client session (opaque to C): create it with `mcp_client_new`, free it with
 /// `mcp_client_free`
@@ -298,6 +299,26 @@ fn input_failure(e: InputError) -> Failure {
     }
 }
 
+impl stream::End for Client {
+    type Role = mcp_sansio::session::role::Client;
+
+    fn parts(&mut self) -> stream::Parts<'_, Self::Role> {
+        stream::Parts {
+            session: &mut self.session,
+            clock: &mut self.clock,
+            outputs: &mut self.outputs,
+        }
+    }
+
+    fn pump(&mut self) {
+        Self::pump(self);
+    }
+
+    fn retire(&mut self, retire: Retire) {
+        Self::retire(self, retire);
+    }
+}
+
 /// Runs `body` on the client behind `client`
 ///
 /// # Safety
@@ -384,11 +405,7 @@ pub unsafe extern "C" fn mcp_client_handle_bytes(
     // SAFETY: the caller's pointers, as documented above.
     unsafe {
         with(client, |c| {
-            let data = bytes(data, len, "data")?;
-            let now = c.clock.at(now_ms);
-            c.session.handle_bytes(now, data);
-            c.pump();
-            Ok(mcp_status::MCP_OK)
+            stream::handle_bytes(c, now_ms, bytes(data, len, "data")?)
         })
     }
 }
@@ -401,14 +418,7 @@ pub unsafe extern "C" fn mcp_client_handle_bytes(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_client_handle_eof(client: *mut McpClient, now_ms: u64) -> mcp_status {
     // SAFETY: the caller's pointer, as documented above.
-    unsafe {
-        with(client, |c| {
-            let now = c.clock.at(now_ms);
-            c.session.handle_eof(now);
-            c.pump();
-            Ok(mcp_status::MCP_OK)
-        })
-    }
+    unsafe { with(client, |c| stream::handle_eof(c, now_ms)) }
 }
 
 /// Fires every timer due at or before `now_ms`: a request past its timeout ends with a
@@ -423,14 +433,7 @@ pub unsafe extern "C" fn mcp_client_handle_timeout(
     now_ms: u64,
 ) -> mcp_status {
     // SAFETY: the caller's pointer, as documented above.
-    unsafe {
-        with(client, |c| {
-            let now = c.clock.at(now_ms);
-            c.session.handle_timeout(now);
-            c.pump();
-            Ok(mcp_status::MCP_OK)
-        })
-    }
+    unsafe { with(client, |c| stream::handle_timeout(c, now_ms)) }
 }
 
 /// The next deadline in the caller's milliseconds, as `mcp_server_poll_timeout`.
@@ -444,18 +447,7 @@ pub unsafe extern "C" fn mcp_client_poll_timeout(
     deadline_ms: *mut u64,
 ) -> mcp_status {
     // SAFETY: the caller's pointers, as documented above.
-    unsafe {
-        with(client, |c| {
-            require_out(deadline_ms, "deadline_ms")?;
-            match c.session.poll_timeout() {
-                Some(at) => {
-                    write_out(deadline_ms, c.clock.to_ms(at), "deadline_ms")?;
-                    Ok(mcp_status::MCP_OK)
-                }
-                None => Ok(mcp_status::MCP_NONE),
-            }
-        })
-    }
+    unsafe { with(client, |c| stream::poll_timeout(c, deadline_ms)) }
 }
 
 /// The bytes to write to the server, as `mcp_server_poll_transmit` (borrowed until the next
@@ -472,24 +464,7 @@ pub unsafe extern "C" fn mcp_client_poll_transmit(
     len: *mut usize,
 ) -> mcp_status {
     // SAFETY: the caller's pointers, as documented above.
-    unsafe {
-        with(client, |c| {
-            require_out(data, "data")?;
-            require_out(len, "len")?;
-            c.outputs.reset_transmit();
-            while c.session.poll_transmit(&mut c.outputs.transmit).is_some() {}
-            c.pump();
-            let bytes = &c.outputs.transmit;
-            if bytes.is_empty() {
-                write_out(data, std::ptr::null(), "data")?;
-                write_out(len, 0, "len")?;
-                return Ok(mcp_status::MCP_NONE);
-            }
-            write_out(data, bytes.as_ptr(), "data")?;
-            write_out(len, bytes.len(), "len")?;
-            Ok(mcp_status::MCP_OK)
-        })
-    }
+    unsafe { with(client, |c| stream::poll_transmit(c, data, len)) }
 }
 
 /// The next event as one JSON object, as `mcp_server_poll_event` (NUL-terminated, borrowed
@@ -506,27 +481,7 @@ pub unsafe extern "C" fn mcp_client_poll_event(
     len: *mut usize,
 ) -> mcp_status {
     // SAFETY: the caller's pointers, as documented above.
-    unsafe {
-        with(client, |c| {
-            require_out(json, "json")?;
-            require_out(len, "len")?;
-            if c.outputs.queued() == 0 {
-                c.pump();
-            }
-            let (ptr, n, retire) = match c.outputs.next_event() {
-                Some((event, retire)) => (event.as_ptr().cast::<c_char>(), event.len(), retire),
-                None => (std::ptr::null(), 0, Retire::Nothing),
-            };
-            c.retire(retire);
-            write_out(json, ptr, "json")?;
-            write_out(len, n, "len")?;
-            Ok(if ptr.is_null() {
-                mcp_status::MCP_NONE
-            } else {
-                mcp_status::MCP_OK
-            })
-        })
-    }
+    unsafe { with(client, |c| stream::poll_event(c, json, len)) }
 }
 
 /// Sends request `method` (`method_len` bytes of UTF-8, e.g. `tools/list`, `tools/call`)

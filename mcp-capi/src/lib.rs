@@ -41,6 +41,7 @@ mod clock;
 mod config;
 mod outputs;
 mod server;
+mod stream;
 mod version;
 
 pub use boundary::mcp_status;

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::boundary::{
     Failure, Guarded, Outcome, bytes, guard_value, handle_mut, handle_ref, mcp_status,
-    optional_text, raw_json, require_out, send_failure, text, unknown_request, write_out,
+    optional_text, raw_json, send_failure, text, unknown_request,
 };
 use crate::clock::Clock;
 use crate::config;
@@ -23,6 +23,7 @@ use crate::outputs::{
     Outputs, Retire, closed_event, notification_event, other_event, params_value, progress_event,
     response_event,
 };
+use crate::stream;
 
 /// A server session (opaque to C): create it with `mcp_server_new`, free it with
 /// `mcp_server_free`
@@ -328,6 +329,26 @@ impl Server {
     }
 }
 
+impl stream::End for Server {
+    type Role = mcp_sansio::session::role::Server;
+
+    fn parts(&mut self) -> stream::Parts<'_, Self::Role> {
+        stream::Parts {
+            session: &mut self.session,
+            clock: &mut self.clock,
+            outputs: &mut self.outputs,
+        }
+    }
+
+    fn pump(&mut self) {
+        Self::pump(self);
+    }
+
+    fn retire(&mut self, retire: Retire) {
+        Self::retire(self, retire);
+    }
+}
+
 /// Runs `body` on the server behind `server`
 ///
 /// # Safety
@@ -449,11 +470,7 @@ pub unsafe extern "C" fn mcp_server_handle_bytes(
     // SAFETY: the caller's pointers, as documented above.
     unsafe {
         with(server, |s| {
-            let data = bytes(data, len, "data")?;
-            let now = s.clock.at(now_ms);
-            s.session.handle_bytes(now, data);
-            s.pump();
-            Ok(mcp_status::MCP_OK)
+            stream::handle_bytes(s, now_ms, bytes(data, len, "data")?)
         })
     }
 }
@@ -466,14 +483,7 @@ pub unsafe extern "C" fn mcp_server_handle_bytes(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn mcp_server_handle_eof(server: *mut McpServer, now_ms: u64) -> mcp_status {
     // SAFETY: the caller's pointer, as documented above.
-    unsafe {
-        with(server, |s| {
-            let now = s.clock.at(now_ms);
-            s.session.handle_eof(now);
-            s.pump();
-            Ok(mcp_status::MCP_OK)
-        })
-    }
+    unsafe { with(server, |s| stream::handle_eof(s, now_ms)) }
 }
 
 /// Fires every timer due at or before `now_ms` (call it when the deadline of
@@ -487,14 +497,7 @@ pub unsafe extern "C" fn mcp_server_handle_timeout(
     now_ms: u64,
 ) -> mcp_status {
     // SAFETY: the caller's pointer, as documented above.
-    unsafe {
-        with(server, |s| {
-            let now = s.clock.at(now_ms);
-            s.session.handle_timeout(now);
-            s.pump();
-            Ok(mcp_status::MCP_OK)
-        })
-    }
+    unsafe { with(server, |s| stream::handle_timeout(s, now_ms)) }
 }
 
 /// The next deadline, in the caller's milliseconds: `MCP_OK` with `*deadline_ms` set (it may
@@ -510,23 +513,7 @@ pub unsafe extern "C" fn mcp_server_poll_timeout(
     deadline_ms: *mut u64,
 ) -> mcp_status {
     // SAFETY: the caller's pointers, as documented above.
-    unsafe {
-        with(server, |s| {
-            require_out(deadline_ms, "deadline_ms")?;
-            // An event the library could not queue yet (the queue was full) is due now.
-            let deadline = match s.session.poll_timeout() {
-                Some(at) => Some(s.clock.to_ms(at)),
-                None => None,
-            };
-            match deadline {
-                Some(ms) => {
-                    write_out(deadline_ms, ms, "deadline_ms")?;
-                    Ok(mcp_status::MCP_OK)
-                }
-                None => Ok(mcp_status::MCP_NONE),
-            }
-        })
-    }
+    unsafe { with(server, |s| stream::poll_timeout(s, deadline_ms)) }
 }
 
 /// The bytes to write to the client: `MCP_OK` with `*data`/`*len` set to everything queued,
@@ -547,25 +534,7 @@ pub unsafe extern "C" fn mcp_server_poll_transmit(
     len: *mut usize,
 ) -> mcp_status {
     // SAFETY: the caller's pointers, as documented above.
-    unsafe {
-        with(server, |s| {
-            require_out(data, "data")?;
-            require_out(len, "len")?;
-            s.outputs.reset_transmit();
-            while s.session.poll_transmit(&mut s.outputs.transmit).is_some() {}
-            // Draining may unblock the session (an `unblocked` event).
-            s.pump();
-            let bytes = &s.outputs.transmit;
-            if bytes.is_empty() {
-                write_out(data, std::ptr::null(), "data")?;
-                write_out(len, 0, "len")?;
-                return Ok(mcp_status::MCP_NONE);
-            }
-            write_out(data, bytes.as_ptr(), "data")?;
-            write_out(len, bytes.len(), "len")?;
-            Ok(mcp_status::MCP_OK)
-        })
-    }
+    unsafe { with(server, |s| stream::poll_transmit(s, data, len)) }
 }
 
 /// The next event: `MCP_OK` with `*json`/`*len` set to one JSON object (UTF-8, `len` bytes,
@@ -587,28 +556,7 @@ pub unsafe extern "C" fn mcp_server_poll_event(
     len: *mut usize,
 ) -> mcp_status {
     // SAFETY: the caller's pointers, as documented above.
-    unsafe {
-        with(server, |s| {
-            require_out(json, "json")?;
-            require_out(len, "len")?;
-            if s.outputs.queued() == 0 {
-                s.pump();
-            }
-            let (ptr, n, retire) = match s.outputs.next_event() {
-                Some((event, retire)) => (event.as_ptr().cast::<c_char>(), event.len(), retire),
-                None => (std::ptr::null(), 0, Retire::Nothing),
-            };
-            s.retire(retire);
-            // Refill behind the event handed out (the core may hold more).
-            write_out(json, ptr, "json")?;
-            write_out(len, n, "len")?;
-            Ok(if ptr.is_null() {
-                mcp_status::MCP_NONE
-            } else {
-                mcp_status::MCP_OK
-            })
-        })
-    }
+    unsafe { with(server, |s| stream::poll_event(s, json, len)) }
 }
 
 /// Answers request `request` (the number of its `request` event) with `result_json`
