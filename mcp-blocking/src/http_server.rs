@@ -362,6 +362,9 @@ impl Actor {
 /// A whole response body up to this size goes out in one write with its head; a larger
 /// one is written after its head, not copied behind it
 const COPY_BELOW: usize = 64 * 1024;
+/// How far past its deadline a write may go (the socket's send timeout is set again only when
+/// the time left moved by more than this)
+const WRITE_SLACK: Duration = Duration::from_secs(1);
 /// How often a blocked read looks at the server stopping (and an open response at the
 /// client leaving)
 const TICK: Duration = endpoint::TICK;
@@ -375,6 +378,9 @@ struct Socket {
     write_timeout: Duration,
     /// When the write in progress must be done
     write_deadline: Option<Instant>,
+    /// The socket's send timeout as last set (`SO_SNDTIMEO`), so a write sets it again only
+    /// when the time left has moved by more than [`WRITE_SLACK`] (not one syscall per write)
+    send_timeout: Option<Duration>,
     stopping: Arc<AtomicBool>,
     /// A look at what arrived: reads wait a moment at most, then fail with `WouldBlock`
     #[cfg(feature = "tls")]
@@ -434,7 +440,13 @@ impl Write for Socket {
         if left.is_zero() {
             return Err(io::ErrorKind::TimedOut.into());
         }
-        self.stream.set_write_timeout(Some(left))?;
+        let stale = self
+            .send_timeout
+            .is_none_or(|set| set.abs_diff(left) > WRITE_SLACK);
+        if stale {
+            self.stream.set_write_timeout(Some(left))?;
+            self.send_timeout = Some(left);
+        }
         self.stream.write(buf)
     }
 
@@ -530,6 +542,7 @@ fn connection(stream: TcpStream, source: &Source, endpoint: &HttpEndpoint, edge:
         deadline: None,
         write_timeout: edge.write_timeout,
         write_deadline: None,
+        send_timeout: None,
         stopping,
         #[cfg(feature = "tls")]
         glance: false,

@@ -328,3 +328,68 @@ fn past_max_threads_a_call_is_refused_at_once_with_503_and_retry_after() {
     assert_eq!(m["result"]["content"][0]["text"], "hi", "{m}");
     http.shutdown();
 }
+
+/// A client that stops reading a large response holds its connection no longer than
+/// `HttpConfig::write_timeout`: then the server closes it (and the thread writing it is free)
+#[cfg(feature = "http")]
+#[test]
+fn a_response_nobody_reads_is_given_up_at_the_write_deadline() {
+    use common::support::innocent::{modern_call, request_bytes, small_window};
+    use mcp_sansio::http::HttpConfig;
+    use std::io::{Read, Write};
+    use std::time::Instant;
+
+    let server = Server::builder(ServerConfig::new(Implementation::new("w", "1.0")))
+        .tool(Tool::new("echo", object(json!({"type": "object"}))), echo)
+        .unwrap()
+        .build();
+    let mut config = HttpConfig::default();
+    config.write_timeout = Duration::from_secs(1);
+    config.max_body_size = 64 * 1024 * 1024;
+    let http = server
+        .serve_http_with("127.0.0.1:0".parse().unwrap(), config)
+        .unwrap();
+    let addr = http.local_addr();
+    // 24 MiB back (more than the kernel's send buffer takes), to a 4 KiB receive window
+    // that is not read: the write blocks.
+    let text = "x".repeat(24 * 1024 * 1024);
+    let (headers, body) = modern_call(1, "echo", json!({ "text": text }), false);
+    let mut stream = small_window(addr).unwrap();
+    stream
+        .write_all(&request_bytes(addr, "POST", &headers, &body, false))
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(8));
+    // Past the deadline the server has closed: reading what it queued ends in EOF or a
+    // reset within the bound, not in a connection still being written.
+    let start = Instant::now();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut received = 0;
+    let closed = loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break true,
+            Ok(n) => received += n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break false;
+            }
+            // Reset: closed with bytes unread
+            Err(_) => break true,
+        }
+        if start.elapsed() > Duration::from_secs(15) {
+            break false;
+        }
+    };
+    assert!(closed, "still open after the write deadline");
+    assert!(
+        received < text.len(),
+        "the whole response went out ({received} bytes): the deadline was not what closed it"
+    );
+    http.shutdown();
+}

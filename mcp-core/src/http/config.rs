@@ -52,7 +52,9 @@ pub struct HttpConfig {
     /// within this long is given up: the binding closes the connection (an open response
     /// then calls [`HttpServer::handle_closed`](super::HttpServer::handle_closed), which on
     /// the 2026 wire cancels the request), so a client that stops reading holds no thread,
-    /// and no response bytes, past it
+    /// and no response bytes, past it. mcp-sansio-blocking, whose writes hold a thread,
+    /// applies it (to within a second); the async bindings' writes hold no thread, and bound
+    /// what a client leaves unread by [`max_unwritten`](Self::max_unwritten) instead
     pub write_timeout: Duration,
     /// The most client connections a binding's server holds open at once; a connection
     /// beyond it waits in the listener's backlog until one closes (the deadlines above free
