@@ -185,7 +185,9 @@ pub(crate) async fn serve(
                 addr: peer,
                 accepted: Instant::now(),
             };
+            let open = mcp_sansio_runtime::meter::Open::connection("http");
             smol::spawn(async move {
+                let _open = open;
                 match tls {
                     None => {
                         connection(stream, peer, &endpoint, &edge, draining, protection).await;

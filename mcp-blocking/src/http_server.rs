@@ -208,11 +208,13 @@ pub(crate) fn serve(
                     let edge = Arc::clone(&edge);
                     let stopping = Arc::clone(&stopping);
                     let slot = Slot(Arc::clone(&slots));
+                    let open = mcp_sansio_runtime::meter::Open::connection("http");
                     let spawned =
                         thread::Builder::new()
                             .name("mcp-http-conn".into())
                             .spawn(move || {
                                 let _slot = slot;
+                                let _open = open;
                                 let source = Source::from_peer(peer);
                                 let edge = Edge {
                                     config: &edge,
