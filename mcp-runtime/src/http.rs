@@ -579,7 +579,7 @@ fn metered(response: &HttpResponse) {
     if crate::meter::Meter::ON {
         crate::meter::sent("http", response.body.len());
         if response.status >= 400 {
-            crate::meter::refused(crate::meter::http_reason(
+            crate::meter::refused(crate::meter::reason_of(
                 response.status,
                 insufficient_scope(response),
             ));

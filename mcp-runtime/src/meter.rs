@@ -243,10 +243,15 @@ pub fn refused(reason: &'static str) {
     metrics::counter!("mcp_refusals_total", "reason" => reason).increment(1);
 }
 
-/// The reason an HTTP error answer of status `status` counts under; `insufficient_scope`:
-/// a 403 that asks for more scopes
+/// The reason an HTTP error answer of status `status` counts under in
+/// `mcp_refusals_total` (a binding's own answers: a late or malformed request head)
+pub fn http_reason(status: u16) -> &'static str {
+    reason_of(status, false)
+}
+
+/// [`http_reason`]; `insufficient_scope`: a 403 that asks for more scopes
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
-pub(crate) fn http_reason(status: u16, insufficient_scope: bool) -> &'static str {
+pub(crate) fn reason_of(status: u16, insufficient_scope: bool) -> &'static str {
     match status {
         401 => "auth",
         403 if insufficient_scope => "scope",
@@ -399,8 +404,8 @@ mod tests {
             received("stream", 10);
             received("stream", 5);
             sent("http", 7);
-            refused(http_reason(429, false));
-            refused(http_reason(403, true));
+            refused(http_reason(429));
+            refused(reason_of(403, true));
         });
         let sessions = find(&seen, "mcp_sessions_open", &["role=server"]);
         assert!(

@@ -595,7 +595,7 @@ pub fn unauthorized(
     if status < 400 {
         return answer;
     }
-    crate::meter::refused(crate::meter::http_reason(
+    crate::meter::refused(crate::meter::reason_of(
         status,
         crate::http::insufficient_scope(&answer),
     ));

@@ -172,6 +172,7 @@ pub(crate) async fn serve(
                     _ = watcher.watch(conn) => {}
                     expiry = watch.expired(&edge) => {
                         if let Some(status) = expiry.status() {
+                            mcp_sansio_runtime::meter::refused(mcp_sansio_runtime::meter::http_reason(status));
                             // Nothing else is being written in the head phase.
                             let _ = stream.try_write(&late(status));
                         }

@@ -177,11 +177,12 @@ fn http_requests_bytes_connections_and_refusals_are_counted_in_both_eras() {
     snapshotter();
     let before = snapshot();
     let refused_before = counter(&before, "mcp_refusals_total", &["reason=session"]);
+    let late_before = counter(&before, "mcp_refusals_total", &["reason=deadline"]);
     rt::block_on(async {
         let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let handle =
-            aw!(server("metered_http_echo").serve_http_with(localhost, HttpConfig::default()))
-                .unwrap();
+        let mut edge = HttpConfig::default();
+        edge.header_read_timeout = Duration::from_millis(300);
+        let handle = aw!(server("metered_http_echo").serve_http_with(localhost, edge)).unwrap();
         let url = format!("http://{}/mcp", handle.local_addr());
         for era in [LEGACY, EraMode::Modern] {
             let client = aw!(rt::timeout(
@@ -207,6 +208,22 @@ fn http_requests_bytes_connections_and_refusals_are_counted_in_both_eras() {
         let url2 = url.clone();
         let (status, _, _) = aw!(rt::unblock(move || raw(&url2, "POST", &headers, body)));
         assert_eq!(status, 404);
+        // A request head that never ends: 408 at the header read deadline.
+        let authority = handle.local_addr();
+        let late = aw!(rt::unblock(move || {
+            use std::io::{Read, Write};
+            let mut stream = std::net::TcpStream::connect(authority).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            answer
+        }));
+        assert!(late.starts_with("HTTP/1.1 408"), "{late}");
         aw!(handle.shutdown());
     });
     let seen = snapshot();
@@ -222,4 +239,6 @@ fn http_requests_bytes_connections_and_refusals_are_counted_in_both_eras() {
     assert!(!series(&seen, "mcp_connections_open", &["transport=http"]).is_empty());
     let refused = counter(&seen, "mcp_refusals_total", &["reason=session"]);
     assert!(refused > refused_before, "{refused} after {refused_before}");
+    let late = counter(&seen, "mcp_refusals_total", &["reason=deadline"]);
+    assert!(late > late_before, "{late} after {late_before}");
 }
