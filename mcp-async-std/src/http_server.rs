@@ -185,7 +185,7 @@ pub(crate) async fn serve(
                 addr: peer,
                 accepted: Instant::now(),
             };
-            let open = mcp_sansio_runtime::meter::Open::connection("http");
+            let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
             smol::spawn(async move {
                 let _open = open;
                 match tls {

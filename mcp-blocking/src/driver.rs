@@ -394,8 +394,8 @@ where
     } = conn;
     session.anchor_wall_clock(now(), unix_ms());
     // The connection's span (a child of the caller's) is the session span's parent.
-    let span =
-        mcp_sansio_runtime::trace::connection(if ready.is_some() { "client" } else { "server" });
+    let role = if ready.is_some() { "client" } else { "server" };
+    let span = mcp_sansio_runtime::trace::connection(role);
     let peer = span.in_scope(|| Peer::new(ready));
     let (wake, woken) = crossbeam_channel::bounded(1);
     let (write_wake, write_woken) = crossbeam_channel::bounded(1);
@@ -421,7 +421,7 @@ where
             wake,
             writer: Mutex::new(Some(writer)),
             write_wake,
-            _open: mcp_sansio_runtime::meter::Open::connection("stream"),
+            _open: mcp_sansio_runtime::meter::Open::connection(role, "stream"),
         }
     });
     let weak = Arc::downgrade(&stream);

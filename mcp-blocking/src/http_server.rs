@@ -208,7 +208,7 @@ pub(crate) fn serve(
                     let edge = Arc::clone(&edge);
                     let stopping = Arc::clone(&stopping);
                     let slot = Slot(Arc::clone(&slots));
-                    let open = mcp_sansio_runtime::meter::Open::connection("http");
+                    let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
                     let spawned =
                         thread::Builder::new()
                             .name("mcp-http-conn".into())

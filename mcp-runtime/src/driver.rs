@@ -127,7 +127,8 @@ async fn run<R, S, I, O>(
         let pushes = handlers.clone();
         hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok())
     });
-    let _open = crate::meter::Open::connection("stream");
+    let role = if serving { "server" } else { "client" };
+    let _open = crate::meter::Open::connection(role, "stream");
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;

@@ -13,26 +13,29 @@
 //! OpenTelemetry exporter for `metrics` exists for those who want OTLP).
 //!
 //! Every Rust binding (tokio, async-std and smol, plain threads) records the same names,
-//! here, so a dashboard does not care which one serves:
+//! here, so a dashboard does not care which one serves. The names and attributes are the
+//! OpenTelemetry semantic conventions' for MCP where they have one (as mcp-python's
+//! metrics); a Prometheus exporter writes their dots as underscores
+//! (`mcp_server_operation_duration`, label `mcp_method_name`):
 //!
 //! | name | kind | labels | what |
 //! | --- | --- | --- | --- |
-//! | `mcp_requests_total` | counter | `side`, `method`, `name`, `outcome` | requests that ended (`side`: `server`, a peer's request; `client`, ours) |
-//! | `mcp_request_duration_seconds` | histogram | `side`, `method`, `name`, `outcome` | from the request's arrival (server) or sending (client) to its end |
-//! | `mcp_requests_in_flight` | gauge | `side`, `method` | requests started and not ended yet |
-//! | `mcp_sessions_open` | gauge | `role` (`server`, `client`) | sessions open (an HTTP server's 2026 requests share one) |
-//! | `mcp_connections_open` | gauge | `transport` (`stream`, `http`) | byte-stream connections (stdio, a child process, any stream) and HTTP server connections |
-//! | `mcp_bytes_received_total`, `mcp_bytes_sent_total` | counter | `transport` | bytes of MCP messages read and written (HTTP: request and response bodies) |
-//! | `mcp_refusals_total` | counter | `reason` | requests refused before any handler: `auth` (401, 403 of a protected server's gate), `scope` (403 insufficient scope), `busy` (every handler thread taken: 503), `rate` (429), `too_large` (413), `session` (404, an unknown or expired session), `deadline` (408: the request was not read in time), `invalid` (other 4xx of the HTTP rules), `unavailable` (other 5xx) |
+//! | `mcp.server.operation.duration`, `mcp.client.operation.duration` | histogram (s) | `mcp.method.name`, `gen_ai.tool.name` or `gen_ai.prompt.name`, `outcome`, `error.type` | each request that ended (its count is the request count), from its arrival (server: a peer's request) or sending (client: ours) to its end |
+//! | `mcp.server.requests.active`, `mcp.client.requests.active` | gauge | `mcp.method.name` | requests started and not ended yet |
+//! | `mcp.server.sessions.active`, `mcp.client.sessions.active` | gauge | | sessions open (an HTTP server's 2026 requests share one) |
+//! | `mcp.server.connections.active`, `mcp.client.connections.active` | gauge | `transport` (`stream`, `http`) | byte-stream connections (stdio, a child process, any stream) and the connections of `serve_http*` (a mounted endpoint's are its host's) |
+//! | `mcp.bytes.received`, `mcp.bytes.sent` | counter (bytes) | `transport` | bytes of MCP messages read and written (HTTP: request and response bodies) |
+//! | `mcp.server.refusals` | counter | `reason` | requests refused before any handler: `auth` (401, 403 of a protected server's gate), `scope` (403 insufficient scope), `busy` (every handler thread taken: 503), `rate` (429), `too_large` (413), `session` (404, an unknown or expired session), `deadline` (408: the request was not read in time), `invalid` (other 4xx), `unavailable` (other 5xx) |
 //!
 //! Labels:
-//! - `method`: the MCP method (`tools/call`, `resources/read`, ...); a method this library
-//!   does not know is counted as `other`, so a peer cannot grow the label set;
-//! - `name`: the tool or prompt name of `tools/call` and `prompts/get`, and only when a
-//!   handler of this server took the request (or, client side, we sent it); otherwise empty.
-//!   Resource URIs are never labels (unbounded);
+//! - `mcp.method.name`: the MCP method (`tools/call`, `resources/read`, ...); a method this
+//!   library does not know is counted as `other`, so a peer cannot grow the label set;
+//! - `gen_ai.tool.name` (`tools/call`), `gen_ai.prompt.name` (`prompts/get`): only when a
+//!   handler of this server took the request (or, client side, we sent it); otherwise the
+//!   label is left out. Resource URIs are never labels (unbounded);
 //! - `outcome`: as the request span's (see [`trace`](crate::trace)): `ok`, `error`,
-//!   `answered`, `task`, `input_required`, `cancelled`, `timed_out`, `closed`, `failed`.
+//!   `answered`, `task`, `input_required`, `cancelled`, `timed_out`, `closed`, `failed`;
+//! - `error.type`: the JSON-RPC error code of an `error` outcome.
 //!
 //! [`describe`] registers each name's unit and description with the recorder installed
 //! (call it once after installing one; optional).
@@ -54,34 +57,56 @@ pub fn describe() {
     #[cfg(feature = "metrics")]
     {
         use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
-        describe_counter!("mcp_requests_total", "MCP requests that ended");
-        describe_histogram!(
-            "mcp_request_duration_seconds",
-            Unit::Seconds,
-            "MCP request duration, arrival (or sending) to end"
-        );
-        describe_gauge!("mcp_requests_in_flight", "MCP requests not ended yet");
-        describe_gauge!("mcp_sessions_open", "MCP sessions open");
-        describe_gauge!("mcp_connections_open", "MCP connections open");
+        for side in ["server", "client"] {
+            let (duration, active, sessions, connections) = names(side);
+            describe_histogram!(
+                duration,
+                Unit::Seconds,
+                "Duration of MCP requests, arrival (or sending) to end"
+            );
+            describe_gauge!(active, "MCP requests started and not ended yet");
+            describe_gauge!(sessions, "MCP sessions open");
+            describe_gauge!(connections, "MCP connections open");
+        }
         describe_counter!(
-            "mcp_bytes_received_total",
+            "mcp.bytes.received",
             Unit::Bytes,
             "Bytes of MCP messages read"
         );
         describe_counter!(
-            "mcp_bytes_sent_total",
+            "mcp.bytes.sent",
             Unit::Bytes,
             "Bytes of MCP messages written"
         );
         describe_counter!(
-            "mcp_refusals_total",
+            "mcp.server.refusals",
             "MCP requests refused before any handler, by reason"
         );
     }
 }
 
-/// One request in flight: counted in `mcp_requests_in_flight` until it ends (or is
-/// dropped), then in `mcp_requests_total` and `mcp_request_duration_seconds`
+/// The names of a side's duration, requests, sessions and connections
+#[cfg(feature = "metrics")]
+fn names(side: &str) -> (&'static str, &'static str, &'static str, &'static str) {
+    if side == "client" {
+        (
+            "mcp.client.operation.duration",
+            "mcp.client.requests.active",
+            "mcp.client.sessions.active",
+            "mcp.client.connections.active",
+        )
+    } else {
+        (
+            "mcp.server.operation.duration",
+            "mcp.server.requests.active",
+            "mcp.server.sessions.active",
+            "mcp.server.connections.active",
+        )
+    }
+}
+
+/// One request in flight: counted in `mcp.{side}.requests.active` until it ends (or is
+/// dropped), then in `mcp.{side}.operation.duration`
 #[derive(Debug)]
 pub(crate) struct Meter {
     #[cfg(feature = "metrics")]
@@ -107,8 +132,7 @@ impl Meter {
         #[cfg(feature = "metrics")]
         {
             let method = known_method(method);
-            metrics::gauge!("mcp_requests_in_flight", "side" => side, "method" => method)
-                .increment(1.0);
+            metrics::gauge!(names(side).1, "mcp.method.name" => method).increment(1.0);
             Self {
                 side,
                 method,
@@ -130,9 +154,9 @@ impl Meter {
         }
     }
 
-    /// The request ended with `outcome`
+    /// The request ended with `outcome`, and the JSON-RPC error `code` when it is an error
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-    pub(crate) fn end(&mut self, outcome: &'static str) {
+    pub(crate) fn end(&mut self, outcome: &'static str, code: Option<i64>) {
         #[cfg(feature = "metrics")]
         {
             if self.ended {
@@ -140,30 +164,34 @@ impl Meter {
             }
             self.ended = true;
             self.left();
-            let name: Cow<'static, str> = match self.name.take() {
-                Some(name) => Cow::Owned(name),
-                None => Cow::Borrowed(""),
-            };
             let seconds = self.start.elapsed().as_secs_f64();
-            let labels = [
-                ("side", Cow::Borrowed(self.side)),
-                ("method", Cow::Borrowed(self.method)),
-                ("name", name),
-                ("outcome", Cow::Borrowed(outcome)),
-            ];
-            let labels: Vec<metrics::Label> = labels
-                .into_iter()
-                .map(|(k, v)| metrics::Label::new(k, v))
-                .collect();
-            metrics::histogram!("mcp_request_duration_seconds", labels.iter()).record(seconds);
-            metrics::counter!("mcp_requests_total", labels.iter()).increment(1);
+            let mut labels = Vec::with_capacity(4);
+            labels.push(metrics::Label::from_static_parts(
+                "mcp.method.name",
+                self.method,
+            ));
+            if let Some(name) = self.name.take() {
+                let key = if self.method == "prompts/get" {
+                    "gen_ai.prompt.name"
+                } else {
+                    "gen_ai.tool.name"
+                };
+                labels.push(metrics::Label::new(key, name));
+            }
+            labels.push(metrics::Label::from_static_parts("outcome", outcome));
+            if let Some(code) = code {
+                labels.push(metrics::Label::new(
+                    "error.type",
+                    Cow::Owned(code.to_string()),
+                ));
+            }
+            metrics::histogram!(names(self.side).0, labels).record(seconds);
         }
     }
 
     #[cfg(feature = "metrics")]
     fn left(&self) {
-        metrics::gauge!("mcp_requests_in_flight", "side" => self.side, "method" => self.method)
-            .decrement(1.0);
+        metrics::gauge!(names(self.side).1, "mcp.method.name" => self.method).decrement(1.0);
     }
 }
 
@@ -185,20 +213,21 @@ pub struct Open {
 }
 
 impl Open {
-    /// A session of `role` (`server` or `client`) opened
+    /// A session of `role` (`server` or `client`) opened: `mcp.{role}.sessions.active`
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
     pub fn session(role: &'static str) -> Self {
         #[cfg(feature = "metrics")]
-        return Self::gauge(metrics::gauge!("mcp_sessions_open", "role" => role));
+        return Self::gauge(metrics::gauge!(names(role).2));
         #[cfg(not(feature = "metrics"))]
         Self {}
     }
 
-    /// A connection of `transport` (`stream`, `http`) opened
+    /// A connection of `role` (`server` or `client`) over `transport` (`stream`, `http`)
+    /// opened: `mcp.{role}.connections.active`
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-    pub fn connection(transport: &'static str) -> Self {
+    pub fn connection(role: &'static str, transport: &'static str) -> Self {
         #[cfg(feature = "metrics")]
-        return Self::gauge(metrics::gauge!("mcp_connections_open", "transport" => transport));
+        return Self::gauge(metrics::gauge!(names(role).3, "transport" => transport));
         #[cfg(not(feature = "metrics"))]
         Self {}
     }
@@ -224,7 +253,7 @@ impl Drop for Open {
 #[inline]
 pub fn received(transport: &'static str, n: usize) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("mcp_bytes_received_total", "transport" => transport).increment(n as u64);
+    metrics::counter!("mcp.bytes.received", "transport" => transport).increment(n as u64);
 }
 
 /// `n` bytes of MCP messages written over `transport` (`stream`, `http`)
@@ -232,19 +261,20 @@ pub fn received(transport: &'static str, n: usize) {
 #[inline]
 pub fn sent(transport: &'static str, n: usize) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("mcp_bytes_sent_total", "transport" => transport).increment(n as u64);
+    metrics::counter!("mcp.bytes.sent", "transport" => transport).increment(n as u64);
 }
 
-/// A request refused before any handler, for `reason` (see the table above)
+/// A request refused before any handler, for `reason` (see the table above):
+/// `mcp.server.refusals`
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 #[inline]
 pub fn refused(reason: &'static str) {
     #[cfg(feature = "metrics")]
-    metrics::counter!("mcp_refusals_total", "reason" => reason).increment(1);
+    metrics::counter!("mcp.server.refusals", "reason" => reason).increment(1);
 }
 
 /// The reason an HTTP error answer of status `status` counts under in
-/// `mcp_refusals_total` (a binding's own answers: a late or malformed request head)
+/// `mcp.server.refusals` (a binding's own answers: a late or malformed request head)
 pub fn http_reason(status: u16) -> &'static str {
     reason_of(status, false)
 }
@@ -339,25 +369,38 @@ mod tests {
     }
 
     #[test]
-    fn a_request_is_counted_timed_and_leaves_the_in_flight_gauge() {
+    fn a_request_is_timed_by_method_tool_and_outcome_and_leaves_the_active_gauge() {
         let seen = recorded(|| {
             let mut meter = Meter::start("server", "tools/call", Some("echo"));
-            meter.end("ok");
+            meter.end("ok", None);
+            let mut failed = Meter::start("client", "prompts/get", Some("haiku"));
+            failed.end("error", Some(-32602));
         });
-        let count = find(
-            &seen,
-            "mcp_requests_total",
-            &[
-                "side=server",
-                "method=tools/call",
-                "name=echo",
-                "outcome=ok",
-            ],
+        let labels = [
+            "mcp.method.name=tools/call",
+            "gen_ai.tool.name=echo",
+            "outcome=ok",
+        ];
+        let timed = find(&seen, "mcp.server.operation.duration", &labels);
+        assert!(
+            matches!(timed, Some(DebugValue::Histogram(v)) if v.len() == 1),
+            "{seen:?}"
         );
-        assert!(matches!(count, Some(DebugValue::Counter(1))), "{seen:?}");
-        let timed = find(&seen, "mcp_request_duration_seconds", &["name=echo"]);
-        assert!(matches!(timed, Some(DebugValue::Histogram(v)) if v.len() == 1));
-        let flying = find(&seen, "mcp_requests_in_flight", &["method=tools/call"]);
+        let failed = [
+            "gen_ai.prompt.name=haiku",
+            "outcome=error",
+            "error.type=-32602",
+        ];
+        let timed = find(&seen, "mcp.client.operation.duration", &failed);
+        assert!(
+            matches!(timed, Some(DebugValue::Histogram(v)) if v.len() == 1),
+            "{seen:?}"
+        );
+        let flying = find(
+            &seen,
+            "mcp.server.requests.active",
+            &["mcp.method.name=tools/call"],
+        );
         assert!(
             matches!(flying, Some(DebugValue::Gauge(g)) if g.0 == 0.0),
             "{seen:?}"
@@ -369,25 +412,43 @@ mod tests {
         let seen = recorded(|| {
             let mut meter = Meter::start("server", "x/made-up-1234", Some("nope"));
             meter.unnamed();
+            meter.end("answered", None);
             let held = Meter::start("client", "tools/call", None);
-            drop(meter);
+            let dropped = Meter::start("client", "tools/list", None);
+            drop(dropped);
             std::mem::forget(held);
         });
-        let other = find(&seen, "mcp_requests_in_flight", &["method=other"]);
+        let other = find(
+            &seen,
+            "mcp.server.operation.duration",
+            &["mcp.method.name=other"],
+        );
         assert!(
-            matches!(other, Some(DebugValue::Gauge(g)) if g.0 == 0.0),
+            matches!(other, Some(DebugValue::Histogram(v)) if v.len() == 1),
             "{seen:?}"
         );
-        let held = find(&seen, "mcp_requests_in_flight", &["side=client"]);
+        let held = find(
+            &seen,
+            "mcp.client.requests.active",
+            &["mcp.method.name=tools/call"],
+        );
         assert!(
             matches!(held, Some(DebugValue::Gauge(g)) if g.0 == 1.0),
             "{seen:?}"
         );
-        assert!(
-            !seen
-                .iter()
-                .any(|(_, l, _)| l.iter().any(|x| x.contains("made-up")))
+        let gone = find(
+            &seen,
+            "mcp.client.requests.active",
+            &["mcp.method.name=tools/list"],
         );
+        assert!(
+            matches!(gone, Some(DebugValue::Gauge(g)) if g.0 == 0.0),
+            "{seen:?}"
+        );
+        assert!(!seen.iter().any(|(_, l, _)| {
+            l.iter()
+                .any(|x| x.contains("made-up") || x.contains("nope"))
+        }));
     }
 
     #[test]
@@ -396,8 +457,8 @@ mod tests {
             let a = Open::session("server");
             let b = Open::session("server");
             drop(a);
-            let c = Open::connection("http");
-            let d = Open::connection("http");
+            let c = Open::connection("server", "http");
+            let d = Open::connection("server", "http");
             drop(d);
             // Still open when the snapshot is taken.
             std::mem::forget((b, c));
@@ -407,23 +468,23 @@ mod tests {
             refused(http_reason(429));
             refused(reason_of(403, true));
         });
-        let sessions = find(&seen, "mcp_sessions_open", &["role=server"]);
+        let sessions = find(&seen, "mcp.server.sessions.active", &[]);
         assert!(
             matches!(sessions, Some(DebugValue::Gauge(g)) if g.0 == 1.0),
             "{seen:?}"
         );
-        let conns = find(&seen, "mcp_connections_open", &["transport=http"]);
+        let conns = find(&seen, "mcp.server.connections.active", &["transport=http"]);
         assert!(matches!(conns, Some(DebugValue::Gauge(g)) if g.0 == 1.0));
-        let read = find(&seen, "mcp_bytes_received_total", &["transport=stream"]);
+        let read = find(&seen, "mcp.bytes.received", &["transport=stream"]);
         assert!(matches!(read, Some(DebugValue::Counter(15))));
-        let wrote = find(&seen, "mcp_bytes_sent_total", &["transport=http"]);
+        let wrote = find(&seen, "mcp.bytes.sent", &["transport=http"]);
         assert!(matches!(wrote, Some(DebugValue::Counter(7))));
         assert!(matches!(
-            find(&seen, "mcp_refusals_total", &["reason=rate"]),
+            find(&seen, "mcp.server.refusals", &["reason=rate"]),
             Some(DebugValue::Counter(1))
         ));
         assert!(matches!(
-            find(&seen, "mcp_refusals_total", &["reason=scope"]),
+            find(&seen, "mcp.server.refusals", &["reason=scope"]),
             Some(DebugValue::Counter(1))
         ));
     }

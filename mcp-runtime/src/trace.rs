@@ -404,7 +404,11 @@ impl RequestTrace {
             // The catalog answered (an unknown tool among others): the name is the peer's.
             self.meter.unnamed();
         }
-        self.meter.end(end.outcome());
+        let code = match end {
+            End::Error(e) => Some(e.code),
+            _ => None,
+        };
+        self.meter.end(end.outcome(), code);
         let span = &self.span;
         if span.is_disabled() {
             return;

@@ -147,7 +147,7 @@ pub(crate) async fn serve(
             #[cfg(feature = "tls")]
             if let Some(tls) = &tls {
                 let tls = tls.clone();
-                let open = mcp_sansio_runtime::meter::Open::connection("http");
+                let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
                 tokio::spawn(async move {
                     serve_tls(tls, stream, watch, service, watcher, edge, slot).await;
                     drop(open);
@@ -165,7 +165,7 @@ pub(crate) async fn serve(
             };
             let conn = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(io), service);
-            let open = mcp_sansio_runtime::meter::Open::connection("http");
+            let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
             tokio::spawn(async move {
                 let _open = open;
                 tokio::select! {

@@ -1,7 +1,7 @@
 //! Metrics (feature `metrics`): a recorder installed for the whole test binary sees what
-//! the binding records, over a byte stream (in memory) and over HTTP in both eras: requests
-//! by side, method, tool name and outcome, their durations, bytes, open sessions and
-//! connections, and a refusal (a 404 for a session the server never issued)
+//! the binding records, over a byte stream (in memory) and over HTTP in both eras: request
+//! durations by side, method, tool name and outcome, bytes, open sessions and connections,
+//! and refusals (a 404 for a session the server never issued, a 408 for a late head)
 //!
 //! Every test of this binary records into the same recorder once it is installed, so the
 //! tool names here are unique to this file, and shared series (bytes, gauges) are only
@@ -60,6 +60,17 @@ fn series<'a>(seen: &'a [Series], name: &str, labels: &[&str]) -> Vec<&'a DebugV
         .collect()
 }
 
+/// How many durations the histograms named `name` with `labels` took
+fn timed(seen: &[Series], name: &str, labels: &[&str]) -> usize {
+    series(seen, name, labels)
+        .into_iter()
+        .map(|v| match v {
+            DebugValue::Histogram(values) => values.len(),
+            other => panic!("{name} is a histogram, not {other:?}"),
+        })
+        .sum()
+}
+
 fn counter(seen: &[Series], name: &str, labels: &[&str]) -> u64 {
     series(seen, name, labels)
         .into_iter()
@@ -96,7 +107,7 @@ fn config(era: EraMode) -> ClientConfig {
 }
 
 #[test]
-fn requests_are_counted_by_side_method_tool_and_outcome_over_a_byte_stream() {
+fn requests_are_timed_by_side_method_tool_and_outcome_over_a_byte_stream() {
     let _turn = TURN
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -115,57 +126,47 @@ fn requests_are_counted_by_side_method_tool_and_outcome_over_a_byte_stream() {
     });
     let seen = snapshot();
     let ok = [
-        "method=tools/call",
-        "name=metered_stream_echo",
+        "mcp.method.name=tools/call",
+        "gen_ai.tool.name=metered_stream_echo",
         "outcome=ok",
     ];
-    let server_side = [&ok[..], &["side=server"]].concat();
-    let client_side = [&ok[..], &["side=client"]].concat();
     assert_eq!(
-        counter(&seen, "mcp_requests_total", &server_side),
+        timed(&seen, "mcp.server.operation.duration", &ok),
         3,
         "{seen:?}"
     );
     assert_eq!(
-        counter(&seen, "mcp_requests_total", &client_side),
+        timed(&seen, "mcp.client.operation.duration", &ok),
         3,
         "{seen:?}"
-    );
-    let timed = series(&seen, "mcp_request_duration_seconds", &server_side);
-    assert!(
-        matches!(timed.as_slice(), [DebugValue::Histogram(v)] if v.len() == 3),
-        "{timed:?}"
     );
     // Server side, the peer's unknown tool name is no label (client side it is ours).
+    let server_series = seen.iter().filter(|(n, _, _)| n.starts_with("mcp.server."));
     assert!(
-        !seen.iter().any(|(_, labels, _)| {
-            labels.iter().any(|l| l == "side=server")
-                && labels.iter().any(|l| l.contains("zz_never_registered"))
-        }),
+        !server_series
+            .clone()
+            .any(|(_, labels, _)| labels.iter().any(|l| l.contains("zz_never_registered"))),
         "a peer's unknown tool name became a label"
     );
-    let answered = [
-        "side=server",
-        "method=tools/call",
-        "name=",
-        "outcome=answered",
-    ];
+    let answered = ["mcp.method.name=tools/call", "outcome=answered"];
     assert!(
-        counter(&seen, "mcp_requests_total", &answered) >= 1,
+        timed(&seen, "mcp.server.operation.duration", &answered) >= 1,
         "{seen:?}"
     );
-    assert!(counter(&seen, "mcp_bytes_received_total", &["transport=stream"]) > 0);
-    assert!(counter(&seen, "mcp_bytes_sent_total", &["transport=stream"]) > 0);
-    assert!(!series(&seen, "mcp_sessions_open", &["role=server"]).is_empty());
-    assert!(!series(&seen, "mcp_connections_open", &["transport=stream"]).is_empty());
-    assert!(
-        !series(
-            &seen,
-            "mcp_requests_in_flight",
-            &["side=server", "method=tools/call"]
-        )
-        .is_empty()
-    );
+    assert!(counter(&seen, "mcp.bytes.received", &["transport=stream"]) > 0);
+    assert!(counter(&seen, "mcp.bytes.sent", &["transport=stream"]) > 0);
+    for gauge in [
+        "mcp.server.sessions.active",
+        "mcp.client.sessions.active",
+        "mcp.server.connections.active",
+        "mcp.client.connections.active",
+        "mcp.server.requests.active",
+    ] {
+        assert!(
+            !series(&seen, gauge, &[]).is_empty(),
+            "no {gauge}: {seen:?}"
+        );
+    }
 }
 
 #[cfg(feature = "http")]
@@ -176,8 +177,8 @@ fn http_requests_bytes_connections_and_refusals_are_counted_in_both_eras() {
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     snapshotter();
     let before = snapshot();
-    let refused_before = counter(&before, "mcp_refusals_total", &["reason=session"]);
-    let late_before = counter(&before, "mcp_refusals_total", &["reason=deadline"]);
+    let refused_before = counter(&before, "mcp.server.refusals", &["reason=session"]);
+    let late_before = counter(&before, "mcp.server.refusals", &["reason=deadline"]);
     rt::block_on(async {
         let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let mut edge = HttpConfig::default();
@@ -228,17 +229,20 @@ fn http_requests_bytes_connections_and_refusals_are_counted_in_both_eras() {
     });
     let seen = snapshot();
     let ok = [
-        "side=server",
-        "method=tools/call",
-        "name=metered_http_echo",
+        "mcp.method.name=tools/call",
+        "gen_ai.tool.name=metered_http_echo",
         "outcome=ok",
     ];
-    assert_eq!(counter(&seen, "mcp_requests_total", &ok), 4, "{seen:?}");
-    assert!(counter(&seen, "mcp_bytes_received_total", &["transport=http"]) > 0);
-    assert!(counter(&seen, "mcp_bytes_sent_total", &["transport=http"]) > 0);
-    assert!(!series(&seen, "mcp_connections_open", &["transport=http"]).is_empty());
-    let refused = counter(&seen, "mcp_refusals_total", &["reason=session"]);
+    assert_eq!(
+        timed(&seen, "mcp.server.operation.duration", &ok),
+        4,
+        "{seen:?}"
+    );
+    assert!(counter(&seen, "mcp.bytes.received", &["transport=http"]) > 0);
+    assert!(counter(&seen, "mcp.bytes.sent", &["transport=http"]) > 0);
+    assert!(!series(&seen, "mcp.server.connections.active", &["transport=http"]).is_empty());
+    let refused = counter(&seen, "mcp.server.refusals", &["reason=session"]);
     assert!(refused > refused_before, "{refused} after {refused_before}");
-    let late = counter(&seen, "mcp_refusals_total", &["reason=deadline"]);
+    let late = counter(&seen, "mcp.server.refusals", &["reason=deadline"]);
     assert!(late > late_before, "{late} after {late_before}");
 }

@@ -92,18 +92,18 @@ fn python_client_to_axum_app(mode: &str, version: &str) {
     command.arg(peer_script("py_client.py")).arg(mode).arg(&url);
     run_python_client(command, version);
     assert_eq!(health(&url), "ok", "GET /health after the MCP session");
-    // The app's `GET /metrics` (Prometheus' text format) counted the client's calls.
+    // The app's `GET /metrics` (Prometheus' text format) timed the client's calls.
     let metrics = get(&url, "/metrics");
-    let echo = r#"mcp_requests_total{side="server",method="tools/call",name="echo",outcome="ok"} "#;
+    let echo = "mcp_server_operation_duration_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",outcome=\"ok\"} ";
     let line = metrics.lines().find(|l| l.starts_with(echo));
     let count: u64 = line
         .and_then(|l| l[echo.len()..].trim().parse().ok())
         .unwrap_or_else(|| panic!("no count of echo calls in /metrics:\n{metrics}"));
     assert!(count >= 1, "{metrics}");
     for series in [
-        "mcp_request_duration_seconds_count{side=\"server\",method=\"tools/call\",name=\"echo\"",
-        "mcp_bytes_received_total{transport=\"http\"}",
-        "mcp_sessions_open{role=\"server\"}",
+        "mcp_bytes_received{transport=\"http\"}",
+        "mcp_server_sessions_active ",
+        "mcp_server_requests_active{mcp_method_name=\"tools/call\"}",
     ] {
         assert!(
             metrics.contains(series),
