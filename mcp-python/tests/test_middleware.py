@@ -447,3 +447,40 @@ def test_middleware_must_be_callable():
         Server("x").use("not a function")
 
 
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_in_the_asgi_app_with_a_trace(era):
+    """The ASGI endpoint (served by uvicorn) runs the same chain, and the request's SERVER
+    span (current while the middleware runs) continues the client's trace."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from conftest import uvicorn_serving
+    from mcp_sansio import observe
+
+    provider = TracerProvider()
+    saved = (observe._tracer_provider, observe._tracer, observe.TRACING)
+    observe.configure(tracer_provider=provider, tracing=True)
+    log = []
+    server = make_server(log)
+
+    @server.use
+    async def traced(ctx, call_next):
+        span = trace.get_current_span()
+        log.append(("span", span.name, format(span.get_span_context().trace_id, "032x")))
+        return await call_next(ctx)
+
+    async def main():
+        async with uvicorn_serving(server.asgi_app(path="/mcp")) as base:
+            async with Client.connect_http(base + "/mcp", era=era) as c:
+                with provider.get_tracer("agent").start_as_current_span("turn") as root:
+                    r = await c.call_tool("echo", {"text": "asgi"})
+        return root, r
+
+    try:
+        root, r = run(main())
+    finally:
+        observe._tracer_provider, observe._tracer, observe.TRACING = saved
+    assert r.content[0].text == "asgi"
+    assert log == [("span", "tools/call echo", format(root.get_span_context().trace_id, "032x")), ("handler", "asgi")]

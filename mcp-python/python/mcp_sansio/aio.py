@@ -167,6 +167,9 @@ class Server:
     a caller without them gets 403 with the ``insufficient_scope`` step-up challenge, over
     stdio the JSON-RPC error -32003; ``hide_forbidden=True`` leaves such entries out of the
     caller's lists. A task is visible only to the principal that created it.
+
+    Around every request: ``middleware`` (see :attr:`middleware` and :meth:`use`). Traces
+    and metrics: :mod:`mcp_sansio.observe` (OpenTelemetry when installed; nothing to set up).
     """
 
     def __init__(
@@ -924,6 +927,10 @@ class Client:
     ``max_message_size`` (bytes, 64 MiB by default) is the one limit on a message from the
     server, over stdio and HTTP alike: a larger answer fails its call at once with
     :class:`InvalidResult` naming its size and the limit, instead of at the timeout.
+
+    ``middleware``: functions around every request sent (see :attr:`middleware`). With
+    OpenTelemetry installed each request runs in a ``CLIENT`` span and carries the trace
+    context in its ``_meta`` (:mod:`mcp_sansio.observe`).
     """
 
     def __init__(
