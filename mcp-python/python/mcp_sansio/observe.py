@@ -15,26 +15,25 @@ global tracer provider (``opentelemetry.trace.set_tracer_provider``), or the one
 :func:`configure`. Without OpenTelemetry nothing is imported, nothing is added to
 ``_meta``, and a request pays one ``if``.
 
-**Metrics**, in the OpenTelemetry MCP semantic conventions' names:
+**Metrics**, in the OpenTelemetry MCP semantic conventions' names (Prometheus's in
+parentheses):
 
-======================================  ===============  ==========================================
-instrument (OpenTelemetry / Prometheus)  kind             attributes / labels
-======================================  ===============  ==========================================
-``mcp.server.operation.duration``        histogram, s     ``mcp.method.name``, ``gen_ai.tool.name``,
-``mcp_server_operation_duration_seconds``                  ``outcome`` (``ok``, ``error``,
-                                                          ``tool_error``, ``cancelled``),
-                                                          ``error.type`` (the JSON-RPC code)
-``mcp.server.requests.active``           up-down counter  ``mcp.method.name``
-``mcp.server.sessions.active``           up-down counter  ``transport`` (``stdio``: connections;
-                                                          ``http``: TCP connections of serve_http)
-``mcp.server.refusals``                  counter          ``reason`` (``method_not_found``,
-                                                          ``unauthorized``, ``forbidden``)
-``mcp.client.operation.duration``        histogram, s     ``mcp.method.name``, ``gen_ai.tool.name``,
-                                                          ``outcome``
-======================================  ===============  ==========================================
+- ``mcp.server.operation.duration`` (``mcp_server_operation_duration_seconds``), a histogram
+  in seconds of the requests a server's application handled, by ``mcp.method.name``,
+  ``gen_ai.tool.name``, ``outcome`` (``ok``, ``error``, ``tool_error``, ``cancelled``,
+  ``input_required``) and ``error.type`` (the JSON-RPC code of an error);
+- ``mcp.server.requests.active`` (``mcp_server_requests_active``), requests in flight by
+  ``mcp.method.name``;
+- ``mcp.server.sessions.active`` (``mcp_server_sessions_active``), open connections by
+  ``transport``: ``stdio`` (byte-stream connections, in-process ones too) and ``http`` (the
+  TCP connections of ``serve_http``);
+- ``mcp.server.refusals`` (``mcp_server_refusals_total``), refused requests by ``reason``:
+  ``method_not_found`` (no handler), and over HTTP ``unauthorized``, ``forbidden``,
+  ``too_large``, ``overloaded``, ``unknown_session``, ``bad_request``, ... (the status);
+- ``mcp.client.operation.duration`` (``mcp_client_operation_duration_seconds``), a histogram
+  of the requests a client sent, by ``mcp.method.name``, ``gen_ai.tool.name``, ``outcome``.
 
-(Prometheus names: dots become underscores, counters end in ``_total``, histograms in
-``_seconds``.) The OpenTelemetry metrics API is the primary backend: the same dependency as
+The OpenTelemetry metrics API is the primary backend: the same dependency as
 the traces, the names other MCP SDKs use, and the application picks the exporter with its
 ``MeterProvider`` (OTLP, Prometheus, console, ...). When OpenTelemetry is not installed but
 ``prometheus_client`` is, the instruments are ``prometheus_client`` ones in its default
@@ -43,7 +42,6 @@ registry (serve them with ``prometheus_client.start_http_server``). ``configure(
 off. With neither installed, nothing is recorded and nothing is imported.
 """
 
-import time
 from typing import Any, Dict, Optional
 
 __all__ = ["configure", "tracing_enabled", "metrics_backend", "TRACE_KEYS"]
@@ -215,19 +213,6 @@ def client_span(method: str, params: Any) -> Optional[_ClientSpan]:
         return None
 
 
-def current_context() -> Any:
-    """The caller's trace context, to carry to another thread (``None`` when not tracing)."""
-    if not TRACING:
-        return None
-    return _otel_context.get_current()
-
-
-def attach(ctx: Any) -> None:
-    """Makes ``ctx`` (from :func:`current_context`) current in this task or thread."""
-    if ctx is not None:
-        _otel_context.attach(ctx)
-
-
 # --- metrics -------------------------------------------------------------------------------
 
 
@@ -391,4 +376,3 @@ def configure(
         raise ValueError(f"metrics must be 'otel', 'prometheus' or 'off', not {metrics!r}")
 
 
-now = time.monotonic

@@ -17,7 +17,7 @@ import concurrent.futures
 import threading
 from typing import Any, Callable, Dict, Optional, Sequence
 
-from . import aio, observe
+from . import aio
 from .errors import RequestTimeout
 from .types import (
     CallToolResult,
@@ -37,11 +37,6 @@ from .types import (
 __all__ = ["Client"]
 
 
-async def _in_context(carried: Any, coro: Any) -> Any:
-    observe.attach(carried)  # in this task's own context
-    return await coro
-
-
 class _Loop:
     """An event loop running in a daemon thread."""
 
@@ -51,11 +46,8 @@ class _Loop:
         self.thread.start()
 
     def run(self, coro: Any, timeout: Optional[float] = None) -> Any:
-        carried = observe.current_context()
-        if carried is not None:
-            # The caller's trace context (its current span) goes with the request to the
-            # loop's thread, so the request's span is its child.
-            coro = _in_context(carried, coro)
+        # run_coroutine_threadsafe schedules the task in a copy of this thread's context:
+        # the caller's trace context (its current span) goes along to the loop's thread.
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return future.result(timeout)
