@@ -484,3 +484,44 @@ def test_in_the_asgi_app_with_a_trace(era):
         observe._tracer_provider, observe._tracer, observe.TRACING = saved
     assert r.content[0].text == "asgi"
     assert log == [("span", "tools/call echo", format(root.get_span_context().trace_id, "032x")), ("handler", "asgi")]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_middleware_sees_the_callers_principal_and_limits_it(era):
+    """A protected HTTP server: the middleware reads who calls (the verified token's
+    principal) and refuses a caller past its budget, per principal."""
+    from identity_kit import bearer, protected_server, token
+
+    server = protected_server()
+    seen = []
+    budget = {"alice": 2, "bob": 1}
+
+    @server.use
+    async def rate_limit(ctx, call_next):
+        who = ctx.principal.subject
+        seen.append((who, ctx.principal.client_id, ctx.name))
+        if budget.get(who, 0) <= 0:
+            raise McpError(-32029, f"rate limit for {who}")
+        budget[who] -= 1
+        return await call_next(ctx)
+
+    async def main():
+        handle = await server.serve_http("127.0.0.1", 0)
+        outcomes = []
+        try:
+            for subject in ("alice", "bob"):
+                tok = token(subject, "mcp:read", client_id=f"cli-{subject}", aud=handle.url)
+                async with Client.connect_http(handle.url, era=era, headers=bearer(tok)) as c:
+                    for _ in range(2):
+                        try:
+                            r = await c.call_tool("whoami", {})
+                            outcomes.append((subject, json.loads(r.content[0].text)["subject"]))
+                        except McpError as e:
+                            outcomes.append((subject, e.code))
+        finally:
+            await handle.aclose()
+        return outcomes
+
+    outcomes = run(main())
+    assert outcomes == [("alice", "alice"), ("alice", "alice"), ("bob", "bob"), ("bob", -32029)]
+    assert seen == [("alice", "cli-alice", "whoami")] * 2 + [("bob", "cli-bob", "whoami")] * 2
