@@ -23,6 +23,7 @@ in batches at most 200 ms apart, and flushes them on exit (end of stdin, SIGINT,
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 
@@ -55,7 +56,10 @@ def export_spans(endpoint: str):
 
     provider = TracerProvider(resource=Resource.create({"service.name": "mcp-sansio-everything-python"}))
     exporter = OTLPSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces", timeout=5)
-    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=200))
+    # At most 200 ms between batches (EVERYTHING_OTLP_DELAY_MS overrides it: the tests set a
+    # long one to show that exiting flushes what is still batched).
+    delay = int(os.environ.get("EVERYTHING_OTLP_DELAY_MS", "200"))
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=delay))
     trace.set_tracer_provider(provider)
     return provider
 

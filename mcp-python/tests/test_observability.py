@@ -97,12 +97,13 @@ def test_one_trace_over_stdio_with_our_client(traced, otlp, era):
     assert_one_trace(otlp, exporter, root)
 
 
-def http_server(otlp_url):
+def http_server(otlp_url, env=None):
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(EVERYTHING), "--http", str(port), "--otlp", otlp_url],
         stdout=subprocess.PIPE,
         text=True,
+        env=env,
     )
     line = proc.stdout.readline()
     assert line.startswith("listening "), line
@@ -129,6 +130,30 @@ def test_one_trace_over_http_with_our_client_and_flush_on_sigterm(traced, otlp, 
     assert code == 0, code
     assert r.content[0].text == "traced"
     assert_one_trace(otlp, exporter, root)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_exiting_on_a_signal_flushes_the_batched_spans(otlp, sig):
+    """With a batch delay of a minute nothing is exported before the server exits: the
+    spans arrive only because the signal's exit flushes them."""
+    import os
+
+    proc, url = http_server(otlp.url, env=dict(os.environ, EVERYTHING_OTLP_DELAY_MS="60000"))
+    try:
+
+        async def main():
+            async with Client.connect_http(url) as c:
+                return await c.call_tool("echo", {"text": "flushed"})
+
+        r = run(main())
+        assert r.content[0].text == "flushed"
+        assert otlp.find(lambda s: s.name == "echo work") == []  # still batched
+    finally:
+        proc.send_signal(sig)
+        code = proc.wait(15)
+    assert code == 0, code
+    otlp.wait_for(lambda s: s.name == "echo work", timeout=5)
+    otlp.wait_for(lambda s: s.name == "tools/call echo" and s.kind == SERVER, timeout=5)
 
 
 def test_one_trace_with_the_sync_client(traced, otlp):
