@@ -357,7 +357,7 @@ def test_metrics_through_opentelemetry(restore_metrics):
     # Nothing in flight once every call was answered; the in-process connection counted
     # as a session and closed.
     assert points[("mcp.server.requests.active", frozenset({"mcp.method.name": "tools/call"}.items()))].value == 0
-    assert points[("mcp.server.sessions.active", frozenset({"transport": "stdio"}.items()))].value == 0
+    assert points[("mcp.server.connections.active", frozenset({"transport": "stream"}.items()))].value == 0
     client = points[
         ("mcp.client.operation.duration", frozenset({"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "outcome": "ok"}.items()))
     ]
@@ -374,7 +374,7 @@ def test_requests_in_flight_and_open_sessions_while_they_run(restore_metrics):
     async def wait(ctx: Context) -> str:
         points = otel_points(reader)
         seen["active"] = points[("mcp.server.requests.active", frozenset({"mcp.method.name": "tools/call"}.items()))].value
-        seen["sessions"] = points[("mcp.server.sessions.active", frozenset({"transport": "stdio"}.items()))].value
+        seen["sessions"] = points[("mcp.server.connections.active", frozenset({"transport": "stream"}.items()))].value
         return "ok"
 
     async def main():
@@ -417,7 +417,7 @@ def test_metrics_through_prometheus_client(restore_metrics):
     labels = {"method": "tools/call", "tool": "refused", "outcome": "error", "error_type": "-32001"}
     assert value("mcp_server_operation_duration_seconds_count", labels) == 1
     assert value("mcp_server_requests_active", {"method": "tools/call"}) == 0
-    assert value("mcp_server_sessions_active", {"transport": "stdio"}) == 0
+    assert value("mcp_server_connections_active", {"transport": "stream"}) == 0
     assert value("mcp_client_operation_duration_seconds_count", {"method": "tools/call", "tool": "echo", "outcome": "ok"}) == 2
 
 
@@ -450,8 +450,8 @@ def test_http_refusals_and_connections_through_prometheus(restore_metrics):
 
     status = run(main())
     assert status == 415
-    assert registry.get_sample_value("mcp_server_refusals_total", {"reason": "unsupported_media_type"}) == 1
-    assert registry.get_sample_value("mcp_server_sessions_active", {"transport": "http"}) == 0
+    assert registry.get_sample_value("mcp_server_refusals_total", {"reason": "invalid"}) == 1
+    assert registry.get_sample_value("mcp_server_connections_active", {"transport": "http"}) == 0
     labels = {"method": "tools/call", "tool": "echo", "outcome": "ok", "error_type": ""}
     assert registry.get_sample_value("mcp_server_operation_duration_seconds_count", labels) == 1
 

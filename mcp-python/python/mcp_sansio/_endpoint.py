@@ -66,25 +66,29 @@ def principal_of(value: Any) -> Optional[Principal]:
     )
 
 
-_REFUSALS = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
-    404: "unknown_session",
-    405: "method_not_allowed",
-    406: "not_acceptable",
-    413: "too_large",
-    415: "unsupported_media_type",
-    429: "overloaded",
-    503: "overloaded",
-}
+def _refusal_reason(status: int, headers: Any = ()) -> str:
+    """The ``reason`` of ``mcp.server.refusals`` for an HTTP refusal, the Rust bindings' words:
+    ``auth`` (401, 403), ``scope`` (403 ``insufficient_scope``), ``session`` (404),
+    ``deadline`` (408), ``too_large`` (413), ``rate`` (429), ``busy`` (503), ``invalid``
+    (other 4xx), ``unavailable`` (other 5xx)."""
+    if status == 403:
+        for name, value in headers or ():
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            value = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            if name.lower() == "www-authenticate" and "insufficient_scope" in value:
+                return "scope"
+        return "auth"
+    known = {401: "auth", 404: "session", 408: "deadline", 413: "too_large", 429: "rate", 503: "busy"}
+    if status in known:
+        return known[status]
+    return "invalid" if status < 500 else "unavailable"
 
 
-def refused_metric(status: int) -> None:
-    """Counts an HTTP refusal in ``mcp.server.refusals`` (by reason) when metrics are on."""
+def refused_metric(status: int, headers: Any = ()) -> None:
+    """Counts an HTTP refusal in ``mcp.server.refusals`` (when metrics are on)."""
     metrics = observe._get_metrics()
     if metrics is not None:
-        metrics.refused(_REFUSALS.get(status, f"http_{status}"))
+        metrics.refused(_refusal_reason(status, headers))
 
 
 class Protection:
@@ -125,14 +129,14 @@ class Protection:
         if gate[0] == "complete":
             if gate[1] >= 400:
                 log.info("%s %s refused with HTTP %d: no bearer token", method, path, gate[1])
-                refused_metric(gate[1])
+                refused_metric(gate[1], gate[2])
             return gate
         granted = await self.verify(gate[1])
         refused = self.rules.verdict(granted)
         if refused is not None:
             reason = granted if isinstance(granted, str) else "the token lacks a required scope"
             log.info("%s refused with HTTP %d: %s", method, refused[1], reason)
-            refused_metric(refused[1])
+            refused_metric(refused[1], refused[2])
             return refused
         return granted
 
@@ -249,7 +253,7 @@ class Endpoint:
             if status >= 400:
                 # The rules' reason is the JSON-RPC error's message (no header values).
                 log.warning("%s refused with HTTP %d: %s", method, status, _reason(reply[3]))
-                refused_metric(status)
+                refused_metric(status, reply[2])
             elif log.isEnabledFor(logging.DEBUG):
                 log.debug("%s answered with HTTP %d", method, status)
         elif log.isEnabledFor(logging.DEBUG):

@@ -788,7 +788,7 @@ class ServerConnection(_Connection):
         server._live.add(self)
         self._metrics = observe._get_metrics()
         if self._metrics is not None:
-            self._metrics.session("stdio", 1)
+            self._metrics.session("stream", 1)
 
     def handle_events(self) -> None:
         self.dispatcher.drain()
@@ -839,7 +839,7 @@ class ServerConnection(_Connection):
         self.dispatcher.closed.set()
         metrics, self._metrics = self._metrics, None
         if metrics is not None:
-            metrics.session("stdio", -1)
+            metrics.session("stream", -1)
 
     async def wait_closed(self) -> None:
         """Waits until the client closed the connection and every handler finished."""

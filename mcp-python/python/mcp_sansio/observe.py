@@ -24,12 +24,14 @@ parentheses):
   ``input_required``) and ``error.type`` (the JSON-RPC code of an error);
 - ``mcp.server.requests.active`` (``mcp_server_requests_active``), requests in flight by
   ``mcp.method.name``;
-- ``mcp.server.sessions.active`` (``mcp_server_sessions_active``), open connections by
-  ``transport``: ``stdio`` (byte-stream connections, in-process ones too) and ``http`` (the
-  TCP connections of ``serve_http``);
+- ``mcp.server.connections.active`` (``mcp_server_connections_active``), open connections by
+  ``transport``: ``stream`` (byte-stream connections: stdio, in-process ones too) and ``http``
+  (the TCP connections of ``serve_http``);
 - ``mcp.server.refusals`` (``mcp_server_refusals_total``), refused requests by ``reason``:
-  ``method_not_found`` (no handler), and over HTTP ``unauthorized``, ``forbidden``,
-  ``too_large``, ``overloaded``, ``unknown_session``, ``bad_request``, ... (the status);
+  ``method_not_found`` (no handler), and over HTTP the Rust bindings' words: ``auth`` (401,
+  403), ``scope`` (403 ``insufficient_scope``), ``session`` (404), ``deadline`` (408),
+  ``too_large`` (413), ``rate`` (429), ``busy`` (503), ``invalid`` (other 4xx),
+  ``unavailable`` (other 5xx);
 - ``mcp.client.operation.duration`` (``mcp_client_operation_duration_seconds``), a histogram
   of the requests a client sent, by ``mcp.method.name``, ``gen_ai.tool.name``, ``outcome``.
 
@@ -233,7 +235,7 @@ class _Otel:
             "mcp.server.requests.active", description="MCP requests the server's application is handling"
         )
         self.sessions = meter.create_up_down_counter(
-            "mcp.server.sessions.active", description="Open stdio connections and HTTP connections of a server"
+            "mcp.server.connections.active", description="Open byte-stream and HTTP connections of a server"
         )
         self.refusals = meter.create_counter("mcp.server.refusals", description="Requests a server refused, by reason")
         self.client = meter.create_histogram(
@@ -279,7 +281,7 @@ class _Prometheus:
             **kw,
         )
         self.active = p.Gauge("mcp_server_requests_active", "MCP requests the server's application is handling", ["method"], **kw)
-        self.sessions = p.Gauge("mcp_server_sessions_active", "Open stdio connections and HTTP connections of a server", ["transport"], **kw)
+        self.sessions = p.Gauge("mcp_server_connections_active", "Open byte-stream and HTTP connections of a server", ["transport"], **kw)
         self.refusals = p.Counter("mcp_server_refusals", "Requests a server refused, by reason", ["reason"], **kw)
         self.client = p.Histogram(
             "mcp_client_operation_duration_seconds", "Duration of the MCP requests a client sent", ["method", "tool", "outcome"], **kw
