@@ -25,6 +25,7 @@ use crate::client_tls;
 use crate::driver::{self, Connection};
 #[cfg(feature = "http")]
 use crate::http_client;
+use crate::middleware::{ClientCall, ClientChain, ClientMiddleware, ClientNext};
 use crate::server::Server;
 use crate::threads::{ClientOptions, Command, Outcome, Route, TaskStatusUpdate, now};
 
@@ -40,6 +41,8 @@ pub struct Client {
     inner: Arc<Inner>,
     /// HTTP only: headers on every request of this handle ([`with_headers`](Self::with_headers))
     headers: Arc<[(String, String)]>,
+    /// Around every request of this handle ([`with_middleware`](Self::with_middleware))
+    middleware: Option<ClientChain>,
 }
 
 /// Shared by the clones of a [`Client`]; its drop closes the connection
@@ -394,6 +397,7 @@ impl Client {
                 _child: child,
             }),
             headers: Arc::new([]),
+            middleware: None,
         })
     }
 
@@ -420,10 +424,30 @@ impl Client {
         Ok(Self {
             inner: Arc::clone(&self.inner),
             headers: mcp_sansio_runtime::http_options::with_more_headers(&self.headers, headers)?,
+            middleware: self.middleware.clone(),
         })
     }
 
-    /// Sends a raw request and waits for its outcome
+    /// A handle to the same connection whose every request (each typed call, through
+    /// [`request_raw`](Self::request_raw)) goes through `middleware`, after the middleware
+    /// this handle has already (the first added is the outermost); a closure
+    /// `|call: ClientCall, next: &ClientNext| next.run(call)` is one. See
+    /// [`middleware`](crate::middleware).
+    ///
+    /// [`start`](Self::start) sends without the chain.
+    #[must_use]
+    pub fn with_middleware(&self, middleware: impl ClientMiddleware) -> Self {
+        let middleware: Arc<dyn ClientMiddleware> = Arc::new(middleware);
+        let mut handle = self.clone();
+        handle.middleware = Some(match &self.middleware {
+            Some(chain) => mcp_sansio_runtime::middleware::push(chain, middleware),
+            None => Arc::from([middleware]),
+        });
+        handle
+    }
+
+    /// Sends a raw request and waits for its outcome (through the handle's middleware, if
+    /// it has any)
     ///
     /// # Errors
     /// [`ClientError`].
@@ -434,6 +458,21 @@ impl Client {
         options: RequestOptions,
         progress: Option<mpsc::Sender<Progress>>,
     ) -> Result<Box<RawValue>, ClientError> {
+        if let Some(chain) = &self.middleware {
+            // The first send reports progress.
+            let progress = std::cell::Cell::new(progress);
+            let send = |call: ClientCall| {
+                let watch = CallWatch {
+                    progress: progress.take(),
+                    task_status: None,
+                };
+                self.start(&call.method, call.params, call.options, watch)
+                    .wait()
+            };
+            let mut call = ClientCall::new(method, params);
+            call.options = options;
+            return ClientNext::new(chain, &send).run(call);
+        }
         let watch = CallWatch {
             progress,
             task_status: None,

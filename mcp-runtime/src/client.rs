@@ -21,6 +21,7 @@ use mcp_sansio::{ClientSession, InboundNotification, InputId};
 
 use crate::calls::{self, Exchange, Request};
 use crate::chan;
+use crate::middleware::{ClientCall, ClientChain, ClientMiddleware, ClientNext, Wire};
 use crate::peer::{self, App, Command, HandlerMsg, Handlers, Plumbing, Ready, TaskStatusUpdate};
 use crate::runtime::Runtime;
 
@@ -260,6 +261,8 @@ pub struct Client<R: Runtime> {
     headers: Arc<[(String, String)]>,
     /// The child process a spawned client talks to, killed when the last handle goes
     pub(crate) child: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Around every request of this handle ([`with_middleware`](Self::with_middleware))
+    middleware: Option<ClientChain>,
 }
 
 impl<R: Runtime> Clone for Client<R> {
@@ -270,6 +273,7 @@ impl<R: Runtime> Clone for Client<R> {
             tokens: Arc::clone(&self.tokens),
             headers: Arc::clone(&self.headers),
             child: self.child.clone(),
+            middleware: self.middleware.clone(),
         }
     }
 }
@@ -400,6 +404,7 @@ impl<R: Runtime> Client<R> {
             tokens: Arc::new(AtomicU64::new(1)),
             headers: Arc::new([]),
             child: None,
+            middleware: None,
         })
     }
 
@@ -428,7 +433,26 @@ impl<R: Runtime> Client<R> {
         Ok(handle)
     }
 
-    /// Sends a raw request and waits for its outcome
+    /// A handle to the same connection whose every request (each typed call, through
+    /// [`request_raw`](Self::request_raw)) goes through `middleware`, after the middleware
+    /// this handle has already (the first added is the outermost); an `async` closure
+    /// `|call: ClientCall, next: ClientNext| async move { next.run(call).await }` is one.
+    /// See [`middleware`](crate::middleware).
+    ///
+    /// [`start`](Self::start) sends without the chain.
+    #[must_use]
+    pub fn with_middleware(&self, middleware: impl ClientMiddleware) -> Self {
+        let middleware: Arc<dyn ClientMiddleware> = Arc::new(middleware);
+        let mut handle = self.clone();
+        handle.middleware = Some(match &self.middleware {
+            Some(chain) => crate::middleware::push(chain, middleware),
+            None => Arc::from([middleware]),
+        });
+        handle
+    }
+
+    /// Sends a raw request and waits for its outcome (through the handle's middleware,
+    /// if it has any)
     ///
     /// # Errors
     /// [`ClientError`].
@@ -439,11 +463,48 @@ impl<R: Runtime> Client<R> {
         options: RequestOptions,
         progress: Option<R::Sender<Progress>>,
     ) -> Result<Box<RawValue>, ClientError> {
+        if let Some(chain) = &self.middleware {
+            return self
+                .request_chained(chain, method, params, options, progress)
+                .await;
+        }
         let watch = CallWatch {
             progress,
             task_status: None,
         };
         self.start(method, params, options, watch).1.await
+    }
+
+    /// [`request_raw`](Self::request_raw) through `chain`: its last step sends (the first
+    /// send reports progress)
+    async fn request_chained(
+        &self,
+        chain: &ClientChain,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+        progress: Option<R::Sender<Progress>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let client = self.clone();
+        let progress = std::sync::Mutex::new(progress);
+        let wire: Wire = Arc::new(move |call: ClientCall| {
+            let progress = progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            let watch = CallWatch {
+                progress,
+                task_status: None,
+            };
+            Box::pin(
+                client
+                    .start(&call.method, call.params, call.options, watch)
+                    .1,
+            )
+        });
+        let mut call = ClientCall::new(method, params);
+        call.options = options;
+        ClientNext::new(Arc::clone(chain), wire).run(call).await
     }
 
     /// Starts a raw request and returns a handle that cancels it from anywhere, with the
