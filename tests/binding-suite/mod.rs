@@ -40,6 +40,7 @@ mod input;
 mod logging;
 #[cfg(feature = "macros")]
 mod macros;
+mod middleware;
 #[cfg(feature = "auth")]
 mod protected;
 #[cfg(feature = "http")]
