@@ -260,6 +260,7 @@ impl Client {
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
         }
         let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
+        let chain = options.chain();
         let session = ClientSession::new(Arc::new(config), now());
         let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -270,7 +271,7 @@ impl Client {
                 http_client::run(uri, tls, proxy, session, inbox, net, options, ready_tx)
             })
             .map_err(|e| ConnectError::spawn("the mcp-http-client thread", e))?;
-        Self::when_ready(Route::inbox(tx), &ready_rx, None)
+        Self::when_ready(Route::inbox(tx), &ready_rx, None, chain)
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -349,6 +350,7 @@ impl Client {
         W: Write + Send + 'static,
     {
         let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
+        let chain = options.chain();
         let session = ClientSession::new(Arc::new(config), now());
         let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
@@ -364,14 +366,16 @@ impl Client {
             .spawn(move || driver.run())
             .map_err(|e| ConnectError::spawn("the mcp-client thread", e))?;
         // On failure a child's guard drops here: the child is killed and reaped.
-        Self::when_ready(link, &ready_rx, child)
+        Self::when_ready(link, &ready_rx, child, chain)
     }
 
-    /// A handle once the driver reports the handshake or discovery done
+    /// A handle once the driver reports the handshake or discovery done, whose requests go
+    /// through `middleware`
     pub(crate) fn when_ready(
         link: Route,
         ready: &mpsc::Receiver<Result<PeerInfo, mcp_sansio::CloseReason>>,
         child: Option<ChildGuard>,
+        middleware: Option<ClientChain>,
     ) -> Result<Self, ConnectError> {
         let peer = match ready.recv() {
             Ok(Ok(peer)) => peer,
@@ -397,7 +401,7 @@ impl Client {
                 _child: child,
             }),
             headers: Arc::new([]),
-            middleware: None,
+            middleware,
         })
     }
 

@@ -11,7 +11,9 @@
 //! answers the request with `-32603`, and the server goes on.
 //!
 //! A client middleware is `Fn(ClientCall, &ClientNext) -> ClientOutcome`
-//! ([`Client::with_middleware`](crate::Client::with_middleware)): it may change the call
+//! ([`ClientOptions::middleware`](crate::ClientOptions#method.middleware) for every handle
+//! of a connection, [`Client::with_middleware`](crate::Client::with_middleware) for one
+//! handle): it may change the call
 //! (add `_meta` with [`ClientCall::set_meta`]), call `next.run(call)` once, again (a
 //! retry), or not at all.
 //!
@@ -132,6 +134,14 @@ where
 impl std::fmt::Debug for dyn ClientMiddleware {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ClientMiddleware")
+    }
+}
+
+impl<M: ClientMiddleware> mcp_sansio_runtime::middleware::FromMiddleware<M>
+    for dyn ClientMiddleware
+{
+    fn from_middleware(middleware: M) -> Arc<Self> {
+        Arc::new(middleware)
     }
 }
 

@@ -21,7 +21,9 @@ use mcp_sansio::{ClientSession, InboundNotification, InputId};
 
 use crate::calls::{self, Exchange, Request};
 use crate::chan;
-use crate::middleware::{ClientCall, ClientChain, ClientMiddleware, ClientNext, Wire};
+use crate::middleware::{
+    ClientCall, ClientChain, ClientMiddleware, ClientNext, FromMiddleware, Wire,
+};
 use crate::peer::{self, App, Command, HandlerMsg, Handlers, Plumbing, Ready, TaskStatusUpdate};
 use crate::runtime::Runtime;
 
@@ -85,6 +87,8 @@ pub trait ClientTypes: Plumbing {
     type InputHandler: Clone + Send + Sync + 'static;
     /// The OAuth options of an HTTP client (the `auth` feature's)
     type Auth: Clone + Send + Sync + 'static;
+    /// A client middleware (`dyn` the binding's middleware trait)
+    type Middleware: ?Sized + Send + Sync + 'static;
 }
 
 /// An async runtime's: an [`InputHandler`] returning a future, the async OAuth options
@@ -94,6 +98,7 @@ impl<R: Runtime> ClientTypes for R {
     type Auth = crate::auth::asynchronous::OAuthOptions;
     #[cfg(not(feature = "auth"))]
     type Auth = ();
+    type Middleware = dyn ClientMiddleware;
 }
 
 /// What a client connection does with what the server sends besides responses
@@ -118,6 +123,9 @@ pub struct ClientOptions<R: ClientTypes> {
     /// HTTP only: headers, root certificates, proxy and timeouts
     #[cfg(feature = "http")]
     pub http: crate::http_options::HttpOptions,
+    /// Around every request the client sends, in order (the first is the outermost; see
+    /// [`middleware`](crate::middleware))
+    pub middleware: Vec<Arc<R::Middleware>>,
 }
 
 impl<R: ClientTypes> Default for ClientOptions<R> {
@@ -130,6 +138,7 @@ impl<R: ClientTypes> Default for ClientOptions<R> {
             auth: None,
             #[cfg(feature = "http")]
             http: crate::http_options::HttpOptions::default(),
+            middleware: Vec::new(),
         }
     }
 }
@@ -144,6 +153,7 @@ impl<R: ClientTypes> Clone for ClientOptions<R> {
             auth: self.auth.clone(),
             #[cfg(feature = "http")]
             http: self.http.clone(),
+            middleware: self.middleware.clone(),
         }
     }
 }
@@ -158,6 +168,7 @@ impl<R: ClientTypes> std::fmt::Debug for ClientOptions<R> {
         f.field("auth", &self.auth.is_some());
         #[cfg(feature = "http")]
         f.field("http", &self.http);
+        f.field("middleware", &self.middleware.len());
         f.finish()
     }
 }
@@ -203,6 +214,30 @@ impl<R: ClientTypes> ClientOptions<R> {
     pub fn notifications(mut self, sender: R::Stream<InboundNotification>) -> Self {
         self.notifications = Some(sender);
         self
+    }
+
+    /// Adds `middleware` around every request the client sends (each typed call and
+    /// `request_raw`), after those added so far: the first added is the outermost. The
+    /// async bindings take an `async` closure
+    /// `|call: ClientCall, next: ClientNext| async move { next.run(call).await }`, the
+    /// blocking one `|call: ClientCall, next: &ClientNext| next.run(call)`; see
+    /// [`middleware`](crate::middleware)
+    #[must_use]
+    pub fn middleware<M>(mut self, middleware: M) -> Self
+    where
+        R::Middleware: FromMiddleware<M>,
+    {
+        self.middleware
+            .push(<R::Middleware as FromMiddleware<M>>::from_middleware(
+                middleware,
+            ));
+        self
+    }
+
+    /// The chain of [`middleware`](Self::middleware), `None` when there is none
+    #[doc(hidden)]
+    pub fn chain(&self) -> Option<Arc<[Arc<R::Middleware>]>> {
+        (!self.middleware.is_empty()).then(|| self.middleware.iter().cloned().collect())
     }
 }
 
@@ -411,6 +446,12 @@ impl<R: Runtime> Client<R> {
     /// What the server declared about itself
     pub fn peer(&self) -> &PeerInfo {
         &self.peer
+    }
+
+    /// This handle with `options`' client middleware (a connection just made)
+    pub(crate) fn with_options(mut self, options: &ClientOptions<R>) -> Self {
+        self.middleware = options.chain();
+        self
     }
 
     /// HTTP only: a handle to the same connection whose every request also carries

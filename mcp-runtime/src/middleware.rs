@@ -52,9 +52,10 @@
 //! list) goes through: the method and the params ([`ClientCall`]), which it may change
 //! (add `_meta` entries with [`ClientCall::set_meta`]); it then calls `next` (the rest of
 //! the chain, then the wire) and sees the result or the [`ClientError`], and may call
-//! `next` again (a retry), or answer without sending. Add it to a client handle with
-//! `Client::with_middleware` (a handle to the same connection whose requests go through
-//! the chain; the first added is the outermost).
+//! `next` again (a retry), or answer without sending. Add it to the client's options
+//! (`ClientOptions::middleware`: every handle of the connection has it), or to one handle
+//! (`Client::with_middleware`: a handle to the same connection whose requests also go
+//! through it, inside the options' chain); the first added is the outermost.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -446,6 +447,19 @@ impl ClientCall {
             meta.insert(key.into(), value.into());
         }
         self.set_params(params);
+    }
+}
+
+/// Makes a middleware of a binding's kind (`Self`, `dyn` its middleware trait) out of `M`:
+/// what `ClientOptions::middleware` takes
+pub trait FromMiddleware<M> {
+    /// `middleware`, shared
+    fn from_middleware(middleware: M) -> Arc<Self>;
+}
+
+impl<M: ClientMiddleware> FromMiddleware<M> for dyn ClientMiddleware {
+    fn from_middleware(middleware: M) -> Arc<Self> {
+        Arc::new(middleware)
     }
 }
 

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::support::{LEGACY, text};
 use crate::binding::middleware::Outcome;
-use crate::binding::{CallWatch, Client, ClientError, Server, ServerBuilder};
+use crate::binding::{CallWatch, Client, ClientError, ClientOptions, Server, ServerBuilder};
 use crate::{dialect, rt};
 
 /// What the chain wrote down, in order
@@ -295,15 +295,19 @@ fn a_client_chain_adds_meta_the_server_sees_and_retries_after_an_error() {
             let (r, w) = super::serve(server(&Log::default(), &runs));
             let plain = aw!(Client::connect(r, w, config(era))).unwrap();
 
+            // One middleware from the client's options, one added to its handle (inner).
             let sent = Log::default();
             let (outer, inner) = (Arc::clone(&sent), Arc::clone(&sent));
-            let client = plain
-                .with_middleware(client_middleware!([outer]; |call, next| {
+            let options =
+                ClientOptions::default().middleware(client_middleware!([outer]; |call, next| {
                     outer.lock().unwrap().push(format!("outer {}", call.method));
                     let mut call = call;
                     call.set_meta("example.com/added", "by the client chain");
                     send!(next, call)
-                }))
+                }));
+            let (r, w) = super::serve(server(&Log::default(), &runs));
+            let client = aw!(Client::connect_with(r, w, config(era), options))
+                .unwrap()
                 .with_middleware(client_middleware!([inner]; |call, next| {
                     inner.lock().unwrap().push(format!("retry {}", call.method));
                     match send!(next, call.clone()) {
@@ -338,6 +342,7 @@ fn a_client_chain_adds_meta_the_server_sees_and_retries_after_an_error() {
                 "{era:?}"
             );
             aw!(plain.close());
+            aw!(client.close());
         }
     });
 }
