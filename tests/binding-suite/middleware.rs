@@ -86,7 +86,7 @@ fn server(log: &Log, runs: &Arc<AtomicUsize>) -> Server {
 /// The tools and the resource of [`server`]
 fn tools(builder: ServerBuilder, runs: &Arc<AtomicUsize>) -> ServerBuilder {
     let runs = Arc::clone(runs);
-    let builder = super::echo_tool(builder)
+    super::echo_tool(builder)
         .tool(
             Tool::new("wipe", Map::new()),
             handler!(|_cx, _args| { Ok(CallToolResult::text("wiped")) }),
@@ -110,7 +110,7 @@ fn tools(builder: ServerBuilder, runs: &Arc<AtomicUsize>) -> ServerBuilder {
         .tool(
             Tool::new("flaky", Map::new()),
             handler!([runs]; |_cx, _args| {
-                if runs.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+                if runs.fetch_add(1, Ordering::SeqCst).is_multiple_of(2) {
                     return Err(ErrorObject::new(-32000, "try again"));
                 }
                 Ok(CallToolResult::text("steady"))
@@ -152,8 +152,7 @@ fn tools(builder: ServerBuilder, runs: &Arc<AtomicUsize>) -> ServerBuilder {
                 )]))
             }),
         )
-        .unwrap();
-    builder
+        .unwrap()
 }
 
 /// A client configuration in `era` that accepts tasks (2026 extension)
