@@ -10,7 +10,7 @@ pub use crate::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
 pub use crate::http_options::{HttpOptions, Proxy};
 /// Middleware around every request: the server's chain (`ServerBuilder::middleware`) and
-/// the client's (`Client::with_middleware`)
+/// the client's (`ClientOptions::middleware`, `Client::with_middleware`)
 pub use crate::middleware;
 pub use crate::peer::{StartedTask, TaskStatusUpdate};
 pub use crate::request::RequestInfo;

@@ -505,9 +505,9 @@ impl<R: Runtime> Client<R> {
         progress: Option<R::Sender<Progress>>,
     ) -> Result<Box<RawValue>, ClientError> {
         if let Some(chain) = &self.middleware {
-            return self
-                .request_chained(chain, method, params, options, progress)
-                .await;
+            // Boxed: a handle without middleware keeps its call futures as small as before.
+            let chained = self.request_chained(chain, method, params, options, progress);
+            return Box::pin(chained).await;
         }
         let watch = CallWatch {
             progress,

@@ -11,7 +11,8 @@ use std::time::Duration;
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::jsonrpc::code::INTERNAL_ERROR;
 use mcp_sansio::schema::{
-    CallToolResult, ReadResourceResult, Resource, ResourceContents, TaskSupport, Tool,
+    CallToolResult, GetPromptParams, GetPromptResult, Prompt, PromptMessage, ReadResourceResult,
+    Resource, ResourceContents, TaskSupport, Tool,
 };
 use mcp_sansio::{
     CallError, ClientConfig, EraMode, Implementation, RequestOptions, ServerConfig, TaskOptions,
@@ -60,6 +61,7 @@ fn server(log: &Log, runs: &Arc<AtomicUsize>) -> Server {
                     let result: Value = serde_json::from_str(raw.get()).unwrap();
                     let text = result["content"][0]["text"].as_str()
                         .or(result["contents"][0]["text"].as_str())
+                        .or(result["messages"][0]["content"]["text"].as_str())
                         .unwrap_or("?")
                         .to_owned();
                     format!("ok {text}")
@@ -143,6 +145,15 @@ fn tools(builder: ServerBuilder, runs: &Arc<AtomicUsize>) -> ServerBuilder {
             }),
         )
         .unwrap()
+        .prompt(
+            Prompt::new("hello"),
+            handler!(|_cx, _args| {
+                Ok(GetPromptResult::new(vec![PromptMessage::user(
+                    "hello there",
+                )]))
+            }),
+        )
+        .unwrap()
         .resource(
             Resource::new("mem://a", "a"),
             handler!(|_cx, uri, _vars| {
@@ -222,6 +233,18 @@ dialect_fn! {
             ["guard mem://a".to_owned(), format!("{who} resources/read mem://a -> ok contents of a (0 ms)")],
         );
 
+        // So do prompts.
+        log.lock().unwrap().clear();
+        let prompt = aw!(client.get_prompt(GetPromptParams::new("hello"))).unwrap();
+        assert_eq!(prompt.messages.len(), 1);
+        assert_eq!(
+            lines(log),
+            [
+                "guard hello".to_owned(),
+                format!("{who} prompts/get hello -> ok hello there (0 ms)")
+            ],
+        );
+
         // The lists are the catalog's: outside the chain.
         log.lock().unwrap().clear();
         let listed = aw!(client.list_tools()).unwrap();
@@ -240,6 +263,33 @@ fn over_a_byte_stream_the_chain_sees_refuses_times_and_survives_a_panic_in_both_
             aw!(exercise(&client, &log, "-", era));
             aw!(client.close());
         }
+    });
+}
+
+#[test]
+fn the_first_middleware_added_is_the_outermost() {
+    rt::block_on(async {
+        let log = Log::default();
+        let (a, b) = (Arc::clone(&log), Arc::clone(&log));
+        let builder = Server::builder(ServerConfig::new(Implementation::new("order", "1.0")))
+            .middleware(middleware!([a]; |call, next| {
+                a.lock().unwrap().push("a in".to_owned());
+                let outcome = pass!(next, call);
+                a.lock().unwrap().push("a out".to_owned());
+                outcome
+            }))
+            .middleware(middleware!([b]; |call, next| {
+                b.lock().unwrap().push("b in".to_owned());
+                let outcome = pass!(next, call);
+                b.lock().unwrap().push("b out".to_owned());
+                outcome
+            }));
+        let (r, w) = super::serve(super::echo_tool(builder).build());
+        let client = aw!(Client::connect(r, w, config(EraMode::Modern))).unwrap();
+        let echoed = aw!(client.call_tool("echo", text("in order"))).unwrap();
+        assert_eq!(said(&echoed), "in order");
+        assert_eq!(lines(&log), ["a in", "b in", "b out", "a out"]);
+        aw!(client.close());
     });
 }
 
