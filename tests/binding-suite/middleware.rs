@@ -418,7 +418,8 @@ fn a_client_middleware_may_answer_without_sending() {
 
 #[cfg(feature = "http")]
 mod over_http {
-    //! The same server over HTTP, two users told apart by their `X-User` header
+    //! The same server over HTTP, two users told apart by their `X-User` header, and two
+    //! users behind tokens told apart by their verified principal
 
     use std::net::SocketAddr;
     use std::sync::Arc;
@@ -478,6 +479,70 @@ mod over_http {
                 );
                 aw!(alice.close());
                 aw!(bob.close());
+            }
+            drop(handle);
+        });
+    }
+
+    /// Two users behind HS256 tokens: the chain sees each one's verified principal
+    #[cfg(feature = "auth")]
+    #[test]
+    fn behind_tokens_the_chain_sees_each_callers_principal() {
+        use jsonwebtoken::DecodingKey;
+        use mcp_sansio::http::HttpConfig;
+        use mcp_sansio::http::protected::ResourceServer;
+
+        use super::super::support::oauth::{SECRET, free_port, user_token, validation};
+        use crate::binding::{Protection, Server, jwt_verifier};
+        use mcp_sansio::{Implementation, ServerConfig};
+
+        const ISSUER: &str = "http://127.0.0.1:1";
+        rt::block_on(async {
+            let seen = Log::default();
+            let who = Arc::clone(&seen);
+            let builder = Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
+                .middleware(middleware!([who]; |call, next| {
+                    let principal = call.request().principal();
+                    let subject = principal.and_then(|p| p.subject.clone()).unwrap_or_default();
+                    let client = principal.and_then(|p| p.client_id.clone()).unwrap_or_default();
+                    who.lock().unwrap().push(format!("{subject}/{client} {}", call.name().unwrap_or("")));
+                    pass!(next, call)
+                }));
+            let server = super::super::echo_tool(builder).build();
+            let port = free_port();
+            let url = format!("http://127.0.0.1:{port}/mcp");
+            let verifier = jwt_verifier(
+                DecodingKey::from_secret(SECRET).unwrap(),
+                validation(&url, ISSUER),
+            );
+            let rules = ResourceServer::new(&url, ISSUER).unwrap();
+            let handle = aw!(server.serve_http_protected(
+                SocketAddr::from(([127, 0, 0, 1], port)),
+                HttpConfig::default(),
+                Protection::new(rules, verifier),
+            ))
+            .unwrap();
+            for era in [EraMode::Modern, LEGACY] {
+                seen.lock().unwrap().clear();
+                for (user, app) in [("alice", "alice-app"), ("bob", "bob-app")] {
+                    let token = user_token(ISSUER, &url, user, app, "mcp:read");
+                    let options =
+                        ClientOptions::default().header("Authorization", format!("Bearer {token}"));
+                    let client = aw!(rt::timeout(
+                        Duration::from_secs(30),
+                        Client::connect_http(&url, config(era), options),
+                    ))
+                    .expect("connects in time")
+                    .expect("connects");
+                    let echoed = aw!(client.call_tool("echo", super::text(user))).unwrap();
+                    assert_eq!(said(&echoed), user);
+                    aw!(client.close());
+                }
+                assert_eq!(
+                    lines(&seen),
+                    ["alice/alice-app echo", "bob/bob-app echo"],
+                    "{era:?}"
+                );
             }
             drop(handle);
         });
