@@ -34,6 +34,7 @@ chapters! {
     deploy = "deploy.md",
     middleware = "middleware.md",
     logging = "logging.md",
+    metrics = "metrics.md",
     testing = "testing.md",
     sansio = "sansio.md",
     new_binding = "new-binding.md",

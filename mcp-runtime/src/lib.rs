@@ -299,6 +299,7 @@ pub mod http_options;
 pub mod http_server;
 pub mod io;
 pub mod memory;
+pub mod meter;
 pub mod middleware;
 #[cfg(feature = "http")]
 pub mod net_error;
