@@ -32,6 +32,7 @@ chapters! {
     auth = "auth.md",
     scale_out = "scale-out.md",
     deploy = "deploy.md",
+    middleware = "middleware.md",
     logging = "logging.md",
     metrics = "metrics.md",
     testing = "testing.md",
@@ -42,4 +43,21 @@ chapters! {
     c_api = "c-api.md",
     architecture = "architecture.md",
     versioning = "versioning.md",
+}
+
+#[cfg(test)]
+mod tests {
+    /// The middleware chapter shows `mcp-tokio/examples/middleware.rs` as it is (less its
+    /// module docs), so the program it shows is the one `cargo run --example` runs
+    #[test]
+    fn the_middleware_chapter_shows_the_example_as_it_is() {
+        let example = include_str!("../mcp-tokio/examples/middleware.rs");
+        let body: Vec<&str> = example.lines().filter(|l| !l.starts_with("//!")).collect();
+        let body = body.join("\n");
+        let chapter = include_str!("src/middleware.md");
+        assert!(
+            chapter.contains(body.trim()),
+            "guide/src/middleware.md shows another program"
+        );
+    }
 }

@@ -25,6 +25,7 @@ use crate::client_tls;
 use crate::driver::{self, Connection};
 #[cfg(feature = "http")]
 use crate::http_client;
+use crate::middleware::{ClientCall, ClientChain, ClientMiddleware, ClientNext};
 use crate::server::Server;
 use crate::threads::{ClientOptions, Command, Outcome, Route, TaskStatusUpdate, now};
 
@@ -40,6 +41,8 @@ pub struct Client {
     inner: Arc<Inner>,
     /// HTTP only: headers on every request of this handle ([`with_headers`](Self::with_headers))
     headers: Arc<[(String, String)]>,
+    /// Around every request of this handle ([`with_middleware`](Self::with_middleware))
+    middleware: Option<ClientChain>,
 }
 
 /// Shared by the clones of a [`Client`]; its drop closes the connection
@@ -257,6 +260,7 @@ impl Client {
                 .map_err(|e| ConnectError::Options(e.to_string()))?;
         }
         let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
+        let chain = options.chain();
         let session = ClientSession::new(Arc::new(config), now());
         let (tx, inbox) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -267,7 +271,7 @@ impl Client {
                 http_client::run(uri, tls, proxy, session, inbox, net, options, ready_tx)
             })
             .map_err(|e| ConnectError::spawn("the mcp-http-client thread", e))?;
-        Self::when_ready(Route::inbox(tx), &ready_rx, None)
+        Self::when_ready(Route::inbox(tx), &ready_rx, None, chain)
     }
 
     /// Starts a server as a child process and connects to it over its stdin and stdout
@@ -346,6 +350,7 @@ impl Client {
         W: Write + Send + 'static,
     {
         let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
+        let chain = options.chain();
         let session = ClientSession::new(Arc::new(config), now());
         let (ready_tx, ready_rx) = mpsc::channel();
         let conn = Connection {
@@ -361,14 +366,16 @@ impl Client {
             .spawn(move || driver.run())
             .map_err(|e| ConnectError::spawn("the mcp-client thread", e))?;
         // On failure a child's guard drops here: the child is killed and reaped.
-        Self::when_ready(link, &ready_rx, child)
+        Self::when_ready(link, &ready_rx, child, chain)
     }
 
-    /// A handle once the driver reports the handshake or discovery done
+    /// A handle once the driver reports the handshake or discovery done, whose requests go
+    /// through `middleware`
     pub(crate) fn when_ready(
         link: Route,
         ready: &mpsc::Receiver<Result<PeerInfo, mcp_sansio::CloseReason>>,
         child: Option<ChildGuard>,
+        middleware: Option<ClientChain>,
     ) -> Result<Self, ConnectError> {
         let peer = match ready.recv() {
             Ok(Ok(peer)) => peer,
@@ -394,6 +401,7 @@ impl Client {
                 _child: child,
             }),
             headers: Arc::new([]),
+            middleware,
         })
     }
 
@@ -420,10 +428,30 @@ impl Client {
         Ok(Self {
             inner: Arc::clone(&self.inner),
             headers: mcp_sansio_runtime::http_options::with_more_headers(&self.headers, headers)?,
+            middleware: self.middleware.clone(),
         })
     }
 
-    /// Sends a raw request and waits for its outcome
+    /// A handle to the same connection whose every request (each typed call, through
+    /// [`request_raw`](Self::request_raw)) goes through `middleware`, after the middleware
+    /// this handle has already (the first added is the outermost); a closure
+    /// `|call: ClientCall, next: &ClientNext| next.run(call)` is one. See
+    /// [`middleware`](crate::middleware).
+    ///
+    /// [`start`](Self::start) sends without the chain.
+    #[must_use]
+    pub fn with_middleware(&self, middleware: impl ClientMiddleware) -> Self {
+        let middleware: Arc<dyn ClientMiddleware> = Arc::new(middleware);
+        let mut handle = self.clone();
+        handle.middleware = Some(match &self.middleware {
+            Some(chain) => mcp_sansio_runtime::middleware::push(chain, middleware),
+            None => Arc::from([middleware]),
+        });
+        handle
+    }
+
+    /// Sends a raw request and waits for its outcome (through the handle's middleware, if
+    /// it has any)
     ///
     /// # Errors
     /// [`ClientError`].
@@ -434,6 +462,21 @@ impl Client {
         options: RequestOptions,
         progress: Option<mpsc::Sender<Progress>>,
     ) -> Result<Box<RawValue>, ClientError> {
+        if let Some(chain) = &self.middleware {
+            // The first send reports progress.
+            let progress = std::cell::Cell::new(progress);
+            let send = |call: ClientCall| {
+                let watch = CallWatch {
+                    progress: progress.take(),
+                    task_status: None,
+                };
+                self.start(&call.method, call.params, call.options, watch)
+                    .wait()
+            };
+            let mut call = ClientCall::new(method, params);
+            call.options = options;
+            return ClientNext::new(chain, &send).run(call);
+        }
         let watch = CallWatch {
             progress,
             task_status: None,

@@ -207,6 +207,7 @@ pub mod endpoint;
 mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
+pub mod middleware;
 mod pool;
 #[cfg(feature = "http")]
 mod proxy_form;

@@ -35,11 +35,14 @@ use crate::endpoint::HttpEndpoint;
 use crate::http_server;
 #[cfg(feature = "http")]
 use crate::http_server::HttpServerHandle;
+use crate::middleware::method::{CALL_TOOL, COMPLETE, GET_PROMPT, READ_RESOURCE};
+use crate::middleware::{Call, Chain, Middleware, Next, Outcome};
 use crate::pool::{Limits, Pool, Turn};
 use crate::threads::{AskFailure, Blocking, ClientOptions, Dispatch, Handlers, now};
 #[cfg(feature = "schemars")]
 use mcp_sansio_runtime::elicit::{self, ElicitError, Elicited};
 use mcp_sansio_runtime::sample::{self, SampleError};
+use mcp_sansio_runtime::server::finish;
 
 type ToolFn =
     Arc<dyn Fn(Context, Map<String, Value>) -> Result<CallToolResult, ErrorObject> + Send + Sync>;
@@ -404,6 +407,7 @@ impl Context {
 pub struct ServerBuilder {
     registry: Registry<ToolFn, ResourceFn, PromptFn, CompleteFn>,
     limits: Limits,
+    middleware: Vec<Arc<dyn Middleware>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -413,11 +417,23 @@ impl std::fmt::Debug for ServerBuilder {
             .field("workers", &self.limits.workers)
             .field("max_threads", &self.limits.max_threads)
             .field("start_within", &self.limits.start_within)
+            .field("middleware", &self.middleware.len())
             .finish_non_exhaustive()
     }
 }
 
 impl ServerBuilder {
+    /// Adds `middleware` around every request a handler serves (`tools/call`,
+    /// `resources/read`, `prompts/get`, `completion/complete`), on the handler's worker
+    /// thread: the first added is the outermost. A closure
+    /// `|call: &Call, next: Next| next.run(call)` is one; see
+    /// [`middleware`](crate::middleware)
+    #[must_use]
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
     /// How many handlers may start at once, over every connection of the server
     /// ([`DEFAULT_WORKERS`] unless set); more requests wait for a free worker, at most
     /// [`start_within`](Self::start_within)
@@ -643,6 +659,7 @@ impl ServerBuilder {
             dispatch: Arc::new(Dispatcher {
                 live,
                 pool: Pool::with_limits(self.limits),
+                middleware: self.middleware.into(),
             }),
         }
     }
@@ -668,6 +685,7 @@ impl Server {
     /// Starts building a server
     pub fn builder(config: ServerConfig) -> ServerBuilder {
         ServerBuilder {
+            middleware: Vec::new(),
             registry: Registry::new(config),
             limits: Limits {
                 workers: DEFAULT_WORKERS,
@@ -984,12 +1002,15 @@ impl Server {
 struct Dispatcher {
     live: Live<ToolFn, ResourceFn, PromptFn, CompleteFn>,
     pool: Pool,
+    /// Around every handler run (empty: the handler runs as it is)
+    middleware: Chain,
 }
 
 impl Dispatcher {
     /// Runs a handler on the worker pool; its result goes back to the driver
     fn spawn<T>(
         &self,
+        method: &'static str,
         request: InboundRequest,
         session: &ServerSession,
         messages: &Handlers,
@@ -1006,6 +1027,8 @@ impl Dispatcher {
         };
         // The driver dispatches in the request's span: the handler runs in it too.
         let span = tracing::Span::current();
+        // Only a server with middleware pays for them: none, and the closure holds `None`.
+        let chain = (!self.middleware.is_empty()).then(|| Arc::clone(&self.middleware));
         self.pool.execute_cancellable(cancel.clone(), move |turn| {
             let _entered = span.enter();
             if turn == Turn::Refused {
@@ -1018,6 +1041,13 @@ impl Dispatcher {
             if cx.cancel.is_cancelled() {
                 // Cancelled while it waited for a worker: the handler never runs.
                 respond.send::<CallToolResult>(Err(Cancelled.into()));
+                return;
+            }
+            if let Some(chain) = chain {
+                let call = Call::new(method, cx.run.request().clone());
+                let version = respond.version();
+                let next = Next::new(&chain, move || Outcome::of(finish(work(cx), version)));
+                respond.send_raw(next.run(&call).into_result());
                 return;
             }
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(cx)));
@@ -1052,18 +1082,24 @@ impl Dispatch for Dispatcher {
         let (request, job) = self.dispatch_route(session, request)?;
         Some(match job {
             Job::Tool(handler, arguments) => {
-                self.spawn(request, session, messages, move |cx| handler(cx, arguments))
+                self.spawn(CALL_TOOL, request, session, messages, move |cx| {
+                    handler(cx, arguments)
+                })
             }
             Job::Resource(handler, uri, variables) => {
-                self.spawn(request, session, messages, move |cx| {
+                self.spawn(READ_RESOURCE, request, session, messages, move |cx| {
                     handler(cx, uri, variables)
                 })
             }
             Job::Prompt(handler, arguments) => {
-                self.spawn(request, session, messages, move |cx| handler(cx, arguments))
+                self.spawn(GET_PROMPT, request, session, messages, move |cx| {
+                    handler(cx, arguments)
+                })
             }
             Job::Complete(handler, params) => {
-                self.spawn(request, session, messages, move |cx| handler(cx, *params))
+                self.spawn(COMPLETE, request, session, messages, move |cx| {
+                    handler(cx, *params)
+                })
             }
         })
     }

@@ -174,6 +174,7 @@ impl mcp_sansio_runtime::client::ClientTypes for Blocking {
     type Auth = mcp_sansio_runtime::auth::blocking::OAuthOptions;
     #[cfg(not(feature = "auth"))]
     type Auth = NoAuth;
+    type Middleware = dyn crate::middleware::ClientMiddleware;
 }
 
 /// Without the `auth` feature there are no OAuth options to give

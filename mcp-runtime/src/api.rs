@@ -12,6 +12,9 @@ pub use crate::http_options::{HttpOptions, Proxy};
 /// The metrics the bindings record (feature `metrics`): names, labels, and
 /// [`describe`](meter::describe)
 pub use crate::meter;
+/// Middleware around every request: the server's chain (`ServerBuilder::middleware`) and
+/// the client's (`ClientOptions::middleware`, `Client::with_middleware`)
+pub use crate::middleware;
 pub use crate::peer::{StartedTask, TaskStatusUpdate};
 pub use crate::request::RequestInfo;
 pub use crate::sample::SampleError;

@@ -21,6 +21,9 @@ use mcp_sansio::{ClientSession, InboundNotification, InputId};
 
 use crate::calls::{self, Exchange, Request};
 use crate::chan;
+use crate::middleware::{
+    ClientCall, ClientChain, ClientMiddleware, ClientNext, FromMiddleware, Wire,
+};
 use crate::peer::{self, App, Command, HandlerMsg, Handlers, Plumbing, Ready, TaskStatusUpdate};
 use crate::runtime::Runtime;
 
@@ -84,6 +87,8 @@ pub trait ClientTypes: Plumbing {
     type InputHandler: Clone + Send + Sync + 'static;
     /// The OAuth options of an HTTP client (the `auth` feature's)
     type Auth: Clone + Send + Sync + 'static;
+    /// A client middleware (`dyn` the binding's middleware trait)
+    type Middleware: ?Sized + Send + Sync + 'static;
 }
 
 /// An async runtime's: an [`InputHandler`] returning a future, the async OAuth options
@@ -93,6 +98,7 @@ impl<R: Runtime> ClientTypes for R {
     type Auth = crate::auth::asynchronous::OAuthOptions;
     #[cfg(not(feature = "auth"))]
     type Auth = ();
+    type Middleware = dyn ClientMiddleware;
 }
 
 /// What a client connection does with what the server sends besides responses
@@ -117,6 +123,9 @@ pub struct ClientOptions<R: ClientTypes> {
     /// HTTP only: headers, root certificates, proxy and timeouts
     #[cfg(feature = "http")]
     pub http: crate::http_options::HttpOptions,
+    /// Around every request the client sends, in order (the first is the outermost; see
+    /// [`middleware`](crate::middleware))
+    pub middleware: Vec<Arc<R::Middleware>>,
 }
 
 impl<R: ClientTypes> Default for ClientOptions<R> {
@@ -129,6 +138,7 @@ impl<R: ClientTypes> Default for ClientOptions<R> {
             auth: None,
             #[cfg(feature = "http")]
             http: crate::http_options::HttpOptions::default(),
+            middleware: Vec::new(),
         }
     }
 }
@@ -143,6 +153,7 @@ impl<R: ClientTypes> Clone for ClientOptions<R> {
             auth: self.auth.clone(),
             #[cfg(feature = "http")]
             http: self.http.clone(),
+            middleware: self.middleware.clone(),
         }
     }
 }
@@ -157,6 +168,7 @@ impl<R: ClientTypes> std::fmt::Debug for ClientOptions<R> {
         f.field("auth", &self.auth.is_some());
         #[cfg(feature = "http")]
         f.field("http", &self.http);
+        f.field("middleware", &self.middleware.len());
         f.finish()
     }
 }
@@ -202,6 +214,30 @@ impl<R: ClientTypes> ClientOptions<R> {
     pub fn notifications(mut self, sender: R::Stream<InboundNotification>) -> Self {
         self.notifications = Some(sender);
         self
+    }
+
+    /// Adds `middleware` around every request the client sends (each typed call and
+    /// `request_raw`), after those added so far: the first added is the outermost. The
+    /// async bindings take an `async` closure
+    /// `|call: ClientCall, next: ClientNext| async move { next.run(call).await }`, the
+    /// blocking one `|call: ClientCall, next: &ClientNext| next.run(call)`; see
+    /// [`middleware`](crate::middleware)
+    #[must_use]
+    pub fn middleware<M>(mut self, middleware: M) -> Self
+    where
+        R::Middleware: FromMiddleware<M>,
+    {
+        self.middleware
+            .push(<R::Middleware as FromMiddleware<M>>::from_middleware(
+                middleware,
+            ));
+        self
+    }
+
+    /// The chain of [`middleware`](Self::middleware), `None` when there is none
+    #[doc(hidden)]
+    pub fn chain(&self) -> Option<Arc<[Arc<R::Middleware>]>> {
+        (!self.middleware.is_empty()).then(|| self.middleware.iter().cloned().collect())
     }
 }
 
@@ -260,6 +296,8 @@ pub struct Client<R: Runtime> {
     headers: Arc<[(String, String)]>,
     /// The child process a spawned client talks to, killed when the last handle goes
     pub(crate) child: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Around every request of this handle ([`with_middleware`](Self::with_middleware))
+    middleware: Option<ClientChain>,
 }
 
 impl<R: Runtime> Clone for Client<R> {
@@ -270,6 +308,7 @@ impl<R: Runtime> Clone for Client<R> {
             tokens: Arc::clone(&self.tokens),
             headers: Arc::clone(&self.headers),
             child: self.child.clone(),
+            middleware: self.middleware.clone(),
         }
     }
 }
@@ -400,12 +439,19 @@ impl<R: Runtime> Client<R> {
             tokens: Arc::new(AtomicU64::new(1)),
             headers: Arc::new([]),
             child: None,
+            middleware: None,
         })
     }
 
     /// What the server declared about itself
     pub fn peer(&self) -> &PeerInfo {
         &self.peer
+    }
+
+    /// This handle with `options`' client middleware (a connection just made)
+    pub(crate) fn with_options(mut self, options: &ClientOptions<R>) -> Self {
+        self.middleware = options.chain();
+        self
     }
 
     /// HTTP only: a handle to the same connection whose every request also carries
@@ -428,7 +474,26 @@ impl<R: Runtime> Client<R> {
         Ok(handle)
     }
 
-    /// Sends a raw request and waits for its outcome
+    /// A handle to the same connection whose every request (each typed call, through
+    /// [`request_raw`](Self::request_raw)) goes through `middleware`, after the middleware
+    /// this handle has already (the first added is the outermost); an `async` closure
+    /// `|call: ClientCall, next: ClientNext| async move { next.run(call).await }` is one.
+    /// See [`middleware`](crate::middleware).
+    ///
+    /// [`start`](Self::start) sends without the chain.
+    #[must_use]
+    pub fn with_middleware(&self, middleware: impl ClientMiddleware) -> Self {
+        let middleware: Arc<dyn ClientMiddleware> = Arc::new(middleware);
+        let mut handle = self.clone();
+        handle.middleware = Some(match &self.middleware {
+            Some(chain) => crate::middleware::push(chain, middleware),
+            None => Arc::from([middleware]),
+        });
+        handle
+    }
+
+    /// Sends a raw request and waits for its outcome (through the handle's middleware,
+    /// if it has any)
     ///
     /// # Errors
     /// [`ClientError`].
@@ -439,11 +504,48 @@ impl<R: Runtime> Client<R> {
         options: RequestOptions,
         progress: Option<R::Sender<Progress>>,
     ) -> Result<Box<RawValue>, ClientError> {
+        if let Some(chain) = &self.middleware {
+            // Boxed: a handle without middleware keeps its call futures as small as before.
+            let chained = self.request_chained(chain, method, params, options, progress);
+            return Box::pin(chained).await;
+        }
         let watch = CallWatch {
             progress,
             task_status: None,
         };
         self.start(method, params, options, watch).1.await
+    }
+
+    /// [`request_raw`](Self::request_raw) through `chain`: its last step sends (the first
+    /// send reports progress)
+    async fn request_chained(
+        &self,
+        chain: &ClientChain,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+        progress: Option<R::Sender<Progress>>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let client = self.clone();
+        let progress = std::sync::Mutex::new(progress);
+        let wire: Wire = Arc::new(move |call: ClientCall| {
+            let progress = progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            let watch = CallWatch {
+                progress,
+                task_status: None,
+            };
+            Box::pin(
+                client
+                    .start(&call.method, call.params, call.options, watch)
+                    .1,
+            )
+        });
+        let mut call = ClientCall::new(method, params);
+        call.options = options;
+        ClientNext::new(Arc::clone(chain), wire).run(call).await
     }
 
     /// Starts a raw request and returns a handle that cancels it from anywhere, with the

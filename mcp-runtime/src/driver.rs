@@ -44,6 +44,7 @@ where
             .instrument(span)
     })
     .await
+    .map(|client| client.with_options(options))
 }
 
 /// Serves one connection of `server` until the client closes it (the bindings'

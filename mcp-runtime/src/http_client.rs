@@ -61,6 +61,7 @@ where
         actor.run(commands, from_net)
     })
     .await
+    .map(|client| client.with_options(options))
 }
 
 /// What woke the actor

@@ -300,6 +300,7 @@ pub mod http_server;
 pub mod io;
 pub mod memory;
 pub mod meter;
+pub mod middleware;
 #[cfg(feature = "http")]
 pub mod net_error;
 pub mod peer;

@@ -101,6 +101,12 @@ impl RequestInfo {
             .as_ref()
     }
 
+    /// The request's params as the client sent them (raw JSON; a handler's arguments were
+    /// read from them)
+    pub fn params(&self) -> Option<&RawValue> {
+        self.params.as_deref()
+    }
+
     /// The client's name and version: from `initialize` (2025 sessions) or the request's
     /// `_meta` (2026, when the client sent it)
     pub fn client_info(&self) -> Option<&Implementation> {

@@ -33,6 +33,8 @@ use crate::chan;
 use crate::elicit;
 #[cfg(feature = "schemars")]
 use crate::elicit::{ElicitError, Elicited};
+use crate::middleware::method::{CALL_TOOL, COMPLETE, GET_PROMPT, READ_RESOURCE};
+use crate::middleware::{self, Call, Chain, Middleware, Outcome};
 use crate::peer::{App, HandlerMsg, Handlers, Plumbing, Reports, StartedTask};
 use crate::push::{Hub, Push};
 use crate::runtime::Runtime;
@@ -338,10 +340,20 @@ impl<R: Plumbing> Respond<R> {
         T: Serialize + mcp_sansio::schema::FitVersion,
     {
         let result = finish(result, self.version);
+        self.send_raw(result);
+    }
+
+    /// Sends a result already fitted and serialized (what a middleware chain returns)
+    pub fn send_raw(self, result: Result<Box<RawValue>, ErrorObject>) {
         let _ = self.messages.send(HandlerMsg::Done {
             responder: self.responder,
             result,
         });
+    }
+
+    /// The protocol version of the request (a result is fitted to it)
+    pub fn version(&self) -> mcp_sansio::ProtocolVersion {
+        self.version
     }
 }
 
@@ -572,6 +584,7 @@ impl<R: Runtime> Context<R> {
 /// Each binding names it `ServerBuilder` (this type for its runtime and its `Server`).
 pub struct ServerBuilder<R: Runtime, S> {
     registry: AsyncRegistry<R>,
+    middleware: Vec<Arc<dyn Middleware>>,
     server: PhantomData<fn() -> S>,
 }
 
@@ -581,6 +594,7 @@ impl<R: Runtime, S> std::fmt::Debug for ServerBuilder<R, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
             .field("config", self.registry.config())
+            .field("middleware", &self.middleware.len())
             .finish_non_exhaustive()
     }
 }
@@ -591,6 +605,7 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     pub fn new(config: ServerConfig) -> Self {
         Self {
             registry: Registry::new(config),
+            middleware: Vec::new(),
             server: PhantomData,
         }
     }
@@ -682,6 +697,18 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     #[must_use]
     pub fn tasks(mut self) -> Self {
         self.registry.tasks();
+        self
+    }
+
+    /// Adds `middleware` around every request a handler serves (`tools/call`,
+    /// `resources/read`, `prompts/get`, `completion/complete`): the first added is the
+    /// outermost (it sees the request first and the outcome last). An `async` closure
+    /// `|call: Call, next: Next| async move { next.run(call).await }` is one; see
+    /// [`middleware`](crate::middleware) for what it sees and may do, and which requests
+    /// stay outside the chain
+    #[must_use]
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
         self
     }
 
@@ -810,7 +837,10 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
         let live = self.registry.build_live();
         S::from(ServerCore {
             config: Arc::clone(live.config()),
-            dispatch: Arc::new(Dispatcher { live }),
+            dispatch: Arc::new(Dispatcher {
+                live,
+                middleware: self.middleware.into(),
+            }),
         })
     }
 }
@@ -840,6 +870,8 @@ impl<R: Runtime> Clone for ServerCore<R> {
 #[doc(hidden)]
 pub struct Dispatcher<R: Runtime> {
     live: Live<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>>,
+    /// Around every handler run (empty: the handler runs as it is)
+    middleware: Chain,
 }
 
 /// A server's catalog and handlers, whatever a handler is (an async binding's future maker,
@@ -1552,19 +1584,48 @@ impl<R: Runtime> Dispatcher<R> {
 
     /// Runs a handler in its own task; its result goes back to the actor
     fn spawn<T>(
+        &self,
+        method: &'static str,
         request: InboundRequest,
         session: &ServerSession,
         messages: &Handlers<R>,
-        work: impl FnOnce(Context<R>) -> BoxFuture<Result<T, ErrorObject>>,
+        work: impl FnOnce(Context<R>) -> BoxFuture<Result<T, ErrorObject>> + Send + 'static,
     ) -> R::Run
     where
         T: Serialize + mcp_sansio::schema::FitVersion + Send + 'static,
     {
         let (cx, respond) = Context::start(request, session, messages);
+        if !self.middleware.is_empty() {
+            return Self::spawn_chain(&self.middleware, method, cx, respond, work);
+        }
         let future = work(cx);
         // The dispatcher runs in the request's span: the handler runs in it too.
         R::spawn_run(tracing::Instrument::in_current_span(async move {
             respond.send(future.await);
+        }))
+    }
+
+    /// Runs a handler under the middleware chain in its own task; the chain's outcome
+    /// goes back to the actor
+    fn spawn_chain<T>(
+        chain: &Chain,
+        method: &'static str,
+        cx: Context<R>,
+        respond: Respond<R>,
+        work: impl FnOnce(Context<R>) -> BoxFuture<Result<T, ErrorObject>> + Send + 'static,
+    ) -> R::Run
+    where
+        T: Serialize + mcp_sansio::schema::FitVersion + Send + 'static,
+    {
+        let call = Call::new(method, cx.request().clone());
+        let version = respond.version();
+        let handler = Box::new(move || -> BoxFuture<Outcome> {
+            let future = work(cx);
+            Box::pin(async move { Outcome::of(finish(future.await, version)) })
+        });
+        let next = middleware::Next::new(Arc::clone(chain), handler);
+        R::spawn_run(tracing::Instrument::in_current_span(async move {
+            respond.send_raw(next.run(call).await.into_result());
         }))
     }
 
@@ -1579,18 +1640,24 @@ impl<R: Runtime> Dispatcher<R> {
         let (request, job) = self.live.route(session, request)?;
         Some(match job {
             Job::Tool(handler, arguments) => {
-                Self::spawn(request, session, messages, move |cx| handler(cx, arguments))
+                self.spawn(CALL_TOOL, request, session, messages, move |cx| {
+                    handler(cx, arguments)
+                })
             }
             Job::Resource(handler, uri, variables) => {
-                Self::spawn(request, session, messages, move |cx| {
+                self.spawn(READ_RESOURCE, request, session, messages, move |cx| {
                     handler(cx, uri, variables)
                 })
             }
             Job::Prompt(handler, arguments) => {
-                Self::spawn(request, session, messages, move |cx| handler(cx, arguments))
+                self.spawn(GET_PROMPT, request, session, messages, move |cx| {
+                    handler(cx, arguments)
+                })
             }
             Job::Complete(handler, params) => {
-                Self::spawn(request, session, messages, move |cx| handler(cx, *params))
+                self.spawn(COMPLETE, request, session, messages, move |cx| {
+                    handler(cx, *params)
+                })
             }
         })
     }

@@ -42,6 +42,7 @@ mod logging;
 mod macros;
 #[cfg(feature = "metrics")]
 mod metered;
+mod middleware;
 #[cfg(feature = "auth")]
 mod protected;
 #[cfg(feature = "http")]

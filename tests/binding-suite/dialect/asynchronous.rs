@@ -68,6 +68,44 @@ macro_rules! dialect_fn {
     };
 }
 
+/// A server middleware, `middleware!([shared, ..]; |call, next| { body })`: here an async
+/// closure taking the `Call` by value (the blocking dialect's closure takes `&Call`); in
+/// `body`, `pass!(next, call)` is the outcome of the rest of the chain
+macro_rules! middleware {
+    ([$($shared:ident),*]; |$call:ident, $next:ident| $body:block) => {
+        move |$call: crate::binding::middleware::Call, $next: crate::binding::middleware::Next| {
+            $(let $shared = ::std::clone::Clone::clone(&$shared);)*
+            async move $body
+        }
+    };
+}
+
+/// The rest of a server chain run with `call`: its outcome
+macro_rules! pass {
+    ($next:ident, $call:ident) => {
+        $next.run(::std::clone::Clone::clone(&$call)).await
+    };
+}
+
+/// A client middleware, `client_middleware!([shared, ..]; |call, next| { body })`; in
+/// `body`, `send!(next, call)` runs the rest of the chain (as often as the body likes)
+macro_rules! client_middleware {
+    ([$($shared:ident),*]; |$call:ident, $next:ident| $body:block) => {
+        move |$call: crate::binding::middleware::ClientCall,
+              $next: crate::binding::middleware::ClientNext| {
+            $(let $shared = ::std::clone::Clone::clone(&$shared);)*
+            async move $body
+        }
+    };
+}
+
+/// The rest of a client chain run with `call`: the request's outcome
+macro_rules! send {
+    ($next:ident, $call:expr) => {
+        $next.clone().run($call).await
+    };
+}
+
 /// Items only the async bindings have: what hangs on futures being lazy
 macro_rules! only_async {
     ($($item:item)*) => {

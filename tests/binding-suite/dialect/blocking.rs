@@ -61,6 +61,39 @@ macro_rules! dialect_fn {
     };
 }
 
+/// A server middleware, `middleware!([shared, ..]; |call, next| { body })`: a plain closure
+/// taking `&Call` (the async dialect's takes the `Call` and is async); in `body`,
+/// `pass!(next, call)` is the outcome of the rest of the chain
+macro_rules! middleware {
+    ([$($shared:ident),*]; |$call:ident, $next:ident| $body:block) => {
+        move |$call: &crate::binding::middleware::Call,
+              $next: crate::binding::middleware::Next<'_>| $body
+    };
+}
+
+/// The rest of a server chain run with `call`: its outcome
+macro_rules! pass {
+    ($next:ident, $call:ident) => {
+        $next.run($call)
+    };
+}
+
+/// A client middleware, `client_middleware!([shared, ..]; |call, next| { body })`; in
+/// `body`, `send!(next, call)` runs the rest of the chain (as often as the body likes)
+macro_rules! client_middleware {
+    ([$($shared:ident),*]; |$call:ident, $next:ident| $body:block) => {
+        move |$call: crate::binding::middleware::ClientCall,
+              $next: &crate::binding::middleware::ClientNext<'_>| $body
+    };
+}
+
+/// The rest of a client chain run with `call`: the request's outcome
+macro_rules! send {
+    ($next:ident, $call:expr) => {
+        $next.run($call)
+    };
+}
+
 /// Items only the async bindings have: nothing here
 macro_rules! only_async {
     ($($item:item)*) => {};
