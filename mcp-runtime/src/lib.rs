@@ -301,6 +301,7 @@ pub mod io;
 pub mod memory;
 #[cfg(feature = "http")]
 pub mod net_error;
+pub mod otel;
 pub mod peer;
 pub mod push;
 #[cfg(feature = "redis")]

@@ -317,6 +317,9 @@ impl RequestTrace {
         if let Some(id) = id {
             span.record("id", tracing::field::display(id));
         }
+        // The caller's trace context in the request's `_meta` (SEP-414)
+        #[cfg(feature = "otel")]
+        crate::otel::continue_trace(&span, params);
         Some(Self::started(span, method, params, SideOf::Server))
     }
 
