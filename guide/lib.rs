@@ -33,6 +33,7 @@ chapters! {
     scale_out = "scale-out.md",
     deploy = "deploy.md",
     logging = "logging.md",
+    traces = "traces.md",
     testing = "testing.md",
     sansio = "sansio.md",
     new_binding = "new-binding.md",

@@ -26,6 +26,17 @@
 #[cfg(feature = "otel")]
 use serde_json::value::RawValue;
 
+/// The OpenTelemetry API this feature is built on (the versions the bridge must match)
+#[cfg(feature = "otel")]
+pub use opentelemetry;
+/// The `tracing` to OpenTelemetry bridge this feature reads and sets span contexts through
+/// (`OpenTelemetrySpanExt`)
+#[cfg(feature = "otel")]
+pub use tracing_opentelemetry;
+/// The OpenTelemetry SDK (its tracer provider, processors and propagators)
+#[cfg(feature = "otel")]
+pub use opentelemetry_sdk;
+
 /// The `_meta` key of the W3C `traceparent` (SEP-414)
 pub const TRACEPARENT: &str = "traceparent";
 /// The `_meta` key of the W3C `tracestate` (SEP-414)
