@@ -9,7 +9,8 @@
 //! `tool.echo` span inside the tool handler, each the parent of the next. The official
 //! Python SDK's client does the same against the tokio server (its span's trace id printed
 //! by `tests/peers/py_trace_client.py`), and a malformed `traceparent` is ignored (the call
-//! succeeds, the server's span starts a trace of its own).
+//! succeeds, the server's span is not in the client's trace), and a server exports what is
+//! left when it exits (SIGTERM, SIGINT, stdin closed).
 //!
 //! `#[ignore]`d like the interop tests (they need the built servers): scripts/test-all runs
 //! them with `--include-ignored` after scripts/interop-setup.
@@ -426,4 +427,103 @@ fn the_python_sdk_client_continues_into_the_tool() {
         s.trace == trace && s.name == "tool.echo"
     });
     assert_eq!(tool.parent, served.span, "{tool:?}");
+}
+
+/// A server whose batches would wait ten minutes (`OTEL_BSP_SCHEDULE_DELAY`) still exports
+/// its spans when it exits: on SIGTERM, on SIGINT (over HTTP), and when stdin closes (stdio)
+fn flushed_on_exit(server: &Path) {
+    use rustix::process::{Pid, Signal, kill_process};
+    for signal in [Signal::TERM, Signal::INT] {
+        let spans = Collector::start();
+        let mut command = Command::new(server);
+        command
+            .args(["--http", "127.0.0.1:0", "--otlp", &spans.url()])
+            .env("OTEL_BSP_SCHEDULE_DELAY", "600000");
+        let process = ServerProcess::start(command);
+        let line = process.wait_for_line("serving MCP at ", Duration::from_secs(20));
+        let url = line.split("serving MCP at ").nth(1).expect("a URL").trim();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let client = Client::connect_http(url, config(false), ClientOptions::default())
+                .await
+                .expect("the HTTP server answers");
+            client
+                .call_tool("echo", json!({"text": "x"}).as_object().cloned().unwrap())
+                .await
+                .expect("tools/call echo");
+            client.close().await;
+        });
+        let pid = Pid::from_raw(i32::try_from(process.id()).expect("a pid")).expect("a pid");
+        kill_process(pid, signal).expect("the signal is sent");
+        spans.wait_for(&format!("tool.echo after {signal:?}"), |s| {
+            s.name == "tool.echo"
+        });
+    }
+    // Stdio: the client closes stdin once answered; the server exits and flushes.
+    let spans = Collector::start();
+    let mut child = Command::new(server)
+        .args(["--otlp", &spans.url()])
+        .env("OTEL_BSP_SCHEDULE_DELAY", "600000")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let traceparent = "00-5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a-0123456789abcdef-01";
+    let mut stdin = child.stdin.take().expect("piped");
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "traces-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "echo", "arguments": {"text": "x"}, "_meta": {"traceparent": traceparent}}}),
+    ];
+    for message in messages {
+        writeln!(stdin, "{message}").expect("the server reads");
+    }
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, answers) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let started = Instant::now();
+    loop {
+        let left = TEST_DEADLINE.saturating_sub(started.elapsed());
+        let line = answers.recv_timeout(left).expect("the echo's answer in time");
+        if line.contains(r#""id":2"#) {
+            break;
+        }
+    }
+    drop(stdin);
+    let tool = spans.wait_for("tool.echo after stdin closed", |s| s.name == "tool.echo");
+    assert_eq!(tool.trace, "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", "{tool:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+#[ignore = "needs the everything-servers built with `otlp` (scripts/interop-setup)"]
+fn tokio_flushes_on_exit() {
+    flushed_on_exit(&everything_server());
+}
+
+#[test]
+#[ignore = "needs the everything-servers built with `otlp` (scripts/interop-setup)"]
+fn async_std_flushes_on_exit() {
+    flushed_on_exit(&everything_server_async_std());
+}
+
+#[test]
+#[ignore = "needs the everything-servers built with `otlp` (scripts/interop-setup)"]
+fn blocking_flushes_on_exit() {
+    flushed_on_exit(&everything_server_blocking());
 }

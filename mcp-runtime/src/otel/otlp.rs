@@ -49,6 +49,10 @@ pub enum OtlpError {
 /// (`http://HOST:PORT`; `/v1/traces` is added) as service `service`, and the pipeline's
 /// handle ([`Otlp`]: keep it until the end, it flushes when dropped)
 ///
+/// Finished spans go out in batches every half second (`OTEL_BSP_SCHEDULE_DELAY`, in
+/// milliseconds, sets another delay; the other `OTEL_BSP_*` variables are honoured too).
+/// The layer is also the global tracer provider (`opentelemetry::global`).
+///
 /// # Errors
 /// [`OtlpError`] for an endpoint that is not `http://HOST:PORT`.
 pub fn layer<S>(endpoint: &str, service: &str) -> Result<(OpenTelemetryLayer<S, SdkTracer>, Otlp), OtlpError>
@@ -69,9 +73,12 @@ where
         .with_timeout(TIMEOUT)
         .build()
         .map_err(|e| OtlpError::Exporter(e.to_string()))?;
-    let batch = BatchConfigBuilder::default()
-        .with_scheduled_delay(Duration::from_millis(500))
-        .build();
+    // Half a second unless `OTEL_BSP_SCHEDULE_DELAY` (milliseconds) says otherwise
+    let mut batch = BatchConfigBuilder::default();
+    if std::env::var_os("OTEL_BSP_SCHEDULE_DELAY").is_none() {
+        batch = batch.with_scheduled_delay(Duration::from_millis(500));
+    }
+    let batch = batch.build();
     let processor = BatchSpanProcessor::builder(exporter)
         .with_batch_config(batch)
         .build();
