@@ -29,13 +29,13 @@ use serde_json::value::RawValue;
 /// The OpenTelemetry API this feature is built on (the versions the bridge must match)
 #[cfg(feature = "otel")]
 pub use opentelemetry;
+/// The OpenTelemetry SDK (its tracer provider, processors and propagators)
+#[cfg(feature = "otel")]
+pub use opentelemetry_sdk;
 /// The `tracing` to OpenTelemetry bridge this feature reads and sets span contexts through
 /// (`OpenTelemetrySpanExt`)
 #[cfg(feature = "otel")]
 pub use tracing_opentelemetry;
-/// The OpenTelemetry SDK (its tracer provider, processors and propagators)
-#[cfg(feature = "otel")]
-pub use opentelemetry_sdk;
 
 /// The `_meta` key of the W3C `traceparent` (SEP-414)
 pub const TRACEPARENT: &str = "traceparent";
@@ -156,7 +156,9 @@ fn carrier(params: &str) -> Option<Carrier> {
 #[cfg(feature = "otel")]
 fn well_formed(traceparent: &str) -> bool {
     let hex = |s: &str, len: usize| {
-        s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        s.len() == len
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     };
     let mut parts = traceparent.split('-');
     let (Some(version), Some(trace), Some(span), Some(flags)) =
@@ -188,7 +190,10 @@ pub fn extract(params: Option<&RawValue>) -> Option<opentelemetry::Context> {
     if !cx.span().span_context().is_valid() {
         return None;
     }
-    Some(opentelemetry_sdk::propagation::BaggagePropagator::new().extract_with_context(&cx, &carrier))
+    Some(
+        opentelemetry_sdk::propagation::BaggagePropagator::new()
+            .extract_with_context(&cx, &carrier),
+    )
 }
 
 /// A server's request span continues the caller's trace from the request's `_meta` (when
@@ -306,7 +311,10 @@ mod tests {
         let cx = extract(Some(&params)).expect("a context");
         let span = cx.span();
         let sc = span.span_context();
-        assert_eq!(sc.trace_id().to_string(), "0af7651916cd43dd8448eb211c80319c");
+        assert_eq!(
+            sc.trace_id().to_string(),
+            "0af7651916cd43dd8448eb211c80319c"
+        );
         assert_eq!(sc.span_id().to_string(), "b7ad6b7169203331");
         assert!(sc.is_sampled() && sc.is_remote());
         assert_eq!(sc.trace_state().header(), "congo=t61rcWkgMzE");
@@ -398,7 +406,10 @@ mod tests {
         }
         // An invalid context injects nothing.
         let params = raw(r#"{"name":"echo"}"#);
-        assert_eq!(inject(&Context::new(), Some(params)).unwrap().get(), r#"{"name":"echo"}"#);
+        assert_eq!(
+            inject(&Context::new(), Some(params)).unwrap().get(),
+            r#"{"name":"echo"}"#
+        );
         assert!(inject(&Context::new(), None).is_none());
         // And with no OpenTelemetry layer, no current context: nothing injected
         assert!(Parent::current().is_empty());

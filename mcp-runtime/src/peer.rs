@@ -697,7 +697,8 @@ impl<R: Plumbing> Peer<R> {
                 }
                 let trace = RequestTrace::client(&self.span, &method, params.as_deref());
                 #[cfg(feature = "otel")]
-                let params = crate::otel::outbound(trace.as_ref().map(RequestTrace::span), parent, params);
+                let params =
+                    crate::otel::outbound(trace.as_ref().map(RequestTrace::span), parent, params);
                 #[cfg(not(feature = "otel"))]
                 let _ = parent;
                 match session.send_request_raw(R::now(), &method, params, options) {

@@ -38,7 +38,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut command = tokio::process::Command::new(server);
     command.args(["--otlp", &collector]);
-    let config = mcp_sansio::ClientConfig::new(mcp_sansio::Implementation::new("otel-client", "0.1.0"));
+    let config =
+        mcp_sansio::ClientConfig::new(mcp_sansio::Implementation::new("otel-client", "0.1.0"));
     let client = Client::spawn_with(command, config, ClientOptions::default()).await?;
 
     let work = tracing::info_span!("otel-client.work");

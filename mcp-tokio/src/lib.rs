@@ -134,10 +134,6 @@ pub use endpoint::HttpEndpoint;
 #[cfg(feature = "http")]
 pub use http_server::HttpServerHandle;
 pub use mcp_sansio;
-#[cfg(feature = "otel")]
-#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
-/// Distributed traces across the call (feature `otel`): see the runtime layer's module
-pub use mcp_sansio_runtime::otel;
 /// `#[prompt]`: a function as a prompt, its parameters the arguments
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::prompt_tokio as prompt;
@@ -152,6 +148,10 @@ pub use mcp_sansio_macros::tool_router_tokio as tool_router;
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_tokio as tool;
 pub use mcp_sansio_runtime::api::*;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+/// Distributed traces across the call (feature `otel`): see the runtime layer's module
+pub use mcp_sansio_runtime::otel;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]

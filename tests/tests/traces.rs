@@ -269,7 +269,10 @@ fn ids(span: &tracing::Span) -> (String, String) {
     let cx = span.context();
     let otel = cx.span();
     let sc = otel.span_context();
-    assert!(sc.is_valid(), "the test's span has an OpenTelemetry context");
+    assert!(
+        sc.is_valid(),
+        "the test's span has an OpenTelemetry context"
+    );
     (sc.trace_id().to_string(), sc.span_id().to_string())
 }
 
@@ -498,7 +501,9 @@ fn flushed_on_exit(server: &Path) {
     let started = Instant::now();
     loop {
         let left = TEST_DEADLINE.saturating_sub(started.elapsed());
-        let line = answers.recv_timeout(left).expect("the echo's answer in time");
+        let line = answers
+            .recv_timeout(left)
+            .expect("the echo's answer in time");
         if line.contains(r#""id":2"#) {
             break;
         }

@@ -23,10 +23,10 @@
 
 #[path = "../../../mcp-tokio/examples/everything-server/args.rs"]
 mod args;
-#[path = "../../../mcp-tokio/examples/everything-server/telemetry.rs"]
-mod telemetry;
 #[path = "../../../mcp-tokio/examples/everything-server/conformance.rs"]
 mod conformance;
+#[path = "../../../mcp-tokio/examples/everything-server/telemetry.rs"]
+mod telemetry;
 
 /// What the conformance fixtures (shared with mcp-sansio-tokio's everything-server) need of the
 /// binding

@@ -23,9 +23,9 @@
 
 #[path = "../../../mcp-tokio/examples/everything-server/args.rs"]
 mod args;
+mod conformance;
 #[path = "../../../mcp-tokio/examples/everything-server/telemetry.rs"]
 mod telemetry;
-mod conformance;
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};

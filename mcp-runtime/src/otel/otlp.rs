@@ -21,7 +21,9 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider,
+};
 use tracing_opentelemetry::OpenTelemetryLayer;
 
 /// How long one export may take (connect, send, answer)
@@ -55,7 +57,10 @@ pub enum OtlpError {
 ///
 /// # Errors
 /// [`OtlpError`] for an endpoint that is not `http://HOST:PORT`.
-pub fn layer<S>(endpoint: &str, service: &str) -> Result<(OpenTelemetryLayer<S, SdkTracer>, Otlp), OtlpError>
+pub fn layer<S>(
+    endpoint: &str,
+    service: &str,
+) -> Result<(OpenTelemetryLayer<S, SdkTracer>, Otlp), OtlpError>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
@@ -84,11 +89,18 @@ where
         .build();
     let provider = SdkTracerProvider::builder()
         .with_span_processor(processor)
-        .with_resource(Resource::builder().with_service_name(service.to_owned()).build())
+        .with_resource(
+            Resource::builder()
+                .with_service_name(service.to_owned())
+                .build(),
+        )
         .build();
     let tracer = provider.tracer("mcp-sansio");
     opentelemetry::global::set_tracer_provider(provider.clone());
-    Ok((tracing_opentelemetry::layer().with_tracer(tracer), Otlp { provider }))
+    Ok((
+        tracing_opentelemetry::layer().with_tracer(tracer),
+        Otlp { provider },
+    ))
 }
 
 impl Otlp {

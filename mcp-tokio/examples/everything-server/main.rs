@@ -22,9 +22,9 @@
 //! `mcp:admin`. Flags go in any order; see `args.rs`.
 
 mod args;
-mod telemetry;
 mod catalog;
 mod conformance;
+mod telemetry;
 
 /// What the conformance fixtures (shared with mcp-sansio-async-std's everything-server) need of the
 /// binding

@@ -30,8 +30,8 @@ pub(crate) fn init(name: &str, otlp: Option<&str>) -> Telemetry {
     #[cfg(feature = "otlp")]
     if let Some(endpoint) = otlp {
         use tracing_subscriber::filter::{LevelFilter, Targets};
-        let (layer, otlp) = mcp_sansio_runtime::otel::otlp::layer(endpoint, name)
-            .unwrap_or_else(|e| {
+        let (layer, otlp) =
+            mcp_sansio_runtime::otel::otlp::layer(endpoint, name).unwrap_or_else(|e| {
                 eprintln!("{name}: --otlp: {e}");
                 std::process::exit(2);
             });
