@@ -187,7 +187,8 @@
 //! `schemars` (on: `typed_tool`, `Context::elicit`), `macros` (on: `#[tool]` and its family),
 //! `auth` (off: OAuth 2.1 clients, with a blocking user agent, and protected servers, whose
 //! verifier runs on the request's own thread), `redis` (off: the Redis task store for several
-//! server processes). Without `http`: stdio, child processes and byte streams only, and no HTTP
+//! server processes), `otel` (off: distributed traces, the caller's W3C trace context in each
+//! request's `_meta`), `otlp` (off: `otel` and an OTLP/HTTP span exporter). Without `http`: stdio, child processes and byte streams only, and no HTTP
 //! crates (`default-features = false`). The guide's `bindings.md` lists what each brings in.
 //!
 //! Connections, HTTP exchanges, sessions and requests are [`tracing`](https://docs.rs/tracing)

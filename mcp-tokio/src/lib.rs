@@ -103,7 +103,8 @@
 //! `http` (on by default: Streamable HTTP on hyper), `tls` (on: HTTPS with rustls on ring, both
 //! sides), `schemars` (on: `typed_tool`, `Context::elicit`), `macros` (on: `#[tool]` and its
 //! family), `auth` (off: OAuth 2.1 clients and protected servers), `redis` (off: the Redis task
-//! store for several server processes). Without `http`: stdio, child processes and byte streams
+//! store for several server processes), `otel` (off: distributed traces, the caller's W3C trace
+//! context in each request's `_meta`), `otlp` (off: `otel` and an OTLP/HTTP span exporter). Without `http`: stdio, child processes and byte streams
 //! only (`default-features = false`). The guide's `bindings.md` lists what each brings in.
 //!
 //! Connections, HTTP exchanges, sessions and requests are [`tracing`](https://docs.rs/tracing)
