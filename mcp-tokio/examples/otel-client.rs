@@ -2,8 +2,8 @@
 //! to an OTLP/HTTP collector (Jaeger, the OpenTelemetry Collector, Grafana Tempo, ...)
 //!
 //! ```sh
-//! cargo build -p mcp-sansio-tokio --features otlp --example everything-server --example otel-client
-//! target/debug/examples/otel-client http://127.0.0.1:4318 target/debug/examples/everything-server
+//! cargo build -p mcp-sansio-tokio --features otlp --example everything-server
+//! cargo run -p mcp-sansio-tokio --features otlp --example otel-client -- http://127.0.0.1:4318 target/debug/examples/everything-server
 //! ```
 //!
 //! The client exports its spans to the collector at the first argument; it starts the
