@@ -417,4 +417,65 @@ mod tests {
         let out = outbound(None, Parent::current(), Some(params)).unwrap();
         assert_eq!(out.get(), r#"{"name":"echo"}"#);
     }
+
+    #[test]
+    fn a_request_continues_the_callers_span_on_both_sides() {
+        use opentelemetry::trace::TracerProvider as _;
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("test"));
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            let ids = |span: &tracing::Span| {
+                let cx = span.context();
+                let sc = cx.span().span_context().clone();
+                (sc.trace_id(), sc.span_id())
+            };
+            let app = tracing::info_span!("app");
+            let parent = app.in_scope(Parent::current);
+            assert!(!parent.is_empty());
+            let (app_trace, app_span) = ids(&app);
+            // The actor's spans are not under the application's.
+            let session = tracing::info_span!(parent: None, "session");
+            assert_ne!(ids(&session).0, app_trace);
+            let request = tracing::debug_span!(parent: &session, "mcp.request");
+            let out = outbound(
+                Some(&request),
+                parent.clone(),
+                Some(raw(r#"{"name":"echo"}"#)),
+            )
+            .expect("params");
+            let sent = extract(Some(&out)).expect("a traceparent went out");
+            let sent = sent.span().span_context().clone();
+            let (request_trace, request_span) = ids(&request);
+            assert_eq!((request_trace, sent.trace_id()), (app_trace, app_trace));
+            assert_eq!(sent.span_id(), request_span, "the request span's context");
+            assert_ne!(request_span, app_span);
+            // Without a request span (filtered out), the caller's own context goes out.
+            let out_bare = outbound(None, parent.clone(), None).expect("params");
+            let bare = extract(Some(&out_bare)).expect("a traceparent");
+            assert_eq!(bare.span().span_context().span_id(), app_span);
+            // A traceparent the application set itself is left as it is.
+            let own = r#"{"_meta":{"traceparent":"00-11111111111111111111111111111111-2222222222222222-01"}}"#;
+            let again = tracing::debug_span!(parent: &session, "mcp.request");
+            assert_eq!(
+                outbound(Some(&again), parent, Some(raw(own)))
+                    .unwrap()
+                    .get(),
+                own
+            );
+            // The server's span, under its own session, continues the caller's trace.
+            let server_session = tracing::info_span!(parent: None, "session");
+            let served = tracing::debug_span!(parent: &server_session, "mcp.request");
+            continue_trace(&served, Some(&out));
+            assert_eq!(ids(&served).0, app_trace);
+            let handler = served.in_scope(|| tracing::info_span!("tool.work"));
+            assert_eq!(ids(&handler).0, app_trace);
+            // A malformed one leaves it in its session's trace.
+            let lost = tracing::debug_span!(parent: &server_session, "mcp.request");
+            continue_trace(&lost, Some(&raw(r#"{"_meta":{"traceparent":"00-zz-01"}}"#)));
+            assert_eq!(ids(&lost).0, ids(&server_session).0);
+        });
+    }
 }

@@ -532,3 +532,57 @@ fn async_std_flushes_on_exit() {
 fn blocking_flushes_on_exit() {
     flushed_on_exit(&everything_server_blocking());
 }
+
+/// mcp-sansio-blocking's client takes the context on the calling thread: the same chain
+/// from its span to the blocking server's tool, over stdio and over HTTP
+#[test]
+#[ignore = "needs the everything-servers built with `otlp` (scripts/interop-setup)"]
+fn the_blocking_client_continues_into_the_tool() {
+    let (client_spans, otlp) = client_tracing();
+    for transport in [Transport::Stdio, Transport::Http] {
+        let server_spans = Collector::start();
+        let server = everything_server_blocking();
+        let mut process = None;
+        let client = match transport {
+            Transport::Stdio => {
+                let mut command = Command::new(&server);
+                command.args(["--otlp", &server_spans.url()]);
+                mcp_sansio_blocking::Client::spawn(command, config(false))
+            }
+            Transport::Http => {
+                let (started, url) =
+                    everything_http_server_with(&server, &["--otlp", &server_spans.url()]);
+                process = Some(started);
+                mcp_sansio_blocking::Client::connect_http(
+                    &url,
+                    config(true),
+                    mcp_sansio_blocking::ClientOptions::default(),
+                )
+            }
+        }
+        .expect("the blocking client connects");
+        let work = tracing::info_span!("client.work");
+        let (trace, work_id) = ids(&work);
+        work.in_scope(|| {
+            client
+                .call_tool("echo", json!({"text": "x"}).as_object().cloned().unwrap())
+                .expect("tools/call echo")
+        });
+        drop(work);
+        otlp.flush();
+        let request = client_spans.wait_for("the blocking client's mcp.request", |s| {
+            s.trace == trace && s.is_request("client", "tools/call")
+        });
+        assert_eq!(request.parent, work_id, "{transport:?}: {request:?}");
+        let served = server_spans.wait_for("server mcp.request in the trace", |s| {
+            s.trace == trace && s.is_request("server", "tools/call")
+        });
+        assert_eq!(served.parent, request.span, "{transport:?}: {served:?}");
+        let tool = server_spans.wait_for("tool.echo in the trace", |s| {
+            s.trace == trace && s.name == "tool.echo"
+        });
+        assert_eq!(tool.parent, served.span, "{transport:?}: {tool:?}");
+        client.close();
+        drop(process);
+    }
+}
