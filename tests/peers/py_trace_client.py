@@ -1,8 +1,10 @@
 """The official Python SDK's client calling `echo` inside an OpenTelemetry span.
 
     python py_trace_client.py SERVER OTLP_URL
+    python py_trace_client.py http://HOST:PORT/mcp
 
-Starts our everything-server SERVER over stdio with `--otlp OTLP_URL`, installs an
+Starts our everything-server SERVER over stdio with `--otlp OTLP_URL` (or talks to one
+over Streamable HTTP at the URL, started by the test with `--otlp`), installs an
 OpenTelemetry SDK tracer provider (no exporter: only the client's trace id matters), and
 calls `echo` inside the span `py.work`; the SDK puts the span's context in the request's
 `_meta` (`traceparent`). Prints `INTEROP-SUMMARY {"trace_id": ..., "span_id": ..., "echo": ...}`;
@@ -16,16 +18,20 @@ import traceback
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 DEADLINE_SECONDS = 45
 
 
-async def run(server, otlp, summary):
-    params = StdioServerParameters(command=server, args=["--otlp", otlp])
+async def run(argv, summary):
+    if argv[0].startswith("http://"):
+        transport = streamable_http_client(argv[0])
+    else:
+        transport = stdio_client(StdioServerParameters(command=argv[0], args=["--otlp", argv[1]]))
     tracer = trace.get_tracer("py-trace-client")
-    async with stdio_client(params) as (read, write):
+    async with transport as (read, write, *_):
         async with ClientSession(read, write) as session:
             await session.initialize()
             with tracer.start_as_current_span("py.work") as span:
@@ -37,13 +43,12 @@ async def run(server, otlp, summary):
 
 
 async def main():
-    server, otlp = sys.argv[1], sys.argv[2]
     trace.set_tracer_provider(TracerProvider())
     summary = {}
     code = 0
     try:
         with anyio.fail_after(DEADLINE_SECONDS):
-            await run(server, otlp, summary)
+            await run(sys.argv[1:], summary)
     except BaseException as e:  # report, then fail
         summary["fatal"] = f"{type(e).__name__}: {e}"
         traceback.print_exc()

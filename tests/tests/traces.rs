@@ -7,7 +7,7 @@
 //! runtime layer's `otel::otlp` layer. Each test asserts one trace id from the client's span
 //! through the client's `mcp.request` span and the server's `mcp.request` span to the
 //! `tool.echo` span inside the tool handler, each the parent of the next. The official
-//! Python SDK's client does the same against the tokio server (its span's trace id printed
+//! Python SDK's client does the same against the tokio server, over stdio and HTTP (its span's trace id printed
 //! by `tests/peers/py_trace_client.py`), and a malformed `traceparent` is ignored (the call
 //! succeeds, the server's span is not in the client's trace), and a server exports what is
 //! left when it exits (SIGTERM, SIGINT, stdin closed).
@@ -399,20 +399,27 @@ async fn a_malformed_traceparent_is_ignored_over_http() {
     .expect("within the test's deadline");
 }
 
-/// The official Python SDK's client calls `echo` inside an OpenTelemetry span (over stdio);
-/// our tokio server's request span and the span inside its tool handler are in the trace it
-/// printed
-#[test]
-#[ignore = "needs the interop venv and the everything-servers (scripts/interop-setup)"]
-fn the_python_sdk_client_continues_into_the_tool() {
+/// The official Python SDK's client calls `echo` inside an OpenTelemetry span; our tokio
+/// server's request span and the span inside its tool handler are in the trace it printed
+fn python_trace(transport: Transport) {
     let server_spans = Collector::start();
     let mut command = Command::new(python());
-    command
-        .arg(peer_script("py_trace_client.py"))
-        .arg(everything_server())
-        .arg(server_spans.url());
+    command.arg(peer_script("py_trace_client.py"));
+    let _process = match transport {
+        Transport::Stdio => {
+            command.arg(everything_server()).arg(server_spans.url());
+            None
+        }
+        Transport::Http => {
+            let (process, url) =
+                everything_http_server_with(&everything_server(), &["--otlp", &server_spans.url()]);
+            command.arg(url);
+            Some(process)
+        }
+    };
     let output = run_peer(command, TEST_DEADLINE);
     let summary = output.summary();
+    assert_eq!(summary["echo"], json!(["from python"]), "{output}");
     let trace = summary["trace_id"]
         .as_str()
         .unwrap_or_else(|| panic!("a trace id: {output}"))
@@ -430,6 +437,18 @@ fn the_python_sdk_client_continues_into_the_tool() {
         s.trace == trace && s.name == "tool.echo"
     });
     assert_eq!(tool.parent, served.span, "{tool:?}");
+}
+
+#[test]
+#[ignore = "needs the interop venv and the everything-servers (scripts/interop-setup)"]
+fn the_python_sdk_client_continues_into_the_tool_over_stdio() {
+    python_trace(Transport::Stdio);
+}
+
+#[test]
+#[ignore = "needs the interop venv and the everything-servers (scripts/interop-setup)"]
+fn the_python_sdk_client_continues_into_the_tool_over_http() {
+    python_trace(Transport::Http);
 }
 
 /// A server whose batches would wait ten minutes (`OTEL_BSP_SCHEDULE_DELAY`) still exports
