@@ -7,10 +7,11 @@
 //! runtime layer's `otel::otlp` layer. Each test asserts one trace id from the client's span
 //! through the client's `mcp.request` span and the server's `mcp.request` span to the
 //! `tool.echo` span inside the tool handler, each the parent of the next. The official
-//! Python SDK's client does the same against the tokio server, over stdio and HTTP (its span's trace id printed
-//! by `tests/peers/py_trace_client.py`), and a malformed `traceparent` is ignored (the call
-//! succeeds, the server's span is not in the client's trace), and a server exports what is
-//! left when it exits (SIGTERM, SIGINT, stdin closed).
+//! Python SDK's client does the same against the tokio server, over stdio and HTTP (its
+//! span's trace id printed by `tests/peers/py_trace_client.py`), as does mcp-sansio-blocking's
+//! client. A malformed `traceparent` is ignored (the call succeeds, the server's span is not
+//! in the client's trace), and a server exports what is left when it exits (SIGTERM, SIGINT,
+//! stdin closed).
 //!
 //! `#[ignore]`d like the interop tests (they need the built servers): scripts/test-all runs
 //! them with `--include-ignored` after scripts/interop-setup.
