@@ -175,7 +175,9 @@ fn well_formed(traceparent: &str) -> bool {
         && hex(flags, 2)
 }
 
-/// The caller's context in a request's params: `None` when missing or malformed
+/// The caller's context in a request's params (`_meta.traceparent`, `tracestate`,
+/// `baggage`): `None` when there is no `traceparent` or it is malformed (a malformed
+/// `tracestate` or `baggage` is dropped, the `traceparent` still counts)
 #[cfg(feature = "otel")]
 #[must_use]
 pub fn extract(params: Option<&RawValue>) -> Option<opentelemetry::Context> {
@@ -238,7 +240,11 @@ pub(crate) fn outbound(
     }
 }
 
-/// `params` with `cx`'s trace context and baggage in their `_meta` (see [`outbound`])
+/// `params` with `cx`'s trace context and baggage in their `_meta` (`traceparent`;
+/// `tracestate` and `baggage` when not empty), merged with the `_meta` there is; unchanged
+/// when `cx` has no valid span, when the params or their `_meta` are not objects, or when
+/// `_meta` has a `traceparent` already (the application's own). `None` params become an
+/// object with only `_meta`.
 #[cfg(feature = "otel")]
 #[must_use]
 pub fn inject(cx: &opentelemetry::Context, params: Option<Box<RawValue>>) -> Option<Box<RawValue>> {
