@@ -33,6 +33,7 @@ chapters! {
     scale_out = "scale-out.md",
     deploy = "deploy.md",
     logging = "logging.md",
+    metrics = "metrics.md",
     traces = "traces.md",
     testing = "testing.md",
     sansio = "sansio.md",

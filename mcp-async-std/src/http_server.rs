@@ -185,7 +185,9 @@ pub(crate) async fn serve(
                 addr: peer,
                 accepted: Instant::now(),
             };
+            let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
             smol::spawn(async move {
+                let _open = open;
                 match tls {
                     None => {
                         connection(stream, peer, &endpoint, &edge, draining, protection).await;
@@ -354,6 +356,9 @@ async fn connection<S: Io>(
                 Idle::Read(Ok(n)) if n > 0 => {}
                 Idle::Late => {
                     if let Some(status) = clock.expiry().status() {
+                        mcp_sansio_runtime::meter::refused(mcp_sansio_runtime::meter::http_reason(
+                            status,
+                        ));
                         let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(status))).await;
                     }
                     return;
@@ -398,10 +403,12 @@ async fn connection<S: Io>(
             }
             Received::Oversize => (endpoint.oversize().await, false),
             Received::Late => {
+                mcp_sansio_runtime::meter::refused("deadline");
                 let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(408))).await;
                 return;
             }
             Received::Bad(status) => {
+                mcp_sansio_runtime::meter::refused(mcp_sansio_runtime::meter::http_reason(status));
                 let _ = h1::within(WRITE_TIMEOUT, conn.send(&simple(status))).await;
                 return;
             }

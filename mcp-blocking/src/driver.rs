@@ -81,6 +81,8 @@ struct Stream<S: Side, W> {
     writer: Mutex<Option<W>>,
     /// Wakes the writer thread: output the reader thread or a timer left
     write_wake: Sender<()>,
+    /// Counted in `mcp_connections_open` while the stream lives (feature `metrics`)
+    _open: mcp_sansio_runtime::meter::Open,
 }
 
 struct State<S: Side> {
@@ -251,6 +253,8 @@ fn settle_locked<'a, S: Side, W: Write>(
             if written.is_err() {
                 // Later output has nowhere to go either.
                 *writer = None;
+            } else {
+                mcp_sansio_runtime::meter::sent("stream", out.len());
             }
             written
         };
@@ -390,8 +394,8 @@ where
     } = conn;
     session.anchor_wall_clock(now(), unix_ms());
     // The connection's span (a child of the caller's) is the session span's parent.
-    let span =
-        mcp_sansio_runtime::trace::connection(if ready.is_some() { "client" } else { "server" });
+    let role = if ready.is_some() { "client" } else { "server" };
+    let span = mcp_sansio_runtime::trace::connection(role);
     let peer = span.in_scope(|| Peer::new(ready));
     let (wake, woken) = crossbeam_channel::bounded(1);
     let (write_wake, write_woken) = crossbeam_channel::bounded(1);
@@ -417,6 +421,7 @@ where
             wake,
             writer: Mutex::new(Some(writer)),
             write_wake,
+            _open: mcp_sansio_runtime::meter::Open::connection(role, "stream"),
         }
     });
     let weak = Arc::downgrade(&stream);
@@ -503,6 +508,7 @@ fn read<R: Read, S: Side, W: Write + Send>(
         }
         match &read {
             Ok(n) if *n > 0 => {
+                mcp_sansio_runtime::meter::received("stream", *n);
                 let st = &mut *st;
                 st.session.handle_bytes(now(), &buf[..*n]);
                 st.peer.took_input(&st.session);

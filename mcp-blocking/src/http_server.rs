@@ -208,11 +208,13 @@ pub(crate) fn serve(
                     let edge = Arc::clone(&edge);
                     let stopping = Arc::clone(&stopping);
                     let slot = Slot(Arc::clone(&slots));
+                    let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
                     let spawned =
                         thread::Builder::new()
                             .name("mcp-http-conn".into())
                             .spawn(move || {
                                 let _slot = slot;
+                                let _open = open;
                                 let source = Source::from_peer(peer);
                                 let edge = Edge {
                                     config: &edge,
@@ -568,6 +570,9 @@ fn connection(stream: TcpStream, source: &Source, endpoint: &HttpEndpoint, edge:
                 Ok(n) if n > 0 => {}
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                     if let Some(status) = clock.expiry().status() {
+                        mcp_sansio_runtime::meter::refused(mcp_sansio_runtime::meter::http_reason(
+                            status,
+                        ));
                         send(&mut conn, &h1::simple_response(status));
                     }
                     return;
@@ -619,10 +624,12 @@ fn connection(stream: TcpStream, source: &Source, endpoint: &HttpEndpoint, edge:
             }
             Received::Oversize => (endpoint.oversize(), false, false),
             Received::Late => {
+                mcp_sansio_runtime::meter::refused("deadline");
                 send(&mut conn, &h1::simple_response(408));
                 return;
             }
             Received::Bad(status) => {
+                mcp_sansio_runtime::meter::refused(mcp_sansio_runtime::meter::http_reason(status));
                 send(&mut conn, &h1::simple_response(status));
                 return;
             }

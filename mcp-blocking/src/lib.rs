@@ -239,6 +239,9 @@ pub use mcp_sansio_macros::tool_blocking as tool;
 /// `#[tool_router]`: the `#[tool]` methods of an impl block, registered with a value
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_router_blocking as tool_router;
+/// The metrics the bindings record (feature `metrics`): names, labels, and
+/// [`describe`](meter::describe)
+pub use mcp_sansio_runtime::meter;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 /// Distributed traces across the call (feature `otel`): see the runtime layer's module

@@ -1010,6 +1010,7 @@ impl Dispatcher {
             let _entered = span.enter();
             if turn == Turn::Refused {
                 // Every thread the pool may have is taken: refused at once, never queued.
+                mcp_sansio_runtime::meter::refused("busy");
                 let busy = ErrorObject::server_busy("every handler thread is taken; retry later");
                 respond.send::<CallToolResult>(Err(busy));
                 return;

@@ -49,6 +49,9 @@ pub(crate) struct PyClientSession {
     /// The sentence of the `AuthorizationError` the session closed with, if that is why it
     /// closed
     close_error: Option<(AuthNote, String)>,
+    /// `_meta` entries for the next request sent (`set_request_meta`): trace context,
+    /// what a client middleware adds; the params' own entries win
+    next_meta: Option<serde_json::Map<String, Value>>,
 }
 
 /// The last 401 or 403 an HTTP transport saw: a request that fails for want of
@@ -153,6 +156,10 @@ impl PyClientSession {
         options: RequestOptions,
         now: Option<f64>,
     ) -> PyResult<u64> {
+        let params = match self.next_meta.take() {
+            None => params,
+            Some(extra) => with_meta::<M::Params>(params, extra)?,
+        };
         let now = self.clock.instant(now);
         let sent = self.session.send_request::<M>(now, params, options);
         self.sent(py, sent.map(Pending::id))
@@ -164,6 +171,36 @@ impl PyClientSession {
         self.outbound.insert(id.wire_id(), id);
         Ok(id.wire_id())
     }
+}
+
+/// `params` with `extra` merged into its `_meta` (entries already there win); only when
+/// `set_request_meta` gave entries, so a plain request pays nothing
+fn with_meta<P: serde::Serialize + DeserializeOwned>(
+    params: P,
+    extra: serde_json::Map<String, Value>,
+) -> PyResult<P> {
+    let value = serde_json::to_value(params)
+        .map_err(|e| PyValueError::new_err(format!("request params: {e}")))?;
+    let value = merge_meta(Some(value), extra);
+    serde_json::from_value(value).map_err(|e| PyValueError::new_err(format!("request _meta: {e}")))
+}
+
+/// Raw params (an object, or none) with `extra` merged into `_meta` (entries already there win)
+fn merge_meta(params: Option<Value>, extra: serde_json::Map<String, Value>) -> Value {
+    let mut params = match params {
+        Some(Value::Object(m)) => m,
+        Some(other) => return other,
+        None => serde_json::Map::new(),
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(meta) = meta {
+        for (k, v) in extra {
+            meta.entry(k).or_insert(v);
+        }
+    }
+    Value::Object(params)
 }
 
 /// Request options from the keyword arguments every request command takes
@@ -303,6 +340,7 @@ with_requests!(connection_pymethods, PyClientSession, [
             by_inbound: HashMap::new(),
             auth_note: None,
             close_error: None,
+            next_meta: None,
         })
     }
 
@@ -423,6 +461,21 @@ with_requests!(connection_pymethods, PyClientSession, [
         Ok(None)
     }
 
+    /// Gives the next request sent (any command that sends one) these `_meta` entries (a
+    /// dict of str keys, e.g. `traceparent`), merged with its own (its own win); `None`
+    /// clears them. One-shot: the request after it has none unless set again.
+    #[pyo3(signature = (meta=None))]
+    fn set_request_meta(&mut self, meta: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.next_meta = match meta.filter(|m| !m.is_none()) {
+            None => None,
+            Some(m) => {
+                let map: serde_json::Map<String, Value> = convert::from_py(m, "request _meta")?;
+                (!map.is_empty()).then_some(map)
+            }
+        };
+        Ok(())
+    }
+
     /// Sends a request; returns its id (its outcome: one `Response` or `RequestFailed`)
     ///
     /// `timeout`: seconds (`math.inf` waits forever; `None` uses the session's default).
@@ -444,6 +497,19 @@ with_requests!(connection_pymethods, PyClientSession, [
             .filter(|p| !p.is_none())
             .map(convert::to_raw)
             .transpose()?;
+        let params = match self.next_meta.take() {
+            None => params,
+            Some(extra) => {
+                let value = params
+                    .map(|p| serde_json::from_str::<Value>(p.get()))
+                    .transpose()
+                    .map_err(|e| PyValueError::new_err(format!("request params: {e}")))?;
+                Some(
+                    serde_json::value::to_raw_value(&merge_meta(value, extra))
+                        .map_err(|e| PyValueError::new_err(format!("request params: {e}")))?,
+                )
+            }
+        };
         let options = options(progress, timeout, as_task, task_ttl);
         let now = self.clock.instant(now);
         let sent = self.session.send_request_raw(now, method, params, options);

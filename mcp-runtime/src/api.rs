@@ -9,6 +9,9 @@ pub use crate::client::{ClientError, ConnectError, InputHandler};
 pub use crate::elicit::{ElicitError, Elicited};
 #[cfg(feature = "http")]
 pub use crate::http_options::{HttpOptions, Proxy};
+/// The metrics the bindings record (feature `metrics`): names, labels, and
+/// [`describe`](meter::describe)
+pub use crate::meter;
 pub use crate::peer::{StartedTask, TaskStatusUpdate};
 pub use crate::request::RequestInfo;
 pub use crate::sample::SampleError;

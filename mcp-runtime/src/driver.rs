@@ -127,6 +127,8 @@ async fn run<R, S, I, O>(
         let pushes = handlers.clone();
         hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok())
     });
+    let role = if serving { "server" } else { "client" };
+    let _open = crate::meter::Open::connection(role, "stream");
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     let mut commands_open = true;
@@ -141,9 +143,12 @@ async fn run<R, S, I, O>(
                     Ok(()) => writer.flush().await,
                     Err(e) => Err(e),
                 };
-                if let Err(e) = written {
-                    let why = format!("writing to the connection failed: {e}");
-                    session.handle_transport_error(R::now(), why);
+                match written {
+                    Ok(()) => crate::meter::sent("stream", out.len()),
+                    Err(e) => {
+                        let why = format!("writing to the connection failed: {e}");
+                        session.handle_transport_error(R::now(), why);
+                    }
                 }
                 out.clear();
             }
@@ -196,6 +201,7 @@ async fn run<R, S, I, O>(
                 session.handle_transport_error(R::now(), why);
             }
             Wake::Read(Ok(n)) => {
+                crate::meter::received("stream", n);
                 session.handle_bytes(R::now(), &buf[..n]);
                 peer.took_input(&session);
             }

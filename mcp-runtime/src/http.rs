@@ -387,6 +387,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 reply,
             } => {
                 let trace = crate::trace::ExchangeTrace::new(&method, headers.as_slice());
+                crate::meter::received("http", body.as_ref().len());
                 // The handlers read the request's fields: moved, not copied, when every
                 // value is text (else the core answers 400 for the one that is not).
                 let (source, fields) = with_fields(source, headers);
@@ -410,6 +411,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 };
                 match answer {
                     Reply::Complete(response) => {
+                        metered(&response);
                         if let Some(trace) = trace {
                             trace.complete(&response);
                         }
@@ -437,6 +439,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             }
             ToActor::Oversize { reply } => {
                 let response = self.http.reject_oversize();
+                metered(&response);
                 let no_headers: &[(&str, &[u8])] = &[];
                 if let Some(trace) = crate::trace::ExchangeTrace::new("POST", no_headers) {
                     trace.complete(&response);
@@ -485,6 +488,7 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                             continue;
                         };
                         if self.config.keeps_unwritten(unwritten.bytes(), data.len()) {
+                            crate::meter::sent("http", data.len());
                             unwritten.sent(data.len());
                             C::send(tx, Piece::Body(data));
                         } else {
@@ -569,6 +573,28 @@ impl<C: Channels, R: crate::peer::Plumbing> ServerFront<C, crate::peer::Peer<R>>
 
 /// Gives memory back after a burst of open responses: a map a quarter full or less shrinks
 /// to half
+/// A complete response counts its body among the bytes sent, and a refusal among the
+/// refusals (feature `metrics`)
+fn metered(response: &HttpResponse) {
+    if crate::meter::Meter::ON {
+        crate::meter::sent("http", response.body.len());
+        if response.status >= 400 {
+            crate::meter::refused(crate::meter::reason_of(
+                response.status,
+                insufficient_scope(response),
+            ));
+        }
+    }
+}
+
+/// A `403` that asks for more scopes (`WWW-Authenticate: Bearer error="insufficient_scope"`)
+pub(crate) fn insufficient_scope(response: &HttpResponse) -> bool {
+    response.status == 403
+        && response.headers.iter().any(|(name, value)| {
+            name.eq_ignore_ascii_case("www-authenticate") && value.contains("insufficient_scope")
+        })
+}
+
 fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
     if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
         map.shrink_to(map.len() * 2);

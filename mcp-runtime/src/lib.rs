@@ -301,6 +301,7 @@ pub mod http_options;
 pub mod http_server;
 pub mod io;
 pub mod memory;
+pub mod meter;
 #[cfg(feature = "http")]
 pub mod net_error;
 pub mod otel;

@@ -203,6 +203,10 @@ pub fn extract(params: Option<&RawValue>) -> Option<opentelemetry::Context> {
 #[cfg(feature = "otel")]
 pub(crate) fn continue_trace(span: &tracing::Span, params: Option<&RawValue>) {
     use tracing_opentelemetry::OpenTelemetrySpanExt;
+    // (A request may have a disabled span when it is only metered.)
+    if span.is_disabled() {
+        return;
+    }
     if let Some(cx) = extract(params) {
         let _ = span.set_parent(cx);
     }

@@ -430,8 +430,11 @@ pub struct Peer<R: Plumbing> {
     /// The session's span (`mcp.session`, see [`trace`](crate::trace)) and what it knows
     span: tracing::Span,
     seen: SessionTrace,
-    /// The spans of the peer's requests in flight, when a subscriber wants them
+    /// The spans of the peer's requests in flight, when a subscriber wants them (or the
+    /// requests are metered)
     traces: HashMap<InboundId, RequestTrace>,
+    /// Counted in `mcp_sessions_open` while the peer lives (feature `metrics`)
+    _open: crate::meter::Open,
 }
 
 impl<R: Plumbing> Peer<R> {
@@ -444,7 +447,9 @@ impl<R: Plumbing> Peer<R> {
     }
 
     fn with_span(ready: Option<Ready<R>>, span: tracing::Span) -> Self {
+        let role = if ready.is_some() { "client" } else { "server" };
         Self {
+            _open: crate::meter::Open::session(role),
             pending: HashMap::new(),
             tokens: HashMap::new(),
             runs: Runs::new(),
@@ -479,7 +484,10 @@ impl<R: Plumbing> Peer<R> {
     /// the session's span stays
     pub fn forget_calls(&mut self) {
         let span = std::mem::replace(&mut self.span, tracing::Span::none());
-        *self = Self::with_span(None, span);
+        let mut fresh = Self::with_span(None, span);
+        // The session is still open (counted once, under its own role).
+        std::mem::swap(&mut fresh._open, &mut self._open);
+        *self = fresh;
     }
 
     /// The peer's request `id` ended as `end`

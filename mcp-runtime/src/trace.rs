@@ -70,6 +70,8 @@ use mcp_sansio::session::Stats;
 use mcp_sansio::version::Era;
 use mcp_sansio::{CallError, CloseReason, PeerInfo, ProtocolVersion};
 use serde_json::value::RawValue;
+
+use crate::meter::Meter;
 use tracing::field::Empty;
 use tracing::{Span, debug, error, info, trace, warn};
 
@@ -278,12 +280,24 @@ enum SideOf {
     Client,
 }
 
-/// One request's span and when it started; only made when the span is enabled
+impl SideOf {
+    /// The `side` field's and label's value
+    fn name(self) -> &'static str {
+        match self {
+            Self::Server => "server",
+            Self::Client => "client",
+        }
+    }
+}
+
+/// One request's span and when it started, and its meter; only made when the span is
+/// enabled or requests are metered (feature `metrics`)
 #[derive(Debug)]
 pub(crate) struct RequestTrace {
     span: Span,
     start: Instant,
     side: SideOf,
+    meter: Meter,
 }
 
 impl RequestTrace {
@@ -311,7 +325,7 @@ impl RequestTrace {
             error.code = Empty,
             duration_ms = Empty,
         );
-        if span.is_disabled() {
+        if span.is_disabled() && !Meter::ON {
             return None;
         }
         if let Some(id) = id {
@@ -338,29 +352,39 @@ impl RequestTrace {
             error.code = Empty,
             duration_ms = Empty,
         );
-        if span.is_disabled() {
+        if span.is_disabled() && !Meter::ON {
             return None;
         }
         Some(Self::started(span, method, params, SideOf::Client))
     }
 
     fn started(span: Span, method: &str, params: Option<&RawValue>, side: SideOf) -> Self {
-        if let Some(name) = target_name(method, params) {
+        let name = target_name(method, params);
+        if let Some(name) = &name {
             span.record("name", name.as_ref());
         }
         if let Some(params) = params {
             trace!(target: "mcp_sansio::request", parent: &span, params = params.get(), "params");
         }
+        // A tool or prompt name is a metric's label, a resource URI is not (unbounded).
+        let label = name
+            .as_deref()
+            .filter(|_| matches!(method, "tools/call" | "prompts/get"));
+        let meter = Meter::start(side.name(), method, label);
         Self {
             span,
             start: Instant::now(),
             side,
+            meter,
         }
     }
 
     /// A 2026 request on a session many clients share (an HTTP server's stateless one):
     /// its span names the client from the request's `_meta`
     pub(crate) fn client_from_meta(&self, params: Option<&RawValue>) {
+        if self.span.is_disabled() {
+            return;
+        }
         if let Some(info) = params.and_then(|p| client_info(p.get())) {
             self.span.record("peer.name", info.name.as_ref());
             self.span.record("peer.version", info.version.as_ref());
@@ -378,8 +402,20 @@ impl RequestTrace {
     }
 
     /// The request ended: records its outcome and duration and says how it went
-    pub(crate) fn end(self, end: &End<'_>) {
+    pub(crate) fn end(mut self, end: &End<'_>) {
+        if self.side == SideOf::Server && matches!(end, End::Answered) {
+            // The catalog answered (an unknown tool among others): the name is the peer's.
+            self.meter.unnamed();
+        }
+        let code = match end {
+            End::Error(e) => Some(e.code),
+            _ => None,
+        };
+        self.meter.end(end.outcome(), code);
         let span = &self.span;
+        if span.is_disabled() {
+            return;
+        }
         let duration_ms = millis(self.start);
         span.record("outcome", end.outcome());
         span.record("duration_ms", duration_ms);
@@ -461,7 +497,7 @@ fn millis(start: Instant) -> f64 {
 }
 
 /// The tool or prompt name, or the resource URI, a request is about (read only for an
-/// enabled span)
+/// enabled span or a metered request)
 fn target_name<'a>(method: &str, params: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
     #[derive(serde::Deserialize)]
     struct Named<'a> {
@@ -566,6 +602,10 @@ pub fn unauthorized(
     if status < 400 {
         return answer;
     }
+    crate::meter::refused(crate::meter::reason_of(
+        status,
+        crate::http::insufficient_scope(&answer),
+    ));
     match why {
         Some(why) => info!(target: "mcp_sansio::http", status, reason = why, "unauthorized"),
         None if status == 403 => info!(target: "mcp_sansio::http", status, "unauthorized"),

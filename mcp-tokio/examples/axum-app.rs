@@ -1,5 +1,6 @@
 //! An axum app with an MCP server in it: `GET /health` beside the everything-server's tools
-//! at `/mcp`, on one listener, behind the app's own middleware, with one graceful shutdown
+//! at `/mcp`, on one listener, behind the app's own middleware, with one graceful shutdown,
+//! and `GET /metrics`: the server's metrics (feature `metrics`) in Prometheus' text format
 //!
 //! `cargo run -p mcp-sansio-tokio --example axum-app -- 127.0.0.1:PORT` (default
 //! 127.0.0.1:3000), then point an MCP client at `http://127.0.0.1:PORT/mcp`. `RUST_LOG`
@@ -22,6 +23,7 @@ use catalog::object;
 use axum::Router;
 use axum::routing::get;
 use mcp_sansio::http::HttpConfig;
+use metrics_exporter_prometheus::PrometheusBuilder;
 
 /// Logs to stderr as `RUST_LOG` says, nothing without it: `RUST_LOG=mcp_sansio=debug` shows
 /// every session and request
@@ -38,6 +40,11 @@ fn init_logging() {
 #[tokio::main]
 async fn main() {
     init_logging();
+    // The recorder the binding's metrics go to, rendered at /metrics for Prometheus to scrape
+    let prometheus = PrometheusBuilder::new()
+        .install_recorder()
+        .expect("the only recorder of this process");
+    mcp_sansio_tokio::meter::describe();
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:3000".into());
@@ -50,9 +57,10 @@ async fn main() {
     let mcp = catalog::server(false, None, None).http_endpoint(HttpConfig::default());
     let app = Router::new()
         .route("/health", get(|| async { "ok" }))
+        .route("/metrics", get(move || async move { prometheus.render() }))
         .nest_service("/mcp", mcp.clone());
 
-    eprintln!("serving MCP at http://{addr}/mcp (and /health)");
+    eprintln!("serving MCP at http://{addr}/mcp (and /health, /metrics)");
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;

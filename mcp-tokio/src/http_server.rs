@@ -147,7 +147,11 @@ pub(crate) async fn serve(
             #[cfg(feature = "tls")]
             if let Some(tls) = &tls {
                 let tls = tls.clone();
-                tokio::spawn(serve_tls(tls, stream, watch, service, watcher, edge, slot));
+                let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
+                tokio::spawn(async move {
+                    serve_tls(tls, stream, watch, service, watcher, edge, slot).await;
+                    drop(open);
+                });
                 continue;
             }
             #[cfg(not(feature = "tls"))]
@@ -161,11 +165,14 @@ pub(crate) async fn serve(
             };
             let conn = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(io), service);
+            let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
             tokio::spawn(async move {
+                let _open = open;
                 tokio::select! {
                     _ = watcher.watch(conn) => {}
                     expiry = watch.expired(&edge) => {
                         if let Some(status) = expiry.status() {
+                            mcp_sansio_runtime::meter::refused(mcp_sansio_runtime::meter::http_reason(status));
                             // Nothing else is being written in the head phase.
                             let _ = stream.try_write(&late(status));
                         }

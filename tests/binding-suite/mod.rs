@@ -40,6 +40,8 @@ mod input;
 mod logging;
 #[cfg(feature = "macros")]
 mod macros;
+#[cfg(feature = "metrics")]
+mod metered;
 #[cfg(feature = "auth")]
 mod protected;
 #[cfg(feature = "http")]

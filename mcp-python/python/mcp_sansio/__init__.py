@@ -11,7 +11,9 @@ your handlers. Logs go to the standard ``logging`` module, under ``mcp_sansio``
 (``mcp_sansio.server``, ``mcp_sansio.http``, ``mcp_sansio.client``); they stay silent until
 the application configures logging (the package's logger has a ``NullHandler``, so nothing
 reaches Python's last-resort handler on stderr), and errors still reach the peer as
-JSON-RPC errors or ``isError`` results.
+JSON-RPC errors or ``isError`` results. Traces and metrics go through OpenTelemetry
+(or ``prometheus_client``) when installed (:mod:`mcp_sansio.observe`); middleware wraps
+every request (``Server.middleware``, ``Client.middleware``).
 
 The import name is ``mcp_sansio`` (the distribution ``mcp-sansio``), so it installs side by
 side with the official SDK's ``mcp`` package.

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from . import _typed
+from . import _typed, observe
 from ._core import INTERNAL_ERROR, METHOD_NOT_FOUND, ServerSession
 from .errors import LocalProtocolError, McpError
 from .types import ReadResourceResult
@@ -120,6 +120,9 @@ class Context:
     sent at once and return a done awaitable (:class:`Sent`): call them with or without
     ``await``.
 
+    What is asked: :attr:`method`, :attr:`name`, :attr:`arguments`, :attr:`request_id`
+    (what a middleware reads; see :attr:`Server.middleware <mcp_sansio.aio.Server.middleware>`).
+
     Who is calling (read-only): :attr:`principal` (the verified access token's subject,
     client id, scopes and claims on a protected server; ``None`` otherwise), :attr:`headers`
     (the HTTP request's, ``None`` on stdio), :attr:`meta` (the request's ``_meta``),
@@ -127,11 +130,31 @@ class Context:
     :attr:`era`, :attr:`session_id` (a 2025-wire HTTP session's ``Mcp-Session-Id``).
     """
 
-    __slots__ = ("_dispatcher", "request_id", "_cancelled", "task_id", "_waiting", "_lock", "request_info", "_headers")
+    __slots__ = (
+        "_dispatcher", "request_id", "_cancelled", "task_id", "_waiting", "_lock", "request_info", "_headers",
+        "method", "name", "arguments",
+    )
 
-    def __init__(self, dispatcher: "Dispatcher", request_id: int, info: Any = None) -> None:
+    def __init__(
+        self,
+        dispatcher: "Dispatcher",
+        request_id: int,
+        info: Any = None,
+        method: str = "",
+        name: Optional[str] = None,
+        arguments: Optional[Dict[str, Any]] = None,
+    ) -> None:
         self._dispatcher = dispatcher
         self.request_id = request_id
+        self.method = method
+        """The request's method: ``tools/call``, ``resources/read``, ``prompts/get`` or
+        ``completion/complete``."""
+        self.name = name
+        """The tool's or prompt's name, the resource's URI (``None`` for a completion)."""
+        self.arguments: Dict[str, Any] = arguments if arguments is not None else {}
+        """What the handler is called with: a tool's or prompt's arguments, a resource
+        template's variables, a completion's ``ref``/``argument``/``context``. A middleware
+        may change it before ``call_next``."""
         self._cancelled = False
         self.task_id: Optional[int] = None
         """The task the request became (:meth:`run_as_task`), else ``None``."""
@@ -463,14 +486,43 @@ class Handler:
         self.mime_type = mime_type
 
 
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(type(fn), "__call__", None))
+
+
+def _middleware_step(
+    mw: Any, nxt: Callable[[Context], Awaitable[Any]], shape, loop: asyncio.AbstractEventLoop
+) -> Callable[[Context], Awaitable[Any]]:
+    """One middleware as a step of the chain: ``async def mw(ctx, call_next)`` awaits
+    ``call_next(ctx)``; a plain ``def mw(ctx, call_next)`` runs in a worker thread, where
+    ``call_next(ctx)`` blocks until the rest of the chain answered."""
+    if _is_async(mw):
+
+        async def step(ctx: Context) -> Any:
+            return shape(await mw(ctx, nxt))
+
+        return step
+
+    def call_next(ctx: Context) -> Any:
+        return asyncio.run_coroutine_threadsafe(nxt(ctx), loop).result()
+
+    async def sync_step(ctx: Context) -> Any:
+        value = await loop.run_in_executor(None, contextvars.copy_context().run, mw, ctx, call_next)
+        return shape(value)
+
+    return sync_step
+
+
 class Dispatcher:
     """Runs the handler each routed event carries (the session's catalog routed it, and
     holds the handler beside the entry); ``flush`` writes what the session queued (bytes to
     a pipe, or pieces of HTTP responses)."""
 
-    def __init__(self, session: Any, flush: Callable[[], None]) -> None:
+    def __init__(self, session: Any, flush: Callable[[], None], middleware: Optional[List[Any]] = None) -> None:
         self.session = session
         self.flush = flush
+        #: The server's middleware (its live list: the first is the outermost)
+        self.middleware: List[Any] = middleware if middleware is not None else []
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         self.running: Dict[int, "asyncio.Future[Any]"] = {}
@@ -504,7 +556,10 @@ class Dispatcher:
             kind = type(event)
             if kind is ToolCall:
                 what = f'tools/call "{event.name}"'
-                self._start(event.request_id, event.handler, event.arguments, _content_result, what=what, info=event.info)
+                self._start(
+                    event.request_id, event.handler, event.arguments, _content_result, what=what, info=event.info,
+                    method="tools/call", target=event.name,
+                )
             elif kind is ResourceRead:
                 what = f'resources/read "{event.uri}"'
                 handler = event.handler
@@ -518,10 +573,15 @@ class Dispatcher:
                     uri=uri,
                     what=what,
                     info=event.info,
+                    method="resources/read",
+                    target=uri,
                 )
             elif kind is PromptGet:
                 what = f'prompts/get "{event.name}"'
-                self._start(event.request_id, event.handler, dict(event.arguments), _prompt_result, what=what, info=event.info)
+                self._start(
+                    event.request_id, event.handler, dict(event.arguments), _prompt_result, what=what, info=event.info,
+                    method="prompts/get", target=event.name,
+                )
             elif kind is CompletionRequest:
                 handler = event.handler
                 p = event.params
@@ -531,7 +591,8 @@ class Dispatcher:
                     "context": p.get("context"),
                 }
                 self._start(
-                    event.request_id, handler, args, _completion_result, what="completion/complete", info=event.info
+                    event.request_id, handler, args, _completion_result, what="completion/complete", info=event.info,
+                    method="completion/complete",
                 )
             elif kind is Ready:
                 self._announced = True
@@ -568,6 +629,9 @@ class Dispatcher:
 
     def _refuse(self, request_id: int, what: str, code: int, message: str) -> None:
         log.warning("%s (request %d) refused: %s (code %d)", what, request_id, message, code)
+        metrics = observe._get_metrics()
+        if metrics is not None:
+            metrics.refused("method_not_found" if code == METHOD_NOT_FOUND else str(code))
         self.session.respond_error(request_id, code, message)
 
     def _ended(self, request_id: int, outcome: str, level: int = logging.DEBUG) -> None:
@@ -599,6 +663,8 @@ class Dispatcher:
         shape,
         what: str = "request",
         info: Any = None,
+        method: str = "",
+        target: Optional[str] = None,
         **extra,
     ) -> None:
         if handler is None:
@@ -612,13 +678,21 @@ class Dispatcher:
                 log.info("session started: 2026 era (no handshake; each request names its version)")
         self.started[request_id] = (what, time.monotonic())
         log.debug("%s (request %d) started", what, request_id)
-        if handler.context_param is not None:
-            ctx = Context(self, request_id, info)
+        middleware = self.middleware
+        if middleware:
+            # The middleware and the handler share one Context; the handler's keyword
+            # arguments are made from its `arguments` when the chain reaches it.
+            ctx = Context(self, request_id, info, method, target, kwargs)
             self.contexts[request_id] = ctx
-            kwargs[handler.context_param] = ctx
-        if handler.meta == "uri" and "uri" in extra:
-            kwargs["uri"] = extra["uri"]
-        coro = self._run(request_id, handler, kwargs, shape)
+            coro = self._run(request_id, handler, kwargs, shape, method, target, info, ctx, extra.get("uri"))
+        else:
+            if handler.context_param is not None:
+                ctx = Context(self, request_id, info, method, target, dict(kwargs))
+                self.contexts[request_id] = ctx
+                kwargs[handler.context_param] = ctx
+            if handler.meta == "uri" and "uri" in extra:
+                kwargs["uri"] = extra["uri"]
+            coro = self._run(request_id, handler, kwargs, shape, method, target, info)
         if _EAGER:
             # 3.12+: the handler runs at once, as a real task, until its first suspension;
             # one that never suspends finishes without a trip through the event loop.
@@ -629,56 +703,149 @@ class Dispatcher:
             task = self.loop.create_task(coro)
         self.running[request_id] = task
 
-    async def _run(self, request_id: int, handler: Handler, kwargs: Dict[str, Any], shape) -> None:
-        session = self.session
+    async def _call_handler(self, handler: Handler, kwargs: Dict[str, Any]) -> Any:
+        if handler.is_async:
+            return await handler.fn(**kwargs)
+        # In the context of the handler's task (a copy of the one the request arrived in):
+        # context variables an ASGI middleware set (and the request's trace span) reach plain
+        # `def` handlers too.
+        return await self.loop.run_in_executor(
+            None, contextvars.copy_context().run, functools.partial(handler.fn, **kwargs)
+        )
+
+    def _chain(self, handler: Handler, shape, uri: Optional[str]) -> Callable[[Context], Awaitable[Any]]:
+        """The middleware chain around the handler: a function of the Context that runs
+        the first middleware (which calls the next, ..., the handler)."""
+
+        async def innermost(ctx: Context) -> Any:
+            kwargs = dict(ctx.arguments)
+            if handler.context_param is not None:
+                kwargs[handler.context_param] = ctx
+            if handler.meta == "uri" and uri is not None:
+                kwargs["uri"] = uri
+            try:
+                value = await self._call_handler(handler, kwargs)
+            except McpError:
+                raise
+            except Exception as e:
+                if shape is not _content_result:
+                    raise
+                # A failing tool is a tool error, which the middleware sees as a result.
+                self._tool_failed(ctx.request_id, e)
+                return {"content": [{"type": "text", "text": str(e) or type(e).__name__}], "isError": True}
+            return shape(value)
+
+        step: Callable[[Context], Awaitable[Any]] = innermost
+        for mw in reversed(self.middleware):
+            step = _middleware_step(mw, step, shape, self.loop)
+        return step
+
+    def _tool_failed(self, request_id: int, e: BaseException) -> None:
+        what = self.started.get(request_id, ("request",))[0]
+        # The exception's words may quote arguments: they and the traceback go at DEBUG.
+        log.error("%s (request %d) raised %s", what, request_id, type(e).__name__)
+        log.debug("%s (request %d) raised", what, request_id, exc_info=True)
+
+    async def _run(
+        self,
+        request_id: int,
+        handler: Handler,
+        kwargs: Dict[str, Any],
+        shape,
+        method: str = "",
+        target: Optional[str] = None,
+        info: Any = None,
+        ctx: Optional[Context] = None,
+        uri: Optional[str] = None,
+    ) -> None:
+        span = None
+        if observe.TRACING:
+            span = observe.server_span(
+                method, target, None if info is None else info.meta, request_id, info
+            )
+        metrics = observe._get_metrics()
+        if span is None and metrics is None:
+            await self._answer(request_id, handler, kwargs, shape, ctx, uri)
+            return
+        if metrics is not None:
+            metrics.started(method)
+        since = time.monotonic()
+        outcome: Tuple[str, Optional[int], Optional[str]] = ("cancelled", None, None)
         try:
-            if handler.is_async:
-                value = await handler.fn(**kwargs)
+            outcome = await self._answer(request_id, handler, kwargs, shape, ctx, uri)
+        finally:
+            if span is not None:
+                span.end(*outcome)
+            if metrics is not None:
+                try:
+                    metrics.ended(
+                        method, target if method == "tools/call" else None, outcome[0], outcome[1],
+                        time.monotonic() - since,
+                    )
+                except Exception:
+                    pass
+
+    async def _answer(
+        self,
+        request_id: int,
+        handler: Handler,
+        kwargs: Dict[str, Any],
+        shape,
+        ctx: Optional[Context],
+        uri: Optional[str],
+    ) -> Tuple[str, Optional[int], Optional[str]]:
+        """Runs the handler (through the middleware, if any) and answers the request; how it
+        ended: ``(outcome, code, message)``."""
+        session = self.session
+        outcome: Tuple[str, Optional[int], Optional[str]] = ("ok", None, None)
+        try:
+            if ctx is not None:
+                result = await self._chain(handler, shape, uri)(ctx)
+                result = shape(result)
             else:
-                # In the context of the handler's task (a copy of the one the request
-                # arrived in): context variables an ASGI middleware set reach plain `def`
-                # handlers too.
-                value = await self.loop.run_in_executor(
-                    None, contextvars.copy_context().run, functools.partial(handler.fn, **kwargs)
-                )
-            result = shape(value)
+                result = shape(await self._call_handler(handler, kwargs))
         except asyncio.CancelledError:
             self._ended(request_id, "cancelled")
             self._done(request_id)
-            return
+            return ("cancelled", None, None)
         except _Suspended:
             self._ended(request_id, "input required (the client retries with the answers)")
             self._done(request_id)
             self.flush()
-            return
+            return ("input_required", None, None)
         except McpError as e:
             self._ended(request_id, f"refused with code {e.code}", logging.WARNING)
             self._done(request_id)
             session.respond_error(request_id, e.code, e.message, e.data)
             self.flush()
-            return
+            return ("error", e.code, e.message)
         except Exception as e:  # a failing tool is a tool error, not a protocol error
-            what = self.started.get(request_id, ("request",))[0]
-            # The exception's words may quote arguments: they and the traceback go at DEBUG.
-            log.error("%s (request %d) raised %s", what, request_id, type(e).__name__)
-            log.debug("%s (request %d) raised", what, request_id, exc_info=True)
-            if shape is _content_result:
+            if shape is _content_result and ctx is None:
+                self._tool_failed(request_id, e)
                 self._ended(request_id, "failed (an isError result)")
                 result = {"content": [{"type": "text", "text": str(e) or type(e).__name__}], "isError": True}
             else:
+                # A handler other than a tool's, or a middleware, raised: -32603.
+                what = self.started.get(request_id, ("request",))[0]
+                log.error("%s (request %d) raised %s", what, request_id, type(e).__name__)
+                log.debug("%s (request %d) raised", what, request_id, exc_info=True)
                 self._ended(request_id, "failed (internal error)")
                 self._done(request_id)
                 session.respond_error(request_id, INTERNAL_ERROR, str(e) or type(e).__name__)
                 self.flush()
-                return
+                return ("error", INTERNAL_ERROR, str(e) or type(e).__name__)
         else:
             self._ended(request_id, "answered")
+        if isinstance(result, dict) and result.get("isError") is True:
+            outcome = ("tool_error", None, None)
         self._done(request_id)
         try:
             session.respond(request_id, result)
         except (ValueError, TypeError) as e:
             session.respond_error(request_id, INTERNAL_ERROR, f"invalid result: {e}")
+            outcome = ("error", INTERNAL_ERROR, "invalid result")
         self.flush()
+        return outcome
 
     def _done(self, request_id: int) -> None:
         """Forgets a handler run that ended."""

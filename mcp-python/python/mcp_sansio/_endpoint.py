@@ -16,6 +16,7 @@ import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._core import HttpServer, JwtVerifier, Principal, ResourceServer
+from . import observe
 from ._dispatch import Dispatcher
 from .errors import LocalProtocolError
 
@@ -65,6 +66,27 @@ def principal_of(value: Any) -> Optional[Principal]:
     )
 
 
+_REFUSALS = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "unknown_session",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "overloaded",
+    503: "overloaded",
+}
+
+
+def refused_metric(status: int) -> None:
+    """Counts an HTTP refusal in ``mcp.server.refusals`` (by reason) when metrics are on."""
+    metrics = observe._get_metrics()
+    if metrics is not None:
+        metrics.refused(_REFUSALS.get(status, f"http_{status}"))
+
+
 class Protection:
     """A protected endpoint's gate: the resource server's rules (the metadata document,
     401 and 403 with their challenges) and the application's token verifier, run for every
@@ -103,12 +125,14 @@ class Protection:
         if gate[0] == "complete":
             if gate[1] >= 400:
                 log.info("%s %s refused with HTTP %d: no bearer token", method, path, gate[1])
+                refused_metric(gate[1])
             return gate
         granted = await self.verify(gate[1])
         refused = self.rules.verdict(granted)
         if refused is not None:
             reason = granted if isinstance(granted, str) else "the token lacks a required scope"
             log.info("%s refused with HTTP %d: %s", method, refused[1], reason)
+            refused_metric(refused[1])
             return refused
         return granted
 
@@ -156,7 +180,7 @@ class Endpoint:
         self.max_buffered = self.core.max_unwritten
         self.loop = asyncio.get_running_loop()
         self.sinks: Dict[int, Sink] = {}
-        self.dispatcher = Dispatcher(self.core, self.pump)
+        self.dispatcher = Dispatcher(self.core, self.pump, server.middleware)
         self._pumping = False
         self._dirty = False
         self._timer: Optional[asyncio.TimerHandle] = None
@@ -225,6 +249,7 @@ class Endpoint:
             if status >= 400:
                 # The rules' reason is the JSON-RPC error's message (no header values).
                 log.warning("%s refused with HTTP %d: %s", method, status, _reason(reply[3]))
+                refused_metric(status)
             elif log.isEnabledFor(logging.DEBUG):
                 log.debug("%s answered with HTTP %d", method, status)
         elif log.isEnabledFor(logging.DEBUG):

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import h11
 
+from . import observe
 from ._endpoint import Endpoint, Piece, Sink
 
 MAX_HEAD = 64 * 1024
@@ -422,7 +423,15 @@ async def serve_http(
                     handshake_timeout,
                 )
             writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-            await front.serve(reader, writer, accepted)
+            metrics = observe._get_metrics()
+            if metrics is None:
+                await front.serve(reader, writer, accepted)
+            else:
+                metrics.session("http", 1)
+                try:
+                    await front.serve(reader, writer, accepted)
+                finally:
+                    metrics.session("http", -1)
         except asyncio.CancelledError:
             if writer is not None:
                 writer.close()

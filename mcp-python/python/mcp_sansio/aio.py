@@ -16,10 +16,11 @@ import signal
 import ssl
 import sys
 import threading
+import time
 import weakref
 from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _schema, _typed
+from . import _schema, _typed, observe
 from ._core import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -37,7 +38,7 @@ from ._core import (
     resource_updated_signal,
 )
 from ._connection import _ClientConnection, _Connection
-from ._dispatch import Context, Dispatcher, Handler, Headers
+from ._dispatch import Context, Dispatcher, Handler, Headers, _middleware_step
 from ._typed import ElicitResult
 from .types import (
     CallToolResult,
@@ -86,6 +87,7 @@ __all__ = [
     "Principal",
     "JwtVerifier",
     "Headers",
+    "OutboundRequest",
 ]
 
 _log = logging.getLogger("mcp_sansio.server")
@@ -165,6 +167,9 @@ class Server:
     a caller without them gets 403 with the ``insufficient_scope`` step-up challenge, over
     stdio the JSON-RPC error -32003; ``hide_forbidden=True`` leaves such entries out of the
     caller's lists. A task is visible only to the principal that created it.
+
+    Around every request: ``middleware`` (see :attr:`middleware` and :meth:`use`). Traces
+    and metrics: :mod:`mcp_sansio.observe` (OpenTelemetry when installed; nothing to set up).
     """
 
     def __init__(
@@ -189,6 +194,7 @@ class Server:
         authorization_server: Optional[str] = None,
         required_scopes: Optional[Sequence[str]] = None,
         hide_forbidden: bool = False,
+        middleware: Optional[Sequence[Callable[..., Any]]] = None,
     ) -> None:
         if auth is not None and not callable(auth):
             raise TypeError(f"auth must be a JwtVerifier or a function of the token, not {type(auth).__name__}")
@@ -234,6 +240,36 @@ class Server:
         #: its handler (the core's catalog; requests routed to an entry carry its handler)
         self.catalog = Catalog()
         self._config: Optional[ServerConfig] = None
+        #: The middleware around every request the application handles (``tools/call``,
+        #: ``resources/read``, ``prompts/get``, ``completion/complete``), over every
+        #: transport and in both eras; the first is the outermost. Each is
+        #: ``async def mw(ctx, call_next)`` (or a plain ``def``, run in a worker thread,
+        #: whose ``call_next(ctx)`` blocks): ``ctx`` is the request's :class:`Context` (the
+        #: one the handler gets: :attr:`~Context.method`, :attr:`~Context.name`,
+        #: :attr:`~Context.arguments`, :attr:`~Context.principal`, :attr:`~Context.headers`,
+        #: :attr:`~Context.meta`, ...). It returns ``await call_next(ctx)`` (the result
+        #: dict, a tool's failure as an ``isError`` result), a result of its own (shaped as
+        #: the handler's return value is), or raises :class:`McpError` to answer with that
+        #: error; any other exception answers the request with -32603 (the server goes
+        #: on). Append to it (or use :meth:`use`) at any time; an empty list costs nothing.
+        self.middleware: List[Callable[..., Any]] = list(middleware or [])
+
+    def use(self, middleware: Callable[..., Any]) -> Callable[..., Any]:
+        """Adds a middleware after (inside) the ones already there; returns it, so it
+        works as a decorator::
+
+            @server.use
+            async def audit(ctx, call_next):
+                started = time.monotonic()
+                result = await call_next(ctx)
+                log.info("%s %s by %s: %.1f ms", ctx.method, ctx.name,
+                         ctx.principal, (time.monotonic() - started) * 1000)
+                return result
+        """
+        if not callable(middleware):
+            raise TypeError(f"a middleware is a function (ctx, call_next), not {type(middleware).__name__}")
+        self.middleware.append(middleware)
+        return middleware
 
     # --- registration --------------------------------------------------------------------
 
@@ -748,8 +784,11 @@ class ServerConnection(_Connection):
         if principal is not None:
             self.session.set_principal(principal)
         self.server = server
-        self.dispatcher = Dispatcher(self.session, self.pump)
+        self.dispatcher = Dispatcher(self.session, self.pump, server.middleware)
         server._live.add(self)
+        self._metrics = observe._get_metrics()
+        if self._metrics is not None:
+            self._metrics.session("stdio", 1)
 
     def handle_events(self) -> None:
         self.dispatcher.drain()
@@ -798,6 +837,9 @@ class ServerConnection(_Connection):
         self.server._live.discard(self)
         self.dispatcher.cancel_all()
         self.dispatcher.closed.set()
+        metrics, self._metrics = self._metrics, None
+        if metrics is not None:
+            metrics.session("stdio", -1)
 
     async def wait_closed(self) -> None:
         """Waits until the client closed the connection and every handler finished."""
@@ -831,6 +873,36 @@ def _signal_status(number: int) -> str:
         return f"signal: {number}"
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _tool_of(method: str, params: Any) -> Optional[str]:
+    if method == "tools/call" and isinstance(params, dict):
+        name = params.get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+class OutboundRequest:
+    """A request a :class:`Client` is about to send, as its middleware sees it:
+    :attr:`method`, :attr:`params` (what the call was given, for reading: ``name`` and
+    ``arguments`` of a ``tools/call``, ...), :attr:`meta` (entries to add to the request's
+    ``params._meta``; the request's own entries win) and :attr:`attempt` (how many times
+    ``call_next`` sent it before: 0 the first time)."""
+
+    __slots__ = ("method", "params", "meta", "attempt")
+
+    def __init__(self, method: str, params: Any) -> None:
+        self.method = method
+        self.params: Dict[str, Any] = params if isinstance(params, dict) else {}
+        self.meta: Dict[str, Any] = {}
+        self.attempt = 0
+
+    def __repr__(self) -> str:
+        return f"OutboundRequest({self.method!r}, {self.params!r})"
+
+
 class Client:
     """An MCP client on asyncio; make one with :meth:`connect_stdio`, :meth:`connect_http`
     or :meth:`connect_in_process`, and use it as an async context manager::
@@ -855,6 +927,10 @@ class Client:
     ``max_message_size`` (bytes, 64 MiB by default) is the one limit on a message from the
     server, over stdio and HTTP alike: a larger answer fails its call at once with
     :class:`InvalidResult` naming its size and the limit, instead of at the timeout.
+
+    ``middleware``: functions around every request sent (see :attr:`middleware`). With
+    OpenTelemetry installed each request runs in a ``CLIENT`` span and carries the trace
+    context in its ``_meta`` (:mod:`mcp_sansio.observe`).
     """
 
     def __init__(
@@ -871,6 +947,7 @@ class Client:
         capabilities: Optional[Dict[str, Any]] = None,
         tasks: bool = False,
         max_message_size: Optional[int] = None,
+        middleware: Optional[Sequence[Callable[..., Any]]] = None,
     ) -> None:
         caps = dict(capabilities or {})
         if on_elicit is not None:
@@ -905,6 +982,14 @@ class Client:
         self._closer: Optional[Callable[[], Awaitable[None]]] = None
         self._tasks: set = set()
         self.server: Optional[Ready] = None
+        #: The middleware around every request this client sends; the first is the
+        #: outermost. Each is ``async def mw(request, call_next)`` (or a plain ``def``, run
+        #: in a worker thread, whose ``call_next`` blocks): ``request`` is an
+        #: :class:`OutboundRequest` (``method``, ``params``, ``meta``: ``_meta`` entries to
+        #: add); it returns ``await call_next(request)`` (the result dict; an error answer
+        #: raises :class:`McpError`), a result of its own, or raises. Calling ``call_next``
+        #: again sends the request again (a retry). An empty list costs nothing.
+        self.middleware: List[Callable[..., Any]] = list(middleware or [])
 
     # --- connecting ----------------------------------------------------------------------
 
@@ -1290,6 +1375,58 @@ class Client:
                 self._conn.pump()
             raise
 
+    async def _send(
+        self,
+        method: str,
+        params: Any,
+        send: Callable[[], int],
+        headers: Sequence[Tuple[str, str]] = (),
+        progress: Optional[ProgressCallback] = None,
+        task_status: Optional["TaskStatusCallback"] = None,
+    ) -> Any:
+        """Sends a request (``send`` makes it in the session, returns its id) and waits for
+        its result: through the middleware, in a trace span, measured, when any is on."""
+        metrics = observe._get_metrics()
+        if not self.middleware and not observe.TRACING and metrics is None:
+            return await self._call(self._sent_with(send(), list(headers)), progress, task_status)
+
+        async def innermost(request: OutboundRequest) -> Any:
+            meta = dict(request.meta)
+            span = observe.client_span(request.method, request.params) if observe.TRACING else None
+            if span is not None:
+                for key, value in span.meta.items():
+                    meta.setdefault(key, value)
+            since = time.monotonic()
+            try:
+                if meta:
+                    self.session.set_request_meta(meta)
+                    try:
+                        rid = send()
+                    finally:
+                        self.session.set_request_meta(None)
+                else:
+                    rid = send()
+                request.attempt += 1
+                result = await self._call(self._sent_with(rid, list(headers)), progress, task_status)
+            except BaseException as e:
+                if span is not None:
+                    span.end(e)
+                if metrics is not None:
+                    outcome = "cancelled" if isinstance(e, asyncio.CancelledError) else "error"
+                    metrics.client_ended(method, _tool_of(method, request.params), outcome, time.monotonic() - since)
+                raise
+            if span is not None:
+                span.end()
+            if metrics is not None:
+                outcome = "tool_error" if isinstance(result, dict) and result.get("isError") is True else "ok"
+                metrics.client_ended(method, _tool_of(method, request.params), outcome, time.monotonic() - since)
+            return result
+
+        step: Callable[[Any], Awaitable[Any]] = innermost
+        for mw in reversed(self.middleware):
+            step = _middleware_step(mw, step, _same, self._conn.loop)
+        return await step(OutboundRequest(method, params))
+
     def _check_open(self) -> None:
         if self._closed_reason is not None:
             raise ConnectionClosed(self._closed_reason)
@@ -1323,8 +1460,10 @@ class Client:
         :meth:`connect_http`)."""
         self._check_open()
         extra = self._headers(headers)
-        rid = self.session.send_request(method, params, timeout=timeout)
-        return result_for(method, await self._call(self._sent_with(rid, extra)))
+        return result_for(
+            method,
+            await self._send(method, params, lambda: self.session.send_request(method, params, timeout=timeout), extra),
+        )
 
     async def call_tool(
         self,
@@ -1352,70 +1491,74 @@ class Client:
         """
         self._check_open()
         extra = self._headers(headers)
-        rid = self.session.call_tool(
-            name,
-            arguments,
-            progress=progress_callback is not None,
-            timeout=timeout,
-            as_task=as_task,
-            task_ttl=task_ttl,
-        )
-        return CallToolResult(await self._call(self._sent_with(rid, extra), progress_callback, on_task_status))
+
+        def send() -> int:
+            return self.session.call_tool(
+                name,
+                arguments,
+                progress=progress_callback is not None,
+                timeout=timeout,
+                as_task=as_task,
+                task_ttl=task_ttl,
+            )
+
+        params = {"name": name, "arguments": arguments or {}}
+        return CallToolResult(await self._send("tools/call", params, send, extra, progress_callback, on_task_status))
 
     async def list_tools(self, cursor: Optional[str] = None) -> ListToolsResult:
         """``tools/list`` (one page; ``nextCursor`` names the next)."""
         self._check_open()
-        return ListToolsResult(await self._call(self.session.list_tools(cursor)))
+        return ListToolsResult(await self._send("tools/list", {"cursor": cursor} if cursor else {}, lambda: self.session.list_tools(cursor)))
 
     async def list_resources(self, cursor: Optional[str] = None) -> ListResourcesResult:
         """``resources/list``"""
         self._check_open()
-        return ListResourcesResult(await self._call(self.session.list_resources(cursor)))
+        return ListResourcesResult(await self._send('resources/list', {"cursor": cursor} if cursor else {}, lambda: self.session.list_resources(cursor)))
 
     async def list_resource_templates(self, cursor: Optional[str] = None) -> ListResourceTemplatesResult:
         """``resources/templates/list``"""
         self._check_open()
-        return ListResourceTemplatesResult(await self._call(self.session.list_resource_templates(cursor)))
+        return ListResourceTemplatesResult(await self._send('resources/templates/list', {"cursor": cursor} if cursor else {}, lambda: self.session.list_resource_templates(cursor)))
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """``resources/read``"""
         self._check_open()
-        return ReadResourceResult(await self._call(self.session.read_resource(uri)))
+        return ReadResourceResult(await self._send('resources/read', {"uri": uri}, lambda: self.session.read_resource(uri)))
 
     async def list_prompts(self, cursor: Optional[str] = None) -> ListPromptsResult:
         """``prompts/list``"""
         self._check_open()
-        return ListPromptsResult(await self._call(self.session.list_prompts(cursor)))
+        return ListPromptsResult(await self._send('prompts/list', {"cursor": cursor} if cursor else {}, lambda: self.session.list_prompts(cursor)))
 
     async def get_prompt(self, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
         """``prompts/get``"""
         self._check_open()
-        return GetPromptResult(await self._call(self.session.get_prompt(name, arguments)))
+        return GetPromptResult(await self._send('prompts/get', {"name": name, "arguments": arguments or {}}, lambda: self.session.get_prompt(name, arguments)))
 
     async def complete(self, ref: Dict[str, Any], argument: Dict[str, Any], context: Optional[Dict[str, Any]] = None) -> CompleteResult:
         """``completion/complete``"""
         self._check_open()
-        return CompleteResult(await self._call(self.session.complete(ref, argument, context)))
+        return CompleteResult(await self._send('completion/complete', {"ref": ref, "argument": argument, "context": context}, lambda: self.session.complete(ref, argument, context)))
 
     async def ping(self) -> None:
         """``ping``"""
         self._check_open()
-        await self._call(self.session.ping())
+        await self._send('ping', {}, lambda: self.session.ping())
 
     async def set_logging_level(self, level: str) -> None:
         """``logging/setLevel`` (legacy era)"""
         self._check_open()
-        await self._call(self.session.set_logging_level(level))
+        await self._send('logging/setLevel', {"level": level}, lambda: self.session.set_logging_level(level))
 
     async def subscribe_resource(self, uri: str) -> None:
         """``resources/subscribe`` (legacy era; :meth:`listen` works in both eras)"""
         self._check_open()
-        await self._call(self.session.subscribe_resource(uri))
+        await self._send('resources/subscribe', {"uri": uri}, lambda: self.session.subscribe_resource(uri))
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """``resources/unsubscribe`` (legacy era)"""
         self._check_open()
-        await self._call(self.session.unsubscribe_resource(uri))
+        await self._send('resources/unsubscribe', {"uri": uri}, lambda: self.session.unsubscribe_resource(uri))
 
     def listen(
         self,

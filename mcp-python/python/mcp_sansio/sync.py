@@ -46,6 +46,8 @@ class _Loop:
         self.thread.start()
 
     def run(self, coro: Any, timeout: Optional[float] = None) -> Any:
+        # run_coroutine_threadsafe schedules the task in a copy of this thread's context:
+        # the caller's trace context (its current span) goes along to the loop's thread.
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return future.result(timeout)

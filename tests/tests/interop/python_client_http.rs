@@ -92,10 +92,33 @@ fn python_client_to_axum_app(mode: &str, version: &str) {
     command.arg(peer_script("py_client.py")).arg(mode).arg(&url);
     run_python_client(command, version);
     assert_eq!(health(&url), "ok", "GET /health after the MCP session");
+    // The app's `GET /metrics` (Prometheus' text format) timed the client's calls.
+    let metrics = get(&url, "/metrics");
+    let echo = "mcp_server_operation_duration_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",outcome=\"ok\"} ";
+    let line = metrics.lines().find(|l| l.starts_with(echo));
+    let count: u64 = line
+        .and_then(|l| l[echo.len()..].trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count of echo calls in /metrics:\n{metrics}"));
+    assert!(count >= 1, "{metrics}");
+    for series in [
+        "mcp_bytes_received{transport=\"http\"}",
+        "mcp_server_sessions_active ",
+        "mcp_server_requests_active{mcp_method_name=\"tools/call\"}",
+    ] {
+        assert!(
+            metrics.contains(series),
+            "no {series} in /metrics:\n{metrics}"
+        );
+    }
 }
 
 /// The body of `GET /health` on the app serving `mcp_url`
 fn health(mcp_url: &str) -> String {
+    get(mcp_url, "/health")
+}
+
+/// The body of `GET path` on the app serving `mcp_url` (a 200 answer)
+fn get(mcp_url: &str, path: &str) -> String {
     use std::io::{Read, Write};
     let authority = mcp_url
         .trim_start_matches("http://")
@@ -108,7 +131,7 @@ fn health(mcp_url: &str) -> String {
         .unwrap();
     write!(
         stream,
-        "GET /health HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();

@@ -1,0 +1,378 @@
+"""Traces and metrics: OpenTelemetry when it is installed, nothing when it is not.
+
+**Traces** (SEP-414). When ``opentelemetry-api`` is importable (``pip install
+mcp-sansio[otel]``), every request a :class:`~mcp_sansio.aio.Client` (or
+:class:`~mcp_sansio.sync.Client`) sends runs in a ``CLIENT`` span named
+``"{method} {target}"`` (``"tools/call echo"``) and carries the current trace context in its
+``params._meta`` (``traceparent``, ``tracestate``, ``baggage``: whatever the global
+propagator, W3C by default, writes), merged with the ``_meta`` already there (a
+``traceparent`` you set yourself is kept). Every request a server's application handles
+(``tools/call``, ``resources/read``, ``prompts/get``, ``completion/complete``) runs in a
+``SERVER`` span of the same name whose parent is the context extracted from the request's
+``_meta``; what the handler does (its own spans, logs with trace ids) is inside it.
+Malformed values are ignored (the span then continues the ambient context). Spans go to the
+global tracer provider (``opentelemetry.trace.set_tracer_provider``), or the one given to
+:func:`configure`. Without OpenTelemetry nothing is imported, nothing is added to
+``_meta``, and a request pays one ``if``.
+
+**Metrics**, in the OpenTelemetry MCP semantic conventions' names (Prometheus's in
+parentheses):
+
+- ``mcp.server.operation.duration`` (``mcp_server_operation_duration_seconds``), a histogram
+  in seconds of the requests a server's application handled, by ``mcp.method.name``,
+  ``gen_ai.tool.name``, ``outcome`` (``ok``, ``error``, ``tool_error``, ``cancelled``,
+  ``input_required``) and ``error.type`` (the JSON-RPC code of an error);
+- ``mcp.server.requests.active`` (``mcp_server_requests_active``), requests in flight by
+  ``mcp.method.name``;
+- ``mcp.server.sessions.active`` (``mcp_server_sessions_active``), open connections by
+  ``transport``: ``stdio`` (byte-stream connections, in-process ones too) and ``http`` (the
+  TCP connections of ``serve_http``);
+- ``mcp.server.refusals`` (``mcp_server_refusals_total``), refused requests by ``reason``:
+  ``method_not_found`` (no handler), and over HTTP ``unauthorized``, ``forbidden``,
+  ``too_large``, ``overloaded``, ``unknown_session``, ``bad_request``, ... (the status);
+- ``mcp.client.operation.duration`` (``mcp_client_operation_duration_seconds``), a histogram
+  of the requests a client sent, by ``mcp.method.name``, ``gen_ai.tool.name``, ``outcome``.
+
+The OpenTelemetry metrics API is the primary backend: the same dependency as
+the traces, the names other MCP SDKs use, and the application picks the exporter with its
+``MeterProvider`` (OTLP, Prometheus, console, ...). When OpenTelemetry is not installed but
+``prometheus_client`` is, the instruments are ``prometheus_client`` ones in its default
+registry (serve them with ``prometheus_client.start_http_server``). ``configure(metrics=
+"prometheus")`` picks it even with OpenTelemetry installed; ``metrics="off"`` turns metrics
+off. With neither installed, nothing is recorded and nothing is imported.
+"""
+
+from typing import Any, Dict, Optional
+
+__all__ = ["configure", "tracing_enabled", "metrics_backend", "TRACE_KEYS"]
+
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+"""The ``_meta`` keys SEP-414 reserves for the trace context."""
+
+try:  # Traces: only when the OpenTelemetry API is installed.
+    from opentelemetry import context as _otel_context
+    from opentelemetry import propagate as _propagate
+    from opentelemetry import trace as _trace
+    from opentelemetry.trace import SpanKind as _SpanKind
+    from opentelemetry.trace import StatusCode as _StatusCode
+except ImportError:  # pragma: no cover - exercised by the "not installed" test
+    _trace = None
+
+TRACING: bool = _trace is not None
+"""Whether requests are traced (OpenTelemetry importable, not turned off)."""
+
+_tracer_provider: Any = None
+_tracer: Any = None
+
+
+def tracing_enabled() -> bool:
+    """Whether requests are traced: ``opentelemetry-api`` is installed and
+    :func:`configure` did not turn tracing off."""
+    return TRACING
+
+
+def _get_tracer() -> Any:
+    global _tracer
+    if _tracer is None:
+        provider = _tracer_provider
+        if provider is None:
+            _tracer = _trace.get_tracer("mcp_sansio")
+        else:
+            _tracer = provider.get_tracer("mcp_sansio")
+    return _tracer
+
+
+def _target(method: str, params: Any) -> Optional[str]:
+    if isinstance(params, dict):
+        if method in ("tools/call", "prompts/get"):
+            name = params.get("name")
+            return name if isinstance(name, str) else None
+        if method == "resources/read":
+            uri = params.get("uri")
+            return uri if isinstance(uri, str) else None
+    return None
+
+
+def _span_name(method: str, target: Optional[str]) -> str:
+    return f"{method} {target}" if target else method
+
+
+def _attributes(method: str, target: Optional[str]) -> Dict[str, Any]:
+    attributes: Dict[str, Any] = {"mcp.method.name": method}
+    if target is not None:
+        if method == "tools/call":
+            attributes["gen_ai.tool.name"] = target
+            attributes["gen_ai.operation.name"] = "execute_tool"
+        elif method == "prompts/get":
+            attributes["gen_ai.prompt.name"] = target
+        elif method == "resources/read":
+            attributes["mcp.resource.uri"] = target
+    return attributes
+
+
+def _extract(meta: Any) -> Any:
+    """The trace context of a request's ``_meta``, or ``None`` (absent or malformed: the
+    span continues the ambient context)."""
+    if not isinstance(meta, dict) or "traceparent" not in meta:
+        return None
+    carrier = {k: v for k, v in meta.items() if isinstance(k, str) and isinstance(v, str)}
+    try:
+        ctx = _propagate.extract(carrier)
+    except Exception:
+        return None
+    if not _trace.get_current_span(ctx).get_span_context().is_valid:
+        return None
+    return ctx
+
+
+class _ServerSpan:
+    """The span of one inbound request, current while the application runs."""
+
+    __slots__ = ("span", "token")
+
+    def __init__(self, method: str, target: Optional[str], meta: Any, request_id: Any, info: Any) -> None:
+        attributes = _attributes(method, target)
+        attributes["jsonrpc.request.id"] = str(request_id)
+        if info is not None:
+            version = info.protocol_version
+            if version:
+                attributes["mcp.protocol.version"] = version
+            session = info.session_id
+            if session:
+                attributes["mcp.session.id"] = session
+        self.span = _get_tracer().start_span(
+            _span_name(method, target),
+            context=_extract(meta),
+            kind=_SpanKind.SERVER,
+            attributes=attributes,
+        )
+        self.token = _otel_context.attach(_trace.set_span_in_context(self.span))
+
+    def end(self, outcome: str, code: Optional[int] = None, message: Optional[str] = None) -> None:
+        span = self.span
+        if outcome == "error" or outcome == "tool_error":
+            span.set_attribute("error.type", str(code) if code is not None else outcome)
+            if code is not None:
+                span.set_attribute("rpc.response.status_code", str(code))
+            span.set_status(_StatusCode.ERROR, message)
+        try:
+            _otel_context.detach(self.token)
+        except Exception:
+            pass
+        span.end()
+
+
+def server_span(method: str, target: Optional[str], meta: Any, request_id: Any, info: Any) -> Optional[_ServerSpan]:
+    """Starts the span of an inbound request (``None`` when not tracing)."""
+    if not TRACING:
+        return None
+    try:
+        return _ServerSpan(method, target, meta, request_id, info)
+    except Exception:
+        return None
+
+
+class _ClientSpan:
+    """The span of one outbound request; its context goes into the request's ``_meta``."""
+
+    __slots__ = ("span", "token", "meta")
+
+    def __init__(self, method: str, params: Any) -> None:
+        target = _target(method, params)
+        self.span = _get_tracer().start_span(
+            _span_name(method, target), kind=_SpanKind.CLIENT, attributes=_attributes(method, target)
+        )
+        self.token = _otel_context.attach(_trace.set_span_in_context(self.span))
+        carrier: Dict[str, str] = {}
+        try:
+            _propagate.inject(carrier)
+        except Exception:
+            carrier = {}
+        self.meta = carrier
+
+    def end(self, error: Optional[BaseException] = None) -> None:
+        span = self.span
+        if error is not None:
+            code = getattr(error, "code", None)
+            span.set_attribute("error.type", str(code) if isinstance(code, int) else type(error).__qualname__)
+            span.set_status(_StatusCode.ERROR, str(error))
+        try:
+            _otel_context.detach(self.token)
+        except Exception:
+            pass
+        span.end()
+
+
+def client_span(method: str, params: Any) -> Optional[_ClientSpan]:
+    """Starts the span of an outbound request (``None`` when not tracing)."""
+    if not TRACING:
+        return None
+    try:
+        return _ClientSpan(method, params)
+    except Exception:
+        return None
+
+
+# --- metrics -------------------------------------------------------------------------------
+
+
+class _Otel:
+    name = "otel"
+
+    def __init__(self, provider: Any) -> None:
+        if provider is None:
+            from opentelemetry import metrics
+
+            meter = metrics.get_meter("mcp_sansio")
+        else:
+            meter = provider.get_meter("mcp_sansio")
+        self.duration = meter.create_histogram(
+            "mcp.server.operation.duration", unit="s", description="Duration of the MCP requests a server's application handled"
+        )
+        self.active = meter.create_up_down_counter(
+            "mcp.server.requests.active", description="MCP requests the server's application is handling"
+        )
+        self.sessions = meter.create_up_down_counter(
+            "mcp.server.sessions.active", description="Open stdio connections and HTTP connections of a server"
+        )
+        self.refusals = meter.create_counter("mcp.server.refusals", description="Requests a server refused, by reason")
+        self.client = meter.create_histogram(
+            "mcp.client.operation.duration", unit="s", description="Duration of the MCP requests a client sent"
+        )
+
+    def started(self, method: str) -> None:
+        self.active.add(1, {"mcp.method.name": method})
+
+    def ended(self, method: str, tool: Optional[str], outcome: str, code: Optional[int], seconds: float) -> None:
+        self.active.add(-1, {"mcp.method.name": method})
+        attributes: Dict[str, Any] = {"mcp.method.name": method, "outcome": outcome}
+        if tool is not None:
+            attributes["gen_ai.tool.name"] = tool
+        if code is not None:
+            attributes["error.type"] = str(code)
+        self.duration.record(seconds, attributes)
+
+    def session(self, transport: str, delta: int) -> None:
+        self.sessions.add(delta, {"transport": transport})
+
+    def refused(self, reason: str) -> None:
+        self.refusals.add(1, {"reason": reason})
+
+    def client_ended(self, method: str, tool: Optional[str], outcome: str, seconds: float) -> None:
+        attributes: Dict[str, Any] = {"mcp.method.name": method, "outcome": outcome}
+        if tool is not None:
+            attributes["gen_ai.tool.name"] = tool
+        self.client.record(seconds, attributes)
+
+
+class _Prometheus:
+    name = "prometheus"
+
+    def __init__(self, registry: Any) -> None:
+        import prometheus_client as p
+
+        kw: Dict[str, Any] = {} if registry is None else {"registry": registry}
+        self.duration = p.Histogram(
+            "mcp_server_operation_duration_seconds",
+            "Duration of the MCP requests a server's application handled",
+            ["method", "tool", "outcome", "error_type"],
+            **kw,
+        )
+        self.active = p.Gauge("mcp_server_requests_active", "MCP requests the server's application is handling", ["method"], **kw)
+        self.sessions = p.Gauge("mcp_server_sessions_active", "Open stdio connections and HTTP connections of a server", ["transport"], **kw)
+        self.refusals = p.Counter("mcp_server_refusals", "Requests a server refused, by reason", ["reason"], **kw)
+        self.client = p.Histogram(
+            "mcp_client_operation_duration_seconds", "Duration of the MCP requests a client sent", ["method", "tool", "outcome"], **kw
+        )
+
+    def started(self, method: str) -> None:
+        self.active.labels(method).inc()
+
+    def ended(self, method: str, tool: Optional[str], outcome: str, code: Optional[int], seconds: float) -> None:
+        self.active.labels(method).dec()
+        self.duration.labels(method, tool or "", outcome, "" if code is None else str(code)).observe(seconds)
+
+    def session(self, transport: str, delta: int) -> None:
+        self.sessions.labels(transport).inc(delta)
+
+    def refused(self, reason: str) -> None:
+        self.refusals.labels(reason).inc()
+
+    def client_ended(self, method: str, tool: Optional[str], outcome: str, seconds: float) -> None:
+        self.client.labels(method, tool or "", outcome).observe(seconds)
+
+
+def _default_metrics() -> Any:
+    try:
+        import opentelemetry.metrics  # noqa: F401
+
+        return _Otel(None)
+    except ImportError:
+        pass
+    try:
+        return _Prometheus(None)
+    except ImportError:
+        return None
+
+
+_UNSET: Any = object()
+_metrics: Any = _UNSET
+
+
+def _get_metrics() -> Any:
+    global _metrics
+    if _metrics is _UNSET:
+        try:
+            _metrics = _default_metrics()
+        except Exception:
+            _metrics = None
+    return _metrics
+
+
+def metrics_backend() -> Optional[str]:
+    """``"otel"``, ``"prometheus"`` or ``None`` (metrics off, or neither installed)."""
+    m = _get_metrics()
+    return None if m is None else m.name
+
+
+def configure(
+    *,
+    tracing: Optional[bool] = None,
+    tracer_provider: Any = None,
+    metrics: Optional[str] = None,
+    meter_provider: Any = None,
+    prometheus_registry: Any = None,
+) -> None:
+    """Changes what is observed, for the whole process (call it before serving or
+    connecting; the defaults need no call).
+
+    ``tracing=False`` turns the spans and the ``_meta`` trace context off (``True`` turns
+    them back on; needs ``opentelemetry-api``). ``tracer_provider`` makes the spans with
+    that provider instead of the global one. ``metrics``: ``"otel"`` (the default when
+    ``opentelemetry-api`` is installed), ``"prometheus"`` (the default otherwise, when
+    ``prometheus_client`` is) or ``"off"``; ``meter_provider`` records OpenTelemetry metrics
+    with that provider instead of the global one, ``prometheus_registry`` registers the
+    Prometheus instruments there instead of the default registry. Raises ``ImportError``
+    when the backend asked for is not installed."""
+    global TRACING, _tracer_provider, _tracer, _metrics
+    if tracing is not None:
+        if tracing and _trace is None:
+            raise ImportError("tracing needs opentelemetry-api (pip install mcp-sansio[otel])")
+        TRACING = bool(tracing)
+    if tracer_provider is not None:
+        _tracer_provider = tracer_provider
+        _tracer = None
+    if metrics is None and meter_provider is not None:
+        metrics = "otel"
+    if metrics is None and prometheus_registry is not None:
+        metrics = "prometheus"
+    if metrics == "off":
+        _metrics = None
+    elif metrics == "otel":
+        _metrics = _Otel(meter_provider)
+    elif metrics == "prometheus":
+        _metrics = _Prometheus(prometheus_registry)
+    elif metrics is not None:
+        raise ValueError(f"metrics must be 'otel', 'prometheus' or 'off', not {metrics!r}")
+
+
