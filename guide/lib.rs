@@ -35,6 +35,7 @@ chapters! {
     middleware = "middleware.md",
     logging = "logging.md",
     metrics = "metrics.md",
+    traces = "traces.md",
     testing = "testing.md",
     sansio = "sansio.md",
     new_binding = "new-binding.md",

@@ -506,6 +506,7 @@ impl Client {
             progress: watch.progress,
             task_status: watch.task_status,
             headers: self.headers.to_vec(),
+            parent: mcp_sansio_runtime::otel::Parent::current(),
         };
         // If the driver is gone, `reply` is dropped with the command and `wait` says Closed.
         let _ = self.inner.link.command(command);

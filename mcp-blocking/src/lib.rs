@@ -187,7 +187,8 @@
 //! `schemars` (on: `typed_tool`, `Context::elicit`), `macros` (on: `#[tool]` and its family),
 //! `auth` (off: OAuth 2.1 clients, with a blocking user agent, and protected servers, whose
 //! verifier runs on the request's own thread), `redis` (off: the Redis task store for several
-//! server processes). Without `http`: stdio, child processes and byte streams only, and no HTTP
+//! server processes), `otel` (off: distributed traces, the caller's W3C trace context in each
+//! request's `_meta`), `otlp` (off: `otel` and an OTLP/HTTP span exporter). Without `http`: stdio, child processes and byte streams only, and no HTTP
 //! crates (`default-features = false`). The guide's `bindings.md` lists what each brings in.
 //!
 //! Connections, HTTP exchanges, sessions and requests are [`tracing`](https://docs.rs/tracing)
@@ -242,6 +243,10 @@ pub use mcp_sansio_macros::tool_router_blocking as tool_router;
 /// The metrics the bindings record (feature `metrics`): names, labels, and
 /// [`describe`](meter::describe)
 pub use mcp_sansio_runtime::meter;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+/// Distributed traces across the call (feature `otel`): see the runtime layer's module
+pub use mcp_sansio_runtime::otel;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]

@@ -571,6 +571,8 @@ impl<R: Runtime> Client<R> {
         let commands = self.commands.clone();
         let method = method.to_owned();
         let headers = self.headers.to_vec();
+        // Taken here, on the caller's task: the actor runs under its session's span.
+        let parent = crate::otel::Parent::current();
         let future = async move {
             if cancelled.load(Ordering::SeqCst) {
                 return Err(ClientError::Call(CallError::Cancelled));
@@ -585,6 +587,7 @@ impl<R: Runtime> Client<R> {
                 progress: watch.progress,
                 task_status: watch.task_status,
                 headers,
+                parent,
             };
             if commands.unbounded_send(command).is_err() {
                 return Err(ClientError::Closed);

@@ -260,7 +260,9 @@
 //! - [`driver`]: the actor that owns one session over a byte stream; [`memory`]: in-memory
 //!   connections; [`chan`]: the layer's runtime-neutral channels; `stdio` (Unix);
 //! - [`store`] and `redis_store` (feature `redis`): the task stores; [`trace`]: every span and
-//!   event the bindings emit through `tracing` (names, targets, levels, fields);
+//!   event the bindings emit through `tracing` (names, targets, levels, fields); [`otel`]:
+//!   distributed traces across the call (features `otel` and `otlp`: the W3C trace context
+//!   in a request's `_meta`, an OTLP/HTTP exporter);
 //! - `http`, `http_client`, `http_server`, `endpoint`, `h1`, `http_options`, `tunnel`,
 //!   `net_error` (feature `http`): the Streamable HTTP actors, the endpoint, the HTTP/1.1
 //!   framing the async-std and blocking bindings use, and the client plumbing; `tls`
@@ -303,6 +305,7 @@ pub mod meter;
 pub mod middleware;
 #[cfg(feature = "http")]
 pub mod net_error;
+pub mod otel;
 pub mod peer;
 pub mod push;
 #[cfg(feature = "redis")]

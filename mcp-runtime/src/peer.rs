@@ -148,6 +148,9 @@ pub enum Command<R: Plumbing> {
         task_status: Option<R::Stream<TaskStatusUpdate>>,
         /// HTTP only: headers for the POSTs that carry this request (checked by the handle)
         headers: Vec<(String, String)>,
+        /// The caller's trace context where the request was made (feature `otel`; empty
+        /// without it): the parent of the request's span, carried in its `_meta`
+        parent: crate::otel::Parent,
     },
     /// The caller gave up: cancel the request if it is still in flight
     Cancel {
@@ -690,6 +693,7 @@ impl<R: Plumbing> Peer<R> {
                 progress,
                 task_status,
                 headers,
+                parent,
             } => {
                 if !headers.is_empty() && self.request_headers.is_none() {
                     let refused = SendError::NotAllowed {
@@ -700,6 +704,11 @@ impl<R: Plumbing> Peer<R> {
                     return false;
                 }
                 let trace = RequestTrace::client(&self.span, &method, params.as_deref());
+                #[cfg(feature = "otel")]
+                let params =
+                    crate::otel::outbound(trace.as_ref().map(RequestTrace::span), parent, params);
+                #[cfg(not(feature = "otel"))]
+                let _ = parent;
                 match session.send_request_raw(R::now(), &method, params, options) {
                     Ok(id) => {
                         if let Some(trace) = &trace {

@@ -331,6 +331,9 @@ impl RequestTrace {
         if let Some(id) = id {
             span.record("id", tracing::field::display(id));
         }
+        // The caller's trace context in the request's `_meta` (SEP-414)
+        #[cfg(feature = "otel")]
+        crate::otel::continue_trace(&span, params);
         Some(Self::started(span, method, params, SideOf::Server))
     }
 
@@ -717,11 +720,13 @@ mod tests {
             });
             made
         };
-        assert!(!made(Level::INFO), "nothing kept below DEBUG");
+        // Metered requests (feature `metrics`) keep their trace for the meter, span or not.
+        assert_eq!(made(Level::INFO), Meter::ON, "nothing kept below DEBUG");
         assert!(made(Level::DEBUG));
         // And with no subscriber at all
         let span = session("server");
-        assert!(RequestTrace::client(&span, "tools/call", Some(&params)).is_none());
+        let kept = RequestTrace::client(&span, "tools/call", Some(&params)).is_some();
+        assert_eq!(kept, Meter::ON);
     }
 
     #[test]

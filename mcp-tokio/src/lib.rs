@@ -103,7 +103,8 @@
 //! `http` (on by default: Streamable HTTP on hyper), `tls` (on: HTTPS with rustls on ring, both
 //! sides), `schemars` (on: `typed_tool`, `Context::elicit`), `macros` (on: `#[tool]` and its
 //! family), `auth` (off: OAuth 2.1 clients and protected servers), `redis` (off: the Redis task
-//! store for several server processes). Without `http`: stdio, child processes and byte streams
+//! store for several server processes), `otel` (off: distributed traces, the caller's W3C trace
+//! context in each request's `_meta`), `otlp` (off: `otel` and an OTLP/HTTP span exporter). Without `http`: stdio, child processes and byte streams
 //! only (`default-features = false`). The guide's `bindings.md` lists what each brings in.
 //!
 //! Connections, HTTP exchanges, sessions and requests are [`tracing`](https://docs.rs/tracing)
@@ -148,6 +149,10 @@ pub use mcp_sansio_macros::tool_router_tokio as tool_router;
 #[cfg(feature = "macros")]
 pub use mcp_sansio_macros::tool_tokio as tool;
 pub use mcp_sansio_runtime::api::*;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+/// Distributed traces across the call (feature `otel`): see the runtime layer's module
+pub use mcp_sansio_runtime::otel;
 /// What `#[tool]`'s code is generated against
 #[cfg(feature = "macros")]
 #[doc(hidden)]

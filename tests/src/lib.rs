@@ -196,8 +196,19 @@ pub fn axum_app_server() -> (ServerProcess, String) {
 /// # Panics
 /// When it does not say where it serves within 20 seconds.
 pub fn everything_http_server(binary: &std::path::Path) -> (ServerProcess, String) {
+    everything_http_server_with(binary, &[])
+}
+
+/// [`everything_http_server`] with more arguments (`--otlp URL`, ...)
+///
+/// # Panics
+/// When it does not say where it serves within 20 seconds.
+pub fn everything_http_server_with(
+    binary: &std::path::Path,
+    args: &[&str],
+) -> (ServerProcess, String) {
     let mut command = Command::new(binary);
-    command.args(["--http", "127.0.0.1:0"]);
+    command.args(["--http", "127.0.0.1:0"]).args(args);
     serving(command)
 }
 

@@ -25,6 +25,8 @@
 mod args;
 #[path = "../../../mcp-tokio/examples/everything-server/conformance.rs"]
 mod conformance;
+#[path = "../../../mcp-tokio/examples/everything-server/telemetry.rs"]
+mod telemetry;
 
 /// What the conformance fixtures (shared with mcp-sansio-tokio's everything-server) need of the
 /// binding
@@ -73,26 +75,14 @@ fn random_key() -> [u8; 32] {
     key
 }
 
-/// Logs to stderr (stdout may be the stdio transport) as `RUST_LOG` says, nothing without it:
-/// `RUST_LOG=mcp_sansio=debug` shows every session and request
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-}
-
 fn main() {
-    init_logging();
     async_std::task::block_on(run());
 }
 
 async fn run() {
     let name = "everything-server-async-std";
     let args = args::parse(name);
+    let _telemetry = telemetry::init(name, args.otlp.as_deref());
     let fixtures = args.fixtures;
     let mut config = ServerConfig::new(Implementation::new(
         "mcp-async-std-everything",
@@ -213,7 +203,11 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogEr
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
-            |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+            |_cx, args| async move {
+                // The tool's own work, in a span of its own (a child of the request's)
+                let _work = tracing::info_span!("tool.echo").entered();
+                Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
+            },
         )
         .and_then(|b| {
             b.tool(

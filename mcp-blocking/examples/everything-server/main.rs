@@ -24,6 +24,8 @@
 #[path = "../../../mcp-tokio/examples/everything-server/args.rs"]
 mod args;
 mod conformance;
+#[path = "../../../mcp-tokio/examples/everything-server/telemetry.rs"]
+mod telemetry;
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
@@ -90,23 +92,11 @@ fn give_large_buffers_back() {
     }
 }
 
-/// Logs to stderr (stdout may be the stdio transport) as `RUST_LOG` says, nothing without it:
-/// `RUST_LOG=mcp_sansio=debug` shows every session and request
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-}
-
 fn main() {
     give_large_buffers_back();
-    init_logging();
     let name = "everything-server-blocking";
     let args = args::parse(name);
+    let _telemetry = telemetry::init(name, args.otlp.as_deref());
     let fixtures = args.fixtures;
     let mut config = ServerConfig::new(Implementation::new(
         "mcp-blocking-everything",
@@ -222,7 +212,11 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogEr
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
-            |_cx, args| { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+            |_cx, args| {
+                // The tool's own work, in a span of its own (a child of the request's)
+                let _work = tracing::info_span!("tool.echo").entered();
+                Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
+            },
         )
         .and_then(|b| {
             b.tool(

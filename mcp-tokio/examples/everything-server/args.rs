@@ -18,7 +18,9 @@
 //!   built with the `auth` feature): every request needs an HS256 JWT signed with `SECRET`,
 //!   for the resource `http://ADDR/mcp` (`aud`) from the authorization server
 //!   `http://127.0.0.1:<PORT+1>` (`iss`), with any scopes (`admin_echo` needs `mcp:admin`),
-//!   as the `jwt-protected-server` example checks them (`jwt_rules`).
+//!   as the `jwt-protected-server` example checks them (`jwt_rules`);
+//! - `--otlp http://HOST:PORT` (the example must be built with the `otlp` feature): export
+//!   every span over OTLP/HTTP (protobuf) to `http://HOST:PORT/v1/traces` (`telemetry.rs`).
 
 use std::net::SocketAddr;
 
@@ -46,6 +48,8 @@ pub(crate) struct Args {
     pub(crate) lease_ms: u64,
     /// `--jwt-secret`: the HS256 key every request's bearer token must be signed with
     pub(crate) jwt_secret: Option<String>,
+    /// `--otlp`: the OTLP/HTTP collector the spans go to
+    pub(crate) otlp: Option<String>,
 }
 
 impl Args {
@@ -103,7 +107,7 @@ pub(crate) fn usage(name: &str) -> String {
     format!(
         "usage: {name} [--conformance] [--http 127.0.0.1:PORT | --https 127.0.0.1:PORT CHAIN.pem KEY.pem] \
          [--node NAME] [--state-key 64-HEX-DIGITS] [--store redis://HOST:PORT [--lease MS]] \
-         [--jwt-secret SECRET]"
+         [--jwt-secret SECRET] [--otlp http://HOST:PORT]"
     )
 }
 
@@ -128,6 +132,7 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
         store: None,
         lease_ms: 10_000,
         jwt_secret: None,
+        otlp: None,
     };
     let addr = |value: Option<String>, flag: &str, example: &str| -> Result<SocketAddr, String> {
         let value = value.ok_or_else(|| format!("{flag} takes an address such as {example}"))?;
@@ -184,6 +189,12 @@ fn parse_from(argv: impl IntoIterator<Item = String>) -> Result<Args, String> {
                     .next()
                     .ok_or("--jwt-secret takes the tokens' HS256 key")?;
                 args.jwt_secret = Some(secret);
+            }
+            "--otlp" => {
+                let url = argv
+                    .next()
+                    .ok_or("--otlp takes a collector's URL such as http://127.0.0.1:4318")?;
+                args.otlp = Some(url);
             }
             other => return Err(format!("unknown argument {other:?}")),
         }

@@ -125,7 +125,11 @@ fn demo(b: ServerBuilder) -> Result<ServerBuilder, mcp_sansio::server::CatalogEr
     b.tool(
             Tool::new("echo", object(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})))
                 .with_description("Echoes the text back"),
-            |_cx, args| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+            |_cx, args| async move {
+                // The tool's own work, in a span of its own (a child of the request's)
+                let _work = tracing::info_span!("tool.echo").entered();
+                Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
+            },
         )
         .and_then(|b| {
             b.tool(

@@ -24,6 +24,7 @@
 mod args;
 mod catalog;
 mod conformance;
+mod telemetry;
 
 /// What the conformance fixtures (shared with mcp-sansio-async-std's everything-server) need of the
 /// binding
@@ -35,23 +36,11 @@ mod rt {
 use args::Transport;
 use catalog::object;
 
-/// Logs to stderr (stdout may be the stdio transport) as `RUST_LOG` says, nothing without it:
-/// `RUST_LOG=mcp_sansio=debug` shows every session and request
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    init_logging();
     let name = "everything-server";
     let args = args::parse(name);
+    let _telemetry = telemetry::init(name, args.otlp.as_deref());
     let store = args.store(name);
     let server = catalog::server(args.fixtures, args.state_key, store);
     let config = args.http_config();
