@@ -1068,7 +1068,39 @@ impl Dispatcher {
         InboundRequest,
         Job<ToolFn, ResourceFn, PromptFn, CompleteFn>,
     )> {
-        self.live.route(session, request)
+        // With middleware, the catalog's own answers go through the chain too.
+        self.live
+            .route_with(session, request, !self.middleware.is_empty())
+    }
+
+    /// Runs the middleware chain around the catalog's own `answer` to a request of
+    /// `method`, on the worker pool
+    fn spawn_answered(
+        &self,
+        method: &'static str,
+        request: InboundRequest,
+        session: &ServerSession,
+        messages: &Handlers,
+        answer: mcp_sansio::server::Answer,
+    ) -> CancellationToken {
+        let cancel = CancellationToken::new();
+        let (run, respond) = mcp_sansio_runtime::server::Context::start(request, session, messages);
+        let call = Call::new(method, run.request().clone());
+        drop(run);
+        let chain = Arc::clone(&self.middleware);
+        let span = tracing::Span::current();
+        self.pool.execute_cancellable(cancel.clone(), move |turn| {
+            let _entered = span.enter();
+            if turn == Turn::Refused {
+                mcp_sansio_runtime::meter::refused("busy");
+                let busy = ErrorObject::server_busy("every handler thread is taken; retry later");
+                respond.send_answer(Err(busy));
+                return;
+            }
+            let next = Next::new(&chain, move || Outcome::of(answer));
+            respond.send_answer(next.run(&call).into_result());
+        });
+        cancel
     }
 }
 
@@ -1100,6 +1132,9 @@ impl Dispatch for Dispatcher {
                 self.spawn(COMPLETE, request, session, messages, move |cx| {
                     handler(cx, *params)
                 })
+            }
+            Job::Answered(method, answer) => {
+                self.spawn_answered(method, request, session, messages, answer)
             }
         })
     }

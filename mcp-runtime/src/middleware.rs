@@ -3,12 +3,15 @@
 //!
 //! # Server side
 //!
-//! A server's chain sees each request the catalog routes to one of the application's
-//! handlers: `tools/call`, `resources/read`, `prompts/get` and `completion/complete`, after
-//! the catalog accepted it (a known entry, arguments valid for its schema, the caller's
-//! scopes granted) and before the handler runs. Each middleware gets the request as a
-//! [`Call`] (the method, the target's name or URI, the params as raw JSON with cheap
-//! accessors, and the caller as a [`RequestInfo`]: principal, headers, session id, `_meta`)
+//! A server's chain sees each request the server's catalog serves: the ones it routes to
+//! one of the application's handlers (`tools/call`, `resources/read`, `prompts/get` and
+//! `completion/complete`, after the catalog accepted them and before the handler runs),
+//! and the ones it answers itself, which with a chain it answers through the chain (the
+//! lists, and the calls it refuses: an unknown tool, arguments that fail the schema, a
+//! missing scope over stdio; `next` returns the catalog's answer). Each middleware gets the
+//! request as a [`Call`] (the method, the target's name or URI, the params as raw JSON with
+//! cheap accessors, and the caller as a [`RequestInfo`]: principal, headers, session id,
+//! `_meta`)
 //! and a `Next` (the rest of the chain, then the handler). It may
 //!
 //! - answer the request itself, without calling `next` ([`Outcome::error`], or
@@ -23,11 +26,9 @@
 //! server goes on serving.
 //!
 //! What the chain does not see: the requests the server session answers itself
-//! (`initialize`, `ping`, `logging/setLevel`, `tasks/*`, the lists `tools/list`,
-//! `resources/list`, `resources/templates/list`, `prompts/list`, and
-//! `resources/subscribe`/`unsubscribe`, which the catalog answers without a handler), and
-//! requests the catalog refuses (unknown tool, invalid arguments, missing scopes: HTTP
-//! refuses those with `403` before any session sees them).
+//! (`initialize`, `ping`, `logging/setLevel`, `tasks/*`, `resources/subscribe` and
+//! `unsubscribe`), a method nobody serves (`-32601`), and over HTTP the `403` of a
+//! missing scope, which comes before any session sees the request.
 //!
 //! A tool that turns its call into a task ([`Context::run_as_task`](crate::server::Context::run_as_task),
 //! on a server built with `.tasks()`) runs under the chain as any other call: the chain
@@ -43,7 +44,7 @@
 //! `|call: &Call, next| next.run(call)` (its own `middleware` module).
 //!
 //! With no middleware added, a request costs exactly what it did without this module: no
-//! [`Call`] is built, nothing is boxed or timed.
+//! [`Call`] is built, nothing is boxed or timed, and the catalog answers on the spot.
 //!
 //! # Client side
 //!
@@ -87,6 +88,14 @@ pub mod method {
     pub const GET_PROMPT: &str = "prompts/get";
     /// `completion/complete`
     pub const COMPLETE: &str = "completion/complete";
+    /// `tools/list` (answered by the catalog)
+    pub const LIST_TOOLS: &str = "tools/list";
+    /// `resources/list` (answered by the catalog)
+    pub const LIST_RESOURCES: &str = "resources/list";
+    /// `resources/templates/list` (answered by the catalog)
+    pub const LIST_RESOURCE_TEMPLATES: &str = "resources/templates/list";
+    /// `prompts/list` (answered by the catalog)
+    pub const LIST_PROMPTS: &str = "prompts/list";
 }
 
 /// One inbound request on its way to its handler, as a server middleware sees it
@@ -131,8 +140,8 @@ impl Call {
         }
     }
 
-    /// The request's method: `tools/call`, `resources/read`, `prompts/get` or
-    /// `completion/complete` (the constants of [`method`])
+    /// The request's method: `tools/call`, `resources/read`, `prompts/get`,
+    /// `completion/complete` or one of the lists (the constants of [`method`])
     pub fn method(&self) -> &str {
         self.inner.method
     }

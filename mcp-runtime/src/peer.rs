@@ -263,6 +263,9 @@ pub enum HandlerMsg<R: Plumbing> {
         responder: Responder,
         /// Its result
         result: Result<Box<RawValue>, ErrorObject>,
+        /// The catalog's own answer (a list, an unknown tool) that went through the
+        /// middleware chain: its span and meter end as `answered`
+        answered: bool,
     },
     /// A handler reports progress
     Progress {
@@ -765,8 +768,17 @@ impl<R: Plumbing> Peer<R> {
     /// Handles one message of a server's handler
     pub fn on_server_handler(&mut self, session: &mut ServerSession, msg: HandlerMsg<R>) {
         match msg {
-            HandlerMsg::Done { responder, result } => {
-                self.end_request(responder.id(), &End::of_handler(&result));
+            HandlerMsg::Done {
+                responder,
+                result,
+                answered,
+            } => {
+                let end = if answered {
+                    End::Answered
+                } else {
+                    End::of_handler(&result)
+                };
+                self.end_request(responder.id(), &end);
                 self.runs.finish(session, R::now(), responder, result);
             }
             HandlerMsg::Progress { id, progress, .. } => {

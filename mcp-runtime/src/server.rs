@@ -345,9 +345,20 @@ impl<R: Plumbing> Respond<R> {
 
     /// Sends a result already fitted and serialized (what a middleware chain returns)
     pub fn send_raw(self, result: Result<Box<RawValue>, ErrorObject>) {
+        self.done(result, false);
+    }
+
+    /// Sends what a middleware chain made of an answer of the catalog's own (a list, an
+    /// unknown tool, arguments that fail the schema): its span ends as `answered`
+    pub fn send_answer(self, result: Result<Box<RawValue>, ErrorObject>) {
+        self.done(result, true);
+    }
+
+    fn done(self, result: Result<Box<RawValue>, ErrorObject>, answered: bool) {
         let _ = self.messages.send(HandlerMsg::Done {
             responder: self.responder,
             result,
+            answered,
         });
     }
 
@@ -704,7 +715,7 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
     /// `resources/read`, `prompts/get`, `completion/complete`): the first added is the
     /// outermost (it sees the request first and the outcome last). An `async` closure
     /// `|call: Call, next: Next| async move { next.run(call).await }` is one; see
-    /// [`middleware`](crate::middleware) for what it sees and may do, and which requests
+    /// [`middleware`] for what it sees and may do, and which requests
     /// stay outside the chain
     #[must_use]
     pub fn middleware(mut self, middleware: impl Middleware) -> Self {
@@ -1188,6 +1199,10 @@ pub enum Job<T, S, P, C> {
     Prompt(P, BTreeMap<String, String>),
     /// The completion handler, with the params
     Complete(C, Box<CompleteParams>),
+    /// The catalog's own answer to a request of `method` (a list; a call of an unknown
+    /// tool, with arguments that fail its schema, or without the scopes it requires), for
+    /// a middleware chain to see ([`Table::route_with`] with `answers`)
+    Answered(&'static str, mcp_sansio::server::Answer),
 }
 
 impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
@@ -1202,6 +1217,18 @@ impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
         &self,
         session: &mut ServerSession,
         request: InboundRequest,
+    ) -> Option<(InboundRequest, Job<T, S, P, C>)> {
+        self.route_with(session, request, false)
+    }
+
+    /// [`route`](Self::route); with `answers` (a server with middleware), the catalog's own
+    /// answer to a method it serves is not sent but returned as [`Job::Answered`], so the
+    /// chain sees that request too (a method it does not serve is still answered at once)
+    pub fn route_with(
+        &self,
+        session: &mut ServerSession,
+        request: InboundRequest,
+        answers: bool,
     ) -> Option<(InboundRequest, Job<T, S, P, C>)> {
         // The catalog decides; this only names the handler the route names.
         let job = match self.catalog.route(&request, self.completion.is_some()) {
@@ -1225,10 +1252,13 @@ impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
                 Some(handler) => Job::Complete(handler.clone(), Box::new(params)),
                 None => return unregistered(session, request),
             },
-            Route::Answer(answer) => {
-                mcp_sansio::server::respond(session, request.responder, &answer);
-                return None;
-            }
+            Route::Answer(answer) => match catalog_method(&request.method).filter(|_| answers) {
+                Some(method) => Job::Answered(method, answer),
+                None => {
+                    mcp_sansio::server::respond(session, request.responder, &answer);
+                    return None;
+                }
+            },
             _ => {
                 let error = ErrorObject::method_not_found(&request.method);
                 session.respond_error(request.responder, &error);
@@ -1237,6 +1267,26 @@ impl<T: Clone, S: Clone, P: Clone, C: Clone> Table<T, S, P, C> {
         };
         Some((request, job))
     }
+}
+
+/// The methods the catalog answers or routes, by their static names (others: `None`)
+fn catalog_method(method: &str) -> Option<&'static str> {
+    use mcp_sansio::schema::method::{
+        CallTool, Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources,
+        ListTools, Method, ReadResource,
+    };
+    [
+        ListTools::NAME,
+        ListResources::NAME,
+        ListResourceTemplates::NAME,
+        ListPrompts::NAME,
+        CallTool::NAME,
+        ReadResource::NAME,
+        GetPrompt::NAME,
+        Complete::NAME,
+    ]
+    .into_iter()
+    .find(|name| *name == method)
 }
 
 /// Declares a capability as `{}` unless the configuration already declares it (so flags such
@@ -1558,6 +1608,16 @@ impl<T: Clone, S: Clone, P: Clone, C: Clone> Live<T, S, P, C> {
     ) -> Option<(InboundRequest, Job<T, S, P, C>)> {
         self.table().route(session, request)
     }
+
+    /// [`Table::route_with`] with the catalog as it is now
+    pub fn route_with(
+        &self,
+        session: &mut ServerSession,
+        request: InboundRequest,
+        answers: bool,
+    ) -> Option<(InboundRequest, Job<T, S, P, C>)> {
+        self.table().route_with(session, request, answers)
+    }
 }
 
 impl<R: Runtime> ServerCore<R> {
@@ -1637,7 +1697,8 @@ impl<R: Runtime> Dispatcher<R> {
         request: InboundRequest,
         messages: &Handlers<R>,
     ) -> Option<R::Run> {
-        let (request, job) = self.live.route(session, request)?;
+        let chained = !self.middleware.is_empty();
+        let (request, job) = self.live.route_with(session, request, chained)?;
         Some(match job {
             Job::Tool(handler, arguments) => {
                 self.spawn(CALL_TOOL, request, session, messages, move |cx| {
@@ -1658,6 +1719,18 @@ impl<R: Runtime> Dispatcher<R> {
                 self.spawn(COMPLETE, request, session, messages, move |cx| {
                     handler(cx, *params)
                 })
+            }
+            Job::Answered(method, answer) => {
+                let (cx, respond) = Context::start(request, session, messages);
+                let call = Call::new(method, cx.request().clone());
+                drop(cx);
+                let answered = Box::new(move || -> BoxFuture<Outcome> {
+                    Box::pin(std::future::ready(Outcome::of(answer)))
+                });
+                let next = middleware::Next::new(Arc::clone(&self.middleware), answered);
+                R::spawn_run(tracing::Instrument::in_current_span(async move {
+                    respond.send_answer(next.run(call).await.into_result());
+                }))
             }
         })
     }

@@ -169,6 +169,49 @@ fn requests_are_timed_by_side_method_tool_and_outcome_over_a_byte_stream() {
     }
 }
 
+#[test]
+fn under_a_middleware_chain_the_catalogs_answers_stay_answered_and_unnamed() {
+    let _turn = TURN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    snapshotter();
+    rt::block_on(async {
+        let mut config = ServerConfig::new(Implementation::new("metered-chain", "1.0"));
+        config.state_key = Some([6; 32]);
+        let server = Server::builder(config)
+            .middleware(middleware!([]; |call, next| { pass!(next, call) }))
+            .tool(
+                Tool::new("metered_chain_echo", echo_schema()),
+                handler!(|_cx, _args| { Ok(CallToolResult::text("ok")) }),
+            )
+            .unwrap()
+            .build();
+        let client = aw!(Client::in_memory(&server, config_for_chain())).unwrap();
+        let _ = aw!(client.call_tool("metered_chain_echo", text("x"))).unwrap();
+        let unknown = aw!(client.call_tool("zz_chained_unknown_4712", text("x")));
+        assert!(unknown.is_err());
+        aw!(client.close());
+    });
+    let seen = snapshot();
+    let ok = ["gen_ai.tool.name=metered_chain_echo", "outcome=ok"];
+    assert_eq!(
+        timed(&seen, "mcp.server.operation.duration", &ok),
+        1,
+        "{seen:?}"
+    );
+    assert!(
+        !seen.iter().any(|(name, labels, _)| {
+            name.starts_with("mcp.server.")
+                && labels.iter().any(|l| l.contains("zz_chained_unknown"))
+        }),
+        "a peer's unknown tool name became a label under a chain: {seen:?}"
+    );
+}
+
+fn config_for_chain() -> ClientConfig {
+    config(LEGACY)
+}
+
 #[cfg(feature = "http")]
 #[test]
 fn http_requests_bytes_connections_and_refusals_are_counted_in_both_eras() {

@@ -245,11 +245,25 @@ dialect_fn! {
             ],
         );
 
-        // The lists are the catalog's: outside the chain.
+        // The catalog's own answers go through the chain too: a list ...
         log.lock().unwrap().clear();
         let listed = aw!(client.list_tools()).unwrap();
         assert!(listed.iter().any(|t| t.name == "wipe"));
-        assert!(lines(log).is_empty(), "{:?}", lines(log));
+        let seen = lines(log);
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[0], "guard ");
+        assert!(seen[1].starts_with(&format!("{who} tools/list  -> ok")), "{seen:?}");
+
+        // ... and a call of a tool the server does not have (the catalog's -32602).
+        log.lock().unwrap().clear();
+        let unknown = aw!(client.call_tool("no_such_tool", Map::new()));
+        assert_eq!(code(unknown), -32602, "{era:?}");
+        let seen = lines(log);
+        assert_eq!(seen[0], "guard no_such_tool");
+        assert!(
+            seen[1].starts_with(&format!("{who} tools/call no_such_tool -> error -32602")),
+            "{seen:?}"
+        );
     }
 }
 
