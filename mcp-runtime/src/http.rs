@@ -581,18 +581,10 @@ fn metered(response: &HttpResponse) {
         if response.status >= 400 {
             crate::meter::refused(crate::meter::reason_of(
                 response.status,
-                insufficient_scope(response),
+                crate::meter::insufficient_scope(response),
             ));
         }
     }
-}
-
-/// A `403` that asks for more scopes (`WWW-Authenticate: Bearer error="insufficient_scope"`)
-pub(crate) fn insufficient_scope(response: &HttpResponse) -> bool {
-    response.status == 403
-        && response.headers.iter().any(|(name, value)| {
-            name.eq_ignore_ascii_case("www-authenticate") && value.contains("insufficient_scope")
-        })
 }
 
 fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {

@@ -296,6 +296,15 @@ pub(crate) fn reason_of(status: u16, insufficient_scope: bool) -> &'static str {
     }
 }
 
+/// A `403` that asks for more scopes (`WWW-Authenticate: Bearer error="insufficient_scope"`)
+#[cfg(feature = "http")]
+pub(crate) fn insufficient_scope(response: &mcp_sansio::http::HttpResponse) -> bool {
+    response.status == 403
+        && response.headers.iter().any(|(name, value)| {
+            name.eq_ignore_ascii_case("www-authenticate") && value.contains("insufficient_scope")
+        })
+}
+
 /// The MCP method as a label: the methods of the spec by name, anything else `other`
 #[cfg(feature = "metrics")]
 fn known_method(method: &str) -> &'static str {

@@ -190,8 +190,9 @@ impl Call {
     /// An answer to this request that a middleware gives itself, without the handler: the
     /// result fitted to the request's protocol version (a `CallToolResult`, a
     /// `ReadResourceResult`, ...)
-    pub fn answer<T: Serialize + FitVersion>(&self, result: T) -> Outcome {
-        Outcome::of(crate::server::finish(Ok(result), self.protocol_version()))
+    pub fn answer<T: Serialize + FitVersion>(&self, mut result: T) -> Outcome {
+        result.fit_to(self.protocol_version());
+        Outcome::of(serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error))
     }
 }
 

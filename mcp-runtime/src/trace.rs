@@ -604,7 +604,7 @@ pub fn unauthorized(
     }
     crate::meter::refused(crate::meter::reason_of(
         status,
-        crate::http::insufficient_scope(&answer),
+        crate::meter::insufficient_scope(&answer),
     ));
     match why {
         Some(why) => info!(target: "mcp_sansio::http", status, reason = why, "unauthorized"),
