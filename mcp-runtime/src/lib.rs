@@ -262,7 +262,9 @@
 //! - [`store`] and `redis_store` (feature `redis`): the task stores; [`trace`]: every span and
 //!   event the bindings emit through `tracing` (names, targets, levels, fields); [`otel`]:
 //!   distributed traces across the call (features `otel` and `otlp`: the W3C trace context
-//!   in a request's `_meta`, an OTLP/HTTP exporter);
+//!   in a request's `_meta`, an OTLP/HTTP exporter); [`meter`]: the metrics every binding
+//!   records (feature `metrics`); [`middleware`]: the server and client chains around every
+//!   request, written once (the blocking binding runs the same steps on its threads);
 //! - `http`, `http_client`, `http_server`, `endpoint`, `h1`, `http_options`, `tunnel`,
 //!   `net_error` (feature `http`): the Streamable HTTP actors, the endpoint, the HTTP/1.1
 //!   framing the async-std and blocking bindings use, and the client plumbing; `tls`
