@@ -38,7 +38,7 @@ from ._core import (
     resource_updated_signal,
 )
 from ._connection import _ClientConnection, _Connection
-from ._dispatch import Context, Dispatcher, Handler, Headers, _middleware_step
+from ._dispatch import Context, Dispatcher, Handler, Headers, _middleware_step, _same
 from ._typed import ElicitResult
 from .types import (
     CallToolResult,
@@ -871,10 +871,6 @@ def _signal_status(number: int) -> str:
         return f"signal: {number} ({signal.Signals(number).name})"
     except ValueError:
         return f"signal: {number}"
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 def _tool_of(method: str, params: Any) -> Optional[str]:
