@@ -149,13 +149,17 @@ class Context:
         self.request_id = request_id
         self.method = method
         """The request's method: ``tools/call``, ``resources/read``, ``prompts/get`` or
-        ``completion/complete``."""
+        ``completion/complete``; for a middleware also ``tools/list``, ``resources/list``,
+        ``resources/templates/list`` or ``prompts/list`` (which the catalog answers)."""
         self.name = name
-        """The tool's or prompt's name, the resource's URI (``None`` for a completion)."""
+        """The tool's or prompt's name, the resource's URI (``None`` for a completion and
+        a list)."""
         self.arguments: Dict[str, Any] = arguments if arguments is not None else {}
         """What the handler is called with: a tool's or prompt's arguments, a resource
         template's variables, a completion's ``ref``/``argument``/``context``. A middleware
-        may change it before ``call_next``."""
+        may change it before ``call_next``. For a request the catalog answers itself (a
+        list, a call it refuses) the arguments as the client sent them (a list's
+        ``cursor``, a resource's ``{}``); changing them changes nothing."""
         self._cancelled = False
         self.task_id: Optional[int] = None
         """The task the request became (:meth:`run_as_task`), else ``None``."""
