@@ -473,6 +473,43 @@ def test_over_http_a_per_caller_rate_limit_sees_lists_and_unknown_tools(era):
     ]
 
 
+def test_a_catalog_answer_through_the_chain_is_measured_without_the_unknown_name():
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from mcp_sansio import observe
+
+    saved = observe._metrics
+    reader = InMemoryMetricReader()
+    observe.configure(meter_provider=MeterProvider(metric_readers=[reader]))
+    try:
+        server = catalog_server([])
+
+        @server.use
+        async def passthrough(ctx, call_next):
+            return await call_next(ctx)
+
+        async def main():
+            async with Client.connect_in_process(server) as c:
+                await c.list_tools()
+                with pytest.raises(McpError):
+                    await c.call_tool("made-up-name", {})
+
+        run(main())
+    finally:
+        observe._metrics = saved
+    points = set()
+    for rm in reader.get_metrics_data().resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                if m.name == "mcp.server.operation.duration":
+                    points |= {frozenset(p.attributes.items()) for p in m.data.data_points}
+    assert points == {
+        frozenset({"mcp.method.name": "tools/list", "outcome": "ok"}.items()),
+        frozenset({"mcp.method.name": "tools/call", "outcome": "error", "error.type": "-32602"}.items()),
+    }
+
+
 STDIO_SERVER = """
 import asyncio, sys
 sys.path.insert(0, {here!r})

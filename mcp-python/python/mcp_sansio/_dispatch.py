@@ -694,6 +694,7 @@ class Dispatcher:
         handler = Handler(answer, None)
         self._start(
             event.request_id, handler, arguments, shape, what=what, info=event.info, method=method, target=name,
+            catalog=True,
         )
 
     def _refuse(self, request_id: int, what: str, code: int, message: str) -> None:
@@ -753,7 +754,9 @@ class Dispatcher:
             # arguments are made from its `arguments` when the chain reaches it.
             ctx = Context(self, request_id, info, method, target, kwargs)
             self.contexts[request_id] = ctx
-            coro = self._run(request_id, handler, kwargs, shape, method, target, info, ctx, extra.get("uri"))
+            coro = self._run(
+                request_id, handler, kwargs, shape, method, target, info, ctx, extra.get("uri"), extra.get("catalog", False)
+            )
         else:
             if handler.context_param is not None:
                 ctx = Context(self, request_id, info, method, target, dict(kwargs))
@@ -826,6 +829,7 @@ class Dispatcher:
         info: Any = None,
         ctx: Optional[Context] = None,
         uri: Optional[str] = None,
+        catalog: bool = False,
     ) -> None:
         span = None
         if observe.TRACING:
@@ -847,8 +851,11 @@ class Dispatcher:
                 span.end(*outcome)
             if metrics is not None:
                 try:
+                    # A catalog answer's name may be anything a client sent (an unknown
+                    # tool): no metric label.
+                    tool = target if method == "tools/call" and not catalog else None
                     metrics.ended(
-                        method, target if method == "tools/call" else None, outcome[0], outcome[1],
+                        method, tool, outcome[0], outcome[1],
                         time.monotonic() - since,
                     )
                 except Exception:
