@@ -393,10 +393,11 @@ impl ServerCore {
                 };
                 match self.catalog.try_route(&request, self.completions) {
                     Some(Route::Answer(answer)) => {
-                        crate::log::catalog_answer(py, &request, &answer);
                         if self.catalog_answers {
+                            // Python logs it as it logs a handler's run (once it is answered).
                             return self.catalog_answer(py, sessions, key, request, answer);
                         }
+                        crate::log::catalog_answer(py, &request, &answer);
                         respond(session, request.responder, &answer);
                         return Ok(None);
                     }
