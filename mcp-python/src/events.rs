@@ -29,6 +29,7 @@ classes! {
     resource_read = "mcp_sansio.events"."ResourceRead",
     prompt_get = "mcp_sansio.events"."PromptGet",
     completion = "mcp_sansio.events"."CompletionRequest",
+    catalog_answer = "mcp_sansio.events"."CatalogAnswer",
     notification = "mcp_sansio.events"."Notification",
     response = "mcp_sansio.events"."Response",
     failed = "mcp_sansio.events"."RequestFailed",

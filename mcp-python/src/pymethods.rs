@@ -257,6 +257,21 @@ macro_rules! server_pymethods {
                 self.core.pending_count()
             }
 
+            /// Whether the requests the catalog answers itself (the lists, and a
+            /// `tools/call`, `resources/read`, `prompts/get` or `completion/complete` it
+            /// refuses) come out as `CatalogAnswer` events for the application to answer
+            /// (with the catalog's answer or its own) instead of being answered at once;
+            /// `False` by default (a server with middleware sets it)
+            #[getter]
+            fn catalog_answers(&self) -> bool {
+                self.core.catalog_answers()
+            }
+
+            #[setter]
+            fn set_catalog_answers(&mut self, on: bool) {
+                self.core.set_catalog_answers(on);
+            }
+
             $($own)*
         });
     };

@@ -98,6 +98,9 @@ pub(crate) struct ServerCore {
     handlers: Handlers,
     route: bool,
     completions: bool,
+    /// Whether the requests the catalog answers itself go to the application as
+    /// `CatalogAnswer` events (a server with middleware) instead of being answered here
+    catalog_answers: bool,
     next_id: u64,
     /// Python's request ids: what each stands for
     pending: HashMap<u64, Pending>,
@@ -145,6 +148,7 @@ impl ServerCore {
             handlers: config.handlers.clone_ref(py),
             route: config.route,
             completions: config.completions,
+            catalog_answers: false,
             next_id: 1,
             pending: HashMap::new(),
             runs: HashMap::new(),
@@ -173,6 +177,17 @@ impl ServerCore {
     /// Requests waiting for the application's answer
     pub(crate) fn pending_count(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Whether the catalog's own answers go to the application first (`CatalogAnswer`)
+    pub(crate) fn catalog_answers(&self) -> bool {
+        self.catalog_answers
+    }
+
+    /// Hands the catalog's own answers to the application first (`CatalogAnswer`), or
+    /// answers with them at once (the default)
+    pub(crate) fn set_catalog_answers(&mut self, on: bool) {
+        self.catalog_answers = on;
     }
 
     /// The runs of the session behind `key`
@@ -378,6 +393,10 @@ impl ServerCore {
                 };
                 match self.catalog.try_route(&request, self.completions) {
                     Some(Route::Answer(answer)) => {
+                        if self.catalog_answers {
+                            // Python logs it as it logs a handler's run (once it is answered).
+                            return self.catalog_answer(py, sessions, key, request, answer);
+                        }
                         crate::log::catalog_answer(py, &request, &answer);
                         respond(session, request.responder, &answer);
                         return Ok(None);
@@ -442,6 +461,45 @@ impl ServerCore {
             call.push(handler);
         }
         Ok(Some(class.bind(py).call1(PyTuple::new(py, call)?)?))
+    }
+
+    /// Hands a request the catalog answered to the application (a `CatalogAnswer` event:
+    /// its middleware sees it); the answer goes out when the application answers, with the
+    /// catalog's answer or one of its own
+    fn catalog_answer<'py>(
+        &mut self,
+        py: Python<'py>,
+        sessions: &mut dyn Sessions,
+        key: SessionKey,
+        mut request: InboundRequest,
+        answer: mcp_sansio::server::Answer,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let c = classes(py)?;
+        let params = convert::opt_raw_to_py(py, request.params.as_deref())?;
+        let (result, error) = match &answer {
+            Ok(raw) => (convert::raw_to_py(py, raw)?, py.None().into_bound(py)),
+            Err(e) => (py.None().into_bound(py), events::mcp_error(py, e)?),
+        };
+        // What the application answers in its stead is checked as the handler's would be.
+        let kind = match request.method.as_str() {
+            "tools/call" => Kind::Tool,
+            "resources/read" => Kind::Resource,
+            "prompts/get" => Kind::Prompt,
+            "completion/complete" => Kind::Complete,
+            _ => Kind::Other,
+        };
+        let method = request.method.clone();
+        let info = request_info(sessions, key, &mut request);
+        let id = self.track(key, request, kind);
+        let event = c.catalog_answer.bind(py).call1((
+            id,
+            method,
+            params,
+            result,
+            error,
+            Bound::new(py, info)?,
+        ))?;
+        Ok(Some(event))
     }
 
     // --- commands ------------------------------------------------------------------------

@@ -165,8 +165,8 @@ def test_a_middleware_sees_the_outcome_and_the_duration():
                 await c.call_tool("no-such-tool", {})
 
     run(main())
-    # An unknown tool is refused by the core before any middleware (nothing to run).
-    assert outcomes == [("echo", "ok", True), ("broken", "isError", True)]
+    # The catalog refuses an unknown tool; the middleware sees that refusal as the outcome.
+    assert outcomes == [("echo", "ok", True), ("broken", "isError", True), ("no-such-tool", "error", -32602)]
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -282,6 +282,234 @@ def test_over_http_a_middleware_reads_headers_and_meta(era):
     assert log == [("meta", "acme"), ("handler", "with header")]
 
 
+# --- what the catalog answers itself goes through the chain too -------------------------------
+
+
+def catalog_server(log):
+    server = make_server(log)
+
+    @server.tool(scopes=["admin"])
+    def admin() -> str:
+        return "admin only"
+
+    @server.resource("test://items/{id}", name="item")
+    def item(id: str) -> str:
+        return f"item {id}"
+
+    return server
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_lists_go_through_the_chain_and_a_rate_limit_can_refuse_them(era):
+    log = []
+    server = catalog_server(log)
+    seen = []
+    budget = {"tools/list": 1}
+
+    @server.use
+    async def rate_limit(ctx, call_next):
+        seen.append((ctx.method, ctx.name, dict(ctx.arguments), ctx.era))
+        left = budget.get(ctx.method)
+        if left is not None:
+            if left <= 0:
+                raise McpError(-32001, "rate limited: try again later")
+            budget[ctx.method] = left - 1
+        return await call_next(ctx)
+
+    async def main():
+        async with Client.connect_in_process(server, era=era) as c:
+            tools = await c.list_tools()
+            with pytest.raises(McpError) as limited:
+                await c.list_tools()
+            resources = await c.list_resources()
+            templates = await c.list_resource_templates()
+            prompts = await c.list_prompts()
+            return tools, limited.value, resources, templates, prompts
+
+    tools, limited, resources, templates, prompts = run(main())
+    # The first tools/list is the catalog's answer, through the middleware.
+    assert {t.name for t in tools.tools} == {"echo", "broken", "job", "admin"}
+    assert limited.code == -32001 and limited.message == "rate limited: try again later"
+    assert [r.uri for r in resources.resources] == ["test://r"]
+    assert [t.uri_template for t in templates.resource_templates] == ["test://items/{id}"]
+    assert [p.name for p in prompts.prompts] == ["greet"]
+    assert seen == [
+        ("tools/list", None, {}, era),
+        ("tools/list", None, {}, era),
+        ("resources/list", None, {}, era),
+        ("resources/templates/list", None, {}, era),
+        ("prompts/list", None, {}, era),
+    ]
+    assert log == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_calls_the_catalog_refuses_are_seen_with_their_outcome(era):
+    log = []
+    server = catalog_server(log)
+    seen = []
+
+    @server.use
+    async def audit(ctx, call_next):
+        try:
+            result = await call_next(ctx)
+        except McpError as e:
+            seen.append((ctx.method, ctx.name, dict(ctx.arguments), "error", e.code))
+            raise
+        seen.append((ctx.method, ctx.name, dict(ctx.arguments), "isError" if result.get("isError") else "ok", None))
+        return result
+
+    async def main():
+        async with Client.connect_in_process(server, era=era) as c:
+            with pytest.raises(McpError) as unknown:
+                await c.call_tool("no-such-tool", {"x": 1})
+            invalid = await c.call_tool("echo", {"text": 5})
+            with pytest.raises(McpError) as scoped:
+                await c.call_tool("admin", {})
+            with pytest.raises(McpError) as no_resource:
+                await c.read_resource("test://nothing")
+            with pytest.raises(McpError) as no_prompt:
+                await c.get_prompt("nope", {})
+            ok = await c.call_tool("echo", {"text": "fine"})
+            return unknown.value, invalid, scoped.value, no_resource.value, no_prompt.value, ok
+
+    unknown, invalid, scoped, no_resource, no_prompt, ok = run(main())
+    assert unknown.code == -32602
+    assert invalid.is_error  # arguments failing the schema: an isError result
+    assert scoped.code == -32003
+    assert ok.content[0].text == "fine"
+    assert seen == [
+        ("tools/call", "no-such-tool", {"x": 1}, "error", -32602),
+        ("tools/call", "echo", {"text": 5}, "isError", None),
+        ("tools/call", "admin", {}, "error", -32003),
+        ("resources/read", "test://nothing", {}, "error", no_resource.code),
+        ("prompts/get", "nope", {}, "error", no_prompt.code),
+        ("tools/call", "echo", {"text": "fine"}, "ok", None),
+    ]
+    assert log == [("handler", "fine")]  # the handler ran only for the valid call
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_middleware_answers_a_request_the_catalog_refused(era):
+    server = catalog_server([])
+
+    @server.use
+    async def renamed(ctx, call_next):
+        if ctx.method == "tools/call" and ctx.name == "old-echo":
+            return f"old-echo says {ctx.arguments.get('text')}"  # shaped as a tool's return value
+        if ctx.method == "prompts/list":
+            return {"prompts": []}
+        return await call_next(ctx)
+
+    async def main():
+        async with Client.connect_in_process(server, era=era) as c:
+            return await c.call_tool("old-echo", {"text": "hi"}), await c.list_prompts()
+
+    old, prompts = run(main())
+    assert not old.is_error and old.content[0].text == "old-echo says hi"
+    assert prompts.prompts == []
+
+
+def test_a_middleware_added_while_serving_sees_the_next_lists_and_one_removed_stops():
+    server = catalog_server([])
+    seen = []
+
+    async def record(ctx, call_next):
+        seen.append(ctx.method)
+        return await call_next(ctx)
+
+    async def main():
+        async with Client.connect_in_process(server) as c:
+            before = await c.list_tools()
+            server.use(record)
+            during = await c.list_tools()
+            server.middleware.remove(record)
+            after = await c.list_tools()
+            return before, during, after
+
+    before, during, after = run(main())
+    assert len(before.tools) == len(during.tools) == len(after.tools) == 4
+    assert seen == ["tools/list"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_over_http_a_per_caller_rate_limit_sees_lists_and_unknown_tools(era):
+    server = catalog_server([])
+    seen = []
+    used = {}
+
+    @server.use
+    async def per_caller(ctx, call_next):
+        who = ctx.headers.get("x-user") if ctx.headers is not None else None
+        seen.append((who, ctx.method, ctx.name))
+        used[who] = used.get(who, 0) + 1
+        if used[who] > 2:
+            raise McpError(-32001, f"rate limited: {who}")
+        return await call_next(ctx)
+
+    async def main():
+        handle = await server.serve_http("127.0.0.1", 0)
+        try:
+            async with Client.connect_http(handle.url, era=era) as c:
+                a1 = await c.request("tools/list", {}, headers={"X-User": "alice"})
+                with pytest.raises(McpError) as unknown:
+                    await c.request("tools/call", {"name": "nope", "arguments": {}}, headers={"X-User": "alice"})
+                with pytest.raises(McpError) as limited:
+                    await c.request("tools/list", {}, headers={"X-User": "alice"})
+                b1 = await c.request("tools/list", {}, headers={"X-User": "bob"})
+            return a1, unknown.value, limited.value, b1
+        finally:
+            await handle.aclose()
+
+    a1, unknown, limited, b1 = run(main())
+    assert len(a1["tools"]) == len(b1["tools"]) == 4
+    assert unknown.code == -32602
+    assert limited.code == -32001 and limited.message == "rate limited: alice"
+    assert seen == [
+        ("alice", "tools/list", None),
+        ("alice", "tools/call", "nope"),
+        ("alice", "tools/list", None),
+        ("bob", "tools/list", None),
+    ]
+
+
+def test_a_catalog_answer_through_the_chain_is_measured_without_the_unknown_name():
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from mcp_sansio import observe
+
+    saved = observe._metrics
+    reader = InMemoryMetricReader()
+    observe.configure(meter_provider=MeterProvider(metric_readers=[reader]))
+    try:
+        server = catalog_server([])
+
+        @server.use
+        async def passthrough(ctx, call_next):
+            return await call_next(ctx)
+
+        async def main():
+            async with Client.connect_in_process(server) as c:
+                await c.list_tools()
+                with pytest.raises(McpError):
+                    await c.call_tool("made-up-name", {})
+
+        run(main())
+    finally:
+        observe._metrics = saved
+    points = set()
+    for rm in reader.get_metrics_data().resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                if m.name == "mcp.server.operation.duration":
+                    points |= {frozenset(p.attributes.items()) for p in m.data.data_points}
+    assert points == {
+        frozenset({"mcp.method.name": "tools/list", "outcome": "ok"}.items()),
+        frozenset({"mcp.method.name": "tools/call", "outcome": "error", "error.type": "-32602"}.items()),
+    }
+
+
 STDIO_SERVER = """
 import asyncio, sys
 sys.path.insert(0, {here!r})
@@ -294,8 +522,24 @@ server = Server("mw-stdio")
 def echo(text: str) -> str:
     return text
 
+lists = []
+
+@server.use
+async def lists_and_refusals(ctx, call_next):
+    if ctx.method == "tools/list":
+        lists.append(1)
+        if len(lists) > 1:
+            raise McpError(-32001, "one tools/list per connection")
+        return await call_next(ctx)
+    try:
+        return await call_next(ctx)
+    except McpError as e:
+        raise McpError(e.code, "seen: " + e.message)
+
 @server.use
 async def deny(ctx, call_next):
+    if ctx.method != "tools/call" or ctx.name != "echo":
+        return await call_next(ctx)
     if ctx.arguments.get("text") == "deny":
         raise McpError(-32001, "denied by middleware")
     if ctx.arguments.get("text") == "crash":
@@ -321,11 +565,20 @@ def test_over_stdio(tmp_path, era):
             with pytest.raises(McpError) as crashed:
                 await c.call_tool("echo", {"text": "crash"})
             again = await c.call_tool("echo", {"text": "again"})
-            return ok, denied.value, crashed.value, again
+            tools = await c.list_tools()
+            with pytest.raises(McpError) as second_list:
+                await c.list_tools()
+            with pytest.raises(McpError) as unknown:
+                await c.call_tool("nope", {})
+            return ok, denied.value, crashed.value, again, tools, second_list.value, unknown.value
 
-    ok, denied, crashed, again = run(main())
+    ok, denied, crashed, again, tools, second_list, unknown = run(main())
     assert ok.content[0].text == "hello (seen)"
-    assert denied.code == -32001 and denied.message == "denied by middleware"
+    assert denied.code == -32001 and denied.message == "seen: denied by middleware"
+    assert [t.name for t in tools.tools] == ["echo"]
+    assert second_list.code == -32001 and second_list.message == "one tools/list per connection"
+    # The catalog's refusal of an unknown tool, seen (and reworded) by the middleware
+    assert unknown.code == -32602 and unknown.message.startswith("seen: ")
     assert crashed.code == INTERNAL_ERROR
     assert again.content[0].text == "again (seen)"
 

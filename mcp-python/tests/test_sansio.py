@@ -128,6 +128,41 @@ def test_catalog_answers_lists_and_rejects_bad_calls_itself():
     assert (isinstance(r, ms.Response) and r.result.get("isError")) or r.error.code == -32602
 
 
+def test_with_catalog_answers_set_the_catalog_answers_come_out_as_events():
+    p = Pair()
+    p.ready()
+    assert p.server.catalog_answers is False
+    p.server.catalog_answers = True
+    assert p.server.catalog_answers is True
+    lt = p.client.list_tools()
+    unknown = p.client.call_tool("nope", {"x": 1})
+    p.step()
+    answers = p.take(p.server_events, ms.CatalogAnswer)
+    assert [(a.method, a.params.get("name") if a.params else None) for a in answers] == [
+        ("tools/list", None),
+        ("tools/call", "nope"),
+    ]
+    listed, refused = answers
+    assert [t["name"] for t in listed.result["tools"]] == ["add", "ask"] and listed.error is None
+    assert refused.result is None and isinstance(refused.error, ms.McpError) and refused.error.code == -32602
+    assert listed.info.method == "tools/list"
+    assert not any(isinstance(e, ms.Response) and e.request_id in (lt, unknown) for e in p.client_events)
+    assert p.server.pending_requests == 2
+    # The application answers: with the catalog's answer, or one of its own.
+    assert p.server.respond(listed.request_id, listed.result)
+    assert p.server.respond(refused.request_id, {"content": [{"type": "text", "text": "instead"}]})
+    p.step()
+    by_id = {e.request_id: e for e in p.client_events if hasattr(e, "request_id")}
+    assert [t["name"] for t in by_id[lt].result["tools"]] == ["add", "ask"]
+    assert by_id[unknown].result["content"][0]["text"] == "instead"
+    # Unset: answered at once again
+    p.server.catalog_answers = False
+    again = p.client.list_tools()
+    p.step()
+    assert not p.take(p.server_events, ms.CatalogAnswer)
+    assert any(isinstance(e, ms.Response) and e.request_id == again for e in p.client_events)
+
+
 def test_resources_templates_prompts_and_completion_are_routed():
     p = Pair("modern")
     p.ready()

@@ -53,6 +53,7 @@ from .errors import (
 )
 from .events import (
     Cancelled,
+    CatalogAnswer,
     Closed,
     CompletionRequest,
     Event,
@@ -109,6 +110,7 @@ __all__ = [
     "RequestTimeout",
     "SubscriptionLost",
     "Cancelled",
+    "CatalogAnswer",
     "Closed",
     "CompletionRequest",
     "Event",

@@ -94,7 +94,9 @@ class ServerConfig:
     protocol's ``Tool``, ``Resource``, ``ResourceTemplate`` and ``Prompt`` objects (dicts);
     declaring any declares its capability. With ``route=True`` (the default) sessions answer
     list requests, ``logging/setLevel``, unknown names and invalid arguments themselves and
-    route the rest as ``ToolCall``/``ResourceRead``/``PromptGet``/``CompletionRequest``;
+    route the rest as ``ToolCall``/``ResourceRead``/``PromptGet``/``CompletionRequest``
+    (a session whose ``catalog_answers`` is set hands its own answers out as
+    ``CatalogAnswer`` first);
     with ``route=False`` every request is a plain ``Request``. ``state_key`` (32 bytes)
     seals 2026 multi-round-trip state (random per process by default);
     ``request_timeout`` bounds requests the server sends (seconds, ``None`` for none).
@@ -199,6 +201,14 @@ class _ServerCommands:
     def next_deadline(self) -> Optional[float]: ...
     @property
     def pending_requests(self) -> int: ...
+    @property
+    def catalog_answers(self) -> bool:
+        """Whether the requests the catalog answers itself (the lists; a ``tools/call``,
+        ``resources/read``, ``prompts/get`` or ``completion/complete`` it refuses) come out
+        as ``CatalogAnswer`` events for the application to answer, instead of being answered
+        at once. ``False`` by default; a server with middleware sets it."""
+    @catalog_answers.setter
+    def catalog_answers(self, on: bool) -> None: ...
 
 class ServerSession(_ServerCommands):
     """One MCP connection, server side, both eras."""

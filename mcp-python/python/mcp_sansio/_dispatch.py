@@ -23,6 +23,7 @@ from .errors import LocalProtocolError, McpError
 from .types import ReadResourceResult
 from .events import (
     Cancelled,
+    CatalogAnswer,
     Closed,
     CompletionRequest,
     InputAnswered,
@@ -148,13 +149,17 @@ class Context:
         self.request_id = request_id
         self.method = method
         """The request's method: ``tools/call``, ``resources/read``, ``prompts/get`` or
-        ``completion/complete``."""
+        ``completion/complete``; for a middleware also ``tools/list``, ``resources/list``,
+        ``resources/templates/list`` or ``prompts/list`` (which the catalog answers)."""
         self.name = name
-        """The tool's or prompt's name, the resource's URI (``None`` for a completion)."""
+        """The tool's or prompt's name, the resource's URI (``None`` for a completion and
+        a list)."""
         self.arguments: Dict[str, Any] = arguments if arguments is not None else {}
         """What the handler is called with: a tool's or prompt's arguments, a resource
         template's variables, a completion's ``ref``/``argument``/``context``. A middleware
-        may change it before ``call_next``."""
+        may change it before ``call_next``. For a request the catalog answers itself (a
+        list, a call it refuses) the arguments as the client sent them (a list's
+        ``cursor``, a resource's ``{}``); changing them changes nothing."""
         self._cancelled = False
         self.task_id: Optional[int] = None
         """The task the request became (:meth:`run_as_task`), else ``None``."""
@@ -456,6 +461,10 @@ def _prompt_result(value: Any) -> Dict[str, Any]:
     return {"messages": list(value)}
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def _completion_result(value: Any) -> Dict[str, Any]:
     """A completion handler's return value as a ``CompleteResult``."""
     if isinstance(value, dict) and "completion" in value:
@@ -534,6 +543,11 @@ class Dispatcher:
         #: request id -> (what it is, for log lines; when it started)
         self.started: Dict[int, Any] = {}
         self._announced = False
+        #: Whether the session hands out the catalog's own answers (``CatalogAnswer``): set
+        #: while the server has middleware, so the chain sees every request the catalog
+        #: serves; read before each event, so a middleware added while serving takes effect
+        #: from the next request on
+        self._chained = False
 
     def call(self, command: Callable[[Any], Any]) -> None:
         """Runs a session command on the loop's thread, then writes its output."""
@@ -550,6 +564,10 @@ class Dispatcher:
         """Handles every queued event."""
         session = self.session
         while True:
+            chained = bool(self.middleware)
+            if chained is not self._chained:
+                self._chained = chained
+                session.catalog_answers = chained
             event = session.next_event()
             if event is None:
                 return
@@ -594,6 +612,8 @@ class Dispatcher:
                     event.request_id, handler, args, _completion_result, what="completion/complete", info=event.info,
                     method="completion/complete",
                 )
+            elif kind is CatalogAnswer:
+                self._catalog_answer(event)
             elif kind is Ready:
                 self._announced = True
                 peer = event.peer_info or {}
@@ -626,6 +646,56 @@ class Dispatcher:
                     self.closed.set()
                     for rid in list(self.running):
                         self._cancel(rid)
+
+    def _catalog_answer(self, event: CatalogAnswer) -> None:
+        """A request the catalog answered (a list, or a call it refused): through the
+        middleware, whose innermost step gives the catalog's answer."""
+        method = event.method
+        params = event.params if isinstance(event.params, dict) else {}
+        name: Optional[str] = None
+        uri: Optional[str] = None
+        shape: Callable[[Any], Any] = _same
+        if method == "tools/call":
+            name = params.get("name") if isinstance(params.get("name"), str) else None
+            arguments = params.get("arguments")
+            shape = _content_result
+        elif method == "prompts/get":
+            name = params.get("name") if isinstance(params.get("name"), str) else None
+            arguments = params.get("arguments")
+            shape = _prompt_result
+        elif method == "resources/read":
+            uri = params.get("uri") if isinstance(params.get("uri"), str) else None
+            name, arguments = uri, {}
+            shape = functools.partial(_resource_result, uri or "", None)
+        elif method == "completion/complete":
+            arguments = {"ref": params.get("ref"), "argument": params.get("argument"), "context": params.get("context")}
+            shape = _completion_result
+        else:  # a list: its cursor, if any
+            arguments = {k: v for k, v in params.items() if k != "_meta"}
+        if not isinstance(arguments, dict):
+            arguments = {}
+        what = f'{method} "{name}"' if name is not None else method
+        result, error = event.result, event.error
+        if not self.middleware:
+            # The last middleware went away since the session was told: answer as the
+            # catalog did.
+            if error is not None:
+                self.session.respond_error(event.request_id, error.code, error.message, error.data)
+            else:
+                self.session.respond(event.request_id, result)
+            self.flush()
+            return
+
+        async def answer(**_: Any) -> Any:
+            if error is not None:
+                raise error
+            return result
+
+        handler = Handler(answer, None)
+        self._start(
+            event.request_id, handler, arguments, shape, what=what, info=event.info, method=method, target=name,
+            catalog=True,
+        )
 
     def _refuse(self, request_id: int, what: str, code: int, message: str) -> None:
         log.warning("%s (request %d) refused: %s (code %d)", what, request_id, message, code)
@@ -684,7 +754,9 @@ class Dispatcher:
             # arguments are made from its `arguments` when the chain reaches it.
             ctx = Context(self, request_id, info, method, target, kwargs)
             self.contexts[request_id] = ctx
-            coro = self._run(request_id, handler, kwargs, shape, method, target, info, ctx, extra.get("uri"))
+            coro = self._run(
+                request_id, handler, kwargs, shape, method, target, info, ctx, extra.get("uri"), extra.get("catalog", False)
+            )
         else:
             if handler.context_param is not None:
                 ctx = Context(self, request_id, info, method, target, dict(kwargs))
@@ -757,6 +829,7 @@ class Dispatcher:
         info: Any = None,
         ctx: Optional[Context] = None,
         uri: Optional[str] = None,
+        catalog: bool = False,
     ) -> None:
         span = None
         if observe.TRACING:
@@ -778,8 +851,11 @@ class Dispatcher:
                 span.end(*outcome)
             if metrics is not None:
                 try:
+                    # A catalog answer's name may be anything a client sent (an unknown
+                    # tool): no metric label.
+                    tool = target if method == "tools/call" and not catalog else None
                     metrics.ended(
-                        method, target if method == "tools/call" else None, outcome[0], outcome[1],
+                        method, tool, outcome[0], outcome[1],
                         time.monotonic() - since,
                     )
                 except Exception:

@@ -38,7 +38,7 @@ from ._core import (
     resource_updated_signal,
 )
 from ._connection import _ClientConnection, _Connection
-from ._dispatch import Context, Dispatcher, Handler, Headers, _middleware_step
+from ._dispatch import Context, Dispatcher, Handler, Headers, _middleware_step, _same
 from ._typed import ElicitResult
 from .types import (
     CallToolResult,
@@ -168,7 +168,9 @@ class Server:
     stdio the JSON-RPC error -32003; ``hide_forbidden=True`` leaves such entries out of the
     caller's lists. A task is visible only to the principal that created it.
 
-    Around every request: ``middleware`` (see :attr:`middleware` and :meth:`use`). Traces
+    Around each request for the tools, resources, prompts and completions, the lists and
+    the catalog's refusals included: ``middleware`` (see :attr:`middleware` and
+    :meth:`use`). Traces
     and metrics: :mod:`mcp_sansio.observe` (OpenTelemetry when installed; nothing to set up).
     """
 
@@ -240,9 +242,11 @@ class Server:
         #: its handler (the core's catalog; requests routed to an entry carry its handler)
         self.catalog = Catalog()
         self._config: Optional[ServerConfig] = None
-        #: The middleware around every request the application handles (``tools/call``,
-        #: ``resources/read``, ``prompts/get``, ``completion/complete``), over every
-        #: transport and in both eras; the first is the outermost. Each is
+        #: The middleware around each request for the server's tools, resources, prompts
+        #: and completions (``tools/call``, ``resources/read``, ``prompts/get``,
+        #: ``completion/complete``, and the lists ``tools/list``, ``resources/list``,
+        #: ``resources/templates/list``, ``prompts/list``), over every transport and in both
+        #: eras; the first is the outermost. Each is
         #: ``async def mw(ctx, call_next)`` (or a plain ``def``, run in a worker thread,
         #: whose ``call_next(ctx)`` blocks): ``ctx`` is the request's :class:`Context` (the
         #: one the handler gets: :attr:`~Context.method`, :attr:`~Context.name`,
@@ -251,7 +255,22 @@ class Server:
         #: dict, a tool's failure as an ``isError`` result), a result of its own (shaped as
         #: the handler's return value is), or raises :class:`McpError` to answer with that
         #: error; any other exception answers the request with -32603 (the server goes
-        #: on). Append to it (or use :meth:`use`) at any time; an empty list costs nothing.
+        #: on).
+        #:
+        #: The requests the catalog answers without a handler go through it too: the lists
+        #: (``ctx.name`` is ``None``) and a call it refuses (an unknown tool, resource or
+        #: prompt, arguments failing the tool's schema, missing scopes, invalid params).
+        #: There ``call_next(ctx)`` returns the catalog's answer (a schema failure is an
+        #: ``isError`` result) or raises its refusal as :class:`McpError`; what the
+        #: middleware returns or raises is what the client gets. Outside the chain:
+        #: ``initialize``, ``ping``, ``logging/setLevel``, ``resources/subscribe`` and
+        #: ``unsubscribe``, ``subscriptions/listen``, ``tasks/*``, and what an HTTP endpoint
+        #: refuses before a session sees it (401, the per-entry 403, its caps).
+        #:
+        #: Append to it (or use :meth:`use`) at any time, also while serving: each
+        #: connection reads it before each request. An empty list costs nothing (the
+        #: catalog then answers the lists and its refusals in Rust, with no trip through
+        #: Python).
         self.middleware: List[Callable[..., Any]] = list(middleware or [])
 
     def use(self, middleware: Callable[..., Any]) -> Callable[..., Any]:
@@ -871,10 +890,6 @@ def _signal_status(number: int) -> str:
         return f"signal: {number} ({signal.Signals(number).name})"
     except ValueError:
         return f"signal: {number}"
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 def _tool_of(method: str, params: Any) -> Optional[str]:

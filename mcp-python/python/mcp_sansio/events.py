@@ -13,7 +13,7 @@ Request ids are plain ints: a server session numbers the requests it received, a
 session the requests it sent (``send_request`` and friends return the id).
 
 A server's request events (``Request``, ``ToolCall``, ``ResourceRead``, ``PromptGet``,
-``CompletionRequest``) carry ``info``, a :class:`~mcp_sansio.RequestInfo`: who sent the
+``CompletionRequest``, ``CatalogAnswer``) carry ``info``, a :class:`~mcp_sansio.RequestInfo`: who sent the
 request (the verified ``principal``, the HTTP ``headers``, the 2025 ``session_id``), its
 ``meta``, the client's ``client_info`` and ``client_capabilities``, the ``protocol_version``
 and ``era``.
@@ -30,6 +30,7 @@ __all__ = [
     "ResourceRead",
     "PromptGet",
     "CompletionRequest",
+    "CatalogAnswer",
     "Notification",
     "Response",
     "RequestFailed",
@@ -143,6 +144,30 @@ class CompletionRequest(Event):
     """What the ``Catalog`` the configuration was made from registered for the entry (the
     one registry: the catalog routed the request to the entry, and this is its handler);
     ``None`` for a configuration given lists of entries"""
+
+
+@dataclass(frozen=True)
+class CatalogAnswer(Event):
+    """Server: a request the catalog answered itself, handed out only when the session's
+    ``catalog_answers`` is set (a server with middleware sets it, so the chain sees it).
+
+    ``method`` is ``tools/list``, ``resources/list``, ``resources/templates/list``,
+    ``prompts/list``, or a ``tools/call``, ``resources/read``, ``prompts/get`` or
+    ``completion/complete`` the catalog refused (unknown tool, resource or prompt,
+    arguments failing the tool's schema (an ``isError`` result), missing scopes, invalid
+    params). ``params`` are the request's as the client sent them. The catalog's answer is
+    ``result`` (a result dict) or ``error`` (an :class:`~mcp_sansio.errors.McpError`);
+    answer the request with ``respond`` or ``respond_error``, with it or with an answer of
+    your own.
+    """
+
+    request_id: int
+    method: str
+    params: Optional[Dict[str, Any]]
+    result: Optional[Dict[str, Any]]
+    error: Any
+    info: Any = field(default=None, repr=False, compare=False)
+    """Who sent it and in what context (a :class:`~mcp_sansio.RequestInfo`)"""
 
 
 @dataclass(frozen=True)
