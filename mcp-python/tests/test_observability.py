@@ -456,6 +456,121 @@ def test_http_refusals_and_connections_through_prometheus(restore_metrics):
     assert registry.get_sample_value("mcp_server_operation_duration_seconds_count", labels) == 1
 
 
+BIG = "x" * 20000
+
+
+def test_bytes_and_sessions_over_stdio(tmp_path):
+    """A server over real stdin/stdout (a child process) counts the bytes it reads and
+    writes (transport ``stream``) and its connection as one session; a tool reports them."""
+    script = tmp_path / "counting_server.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            from prometheus_client import CollectorRegistry
+            from mcp_sansio import observe
+            from mcp_sansio.aio import Server
+
+            registry = CollectorRegistry()
+            observe.configure(prometheus_registry=registry)
+            server = Server("counting")
+
+            @server.tool()
+            def echo(text: str) -> str:
+                return text
+
+            @server.tool()
+            def counts() -> dict:
+                value = registry.get_sample_value
+                return {
+                    "received": value("mcp_bytes_received_total", {"transport": "stream"}),
+                    "sent": value("mcp_bytes_sent_total", {"transport": "stream"}),
+                    "sessions": value("mcp_server_sessions_active"),
+                    "connections": value("mcp_server_connections_active", {"transport": "stream"}),
+                }
+
+            server.run()
+            """
+        )
+    )
+
+    async def main():
+        async with Client.connect_stdio(sys.executable, [str(script)]) as c:
+            assert (await c.call_tool("echo", {"text": BIG})).content[0].text == BIG
+            return (await c.call_tool("counts", {})).structured_content
+
+    counts = run(main())
+    counts = counts.get("result", counts)
+    # The echo's text went in and out once; the handshake and the calls' framing add a few
+    # kilobytes at most.
+    assert len(BIG) < counts["received"] < len(BIG) + 5000, counts
+    assert len(BIG) < counts["sent"] < len(BIG) + 5000, counts
+    assert counts["sessions"] == 1 and counts["connections"] == 1, counts
+
+
+def test_bytes_and_sessions_in_process_through_opentelemetry(restore_metrics):
+    reader = InMemoryMetricReader()
+    observe.configure(meter_provider=MeterProvider(metric_readers=[reader]))
+    server = Server("counting")
+    seen = {}
+
+    @server.tool()
+    def echo(text: str) -> str:
+        seen["sessions"] = otel_points(reader)[("mcp.server.sessions.active", frozenset())].value
+        return text
+
+    async def main():
+        async with Client.connect_in_process(server) as c:
+            await c.call_tool("echo", {"text": BIG})
+
+    run(main())
+    points = otel_points(reader)
+    stream = frozenset({"transport": "stream"}.items())
+    assert seen["sessions"] == 1
+    assert points[("mcp.server.sessions.active", frozenset())].value == 0
+    assert len(BIG) < points[("mcp.bytes.received", stream)].value < len(BIG) + 5000
+    assert len(BIG) < points[("mcp.bytes.sent", stream)].value < len(BIG) + 5000
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_bytes_and_sessions_over_http_through_prometheus(restore_metrics, era):
+    """HTTP bodies count as transport ``http``; a 2025-wire session counts while it lives
+    (initialize to DELETE), the 2026 wire's requests share one session for the endpoint's
+    life."""
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    observe.configure(prometheus_registry=registry)
+    value = registry.get_sample_value
+    server = Server("counting")
+    seen = {}
+
+    @server.tool()
+    def echo(text: str) -> str:
+        seen["during"] = value("mcp_server_sessions_active")
+        return text
+
+    async def main():
+        handle = await server.serve_http("127.0.0.1", 0)
+        try:
+            seen["before"] = value("mcp_server_sessions_active")
+            async with Client.connect_http(handle.url, era=era) as c:
+                await c.call_tool("echo", {"text": BIG})
+            seen["after"] = value("mcp_server_sessions_active")
+        finally:
+            await handle.aclose()
+        seen["closed"] = value("mcp_server_sessions_active")
+
+    run(main())
+    # The shared 2026 session, plus the client's own 2025-wire session while it lives.
+    during = 2 if era == "legacy" else 1
+    assert seen == {"before": 1, "during": during, "after": 1, "closed": 0}
+    received = value("mcp_bytes_received_total", {"transport": "http"})
+    sent = value("mcp_bytes_sent_total", {"transport": "http"})
+    assert len(BIG) < received < len(BIG) + 5000
+    assert len(BIG) < sent < len(BIG) + 5000
+    assert value("mcp_bytes_received_total", {"transport": "stream"}) is None
+
+
 def test_nothing_without_opentelemetry_or_prometheus(tmp_path):
     """Neither installed: mcp_sansio imports and serves, no trace context is sent, no
     metrics backend, and no opentelemetry module was imported."""

@@ -196,6 +196,14 @@ class Endpoint:
         self.protection: Optional[Protection] = None
         if server.auth is not None and server.resource_url is not None:
             self.protect(server.resource_url)
+        #: The metrics backend (``None``: metrics off, and the paths below pay one check)
+        self._metrics = observe._get_metrics()
+        #: The 2025-wire sessions counted in ``mcp.server.sessions.active`` so far
+        self._sessions = 0
+        if self._metrics is not None:
+            # The 2026 wire's stateless requests share one session for the endpoint's life
+            # (as the Rust bindings count it).
+            self._metrics.session(1)
         #: Whether the sessions share their tasks through the server's store
         self.shares_tasks = server.store is not None
         if self.shares_tasks:
@@ -248,6 +256,12 @@ class Endpoint:
         ``("open", exchange)``; for an open one, call :meth:`open` at once. ``principal``:
         who :meth:`admit` found the request's token stands for."""
         reply = self.core.handle_request(method, headers, body, peer=peer, principal=principal)
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.received("http", len(body))
+            if reply[0] == "complete":
+                metrics.sent("http", len(reply[3]))
+            self._count_sessions(metrics)
         if reply[0] == "complete":
             status = reply[1]
             if status >= 400:
@@ -310,6 +324,19 @@ class Endpoint:
             "endpoint closed: %d open responses ended, %d 2025-wire sessions forgotten",
             len(sinks), self.core.session_count,
         )
+        metrics, self._metrics = self._metrics, None
+        if metrics is not None:
+            # Every session the endpoint held ends with it, the shared 2026 one too.
+            metrics.session(-(self._sessions + 1))
+            self._sessions = 0
+
+    def _count_sessions(self, metrics: Any) -> None:
+        """Moves ``mcp.server.sessions.active`` by the change in the rules' 2025-wire
+        sessions (opened by ``initialize``, ended by ``DELETE``, expiry or eviction)."""
+        count = self.core.session_count
+        if count != self._sessions:
+            metrics.session(count - self._sessions)
+            self._sessions = count
 
     # --- driving the rules -----------------------------------------------------------------
 
@@ -333,6 +360,9 @@ class Endpoint:
                     break
         finally:
             self._pumping = False
+        metrics = self._metrics
+        if metrics is not None:
+            self._count_sessions(metrics)
         deadline = self.core.next_deadline()
         if deadline is None or (self._timer is not None and self._deadline is not None and self._deadline <= deadline):
             return  # one timer, moved only earlier (firing early is harmless)
@@ -352,6 +382,7 @@ class Endpoint:
     def _route(self) -> None:
         # What the rules output for each exchange goes to its sink once per pass.
         core = self.core
+        metrics = self._metrics
         pending: Dict[int, List[Piece]] = {}
         ended: List[int] = []
         try:
@@ -367,6 +398,8 @@ class Endpoint:
                     pieces.append(("head", out[2], out[3]))
                 elif out[0] == "body":
                     pieces.append(("body", out[2]))
+                    if metrics is not None:
+                        metrics.sent("http", len(out[2]))
                 else:
                     pieces.append(("end",))
                     ended.append(number)

@@ -427,11 +427,11 @@ async def serve_http(
             if metrics is None:
                 await front.serve(reader, writer, accepted)
             else:
-                metrics.session("http", 1)
+                metrics.connection("http", 1)
                 try:
                     await front.serve(reader, writer, accepted)
                 finally:
-                    metrics.session("http", -1)
+                    metrics.connection("http", -1)
         except asyncio.CancelledError:
             if writer is not None:
                 writer.close()

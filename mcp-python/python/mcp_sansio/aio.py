@@ -795,6 +795,14 @@ def inspect_doc(fn: Callable[..., Any]) -> Optional[str]:
 EOF_GRACE = 1.5
 
 
+def _counted_writer(write: Callable[[bytes], Any], metrics: Any) -> Callable[[bytes], Any]:
+    def counted(data: bytes) -> Any:
+        metrics.sent("stream", len(data))
+        return write(data)
+
+    return counted
+
+
 class ServerConnection(_Connection):
     """One client connection of a :class:`Server` over a byte stream."""
 
@@ -807,7 +815,22 @@ class ServerConnection(_Connection):
         server._live.add(self)
         self._metrics = observe._get_metrics()
         if self._metrics is not None:
-            self._metrics.session("stream", 1)
+            # A byte-stream connection is one session (mcp.server.sessions.active).
+            self._metrics.connection("stream", 1)
+            self._metrics.session(1)
+
+    def data_received(self, data: bytes) -> None:
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.received("stream", len(data))
+        super().data_received(data)
+
+    def set_writer(self, write: Callable[[bytes], Any]) -> None:
+        metrics = self._metrics
+        if metrics is not None:
+            # Counts what is written (mcp.bytes.sent); without metrics the writer is as given.
+            write = _counted_writer(write, metrics)
+        super().set_writer(write)
 
     def handle_events(self) -> None:
         self.dispatcher.drain()
@@ -858,7 +881,8 @@ class ServerConnection(_Connection):
         self.dispatcher.closed.set()
         metrics, self._metrics = self._metrics, None
         if metrics is not None:
-            metrics.session("stream", -1)
+            metrics.connection("stream", -1)
+            metrics.session(-1)
 
     async def wait_closed(self) -> None:
         """Waits until the client closed the connection and every handler finished."""

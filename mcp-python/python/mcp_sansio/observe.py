@@ -27,6 +27,14 @@ parentheses):
 - ``mcp.server.connections.active`` (``mcp_server_connections_active``), open connections by
   ``transport``: ``stream`` (byte-stream connections: stdio, in-process ones too) and ``http``
   (the TCP connections of ``serve_http``);
+- ``mcp.server.sessions.active`` (``mcp_server_sessions_active``), sessions open: a
+  byte-stream connection is one; over HTTP each 2025-11-25 session (``Mcp-Session-Id``)
+  from ``initialize`` to its end (``DELETE``, expiry, eviction), and the 2026 wire's
+  stateless requests share one session for the endpoint's life (as the Rust bindings);
+- ``mcp.bytes.received``, ``mcp.bytes.sent`` (``mcp_bytes_received_total``,
+  ``mcp_bytes_sent_total``), counters in bytes of the MCP messages a server read and wrote,
+  by ``transport``: ``stream`` (stdio, in-process connections) and ``http`` (request and
+  response bodies, SSE events included; ``serve_http`` and the ASGI app alike);
 - ``mcp.server.refusals`` (``mcp_server_refusals_total``), refused requests by ``reason``:
   ``method_not_found`` (no handler), and over HTTP the Rust bindings' words: ``auth`` (401,
   403), ``scope`` (403 ``insufficient_scope``), ``session`` (404), ``deadline`` (408),
@@ -234,9 +242,12 @@ class _Otel:
         self.active = meter.create_up_down_counter(
             "mcp.server.requests.active", description="MCP requests the server's application is handling"
         )
-        self.sessions = meter.create_up_down_counter(
+        self.connections = meter.create_up_down_counter(
             "mcp.server.connections.active", description="Open byte-stream and HTTP connections of a server"
         )
+        self.sessions = meter.create_up_down_counter("mcp.server.sessions.active", description="MCP sessions open")
+        self.bytes_received = meter.create_counter("mcp.bytes.received", unit="By", description="Bytes of MCP messages read")
+        self.bytes_sent = meter.create_counter("mcp.bytes.sent", unit="By", description="Bytes of MCP messages written")
         self.refusals = meter.create_counter("mcp.server.refusals", description="Requests a server refused, by reason")
         self.client = meter.create_histogram(
             "mcp.client.operation.duration", unit="s", description="Duration of the MCP requests a client sent"
@@ -254,8 +265,17 @@ class _Otel:
             attributes["error.type"] = str(code)
         self.duration.record(seconds, attributes)
 
-    def session(self, transport: str, delta: int) -> None:
-        self.sessions.add(delta, {"transport": transport})
+    def connection(self, transport: str, delta: int) -> None:
+        self.connections.add(delta, {"transport": transport})
+
+    def session(self, delta: int) -> None:
+        self.sessions.add(delta)
+
+    def received(self, transport: str, n: int) -> None:
+        self.bytes_received.add(n, {"transport": transport})
+
+    def sent(self, transport: str, n: int) -> None:
+        self.bytes_sent.add(n, {"transport": transport})
 
     def refused(self, reason: str) -> None:
         self.refusals.add(1, {"reason": reason})
@@ -281,7 +301,12 @@ class _Prometheus:
             **kw,
         )
         self.active = p.Gauge("mcp_server_requests_active", "MCP requests the server's application is handling", ["method"], **kw)
-        self.sessions = p.Gauge("mcp_server_connections_active", "Open byte-stream and HTTP connections of a server", ["transport"], **kw)
+        self.connections = p.Gauge(
+            "mcp_server_connections_active", "Open byte-stream and HTTP connections of a server", ["transport"], **kw
+        )
+        self.sessions = p.Gauge("mcp_server_sessions_active", "MCP sessions open", **kw)
+        self.bytes_received = p.Counter("mcp_bytes_received", "Bytes of MCP messages read", ["transport"], **kw)
+        self.bytes_sent = p.Counter("mcp_bytes_sent", "Bytes of MCP messages written", ["transport"], **kw)
         self.refusals = p.Counter("mcp_server_refusals", "Requests a server refused, by reason", ["reason"], **kw)
         self.client = p.Histogram(
             "mcp_client_operation_duration_seconds", "Duration of the MCP requests a client sent", ["method", "tool", "outcome"], **kw
@@ -294,8 +319,17 @@ class _Prometheus:
         self.active.labels(method).dec()
         self.duration.labels(method, tool or "", outcome, "" if code is None else str(code)).observe(seconds)
 
-    def session(self, transport: str, delta: int) -> None:
-        self.sessions.labels(transport).inc(delta)
+    def connection(self, transport: str, delta: int) -> None:
+        self.connections.labels(transport).inc(delta)
+
+    def session(self, delta: int) -> None:
+        self.sessions.inc(delta)
+
+    def received(self, transport: str, n: int) -> None:
+        self.bytes_received.labels(transport).inc(n)
+
+    def sent(self, transport: str, n: int) -> None:
+        self.bytes_sent.labels(transport).inc(n)
 
     def refused(self, reason: str) -> None:
         self.refusals.labels(reason).inc()
