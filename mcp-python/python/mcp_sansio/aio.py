@@ -818,12 +818,15 @@ class ServerConnection(_Connection):
             # A byte-stream connection is one session (mcp.server.sessions.active).
             self._metrics.connection("stream", 1)
             self._metrics.session(1)
+            # Counts what is read (mcp.bytes.received); without metrics the class's own
+            # data_received runs, with nothing added.
+            self.data_received = self._counted_data_received  # type: ignore[method-assign]
 
-    def data_received(self, data: bytes) -> None:
+    def _counted_data_received(self, data: bytes) -> None:
         metrics = self._metrics
         if metrics is not None:
             metrics.received("stream", len(data))
-        super().data_received(data)
+        _Connection.data_received(self, data)
 
     def set_writer(self, write: Callable[[bytes], Any]) -> None:
         metrics = self._metrics
