@@ -81,7 +81,7 @@ struct Stream<S: Side, W> {
     writer: Mutex<Option<W>>,
     /// Wakes the writer thread: output the reader thread or a timer left
     write_wake: Sender<()>,
-    /// Counted in `mcp_connections_open` while the stream lives (feature `metrics`)
+    /// Counted in `mcp.{role}.connections.active` while the stream lives (feature `metrics`)
     _open: mcp_sansio_runtime::meter::Open,
 }
 

@@ -423,9 +423,9 @@ impl std::fmt::Debug for ServerBuilder {
 }
 
 impl ServerBuilder {
-    /// Adds `middleware` around every request a handler serves (`tools/call`,
-    /// `resources/read`, `prompts/get`, `completion/complete`), on the handler's worker
-    /// thread: the first added is the outermost. A closure
+    /// Adds `middleware` around every request the catalog serves (`tools/call`,
+    /// `resources/read`, `prompts/get`, `completion/complete`, and the lists and refusals
+    /// it answers itself), on a worker thread: the first added is the outermost. A closure
     /// `|call: &Call, next: Next| next.run(call)` is one; see
     /// [`middleware`](crate::middleware)
     #[must_use]

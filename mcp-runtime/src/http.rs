@@ -571,8 +571,6 @@ impl<C: Channels, R: crate::peer::Plumbing> ServerFront<C, crate::peer::Peer<R>>
     }
 }
 
-/// Gives memory back after a burst of open responses: a map a quarter full or less shrinks
-/// to half
 /// A complete response counts its body among the bytes sent, and a refusal among the
 /// refusals (feature `metrics`)
 fn metered(response: &HttpResponse) {
@@ -587,6 +585,8 @@ fn metered(response: &HttpResponse) {
     }
 }
 
+/// Gives memory back after a burst of open responses: a map a quarter full or less shrinks
+/// to half
 fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
     if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
         map.shrink_to(map.len() * 2);

@@ -204,8 +204,9 @@ impl Drop for Meter {
     }
 }
 
-/// Something open (a session, a connection), counted in its gauge until dropped
-#[derive(Debug)]
+/// Something open (a session, a connection), counted in its gauge until dropped (the
+/// default counts nothing)
+#[derive(Debug, Default)]
 #[must_use = "the count goes down when this is dropped"]
 pub struct Open {
     #[cfg(feature = "metrics")]

@@ -436,7 +436,7 @@ pub struct Peer<R: Plumbing> {
     /// The spans of the peer's requests in flight, when a subscriber wants them (or the
     /// requests are metered)
     traces: HashMap<InboundId, RequestTrace>,
-    /// Counted in `mcp_sessions_open` while the peer lives (feature `metrics`)
+    /// Counted in `mcp.{role}.sessions.active` while the peer lives (feature `metrics`)
     _open: crate::meter::Open,
 }
 
@@ -451,8 +451,12 @@ impl<R: Plumbing> Peer<R> {
 
     fn with_span(ready: Option<Ready<R>>, span: tracing::Span) -> Self {
         let role = if ready.is_some() { "client" } else { "server" };
+        Self::with_parts(ready, span, crate::meter::Open::session(role))
+    }
+
+    fn with_parts(ready: Option<Ready<R>>, span: tracing::Span, open: crate::meter::Open) -> Self {
         Self {
-            _open: crate::meter::Open::session(role),
+            _open: open,
             pending: HashMap::new(),
             tokens: HashMap::new(),
             runs: Runs::new(),
@@ -487,10 +491,9 @@ impl<R: Plumbing> Peer<R> {
     /// the session's span stays
     pub fn forget_calls(&mut self) {
         let span = std::mem::replace(&mut self.span, tracing::Span::none());
-        let mut fresh = Self::with_span(None, span);
-        // The session is still open (counted once, under its own role).
-        std::mem::swap(&mut fresh._open, &mut self._open);
-        *self = fresh;
+        // The session is still open: it keeps its count (under its own role).
+        let open = std::mem::take(&mut self._open);
+        *self = Self::with_parts(None, span, open);
     }
 
     /// The peer's request `id` ended as `end`

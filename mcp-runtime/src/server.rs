@@ -711,9 +711,9 @@ impl<R: Runtime, S: From<ServerCore<R>>> ServerBuilder<R, S> {
         self
     }
 
-    /// Adds `middleware` around every request a handler serves (`tools/call`,
-    /// `resources/read`, `prompts/get`, `completion/complete`): the first added is the
-    /// outermost (it sees the request first and the outcome last). An `async` closure
+    /// Adds `middleware` around every request the catalog serves (`tools/call`,
+    /// `resources/read`, `prompts/get`, `completion/complete`, and the lists and refusals
+    /// it answers itself): the first added is the outermost (it sees the request first and the outcome last). An `async` closure
     /// `|call: Call, next: Next| async move { next.run(call).await }` is one; see
     /// [`middleware`] for what it sees and may do, and which requests
     /// stay outside the chain
