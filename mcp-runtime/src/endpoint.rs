@@ -16,6 +16,7 @@
 //! answers with [`Endpoint::oversize`]) within its own deadlines.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, ResponseHead, Source};
@@ -23,6 +24,7 @@ use mcp_sansio::http::{ExchangeId, HttpConfig, HttpResponse, ResponseHead, Sourc
 use crate::chan::{self, Receiver, Sender};
 use crate::http::{Fields, Piece, Then, Unwritten};
 use crate::http_server::{Actor, Answer, ToActor};
+use crate::lane::{FastPath, LaneBody, LaneSet, Served};
 use crate::runtime::Runtime;
 use crate::server::ServerCore;
 
@@ -34,6 +36,8 @@ pub struct Endpoint<B: AsRef<[u8]> + Send + 'static> {
     to_actor: Sender<ToActor<B>>,
     stop: Sender<()>,
     body_limit: usize,
+    /// The 2026 fast path: a stateless request runs on the caller's task
+    fast: Arc<dyn FastPath>,
 }
 
 impl<B: AsRef<[u8]> + Send + 'static> Clone for Endpoint<B> {
@@ -42,6 +46,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Clone for Endpoint<B> {
             to_actor: self.to_actor.clone(),
             stop: self.stop.clone(),
             body_limit: self.body_limit,
+            fast: Arc::clone(&self.fast),
         }
     }
 }
@@ -69,12 +74,14 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
             to_actor,
             stop,
             body_limit,
+            lanes,
             run,
         } = Actor::new(config, server);
         let endpoint = Self {
             to_actor,
             stop,
             body_limit,
+            fast: Arc::new(LaneSet::new(lanes, server)),
         };
         (endpoint, run)
     }
@@ -91,11 +98,29 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
     /// A server that is shutting down answers 503.
     pub async fn handle(
         &self,
-        source: Source,
+        mut source: Source,
         method: String,
-        headers: Fields,
+        mut headers: Fields,
         body: B,
     ) -> Response<BodyStream<B>> {
+        if self.stop.is_closed() || !self.stop.is_empty() {
+            // Shut down (or shutting down): as the actor answers.
+            return Response::status(503);
+        }
+        // A 2026 request (no session id) runs right here when the core takes it.
+        let has_session = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id"));
+        if method == "POST" && !has_session {
+            match self
+                .fast
+                .serve(source, &method, headers, body.as_ref())
+                .await
+            {
+                Served::Answer(response) => return self.lane_response(response),
+                Served::Elsewhere(s, h) => (source, headers) = (s, h),
+            }
+        }
         let (reply, answer) = chan::oneshot();
         let msg = ToActor::Request {
             source,
@@ -108,6 +133,22 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
             return Response::status(503);
         }
         self.answer(answer).await
+    }
+
+    fn lane_response(&self, response: Response<LaneBody>) -> Response<BodyStream<B>> {
+        let body = match response.body {
+            Body::Whole(bytes) => Body::Whole(bytes),
+            Body::Stream(lane) => Body::Stream(BodyStream {
+                frames: Box::pin(lane.frames),
+                open: OpenBody::lane(lane.unwritten),
+                tell: Tell::Lane(lane.gone),
+            }),
+        };
+        Response {
+            status: response.status,
+            headers: response.headers,
+            body,
+        }
     }
 
     /// Answers a request whose body was over [`body_limit`](Self::body_limit) (413, with
@@ -141,7 +182,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
                 let mut body = BodyStream {
                     frames: Box::pin(frames),
                     open: OpenBody::new(exchange, unwritten),
-                    to_actor: self.to_actor.clone(),
+                    tell: Tell::Actor(self.to_actor.clone()),
                 };
                 loop {
                     let got = body.frames.recv().await.map_or(Got::Closed, Got::Piece);
@@ -234,7 +275,15 @@ pub fn gather(mut try_next: impl FnMut() -> Next, out: &mut Vec<u8>) -> Then {
 pub struct BodyStream<B: AsRef<[u8]> + Send + 'static> {
     frames: Pin<Box<Receiver<Piece>>>,
     open: OpenBody,
-    to_actor: Sender<ToActor<B>>,
+    tell: Tell<B>,
+}
+
+/// Whom a body dropped before its end tells
+enum Tell<B: AsRef<[u8]> + Send + 'static> {
+    /// The actor, of the exchange
+    Actor(Sender<ToActor<B>>),
+    /// The fast path's task (dropping the sender is the message)
+    Lane(#[allow(dead_code)] chan::OneSender<()>),
 }
 
 impl<B: AsRef<[u8]> + Send + 'static> std::fmt::Debug for BodyStream<B> {
@@ -319,7 +368,7 @@ pub enum Got {
 #[derive(Debug)]
 pub struct OpenBody {
     unwritten: Unwritten,
-    exchange: ExchangeId,
+    exchange: Option<ExchangeId>,
     ended: bool,
 }
 
@@ -328,7 +377,17 @@ impl OpenBody {
     pub fn new(exchange: ExchangeId, unwritten: Unwritten) -> Self {
         Self {
             unwritten,
-            exchange,
+            exchange: Some(exchange),
+            ended: false,
+        }
+    }
+
+    /// The body of a request the fast path serves (its task hears of the client leaving
+    /// on its own)
+    pub(crate) fn lane(unwritten: Unwritten) -> Self {
+        Self {
+            unwritten,
+            exchange: None,
             ended: false,
         }
     }
@@ -380,7 +439,7 @@ impl OpenBody {
 
     /// Dropped before its end (the client went away): the exchange to tell the server about
     pub fn abandoned(&self) -> Option<ExchangeId> {
-        (!self.ended).then_some(self.exchange)
+        self.exchange.filter(|_| !self.ended)
     }
 }
 
@@ -406,8 +465,8 @@ impl<B: AsRef<[u8]> + Send + 'static> futures_lite::Stream for BodyStream<B> {
 
 impl<B: AsRef<[u8]> + Send + 'static> Drop for BodyStream<B> {
     fn drop(&mut self) {
-        if let Some(exchange) = self.open.abandoned() {
-            let _ = self.to_actor.try_send(ToActor::Closed(exchange));
+        if let (Some(exchange), Tell::Actor(to_actor)) = (self.open.abandoned(), &self.tell) {
+            let _ = to_actor.try_send(ToActor::Closed(exchange));
         }
     }
 }

@@ -130,15 +130,15 @@ impl Unwritten {
         self.0.dropped.load(Ordering::Acquire)
     }
 
-    fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.0.bytes.load(Ordering::Acquire)
     }
 
-    fn sent(&self, n: usize) {
+    pub(crate) fn sent(&self, n: usize) {
         self.0.bytes.fetch_add(n, Ordering::AcqRel);
     }
 
-    fn drop_response(&self) {
+    pub(crate) fn drop_response(&self) {
         self.0.dropped.store(true, Ordering::Release);
     }
 }
@@ -340,6 +340,11 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
             );
         }
         busy
+    }
+
+    /// The rules the 2026 fast path shares with this server (its caps, tools and scopes)
+    pub fn lanes(&self) -> mcp_sansio::http::Lanes {
+        self.http.lanes().clone()
     }
 
     /// The session `key` and its peer (made now if it had none), if the session is open
@@ -573,7 +578,7 @@ impl<C: Channels, R: crate::peer::Plumbing> ServerFront<C, crate::peer::Peer<R>>
 
 /// A complete response counts its body among the bytes sent, and a refusal among the
 /// refusals (feature `metrics`)
-fn metered(response: &HttpResponse) {
+pub(crate) fn metered(response: &HttpResponse) {
     if crate::meter::Meter::ON {
         crate::meter::sent("http", response.body.len());
         if response.status >= 400 {
@@ -902,7 +907,7 @@ pub type Fields = Vec<(String, Vec<u8>)>;
 
 /// `source` with the request's header fields for its handlers, when every value is text;
 /// else the fields as they came (`Err`), for the core to refuse
-fn with_fields(source: Source, fields: Fields) -> (Source, Result<(), Fields>) {
+pub(crate) fn with_fields(source: Source, fields: Fields) -> (Source, Result<(), Fields>) {
     if source.headers.is_some() || fields.iter().any(|(_, v)| std::str::from_utf8(v).is_err()) {
         return (source, Err(fields));
     }
@@ -911,6 +916,22 @@ fn with_fields(source: Source, fields: Fields) -> (Source, Result<(), Fields>) {
         .map(|(n, v)| (n, String::from_utf8(v).expect("checked above")))
         .collect();
     (source.with_headers(text), Ok(()))
+}
+
+/// The undoing of [`with_fields`]: the source as it came and the fields, for a request the
+/// fast path gives to the actor
+pub(crate) fn without_fields(mut source: Source, fields: Result<(), Fields>) -> (Source, Fields) {
+    match fields {
+        Err(raw) => (source, raw),
+        Ok(()) => {
+            let fields = source.headers.take().map_or_else(Vec::new, |text| {
+                text.iter()
+                    .map(|(n, v)| (n.clone(), v.clone().into_bytes()))
+                    .collect()
+            });
+            (source, fields)
+        }
+    }
 }
 
 /// A request's header fields, all of them, as the server rules take them

@@ -60,6 +60,8 @@ pub struct Actor<B: AsRef<[u8]> + 'static> {
     pub stop: Sender<()>,
     /// The largest request body the connections read (the core's `max_body_size`)
     pub body_limit: usize,
+    /// The rules the 2026 fast path shares with the actor's core server
+    pub lanes: mcp_sansio::http::Lanes,
     /// The actor itself: run it on a task of its own
     pub run: std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
 }
@@ -93,10 +95,12 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
         let mut front = ServerFront::new(config, Arc::clone(&server.config), &tools, app, clock);
         front.set_access(server.live().access());
         front.share_through(server.live().store(), pushes_for_store);
+        let lanes = front.lanes();
         Self {
             to_actor,
             stop,
             body_limit,
+            lanes,
             run: Box::pin(run(front, conns, handler_rx, stopped, registration)),
         }
     }

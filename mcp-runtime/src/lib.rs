@@ -302,6 +302,8 @@ pub mod http_options;
 #[cfg(feature = "http")]
 pub mod http_server;
 pub mod io;
+#[cfg(feature = "http")]
+mod lane;
 pub mod memory;
 pub mod meter;
 pub mod middleware;

@@ -449,6 +449,16 @@ impl<R: Plumbing> Peer<R> {
         Self::with_span(ready, crate::trace::session(role))
     }
 
+    /// A server peer that is not counted among the open sessions: one of the 2026 fast
+    /// path's, which all serve the one stateless session the metrics count
+    pub(crate) fn uncounted() -> Self {
+        Self::with_parts(
+            None,
+            crate::trace::session("server"),
+            crate::meter::Open::default(),
+        )
+    }
+
     fn with_span(ready: Option<Ready<R>>, span: tracing::Span) -> Self {
         let role = if ready.is_some() { "client" } else { "server" };
         Self::with_parts(ready, span, crate::meter::Open::session(role))

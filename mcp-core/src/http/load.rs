@@ -12,7 +12,7 @@
 use core::net::{IpAddr, SocketAddr};
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::config::HttpConfig;
 use super::response::HttpResponse;
@@ -107,6 +107,24 @@ impl Load {
         if let Some(p) = &ticket.principal {
             decrement(&mut self.by_principal, Arc::clone(p));
         }
+    }
+}
+
+/// The counters of one endpoint, shared by its [`HttpServer`](super::HttpServer) and its
+/// [`Lane`](super::Lane)s: the caps hold for every request the endpoint serves, whichever
+/// task serves it
+///
+/// A lock held only while a counter changes (never across anything else); the core makes
+/// no thread, it is what lets connections on several of the binding's threads count in one
+/// place.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedLoad(Arc<Mutex<Load>>);
+
+impl SharedLoad {
+    /// The counters (a panic elsewhere while they were held leaves them usable: they are
+    /// plain numbers)
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Load> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -8,7 +8,8 @@ use std::time::Instant;
 use super::classify::{self, Classified, Wire};
 use super::config::HttpConfig;
 use super::headers::{Accepts, Headers, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use super::load::{self, Load};
+use super::lane::{Lanes, Rules};
+use super::load::{self, SharedLoad};
 use super::modern;
 use super::protected::{RequiredScopes, ResourceServer};
 use super::response::{HttpResponse, ResponseHead, modern_error_status};
@@ -16,7 +17,6 @@ use super::session_id::{SessionIdSource, is_valid_session_id};
 use super::source::{Principal, Source, Ticket};
 use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
 use super::{ExchangeId, SessionKey};
-use super::{HeaderParam, validate_tool_headers};
 use crate::codec::sse::{encode_comment, encode_event};
 use crate::jsonrpc::{self, ErrorObject, Message, RequestId};
 use crate::schema::{Tool, meta};
@@ -202,27 +202,26 @@ pub struct HttpServer {
     events: VecDeque<(SessionKey, ServerEvent)>,
     store_ops: VecDeque<(SessionKey, crate::store::StoreOp)>,
     dirty: BTreeSet<SessionKey>,
-    tool_params: HashMap<String, Vec<HeaderParam>>,
     now: Instant,
     buf: Vec<u8>,
     /// The wall-clock anchor given to every session (task timestamps, sealed-state expiry)
     wall_anchor: Option<(Instant, u64)>,
     /// Requests in progress, per connection, client address and in all
-    load: Load,
+    load: SharedLoad,
     /// The idle 2025 sessions, least recently used first: `(touched, key)`
     idle: BTreeSet<(u64, SessionKey)>,
     /// Counts uses of sessions (their `touched`)
     touches: u64,
-    /// The scopes particular tools, resources and prompts need (checked before a session
-    /// sees a request for one), and the protection that words the 403
-    scopes: Option<Arc<dyn RequiredScopes>>,
-    resource_server: Option<Arc<ResourceServer>>,
+    /// The rules the server shares with its lanes: the tools' header mirrors, the scopes
+    /// particular tools, resources and prompts need (checked before a session sees a
+    /// request for one) and the protection that words the 403, and the in-flight counters
+    lanes: Lanes,
 }
 
 impl HttpServer {
     /// A server for `server_config`'s sessions under the HTTP rules of `config`
     pub fn new(config: Arc<HttpConfig>, server_config: Arc<ServerConfig>, now: Instant) -> Self {
-        let modern_versions = server_config
+        let modern_versions: Vec<&'static str> = server_config
             .versions
             .iter()
             .filter(|v| v.era() == Era::Modern)
@@ -233,8 +232,20 @@ impl HttpServer {
         let mut shared = (*server_config).clone();
         let limits = &mut shared.limits;
         limits.max_in_flight_inbound = limits.max_in_flight_inbound.max(config.max_in_flight);
-        let stateless = ServerSession::new(Arc::new(shared), now);
-        let resource_server = config.resource_server.clone();
+        let shared = Arc::new(shared);
+        let stateless = ServerSession::new(Arc::clone(&shared), now);
+        let load = SharedLoad::default();
+        let rules = Rules {
+            resource_server: config.resource_server.clone(),
+            ..Rules::default()
+        };
+        let lanes = Lanes::new(
+            Arc::clone(&config),
+            shared,
+            modern_versions.clone(),
+            load.clone(),
+            rules,
+        );
         let mut conns = HashMap::new();
         conns.insert(
             SessionKey::STATELESS,
@@ -253,15 +264,13 @@ impl HttpServer {
             events: VecDeque::new(),
             store_ops: VecDeque::new(),
             dirty: BTreeSet::new(),
-            tool_params: HashMap::new(),
             now,
             buf: Vec::new(),
             wall_anchor: None,
-            load: Load::default(),
+            load,
             idle: BTreeSet::new(),
             touches: 0,
-            scopes: None,
-            resource_server,
+            lanes,
         }
     }
 
@@ -274,30 +283,25 @@ impl HttpServer {
     /// [`set_resource_server`](Self::set_resource_server) gave one) before any session sees
     /// it: the authorization spec's step-up challenge.
     pub fn set_required_scopes(&mut self, scopes: Option<Arc<dyn RequiredScopes>>) {
-        self.scopes = scopes;
+        self.lanes.set_required_scopes(scopes);
     }
 
     /// The protection of this endpoint, which words the `403` of
     /// [`set_required_scopes`](Self::set_required_scopes)
     pub fn set_resource_server(&mut self, rules: Option<Arc<ResourceServer>>) {
-        self.resource_server = rules;
+        self.lanes.set_resource_server(rules);
+    }
+
+    /// The 2026 fast path's shared rules: [`Lane`](super::Lane)s made from it count in this
+    /// server's in-flight caps and follow its tools and scopes (a change made through either
+    /// holds for both)
+    pub fn lanes(&self) -> &Lanes {
+        &self.lanes
     }
 
     /// The `403` for a request whose principal lacks the scopes of the entry it names
     fn scope_denied(&self, source: &Source, request: &jsonrpc::Request) -> Option<HttpResponse> {
-        let rules = self.scopes.as_ref()?;
-        let member = modern::name_member(&request.method)?;
-        let params: serde_json::Value =
-            serde_json::from_str(request.params.as_deref()?.get()).ok()?;
-        let name = params.get(member)?.as_str()?;
-        let needed = rules.required(&request.method, name)?;
-        let granted = source.principal.as_ref().map_or(&[][..], |p| &p.scopes[..]);
-        let denial = match &self.resource_server {
-            Some(rs) => rs.check_scopes(granted, needed)?,
-            None if needed.iter().all(|n| granted.contains(n)) => return None,
-            None => super::protected::insufficient_scope(needed),
-        };
-        Some(denial.into())
+        self.lanes.rules().scope_denied(source, request)
     }
 
     /// Anchors the wall clock of every session, present and future: `now` is `unix_ms`
@@ -305,6 +309,7 @@ impl HttpServer {
     /// [`Session::anchor_wall_clock`](crate::Session::anchor_wall_clock))
     pub fn anchor_wall_clock(&mut self, now: Instant, unix_ms: u64) {
         self.wall_anchor = Some((now, unix_ms));
+        self.lanes.anchor_wall_clock(now, unix_ms);
         for conn in self.conns.values_mut() {
             conn.session.anchor_wall_clock(now, unix_ms);
         }
@@ -334,7 +339,7 @@ impl HttpServer {
 
     /// Requests in progress on both wires (see [`HttpConfig::max_in_flight`])
     pub fn in_flight(&self) -> usize {
-        self.load.total()
+        self.load.lock().total()
     }
 
     /// The key of a 2025 session by its `Mcp-Session-Id`
@@ -349,19 +354,12 @@ impl HttpServer {
     ///
     /// A tool whose annotations are invalid mirrors nothing (clients do not call it).
     pub fn set_tool(&mut self, tool: &Tool) {
-        match validate_tool_headers(tool) {
-            Ok(params) if !params.is_empty() => {
-                self.tool_params.insert(tool.name.clone(), params);
-            }
-            _ => {
-                self.tool_params.remove(&tool.name);
-            }
-        }
+        self.lanes.set_tool(tool);
     }
 
     /// Forgets a tool's header mirrors (the tool was removed)
     pub fn remove_tool(&mut self, name: &str) {
-        self.tool_params.remove(name);
+        self.lanes.remove_tool(name);
     }
 
     // --- inputs --------------------------------------------------------------------------
@@ -645,7 +643,8 @@ impl HttpServer {
             // response, and servers send it no requests.
             return Reply::Complete(HttpResponse::empty(202));
         };
-        let tool_params = |name: &str| self.tool_params.get(name).cloned();
+        let rules = self.lanes.rules();
+        let tool_params = |name: &str| rules.tool_params.get(name).cloned();
         if let Err(response) =
             modern::validate(&request, headers, &self.modern_versions, &tool_params)
         {
@@ -655,13 +654,14 @@ impl HttpServer {
             return Reply::Complete(response);
         }
         let ticket = source.ticket();
-        if let Err(response) = self
-            .load
-            .admit(&self.config, &ticket, None, Some(&request.id))
+        if let Err(response) =
+            self.load
+                .lock()
+                .admit(&self.config, &ticket, None, Some(&request.id))
         {
             return Reply::Complete(response);
         }
-        self.load.acquire(&ticket);
+        self.load.lock().acquire(&ticket);
         let key = SessionKey::STATELESS;
         let conn = self
             .conns
@@ -713,7 +713,10 @@ impl HttpServer {
             },
             None => match &message {
                 Message::Request(r) if r.method == "initialize" => {
-                    if let Err(response) = self.load.admit(&self.config, &ticket, None, id.as_ref())
+                    if let Err(response) =
+                        self.load
+                            .lock()
+                            .admit(&self.config, &ticket, None, id.as_ref())
                     {
                         return Reply::Complete(response);
                     }
@@ -765,13 +768,14 @@ impl HttpServer {
             conn.by_request.len(),
             self.server_config.limits.max_in_flight_inbound,
         );
-        if let Err(response) = self
-            .load
-            .admit(&self.config, &ticket, Some(session_load), Some(&id))
+        if let Err(response) =
+            self.load
+                .lock()
+                .admit(&self.config, &ticket, Some(session_load), Some(&id))
         {
             return Reply::Complete(response);
         }
-        self.load.acquire(&ticket);
+        self.load.lock().acquire(&ticket);
         let no = conn.next_stream;
         conn.next_stream += 1;
         conn.streams.insert(no, EventStream::new(limit));
@@ -937,7 +941,7 @@ impl HttpServer {
         let Some(in_flight) = conn.by_request.remove(request) else {
             return;
         };
-        self.load.release(&in_flight.ticket);
+        self.load.lock().release(&in_flight.ticket);
         let Some(stream) = conn.streams.get_mut(&in_flight.stream) else {
             return;
         };
@@ -1026,7 +1030,7 @@ impl HttpServer {
             self.idle.remove(&(at, key));
         }
         for in_flight in conn.by_request.values() {
-            self.load.release(&in_flight.ticket);
+            self.load.lock().release(&in_flight.ticket);
         }
         self.dirty.remove(&key);
         for stream in conn.streams.values() {
@@ -1158,7 +1162,7 @@ impl HttpServer {
         let (no, answer) = match relation {
             Relation::Answer(id) => match conn.by_request.remove(&id) {
                 Some(in_flight) => {
-                    self.load.release(&in_flight.ticket);
+                    self.load.lock().release(&in_flight.ticket);
                     (Some(in_flight.stream), true)
                 }
                 None => (None, false),
@@ -1346,7 +1350,7 @@ impl HttpServer {
         }
         if let Some(internal) = stream.internal_id {
             if let Some(in_flight) = conn.by_request.remove(&internal) {
-                self.load.release(&in_flight.ticket);
+                self.load.lock().release(&in_flight.ticket);
             }
             let params = serde_json::json!({
                 "requestId": internal,
@@ -1404,13 +1408,13 @@ fn cancelled_request(params: Option<&serde_json::value::RawValue>) -> Option<Req
 }
 
 /// `{"jsonrpc":"2.0","id":…,"method":…}`: the session writes requests with this prefix
-fn is_request(message: &[u8]) -> bool {
+pub(super) fn is_request(message: &[u8]) -> bool {
     const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     message.starts_with(PREFIX) && contains(message, br#","method":"#)
 }
 
 /// The error code of an error response, if it is one
-fn error_code(message: &[u8]) -> Option<i64> {
+pub(super) fn error_code(message: &[u8]) -> Option<i64> {
     #[derive(serde::Deserialize)]
     struct E {
         code: i64,

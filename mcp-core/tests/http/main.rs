@@ -12,6 +12,7 @@ mod capacity;
 mod client;
 mod edge;
 mod identity;
+mod lanes;
 mod legacy;
 mod memory;
 mod modern;
