@@ -346,6 +346,9 @@ impl Watch {
     }
 }
 
+/// The most one read of a plain connection takes (and zeroes first)
+const READ_CHUNK: usize = 4096;
+
 /// A connection's socket as hyper reads and writes it: every read that brings the first
 /// bytes of a request to an idle connection starts its head deadline
 struct WatchedIo {
@@ -361,7 +364,10 @@ impl AsyncRead for WatchedIo {
     ) -> Poll<io::Result<()>> {
         loop {
             std::task::ready!(self.stream.poll_read_ready(cx))?;
-            match self.stream.try_read(buf.initialize_unfilled()) {
+            // Hyper offers its whole spare buffer, uninitialized: zero only what a request
+            // usually needs (a larger body takes more reads).
+            let want = buf.remaining().min(READ_CHUNK);
+            match self.stream.try_read(buf.initialize_unfilled_to(want)) {
                 Ok(n) => {
                     if n > 0 {
                         buf.advance(n);

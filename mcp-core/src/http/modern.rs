@@ -13,6 +13,9 @@
 //! or removed methods) come from the session and the handler; their HTTP status is applied
 //! when the answer goes out.
 
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::headers::{Headers, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
@@ -42,24 +45,30 @@ pub(crate) fn validate(
     tool_params: &dyn Fn(&str) -> Option<Vec<HeaderParam>>,
 ) -> Result<(), HttpResponse> {
     let id = Some(&request.id);
-    let params: Value = request
+    // Borrowed views, not a `Value` tree: only the members the checks read are parsed.
+    let params: Option<View<'_>> = request
         .params
         .as_deref()
-        .and_then(|p| serde_json::from_str(p.get()).ok())
-        .unwrap_or(Value::Null);
-    let meta_obj = params.get("_meta").and_then(Value::as_object);
-    let Some(meta_obj) = meta_obj else {
+        .and_then(|p| serde_json::from_str(p.get()).ok());
+    let meta_view: Option<MetaView<'_>> = params
+        .as_ref()
+        .and_then(|p| p.meta)
+        .and_then(|m| serde_json::from_str(m.get()).ok());
+    let Some(meta_view) = meta_view else {
         return Err(invalid_meta(request, "params._meta is missing"));
     };
-    let Some(version) = meta_obj.get(meta::PROTOCOL_VERSION).and_then(Value::as_str) else {
+    let version: Option<Cow<'_, str>> = meta_view
+        .version
+        .and_then(|v| serde_json::from_str(v.get()).ok());
+    let Some(version) = version.as_deref() else {
         return Err(invalid_meta(
             request,
             &format!("params._meta lacks \"{}\"", meta::PROTOCOL_VERSION),
         ));
     };
-    if !meta_obj
-        .get(meta::CLIENT_CAPABILITIES)
-        .is_some_and(Value::is_object)
+    if !meta_view
+        .capabilities
+        .is_some_and(|c| c.get().trim_start().starts_with('{'))
     {
         return Err(invalid_meta(
             request,
@@ -102,8 +111,9 @@ pub(crate) fn validate(
             ));
         }
     }
+    let params = params.expect("_meta came from them");
     if let Some(member) = name_member(&request.method)
-        && let Some(body) = params.get(member).and_then(Value::as_str)
+        && let Some(body) = params.member(member)
     {
         let Some(raw) = headers.get(MCP_NAME) else {
             return Err(mismatch(
@@ -120,19 +130,55 @@ pub(crate) fn validate(
         }
     }
     if request.method == "tools/call"
-        && let Some(name) = params.get("name").and_then(Value::as_str)
-        && let Some(mirrors) = tool_params(name)
+        && let Some(name) = params.member("name")
+        && let Some(mirrors) = tool_params(&name)
     {
-        let empty = Map::new();
-        let arguments = params
-            .get("arguments")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
+        let arguments: Map<String, Value> = params
+            .arguments
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .unwrap_or_default();
         for mirror in &mirrors {
             check_param(request, headers, mirror, arguments.get(&mirror.property))?;
         }
     }
     Ok(())
+}
+
+/// The members of a 2026 request's params the checks read, borrowed from its text
+#[derive(serde::Deserialize)]
+struct View<'a> {
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(rename = "taskId", default, borrow)]
+    task_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+}
+
+impl View<'_> {
+    /// A member that `Mcp-Name` mirrors, when it is a string
+    fn member(&self, member: &str) -> Option<Cow<'_, str>> {
+        let raw = match member {
+            "name" => self.name,
+            "uri" => self.uri,
+            "taskId" => self.task_id,
+            _ => None,
+        }?;
+        serde_json::from_str(raw.get()).ok()
+    }
+}
+
+/// `params._meta`'s envelope members
+#[derive(serde::Deserialize)]
+struct MetaView<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
+    version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default, borrow)]
+    capabilities: Option<&'a RawValue>,
 }
 
 /// One `Mcp-Param-*` header against its argument
