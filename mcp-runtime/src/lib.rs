@@ -88,7 +88,9 @@
 //! - `HttpIo` (feature `http`): its HTTP stack. `serve_http` accepts connections and reads
 //!   requests (hyper, or the layer's HTTP/1.1 framing `h1` over the runtime's sockets), within
 //!   the deadlines and caps of the core's `HttpConfig`, and hands each request to the layer's
-//!   `endpoint`, behind which the `http_server` actor owns every session; `http_endpoint`
+//!   `endpoint`, behind which the `http_server` actor owns every session (a 2026 request
+//!   that needs no shared session runs on the connection's own task instead, on a pooled
+//!   core `Lane`: the private `lane` module); `http_endpoint`
 //!   gives that endpoint in the binding's shape; `connect_http` performs the requests the
 //!   core's `ClientTransport` asks for and reports them to the `http_client` actor
 //!   (`http_options`, `tunnel` and `net_error` hold the proxy, timeouts and error wording every

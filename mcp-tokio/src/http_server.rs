@@ -158,9 +158,12 @@ pub(crate) async fn serve(
             if let Some(tls) = &tls {
                 match *tls {}
             }
-            let stream = Arc::new(stream);
+            // The late answer of an expired deadline goes out through a second descriptor of
+            // the socket, so hyper owns the stream itself (tokio's own reads then skip the
+            // zeroing of hyper's buffer and the extra read a short read leaves).
+            let late_writer = late_writer(&stream);
             let io = WatchedIo {
-                stream: Arc::clone(&stream),
+                stream,
                 watch: Arc::clone(&watch),
             };
             let conn = hyper::server::conn::http1::Builder::new()
@@ -173,8 +176,11 @@ pub(crate) async fn serve(
                     expiry = watch.expired(&edge) => {
                         if let Some(status) = expiry.status() {
                             mcp_sansio_runtime::meter::refused(mcp_sansio_runtime::meter::http_reason(status));
-                            // Nothing else is being written in the head phase.
-                            let _ = stream.try_write(&late(status));
+                            // Nothing else is being written in the head phase (the
+                            // descriptor is non-blocking, as the stream's).
+                            if let Some(mut writer) = late_writer.as_ref() {
+                                let _ = io::Write::write(&mut writer, &late(status));
+                            }
                         }
                     }
                 }
@@ -289,6 +295,22 @@ impl AsyncWrite for WatchedTls {
     }
 }
 
+/// A second descriptor of a connection's socket, for the late answer
+#[cfg(unix)]
+fn late_writer(stream: &TcpStream) -> Option<std::net::TcpStream> {
+    use std::os::fd::AsFd;
+    let fd = stream.as_fd().try_clone_to_owned().ok()?;
+    Some(std::net::TcpStream::from(fd))
+}
+
+/// A second descriptor of a connection's socket, for the late answer
+#[cfg(windows)]
+fn late_writer(stream: &TcpStream) -> Option<std::net::TcpStream> {
+    use std::os::windows::io::AsSocket;
+    let socket = stream.as_socket().try_clone_to_owned().ok()?;
+    Some(std::net::TcpStream::from(socket))
+}
+
 /// The response to a request that came too late, closing the connection
 fn late(status: u16) -> Vec<u8> {
     format!("HTTP/1.1 {status} Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
@@ -346,13 +368,10 @@ impl Watch {
     }
 }
 
-/// The most one read of a plain connection takes (and zeroes first)
-const READ_CHUNK: usize = 4096;
-
 /// A connection's socket as hyper reads and writes it: every read that brings the first
 /// bytes of a request to an idle connection starts its head deadline
 struct WatchedIo {
-    stream: Arc<TcpStream>,
+    stream: TcpStream,
     watch: Arc<Watch>,
 }
 
@@ -362,23 +381,13 @@ impl AsyncRead for WatchedIo {
         cx: &mut TaskContext<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        loop {
-            std::task::ready!(self.stream.poll_read_ready(cx))?;
-            // Hyper offers its whole spare buffer, uninitialized: zero only what a request
-            // usually needs (a larger body takes more reads).
-            let want = buf.remaining().min(READ_CHUNK);
-            match self.stream.try_read(buf.initialize_unfilled_to(want)) {
-                Ok(n) => {
-                    if n > 0 {
-                        buf.advance(n);
-                        self.watch.update(|d| d.head_started(Instant::now()));
-                    }
-                    return Poll::Ready(Ok(()));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Poll::Ready(Err(e)),
-            }
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let read = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            this.watch.update(|d| d.head_started(Instant::now()));
         }
+        read
     }
 }
 
@@ -388,13 +397,7 @@ impl AsyncWrite for WatchedIo {
         cx: &mut TaskContext<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        loop {
-            std::task::ready!(self.stream.poll_write_ready(cx))?;
-            match self.stream.try_write(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                other => return Poll::Ready(other),
-            }
-        }
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -402,13 +405,7 @@ impl AsyncWrite for WatchedIo {
         cx: &mut TaskContext<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        loop {
-            std::task::ready!(self.stream.poll_write_ready(cx))?;
-            match self.stream.try_write_vectored(bufs) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                other => return Poll::Ready(other),
-            }
-        }
+        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
