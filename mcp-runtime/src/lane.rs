@@ -26,17 +26,30 @@ use crate::push::{Push, Registration};
 use crate::runtime::Runtime;
 use crate::server::ServerCore;
 
-/// Idle workers kept for the next requests (more are made when more run at once, and
-/// dropped when they come back to a full pool)
-const POOL: usize = 256;
+/// Idle workers kept for the next requests, per shard (more are made when more run at
+/// once, and dropped when they come back to a full pool)
+const POOL: usize = 64;
+
+/// Pools, each taken by the threads assigned to it: threads that serve requests at once
+/// rarely wait for each other's lock
+const SHARDS: usize = 8;
+
+thread_local! {
+    /// This thread's shard
+    static SHARD: usize = NEXT_SHARD.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % SHARDS;
+}
+
+static NEXT_SHARD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A pool of idle workers
+type Pool<R> = Mutex<Vec<Box<Worker<R>>>>;
 
 /// The fast path of one endpoint: the shared rules and a pool of workers
 pub(crate) struct LaneSet<R: Runtime> {
     lanes: Lanes,
     app: App<R>,
-    /// Boxed: a worker (a session, a peer) moves in and out of futures and the pool
-    #[allow(clippy::vec_box)]
-    pool: Mutex<Vec<Box<Worker<R>>>>,
+    /// Idle workers (boxed: a worker, a session and a peer, moves in and out of futures)
+    pools: [Pool<R>; SHARDS],
     /// Tool and scope changes reach the rules as the server makes them (not after the
     /// actor's next turn), so a request right after `add_tool` sees the tool's mirrors
     _registration: Registration,
@@ -98,14 +111,20 @@ impl<R: Runtime> LaneSet<R> {
         Arc::new(Self {
             lanes,
             app: server.app(),
-            pool: Mutex::new(Vec::new()),
+            pools: std::array::from_fn(|_| Mutex::new(Vec::new())),
             _registration: registration,
         })
     }
 
+    /// The pool of this thread's shard
+    fn pool(&self) -> &Pool<R> {
+        let shard = SHARD.try_with(|s| *s).unwrap_or(0);
+        &self.pools[shard]
+    }
+
     fn take(&self) -> Box<Worker<R>> {
         let spare = self
-            .pool
+            .pool()
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
@@ -128,7 +147,7 @@ impl<R: Runtime> LaneSet<R> {
             // A handler may still answer: this worker serves nobody else.
             return;
         }
-        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pool = self.pool().lock().unwrap_or_else(PoisonError::into_inner);
         if pool.len() < POOL {
             pool.push(worker);
         }

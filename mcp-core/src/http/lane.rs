@@ -19,6 +19,7 @@
 //! server and the client declare the tasks extension): tasks outlive their request.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -58,6 +59,8 @@ struct Shared {
     tasks: bool,
     load: SharedLoad,
     rules: Mutex<Arc<Rules>>,
+    /// Counts the changes of `rules`: a lane reads them again only after one
+    generation: AtomicU64,
     wall_anchor: Mutex<Option<(Instant, u64)>>,
 }
 
@@ -124,6 +127,7 @@ impl Lanes {
                 tasks,
                 load,
                 rules: Mutex::new(Arc::new(rules)),
+                generation: AtomicU64::new(0),
                 wall_anchor: Mutex::new(None),
             }),
         }
@@ -146,6 +150,17 @@ impl Lanes {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         f(Arc::make_mut(&mut rules));
+        self.inner.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The rules as a lane holds them: read again only when they changed since `held`
+    fn refresh(&self, held: &mut (u64, Arc<Rules>)) {
+        let generation = self.inner.generation.load(Ordering::Acquire);
+        if held.0 != generation {
+            // Read under the lock: a change made meanwhile bumps the count again after it.
+            let rules = self.rules();
+            *held = (generation, rules);
+        }
     }
 
     /// Records the `Mcp-Param-*` headers a tool's calls must carry (see
@@ -199,6 +214,7 @@ impl Lanes {
             session.anchor_wall_clock(at, unix_ms);
         }
         Lane {
+            rules: (self.inner.generation.load(Ordering::Acquire), self.rules()),
             lanes: self.clone(),
             session,
             current: None,
@@ -270,6 +286,8 @@ struct Current {
 #[derive(Debug)]
 pub struct Lane {
     lanes: Lanes,
+    /// The rules as of the count of changes that came with them
+    rules: (u64, Arc<Rules>),
     session: ServerSession,
     current: Option<Current>,
     outputs: VecDeque<LaneOutput>,
@@ -311,7 +329,8 @@ impl Lane {
         if self.needs_shared(&request) {
             return Taken::Elsewhere;
         }
-        let rules = self.lanes.rules();
+        self.lanes.refresh(&mut self.rules);
+        let rules = &self.rules.1;
         let tool_params = |name: &str| rules.tool_params.get(name).cloned();
         if let Err(response) =
             modern::validate(&request, headers, &shared.modern_versions, &tool_params)
