@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>
-//! mcp-http-bench <h1|h2|h3> --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n N] [--seconds S]
+//! mcp-http-bench <h1|h2|h3|h4> --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n N] [--seconds S]
 //! mcp-http-bench flood --url http://127.0.0.1:PORT/mcp [--wire <legacy|modern>] [--n CLIENTS] [--seconds S]
 //! mcp-http-bench tasks --url URL[,URL...] [--n CLIENTS] [--seconds S]
 //! ```
@@ -32,7 +32,9 @@
 //! - `h1`: one connection, `n` sequential calls;
 //! - `h2`: 64 connections, each sequential, `n` calls in all;
 //! - `h3`: 1,000 connections open, 200 of them active (sequential calls, `n` in all), the other
-//!   800 idle after their handshake.
+//!   800 idle after their handshake;
+//! - `h4`: 1,000 connections, every one active (sequential calls, `n` in all): on the legacy
+//!   wire, 1,000 sessions each its own `initialize` and each calling at once.
 //!
 //! Each caller stops after its share of `n` or after `--seconds` (3 unless given), whichever
 //! comes first, so a slow server is measured in bounded time.
@@ -56,7 +58,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3|flood> --url URL [--wire <legacy|modern>] [--n N] [--seconds S]\n       mcp-http-bench tasks --url URL[,URL...] [--n CLIENTS] [--seconds S]";
+const USAGE: &str = "usage: mcp-http-bench serve --binding <tokio-ct|tokio-mt|async-std|blocking|hyper>\n       mcp-http-bench <h1|h2|h3|h4|flood> --url URL [--wire <legacy|modern>] [--n N] [--seconds S]\n       mcp-http-bench tasks --url URL[,URL...] [--n CLIENTS] [--seconds S]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -80,7 +82,7 @@ fn main() -> ExitCode {
                 .unwrap_or(3.0);
             tasks(&urls, clients, Duration::from_secs_f64(seconds))
         }
-        Some(w @ ("h1" | "h2" | "h3" | "flood")) => {
+        Some(w @ ("h1" | "h2" | "h3" | "h4" | "flood")) => {
             let Some(url) = get("--url") else {
                 eprintln!("{USAGE}");
                 return ExitCode::from(2);
@@ -675,6 +677,7 @@ fn load(
     let (connections, active, default_n) = match workload {
         "h1" => (1, 1, 2_000),
         "h2" => (64, 64, 20_000),
+        "h4" => (1_000, 1_000, 20_000),
         _ => (1_000, 200, 20_000),
     };
     let n = n.unwrap_or(default_n);
