@@ -8,7 +8,9 @@
 //! Prints one JSON line: the workload, binding, era, `n`, `runs`, `calls_per_s` as
 //! `{"median", "min", "max"}` over the runs (`limit` adds `rt_per_s`, the same figure under
 //! its own name), `peak_rss_kib` (this process's VmHWM after the runs) and `runner` (`all`, or
-//! `core-only` when built with `--no-default-features`). `mem` prints the
+//! `core-only` when built with `--no-default-features`); W1 and W2 add `allocs_per_call`, the
+//! heap allocations (calls to alloc, alloc_zeroed and realloc by every thread: client and server
+//! together) per round trip, median over the runs. `mem` prints the
 //! bytes per idle session and per request in flight, from a counting allocator.
 //!
 //! - `w1`: sequential `tools/call` round trips, tool `echo`, arguments
@@ -41,7 +43,7 @@ mod tokio_binding;
 
 use std::process::ExitCode;
 
-use common::{era_name, time_runs};
+use common::{allocs_per_call, era_name, time_runs};
 
 use mcp_sansio::{EraMode, ProtocolVersion};
 use serde_json::json;
@@ -161,14 +163,20 @@ fn parse(args: &[String]) -> Result<(Option<Workload>, Options), String> {
     Ok((workload, o))
 }
 
+/// The median of non-empty figures
+fn median(mut figures: Vec<f64>) -> f64 {
+    figures.sort_by(f64::total_cmp);
+    if figures.len() % 2 == 1 {
+        figures[figures.len() / 2]
+    } else {
+        (figures[figures.len() / 2 - 1] + figures[figures.len() / 2]) / 2.0
+    }
+}
+
 fn summary(mut rates: Vec<f64>) -> serde_json::Value {
     rates.sort_by(f64::total_cmp);
-    let median = if rates.len() % 2 == 1 {
-        rates[rates.len() / 2]
-    } else {
-        (rates[rates.len() / 2 - 1] + rates[rates.len() / 2]) / 2.0
-    };
-    json!({"median": median.round(), "min": rates[0].round(), "max": rates[rates.len() - 1].round()})
+    let (min, max) = (rates[0], rates[rates.len() - 1]);
+    json!({"median": median(rates).round(), "min": min.round(), "max": max.round()})
 }
 
 /// Runs one workload on one binding; `Err` when the binding fails (a call or the W3 child)
@@ -313,6 +321,14 @@ fn main() -> ExitCode {
         "peak_rss_kib": alloc::peak_rss_kib(),
         "runner": RUNNER,
     });
+    if matches!(workload, Workload::W1 | Workload::W2) {
+        // Every thread's allocations (client and server together) per round trip, median
+        // over the runs, to two decimals
+        let allocs = allocs_per_call();
+        if !allocs.is_empty() {
+            line["allocs_per_call"] = json!((median(allocs) * 100.0).round() / 100.0);
+        }
+    }
     if workload == Workload::Limit {
         line["rt_per_s"] = line["calls_per_s"].clone();
         line["binding"] = json!("serde_json");
@@ -378,6 +394,14 @@ mod tests {
                 !rates.is_empty() && rates.iter().all(|r| *r > 0.0),
                 "{args}: {rates:?}"
             );
+            if matches!(o.workload, Workload::W1 | Workload::W2) {
+                // Every round trip allocates something (at least the caller's arguments).
+                let allocs = allocs_per_call();
+                assert!(
+                    allocs.len() == o.runs && allocs.iter().all(|a| *a > 0.0),
+                    "{args}: {allocs:?}"
+                );
+            }
         }
     }
 

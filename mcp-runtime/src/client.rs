@@ -513,7 +513,9 @@ impl<R: Runtime> Client<R> {
             progress,
             task_status: None,
         };
-        self.start(method, params, options, watch).1.await
+        // Nobody holds a cancel handle of this call: it needs no cancel flag.
+        let token = self.tokens.fetch_add(1, Ordering::Relaxed);
+        self.send(method, params, options, watch, token, None).await
     }
 
     /// [`request_raw`](Self::request_raw) through `chain`: its last step sends (the first
@@ -568,13 +570,32 @@ impl<R: Runtime> Client<R> {
             token,
             cancelled: Arc::clone(&cancelled),
         };
+        let future = self.send(method, params, options, watch, token, Some(cancelled));
+        (handle, future)
+    }
+
+    /// The future of one raw request under `token`; `cancelled` is the flag of its
+    /// [`CancelHandle`], if it has one (a call nobody can cancel but by dropping its future
+    /// needs none)
+    fn send(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+        watch: CallWatch<R>,
+        token: u64,
+        cancelled: Option<Arc<AtomicBool>>,
+    ) -> impl Future<Output = Result<Box<RawValue>, ClientError>> + Send + 'static {
+        let is_cancelled = move |flag: &Option<Arc<AtomicBool>>| {
+            flag.as_ref().is_some_and(|c| c.load(Ordering::SeqCst))
+        };
         let commands = self.commands.clone();
         let method = method.to_owned();
         let headers = self.headers.to_vec();
         // Taken here, on the caller's task: the actor runs under its session's span.
         let parent = crate::otel::Parent::current();
-        let future = async move {
-            if cancelled.load(Ordering::SeqCst) {
+        async move {
+            if is_cancelled(&cancelled) {
                 return Err(ClientError::Call(CallError::Cancelled));
             }
             let (reply, rx) = chan::oneshot();
@@ -599,14 +620,13 @@ impl<R: Runtime> Client<R> {
             };
             // A cancel between the check above and the send went ahead of the request and
             // found nothing to cancel: send it again, now behind the request.
-            if cancelled.load(Ordering::SeqCst) {
+            if is_cancelled(&cancelled) {
                 let _ = commands.unbounded_send(Command::Cancel { token });
             }
             let outcome = chan::reply(rx).await.ok_or(ClientError::Closed)?;
             guard.armed = false;
             Ok(outcome??)
-        };
-        (handle, future)
+        }
     }
 
     /// Runs a typed call: sends each of its requests and feeds the results back; the

@@ -6,7 +6,7 @@
 //! of its own), and decodes the answer into `T` ([`answer`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{
@@ -102,12 +102,17 @@ impl From<ElicitError> for ErrorObject {
 /// A 2026 retry runs the handler again from the start, and its answers come back under the
 /// keys it asked with; counting keeps two questions of one run apart, in both eras.
 #[derive(Debug, Clone, Default)]
-pub struct Keys(Arc<AtomicU32>);
+pub struct Keys(Arc<crate::peer::RunCounters>);
 
 impl Keys {
+    /// Keys counted in `counters` (shared with the run's [`Reports`](crate::peer::Reports))
+    pub(crate) fn of(counters: Arc<crate::peer::RunCounters>) -> Self {
+        Self(counters)
+    }
+
     /// The next key, `<kind>-<n>`
     pub(crate) fn next(&self, kind: &str) -> String {
-        format!("{kind}-{}", self.0.fetch_add(1, Ordering::Relaxed))
+        format!("{kind}-{}", self.0.keys.fetch_add(1, Ordering::Relaxed))
     }
 }
 

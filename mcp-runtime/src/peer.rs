@@ -175,15 +175,35 @@ pub enum Command<R: Plumbing> {
 /// reports cannot grow the server without bound; its result is never dropped)
 pub const MAX_WAITING_REPORTS: usize = 256;
 
+/// What every clone of one handler run's `Context` counts together: its reports waiting
+/// for the actor ([`Reports`]) and the keys of its questions ([`Keys`](crate::elicit::Keys));
+/// one allocation per run for both
+#[derive(Debug, Default)]
+pub(crate) struct RunCounters {
+    /// Reports waiting for the actor
+    pub(crate) waiting: AtomicUsize,
+    /// The next question's number
+    pub(crate) keys: std::sync::atomic::AtomicU32,
+}
+
 /// The reports of one handler run (every clone of its `Context`) that wait for the actor
 #[derive(Clone, Debug, Default)]
-pub struct Reports(Arc<AtomicUsize>);
+pub struct Reports(Arc<RunCounters>);
 
 impl Reports {
+    /// A run's reports and the keys of its questions, counted in one shared place
+    pub(crate) fn with_keys() -> (Self, crate::elicit::Keys) {
+        let counters = Arc::new(RunCounters::default());
+        (
+            Self(Arc::clone(&counters)),
+            crate::elicit::Keys::of(counters),
+        )
+    }
+
     /// A place for one more report, unless [`MAX_WAITING_REPORTS`] wait already
     pub fn admit(&self) -> Option<Waiting> {
-        if self.0.fetch_add(1, Ordering::AcqRel) >= MAX_WAITING_REPORTS {
-            self.0.fetch_sub(1, Ordering::AcqRel);
+        if self.0.waiting.fetch_add(1, Ordering::AcqRel) >= MAX_WAITING_REPORTS {
+            self.0.waiting.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
         Some(Waiting(Arc::clone(&self.0)))
@@ -229,11 +249,11 @@ impl Reports {
 /// One report on its way to the actor; it stops counting once dropped (handled, or lost
 /// with the connection)
 #[derive(Debug)]
-pub struct Waiting(Arc<AtomicUsize>);
+pub struct Waiting(Arc<RunCounters>);
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

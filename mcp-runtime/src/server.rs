@@ -184,14 +184,15 @@ impl<R: Plumbing> Context<R> {
         messages: &Handlers<R>,
     ) -> Self {
         let log_filter = LogFilter::for_request(request);
+        let (reports, elicits) = Reports::with_keys();
         Self {
             id: request.responder.id(),
             wants_progress: request.wants_progress,
             log_filter,
             task_offered: request.task_offered,
             messages: messages.clone(),
-            reports: Reports::default(),
-            elicits: elicit::Keys::default(),
+            reports,
+            elicits,
             request: RequestInfo::new(request, session),
         }
     }

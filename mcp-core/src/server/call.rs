@@ -55,15 +55,25 @@ impl Catalog {
     /// [`CallCheck::UnknownTool`] or [`CallCheck::InvalidArguments`], each holding the
     /// answer to send.
     pub fn check_call(&self, params: &CallToolParams) -> Result<&Tool, CallCheck> {
-        let entry = self.tools.get(&params.name).ok_or_else(|| {
+        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
+        self.check_call_arguments(&params.name, &arguments)
+    }
+
+    /// [`check_call`](Self::check_call) of a call of tool `name` with `arguments` (an
+    /// object; `{}` when the call has none), without copying them
+    pub(crate) fn check_call_arguments(
+        &self,
+        name: &str,
+        arguments: &Value,
+    ) -> Result<&Tool, CallCheck> {
+        let entry = self.tools.get(name).ok_or_else(|| {
             CallCheck::UnknownTool(ErrorObject::new(
                 code::INVALID_PARAMS,
-                format!("Unknown tool: {}", params.name),
+                format!("Unknown tool: {name}"),
             ))
         })?;
-        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
-        entry.validator.validate(&arguments).map_err(|errors| {
-            let mut text = format!("Invalid arguments for tool {}:", params.name);
+        entry.validator.validate(arguments).map_err(|errors| {
+            let mut text = format!("Invalid arguments for tool {name}:");
             for error in errors {
                 text.push_str("\n- ");
                 text.push_str(&error);

@@ -142,19 +142,25 @@ impl Catalog {
             )),
             CallTool::NAME => match request.params::<CallTool>() {
                 Err(e) => Route::Answer(Err(e)),
-                Ok(params) => match self
-                    .check_access(EntryKind::Tool, &params.name, principal)
-                    .map(|()| self.check_call(&params))
-                {
-                    Err(refused) => Route::Answer(Err(refused)),
-                    Ok(checked) => match checked {
-                        Ok(tool) => Route::Tool {
-                            name: tool.name.clone(),
-                            arguments: params.arguments.unwrap_or_default(),
+                Ok(params) => {
+                    // Checked in place: the arguments are moved into the route, not copied,
+                    // and the name is the call's own (the tool's, since it was found).
+                    let arguments = Value::Object(params.arguments.unwrap_or_default());
+                    match self
+                        .check_access(EntryKind::Tool, &params.name, principal)
+                        .map(|()| self.check_call_arguments(&params.name, &arguments))
+                    {
+                        Err(refused) => Route::Answer(Err(refused)),
+                        Ok(Ok(_)) => Route::Tool {
+                            name: params.name,
+                            arguments: match arguments {
+                                Value::Object(arguments) => arguments,
+                                _ => Map::new(), // an object was put in
+                            },
                         },
-                        Err(refused) => answer(fitted(refused.into_response(), version)),
-                    },
-                },
+                        Ok(Err(refused)) => answer(fitted(refused.into_response(), version)),
+                    }
+                }
             },
             ReadResource::NAME => match request.params::<ReadResource>() {
                 Err(e) => Route::Answer(Err(e)),

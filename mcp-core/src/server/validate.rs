@@ -137,6 +137,11 @@ impl SchemaValidator {
     /// pointer of the offending value (`/` for the root), e.g.
     /// `/n: "one" is not of type "integer"`.
     pub fn validate(&self, instance: &Value) -> Result<(), Vec<String>> {
+        // The common case, valid, allocates nothing; the errors are gathered only when
+        // there are some.
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
         let errors: Vec<String> = self
             .validator
             .iter_errors(instance)

@@ -90,6 +90,11 @@ const TABLE: &[(&str, Sender, ProtocolVersion, ProtocolVersion, Option<Capabilit
     ("tasks/cancel",             S, V4, V4, TASKS),
 ];
 
+/// The spec's own name of a request method, when `method` is one (kept without copying)
+pub(crate) fn static_name(method: &str) -> Option<&'static str> {
+    TABLE.iter().map(|row| row.0).find(|m| *m == method)
+}
+
 /// What the spec says of a request `method` sent by `sender` in `version`: a row of
 /// [`TABLE`] covering the version, or a method of MCP elsewhere in the table, or neither
 pub(crate) fn request(sender: Sender, method: &str, version: ProtocolVersion) -> Gate {

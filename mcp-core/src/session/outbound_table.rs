@@ -1,5 +1,6 @@
 //! Requests we sent and the peer has not answered yet, with their deadlines
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -104,8 +105,8 @@ impl AppCall {
 #[derive(Debug)]
 pub(crate) struct OutEntry {
     pub(crate) owner: Owner,
-    /// Kept for retries (modern era) and diagnostics
-    pub(crate) method: Box<str>,
+    /// Kept for retries (modern era) and diagnostics; a method of the spec is not copied
+    pub(crate) method: Cow<'static, str>,
     pub(crate) params: Option<Box<RawValue>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) deadline: Option<Instant>,
@@ -116,7 +117,8 @@ impl OutEntry {
     pub(crate) fn new(owner: Owner, method: &str, params: Option<Box<RawValue>>) -> Self {
         Self {
             owner,
-            method: method.into(),
+            method: super::gating::static_name(method)
+                .map_or_else(|| Cow::Owned(method.to_owned()), Cow::Borrowed),
             params,
             timeout: None,
             deadline: None,
