@@ -116,6 +116,15 @@ impl Keys {
     }
 }
 
+/// A run's reports and the keys of its questions, counted in one shared place
+pub(crate) fn run_counters() -> (crate::peer::Reports, Keys) {
+    let counters = Arc::new(crate::peer::RunCounters::default());
+    (
+        crate::peer::Reports::of(Arc::clone(&counters)),
+        Keys::of(counters),
+    )
+}
+
 /// The form for `T`: its JSON Schema (`schemars`) restricted to what a form holds
 ///
 /// # Errors

@@ -117,7 +117,8 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
                 .serve(source, &method, headers, body.as_ref())
                 .await
             {
-                Served::Answer(response) => return self.lane_response(response),
+                Served::Whole(response) => return Response::whole(response),
+                Served::Stream(head, body) => return Self::lane_stream(head, body),
                 Served::Elsewhere(s, h) => (source, headers) = (s, h),
             }
         }
@@ -135,20 +136,14 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
         self.answer(answer).await
     }
 
-    fn lane_response(&self, response: Response<LaneBody>) -> Response<BodyStream<B>> {
-        let body = match response.body {
-            Body::Whole(bytes) => Body::Whole(bytes),
-            Body::Stream(lane) => Body::Stream(BodyStream {
-                frames: Box::pin(lane.frames),
-                open: OpenBody::lane(lane.unwritten),
-                tell: Tell::Lane(lane.gone),
-            }),
+    /// The event stream of a request the fast path serves
+    fn lane_stream(head: ResponseHead, lane: LaneBody) -> Response<BodyStream<B>> {
+        let body = BodyStream {
+            frames: Box::pin(lane.frames),
+            open: OpenBody::lane(lane.unwritten),
+            tell: Tell::Lane(lane.gone),
         };
-        Response {
-            status: response.status,
-            headers: response.headers,
-            body,
-        }
+        Response::stream(head, body)
     }
 
     /// Answers a request whose body was over [`body_limit`](Self::body_limit) (413, with

@@ -65,8 +65,10 @@ struct Worker<R: Runtime> {
 
 /// What the fast path made of a request
 pub(crate) enum Served {
-    /// The response (whole, or its head and a body stream)
-    Answer(crate::endpoint::Response<LaneBody>),
+    /// The whole response
+    Whole(HttpResponse),
+    /// An event stream: its head, and its body
+    Stream(ResponseHead, LaneBody),
     /// Not the fast path's: the request's source and fields, for the actor
     Elsewhere(Source, Fields),
 }
@@ -198,7 +200,7 @@ impl<R: Runtime> LaneSet<R> {
                 if let Some(trace) = trace {
                     trace.complete(&response);
                 }
-                Served::Answer(crate::endpoint::Response::whole(response))
+                Served::Whole(response)
             }
             _ => self.run(worker, trace).await,
         }
@@ -232,7 +234,7 @@ impl<R: Runtime> LaneSet<R> {
                         }
                         let worker = guard.worker.take().expect("held until the end");
                         self.put(worker);
-                        return Served::Answer(crate::endpoint::Response::whole(response));
+                        return Served::Whole(response);
                     }
                     LaneOutput::End => ended = true,
                     _ => {}
@@ -241,13 +243,13 @@ impl<R: Runtime> LaneSet<R> {
             if let Some(h) = head.take() {
                 // An event stream: the rest goes on on a task of its own.
                 let worker = guard.worker.take().expect("held until the end");
-                return Served::Answer(self.stream(worker, h, body, ended, trace));
+                return self.stream(worker, h, body, ended, trace);
             }
             let w = guard.worker.as_mut().expect("held until the end");
             if !wait(w, &mut timer).await {
                 // The handler channel closed: nothing will answer.
                 let response = HttpResponse::empty(503);
-                return Served::Answer(crate::endpoint::Response::whole(response));
+                return Served::Whole(response);
             }
         }
     }
@@ -260,7 +262,7 @@ impl<R: Runtime> LaneSet<R> {
         first: Vec<u8>,
         ended: bool,
         trace: Option<crate::trace::ExchangeTrace>,
-    ) -> crate::endpoint::Response<LaneBody> {
+    ) -> Served {
         let (tx, frames) = async_channel::unbounded();
         let (gone, mut left) = chan::oneshot::<()>();
         let unwritten = Unwritten::default();
@@ -284,7 +286,7 @@ impl<R: Runtime> LaneSet<R> {
                 trace.end();
             }
             set.put(worker);
-            return crate::endpoint::Response::stream(
+            return Served::Stream(
                 head,
                 LaneBody {
                     frames,
@@ -356,7 +358,7 @@ impl<R: Runtime> LaneSet<R> {
             }
             set.put(worker);
         });
-        crate::endpoint::Response::stream(
+        Served::Stream(
             head,
             LaneBody {
                 frames,

@@ -176,8 +176,8 @@ pub enum Command<R: Plumbing> {
 pub const MAX_WAITING_REPORTS: usize = 256;
 
 /// What every clone of one handler run's `Context` counts together: its reports waiting
-/// for the actor ([`Reports`]) and the keys of its questions ([`Keys`](crate::elicit::Keys));
-/// one allocation per run for both
+/// for the actor ([`Reports`]) and the keys of its questions (`elicit::Keys`); one
+/// allocation per run for both
 #[derive(Debug, Default)]
 pub(crate) struct RunCounters {
     /// Reports waiting for the actor
@@ -191,13 +191,9 @@ pub(crate) struct RunCounters {
 pub struct Reports(Arc<RunCounters>);
 
 impl Reports {
-    /// A run's reports and the keys of its questions, counted in one shared place
-    pub(crate) fn with_keys() -> (Self, crate::elicit::Keys) {
-        let counters = Arc::new(RunCounters::default());
-        (
-            Self(Arc::clone(&counters)),
-            crate::elicit::Keys::of(counters),
-        )
+    /// A run's reports, counted in `counters` (shared with the keys of its questions)
+    pub(crate) fn of(counters: Arc<RunCounters>) -> Self {
+        Self(counters)
     }
 
     /// A place for one more report, unless [`MAX_WAITING_REPORTS`] wait already
@@ -471,6 +467,7 @@ impl<R: Plumbing> Peer<R> {
 
     /// A server peer that is not counted among the open sessions: one of the 2026 fast
     /// path's, which all serve the one stateless session the metrics count
+    #[cfg(feature = "http")]
     pub(crate) fn uncounted() -> Self {
         Self::with_parts(
             None,

@@ -184,7 +184,7 @@ impl<R: Plumbing> Context<R> {
         messages: &Handlers<R>,
     ) -> Self {
         let log_filter = LogFilter::for_request(request);
-        let (reports, elicits) = Reports::with_keys();
+        let (reports, elicits) = elicit::run_counters();
         Self {
             id: request.responder.id(),
             wants_progress: request.wants_progress,

@@ -29,7 +29,7 @@ use super::headers::Headers;
 use super::load::{self, SharedLoad};
 use super::modern;
 use super::protected::{RequiredScopes, ResourceServer};
-use super::response::{HttpResponse, ResponseHead, modern_error_status};
+use super::response::{HttpResponse, ResponseHead, error_code, is_request, modern_error_status};
 use super::source::{Source, Ticket};
 use super::{HeaderParam, validate_tool_headers};
 use crate::codec::sse::{encode_comment, encode_event};
@@ -570,14 +570,4 @@ fn sse_head() -> ResponseHead {
             ("Cache-Control", "no-cache".to_owned()),
         ],
     }
-}
-
-/// Whether a message the session wrote is a request (it has a `method` and an `id`)
-fn is_request(message: &[u8]) -> bool {
-    super::server::is_request(message)
-}
-
-/// The error code of an error response
-fn error_code(message: &[u8]) -> Option<i64> {
-    super::server::error_code(message)
 }

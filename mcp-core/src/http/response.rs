@@ -107,3 +107,23 @@ pub(crate) fn modern_error_status(code: i64) -> u16 {
         _ => 200,
     }
 }
+
+/// `{"jsonrpc":"2.0","id":…,"method":…}`: the session writes requests with this prefix
+pub(crate) fn is_request(message: &[u8]) -> bool {
+    const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    message.starts_with(PREFIX) && message.windows(10).any(|w| w == br#","method":"#)
+}
+
+/// The error code of an error response, if it is one
+pub(crate) fn error_code(message: &[u8]) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct E {
+        code: i64,
+    }
+    #[derive(serde::Deserialize)]
+    struct R {
+        error: Option<E>,
+    }
+    let r: R = serde_json::from_slice(message).ok()?;
+    r.error.map(|e| e.code)
+}

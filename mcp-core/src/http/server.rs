@@ -12,7 +12,7 @@ use super::lane::{Lanes, Rules};
 use super::load::{self, SharedLoad};
 use super::modern;
 use super::protected::{RequiredScopes, ResourceServer};
-use super::response::{HttpResponse, ResponseHead, modern_error_status};
+use super::response::{HttpResponse, ResponseHead, error_code, is_request, modern_error_status};
 use super::session_id::{SessionIdSource, is_valid_session_id};
 use super::source::{Principal, Source, Ticket};
 use super::stream::{EventStream, STANDALONE, event_id, parse_event_id};
@@ -1407,26 +1407,6 @@ fn cancelled_request(params: Option<&serde_json::value::RawValue>) -> Option<Req
     Some(c.request_id)
 }
 
-/// `{"jsonrpc":"2.0","id":…,"method":…}`: the session writes requests with this prefix
-pub(super) fn is_request(message: &[u8]) -> bool {
-    const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-    message.starts_with(PREFIX) && contains(message, br#","method":"#)
-}
-
-/// The error code of an error response, if it is one
-pub(super) fn error_code(message: &[u8]) -> Option<i64> {
-    #[derive(serde::Deserialize)]
-    struct E {
-        code: i64,
-    }
-    #[derive(serde::Deserialize)]
-    struct R {
-        error: Option<E>,
-    }
-    let r: R = serde_json::from_slice(message).ok()?;
-    r.error.map(|e| e.code)
-}
-
 /// Puts the client's id back into a 2026 message: the answer's `id`, or a listen stream's
 /// subscription id
 fn restore_id(message: Vec<u8>, internal: &RequestId, client: &RequestId, answer: bool) -> Vec<u8> {
@@ -1466,8 +1446,4 @@ fn restore_id(message: Vec<u8>, internal: &RequestId, client: &RequestId, answer
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    find(haystack, needle).is_some()
 }
