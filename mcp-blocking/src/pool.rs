@@ -190,10 +190,22 @@ impl Drop for Deferring {
 
 /// Wakes (or starts) the workers of the jobs queued since [`defer`] (deferring goes on)
 pub(crate) fn start_deferred() {
-    let deferred = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
-    for (shared, start) in deferred {
+    let mut deferred = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+    if deferred.is_empty() {
+        return;
+    }
+    for (shared, start) in deferred.drain(..) {
         start_worker(&shared, start);
     }
+    // The list keeps its room for the next deferral (none is made per handler call), unless
+    // starting a worker deferred more meanwhile.
+    DEFERRED.with(|d| {
+        if let Ok(mut d) = d.try_borrow_mut()
+            && d.is_empty()
+        {
+            *d = deferred;
+        }
+    });
 }
 
 /// Wakes an idle worker or starts a new one
