@@ -44,7 +44,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::cancel::CancellationToken;
+use crate::cancel::{CancellationToken, OnCancel};
 
 /// How long a worker searches for the next job before it sleeps (see the module's docs)
 const SEARCH: Duration = Duration::from_micros(50);
@@ -338,8 +338,7 @@ impl Pool {
                         shared,
                         state: AtomicU8::new(RUNNING),
                     });
-                    let lender = Arc::clone(&seat);
-                    token.on_cancel(move || lender.lend());
+                    token.on_cancel(Arc::clone(&seat) as Arc<dyn OnCancel>);
                     job(Turn::Run);
                     token.clear_on_cancel();
                     seat.give_back();
@@ -431,6 +430,13 @@ fn begin(shared: &Arc<Shared>, start: Start) {
 const RUNNING: u8 = 0;
 const LENDING: u8 = 1;
 const RETURNED: u8 = 2;
+
+/// A cancelled job's seat is lent
+impl OnCancel for Seat {
+    fn cancelled(&self) {
+        self.lend();
+    }
+}
 
 /// The seat of a running cancellable job (its state changes under the queue's lock)
 struct Seat {
