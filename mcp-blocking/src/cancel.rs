@@ -22,8 +22,14 @@ impl std::fmt::Debug for CancellationToken {
     }
 }
 
-/// What to run once, on cancellation (the worker pool lends the seat of a cancelled handler)
-type Hook = Box<dyn FnOnce() + Send>;
+/// What runs once, on cancellation (the worker pool lends the seat of a cancelled handler);
+/// shared, so the pool's seat is its own hook (no allocation of a hook per job)
+pub(crate) trait OnCancel: Send + Sync {
+    /// The token was cancelled
+    fn cancelled(&self);
+}
+
+type Hook = Arc<dyn OnCancel>;
 
 #[derive(Default)]
 struct State {
@@ -59,7 +65,7 @@ impl CancellationToken {
         };
         wake.notify_all();
         if let Some(hook) = hook {
-            hook();
+            hook.cancelled();
         }
     }
 
@@ -74,14 +80,14 @@ impl CancellationToken {
 
     /// Runs `hook` on cancellation (at once, when already cancelled), replacing a hook set
     /// before; `false` when it ran at once
-    pub(crate) fn on_cancel(&self, hook: impl FnOnce() + Send + 'static) -> bool {
+    pub(crate) fn on_cancel(&self, hook: Hook) -> bool {
         let mut state = self.lock();
         if state.cancelled {
             drop(state);
-            hook();
+            hook.cancelled();
             return false;
         }
-        state.on_cancel = Some(Box::new(hook));
+        state.on_cancel = Some(hook);
         true
     }
 

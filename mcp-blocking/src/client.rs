@@ -91,7 +91,7 @@ pub struct CallWatch {
 #[derive(Debug)]
 #[must_use = "wait for the outcome; dropping a pending call cancels it"]
 pub struct PendingCall {
-    outcome: mpsc::Receiver<Result<Outcome, SendError>>,
+    outcome: crate::one::OneReceiver<Result<Outcome, SendError>>,
     cancel: CancelHandle,
     done: bool,
 }
@@ -263,7 +263,7 @@ impl Client {
         let chain = options.chain();
         let session = ClientSession::new(Arc::new(config), now());
         let (tx, inbox) = crossbeam_channel::unbounded();
-        let (ready_tx, ready_rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = crate::one::channel();
         let net = tx.clone();
         thread::Builder::new()
             .name("mcp-http-client".into())
@@ -352,7 +352,7 @@ impl Client {
         let config = mcp_sansio_runtime::client::declare_input(config, options.input.is_some());
         let chain = options.chain();
         let session = ClientSession::new(Arc::new(config), now());
-        let (ready_tx, ready_rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = crate::one::channel();
         let conn = Connection {
             session,
             dispatch: None,
@@ -373,7 +373,7 @@ impl Client {
     /// through `middleware`
     pub(crate) fn when_ready(
         link: Route,
-        ready: &mpsc::Receiver<Result<PeerInfo, mcp_sansio::CloseReason>>,
+        ready: &crate::one::OneReceiver<Result<PeerInfo, mcp_sansio::CloseReason>>,
         child: Option<ChildGuard>,
         middleware: Option<ClientChain>,
     ) -> Result<Self, ConnectError> {
@@ -496,7 +496,7 @@ impl Client {
         watch: CallWatch,
     ) -> PendingCall {
         let token = self.inner.tokens.fetch_add(1, Ordering::Relaxed);
-        let (reply, outcome) = mpsc::channel();
+        let (reply, outcome) = crate::one::channel();
         let command = Command::Request {
             method: method.to_owned(),
             params,
@@ -628,7 +628,7 @@ impl Client {
     /// # Errors
     /// [`ClientError::Send`] for local misuse (for example a core-owned notification).
     pub fn notify(&self, method: &str, params: Option<Box<RawValue>>) -> Result<(), ClientError> {
-        let (reply, rx) = mpsc::channel();
+        let (reply, rx) = crate::one::channel();
         let command = Command::Notify {
             method: method.to_owned(),
             params,

@@ -209,6 +209,7 @@ mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
 pub mod middleware;
+mod one;
 mod pool;
 #[cfg(feature = "http")]
 mod proxy_form;

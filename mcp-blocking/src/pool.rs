@@ -44,7 +44,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::cancel::CancellationToken;
+use crate::cancel::{CancellationToken, OnCancel};
 
 /// How long a worker searches for the next job before it sleeps (see the module's docs)
 const SEARCH: Duration = Duration::from_micros(50);
@@ -190,10 +190,22 @@ impl Drop for Deferring {
 
 /// Wakes (or starts) the workers of the jobs queued since [`defer`] (deferring goes on)
 pub(crate) fn start_deferred() {
-    let deferred = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
-    for (shared, start) in deferred {
+    let mut deferred = DEFERRED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+    if deferred.is_empty() {
+        return;
+    }
+    for (shared, start) in deferred.drain(..) {
         start_worker(&shared, start);
     }
+    // The list keeps its room for the next deferral (none is made per handler call), unless
+    // starting a worker deferred more meanwhile.
+    DEFERRED.with(|d| {
+        if let Ok(mut d) = d.try_borrow_mut()
+            && d.is_empty()
+        {
+            *d = deferred;
+        }
+    });
 }
 
 /// Wakes an idle worker or starts a new one
@@ -326,8 +338,7 @@ impl Pool {
                         shared,
                         state: AtomicU8::new(RUNNING),
                     });
-                    let lender = Arc::clone(&seat);
-                    token.on_cancel(move || lender.lend());
+                    token.on_cancel(Arc::clone(&seat) as Arc<dyn OnCancel>);
                     job(Turn::Run);
                     token.clear_on_cancel();
                     seat.give_back();
@@ -419,6 +430,13 @@ fn begin(shared: &Arc<Shared>, start: Start) {
 const RUNNING: u8 = 0;
 const LENDING: u8 = 1;
 const RETURNED: u8 = 2;
+
+/// A cancelled job's seat is lent
+impl OnCancel for Seat {
+    fn cancelled(&self) {
+        self.lend();
+    }
+}
 
 /// The seat of a running cancellable job (its state changes under the queue's lock)
 struct Seat {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 #[cfg(feature = "http")]
 use std::net::SocketAddr;
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
 use mcp_sansio::ListKind;
 #[cfg(feature = "http")]
@@ -161,7 +161,7 @@ impl Context {
     /// # Errors
     /// [`AskFailure`]: answer the request with [`AskFailure::to_error`].
     pub fn ask(&self, requests: InputRequests) -> Result<InputResponses, AskFailure> {
-        let (reply, rx) = mpsc::channel();
+        let (reply, rx) = crate::one::channel();
         self.run.send_ask(requests, reply)?;
         rx.recv().map_err(|_| AskFailure::Closed)?
     }
@@ -296,7 +296,7 @@ impl Context {
     /// [`TaskError::NotOffered`] (the handler can go on and answer directly, or fail with
     /// [`TaskError::to_error`] if it needs a task), [`TaskError::TableFull`].
     pub fn run_as_task(&self, options: TaskOptions) -> Result<StartedTask, TaskError> {
-        let (reply, rx) = mpsc::channel();
+        let (reply, rx) = crate::one::channel();
         self.run.send_start_task(options, reply)?;
         rx.recv().map_err(|_| TaskError::NotInFlight)?
     }

@@ -61,14 +61,14 @@ pub(crate) trait Dispatch: Send + Sync + 'static {
 
 impl peer::Plumbing for Blocking {
     type Run = CancellationToken;
-    type Reply<T: Send + 'static> = mpsc::Sender<T>;
+    type Reply<T: Send + 'static> = crate::one::OneSender<T>;
     type Stream<T: Send + 'static> = mpsc::Sender<T>;
     type HandlerTx = Route;
 
     fn now() -> Instant {
         now()
     }
-    fn reply<T: Send + 'static>(tx: mpsc::Sender<T>, value: T) {
+    fn reply<T: Send + 'static>(tx: crate::one::OneSender<T>, value: T) {
         let _ = tx.send(value);
     }
     fn report<T: Send + 'static>(tx: &mpsc::Sender<T>, value: T) {

@@ -9,9 +9,8 @@ use mcp_sansio::schema::method::{
     CallTool, Complete, GetPrompt, ListPrompts, ListResources, ListTools, Method, ReadResource,
 };
 use mcp_sansio::schema::{
-    CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
-    GetPromptResult, PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource,
-    Tool,
+    CallToolResult, CompleteParams, CompleteResult, GetPromptParams, GetPromptResult,
+    PaginatedParams, Prompt, ReadResourceParams, ReadResourceResult, Resource, Tool,
 };
 use mcp_sansio::{CallError, PeerInfo, RequestOptions, SendError};
 use serde::Serialize;
@@ -203,10 +202,28 @@ pub fn call_tool(
     arguments: Map<String, Value>,
     options: RequestOptions,
 ) -> Single<CallToolResult> {
-    request::<CallTool>(
-        &CallToolParams::new(name).with_arguments(arguments),
-        options,
-    )
+    /// The params [`CallToolParams::new`]`(name).with_arguments(arguments)` writes, written
+    /// from borrowed parts (the name is not copied first)
+    #[derive(Serialize)]
+    struct Params<'a> {
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+    }
+    Single {
+        method: CallTool::NAME,
+        request: Some(
+            encode_params(&Params {
+                name,
+                arguments: &arguments,
+            })
+            .map(|params| Request {
+                method: CallTool::NAME,
+                params,
+                options,
+            }),
+        ),
+        result: PhantomData,
+    }
 }
 
 /// Every tool, following pagination; on 2026-07-28 connections (`peer`'s version), tools
@@ -249,6 +266,7 @@ pub fn complete(params: &CompleteParams) -> Single<CompleteResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_sansio::schema::CallToolParams;
 
     fn raw(json: &str) -> Box<RawValue> {
         RawValue::from_string(json.to_owned()).unwrap()
@@ -270,6 +288,18 @@ mod tests {
             panic!("the answer ends the call");
         };
         assert_eq!(result.content.len(), 1);
+    }
+
+    #[test]
+    fn a_tool_call_writes_the_params_of_its_schema_type() {
+        let arguments: Map<String, Value> =
+            serde_json::from_str(r#"{"text":"hello \"world\"","n":[1,{"a":null}]}"#).unwrap();
+        let mut call = call_tool("echo/é", arguments.clone(), RequestOptions::default());
+        let Next::Send(request) = call.step(None).unwrap() else {
+            panic!("the first step sends");
+        };
+        let typed = encode_params(&CallToolParams::new("echo/é").with_arguments(arguments));
+        assert_eq!(request.params.get(), typed.unwrap().get());
     }
 
     #[test]
