@@ -45,6 +45,16 @@ pub(crate) fn validate(
     tool_params: &dyn Fn(&str) -> Option<Vec<HeaderParam>>,
 ) -> Result<(), HttpResponse> {
     let id = Some(&request.id);
+    if request
+        .params
+        .as_deref()
+        .is_some_and(|p| nests_deeper(p.get().as_bytes(), MAX_DEPTH))
+    {
+        return Err(invalid_meta(
+            request,
+            &format!("params nest deeper than {MAX_DEPTH} levels"),
+        ));
+    }
     // Borrowed views, not a `Value` tree: only the members the checks read are parsed.
     let params: Option<View<'_>> = request
         .params
@@ -144,6 +154,41 @@ pub(crate) fn validate(
     Ok(())
 }
 
+/// How deep params may nest: serde_json's limit for a `Value`, which the sessions and
+/// handlers parse them into
+const MAX_DEPTH: usize = 127;
+
+/// Whether JSON `text` nests arrays and objects deeper than `limit` (strings skipped)
+fn nests_deeper(text: &[u8], limit: usize) -> bool {
+    let mut depth = 0_usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The members of a 2026 request's params the checks read, borrowed from its text
 #[derive(serde::Deserialize)]
 struct View<'a> {
@@ -225,4 +270,21 @@ fn invalid_meta(request: &Request, why: &str) -> HttpResponse {
 fn mismatch(request: &Request, why: &str) -> HttpResponse {
     let error = ErrorObject::new(code::HEADER_MISMATCH, format!("Header mismatch: {why}"));
     HttpResponse::json_error(400, Some(&request.id), &error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_is_counted_as_serde_json_counts_it_strings_aside() {
+        let nested = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        assert!(!nests_deeper(nested(MAX_DEPTH).as_bytes(), MAX_DEPTH));
+        assert!(nests_deeper(nested(MAX_DEPTH + 1).as_bytes(), MAX_DEPTH));
+        // serde_json agrees on both sides of the limit.
+        let depth_ok = (1..200).take_while(|n| serde_json::from_str::<Value>(&nested(*n)).is_ok());
+        assert_eq!(depth_ok.last(), Some(MAX_DEPTH));
+        let in_text = format!(r#"{{"a":"{}\"{}"}}"#, "[".repeat(500), "{".repeat(500));
+        assert!(!nests_deeper(in_text.as_bytes(), MAX_DEPTH));
+    }
 }

@@ -295,6 +295,17 @@ fn every_answer_is_the_servers_status_body_and_framing() {
             modern(11, "tools/list", json!({})),
         ),
         (
+            "params nested past the parser's depth",
+            headers("tools/list", &[]),
+            {
+                let mut deep = json!([]);
+                for _ in 0..300 {
+                    deep = json!([deep]);
+                }
+                modern(13, "tools/list", json!({ "x": deep }))
+            },
+        ),
+        (
             "not JSON",
             headers("tools/list", &[]),
             Value::String("{not json".to_owned()),
