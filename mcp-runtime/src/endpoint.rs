@@ -75,13 +75,14 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
             stop,
             body_limit,
             lanes,
+            stateless,
             run,
         } = Actor::new(config, server);
         let endpoint = Self {
             to_actor,
             stop,
             body_limit,
-            fast: Arc::new(LaneSet::new(lanes, server)),
+            fast: Arc::new(LaneSet::new(lanes, stateless, server)),
         };
         (endpoint, run)
     }

@@ -996,6 +996,10 @@ pub struct PeerApp<R: crate::peer::Plumbing> {
     pub app: crate::peer::App<R>,
     /// The actor's handler channel (each session's peer tags it with its key)
     pub handlers: crate::peer::Handlers<R>,
+    /// The count of the one session the 2026 requests share, in
+    /// `mcp.server.sessions.active`: held here, not by its peer, since the endpoint's fast
+    /// path serves that session too (whichever serves a 2026 request first opens it)
+    pub stateless: Arc<std::sync::OnceLock<crate::meter::Open>>,
 }
 
 impl<R: crate::peer::Plumbing> SessionPeer for crate::peer::Peer<R> {
@@ -1013,6 +1017,11 @@ impl<R: crate::peer::Plumbing> SessionPeer for crate::peer::Peer<R> {
         event: ServerEvent,
     ) {
         self.http_session(key);
+        if key == SessionKey::STATELESS {
+            self.uncount();
+            app.stateless
+                .get_or_init(|| crate::meter::Open::session("server"));
+        }
         let handlers = app.handlers.for_session(key);
         self.on_server_event(session, event, &app.app, &handlers);
     }

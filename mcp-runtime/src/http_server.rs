@@ -62,6 +62,8 @@ pub struct Actor<B: AsRef<[u8]> + 'static> {
     pub body_limit: usize,
     /// The rules the 2026 fast path shares with the actor's core server
     pub lanes: mcp_sansio::http::Lanes,
+    /// The count of the session the 2026 requests share (the actor's and the fast path's)
+    pub stateless: Arc<std::sync::OnceLock<crate::meter::Open>>,
     /// The actor itself: run it on a task of its own
     pub run: std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'static>>,
 }
@@ -86,9 +88,11 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
             .hub()
             .register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
         let tools = server.live().tools();
+        let stateless = Arc::new(std::sync::OnceLock::new());
         let app = crate::http::PeerApp {
             app: server.app(),
             handlers,
+            stateless: Arc::clone(&stateless),
         };
         let body_limit = config.max_body_size;
         let clock = (R::now(), unix_ms());
@@ -101,6 +105,7 @@ impl<B: AsRef<[u8]> + Send + 'static> Actor<B> {
             stop,
             body_limit,
             lanes,
+            stateless,
             run: Box::pin(run(front, conns, handler_rx, stopped, registration)),
         }
     }

@@ -48,6 +48,9 @@ type Pool<R> = Mutex<Vec<Box<Worker<R>>>>;
 pub(crate) struct LaneSet<R: Runtime> {
     lanes: Lanes,
     app: App<R>,
+    /// The count of the one session the 2026 requests share (opened by the first request
+    /// the fast path or the actor serves)
+    stateless: Arc<std::sync::OnceLock<crate::meter::Open>>,
     /// Idle workers (boxed: a worker, a session and a peer, moves in and out of futures)
     pools: [Pool<R>; SHARDS],
     /// Tool and scope changes reach the rules as the server makes them (not after the
@@ -87,7 +90,11 @@ pub(crate) struct LaneBody {
 impl<R: Runtime> LaneSet<R> {
     /// The fast path of `server`, sharing `lanes` (from the actor's core server, so the caps
     /// count both paths)
-    pub(crate) fn new(lanes: Lanes, server: &ServerCore<R>) -> Arc<Self> {
+    pub(crate) fn new(
+        lanes: Lanes,
+        stateless: Arc<std::sync::OnceLock<crate::meter::Open>>,
+        server: &ServerCore<R>,
+    ) -> Arc<Self> {
         let link = lanes.clone();
         // Registered before the tools are read, so no change is missed.
         let registration = server.live().hub().register(move |push| {
@@ -113,6 +120,7 @@ impl<R: Runtime> LaneSet<R> {
         Arc::new(Self {
             lanes,
             app: server.app(),
+            stateless,
             pools: std::array::from_fn(|_| Mutex::new(Vec::new())),
             _registration: registration,
         })
@@ -202,7 +210,11 @@ impl<R: Runtime> LaneSet<R> {
                 }
                 Served::Whole(response)
             }
-            _ => self.run(worker, trace).await,
+            _ => {
+                self.stateless
+                    .get_or_init(|| crate::meter::Open::session("server"));
+                self.run(worker, trace).await
+            }
         }
     }
 

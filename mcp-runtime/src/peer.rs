@@ -476,6 +476,12 @@ impl<R: Plumbing> Peer<R> {
         )
     }
 
+    /// Counted among the open sessions no more (its session is counted elsewhere)
+    #[cfg(feature = "http")]
+    pub(crate) fn uncount(&mut self) {
+        self._open = crate::meter::Open::default();
+    }
+
     fn with_span(ready: Option<Ready<R>>, span: tracing::Span) -> Self {
         let role = if ready.is_some() { "client" } else { "server" };
         Self::with_parts(ready, span, crate::meter::Open::session(role))
