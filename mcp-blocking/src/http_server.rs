@@ -256,6 +256,8 @@ pub(crate) fn start(
     let app = App {
         app: threads::app(Some(dispatch), &ClientOptions::default()),
         handlers: Handlers::new(Route::inbox(tx.clone())),
+        // The session the 2026 requests share, counted from the first one
+        stateless: Arc::default(),
     };
     // In the server's hub before the tools are read, so no tool change is missed.
     let pushes = Handlers::new(Route::inbox(tx.clone()));
