@@ -29,6 +29,7 @@
 //! ```
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -38,7 +39,8 @@ use mcp_sansio_runtime::endpoint::{Got, OpenBody};
 pub use mcp_sansio_runtime::http::Fields;
 use mcp_sansio_runtime::http::Piece;
 
-use crate::threads::{Answer, Input, ToActor};
+use crate::lane::{self, Lanes, Served};
+use crate::threads::{Answer, Input, TICK, ToActor};
 
 /// A server's Streamable HTTP endpoint (both wires), from
 /// [`Server::http_endpoint`](crate::Server::http_endpoint); clones drive the same sessions
@@ -49,6 +51,10 @@ use crate::threads::{Answer, Input, ToActor};
 pub struct HttpEndpoint {
     inbox: Sender<Input>,
     body_limit: usize,
+    /// The 2026 fast path: a stateless request runs on the calling thread
+    lanes: Arc<Lanes>,
+    /// Set once the server stops (the actor's loop ended, or is about to)
+    stopped: Arc<AtomicBool>,
     _stop: Arc<StopOnDrop>,
 }
 
@@ -63,11 +69,18 @@ impl Drop for StopOnDrop {
 }
 
 impl HttpEndpoint {
-    pub(crate) fn new(inbox: Sender<Input>, body_limit: usize) -> Self {
+    pub(crate) fn new(
+        inbox: Sender<Input>,
+        body_limit: usize,
+        lanes: Arc<Lanes>,
+        stopped: Arc<AtomicBool>,
+    ) -> Self {
         Self {
             _stop: Arc::new(StopOnDrop(inbox.clone())),
             inbox,
             body_limit,
+            lanes,
+            stopped,
         }
     }
 
@@ -109,8 +122,32 @@ impl HttpEndpoint {
         method: String,
         headers: Fields,
         body: Vec<u8>,
-        gone: impl FnMut() -> bool,
+        mut gone: impl FnMut() -> bool,
     ) -> Option<Response> {
+        if self.stopped.load(Ordering::Acquire) {
+            // Shut down (or shutting down): as the actor answers.
+            return Some(Response::status(503));
+        }
+        let (mut source, mut headers) = (source, headers);
+        // A 2026 request (no session id) runs right here when the core takes it.
+        let has_session = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("mcp-session-id"));
+        if method == "POST" && !has_session {
+            match lane::serve(&self.lanes, source, &method, headers, &body, &mut gone) {
+                Served::Whole(response) => return Some(Response::whole(response)),
+                Served::Stream(head, lane) => {
+                    let body = BodyStream {
+                        frames: lane.frames,
+                        open: OpenBody::lane(lane.unwritten),
+                        tell: Tell::Lane(lane.gone),
+                    };
+                    return Some(Response::stream(head, body));
+                }
+                Served::Gone => return None,
+                Served::Elsewhere(s, h) => (source, headers) = (s, h),
+            }
+        }
         let (reply, answer) = crossbeam_channel::bounded(1);
         let msg = ToActor::Request {
             source,
@@ -133,6 +170,7 @@ impl HttpEndpoint {
     /// Stops the server behind the endpoint: every open response ends and every session
     /// closes; later requests are answered 503
     pub fn shutdown(&self) {
+        self.stopped.store(true, Ordering::Release);
         let _ = self.inbox.send(Input::Http(ToActor::Stop));
     }
 
@@ -158,7 +196,7 @@ impl HttpEndpoint {
                 let mut body = BodyStream {
                     frames,
                     open: OpenBody::new(exchange, unwritten),
-                    inbox: self.inbox.clone(),
+                    tell: Tell::Actor(self.inbox.clone()),
                 };
                 // Dropping `body` tells the server the client went away.
                 loop {
@@ -179,9 +217,6 @@ impl HttpEndpoint {
     }
 }
 
-/// How often a wait for a response head asks whether the client went away
-pub(crate) const TICK: Duration = Duration::from_millis(250);
-
 /// The endpoint's answer to one request
 pub type Response = mcp_sansio_runtime::endpoint::Response<BodyStream>;
 /// A response's body: whole, or a stream of pieces ([`BodyStream`], an iterator)
@@ -197,7 +232,16 @@ pub type Body = mcp_sansio_runtime::endpoint::Body<BodyStream>;
 pub struct BodyStream {
     frames: Receiver<Piece>,
     open: OpenBody,
-    inbox: Sender<Input>,
+    tell: Tell,
+}
+
+/// Whom a body dropped before its end tells
+#[derive(Debug)]
+enum Tell {
+    /// The actor, of the exchange
+    Actor(Sender<Input>),
+    /// The fast path's stream thread (dropping the sender is the message)
+    Lane(#[allow(dead_code)] Sender<()>),
 }
 
 /// What a wait on an open body's channel gave
@@ -252,8 +296,8 @@ impl Iterator for BodyStream {
 
 impl Drop for BodyStream {
     fn drop(&mut self) {
-        if let Some(exchange) = self.open.abandoned() {
-            let _ = self.inbox.send(Input::Http(ToActor::Closed(exchange)));
+        if let (Some(exchange), Tell::Actor(inbox)) = (self.open.abandoned(), &self.tell) {
+            let _ = inbox.send(Input::Http(ToActor::Closed(exchange)));
         }
     }
 }

@@ -65,7 +65,7 @@ impl Protection {
         match *self {}
     }
 }
-use crate::endpoint::{self, Body, BodyStream, HttpEndpoint, Next};
+use crate::endpoint::{Body, BodyStream, HttpEndpoint, Next};
 use crate::threads::{
     self, Blocking, Chans, ClientOptions, Dispatch, HandlerMsg, Handlers, Input, Peer, Route,
     ToActor, now, recv_until, unix_ms,
@@ -249,32 +249,43 @@ pub(crate) fn start(
     http_config: HttpConfig,
     server_config: Arc<ServerConfig>,
     dispatch: Arc<dyn Dispatch>,
-    (hub, tools, store): Pushes<'_>,
+    (hub, read_tools, store): Pushes<'_>,
 ) -> io::Result<(HttpEndpoint, JoinHandle<()>)> {
     let limit = http_config.max_body_size;
     let (tx, inbox) = crossbeam_channel::unbounded();
+    // The session the 2026 requests share, counted from the first one either path serves
+    let stateless = Arc::new(std::sync::OnceLock::new());
     let app = App {
-        app: threads::app(Some(dispatch), &ClientOptions::default()),
+        app: threads::app(Some(Arc::clone(&dispatch)), &ClientOptions::default()),
         handlers: Handlers::new(Route::inbox(tx.clone())),
-        // The session the 2026 requests share, counted from the first one
-        stateless: Arc::default(),
+        stateless: Arc::clone(&stateless),
     };
     // In the server's hub before the tools are read, so no tool change is missed.
     let pushes = Handlers::new(Route::inbox(tx.clone()));
     let registration = hub.register(move |push| pushes.send(HandlerMsg::Push(push)).is_ok());
-    let (tools, access) = tools();
+    let (tools, access) = read_tools();
     let clock = (now(), unix_ms());
     let mut front = ServerFront::new(http_config, server_config, &tools, app, clock);
     front.set_access(access);
     front.share_through(store, Handlers::new(Route::inbox(tx.clone())));
+    let lanes = Arc::new(crate::lane::Lanes::new(
+        front.lanes(),
+        stateless,
+        threads::app(Some(dispatch), &ClientOptions::default()),
+        hub,
+        read_tools,
+        crate::lane::channel,
+    ));
+    let stopped = Arc::new(AtomicBool::new(false));
     let actor = Actor {
         front,
+        stopped: Arc::clone(&stopped),
         _registration: registration,
     };
     let actor = thread::Builder::new()
         .name("mcp-http-actor".into())
         .spawn(move || actor.run(&inbox))?;
-    Ok((HttpEndpoint::new(tx, limit), actor))
+    Ok((HttpEndpoint::new(tx, limit, lanes, stopped), actor))
 }
 
 /// The open connections, at most `max`
@@ -339,6 +350,8 @@ pub(crate) type Pushes<'a> = (
 
 struct Actor {
     front: ServerFront<Chans, Peer>,
+    /// Set when it stops: the fast path answers 503 from then on
+    stopped: Arc<AtomicBool>,
     /// In the server's hub while the actor runs
     _registration: mcp_sansio_runtime::push::Registration,
 }
@@ -352,13 +365,17 @@ impl Actor {
             };
             match input {
                 None => self.front.handle_timeout(now()),
-                Some(Input::Http(ToActor::Stop)) => break,
+                Some(Input::Http(ToActor::Stop)) => {
+                    self.stopped.store(true, Ordering::Release);
+                    break;
+                }
                 Some(Input::Http(msg)) => self.front.on_conn(now(), msg),
                 Some(Input::Handler(key, msg)) => self.front.on_handler(key, msg),
                 Some(_) => {}
             }
         }
         // Shutting down: every open response ends (its channel closes), handlers stop.
+        self.stopped.store(true, Ordering::Release);
         self.front.end_all();
     }
 }
@@ -371,7 +388,7 @@ const COPY_BELOW: usize = 64 * 1024;
 const WRITE_SLACK: Duration = Duration::from_secs(1);
 /// How often a blocked read looks at the server stopping (and an open response at the
 /// client leaving)
-const TICK: Duration = endpoint::TICK;
+const TICK: Duration = threads::TICK;
 
 /// A connection's socket as the framing reads it: each read waits no longer than the
 /// current deadline (then fails with `TimedOut`), nor past the server stopping

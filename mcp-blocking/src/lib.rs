@@ -208,6 +208,8 @@ pub mod endpoint;
 mod http_client;
 #[cfg(feature = "http")]
 mod http_server;
+#[cfg(feature = "http")]
+mod lane;
 pub mod middleware;
 mod one;
 mod pool;

@@ -182,6 +182,10 @@ impl mcp_sansio_runtime::client::ClientTypes for Blocking {
 #[derive(Debug, Clone, Copy)]
 pub enum NoAuth {}
 
+/// How often a wait for a response head asks whether the client went away
+#[cfg(feature = "http")]
+pub(crate) const TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The core's clock
 pub(crate) fn now() -> Instant {
     Instant::now()

@@ -380,7 +380,7 @@ impl OpenBody {
 
     /// The body of a request the fast path serves (its task hears of the client leaving
     /// on its own)
-    pub(crate) fn lane(unwritten: Unwritten) -> Self {
+    pub fn lane(unwritten: Unwritten) -> Self {
         Self {
             unwritten,
             exchange: None,

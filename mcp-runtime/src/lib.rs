@@ -305,7 +305,7 @@ pub mod http_options;
 pub mod http_server;
 pub mod io;
 #[cfg(feature = "http")]
-mod lane;
+pub mod lane;
 pub mod memory;
 pub mod meter;
 pub mod middleware;
