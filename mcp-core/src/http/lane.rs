@@ -108,6 +108,30 @@ impl Rules {
 }
 
 impl Lanes {
+    /// What a 2026 request passes before its session sees it, on a lane or on the
+    /// server's shared session alike: the FIXTURES §2.1.2 validation against `rules`' header
+    /// mirrors, the scopes of the entry it names, and the in-flight caps (the place it holds
+    /// is `Ok`'s ticket, released when it ends); `Err` is the answer
+    pub(crate) fn admit(
+        &self,
+        rules: &Rules,
+        source: &Source,
+        headers: &(impl Headers + ?Sized),
+        request: &jsonrpc::Request,
+    ) -> Result<Ticket, HttpResponse> {
+        let shared = &self.inner;
+        let tool_params = |name: &str| rules.tool_params.get(name).cloned();
+        modern::validate(request, headers, &shared.modern_versions, &tool_params)?;
+        if let Some(response) = rules.scope_denied(source, request) {
+            return Err(response);
+        }
+        let ticket = source.ticket();
+        let mut load = shared.load.lock();
+        load.admit(&shared.config, &ticket, None, Some(&request.id))?;
+        load.acquire(&ticket);
+        Ok(ticket)
+    }
+
     pub(crate) fn new(
         config: Arc<HttpConfig>,
         session_config: Arc<ServerConfig>,
@@ -330,24 +354,10 @@ impl Lane {
             return Taken::Elsewhere;
         }
         self.lanes.refresh(&mut self.rules);
-        let rules = &self.rules.1;
-        let tool_params = |name: &str| rules.tool_params.get(name).cloned();
-        if let Err(response) =
-            modern::validate(&request, headers, &shared.modern_versions, &tool_params)
-        {
-            return Taken::Complete(response);
-        }
-        if let Some(response) = rules.scope_denied(source, &request) {
-            return Taken::Complete(response);
-        }
-        let ticket = source.ticket();
-        {
-            let mut load = shared.load.lock();
-            if let Err(response) = load.admit(&shared.config, &ticket, None, Some(&request.id)) {
-                return Taken::Complete(response);
-            }
-            load.acquire(&ticket);
-        }
+        let ticket = match self.lanes.admit(&self.rules.1, source, headers, &request) {
+            Ok(ticket) => ticket,
+            Err(response) => return Taken::Complete(response),
+        };
         self.current = Some(Current {
             id: request.id,
             ticket,

@@ -10,7 +10,6 @@ use super::config::HttpConfig;
 use super::headers::{Accepts, Headers, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use super::lane::{Lanes, Rules};
 use super::load::{self, SharedLoad};
-use super::modern;
 use super::protected::{RequiredScopes, ResourceServer};
 use super::response::{HttpResponse, ResponseHead, error_code, is_request, modern_error_status};
 use super::session_id::{SessionIdSource, is_valid_session_id};
@@ -192,7 +191,6 @@ impl Conn {
 pub struct HttpServer {
     config: Arc<HttpConfig>,
     server_config: Arc<ServerConfig>,
-    modern_versions: Vec<&'static str>,
     conns: HashMap<SessionKey, Conn>,
     by_session_id: HashMap<String, SessionKey>,
     next_key: u64,
@@ -242,7 +240,7 @@ impl HttpServer {
         let lanes = Lanes::new(
             Arc::clone(&config),
             shared,
-            modern_versions.clone(),
+            modern_versions,
             load.clone(),
             rules,
         );
@@ -254,7 +252,6 @@ impl HttpServer {
         Self {
             config,
             server_config,
-            modern_versions,
             conns,
             by_session_id: HashMap::new(),
             next_key: 1,
@@ -643,25 +640,13 @@ impl HttpServer {
             // response, and servers send it no requests.
             return Reply::Complete(HttpResponse::empty(202));
         };
-        let rules = self.lanes.rules();
-        let tool_params = |name: &str| rules.tool_params.get(name).cloned();
-        if let Err(response) =
-            modern::validate(&request, headers, &self.modern_versions, &tool_params)
+        let ticket = match self
+            .lanes
+            .admit(&self.lanes.rules(), source, headers, &request)
         {
-            return Reply::Complete(response);
-        }
-        if let Some(response) = self.scope_denied(source, &request) {
-            return Reply::Complete(response);
-        }
-        let ticket = source.ticket();
-        if let Err(response) =
-            self.load
-                .lock()
-                .admit(&self.config, &ticket, None, Some(&request.id))
-        {
-            return Reply::Complete(response);
-        }
-        self.load.lock().acquire(&ticket);
+            Ok(ticket) => ticket,
+            Err(response) => return Reply::Complete(response),
+        };
         let key = SessionKey::STATELESS;
         let conn = self
             .conns
