@@ -99,8 +99,9 @@ pub(crate) fn write_patched(out: &mut Vec<u8>, object: Option<&str>, patch: &Pat
             }
         },
     };
-    if found == 0 {
-        splice(out, object, patch);
+    if found & 1 == 0 && patch.members.len() < keys.len() {
+        // No `_meta`: the members it lacks and the `_meta` go in front of its text.
+        splice(out, object, patch, found);
     } else {
         merge(out, object.unwrap_or("{}"), patch);
     }
@@ -126,10 +127,15 @@ fn absent_by_text(object: &str, keys: &[&str]) -> bool {
     })
 }
 
-fn splice(out: &mut Vec<u8>, object: Option<&str>, patch: &Patch<'_>) {
+/// Writes `patch`'s members (but those whose bit is set in `present`: bit `i + 1` for
+/// member `i`) and its `_meta`, then the members of `object`, which has no `_meta`
+fn splice(out: &mut Vec<u8>, object: Option<&str>, patch: &Patch<'_>, present: u64) {
     out.push(b'{');
     let mut first = true;
-    for (key, value) in patch.members {
+    for (i, (key, value)) in patch.members.iter().enumerate() {
+        if i < 63 && present & (1 << (i + 1)) != 0 {
+            continue;
+        }
         if !first {
             out.push(b',');
         }
@@ -282,6 +288,24 @@ mod tests {
         };
         let v: Value = serde_json::from_str(&patched(Some(r#"{"_meta":{"k":0}}"#), &p)).unwrap();
         assert_eq!(v, serde_json::json!({"_meta":{"k":"v"}}));
+    }
+
+    #[test]
+    fn splices_the_members_an_object_without_meta_lacks() {
+        let p = Patch {
+            members: &[("resultType", b"\"complete\""), ("ttlMs", b"0")],
+            meta: &[("k", b"\"v\"")],
+            meta_wins: false,
+        };
+        // Its own `resultType` stays, once; the lacking `ttlMs` and the `_meta` go in front.
+        assert_eq!(
+            patched(Some(r#"{"resultType":"input_required","a":1}"#), &p),
+            r#"{"ttlMs":0,"_meta":{"k":"v"},"resultType":"input_required","a":1}"#
+        );
+        assert_eq!(
+            patched(Some(r#"{"ttlMs":5,"resultType":"x"}"#), &p),
+            r#"{"_meta":{"k":"v"},"ttlMs":5,"resultType":"x"}"#
+        );
     }
 
     #[test]

@@ -359,13 +359,13 @@ impl Lane {
             Err(response) => return Taken::Complete(response),
         };
         self.current = Some(Current {
-            id: request.id,
+            id: request.id.clone(),
             ticket,
             mode: Mode::Deferred { sse: accepts.sse },
             quiet_since: self.now,
         });
         self.session
-            .handle_message_as(self.now, body, source.caller(None));
+            .handle_request_as(self.now, body, request, source.caller(None));
         self.drain();
         Taken::Open
     }

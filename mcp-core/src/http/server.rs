@@ -397,7 +397,7 @@ impl HttpServer {
                 wire: Wire::Stateless,
                 message,
                 accepts,
-            } => self.post_stateless(source, headers, message, accepts),
+            } => self.post_stateless(source, headers, message, accepts, body),
             Classified::Post {
                 wire: Wire::Stateful,
                 message,
@@ -634,8 +634,9 @@ impl HttpServer {
         headers: &(impl Headers + ?Sized),
         message: Message,
         accepts: Accepts,
+        body: &[u8],
     ) -> Reply {
-        let Message::Request(request) = message else {
+        let Message::Request(mut request) = message else {
             // A 2026 client has nothing to notify or answer: cancellation is closing the
             // response, and servers send it no requests.
             return Reply::Complete(HttpResponse::empty(202));
@@ -663,16 +664,11 @@ impl HttpServer {
         conn.by_request
             .insert(internal.clone(), InFlight { stream: no, ticket });
         let exchange = self.open_exchange(key, no, Mode::Deferred { sse: accepts.sse });
-        self.buf.clear();
-        jsonrpc::write_request(
-            &mut self.buf,
-            &internal,
-            &request.method,
-            request.params.as_deref(),
-        );
+        // The shared session sees the request under an id of its own (clients' ids clash).
+        request.id = internal;
         let conn = self.conns.get_mut(&key).expect("checked above");
         conn.session
-            .handle_message_as(self.now, &self.buf, source.caller(None));
+            .handle_request_as(self.now, body, request, source.caller(None));
         self.dirty.insert(key);
         Reply::Open(exchange)
     }

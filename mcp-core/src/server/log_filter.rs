@@ -98,15 +98,30 @@ impl LogFilter {
     /// # Errors
     /// As [`from_meta`](Self::from_meta); params that are not an object count as no `_meta`.
     pub fn from_params(params: Option<&RawValue>) -> Result<Self, ErrorObject> {
+        // Only the level is read (borrowed): the rest of the params is skipped, not built.
         #[derive(Deserialize)]
-        struct OnlyMeta {
-            #[serde(rename = "_meta")]
-            meta: Option<Meta>,
+        struct OnlyMeta<'a> {
+            #[serde(rename = "_meta", borrow)]
+            meta: Option<OnlyLevel<'a>>,
         }
-        let meta = params
-            .and_then(|raw| serde_json::from_str::<OnlyMeta>(raw.get()).ok())
-            .and_then(|p| p.meta);
-        Self::from_meta(meta.as_ref())
+        #[derive(Deserialize)]
+        struct OnlyLevel<'a> {
+            #[serde(rename = "io.modelcontextprotocol/logLevel", borrow)]
+            level: Option<&'a RawValue>,
+        }
+        let level = params
+            .and_then(|raw| serde_json::from_str::<OnlyMeta<'_>>(raw.get()).ok())
+            .and_then(|p| p.meta)
+            .and_then(|m| m.level);
+        match level {
+            None => Ok(Self::off()),
+            Some(raw) => match serde_json::from_str::<LoggingLevel>(raw.get()) {
+                Ok(level) => Ok(Self::at(level)),
+                Err(_) => Err(invalid_level(
+                    &serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+                )),
+            },
+        }
     }
 
     /// The least severe level let through; `None` when nothing is

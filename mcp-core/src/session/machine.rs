@@ -277,6 +277,31 @@ impl<R: Role> Session<R> {
         self.core.caller = own;
     }
 
+    /// [`handle_message_as`](Self::handle_message_as) for a request the HTTP rules decoded
+    /// already from `body` (its only message): the session takes it without parsing the
+    /// body again
+    pub(crate) fn handle_request_as(
+        &mut self,
+        now: Instant,
+        body: &[u8],
+        request: crate::jsonrpc::Request,
+        caller: Option<Arc<Caller>>,
+    ) {
+        if body.len() > self.core.limits().max_message_size {
+            // Refused as the bytes would be.
+            self.handle_message_as(now, body, caller);
+            return;
+        }
+        self.core.tick(now);
+        if self.core.eof || self.is_closed() {
+            return;
+        }
+        let own = std::mem::replace(&mut self.core.caller, caller);
+        self.core
+            .handle_msg(crate::jsonrpc::Message::Request(request), None);
+        self.core.caller = own;
+    }
+
     /// Feeds one complete message from a message-framed transport (an HTTP body, an SSE
     /// `data` payload)
     pub fn handle_message(&mut self, now: Instant, message: &[u8]) {

@@ -98,3 +98,37 @@ fn an_unknown_modern_level_is_invalid_params() {
     meta.insert("io.modelcontextprotocol/logLevel".into(), json!(3));
     assert!(LogFilter::from_meta(Some(&meta)).is_err());
 }
+
+/// Raw params say what their decoded `_meta` says: the same level, the same refusal, off
+/// for a null level, no `_meta`, a `_meta` that is not an object, or params not an object
+#[test]
+fn raw_params_give_the_filter_their_decoded_meta_gives() {
+    for text in [
+        r#"{"_meta": {"io.modelcontextprotocol/logLevel": "error"}, "x": [1, {"a": 2}]}"#,
+        r#"{"_meta": {"io.modelcontextprotocol/log\u004cevel": "info"}}"#,
+        r#"{"_meta": {"io.modelcontextprotocol/logLevel": null}}"#,
+        r#"{"_meta": {"io.modelcontextprotocol/logLevel": "verbose"}}"#,
+        r#"{"_meta": {"io.modelcontextprotocol/logLevel": {"deep": [1]}}}"#,
+        r#"{"_meta": {"other": 1}}"#,
+        r#"{"_meta": 7}"#,
+        r#"{"name": "t"}"#,
+        "[1, 2]",
+    ] {
+        let raw = RawValue::from_string(text.to_owned()).unwrap();
+        let decoded: serde_json::Value = serde_json::from_str(text).unwrap();
+        let meta = decoded
+            .get("_meta")
+            .and_then(serde_json::Value::as_object)
+            .cloned();
+        let from_raw = LogFilter::from_params(Some(&raw));
+        let from_meta = LogFilter::from_meta(meta.as_ref());
+        match (from_raw, from_meta) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.code, b.code, "{text}");
+                assert_eq!(a.message, b.message, "{text}");
+            }
+            (a, b) => panic!("{text}: from raw {a:?}, from meta {b:?}"),
+        }
+    }
+}
