@@ -115,7 +115,45 @@ pub(crate) fn is_request(message: &[u8]) -> bool {
 }
 
 /// The error code of an error response, if it is one
+///
+/// A result the session wrote (`{"jsonrpc":"2.0","id":<id>,"result":…`) is known from its
+/// first bytes; anything else is parsed.
 pub(crate) fn error_code(message: &[u8]) -> Option<i64> {
+    if let Some(rest) = message.strip_prefix(br#"{"jsonrpc":"2.0","id":"#.as_slice())
+        && let Some(after) = past_id(rest)
+        && after.starts_with(br#","result":"#)
+    {
+        return None;
+    }
+    parsed_error_code(message)
+}
+
+/// What follows the id a message starts with: a number, or a string (whose quotes inside
+/// are escaped, so no member can seem to begin in it); `None` for anything else
+fn past_id(rest: &[u8]) -> Option<&[u8]> {
+    match rest.first()? {
+        b'"' => {
+            let mut i = 1;
+            while i < rest.len() {
+                match rest[i] {
+                    b'\\' => i += 2,
+                    b'"' => return rest.get(i + 1..),
+                    _ => i += 1,
+                }
+            }
+            None
+        }
+        b'-' | b'0'..=b'9' => {
+            let end = rest
+                .iter()
+                .position(|b| !matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))?;
+            rest.get(end..)
+        }
+        _ => None,
+    }
+}
+
+fn parsed_error_code(message: &[u8]) -> Option<i64> {
     #[derive(serde::Deserialize)]
     struct E {
         code: i64,
@@ -126,4 +164,36 @@ pub(crate) fn error_code(message: &[u8]) -> Option<i64> {
     }
     let r: R = serde_json::from_slice(message).ok()?;
     r.error.map(|e| e.code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_codes_read_from_the_first_bytes_agree_with_a_parse() {
+        for message in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":-7,"result":{"error":{"code":5}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a,\"result\":","error":{"code":-32602,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":"x\\","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}"#,
+            r#"{"id":1,"jsonrpc":"2.0","error":{"code":-1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":"unterminated"#,
+            "not json",
+        ] {
+            assert_eq!(
+                error_code(message.as_bytes()),
+                parsed_error_code(message.as_bytes()),
+                "{message}"
+            );
+        }
+        assert_eq!(
+            error_code(
+                br#"{"jsonrpc":"2.0","id":"a,\"result\":","error":{"code":-32602,"message":"m"}}"#
+            ),
+            Some(-32602)
+        );
+    }
 }
