@@ -46,6 +46,41 @@ pub(crate) const P99_BOUND: Duration = Duration::from_secs(1);
 pub(crate) struct Innocent {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Vec<Outcome>>>,
+    /// One watched fault at a time in this process: two hostile loads side by side on the
+    /// 2-core machine would measure each other, not the server
+    _turn: Turn,
+}
+
+/// The process's one watching turn, given back when dropped
+struct Turn;
+
+static WATCHING: (std::sync::Mutex<bool>, std::sync::Condvar) =
+    (std::sync::Mutex::new(false), std::sync::Condvar::new());
+
+impl Turn {
+    fn take() -> Self {
+        let (busy, freed) = &WATCHING;
+        let mut busy = busy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *busy {
+            busy = freed
+                .wait(busy)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *busy = true;
+        Self
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let (busy, freed) = &WATCHING;
+        *busy
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = false;
+        freed.notify_one();
+    }
 }
 
 impl Drop for Innocent {
@@ -65,6 +100,7 @@ impl Innocent {
     /// Starts calling (the first call at once; it is made even when the report is asked
     /// for before it began)
     pub(crate) fn watch(addr: SocketAddr) -> Self {
+        let turn = Turn::take();
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         let thread = thread::Builder::new()
@@ -103,6 +139,7 @@ impl Innocent {
         Self {
             stop,
             thread: Some(thread),
+            _turn: turn,
         }
     }
 
