@@ -80,8 +80,14 @@ struct Exchange {
 impl Exchange {
     /// When it is due a keepalive comment, if it can carry one
     fn keepalive_due(&self, keepalive: Option<std::time::Duration>) -> Option<Instant> {
-        let can_sse = matches!(self.mode, Mode::Sse | Mode::Deferred { sse: true });
-        keepalive.filter(|_| can_sse).map(|k| self.quiet_since + k)
+        keepalive
+            .filter(|_| self.can_sse())
+            .map(|k| self.quiet_since + k)
+    }
+
+    /// Whether it is, or may become, an event stream (a JSON-only response never is)
+    fn can_sse(&self) -> bool {
+        matches!(self.mode, Mode::Sse | Mode::Deferred { sse: true })
     }
 }
 
@@ -113,6 +119,8 @@ struct Conn {
     touched: u64,
     /// Its place in [`HttpServer::idle`] while it is there
     lru: Option<u64>,
+    /// Its place in [`HttpServer::timers`]: when it is next due, as of its last flush
+    timer: Option<Instant>,
 }
 
 impl Conn {
@@ -130,6 +138,15 @@ impl Conn {
             last_activity: now,
             touched: 0,
             lru: None,
+            timer: None,
+        }
+    }
+
+    /// When it is next due: its session's deadline, or its idle timeout
+    fn deadline(&self, config: &HttpConfig) -> Option<Instant> {
+        match (self.session.poll_timeout(), self.idle_deadline(config)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -210,6 +227,13 @@ pub struct HttpServer {
     idle: BTreeSet<(u64, SessionKey)>,
     /// Counts uses of sessions (their `touched`)
     touches: u64,
+    /// Every session's next deadline as of its last flush, soonest first (the touched
+    /// ones are read live), so a timer is found without a look at every session
+    timers: BTreeSet<(Instant, SessionKey)>,
+    /// No open response is due a keepalive before this plus [`HttpConfig::keepalive`] (the
+    /// oldest quiet time when last counted; responses opened or written since only came
+    /// later, so it stays a bound until the next timeout counts again)
+    keepalive_floor: Option<Instant>,
     /// The rules the server shares with its lanes: the tools' header mirrors, the scopes
     /// particular tools, resources and prompts need (checked before a session sees a
     /// request for one) and the protection that words the 403, and the in-flight counters
@@ -249,7 +273,7 @@ impl HttpServer {
             SessionKey::STATELESS,
             Conn::new(stateless, Wire::Stateless, None, now),
         );
-        Self {
+        let mut server = Self {
             config,
             server_config,
             conns,
@@ -267,8 +291,12 @@ impl HttpServer {
             load,
             idle: BTreeSet::new(),
             touches: 0,
+            timers: BTreeSet::new(),
+            keepalive_floor: None,
             lanes,
-        }
+        };
+        server.refresh_timer(SessionKey::STATELESS);
+        server
     }
 
     /// The scopes that requests for particular tools, resources and prompts need (the
@@ -449,18 +477,33 @@ impl HttpServer {
     /// Looks at every session (their number is bounded by [`HttpConfig::max_sessions`]).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tick(now);
+        // The sessions due: the indexed ones whose time came, and the touched ones.
+        let mut due: Vec<SessionKey> = self
+            .timers
+            .iter()
+            .take_while(|(at, _)| *at <= self.now)
+            .map(|(_, key)| *key)
+            .collect();
+        due.extend(self.dirty.iter().copied());
+        due.sort_unstable();
+        due.dedup();
         let mut idle = Vec::new();
-        for (key, conn) in &mut self.conns {
+        for key in due {
+            let Some(conn) = self.conns.get_mut(&key) else {
+                continue;
+            };
             if conn.session.poll_timeout().is_some_and(|t| t <= self.now) {
                 conn.session.handle_timeout(self.now);
-                self.dirty.insert(*key);
+                self.dirty.insert(key);
             }
             if conn
                 .idle_deadline(&self.config)
                 .is_some_and(|t| t <= self.now)
             {
-                idle.push(*key);
+                idle.push(key);
             }
+            // Flushed below, or ended: either way its timer is read again.
+            self.dirty.insert(key);
         }
         for key in idle {
             self.end_session(key);
@@ -493,6 +536,13 @@ impl HttpServer {
                 ex.quiet_since = now;
             }
         }
+        // Counted again exactly: the oldest quiet time of the responses still open.
+        self.keepalive_floor = self
+            .exchanges
+            .values()
+            .filter(|ex| ex.can_sse())
+            .map(|ex| ex.quiet_since)
+            .min();
     }
 
     /// Tells every session that a list changed (see
@@ -613,17 +663,80 @@ impl HttpServer {
     /// When [`handle_timeout`](Self::handle_timeout) should next run
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let keepalive = self.config.keepalive;
-        self.conns
+        let sessions = self.next_session_timer();
+        let keepalive = self
+            .config
+            .keepalive
+            .and_then(|k| self.keepalive_floor.map(|at| at + k));
+        let next = match (sessions, keepalive) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        #[cfg(debug_assertions)]
+        self.check_timers(sessions, next);
+        next
+    }
+
+    /// The soonest deadline of any session: the flushed ones from the index, the touched
+    /// ones read live
+    fn next_session_timer(&self) -> Option<Instant> {
+        let live = self
+            .dirty
+            .iter()
+            .filter_map(|key| self.conns.get(key)?.deadline(&self.config))
+            .min();
+        let indexed = self
+            .timers
+            .iter()
+            .find(|(_, key)| !self.dirty.contains(key))
+            .map(|(at, _)| *at);
+        match (live, indexed) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Debug builds, with few sessions: the indexed timers agree with a look at every
+    /// session, and no keepalive is due before `next`
+    #[cfg(debug_assertions)]
+    fn check_timers(&self, sessions: Option<Instant>, next: Option<Instant>) {
+        if self.conns.len() + self.exchanges.len() > 64 {
+            return;
+        }
+        let every = self
+            .conns
             .values()
-            .flat_map(|c| [c.session.poll_timeout(), c.idle_deadline(&self.config)])
-            .chain(
-                self.exchanges
-                    .values()
-                    .map(|ex| ex.keepalive_due(keepalive)),
-            )
-            .flatten()
-            .min()
+            .filter_map(|c| c.deadline(&self.config))
+            .min();
+        debug_assert_eq!(sessions, every, "the indexed session timers");
+        let keepalive = self
+            .exchanges
+            .values()
+            .filter_map(|ex| ex.keepalive_due(self.config.keepalive))
+            .min();
+        if let Some(due) = keepalive {
+            debug_assert!(
+                next.is_some_and(|next| next <= due),
+                "a keepalive due at {due:?} is not missed ({next:?})"
+            );
+        }
+    }
+
+    /// Puts a session's next deadline in [`timers`](Self::timers) (after its flush)
+    fn refresh_timer(&mut self, key: SessionKey) {
+        let Some(conn) = self.conns.get_mut(&key) else {
+            return;
+        };
+        let want = conn.deadline(&self.config);
+        if conn.timer != want {
+            if let Some(at) = conn.timer.take() {
+                self.timers.remove(&(at, key));
+            }
+            if let Some(at) = want {
+                self.timers.insert((at, key));
+            }
+            conn.timer = want;
+        }
     }
 
     // --- requests ------------------------------------------------------------------------
@@ -1010,6 +1123,9 @@ impl HttpServer {
         if let Some(at) = conn.lru.take() {
             self.idle.remove(&(at, key));
         }
+        if let Some(at) = conn.timer.take() {
+            self.timers.remove(&(at, key));
+        }
         for in_flight in conn.by_request.values() {
             self.load.lock().release(&in_flight.ticket);
         }
@@ -1057,6 +1173,11 @@ impl HttpServer {
                 quiet_since: self.now,
             },
         );
+        if matches!(mode, Mode::Sse | Mode::Deferred { sse: true }) {
+            // Later than every response open before it: the floor holds (or starts here).
+            self.keepalive_floor.get_or_insert(self.now);
+        }
+        self.dirty.insert(session);
         let conn = self
             .conns
             .get_mut(&session)
@@ -1101,6 +1222,7 @@ impl HttpServer {
         while let Some(key) = self.dirty.pop_first() {
             self.drain(key);
             self.refresh_idle(key);
+            self.refresh_timer(key);
         }
         // Memory goes back after a burst of 2026 requests.
         load::shrink(&mut self.exchanges);
