@@ -448,6 +448,29 @@ impl PyHttpFront {
                 other => return Err(PyValueError::new_err(format!("unknown piece {other:?}"))),
             }
         }
+        // A whole response in one pass (a head, its body, its end: a JSON answer) goes as a
+        // whole body, with its length and no channel.
+        if let (Some(Piece::Head(..)), Some(Piece::End)) = (parsed.first(), parsed.last())
+            && matches!(slots.get(&id), Some(Slot::Waiting(_)))
+        {
+            let Some(Slot::Waiting(waiting)) = slots.remove(&id) else {
+                return Ok(false);
+            };
+            drop(slots);
+            let mut body = Vec::with_capacity(total);
+            let mut head = None;
+            for piece in parsed {
+                match piece {
+                    Piece::Head(status, headers) => head = Some((status, headers)),
+                    Piece::Data(data) => body.extend_from_slice(&data),
+                    Piece::End => {}
+                }
+            }
+            let (status, headers) = head.unwrap_or_default();
+            return Ok(waiting
+                .send(whole(status, &headers, Bytes::from(body), false))
+                .is_ok());
+        }
         for piece in parsed {
             match piece {
                 Piece::Head(status, headers) => {
@@ -471,7 +494,12 @@ impl PyHttpFront {
                             guard: done,
                         }))
                         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-                    if waiting.send(response).is_err() {
+                    if let Err(mut response) = waiting.send(response) {
+                        // Its client is gone (and reported): dropping the stream here, under
+                        // the slots' lock, must not report it again.
+                        if let FrontBody::Stream(stream) = response.body_mut() {
+                            stream.done = true;
+                        }
                         return Ok(false);
                     }
                     slots.insert(id, Slot::Open { tx, unwritten });
