@@ -47,6 +47,8 @@ use crate::http::PyHttpServer;
 
 /// The largest request head a connection may send (as the h11 front end's)
 const MAX_HEAD: usize = 64 * 1024;
+/// The most header fields a request may have (hyper's default is 100)
+const MAX_FIELDS: usize = 1024;
 
 /// What the Rust thread hands the asyncio loop
 enum Event {
@@ -700,7 +702,9 @@ async fn connection(
         watch: Arc::clone(&watch),
     };
     let conn = hyper::server::conn::http1::Builder::new()
-        .max_buf_size(MAX_HEAD.max(8192) * 4)
+        // A head past 64 KiB, or of more than `MAX_FIELDS` fields, gets 431.
+        .max_buf_size(MAX_HEAD)
+        .max_headers(MAX_FIELDS)
         .serve_connection(TokioIo::new(io), service);
     tokio::select! {
         _ = conn => {}

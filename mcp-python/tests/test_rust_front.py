@@ -257,3 +257,27 @@ def test_many_requests_on_many_connections_each_get_their_own_answer():
             await asyncio.get_running_loop().run_in_executor(None, check)
 
     run(main())
+
+
+@pytest.mark.parametrize("front", FRONTS)
+def test_a_request_with_two_hundred_header_fields_is_served(front):
+    """More fields than hyper takes by default (100): the Rust front takes up to 1,024, in a
+    head of at most 64 KiB, as h11 takes them."""
+
+    async def main():
+        server, _ = make_server()
+        async with await server.serve_http("127.0.0.1", 0, front=front) as handle:
+            port = handle.port
+
+            def check():
+                extra = MODERN + "".join(f"X-Field-{i}: {i}\r\n" for i in range(200))
+                s = socket.create_connection(("127.0.0.1", port))
+                s.sendall(post(port, call(3), extra))
+                answered = response(s)
+                assert answered is not None and answered[0] == 200, answered
+                assert json.loads(answered[2])["id"] == 3
+                s.close()
+
+            await asyncio.get_running_loop().run_in_executor(None, check)
+
+    run(main())
