@@ -105,6 +105,13 @@ fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTupl
     )
 }
 
+impl PyHttpServer {
+    /// The connection edge's settings (deadlines, caps) for the Rust front end
+    pub(crate) fn edge(&self) -> HttpConfig {
+        self.http.config().clone()
+    }
+}
+
 server_pymethods!(pymethods_block, PyHttpServer, http, {
     #[new]
     #[pyo3(signature = (config, *, now=None, allowed_hosts=None, allow_any_host=false,

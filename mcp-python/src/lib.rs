@@ -15,6 +15,8 @@ mod clock;
 mod config;
 mod convert;
 mod events;
+#[cfg(unix)]
+mod front;
 mod http;
 mod http_client;
 mod identity;
@@ -35,6 +37,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<server::PyServerSession>()?;
     m.add_class::<client::PyClientSession>()?;
     m.add_class::<http::PyHttpServer>()?;
+    #[cfg(unix)]
+    m.add_class::<front::PyHttpFront>()?;
     m.add_class::<http_client::PyHttpClientTransport>()?;
     m.add_class::<oauth::PyOAuthSetup>()?;
     m.add_class::<oauth::PyHeadless>()?;

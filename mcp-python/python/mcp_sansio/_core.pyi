@@ -239,6 +239,31 @@ class ServerSession(_ServerCommands):
     def era(self) -> Optional[Literal["legacy", "modern"]]:
         """The era of ``version`` (``None`` while there is none)."""
 
+class HttpFront:
+    """The HTTP/1.1 front end of ``serve_http`` in Rust (hyper on a thread of its own, not
+    on Windows): it owns the listeners and connections under ``rules``' edge settings and
+    queues each whole request for the loop."""
+
+    def __init__(
+        self, rules: "HttpServer", addresses: List[Tuple[str, int]], *, count_connections: bool = False
+    ) -> None: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def wake_fd(self) -> int:
+        """Readable when events wait: call :meth:`take`."""
+    @property
+    def running(self) -> bool: ...
+    def take(self) -> List[Tuple[Any, ...]]:
+        """``("request", id, method, path, headers, body, peer, oversize)``, ``("gone",
+        id)``, ``("connection", +1 | -1)``."""
+    def respond(
+        self, id: int, status: int, headers: List[Tuple[str, str]], body: bytes, close: bool = False
+    ) -> bool: ...
+    def send(self, id: int, pieces: List[Tuple[Any, ...]]) -> bool: ...
+    def finish(self, id: int) -> None: ...
+    def close(self) -> None: ...
+
 class HttpServer(_ServerCommands):
     """The Streamable HTTP rules (both wires) and every session of one endpoint."""
 

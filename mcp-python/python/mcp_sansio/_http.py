@@ -11,6 +11,13 @@ the loop pauses ``accept_backoff``; a request head not complete within
 body not complete within ``body_read_timeout`` gets 408 and the connection closes; a
 kept-alive connection idle for ``keep_alive_timeout`` closes.
 
+Two front ends parse the HTTP, with the same edge rules: plain HTTP is served by the Rust
+front end (``_core.HttpFront``: hyper on a tokio current-thread runtime on a thread of its
+own, which owns the listeners and the connections and hands each whole request to this
+loop, in batches, through one wakeup per batch); HTTPS, and plain HTTP when asked with
+``front="h11"`` (or the environment variable ``MCP_SANSIO_HTTP_FRONT=h11``, for
+comparison), by h11 over asyncio streams on this loop.
+
 HTTPS: with an ``ssl.SSLContext`` (``server_ssl_context`` makes one from a certificate and
 key file) every accepted connection does the TLS handshake first, within
 ``header_read_timeout`` of the accept (a client that never handshakes is dropped); the
@@ -25,8 +32,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import h11
 
-from . import observe
-from ._endpoint import Endpoint, Piece, Sink
+from . import _core, observe
+from ._endpoint import Endpoint, Piece, Sink, log
 
 MAX_HEAD = 64 * 1024
 
@@ -298,6 +305,131 @@ class _H11Front:
         writer.write(b"".join(p for p in pieces if p))  # head and body in one write
 
 
+class _RustSink(Sink):
+    """One open response on a connection of the Rust front end: its pieces go to the
+    connection's thread in one call per pass (``HttpFront.send`` applies the
+    ``max_buffered`` rule and says whether the response still stands)."""
+
+    __slots__ = ("owner", "id")
+
+    def __init__(self, owner: "_RustFront", rid: int) -> None:
+        self.owner = owner
+        self.id = rid
+
+    def deliver(self, pieces: List[Piece]) -> bool:
+        ok: bool = self.owner.front.send(self.id, pieces)
+        if not ok or (pieces and pieces[-1][0] == "end"):
+            self.owner.open.pop(self.id, None)
+        return ok
+
+    def finish(self) -> None:
+        self.owner.open.pop(self.id, None)
+        self.owner.front.finish(self.id)
+
+
+class _RustFront:
+    """The loop's side of the Rust front end (``_core.HttpFront``): drains its queue of
+    whole requests on each wakeup and answers each through the :class:`Endpoint`, as
+    :class:`_H11Front` does."""
+
+    def __init__(self, endpoint: Endpoint, path: str, front: Any) -> None:
+        self.endpoint = endpoint
+        self.core = endpoint.core
+        self.loop = endpoint.loop
+        self.path = path
+        self.front = front
+        #: The request ids of open responses, with their exchange
+        self.open: Dict[int, int] = {}
+        #: Requests whose client left while their token was being verified
+        self.left: set = set()
+        self.tasks: set = set()
+        self.fd: int = front.wake_fd
+        self.loop.add_reader(self.fd, self.on_wake)
+
+    def on_wake(self) -> None:
+        for event in self.front.take():
+            kind = event[0]
+            try:
+                if kind == "request":
+                    self._request(event)
+                elif kind == "gone":
+                    exchange = self.open.pop(event[1], None)
+                    if exchange is not None:
+                        self.endpoint.client_gone(exchange)
+                    else:
+                        self.left.add(event[1])
+                else:
+                    metrics = observe._get_metrics()
+                    if metrics is not None:
+                        metrics.connection("http", event[1])
+            except Exception:  # one request's failure is that request's 500, not the loop's
+                log.exception("the HTTP front end failed on a %s event", kind)
+                if kind == "request":
+                    self.front.respond(event[1], 500, [], b"", True)
+
+    def _request(self, event: Tuple[Any, ...]) -> None:
+        _, rid, method, path, headers, body, peer, oversize = event
+        if self.endpoint.protection is not None and not oversize:
+            # A protected server: the metadata document, or the token's verdict, first.
+            task = self.loop.create_task(self._protected(rid, method, path, headers, body, peer))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+            return
+        self._answer(rid, method, path, headers, body, peer, oversize, None)
+
+    async def _protected(
+        self, rid: int, method: str, path: str, headers: List[Tuple[str, Any]], body: bytes, peer: Any
+    ) -> None:
+        admitted = await self.endpoint.admit(method, path, headers)
+        if isinstance(admitted, tuple):
+            self.left.discard(rid)
+            self.front.respond(rid, admitted[1], admitted[2], admitted[3])
+            return
+        self._answer(rid, method, path, headers, body, peer, False, admitted)
+
+    def _answer(
+        self,
+        rid: int,
+        method: str,
+        path: str,
+        headers: List[Tuple[str, Any]],
+        body: bytes,
+        peer: Any,
+        oversize: bool,
+        principal: Any,
+    ) -> None:
+        if self.left and rid in self.left:
+            self.left.discard(rid)
+            return  # its client is gone: nothing to answer
+        front = self.front
+        if path != self.path:
+            front.respond(rid, 404, [("Content-Type", "text/plain")], b"not found", oversize)
+            return
+        if oversize:
+            _, status, hdrs, payload = self.core.reject_oversize()
+            front.respond(rid, status, hdrs, payload, True)
+            return
+        reply = self.endpoint.handle_request(method, headers, body, peer, principal)
+        if reply[0] == "complete":
+            front.respond(rid, reply[1], reply[2], reply[3])
+            self.endpoint.pump()
+            return
+        exchange = reply[1]
+        self.open[rid] = exchange
+        self.endpoint.open(exchange, _RustSink(self, rid))
+
+    def close(self) -> None:
+        """Stops the front end's thread (joined) after the endpoint ended every response."""
+        try:
+            self.loop.remove_reader(self.fd)
+        except (RuntimeError, ValueError, OSError):
+            pass  # the loop closed
+        for task in self.tasks:
+            task.cancel()
+        self.front.close()
+        self.open.clear()
+
+
 class HttpServerHandle:
     """A running Streamable HTTP endpoint: ``url``, ``port``; stop it with :meth:`aclose`."""
 
@@ -308,13 +440,23 @@ class HttpServerHandle:
         self._listeners = listeners
         self._accepts: List["asyncio.Task[None]"] = []
         self._connections: set = set()
+        #: The Rust front end, when it serves the connections
+        self._rust: Optional[_RustFront] = None
         self.host = host
         self.port = port
         shown = f"[{host}]" if ":" in host else host
         self.url = f"{'https' if tls else 'http'}://{shown}:{port}{path}"
 
     async def aclose(self) -> None:
-        """Stops listening, ends open responses and cancels running handlers."""
+        """Stops listening, ends open responses and cancels running handlers (with the
+        Rust front end: its thread stops and is joined)."""
+        if self._rust is not None:
+            self._endpoint.close()
+            rust, self._rust = self._rust, None
+            rust.close()
+            tasks = list(rust.tasks)
+            await asyncio.gather(*tasks, return_exceptions=True)
+            return
         for task in self._accepts:
             task.cancel()
         await asyncio.gather(*self._accepts, return_exceptions=True)
@@ -370,12 +512,32 @@ async def serve_http(
     keepalive: Optional[float] = None,
     edge: Optional[Dict[str, Any]] = None,
     tls: Optional[ssl.SSLContext] = None,
+    front_end: Optional[str] = None,
 ) -> HttpServerHandle:
+    if front_end is None:
+        front_end = os.environ.get("MCP_SANSIO_HTTP_FRONT") or None
+    if front_end not in (None, "rust", "h11"):
+        raise ValueError(f"front must be 'rust' or 'h11', not {front_end!r}")
     endpoint = Endpoint(server, allowed_hosts, retry, keepalive, edge)
-    front = _H11Front(endpoint, path)
     loop = asyncio.get_running_loop()
     # Every address the host names (as asyncio.start_server binds), on one port.
     infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    if tls is None and front_end != "h11" and hasattr(_core, "HttpFront"):
+        try:
+            rust = _core.HttpFront(
+                endpoint.core,
+                [(info[4][0], port) for info in infos],
+                count_connections=observe._get_metrics() is not None,
+            )
+        except BaseException:
+            endpoint.close()
+            raise
+        handle = HttpServerHandle(endpoint, [], host, rust.port, path)
+        if server.auth is not None and endpoint.protection is None:
+            endpoint.protect(handle.url)
+        handle._rust = _RustFront(endpoint, path, rust)
+        return handle
+    front = _H11Front(endpoint, path)
     listeners: List[socket.socket] = []
     try:
         for family, kind, proto, _, address in infos:

@@ -626,6 +626,7 @@ class Server:
         ssl_keyfile: Optional[Union[str, "os.PathLike[str]"]] = None,
         ssl_keyfile_password: Optional[str] = None,
         ssl_context: Optional[ssl.SSLContext] = None,
+        front: Optional[str] = None,
     ) -> "HttpServerHandle":
         """Starts serving Streamable HTTP (both wires) at ``http://host:port/path``; returns
         once listening. ``port=0`` picks a free port (see ``handle.port``).
@@ -668,7 +669,14 @@ class Server:
         ``ssl_context`` of your own (``ssl.Purpose.CLIENT_AUTH``); ``handle.url`` is then
         ``https://...``. The TLS handshake must be done within ``header_read_timeout`` of
         the accept, together with the request head; a client that never handshakes is
-        dropped."""
+        dropped.
+
+        ``front`` picks what parses the HTTP (the rules above are the same for both):
+        ``"rust"`` (the default for plain HTTP: a Rust HTTP/1.1 front end, hyper on a thread
+        of its own, owns the sockets and hands each whole request to this loop) or
+        ``"h11"`` (HTTP parsed by h11 on this loop; always used for HTTPS). ``None`` takes
+        the environment variable ``MCP_SANSIO_HTTP_FRONT`` (``rust`` or ``h11``) if set. On
+        a platform without the Rust front end (Windows) plain HTTP uses h11."""
         from ._http import serve_http, server_ssl_context
 
         tls = server_ssl_context(ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_context)
@@ -691,7 +699,7 @@ class Server:
             if v is not None
         }
         return await serve_http(
-            self, host, port, path, allowed_hosts, retry, keepalive, options, tls
+            self, host, port, path, allowed_hosts, retry, keepalive, options, tls, front
         )
 
     def asgi_app(
