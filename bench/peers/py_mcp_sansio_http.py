@@ -1,12 +1,20 @@
 """The mcp-python (mcp_sansio) asyncio Streamable HTTP server with the benchmark's `echo`
 and `flood` tools: the peer of `mcp-http-bench` (scripts/bench-http).
 
-Run as `python py_mcp_sansio_http.py` in a venv with the wheel: prints its URL on a line of
-its own, serves until stdin closes.
+Run as `python py_mcp_sansio_http.py [rust|h11|asgi]` in a venv with the wheel: prints its
+URL on a line of its own, serves until stdin closes.
+
+- `rust` (the default): `Server.serve_http`, served by the wheel's Rust HTTP/1.1 front end;
+- `h11`: `Server.serve_http(front="h11")`, the pure-Python front end (kept for HTTPS);
+- `asgi`: `Server.asgi_app()` under uvicorn (the way to mount it in Starlette or FastAPI),
+  the same uvicorn set-up as the official SDK's peer (`py_sdk_http.py`).
 """
 
 import asyncio
+import logging
+import socket
 import sys
+import threading
 
 from mcp_sansio.aio import Context, Server
 
@@ -28,13 +36,40 @@ async def flood(ctx: Context, count: int, size: int) -> str:
     return "flooded"
 
 
-async def main() -> None:
-    handle = await server.serve_http("127.0.0.1", 0)
+async def serve(front: str) -> None:
+    handle = await server.serve_http("127.0.0.1", 0, front=front)
     print(handle.url, flush=True)
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, sys.stdin.read)
     await handle.aclose()
 
 
+def serve_asgi() -> None:
+    import uvicorn
+
+    logging.getLogger("mcp_sansio").setLevel(logging.WARNING)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on an accepted socket only when its
+    # listener's proto says TCP (socket.socket() says 0), and without it Nagle holds the
+    # response's second write for the client's delayed ACK (~40 ms a call).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(4096)  # connections wait in the backlog until uvicorn accepts them
+    port = sock.getsockname()[1]
+    app = server.asgi_app(path="/mcp")
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    print(f"http://127.0.0.1:{port}/mcp", flush=True)
+
+    def wait_for_stdin() -> None:
+        sys.stdin.read()
+        uv.should_exit = True
+
+    threading.Thread(target=wait_for_stdin, daemon=True).start()
+    uv.run(sockets=[sock])
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    front = sys.argv[1] if len(sys.argv) > 1 else "rust"
+    if front == "asgi":
+        serve_asgi()
+    else:
+        asyncio.run(serve(front))

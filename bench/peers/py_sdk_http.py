@@ -23,7 +23,10 @@ def echo(text: str) -> str:
 
 
 def main() -> None:
-    sock = socket.socket()
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on an accepted socket only when its
+    # listener's proto says TCP (socket.socket() says 0), and without it Nagle holds the
+    # response's second write for the client's delayed ACK (~40 ms a call).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(4096)  # connections wait in the backlog until uvicorn accepts them
     port = sock.getsockname()[1]

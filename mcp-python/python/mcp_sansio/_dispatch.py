@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from . import _typed, observe
+from . import _threads, _typed, observe
 from ._core import INTERNAL_ERROR, METHOD_NOT_FOUND, ServerSession
 from .errors import LocalProtocolError, McpError
 from .types import ReadResourceResult
@@ -356,9 +356,7 @@ class Context:
         if handler.is_async:
             value = await handler.fn(**kwargs)
         else:
-            value = await d.loop.run_in_executor(
-                None, contextvars.copy_context().run, functools.partial(handler.fn, **kwargs)
-            )
+            value = await _threads.run_sync(d.loop, functools.partial(handler.fn, **kwargs))
         return ReadResourceResult(_resource_result(uri, mime, value))
 
     async def run_as_task(
@@ -778,12 +776,10 @@ class Dispatcher:
     async def _call_handler(self, handler: Handler, kwargs: Dict[str, Any]) -> Any:
         if handler.is_async:
             return await handler.fn(**kwargs)
-        # In the context of the handler's task (a copy of the one the request arrived in):
-        # context variables an ASGI middleware set (and the request's trace span) reach plain
-        # `def` handlers too.
-        return await self.loop.run_in_executor(
-            None, contextvars.copy_context().run, functools.partial(handler.fn, **kwargs)
-        )
+        # On a worker thread, in the context of the handler's task (a copy of the one the
+        # request arrived in): context variables an ASGI middleware set (and the request's
+        # trace span) reach plain `def` handlers too.
+        return await _threads.run_sync(self.loop, functools.partial(handler.fn, **kwargs))
 
     def _chain(self, handler: Handler, shape, uri: Optional[str]) -> Callable[[Context], Awaitable[Any]]:
         """The middleware chain around the handler: a function of the Context that runs

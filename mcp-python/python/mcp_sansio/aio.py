@@ -3,7 +3,7 @@ and a :class:`Client` (child process over stdio, Streamable HTTP, in process).
 
 No anyio, no task groups: each connection is a protocol object that feeds the Rust
 session from ``data_received`` and writes what it queued; handlers run as asyncio tasks
-(sync handlers in the default executor). When the peer goes away every handler still
+(sync handlers on worker threads: ``mcp_sansio._threads``). When the peer goes away every handler still
 running is cancelled and every pending call fails with ``ConnectionClosed``.
 """
 
