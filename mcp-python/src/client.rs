@@ -653,11 +653,16 @@ with_requests!(connection_pymethods, PyClientSession, [
         request_id: u64,
         result: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
+        if !self.inbound.contains_key(&request_id) {
+            return Ok(false);
+        }
+        // Converted while the request is still pending: a result that cannot be JSON
+        // raises, and the caller's `respond_error` then answers it.
+        let raw = convert::to_raw(result)?;
         let Some(responder) = self.inbound.remove(&request_id) else {
             return Ok(false);
         };
         self.by_inbound.remove(&responder.id());
-        let raw = convert::to_raw(result)?;
         if let Err(refused) = self.session.respond_raw(responder, &raw) {
             return Err(events::refused_result(py, &mut self.session, refused));
         }

@@ -18,22 +18,20 @@ use std::time::{Duration, Instant};
 use mcp_sansio::http::{HttpServer, SessionKey};
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{
-    CallToolResult, CompleteResult, FitVersion, GetPromptResult, InputRequests, LoggingLevel,
+    CallToolResult, CompleteResult, GetPromptResult, InputRequests, LoggingLevel,
     LoggingMessageNotificationParams, ReadResourceResult,
 };
 use mcp_sansio::server::{AskFailure, Catalog, Effects, Ending, LogFilter, Route, Runs, respond};
 use mcp_sansio::session::Caller;
 use mcp_sansio::{
-    AskError, CallError, Era, InboundId, InboundRequest, Progress, ProgressError, RespondError,
-    Responder, ServerEvent, ServerSession, TaskError, TaskId, TaskOptions, TaskUpdate,
+    AskError, CallError, Era, InboundId, InboundRequest, Progress, ProgressError, Responder,
+    ServerEvent, ServerSession, TaskError, TaskId, TaskOptions, TaskUpdate,
 };
 use pyo3::PyTraverseError;
 use pyo3::exceptions::PyValueError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::catalog::Handlers;
@@ -531,29 +529,51 @@ impl ServerCore {
                 }
             },
             Ending::Task(task) => {
-                let update = match outcome {
-                    Ok(result) => TaskUpdate::Completed(convert::to_raw(result)?),
-                    Err(error) => TaskUpdate::Failed(error),
+                // A result that cannot be JSON fails the task (the request is no longer
+                // pending: a later `respond_error` would be a no-op), then raises.
+                let (update, invalid) = match outcome.map(convert::to_raw) {
+                    Ok(Ok(raw)) => (TaskUpdate::Completed(raw), None),
+                    Ok(Err(e)) => (TaskUpdate::Failed(invalid_result(py, &e)), Some(e)),
+                    Err(error) => (TaskUpdate::Failed(error), None),
                 };
-                return task_updated(py, session.update_task(now, task, update));
+                let updated = task_updated(py, session.update_task(now, task, update));
+                return match invalid {
+                    Some(e) => Err(e),
+                    None => updated,
+                };
             }
             _ => return Ok(false),
         };
-        let sent = match p.kind {
+        // Converted before the answer: a result that cannot be one answers -32603 here (the
+        // request is no longer pending, so the caller's `respond_error` would be a no-op and
+        // the client would wait forever), then raises.
+        let converted = match p.kind {
             Kind::Tool => {
-                respond_as::<CallToolResult>(session, p.responder, result, "tool result")?
+                convert::from_py::<CallToolResult>(result, "tool result").map(Typed::Tool)
             }
-            Kind::Resource => {
-                let r = convert::from_py::<ReadResourceResult>(result, "resource contents")?;
-                session.respond(p.responder, self.catalog.with_read_cache(r))
-            }
+            Kind::Resource => convert::from_py::<ReadResourceResult>(result, "resource contents")
+                .map(Typed::Resource),
             Kind::Prompt => {
-                respond_as::<GetPromptResult>(session, p.responder, result, "prompt result")?
+                convert::from_py::<GetPromptResult>(result, "prompt result").map(Typed::Prompt)
             }
             Kind::Complete => {
-                respond_as::<CompleteResult>(session, p.responder, result, "completion result")?
+                convert::from_py::<CompleteResult>(result, "completion result").map(Typed::Complete)
             }
-            Kind::Other => session.respond_raw(p.responder, &convert::to_raw(result)?),
+            Kind::Other => convert::to_raw(result).map(Typed::Raw),
+        };
+        let converted = match converted {
+            Ok(c) => c,
+            Err(e) => {
+                session.respond_error(p.responder, &invalid_result(py, &e));
+                return Err(e);
+            }
+        };
+        let sent = match converted {
+            Typed::Tool(r) => session.respond(p.responder, r),
+            Typed::Resource(r) => session.respond(p.responder, self.catalog.with_read_cache(r)),
+            Typed::Prompt(r) => session.respond(p.responder, r),
+            Typed::Complete(r) => session.respond(p.responder, r),
+            Typed::Raw(raw) => session.respond_raw(p.responder, &raw),
         };
         if let Err(refused) = sent {
             return Err(events::refused_result(py, session, refused));
@@ -893,11 +913,16 @@ server_pymethods!(connection_pymethods, PyServerSession, session, {
 });
 
 /// Answers with Python data decoded as the typed result `T` (`ValueError` if it is none)
-fn respond_as<T: DeserializeOwned + Serialize + FitVersion>(
-    session: &mut ServerSession,
-    responder: Responder,
-    result: &Bound<'_, PyAny>,
-    what: &str,
-) -> PyResult<Result<(), RespondError>> {
-    Ok(session.respond(responder, convert::from_py::<T>(result, what)?))
+/// A handler's result as the answer of its request's kind
+enum Typed {
+    Tool(CallToolResult),
+    Resource(ReadResourceResult),
+    Prompt(GetPromptResult),
+    Complete(CompleteResult),
+    Raw(Box<serde_json::value::RawValue>),
+}
+
+/// The error a request gets when its handler's result cannot be its answer
+fn invalid_result(py: Python<'_>, e: &PyErr) -> ErrorObject {
+    ErrorObject::internal_error(format!("invalid result: {}", e.value(py)))
 }

@@ -606,3 +606,56 @@ def test_nothing_without_opentelemetry_or_prometheus(tmp_path):
     )
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "BARE-OK" in out.stdout, out.stderr
+
+
+def test_an_untraced_application_makes_no_spans_but_passes_an_ambient_trace_on(tmp_path):
+    """OpenTelemetry installed, no tracer provider set anywhere: a request made in an empty
+    context makes no span and adds nothing to ``_meta``; one made inside a span context
+    (another library's, say) still carries it on, and the server continues it for the
+    handler (so the handler's own calls carry it further). A fresh process: no provider was
+    ever set there."""
+    script = tmp_path / "untraced.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import asyncio
+            from opentelemetry import context, trace
+            from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+            from mcp_sansio import observe
+            from mcp_sansio.aio import Client, Context, Server
+
+            assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+            server = Server("untraced")
+
+            @server.tool()
+            def meta(ctx: Context) -> dict:
+                span = trace.get_current_span().get_span_context()
+                return {"meta": dict(ctx.meta or {}), "trace": f"{span.trace_id:032x}" if span.is_valid else None}
+
+            async def call():
+                async with Client.connect_in_process(server) as c:
+                    return (await c.call_tool("meta", {})).structured_content
+
+            # Nothing to trace: no span object is even made.
+            assert observe.client_span("tools/call", {"name": "meta"}) is None
+            assert observe.server_span("tools/call", "meta", {}, 1, None) is None
+            plain = asyncio.run(call())
+            assert not any(k in plain["meta"] for k in observe.TRACE_KEYS), plain
+            assert plain["trace"] is None, plain
+
+            # An ambient span context (not recorded here) goes on the wire and reaches the handler.
+            trace_id = 0x0AF7651916CD43DD8448EB211C80319C
+            ambient = NonRecordingSpan(SpanContext(trace_id, 0xB7AD6B7169203331, True, TraceFlags(1)))
+            token = context.attach(trace.set_span_in_context(ambient))
+            try:
+                carried = asyncio.run(call())
+            finally:
+                context.detach(token)
+            assert carried["meta"]["traceparent"].split("-")[1] == f"{trace_id:032x}", carried
+            assert carried["trace"] == f"{trace_id:032x}", carried
+            print("UNTRACED-OK")
+            """
+        )
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "UNTRACED-OK" in out.stdout, out.stderr

@@ -280,3 +280,37 @@ def test_result_for_types_the_known_methods():
     # a peer's odd shapes are left as they came, never an exception
     odd = types.CallToolResult({"content": ["not an object", 3]})
     assert odd.content == ["not an object", 3]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_result_that_cannot_be_json_is_an_internal_error_not_a_hang(era):
+    """A handler's result the core cannot encode (an int past 64 bits) answers -32603
+    ``invalid result``: once as a plain answer, once as a task's outcome. The request was
+    already taken from the pending ones when the encoding failed, so the dispatcher's
+    ``respond_error`` was a no-op and the client waited forever."""
+    server = Server("unencodable", tasks=True)
+
+    @server.tool()
+    def huge() -> dict:
+        return {"n": 2**128}
+
+    @server.tool()
+    async def huge_task(ctx: Context) -> dict:
+        await ctx.run_as_task(poll_interval=0.02)
+        return {"n": -(2**80)}
+
+    @server.tool()
+    def fine() -> str:
+        return "still answering"
+
+    async def main():
+        async with Client.connect_in_process(server, era=era, tasks=True) as c:
+            with pytest.raises(ms.McpError) as e:
+                await asyncio.wait_for(c.call_tool("huge", {}), 10)
+            assert e.value.code == -32603 and "invalid result" in str(e.value), e.value
+            with pytest.raises(ms.McpError) as e:
+                await asyncio.wait_for(c.call_tool("huge_task", {}, as_task=True), 10)
+            assert e.value.code == -32603 and "invalid result" in str(e.value), e.value
+            assert (await c.call_tool("fine", {})).content[0].text == "still answering"
+
+    run(main)

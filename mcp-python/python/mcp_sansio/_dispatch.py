@@ -913,7 +913,11 @@ class Dispatcher:
         self._done(request_id)
         try:
             session.respond(request_id, result)
-        except (ValueError, TypeError) as e:
+        except Exception as e:
+            # The session answered -32603 itself when the result could not be encoded (this
+            # is then a no-op); any other failure is answered here.
+            what = self.started.get(request_id, ("request",))[0]
+            log.error("%s (request %d): invalid result: %s", what, request_id, e)
             session.respond_error(request_id, INTERNAL_ERROR, f"invalid result: {e}")
             outcome = ("error", INTERNAL_ERROR, "invalid result")
         self.flush()

@@ -92,6 +92,19 @@ def _get_tracer() -> Any:
     return _tracer
 
 
+def _nothing_to_trace() -> bool:
+    """Whether a span would record nothing and carry nothing: no tracer provider was given
+    (neither to :func:`configure` nor globally: the API's proxy records nothing) and the
+    current context is empty (no span to continue, no baggage to pass on). Then no span is
+    made at all: a request of an untraced application pays a few lookups, not a span, a
+    context attach and a propagator run (a sixth of a stdio client's call)."""
+    return (
+        _tracer_provider is None
+        and not _otel_context.get_current()
+        and isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider)
+    )
+
+
 def _target(method: str, params: Any) -> Optional[str]:
     if isinstance(params, dict):
         if method in ("tools/call", "prompts/get"):
@@ -173,10 +186,13 @@ class _ServerSpan:
 
 
 def server_span(method: str, target: Optional[str], meta: Any, request_id: Any, info: Any) -> Optional[_ServerSpan]:
-    """Starts the span of an inbound request (``None`` when not tracing)."""
+    """Starts the span of an inbound request (``None`` when not tracing, or when there is
+    nothing to trace: no provider, no trace context in ``meta`` nor in the current one)."""
     if not TRACING:
         return None
     try:
+        if not (isinstance(meta, dict) and "traceparent" in meta) and _nothing_to_trace():
+            return None
         return _ServerSpan(method, target, meta, request_id, info)
     except Exception:
         return None
@@ -214,10 +230,13 @@ class _ClientSpan:
 
 
 def client_span(method: str, params: Any) -> Optional[_ClientSpan]:
-    """Starts the span of an outbound request (``None`` when not tracing)."""
+    """Starts the span of an outbound request (``None`` when not tracing, or when there is
+    nothing to trace: no provider and an empty current context)."""
     if not TRACING:
         return None
     try:
+        if _nothing_to_trace():
+            return None
         return _ClientSpan(method, params)
     except Exception:
         return None
