@@ -52,6 +52,7 @@ registry (serve them with ``prometheus_client.start_http_server``). ``configure(
 off. With neither installed, nothing is recorded and nothing is imported.
 """
 
+import os
 from typing import Any, Dict, Optional
 
 __all__ = ["configure", "tracing_enabled", "metrics_backend", "TRACE_KEYS"]
@@ -70,6 +71,9 @@ except ImportError:  # pragma: no cover - exercised by the "not installed" test
 
 TRACING: bool = _trace is not None
 """Whether requests are traced (OpenTelemetry importable, not turned off)."""
+
+# Read once: a provider named in the environment is the API's to load (on first use).
+_PROVIDER_FROM_ENV: bool = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 
 _tracer_provider: Any = None
 _tracer: Any = None
@@ -98,11 +102,21 @@ def _nothing_to_trace() -> bool:
     current context is empty (no span to continue, no baggage to pass on). Then no span is
     made at all: a request of an untraced application pays a few lookups, not a span, a
     context attach and a propagator run (a sixth of a stdio client's call)."""
-    return (
-        _tracer_provider is None
-        and not _otel_context.get_current()
-        and isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider)
-    )
+    return _tracer_provider is None and not _otel_context.get_current() and not _global_provider()
+
+
+_NO_PROVIDER = object()
+
+
+def _global_provider() -> bool:
+    """Whether a global tracer provider is set (or named by ``OTEL_PYTHON_TRACER_PROVIDER``,
+    which the API loads on first use). The API's own ``get_tracer_provider()`` reads
+    ``os.environ`` on every call while none is set (a few microseconds); its module global,
+    when there is one, says the same without that."""
+    provider = getattr(_trace, "_TRACER_PROVIDER", _NO_PROVIDER)
+    if provider is None and not _PROVIDER_FROM_ENV:
+        return False
+    return not isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider)
 
 
 def _target(method: str, params: Any) -> Optional[str]:
