@@ -49,6 +49,13 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for [(N, V)] {
             .collect()
     }
 
+    fn get(&self, name: &str) -> Option<&str> {
+        // The first of `values`, without collecting them.
+        self.iter()
+            .filter(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
+            .find_map(|(_, v)| std::str::from_utf8(v.as_ref()).ok())
+    }
+
     fn count(&self, name: &str) -> usize {
         self.iter()
             .filter(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
@@ -65,6 +72,10 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for [(N, V)] {
 impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for Vec<(N, V)> {
     fn values<'a>(&'a self, name: &str) -> Vec<&'a str> {
         self.as_slice().values(name)
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        Headers::get(self.as_slice(), name)
     }
 
     fn count(&self, name: &str) -> usize {
