@@ -12,9 +12,7 @@ URL on a line of its own, serves until stdin closes.
 
 import asyncio
 import logging
-import socket
 import sys
-import threading
 
 from mcp_sansio.aio import Context, Server
 
@@ -45,26 +43,10 @@ async def serve(front: str) -> None:
 
 
 def serve_asgi() -> None:
-    import uvicorn
+    from uvicorn_peer import serve as serve_under_uvicorn
 
     logging.getLogger("mcp_sansio").setLevel(logging.WARNING)
-    # IPPROTO_TCP named: asyncio sets TCP_NODELAY on an accepted socket only when its
-    # listener's proto says TCP (socket.socket() says 0), and without it Nagle holds the
-    # response's second write for the client's delayed ACK (~40 ms a call).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(4096)  # connections wait in the backlog until uvicorn accepts them
-    port = sock.getsockname()[1]
-    app = server.asgi_app(path="/mcp")
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    print(f"http://127.0.0.1:{port}/mcp", flush=True)
-
-    def wait_for_stdin() -> None:
-        sys.stdin.read()
-        uv.should_exit = True
-
-    threading.Thread(target=wait_for_stdin, daemon=True).start()
-    uv.run(sockets=[sock])
+    serve_under_uvicorn(server.asgi_app(path="/mcp"))
 
 
 if __name__ == "__main__":
