@@ -1451,7 +1451,7 @@ class Client:
         """Sends a request (``send`` makes it in the session, returns its id) and waits for
         its result: through the middleware, in a trace span, measured, when any is on."""
         metrics = observe._get_metrics()
-        if not self.middleware and not observe.TRACING and metrics is None:
+        if not self.middleware and metrics is None and observe._untraced():
             return await self._call(self._sent_with(send(), list(headers)), progress, task_status)
 
         async def innermost(request: OutboundRequest) -> Any:

@@ -119,6 +119,12 @@ def _global_provider() -> bool:
     return not isinstance(_trace.get_tracer_provider(), _trace.ProxyTracerProvider)
 
 
+def _untraced() -> bool:
+    """Whether a request made now would have no span: tracing is off (or OpenTelemetry is
+    not installed), or nothing would be recorded nor carried (:func:`_nothing_to_trace`)."""
+    return not TRACING or _nothing_to_trace()
+
+
 def _target(method: str, params: Any) -> Optional[str]:
     if isinstance(params, dict):
         if method in ("tools/call", "prompts/get"):
