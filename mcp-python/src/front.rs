@@ -3,8 +3,9 @@
 //!
 //! The front end owns the listening sockets and the connections: it accepts (at most
 //! `max_connections` at once), sets `TCP_NODELAY`, parses each request and reads its body
-//! (up to `max_body_size`), and watches each connection's [`ReadDeadline`] (a late head or
-//! body gets 408 and the connection closes; an idle kept-alive one closes). Every whole
+//! (up to `max_body_size`), and watches each connection's read deadline (with
+//! mcp-sansio-tokio's `edge`, as its own server does: a late head or body gets 408 and the
+//! connection closes; an idle kept-alive one closes). Every whole
 //! request waits in a queue the asyncio loop drains (`take`): the first request into an
 //! empty queue writes one byte to a socket the loop watches (`wake_fd`), so a burst of
 //! requests costs the loop one wakeup. Python answers each with `respond` (a whole
@@ -35,15 +36,15 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use mcp_sansio::http::{HttpConfig, ReadDeadline, ReadPhase};
+use mcp_sansio::http::HttpConfig;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::http::PyHttpServer;
+use mcp_sansio_tokio::edge::{Done, Watch, Watched, late, late_writer};
 
 /// The largest request head a connection may send (as the h11 front end's)
 const MAX_HEAD: usize = 64 * 1024;
@@ -697,10 +698,7 @@ async fn connection(
             )
         })
     };
-    let io = WatchedIo {
-        stream,
-        watch: Arc::clone(&watch),
-    };
+    let io = Watched::new(stream, Arc::clone(&watch));
     let conn = hyper::server::conn::http1::Builder::new()
         // A head past 64 KiB, or of more than `MAX_FIELDS` fields, gets 431.
         .max_buf_size(MAX_HEAD)
@@ -744,7 +742,7 @@ async fn exchange(
     watch: Arc<Watch>,
 ) -> Result<Response<FrontBody>, Cut> {
     watch.update(|d| d.head_read(Instant::now()));
-    let done = Done(Some(Arc::clone(&watch)));
+    let done = Done::new(&watch);
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
     let headers: Vec<(String, Bytes)> = req
@@ -806,137 +804,4 @@ fn with_done(response: Response<FrontBody>, done: Done) -> Response<FrontBody> {
         }
         FrontBody::Whole { data, .. } => FrontBody::Whole { data, _guard: done },
     })
-}
-
-/// A second descriptor of a connection's socket, for the late answer
-fn late_writer(stream: &TcpStream) -> Option<std::net::TcpStream> {
-    use std::os::fd::AsFd;
-    let fd = stream.as_fd().try_clone_to_owned().ok()?;
-    Some(std::net::TcpStream::from(fd))
-}
-
-/// The response to a request that came too late, closing the connection
-fn late(status: u16) -> Vec<u8> {
-    format!("HTTP/1.1 {status} Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-        .into_bytes()
-}
-
-/// One connection's [`ReadDeadline`], moved by its reads and its exchanges, and waited on by
-/// its task
-struct Watch {
-    deadline: Mutex<ReadDeadline>,
-    moved: Notify,
-}
-
-impl Watch {
-    fn new(now: Instant) -> Self {
-        Self {
-            deadline: Mutex::new(ReadDeadline::accepted(now)),
-            moved: Notify::new(),
-        }
-    }
-
-    fn update(&self, change: impl FnOnce(&mut ReadDeadline)) {
-        let mut deadline = lock(&self.deadline);
-        let before = *deadline;
-        change(&mut deadline);
-        if *deadline != before {
-            self.moved.notify_one();
-        }
-    }
-
-    /// Returns once the deadline passed, with what to do
-    async fn expired(&self, config: &HttpConfig) -> mcp_sansio::http::Expiry {
-        loop {
-            let (due, expiry) = {
-                let d = lock(&self.deadline);
-                // The body's deadline is the exchange's own (it answers 408 itself).
-                let due = d.deadline(config).filter(|_| d.phase() != ReadPhase::Body);
-                (due, d.expiry())
-            };
-            match due {
-                None => self.moved.notified().await,
-                Some(due) => {
-                    tokio::select! {
-                        () = tokio::time::sleep_until(due.into()) => {
-                            let d = lock(&self.deadline);
-                            if d.expired(config, Instant::now()) {
-                                return expiry;
-                            }
-                        }
-                        () = self.moved.notified() => {}
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Dropped with its response body (written, or abandoned): the connection is idle again
-#[derive(Default)]
-struct Done(Option<Arc<Watch>>);
-
-impl Drop for Done {
-    fn drop(&mut self) {
-        if let Some(watch) = self.0.take() {
-            watch.update(|d| {
-                if d.phase() != ReadPhase::Idle {
-                    d.response_written(Instant::now());
-                }
-            });
-        }
-    }
-}
-
-/// A connection's socket as hyper reads and writes it: every read that brings the first
-/// bytes of a request to an idle connection starts its head deadline
-struct WatchedIo {
-    stream: TcpStream,
-    watch: Arc<Watch>,
-}
-
-impl AsyncRead for WatchedIo {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let read = Pin::new(&mut this.stream).poll_read(cx, buf);
-        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            this.watch.update(|d| d.head_started(Instant::now()));
-        }
-        read
-    }
-}
-
-impl AsyncWrite for WatchedIo {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
-    }
 }

@@ -20,9 +20,7 @@
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context as TaskContext, Poll};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hyper::body::Incoming;
@@ -30,14 +28,14 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use mcp_sansio::http::{Expiry, HttpConfig, ReadDeadline, ReadPhase, Source};
+use mcp_sansio::http::{HttpConfig, Source};
 use mcp_sansio_runtime::http::out_of_resources;
 use mcp_sansio_runtime::server::ServerCore;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore, oneshot};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
+use crate::edge::{Done, Watch, Watched, late, late_writer};
 use crate::endpoint::{HttpBody, HttpEndpoint};
 use crate::runtime::Tokio;
 
@@ -162,10 +160,7 @@ pub(crate) async fn serve(
             // the socket, so hyper owns the stream itself (tokio's own reads then skip the
             // zeroing of hyper's buffer and the extra read a short read leaves).
             let late_writer = late_writer(&stream);
-            let io = WatchedIo {
-                stream,
-                watch: Arc::clone(&watch),
-            };
+            let io = Watched::new(stream, Arc::clone(&watch)).without_shutdown();
             let conn = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(io), service);
             let open = mcp_sansio_runtime::meter::Open::connection("server", "http");
@@ -210,7 +205,7 @@ pub(crate) async fn serve(
 #[cfg(feature = "tls")]
 async fn serve_tls<S>(
     tls: Tls,
-    stream: TcpStream,
+    stream: tokio::net::TcpStream,
     watch: Arc<Watch>,
     service: S,
     watcher: hyper_util::server::graceful::Watcher,
@@ -225,10 +220,7 @@ async fn serve_tls<S>(
         _ = watch.expired(&edge) => None,
     };
     if let Some(session) = session {
-        let io = WatchedTls {
-            session,
-            watch: Arc::clone(&watch),
-        };
+        let io = Watched::new(session, Arc::clone(&watch));
         let conn =
             hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(io), service);
         tokio::select! {
@@ -237,189 +229,6 @@ async fn serve_tls<S>(
         }
     }
     drop(slot);
-}
-
-/// A TLS connection as hyper reads and writes it: as [`WatchedIo`], every read that brings
-/// the first bytes of a request to an idle connection starts its head deadline
-#[cfg(feature = "tls")]
-struct WatchedTls {
-    session: tokio_rustls::server::TlsStream<TcpStream>,
-    watch: Arc<Watch>,
-}
-
-#[cfg(feature = "tls")]
-impl AsyncRead for WatchedTls {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let read = Pin::new(&mut this.session).poll_read(cx, buf);
-        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            this.watch.update(|d| d.head_started(Instant::now()));
-        }
-        read
-    }
-}
-
-#[cfg(feature = "tls")]
-impl AsyncWrite for WatchedTls {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().session).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().session).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.session.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().session).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().session).poll_shutdown(cx)
-    }
-}
-
-/// A second descriptor of a connection's socket, for the late answer
-#[cfg(unix)]
-fn late_writer(stream: &TcpStream) -> Option<std::net::TcpStream> {
-    use std::os::fd::AsFd;
-    let fd = stream.as_fd().try_clone_to_owned().ok()?;
-    Some(std::net::TcpStream::from(fd))
-}
-
-/// A second descriptor of a connection's socket, for the late answer
-#[cfg(windows)]
-fn late_writer(stream: &TcpStream) -> Option<std::net::TcpStream> {
-    use std::os::windows::io::AsSocket;
-    let socket = stream.as_socket().try_clone_to_owned().ok()?;
-    Some(std::net::TcpStream::from(socket))
-}
-
-/// The response to a request that came too late, closing the connection
-fn late(status: u16) -> Vec<u8> {
-    format!("HTTP/1.1 {status} Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-        .into_bytes()
-}
-
-/// One connection's [`ReadDeadline`], moved by its reads and its exchanges, and waited on by
-/// its task
-struct Watch {
-    deadline: Mutex<ReadDeadline>,
-    moved: Notify,
-}
-
-impl Watch {
-    fn new(now: Instant) -> Self {
-        Self {
-            deadline: Mutex::new(ReadDeadline::accepted(now)),
-            moved: Notify::new(),
-        }
-    }
-
-    fn update(&self, change: impl FnOnce(&mut ReadDeadline)) {
-        let mut deadline = self.deadline.lock().expect("never poisoned");
-        let before = *deadline;
-        change(&mut deadline);
-        if *deadline != before {
-            self.moved.notify_one();
-        }
-    }
-
-    /// Returns once the deadline passed, with what to do
-    async fn expired(&self, config: &HttpConfig) -> Expiry {
-        loop {
-            let (due, expiry) = {
-                let d = self.deadline.lock().expect("never poisoned");
-                // The body's deadline is the exchange's own (it answers 408 itself).
-                let due = d.deadline(config).filter(|_| d.phase() != ReadPhase::Body);
-                (due, d.expiry())
-            };
-            match due {
-                None => self.moved.notified().await,
-                Some(due) => {
-                    tokio::select! {
-                        () = tokio::time::sleep_until(due.into()) => {
-                            let d = self.deadline.lock().expect("never poisoned");
-                            if d.expired(config, Instant::now()) {
-                                return expiry;
-                            }
-                        }
-                        () = self.moved.notified() => {}
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// A connection's socket as hyper reads and writes it: every read that brings the first
-/// bytes of a request to an idle connection starts its head deadline
-struct WatchedIo {
-    stream: TcpStream,
-    watch: Arc<Watch>,
-}
-
-impl AsyncRead for WatchedIo {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let read = Pin::new(&mut this.stream).poll_read(cx, buf);
-        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            this.watch.update(|d| d.head_started(Instant::now()));
-        }
-        read
-    }
-}
-
-impl AsyncWrite for WatchedIo {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    /// The socket closes when the connection's task ends (both of its owners are gone then)
-    fn poll_shutdown(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
 }
 
 /// What each exchange of a connection needs
@@ -441,7 +250,7 @@ async fn exchange(req: Request<Incoming>, ctx: Exchange) -> Result<Response<Http
         watch,
     } = ctx;
     watch.update(|d| d.head_read(Instant::now()));
-    let done = Done(Some(Arc::clone(&watch)));
+    let done = Done::new(&watch);
     if protection.is_some() {
         let headers = mcp_sansio_runtime::http::request_fields(req.headers());
         let (method, path) = (req.method().as_str(), req.uri().path());
@@ -454,21 +263,6 @@ async fn exchange(req: Request<Incoming>, ctx: Exchange) -> Result<Response<Http
     // The whole body was read once the endpoint answers.
     watch.update(|d| d.body_read(Instant::now()));
     Ok(response.map(|b| b.with_guard(done)))
-}
-
-/// Dropped with its response body (written, or abandoned): the connection is idle again
-struct Done(Option<Arc<Watch>>);
-
-impl Drop for Done {
-    fn drop(&mut self) {
-        if let Some(watch) = self.0.take() {
-            watch.update(|d| {
-                if d.phase() != ReadPhase::Idle {
-                    d.response_written(Instant::now());
-                }
-            });
-        }
-    }
 }
 
 /// A whole response (a protected server's gate answered)

@@ -115,6 +115,8 @@
 pub mod auth;
 pub mod client;
 #[cfg(feature = "http")]
+pub mod edge;
+#[cfg(feature = "http")]
 pub mod endpoint;
 #[cfg(feature = "http")]
 mod http_client;
