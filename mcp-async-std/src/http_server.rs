@@ -125,7 +125,7 @@ pub(crate) async fn serve(
     protection: Option<Protection>,
     tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
-    let listener = TcpListener::bind(addr).await?;
+    let listener = TcpListener::try_from(mcp_sansio_runtime::http::listener(addr)?)?;
     let addr = listener.local_addr()?;
     let http_config = mcp_sansio_runtime::http::gated(http_config, protection.as_ref());
     let edge = Arc::new(http_config.clone());

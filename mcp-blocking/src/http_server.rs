@@ -27,7 +27,7 @@
 //! actor.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
@@ -161,7 +161,7 @@ pub(crate) fn serve(
     protection: Option<Protection>,
     tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
-    let listener = TcpListener::bind(addr)?;
+    let listener = mcp_sansio_runtime::http::listener(addr)?;
     let addr = listener.local_addr()?;
     let mut http_config = http_config;
     // A protected server's 403 for a scoped entry names its metadata and required scopes.

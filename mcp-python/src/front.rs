@@ -589,7 +589,7 @@ enum Piece {
 }
 
 /// A listener as `serve_http` binds one: `SO_REUSEADDR`, IPv6 only on an IPv6 address,
-/// a backlog of 1024, non-blocking
+/// the Rust servers' backlog (`LISTEN_BACKLOG`), non-blocking
 fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     let domain = socket2::Domain::for_address(addr);
     let socket = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
@@ -598,7 +598,7 @@ fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
         socket.set_only_v6(true)?;
     }
     socket.bind(&addr.into())?;
-    socket.listen(1024)?;
+    socket.listen(mcp_sansio_runtime::http::LISTEN_BACKLOG)?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
 }

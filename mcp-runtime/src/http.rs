@@ -890,6 +890,30 @@ impl<R: Requests> ClientFront<R> {
 // The `http` crate's types
 // ---------------------------------------------------------------------------------------
 
+/// How many connections may wait in a server's listen backlog (the kernel caps it at its
+/// `somaxconn`)
+///
+/// std's and mio's `TcpListener::bind` listen with 128: a burst of connections (issue 34's
+/// clients that leave open 900 at once) that outruns the accept loop by more than that has
+/// its SYNs dropped, and each of those clients, the innocent ones too, connects a second
+/// later (TCP's first retransmission).
+pub const LISTEN_BACKLOG: i32 = 4096;
+
+/// A server's listener on `addr`: `SO_REUSEADDR` (as std's, on Unix), a backlog of
+/// [`LISTEN_BACKLOG`], blocking (make it non-blocking for a reactor)
+///
+/// # Errors
+/// What creating, binding or listening on the socket returned.
+pub fn listener(addr: std::net::SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    let domain = socket2::Domain::for_address(addr);
+    let socket = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into())
+}
+
 /// Whether an accept error means the process or the system is out of file descriptors or
 /// memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`): the accept loop then pauses for
 /// [`HttpConfig::accept_backoff`](mcp_sansio::http::HttpConfig::accept_backoff) instead of

@@ -93,7 +93,9 @@ pub(crate) async fn serve(
     protection: Option<Protection>,
     tls: Option<Tls>,
 ) -> io::Result<HttpServerHandle> {
-    let listener = TcpListener::bind(addr).await?;
+    let listener = mcp_sansio_runtime::http::listener(addr)?;
+    listener.set_nonblocking(true)?;
+    let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
     let http_config = mcp_sansio_runtime::http::gated(http_config, protection.as_ref());
     let edge = Arc::new(http_config.clone());
