@@ -114,6 +114,7 @@ pub mod auth;
 pub mod client;
 pub mod codec;
 pub mod http;
+pub mod id_map;
 pub mod jsonrpc;
 mod raw;
 pub mod schema;

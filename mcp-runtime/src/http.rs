@@ -7,7 +7,7 @@
 //! [`http_client`](crate::http_client), [`http_server`](crate::http_server)). Everything it
 //! does with an input once it has one lives here, once.
 
-use std::collections::HashMap;
+use mcp_sansio::id_map::{IdMap, id_map, shrink};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -241,12 +241,12 @@ pub trait SessionPeer: Sized {
 pub struct ServerFront<C: Channels, P: SessionPeer> {
     http: HttpServer,
     config: Arc<HttpConfig>,
-    exchanges: HashMap<ExchangeId, (C::Frames, Unwritten)>,
-    peers: HashMap<SessionKey, P>,
+    exchanges: IdMap<ExchangeId, (C::Frames, Unwritten)>,
+    peers: IdMap<SessionKey, P>,
     app: P::App,
     ids: SessionIds,
     /// The open exchanges' spans, when a subscriber wants them
-    traces: HashMap<ExchangeId, crate::trace::ExchangeTrace>,
+    traces: IdMap<ExchangeId, crate::trace::ExchangeTrace>,
     /// The task store, and where its replies go (back into the actor, tagged with the
     /// session)
     store: Option<(Arc<dyn TaskStore>, StoreSink)>,
@@ -282,11 +282,11 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
         Self {
             http,
             config,
-            exchanges: HashMap::new(),
-            peers: HashMap::new(),
+            exchanges: id_map(),
+            peers: id_map(),
             app,
             ids: SessionIds::new(),
-            traces: HashMap::new(),
+            traces: id_map(),
             store: None,
         }
     }
@@ -590,14 +590,6 @@ pub(crate) fn metered(response: &HttpResponse) {
     }
 }
 
-/// Gives memory back after a burst of open responses: a map a quarter full or less shrinks
-/// to half
-fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
-    if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
-        map.shrink_to(map.len() * 2);
-    }
-}
-
 /// Session ids from the OS-seeded SipHash keys of a `RandomState`, over a counter
 struct SessionIds {
     keys: [RandomState; 2],
@@ -695,7 +687,7 @@ pub struct ClientFront<R: Requests> {
     pub transport: ClientTransport,
     /// How requests are performed
     pub requests: R,
-    tasks: HashMap<StreamId, R::Task>,
+    tasks: IdMap<StreamId, R::Task>,
     clock: fn() -> Instant,
 }
 
@@ -741,7 +733,7 @@ impl<R: Requests> ClientFront<R> {
             session,
             transport,
             requests,
-            tasks: HashMap::new(),
+            tasks: id_map(),
             clock,
         }
     }

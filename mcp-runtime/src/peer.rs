@@ -7,7 +7,7 @@
 //! [`App`]. Every decision stays in `mcp-sansio`; this only maps commands, events and handler
 //! messages onto `Session` calls and reply channels.
 
-use std::collections::HashMap;
+use mcp_sansio::id_map::{IdMap, id_map};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -437,8 +437,8 @@ pub(crate) type RequestHeaders = (OutboundId, Vec<(String, String)>);
 /// running, and what they wait for. Every transport's actor drives its sessions through
 /// this, so stdio and HTTP handle events alike.
 pub struct Peer<R: Plumbing> {
-    pending: HashMap<OutboundId, Pending<R>>,
-    tokens: HashMap<u64, OutboundId>,
+    pending: IdMap<OutboundId, Pending<R>>,
+    tokens: IdMap<u64, OutboundId>,
     /// The server's handler runs: the core takes every decision around them, this only
     /// spawns, delivers and stops
     runs: Runs<R::Run, AskWaiter<R>>,
@@ -451,7 +451,7 @@ pub struct Peer<R: Plumbing> {
     seen: SessionTrace,
     /// The spans of the peer's requests in flight, when a subscriber wants them (or the
     /// requests are metered)
-    traces: HashMap<InboundId, RequestTrace>,
+    traces: IdMap<InboundId, RequestTrace>,
     /// Counted in `mcp.{role}.sessions.active` while the peer lives (feature `metrics`)
     _open: crate::meter::Open,
 }
@@ -490,14 +490,14 @@ impl<R: Plumbing> Peer<R> {
     fn with_parts(ready: Option<Ready<R>>, span: tracing::Span, open: crate::meter::Open) -> Self {
         Self {
             _open: open,
-            pending: HashMap::new(),
-            tokens: HashMap::new(),
+            pending: id_map(),
+            tokens: id_map(),
             runs: Runs::new(),
             ready,
             request_headers: None,
             span,
             seen: SessionTrace::default(),
-            traces: HashMap::new(),
+            traces: id_map(),
         }
     }
 

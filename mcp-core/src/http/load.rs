@@ -154,9 +154,4 @@ fn decrement<K: Hash + Eq>(map: &mut HashMap<K, usize>, key: K) {
     }
 }
 
-/// Gives memory back after a burst: a map a quarter full or less shrinks
-pub(crate) fn shrink<K: Hash + Eq, V>(map: &mut HashMap<K, V>) {
-    if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
-        map.shrink_to(map.len() * 2);
-    }
-}
+pub(crate) use crate::id_map::shrink;

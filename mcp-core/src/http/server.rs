@@ -2,6 +2,8 @@
 //! stateless 2026 wire, and which outgoing message goes on which open HTTP response
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+
+use crate::id_map::{IdMap, id_map};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -107,7 +109,7 @@ struct Conn {
     session_id: Option<String>,
     /// 2025 wire: who created the session (with authorization); only they may use it
     principal: Option<Principal>,
-    streams: HashMap<u64, EventStream>,
+    streams: IdMap<u64, EventStream>,
     /// Requests in progress (by the id the session knows) -> their stream
     by_request: HashMap<RequestId, InFlight>,
     /// Finished 2025 POST streams, oldest first, kept for late resumption
@@ -130,7 +132,7 @@ impl Conn {
             wire,
             session_id,
             principal: None,
-            streams: HashMap::new(),
+            streams: id_map(),
             by_request: HashMap::new(),
             finished: VecDeque::new(),
             next_stream: STANDALONE + 1,
@@ -208,10 +210,10 @@ impl Conn {
 pub struct HttpServer {
     config: Arc<HttpConfig>,
     server_config: Arc<ServerConfig>,
-    conns: HashMap<SessionKey, Conn>,
+    conns: IdMap<SessionKey, Conn>,
     by_session_id: HashMap<String, SessionKey>,
     next_key: u64,
-    exchanges: HashMap<ExchangeId, Exchange>,
+    exchanges: IdMap<ExchangeId, Exchange>,
     next_exchange: u64,
     outputs: VecDeque<Output>,
     events: VecDeque<(SessionKey, ServerEvent)>,
@@ -268,7 +270,7 @@ impl HttpServer {
             load.clone(),
             rules,
         );
-        let mut conns = HashMap::new();
+        let mut conns = id_map();
         conns.insert(
             SessionKey::STATELESS,
             Conn::new(stateless, Wire::Stateless, None, now),
@@ -279,7 +281,7 @@ impl HttpServer {
             conns,
             by_session_id: HashMap::new(),
             next_key: 1,
-            exchanges: HashMap::new(),
+            exchanges: id_map(),
             next_exchange: 1,
             outputs: VecDeque::new(),
             events: VecDeque::new(),

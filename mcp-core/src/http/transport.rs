@@ -1,6 +1,8 @@
 //! The client side of Streamable HTTP as one sans-IO machine: [`ClientTransport`]
 
 use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::id_map::{IdMap, id_map};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -256,7 +258,7 @@ struct CancelParams {
 pub struct ClientTransport {
     http: HttpClient,
     max_message: usize,
-    streams: HashMap<StreamId, Stream>,
+    streams: IdMap<StreamId, Stream>,
     next_stream: u64,
     /// Messages the session wrote, not yet POSTed
     /// Messages the session wrote, not yet POSTed, with the application's headers for
@@ -278,7 +280,7 @@ pub struct ClientTransport {
     extra: ExtraHeaders,
     /// The application's headers for the POSTs of one request (its retries too), while it
     /// is in flight
-    per_request: HashMap<OutboundId, ExtraHeaders>,
+    per_request: IdMap<OutboundId, ExtraHeaders>,
     /// The session's `initialize` and `notifications/initialized` (2025 wire), to start a
     /// new session after a 404
     handshake: (Option<Vec<u8>>, Option<Vec<u8>>),
@@ -308,7 +310,7 @@ impl ClientTransport {
         Self {
             http: HttpClient::new(),
             max_message: crate::Limits::default().max_message_size,
-            streams: HashMap::new(),
+            streams: id_map(),
             next_stream: 1,
             outbox: VecDeque::new(),
             requests: VecDeque::new(),
@@ -321,7 +323,7 @@ impl ClientTransport {
             auth: None,
             parked: Vec::new(),
             extra: ExtraHeaders::default(),
-            per_request: HashMap::new(),
+            per_request: id_map(),
             handshake: (None, None),
             renewal: None,
             renewable: true,

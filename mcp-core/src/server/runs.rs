@@ -13,7 +13,7 @@
 //! `R`, a handle on one running handler (an abort handle, a task, a cancellation token), and
 //! `W`, whatever delivers one answer to a handler waiting in its `ask` (a channel's sender).
 
-use std::collections::HashMap;
+use crate::id_map::{IdMap, id_map, shrink};
 use std::time::Instant;
 
 use serde_json::value::RawValue;
@@ -151,13 +151,13 @@ struct Gathering<W> {
 #[derive(Debug)]
 pub struct Runs<R, W> {
     /// The handlers running, by the request they serve
-    running: HashMap<InboundId, R>,
+    running: IdMap<InboundId, R>,
     /// Handlers waiting for live answers (legacy input)
-    gathering: HashMap<InboundId, Gathering<W>>,
+    gathering: IdMap<InboundId, Gathering<W>>,
     /// Requests whose handler turned them into tasks: the result completes the task
-    tasks: HashMap<InboundId, TaskId>,
+    tasks: IdMap<InboundId, TaskId>,
     /// Task handlers waiting for the input their task asked for
-    task_asks: HashMap<TaskId, W>,
+    task_asks: IdMap<TaskId, W>,
     /// The connection's filter for `notifications/message` (legacy), set by
     /// `logging/setLevel`
     log_filter: LogFilter,
@@ -173,10 +173,10 @@ impl<R, W> Runs<R, W> {
     /// Nothing running; the legacy log filter at [`LogFilter::legacy`]
     pub fn new() -> Self {
         Self {
-            running: HashMap::new(),
-            gathering: HashMap::new(),
-            tasks: HashMap::new(),
-            task_asks: HashMap::new(),
+            running: id_map(),
+            gathering: id_map(),
+            tasks: id_map(),
+            task_asks: id_map(),
             log_filter: LogFilter::legacy(),
         }
     }
@@ -466,13 +466,5 @@ impl LogFilter {
     pub fn for_request(request: &InboundRequest) -> Option<Self> {
         (request.version.era() == crate::Era::Modern)
             .then(|| Self::from_params(request.params.as_deref()).unwrap_or_else(|_| Self::off()))
-    }
-}
-
-/// Gives memory back after a burst (the shared 2026 session runs thousands of handlers at
-/// once, then none): a map a quarter full or less shrinks to half
-fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
-    if map.capacity() > 64 && map.len() * 4 <= map.capacity() {
-        map.shrink_to(map.len() * 2);
     }
 }

@@ -1,7 +1,9 @@
 //! Requests we sent and the peer has not answered yet, with their deadlines
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use crate::id_map::{IdMap, id_map};
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
@@ -168,21 +170,21 @@ impl OutEntry {
 #[derive(Debug)]
 pub(crate) struct OutboundTable {
     next_id: u64,
-    entries: HashMap<WireId, OutEntry>,
+    entries: IdMap<WireId, OutEntry>,
     deadlines: BTreeSet<(Instant, WireId)>,
     app_count: usize,
     /// Application id -> current wire id, for requests re-sent under a new wire id
-    reissued: HashMap<OutboundId, WireId>,
+    reissued: IdMap<OutboundId, WireId>,
 }
 
 impl Default for OutboundTable {
     fn default() -> Self {
         Self {
             next_id: 1,
-            entries: HashMap::new(),
+            entries: id_map(),
             deadlines: BTreeSet::new(),
             app_count: 0,
-            reissued: HashMap::new(),
+            reissued: id_map(),
         }
     }
 }
