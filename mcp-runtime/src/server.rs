@@ -1637,6 +1637,21 @@ impl<R: Runtime> ServerCore<R> {
     }
 }
 
+/// A handler's future whose panic is its result, `-32603`
+struct Unpanicked<T>(BoxFuture<Result<T, ErrorObject>>);
+
+impl<T> Future for Unpanicked<T> {
+    type Output = Result<T, ErrorObject>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.0.as_mut().poll(cx)))
+            .unwrap_or_else(|_| std::task::Poll::Ready(Err(middleware::panicked("handler"))))
+    }
+}
+
 impl<R: Runtime> Dispatcher<R> {
     /// The server's catalog and handlers, changeable while it serves, and its connections
     pub fn live(&self) -> &Live<ToolFn<R>, ResourceFn<R>, PromptFn<R>, CompleteFn<R>> {
@@ -1659,10 +1674,16 @@ impl<R: Runtime> Dispatcher<R> {
         if !self.middleware.is_empty() {
             return Self::spawn_chain(&self.middleware, method, cx, respond, work);
         }
-        let future = work(cx);
+        // A handler that panics, making its future or polling it, is answered `-32603` like
+        // one under a chain (whose steps catch panics): its request must not wait forever.
+        let future: BoxFuture<Result<T, ErrorObject>> =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || work(cx)))
+                .unwrap_or_else(|_| {
+                    Box::pin(std::future::ready(Err(middleware::panicked("handler"))))
+                });
         // The dispatcher runs in the request's span: the handler runs in it too.
         R::spawn_run(tracing::Instrument::in_current_span(async move {
-            respond.send(future.await);
+            respond.send(Unpanicked(future).await);
         }))
     }
 

@@ -199,3 +199,83 @@ fn a_closed_server_fails_the_handshake_and_calls_after_close() {
         assert!(outcome.is_err(), "{outcome:?}");
     });
 }
+
+/// Calls `boom` with `{"text": "boom"}` (the tool panics) in both eras: the call is answered
+/// `-32603`, and the session goes on (`{"text": "calm"}` is answered "fine")
+fn a_panic_is_answered(server: fn() -> Server) {
+    rt::block_on(async {
+        for era in [EraMode::Modern, LEGACY] {
+            let (r, w) = super::serve(server());
+            let mut config = ClientConfig::new(Implementation::new("c", "1.0"));
+            config.era = era;
+            let client = aw!(Client::connect(r, w, config)).unwrap();
+            let params = serde_json::value::to_raw_value(
+                &serde_json::json!({"name": "boom", "arguments": {"text": "boom"}}),
+            )
+            .unwrap();
+            let options = RequestOptions::default().timeout(Duration::from_secs(5));
+            let (_, call) = dialect::start(
+                &client,
+                "tools/call",
+                Some(params),
+                options,
+                CallWatch::default(),
+            );
+            match aw!(call.join()) {
+                Err(ClientError::Call(CallError::Remote(e))) => {
+                    assert_eq!(e.code, -32603, "{era:?}: {e:?}");
+                    assert!(
+                        e.message.ends_with("the handler panicked"),
+                        "{era:?}: {e:?}"
+                    );
+                }
+                other => panic!("{era:?}: {:?}", other.map(|_| ())),
+            }
+            let fine = aw!(client.call_tool("boom", text("calm"))).unwrap();
+            assert_eq!(fine.content[0].as_text(), Some("fine"));
+            aw!(client.close());
+        }
+    });
+}
+
+/// A server without middleware whose `boom` panics on `{"text": "boom"}`
+pub(crate) fn panics_when_run() -> Server {
+    Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
+        .tool(
+            mcp_sansio::schema::Tool::new("boom", super::support::echo_schema()),
+            handler!(|_cx, args| {
+                if args["text"] == "boom" {
+                    panic!("the handler gave up");
+                }
+                Ok(mcp_sansio::schema::CallToolResult::text("fine"))
+            }),
+        )
+        .unwrap()
+        .build()
+}
+
+#[test]
+fn a_handler_that_panics_is_answered_with_an_internal_error_not_left_hanging() {
+    a_panic_is_answered(panics_when_run);
+}
+
+only_async! {
+    /// A server whose `boom` panics before it makes its future
+    fn panics_when_called() -> Server {
+        Server::builder(ServerConfig::new(Implementation::new("p", "1.0")))
+            .tool(
+                mcp_sansio::schema::Tool::new("boom", super::support::echo_schema()),
+                |_cx, args: Map<String, serde_json::Value>| {
+                    assert_ne!(args["text"], "boom", "the handler gave up at once");
+                    async move { Ok(mcp_sansio::schema::CallToolResult::text("fine")) }
+                },
+            )
+            .unwrap()
+            .build()
+    }
+
+    #[test]
+    fn a_handler_that_panics_before_its_future_runs_is_answered_too() {
+        a_panic_is_answered(panics_when_called);
+    }
+}

@@ -291,3 +291,38 @@ fn https_without_the_tls_feature_is_refused_saying_why() {
         other => panic!("{:?}", other.map(|_| ())),
     }
 }
+
+#[test]
+fn a_handler_that_panics_over_http_is_answered_and_the_server_goes_on() {
+    rt::block_on(async {
+        let localhost: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let server = super::duplex::panics_when_run();
+        let handle = aw!(server.serve_http_with(localhost, HttpConfig::default())).unwrap();
+        for era in [LEGACY, EraMode::Modern] {
+            let mut config = ClientConfig::new(Implementation::new("http-test-client", "1.0"));
+            config.era = era;
+            let client = aw!(Client::connect_http(
+                &url(&handle),
+                config,
+                ClientOptions::default()
+            ))
+            .unwrap();
+            let boom = serde_json::value::to_raw_value(
+                &json!({"name": "boom", "arguments": {"text": "boom"}}),
+            )
+            .unwrap();
+            let options = RequestOptions::default().timeout(Duration::from_secs(5));
+            let outcome = aw!(client.request_raw("tools/call", Some(boom), options, None));
+            match outcome {
+                Err(ClientError::Call(CallError::Remote(e))) => {
+                    assert_eq!(e.code, -32603, "{era:?}: {e:?}");
+                }
+                other => panic!("{era:?}: {:?}", other.map(|_| ())),
+            }
+            let fine = aw!(client.call_tool("boom", text("calm"))).unwrap();
+            assert_eq!(fine.content[0].as_text(), Some("fine"), "{era:?}");
+            aw!(client.close());
+        }
+        aw!(handle.shutdown());
+    });
+}
