@@ -86,8 +86,9 @@ pub struct HttpConfig {
     /// that does not read them: past it the binding drops the response (closes its
     /// connection) and calls [`HttpServer::handle_closed`](super::HttpServer::handle_closed),
     /// which on the 2026 wire cancels the request (a 2025 client resumes the stream with
-    /// `Last-Event-ID`). One message larger than this still goes out when nothing else
-    /// waits. See [`keeps_unwritten`](Self::keeps_unwritten)
+    /// `Last-Event-ID`). One message larger than this still goes out behind what a reading
+    /// client may not have taken yet ([`UNREAD_SLACK`]). See
+    /// [`keeps_unwritten`](Self::keeps_unwritten)
     pub max_unwritten: usize,
     /// 2025 wire: this process's name among several behind one load balancer; every session
     /// id it issues is then `<node>.<random hex>`, so a proxy routes each session's requests
@@ -96,6 +97,10 @@ pub struct HttpConfig {
     /// has no sessions and needs no routing
     pub node: Option<NodeTag>,
 }
+
+/// The bytes of an open response a client that reads may not have taken yet, whatever
+/// follows them (see [`HttpConfig::keeps_unwritten`])
+pub const UNREAD_SLACK: usize = 16 * 1024;
 
 impl HttpConfig {
     /// This config with [`node`](Self::node) set to `name`, or why `name` cannot be one:
@@ -115,9 +120,26 @@ impl HttpConfig {
 
     /// Whether a binding holding `unwritten` bytes of an open response for a client that
     /// has not read them yet may queue `piece` more bytes behind them, or must drop the
-    /// response ([`max_unwritten`](Self::max_unwritten)); a piece behind nothing always fits
+    /// response ([`max_unwritten`](Self::max_unwritten))
+    ///
+    /// A piece fits behind what a client that reads may simply not have taken yet: up to
+    /// [`UNREAD_SLACK`] bytes (the head and priming event of an event stream, a few progress
+    /// notifications). A client is judged by what it leaves unread beyond that, so a
+    /// handler that answers big at once is not taken for a client that stopped reading;
+    /// one response holds at most `max_unwritten`, or the slack and one message.
+    ///
+    /// ```
+    /// use mcp_sansio::http::HttpConfig;
+    ///
+    /// let config = HttpConfig::default(); // max_unwritten: 1 MiB
+    /// assert!(config.keeps_unwritten(0, 20_000_000)); // behind nothing
+    /// assert!(config.keeps_unwritten(40, 20_000_000)); // behind a priming event
+    /// assert!(config.keeps_unwritten(500_000, 500_000));
+    /// assert!(!config.keeps_unwritten(500_000, 600_000)); // a client that stopped reading
+    /// ```
     pub fn keeps_unwritten(&self, unwritten: usize, piece: usize) -> bool {
-        unwritten == 0 || unwritten.saturating_add(piece) <= self.max_unwritten
+        unwritten <= UNREAD_SLACK.min(self.max_unwritten)
+            || unwritten.saturating_add(piece) <= self.max_unwritten
     }
 }
 

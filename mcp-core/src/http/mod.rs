@@ -54,7 +54,7 @@ pub mod x_mcp_header;
 
 pub use classify::Wire;
 pub use client::{HttpClient, ResponseKind};
-pub use config::HttpConfig;
+pub use config::{HttpConfig, UNREAD_SLACK};
 pub use deadline::{Expiry, ReadDeadline, ReadPhase};
 pub use extra_headers::{HeaderError, check_header};
 pub use header_value::{HeaderValueError, decode_header_value, encode_header_value};
