@@ -7,7 +7,6 @@
 //! [`http_client`](crate::http_client), [`http_server`](crate::http_server)). Everything it
 //! does with an input once it has one lives here, once.
 
-use mcp_sansio::id_map::{IdMap, id_map, shrink};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -18,6 +17,7 @@ use mcp_sansio::http::{
     ClientTransport, ExchangeId, HttpConfig, HttpRequest, HttpResponse, HttpServer, Output, Reply,
     ResponseHead, SessionIdSource, SessionKey, Source, StreamId, session_id_from_bytes,
 };
+use mcp_sansio::id_map::{IdMap, id_map, shrink};
 use mcp_sansio::schema::Tool;
 use mcp_sansio::{ClientEvent, ClientSession, ServerConfig, ServerEvent, ServerSession};
 

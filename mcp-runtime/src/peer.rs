@@ -7,12 +7,12 @@
 //! [`App`]. Every decision stays in `mcp-sansio`; this only maps commands, events and handler
 //! messages onto `Session` calls and reply channels.
 
-use mcp_sansio::id_map::{IdMap, id_map};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use mcp_sansio::http::SessionKey;
+use mcp_sansio::id_map::{IdMap, id_map};
 use mcp_sansio::jsonrpc::ErrorObject;
 use mcp_sansio::schema::{
     InputRequests, InputResponses, LoggingLevel, LoggingMessageNotificationParams,

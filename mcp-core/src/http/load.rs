@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::config::HttpConfig;
 use super::response::HttpResponse;
 use super::source::{Principal, Ticket};
+use crate::id_map::shrink;
 use crate::jsonrpc::{ErrorObject, RequestId};
 
 /// The counters
@@ -153,5 +154,3 @@ fn decrement<K: Hash + Eq>(map: &mut HashMap<K, usize>, key: K) {
         }
     }
 }
-
-pub(crate) use crate::id_map::shrink;

@@ -2,10 +2,10 @@
 //! stateless 2026 wire, and which outgoing message goes on which open HTTP response
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-
-use crate::id_map::{IdMap, id_map};
 use std::sync::Arc;
 use std::time::Instant;
+
+use crate::id_map::{IdMap, id_map, shrink};
 
 use super::classify::{self, Classified, Wire};
 use super::config::HttpConfig;
@@ -1227,10 +1227,10 @@ impl HttpServer {
             self.refresh_timer(key);
         }
         // Memory goes back after a burst of 2026 requests.
-        load::shrink(&mut self.exchanges);
+        shrink(&mut self.exchanges);
         if let Some(conn) = self.conns.get_mut(&SessionKey::STATELESS) {
-            load::shrink(&mut conn.streams);
-            load::shrink(&mut conn.by_request);
+            shrink(&mut conn.streams);
+            shrink(&mut conn.by_request);
         }
     }
 

@@ -1,10 +1,10 @@
 //! The client side of Streamable HTTP as one sans-IO machine: [`ClientTransport`]
 
 use std::collections::{HashMap, HashSet, VecDeque};
-
-use crate::id_map::{IdMap, id_map};
 use std::fmt;
 use std::time::{Duration, Instant};
+
+use crate::id_map::{IdMap, id_map};
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -13,8 +13,9 @@
 //! `R`, a handle on one running handler (an abort handle, a task, a cancellation token), and
 //! `W`, whatever delivers one answer to a handler waiting in its `ask` (a channel's sender).
 
-use crate::id_map::{IdMap, id_map, shrink};
 use std::time::Instant;
+
+use crate::id_map::{IdMap, id_map, shrink};
 
 use serde_json::value::RawValue;
 

@@ -2,9 +2,9 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use crate::id_map::{IdMap, id_map};
-use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
