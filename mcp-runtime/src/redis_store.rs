@@ -2,16 +2,28 @@
 //!
 //! Built on the `redis` crate's synchronous client, on two threads of its own, so it serves
 //! every binding (tokio, async-std/smol, threads) the same way: one thread runs the sessions'
-//! operations in order on one connection, the other holds the subscription. Both reconnect
-//! by themselves: while Redis cannot be reached, every `Put` and `Get` fails at once with
-//! the reason (the affected requests fail with it), and the next operation tries again.
+//! operations in order on one connection, the other reads the signals. Both reconnect by
+//! themselves: while Redis cannot be reached, every `Put` and `Get` fails at once with the
+//! reason (the affected requests fail with it), and the next operation tries again. An
+//! operation that finds its connection dropped (Redis restarted since the last one) is run
+//! once more on a new connection before it fails.
 //!
 //! The data, under a prefix (`mcp` by default):
 //! - `<prefix>:task:<task id>`: a hash with the record (`rec`) and whether it is terminal
 //!   (`end`), expiring at the record's `expires_at_ms`. A Lua script writes it unless the
 //!   stored record is terminal, atomically: a terminal status never changes, whichever
 //!   process wrote it.
-//! - `<prefix>:signals`: the pub/sub channel of task signals and changes.
+//! - `<prefix>:signals`: a stream of the task signals and changes (the message in field
+//!   `m`), trimmed to about [`SIGNAL_LOG`] entries.
+//!
+//! Signals go through a stream rather than pub/sub because pub/sub keeps nothing for a
+//! subscriber that is not connected at the moment of the publish: a process whose
+//! subscription was still connecting (just started) or reconnecting (Redis restarted, a
+//! read timed out while Redis was busy) lost the signal for good, and a task waited for its
+//! input or its cancel until its ttl. The reader keeps its place in the stream instead and
+//! goes on from it after every reconnect. It starts a few seconds before the store was
+//! opened ([`REPLAY`]: Redis's clock may be behind this machine's): what it reads again then
+//! is about tasks and clients a new process does not have, and is ignored.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +33,7 @@ use std::thread;
 use std::time::Duration;
 
 use mcp_sansio::store::{StoreError, StoreOp, StoreReply};
+use redis::streams::StreamReadReply;
 
 use crate::store::{Deliver, Done, Subscription, TaskStore};
 
@@ -28,9 +41,15 @@ use crate::store::{Deliver, Done, Subscription, TaskStore};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long one command may take
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
-/// How often the subscriber looks at the store being dropped, and waits between attempts
-/// to reconnect
+/// How often the signal reader looks at the store being dropped (its longest wait for
+/// the next signal), and how long it waits between attempts to reconnect
 const TICK: Duration = Duration::from_millis(250);
+/// About how many signals the stream keeps (`XADD ... MAXLEN ~`): a reader that was away
+/// for longer than that many signals misses the oldest
+pub const SIGNAL_LOG: usize = 10_000;
+/// How far before the store's opening its reader starts in the stream: covers a Redis whose
+/// clock is behind this machine's (stream ids are Redis's Unix milliseconds)
+pub const REPLAY: Duration = Duration::from_secs(5);
 
 /// Writes a record unless the stored one is terminal; returns the kept record, or nil
 const PUT: &str = r"
@@ -118,9 +137,11 @@ impl RedisTaskStore {
         {
             let subscribers = Arc::clone(&subscribers);
             let stop = Arc::clone(&stop);
+            let start = unix_ms().saturating_sub(u64::try_from(REPLAY.as_millis()).unwrap_or(0));
+            let cursor = format!("{start}-0");
             thread::Builder::new()
                 .name("mcp-redis-sub".into())
-                .spawn(move || run_subscriber(&client, &keys.channel(), &subscribers, &stop))
+                .spawn(move || run_reader(&client, &keys.stream(), cursor, &subscribers, &stop))
                 .map_err(|e| StoreError(format!("no thread for the Redis store: {e}")))?;
         }
         Ok(Arc::new(Self {
@@ -197,7 +218,7 @@ impl Keys {
         format!("{}:task:{id}", self.prefix)
     }
 
-    fn channel(&self) -> String {
+    fn stream(&self) -> String {
         format!("{}:signals", self.prefix)
     }
 }
@@ -229,85 +250,137 @@ fn run_ops(
     let put = redis::Script::new(PUT);
     let mut con: Option<redis::Connection> = None;
     for (op, done) in ops {
-        let outcome = (|| -> redis::RedisResult<Option<StoreReply>> {
-            if con.is_none() {
-                con = Some(connect(client)?);
-            }
-            let c = con.as_mut().expect("connected above");
-            Ok(match op {
-                StoreOp::Put {
-                    task,
-                    record,
-                    terminal,
-                    expires_at_ms,
-                    ..
-                } => {
-                    let kept: Option<String> = put
-                        .key(keys.task(&task))
-                        .arg(record)
-                        .arg(if terminal { "1" } else { "0" })
-                        .arg(expires_at_ms)
-                        .invoke(c)?;
-                    Some(kept.map_or(StoreReply::Stored, StoreReply::Kept))
-                }
-                StoreOp::Get { task, .. } => {
-                    let record: Option<String> = redis::cmd("HGET")
-                        .arg(keys.task(&task))
-                        .arg("rec")
-                        .query(c)?;
-                    Some(StoreReply::Found(record))
-                }
-                StoreOp::Publish { message } => {
-                    let _: i64 = redis::cmd("PUBLISH")
-                        .arg(keys.channel())
-                        .arg(message)
-                        .query(c)?;
-                    None
-                }
-                _ => None,
-            })
-        })();
+        let mut outcome = run_op(client, keys, &put, &mut con, &op);
+        if outcome
+            .as_ref()
+            .is_err_and(redis::RedisError::is_connection_dropped)
+        {
+            // A connection Redis closed since the last operation (it restarted, say): once
+            // more on a new connection. Repeating is safe: a `Put` writes the same record,
+            // a `Get` reads, and a signal that comes twice changes nothing the first did not.
+            outcome = run_op(client, keys, &put, &mut con, &op);
+        }
         match outcome {
             Ok(Some(reply)) => done(reply),
             Ok(None) => {}
-            Err(e) => {
-                con = None;
-                done(StoreReply::Failed(StoreError(format!("{describe}: {e}"))));
-            }
+            Err(e) => done(StoreReply::Failed(StoreError(format!("{describe}: {e}")))),
         }
     }
 }
 
-/// The subscriber thread: delivers every message on the channel, reconnecting until the
-/// store is dropped
-fn run_subscriber(
+/// One operation, on `con` (connected first if it is not; dropped after an error)
+fn run_op(
     client: &redis::Client,
-    channel: &str,
+    keys: &Keys,
+    put: &redis::Script,
+    con: &mut Option<redis::Connection>,
+    op: &StoreOp,
+) -> redis::RedisResult<Option<StoreReply>> {
+    let outcome = (|| {
+        if con.is_none() {
+            *con = Some(connect(client)?);
+        }
+        let c = con.as_mut().expect("connected above");
+        Ok(match op {
+            StoreOp::Put {
+                task,
+                record,
+                terminal,
+                expires_at_ms,
+                ..
+            } => {
+                let kept: Option<String> = put
+                    .key(keys.task(task))
+                    .arg(record)
+                    .arg(if *terminal { "1" } else { "0" })
+                    .arg(expires_at_ms)
+                    .invoke(c)?;
+                Some(kept.map_or(StoreReply::Stored, StoreReply::Kept))
+            }
+            StoreOp::Get { task, .. } => {
+                let record: Option<String> = redis::cmd("HGET")
+                    .arg(keys.task(task))
+                    .arg("rec")
+                    .query(c)?;
+                Some(StoreReply::Found(record))
+            }
+            StoreOp::Publish { message } => {
+                let _: String = redis::cmd("XADD")
+                    .arg(keys.stream())
+                    .arg("MAXLEN")
+                    .arg("~")
+                    .arg(SIGNAL_LOG)
+                    .arg("*")
+                    .arg("m")
+                    .arg(message)
+                    .query(c)?;
+                None
+            }
+            _ => None,
+        })
+    })();
+    if outcome.is_err() {
+        *con = None;
+    }
+    outcome
+}
+
+/// The signal reader's thread: delivers every signal of the stream after `cursor`, in
+/// order, and goes on from the last one it delivered after every reconnect, until the store
+/// is dropped
+fn run_reader(
+    client: &redis::Client,
+    stream: &str,
+    mut cursor: String,
     subscribers: &Subscribers,
     stop: &AtomicBool,
 ) {
+    let block = u64::try_from(TICK.as_millis()).unwrap_or(250);
     while !stop.load(Ordering::SeqCst) {
         let Ok(mut con) = connect(client) else {
             thread::sleep(TICK);
             continue;
         };
-        let mut pubsub = con.as_pubsub();
-        if pubsub.subscribe(channel).is_err() || pubsub.set_read_timeout(Some(TICK)).is_err() {
+        // A read waits up to `block` for a signal, then Redis answers nil.
+        if con.set_read_timeout(Some(TICK + IO_TIMEOUT)).is_err() {
             thread::sleep(TICK);
             continue;
         }
         while !stop.load(Ordering::SeqCst) {
-            match pubsub.get_message() {
-                Ok(message) => {
-                    if let Ok(text) = message.get_payload::<String>() {
-                        subscribers.deliver(&text);
+            let read: redis::RedisResult<Option<StreamReadReply>> = redis::cmd("XREAD")
+                .arg("COUNT")
+                .arg(256)
+                .arg("BLOCK")
+                .arg(block)
+                .arg("STREAMS")
+                .arg(stream)
+                .arg(&cursor)
+                .query(&mut con);
+            match read {
+                Ok(Some(reply)) => {
+                    for entry in reply.keys.into_iter().flat_map(|key| key.ids) {
+                        if let Some(text) = entry.get::<String>("m") {
+                            subscribers.deliver(&text);
+                        }
+                        cursor = entry.id;
                     }
                 }
-                Err(e) if e.is_timeout() => {}
-                Err(_) => break,
+                Ok(None) => {}
+                Err(_) => {
+                    // Reconnect (not at once: an error Redis answers would come again),
+                    // and go on from the cursor.
+                    thread::sleep(TICK);
+                    break;
+                }
             }
         }
     }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The Redis task store against a real `redis-server` (Debian's package; `.ci/run` installs
 //! it), started on a free 127.0.0.1 port with append-only persistence in a temporary
-//! folder: writes, the terminal rule, pub/sub, and an outage (the server killed, then
-//! restarted on the same port) with clear errors meanwhile and nothing stored lost
+//! folder: writes, the terminal rule, signals, and an outage (the server killed, then
+//! restarted on the same port) with clear errors meanwhile and nothing stored lost; no
+//! signal lost to a reader that was still connecting or had lost its connection
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use mcp_sansio::store::{StoreOp, StoreReply, Ticket};
 use mcp_sansio_runtime::redis_store::RedisTaskStore;
-use mcp_sansio_runtime::store::TaskStore;
+use mcp_sansio_runtime::store::{Subscription, TaskStore};
 
 struct Redis {
     child: Child,
@@ -102,6 +103,45 @@ fn get(task: &str) -> StoreOp {
     }
 }
 
+fn publish(store: &RedisTaskStore, text: &str) {
+    store.run(
+        StoreOp::Publish {
+            message: text.into(),
+        },
+        Box::new(|_| {}),
+    );
+}
+
+/// Every signal `store` delivers, from now on
+fn listen(store: &RedisTaskStore) -> (mpsc::Receiver<String>, Subscription) {
+    let (tx, rx) = mpsc::channel::<String>();
+    let tx = Mutex::new(tx);
+    let sub = store.subscribe(Arc::new(move |m: &str| {
+        let _ = tx.lock().unwrap().send(m.to_owned());
+    }));
+    (rx, sub)
+}
+
+/// `text` is the next signal (within 10 s), and no other follows at once
+fn hears(rx: &mpsc::Receiver<String>, text: &str) {
+    let got = rx.recv_timeout(Duration::from_secs(10));
+    assert_eq!(got.as_deref(), Ok(text), "the next signal");
+    assert!(
+        rx.recv_timeout(Duration::from_millis(100)).is_err(),
+        "{text} came once"
+    );
+}
+
+/// Sends `command` (inline) to the Redis at `port` and returns its first reply line
+fn redis_command(port: u16, command: &str) -> String {
+    use std::io::{BufRead, Write};
+    let mut con = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    con.write_all(format!("{command}\r\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(con).read_line(&mut line).unwrap();
+    line
+}
+
 fn now_ms() -> u64 {
     u64::try_from(
         std::time::SystemTime::now()
@@ -139,30 +179,10 @@ fn records_signals_and_an_outage_against_a_real_redis() {
     );
     assert_eq!(run(&store, get("nope")), StoreReply::Found(None));
 
-    // Signals: delivered to a subscriber (the subscription may take a moment to start).
-    let (tx, rx) = mpsc::channel::<String>();
-    let tx = Mutex::new(tx);
-    let _sub = store.subscribe(Arc::new(move |m: &str| {
-        let _ = tx.lock().unwrap().send(m.to_owned());
-    }));
-    let heard = |rx: &mpsc::Receiver<String>, store: &RedisTaskStore, text: &str| {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            store.run(
-                StoreOp::Publish {
-                    message: text.into(),
-                },
-                Box::new(|_| {}),
-            );
-            if let Ok(m) = rx.recv_timeout(Duration::from_millis(200)) {
-                assert_eq!(m, text);
-                while rx.try_recv().is_ok() {}
-                return;
-            }
-            assert!(Instant::now() < deadline, "never heard {text}");
-        }
-    };
-    heard(&rx, &store, "hello");
+    // Signals: delivered to a subscriber, each once, published once.
+    let (rx, _sub) = listen(&store);
+    publish(&store, "hello");
+    hears(&rx, "hello");
 
     // An outage: every operation fails at once, naming the store.
     redis.kill();
@@ -185,8 +205,77 @@ fn records_signals_and_an_outage_against_a_real_redis() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    heard(&rx, &store, "again");
+    publish(&store, "again");
+    hears(&rx, "again");
     drop(store);
     let _ = std::fs::remove_dir_all(&redis.dir);
     let _ = redis.port;
+}
+
+/// A new process (a new store) hears what is published from the moment it opened: its reader
+/// need not have connected yet
+#[test]
+fn a_store_hears_what_is_published_as_it_opens() {
+    let dir = std::env::temp_dir().join(format!("mcp-redis-store-open-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let redis = Redis::start(free_port(), dir.clone());
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let publisher = RedisTaskStore::with_prefix(&url, "open").unwrap();
+    assert_eq!(run(&publisher, get("warm")), StoreReply::Found(None));
+    for round in 0..10 {
+        let store = RedisTaskStore::with_prefix(&url, "open").unwrap();
+        let (rx, _sub) = listen(&store);
+        let text = format!("round {round}");
+        publish(&publisher, &text);
+        // The earlier rounds' signals may come first: the reader starts a little before
+        // its store opened (REPLAY).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(m) if m == text => break,
+                Ok(m) => assert!(m.starts_with("round "), "{m}"),
+                Err(e) => panic!("round {round}: the new store never heard {text}: {e}"),
+            }
+        }
+    }
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Redis drops every connection (as a restart or a proxy would): the next operation runs on a
+/// new connection rather than failing, and a signal published before the reader reconnected
+/// still reaches it
+#[test]
+fn no_signal_or_operation_is_lost_when_redis_drops_the_connections() {
+    let dir = std::env::temp_dir().join(format!("mcp-redis-store-drop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let redis = Redis::start(free_port(), dir.clone());
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let (a, b) = (
+        RedisTaskStore::with_prefix(&url, "drop").unwrap(),
+        RedisTaskStore::with_prefix(&url, "drop").unwrap(),
+    );
+    let (rx, _sub) = listen(&b);
+    publish(&a, "before");
+    hears(&rx, "before");
+    assert_eq!(run(&a, put("t1", "working", false)), StoreReply::Stored);
+
+    for round in 0..5 {
+        // Both kinds of client, so the test means the same for a pub/sub reader.
+        for kind in ["normal", "pubsub"] {
+            let killed = redis_command(redis.port, &format!("CLIENT KILL TYPE {kind} SKIPME yes"));
+            assert!(killed.starts_with(':'), "{killed}");
+        }
+        let text = format!("dropped {round}");
+        publish(&a, &text);
+        hears(&rx, &text);
+        assert_eq!(
+            run(&b, get("t1")),
+            StoreReply::Found(Some("working".into())),
+            "round {round}: a dropped connection is not an outage"
+        );
+    }
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&dir);
 }
