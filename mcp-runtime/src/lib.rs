@@ -67,7 +67,7 @@
 //! |---|---|---|
 //! | `now()` | `tokio::time::Instant::now().into_std()`, so paused-time tests drive the protocol's timeouts | `Instant::now()` |
 //! | `spawn` | `tokio::spawn(future)` | `smol::spawn(future).detach()` |
-//! | `Run`, `spawn_run`, `stop` | `AbortHandle`: `tokio::spawn(future).abort_handle()`, `run.abort()` | `smol::Task<()>`: `smol::spawn(future)`, dropped |
+//! | `Run`, `spawn_run`, `stop` | `Option<AbortHandle>`: `tokio::spawn(future).abort_handle()`, `run.abort()`; on a current-thread runtime the first poll happens at once, and a run done then is `None` | `smol::Task<()>`: `smol::spawn(future)`, dropped |
 //! | `Timer`, `timer`, `reset` | `Pin<Box<Sleep>>`: `sleep_until(now)`, `timer.as_mut().reset(at)` | `async_io::Timer`: `Timer::never()`, `timer.set_at(at)` |
 //! | `Sender<T>`, `send` | `tokio::sync::mpsc::UnboundedSender<T>`, `tx.send(v).is_ok()` | `async_channel::Sender<T>`, `tx.try_send(v).is_ok()` |
 //!

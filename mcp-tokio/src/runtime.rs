@@ -1,5 +1,6 @@
 //! tokio as the runtime layer (`mcp-sansio-runtime`) sees it: handler runs are tasks stopped
-//! through their [`AbortHandle`], one [`Sleep`] per actor, and the application's channels are
+//! through their [`AbortHandle`] (on a current-thread runtime a handler's first step runs at
+//! once, and one done then needs no task), one [`Sleep`] per actor, and the application's channels are
 //! tokio's unbounded ones; with the client's options and the adapter from tokio's byte
 //! streams to the kernel's (`futures-io`)
 
@@ -18,7 +19,7 @@ use tokio::time::{Instant, Sleep};
 pub struct Tokio;
 
 impl mcp_sansio_runtime::Runtime for Tokio {
-    type Run = AbortHandle;
+    type Run = Option<AbortHandle>;
     type Timer = Pin<Box<Sleep>>;
     type Sender<T: Send + 'static> = mpsc::UnboundedSender<T>;
 
@@ -29,11 +30,28 @@ impl mcp_sansio_runtime::Runtime for Tokio {
     fn spawn<F: Future<Output = ()> + Send + 'static>(future: F) {
         tokio::spawn(future);
     }
-    fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> AbortHandle {
-        tokio::spawn(future).abort_handle()
+    /// On a current-thread runtime the handler's first step runs at once, where the actor
+    /// is: a handler that does not wait (most do not) is done without a task of its own
+    /// (one allocation, a scheduling and a poll fewer a call). One that waits goes on as a
+    /// task; its first poll there wakes whatever it waits on anew. On a multi-thread
+    /// runtime every run is a task, so handlers run beside the actor.
+    fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> Option<AbortHandle> {
+        let current_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
+        if !current_thread {
+            return Some(tokio::spawn(future).abort_handle());
+        }
+        let mut future = Box::pin(future);
+        let mut cx = TaskContext::from_waker(std::task::Waker::noop());
+        match future.as_mut().poll(&mut cx) {
+            Poll::Ready(()) => None,
+            Poll::Pending => Some(tokio::spawn(future).abort_handle()),
+        }
     }
-    fn stop(run: AbortHandle) {
-        run.abort();
+    fn stop(run: Option<AbortHandle>) {
+        if let Some(run) = run {
+            run.abort();
+        }
     }
     fn timer() -> Pin<Box<Sleep>> {
         Box::pin(tokio::time::sleep_until(Instant::now()))
