@@ -135,6 +135,10 @@ async fn run<R, S, I, O>(
     let mut commands_open = true;
     let mut reading = true;
     let mut timer = Timer::<R>::default();
+    // Handler answers taken in a row without racing (see below), when a handler may answer
+    // before its run is spawned
+    let at_once = R::runs_first_step_at_once();
+    let mut quick = 0;
     loop {
         // Drain: write everything, then deliver every event.
         loop {
@@ -161,6 +165,19 @@ async fn run<R, S, I, O>(
         if session.is_closed() {
             break;
         }
+        // A handler that finished in its first step (a runtime may run it at once, where
+        // this loop is: `Runtime::runs_first_step_at_once`) has answered already: take that
+        // without a round of the race below, a few times in a row at most, so reading and
+        // timers keep their turn.
+        if at_once
+            && quick < DRAIN_BUDGET
+            && let Ok((_, msg)) = handler_rx.try_recv()
+        {
+            quick += 1;
+            S::on_handler(&mut peer, &mut session, msg);
+            continue;
+        }
+        quick = 0;
         let deadline = session.poll_timeout();
         let armed = timer.arm(deadline);
         let want_read = reading && session.wants_read();

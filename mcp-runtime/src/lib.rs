@@ -57,7 +57,8 @@
 //!
 //! [`Runtime`] is all this layer asks of an async runtime, sized like quinn's: `now()` (the
 //! core's clock), `spawn` (a task to its end), `spawn_run` and `stop` (a handler run, and
-//! stopping it when its request is cancelled: its future is dropped at its next `.await`),
+//! stopping it when its request is cancelled: its future is dropped at its next `.await`;
+//! `runs_first_step_at_once`, `false` unless `spawn_run` may finish a run before it returns),
 //! `timer` and `reset` (one timer per actor, moved to the core's next deadline), and `Sender<T>`
 //! with `send` (the channels the application hands in: notifications, progress, task status,
 //! stderr lines). The layer's own channels are runtime-neutral ([`chan`]). The two bindings

@@ -33,6 +33,12 @@ pub trait Runtime: Sized + Send + Sync + 'static {
     fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> Self::Run;
     /// Stops a handler run: its future is dropped at its next `.await`
     fn stop(run: Self::Run);
+    /// Whether [`spawn_run`](Self::spawn_run), called here, may run a handler's first step
+    /// at once (before it returns): a connection's loop then looks for the answer before it
+    /// waits. `false` unless a runtime does so.
+    fn runs_first_step_at_once() -> bool {
+        false
+    }
     /// A timer that is not set yet (it must not be awaited before [`reset`](Self::reset))
     fn timer() -> Self::Timer;
     /// Sets `timer` to complete at `at`

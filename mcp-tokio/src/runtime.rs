@@ -36,9 +36,7 @@ impl mcp_sansio_runtime::Runtime for Tokio {
     /// task; its first poll there wakes whatever it waits on anew. On a multi-thread
     /// runtime every run is a task, so handlers run beside the actor.
     fn spawn_run<F: Future<Output = ()> + Send + 'static>(future: F) -> Option<AbortHandle> {
-        let current_thread = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
-        if !current_thread {
+        if !Self::runs_first_step_at_once() {
             return Some(tokio::spawn(future).abort_handle());
         }
         let mut future = Box::pin(future);
@@ -47,6 +45,11 @@ impl mcp_sansio_runtime::Runtime for Tokio {
             Poll::Ready(()) => None,
             Poll::Pending => Some(tokio::spawn(future).abort_handle()),
         }
+    }
+    /// On a current-thread runtime
+    fn runs_first_step_at_once() -> bool {
+        tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread)
     }
     fn stop(run: Option<AbortHandle>) {
         if let Some(run) = run {
