@@ -60,6 +60,18 @@ impl Redis {
         Self { child, port, dir }
     }
 
+    /// A Redis on a free port, in a new folder of its own (removed when it drops)
+    fn fresh(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-redis-store-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self::start(free_port(), dir)
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
     fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -69,6 +81,7 @@ impl Redis {
 impl Drop for Redis {
     fn drop(&mut self) {
         self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -154,11 +167,8 @@ fn now_ms() -> u64 {
 
 #[test]
 fn records_signals_and_an_outage_against_a_real_redis() {
-    let dir = std::env::temp_dir().join(format!("mcp-redis-store-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let port = free_port();
-    let mut redis = Redis::start(port, dir.clone());
-    let url = format!("redis://127.0.0.1:{port}");
+    let mut redis = Redis::fresh("outage");
+    let url = redis.url();
     let prefix = format!("test{}", std::process::id());
     let store = RedisTaskStore::with_prefix(&url, &prefix).unwrap();
     assert_eq!(store.describe(), url);
@@ -193,7 +203,7 @@ fn records_signals_and_an_outage_against_a_real_redis() {
     assert!(e.0.starts_with(&url), "{e}");
 
     // Back on the same port: the stored record is there, and signals flow again.
-    let _redis = Redis::start(port, dir.clone());
+    let _redis = Redis::start(redis.port, redis.dir.clone());
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match run(&store, get("t1")) {
@@ -208,18 +218,14 @@ fn records_signals_and_an_outage_against_a_real_redis() {
     publish(&store, "again");
     hears(&rx, "again");
     drop(store);
-    let _ = std::fs::remove_dir_all(&redis.dir);
-    let _ = redis.port;
 }
 
 /// A new process (a new store) hears what is published from the moment it opened: its reader
 /// need not have connected yet
 #[test]
 fn a_store_hears_what_is_published_as_it_opens() {
-    let dir = std::env::temp_dir().join(format!("mcp-redis-store-open-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let redis = Redis::start(free_port(), dir.clone());
-    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let redis = Redis::fresh("open");
+    let url = redis.url();
     let publisher = RedisTaskStore::with_prefix(&url, "open").unwrap();
     assert_eq!(run(&publisher, get("warm")), StoreReply::Found(None));
     for round in 0..10 {
@@ -239,8 +245,6 @@ fn a_store_hears_what_is_published_as_it_opens() {
             }
         }
     }
-    drop(redis);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Redis drops every connection (as a restart or a proxy would): the next operation runs on a
@@ -248,10 +252,8 @@ fn a_store_hears_what_is_published_as_it_opens() {
 /// still reaches it
 #[test]
 fn no_signal_or_operation_is_lost_when_redis_drops_the_connections() {
-    let dir = std::env::temp_dir().join(format!("mcp-redis-store-drop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let redis = Redis::start(free_port(), dir.clone());
-    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let redis = Redis::fresh("drop");
+    let url = redis.url();
     let (a, b) = (
         RedisTaskStore::with_prefix(&url, "drop").unwrap(),
         RedisTaskStore::with_prefix(&url, "drop").unwrap(),
@@ -276,6 +278,4 @@ fn no_signal_or_operation_is_lost_when_redis_drops_the_connections() {
             "round {round}: a dropped connection is not an outage"
         );
     }
-    drop(redis);
-    let _ = std::fs::remove_dir_all(&dir);
 }
