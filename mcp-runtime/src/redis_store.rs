@@ -35,6 +35,7 @@ use std::time::Duration;
 use mcp_sansio::store::{StoreError, StoreOp, StoreReply};
 use redis::streams::StreamReadReply;
 
+use crate::peer::unix_ms;
 use crate::store::{Deliver, Done, Subscription, TaskStore};
 
 /// How long connecting may take
@@ -375,12 +376,6 @@ fn run_reader(
             }
         }
     }
-}
-
-fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

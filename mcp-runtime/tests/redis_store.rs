@@ -264,7 +264,8 @@ fn no_signal_or_operation_is_lost_when_redis_drops_the_connections() {
     assert_eq!(run(&a, put("t1", "working", false)), StoreReply::Stored);
 
     for round in 0..5 {
-        // Both kinds of client, so the test means the same for a pub/sub reader.
+        // Every client of both kinds: the stream reader is a normal one, a pub/sub reader
+        // (the store before) was the other kind.
         for kind in ["normal", "pubsub"] {
             let killed = redis_command(redis.port, &format!("CLIENT KILL TYPE {kind} SKIPME yes"));
             assert!(killed.starts_with(':'), "{killed}");
