@@ -87,6 +87,59 @@ fn fitted<T: Serialize + FitVersion>(
     serde_json::value::to_raw_value(&result).map_err(ErrorObject::internal_error)
 }
 
+/// What routing a `tools/call` reads: its name and arguments
+///
+/// The params are checked as [`CallToolParams`](crate::schema::CallToolParams) checks them
+/// (the same members must have the same types), but `_meta` and the members the route does
+/// not use are skipped instead of built into `Value` trees: a 2026 call's `_meta` carries the
+/// client's capabilities and info in every request.
+#[derive(serde::Deserialize)]
+struct CallRoute {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    // Read for their checks only.
+    #[serde(rename = "task", default)]
+    _task: Option<crate::schema::TaskMetadata>,
+    #[serde(rename = "inputResponses", default)]
+    _input_responses: Option<crate::schema::InputResponses>,
+    #[serde(rename = "requestState", default)]
+    _request_state: Option<String>,
+    #[serde(rename = "_meta", default)]
+    _meta: Option<SkippedObject>,
+}
+
+/// A JSON object, checked and skipped
+struct SkippedObject;
+
+impl<'de> serde::Deserialize<'de> for SkippedObject {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Skip;
+        impl<'de> serde::de::Visitor<'de> for Skip {
+            type Value = SkippedObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SkippedObject, A::Error> {
+                use serde::de::IgnoredAny;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(SkippedObject)
+            }
+        }
+        deserializer.deserialize_map(Skip)
+    }
+}
+
+/// A `tools/call`'s name and arguments, or the `-32602` that
+/// [`InboundRequest::params`] would give
+fn call_params(request: &InboundRequest) -> Result<CallRoute, ErrorObject> {
+    serde_json::from_str(request.params.as_deref().map_or("{}", RawValue::get))
+        .map_err(|e| ErrorObject::invalid_params(format!("invalid {} params: {e}", CallTool::NAME)))
+}
+
 impl Catalog {
     /// Routes one inbound request of a server: to the answer the catalog gives, or to the
     /// handler that must run
@@ -140,7 +193,7 @@ impl Catalog {
                     .and_then(|p| self.list_prompts_for(&p, principal)),
                 version,
             )),
-            CallTool::NAME => match request.params::<CallTool>() {
+            CallTool::NAME => match call_params(request) {
                 Err(e) => Route::Answer(Err(e)),
                 Ok(params) => {
                     // Checked in place: the arguments are moved into the route, not copied,

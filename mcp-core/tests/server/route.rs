@@ -299,3 +299,65 @@ fn routes_in_a_legacy_session() {
 fn routes_in_a_modern_session() {
     routes(Pair::modern(origin()));
 }
+
+#[test]
+fn a_call_s_params_are_refused_exactly_when_call_tool_params_refuse_them() {
+    // The route reads only a call's name and arguments, skipping `_meta`; it must still
+    // check every member `CallToolParams` types, and nothing more. (The session refuses
+    // some first: those are refused all the same.)
+    use mcp_sansio::schema::CallToolParams;
+    let mut pair = Pair::legacy(origin(), ProtocolVersion::V2025_11_25);
+    pair.drive();
+    pair.client_events();
+    pair.server_events();
+    let catalog = catalog();
+    let hi = json!({"text": "hi"});
+    for params in [
+        json!({"name": "echo", "arguments": hi}),
+        json!({"name": "echo", "arguments": hi, "other": [1, {"a": null}]}),
+        json!({"name": "echo", "arguments": null}),
+        json!({"name": "echo"}),
+        json!({"arguments": hi}),
+        json!({"name": 5, "arguments": hi}),
+        json!({"name": "echo", "arguments": []}),
+        json!({"name": "echo", "arguments": "text"}),
+        json!({"name": "echo", "arguments": hi, "_meta": {"a": [1, {"b": 2}], "c": "d"}}),
+        json!({"name": "echo", "arguments": hi, "_meta": null}),
+        json!({"name": "echo", "arguments": hi, "_meta": 5}),
+        json!({"name": "echo", "arguments": hi, "_meta": ["x"]}),
+        json!({"name": "echo", "arguments": hi, "task": {"ttl": 5}}),
+        json!({"name": "echo", "arguments": hi, "task": "x"}),
+        json!({"name": "echo", "arguments": hi, "task": {"ttl": "long"}}),
+        json!({"name": "echo", "arguments": hi, "requestState": "s"}),
+        json!({"name": "echo", "arguments": hi, "requestState": 1}),
+        json!({"name": "echo", "arguments": hi, "inputResponses": 3}),
+        json!({"name": "echo", "arguments": hi, "inputResponses": {}}),
+    ] {
+        let typed = serde_json::from_value::<CallToolParams>(params.clone());
+        let raw = serde_json::value::to_raw_value(&params).unwrap();
+        pair.client
+            .send_request_raw(pair.now, "tools/call", Some(raw), RequestOptions::default())
+            .unwrap();
+        pair.drive();
+        let Some(ServerEvent::Request(request)) = pair.server_events().pop() else {
+            // The session refused it before any route (a member it reads itself).
+            let refused = pair.client_events().into_iter().any(|e| {
+                matches!(e, ClientEvent::Response { outcome: Err(e), .. }
+                    if e.to_string().contains("-32602"))
+            });
+            assert!(refused && typed.is_err(), "{params}");
+            continue;
+        };
+        let routed = catalog.route(&request, false);
+        let refused = matches!(&routed, Route::Answer(Err(e)) if e.code == -32602);
+        assert_eq!(refused, typed.is_err(), "{params}: {routed:?}");
+        if let Route::Answer(Err(e)) = &routed {
+            assert!(e.message.contains("invalid tools/call params: "), "{e:?}");
+        }
+        if let Route::Answer(answer) = &routed {
+            respond(&mut pair.server, request.responder, answer);
+        }
+        pair.drive();
+        pair.client_events();
+    }
+}
