@@ -461,11 +461,12 @@ impl<R, W> Runs<R, W> {
 }
 
 impl LogFilter {
-    /// The filter a request carries itself: on a 2026 request its `_meta` log level
-    /// ([`from_params`](Self::from_params); an invalid one lets nothing through), on a legacy
-    /// one `None` (the connection's filter applies, see [`Runs::log`])
+    /// The filter a request carries itself: on a 2026 request its `_meta` log level as the
+    /// session read it when the request came (as [`from_params`](Self::from_params) reads it;
+    /// an invalid one lets nothing through), on a legacy one `None` (the connection's filter
+    /// applies, see [`Runs::log`])
     pub fn for_request(request: &InboundRequest) -> Option<Self> {
         (request.version.era() == crate::Era::Modern)
-            .then(|| Self::from_params(request.params.as_deref()).unwrap_or_else(|_| Self::off()))
+            .then(|| request.log_level.map_or_else(Self::off, Self::at))
     }
 }

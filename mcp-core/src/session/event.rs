@@ -141,6 +141,9 @@ pub struct InboundRequest {
     /// Who sent it: the verified principal, the HTTP headers, the 2025 session id; `None`
     /// when the binding said nothing (a byte stream without [`Session::set_caller`](super::Session::set_caller))
     pub caller: Option<Arc<super::Caller>>,
+    /// `_meta`'s `io.modelcontextprotocol/logLevel` as the request came (`None` when absent
+    /// or not a level name), for [`LogFilter::for_request`](crate::server::LogFilter::for_request)
+    pub(crate) log_level: Option<crate::schema::LoggingLevel>,
 }
 
 impl InboundRequest {

@@ -20,7 +20,7 @@ use super::{
 use crate::codec::FrameError;
 use crate::jsonrpc::{self, Decoded, ErrorObject, Invalid, Message, RequestId};
 use crate::raw;
-use crate::schema::{has_capability, meta};
+use crate::schema::{LoggingLevel, has_capability, meta};
 use crate::version::{Era, ProtocolVersion};
 
 /// `_meta` keys read from request params
@@ -32,6 +32,56 @@ pub(super) struct RequestMeta {
     version: Option<String>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
     capabilities: Option<Box<RawValue>>,
+    /// A 2026 request's log level, read here so that the server need not parse the params
+    /// again for it: anything but a level name reads as none (nothing is logged)
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        deserialize_with = "lenient_level"
+    )]
+    log_level: Option<LoggingLevel>,
+}
+
+/// A log level, or `None` for any other JSON value (which is skipped, not refused)
+fn lenient_level<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<LoggingLevel>, D::Error> {
+    use serde::de::{self, IgnoredAny, IntoDeserializer, Visitor};
+    struct Lenient;
+    impl<'de> Visitor<'de> for Lenient {
+        type Value = Option<LoggingLevel>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            let level: Result<LoggingLevel, E> = LoggingLevel::deserialize(s.into_deserializer());
+            Ok(level.ok())
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(Lenient)
 }
 
 /// What the core reads from request params: `_meta`, and a modern retry's input
@@ -58,6 +108,7 @@ pub(super) struct Delivery {
     modern: bool,
     answers: Option<Box<Answers>>,
     task_param: Option<TaskParam>,
+    log_level: Option<LoggingLevel>,
 }
 
 impl Core {
@@ -226,6 +277,7 @@ impl Core {
                     modern: false,
                     answers: None,
                     task_param: parsed.task,
+                    log_level: meta.log_level,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -288,6 +340,7 @@ impl Core {
                     modern: true,
                     answers,
                     task_param: None,
+                    log_level: meta.log_level,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -319,6 +372,7 @@ impl Core {
                     modern: false,
                     answers: None,
                     task_param,
+                    log_level: meta.log_level,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -350,6 +404,7 @@ impl Core {
             modern,
             answers,
             task_param,
+            log_level,
         } = delivery;
         let gate = match self.role {
             Side::Server(_) => gating::request(gating::Sender::Client, &request.method, version),
@@ -435,6 +490,7 @@ impl Core {
             wants_progress,
             task_offered: task_offered.is_some(),
             caller: self.caller.clone(),
+            log_level,
         }));
     }
 

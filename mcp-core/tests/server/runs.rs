@@ -256,6 +256,34 @@ fn a_request_carries_its_own_filter_only_in_2026() {
 }
 
 #[test]
+fn a_request_s_own_filter_is_what_its_params_say_and_a_bad_level_logs_nothing() {
+    // The session reads the level as the request comes; it must agree with `from_params`
+    // on the params as sent, and a level that is not one is no reason to refuse the request.
+    let mut pair = modern();
+    for level in [
+        json!("debug"),
+        json!("emergency"),
+        json!("Warning"),
+        json!("loud"),
+        json!(""),
+        json!(3),
+        json!(true),
+        json!(null),
+        json!(["info"]),
+        json!({"level": "info"}),
+    ] {
+        let (_, req) = request(
+            &mut pair,
+            "tools/call",
+            json!({"name": "greet", "_meta": {"io.modelcontextprotocol/logLevel": level}}),
+        );
+        let said =
+            LogFilter::from_params(req.params.as_deref()).unwrap_or_else(|_| LogFilter::off());
+        assert_eq!(LogFilter::for_request(&req), Some(said), "{level}");
+    }
+}
+
+#[test]
 fn live_answers_come_together_then_the_result_answers_the_request() {
     let mut pair = legacy(ProtocolVersion::V2025_06_18);
     let mut runs = TestRuns::new();
