@@ -60,11 +60,7 @@ pub(crate) fn validate(
         .params
         .as_deref()
         .and_then(|p| serde_json::from_str(p.get()).ok());
-    let meta_view: Option<MetaView<'_>> = params
-        .as_ref()
-        .and_then(|p| p.meta)
-        .and_then(|m| serde_json::from_str(m.get()).ok());
-    let Some(meta_view) = meta_view else {
+    let Some(meta_view) = params.as_ref().and_then(|p| p.meta.as_ref()) else {
         return Err(invalid_meta(request, "params._meta is missing"));
     };
     let version: Option<Cow<'_, str>> = meta_view
@@ -201,8 +197,9 @@ fn nests_deeper(text: &[u8], limit: usize) -> bool {
 /// The members of a 2026 request's params the checks read, borrowed from its text
 #[derive(serde::Deserialize)]
 struct View<'a> {
+    /// Read in the same pass: params whose `_meta` is not an object count as without one
     #[serde(rename = "_meta", default, borrow)]
-    meta: Option<&'a RawValue>,
+    meta: Option<MetaView<'a>>,
     #[serde(default, borrow)]
     name: Option<&'a RawValue>,
     #[serde(default, borrow)]
