@@ -136,7 +136,7 @@ impl Accepts {
         let mut accepts = Self::default();
         for range in values.iter().flat_map(|v| v.split(',')) {
             let mut parts = range.split(';');
-            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let media = parts.next().unwrap_or("").trim();
             let refused = parts.any(|p| {
                 let p = p.trim();
                 p.len() >= 2
@@ -146,14 +146,15 @@ impl Accepts {
             if refused {
                 continue;
             }
-            match media.as_str() {
-                "*/*" => {
-                    accepts.json = true;
-                    accepts.sse = true;
-                }
-                "application/*" | "application/json" => accepts.json = true,
-                "text/*" | "text/event-stream" => accepts.sse = true,
-                _ => {}
+            // Compared without case, not lowercased into a copy.
+            let is = |m: &str| media.eq_ignore_ascii_case(m);
+            if is("*/*") {
+                accepts.json = true;
+                accepts.sse = true;
+            } else if is("application/*") || is("application/json") {
+                accepts.json = true;
+            } else if is("text/*") || is("text/event-stream") {
+                accepts.sse = true;
             }
         }
         accepts
@@ -170,4 +171,42 @@ pub(crate) fn is_json_content_type(value: &str) -> bool {
         .split(';')
         .next()
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Accepts;
+
+    fn accepts(values: &[&str]) -> (bool, bool) {
+        let headers: Vec<(&str, &str)> = values.iter().map(|v| ("Accept", *v)).collect();
+        let a = Accepts::of(&headers[..]);
+        (a.json, a.sse)
+    }
+
+    #[test]
+    fn accept_ranges_are_read_without_case_with_q_zero_refusing() {
+        assert_eq!(accepts(&[]), (true, true));
+        assert_eq!(
+            accepts(&["application/json, text/event-stream"]),
+            (true, true)
+        );
+        assert_eq!(accepts(&["Application/JSON"]), (true, false));
+        assert_eq!(
+            accepts(&["TEXT/Event-Stream; charset=utf-8"]),
+            (false, true)
+        );
+        assert_eq!(
+            accepts(&["application/json", "text/event-stream"]),
+            (true, true)
+        );
+        assert_eq!(accepts(&[" */* "]), (true, true));
+        assert_eq!(accepts(&["application/*;q=0.5", "text/*"]), (true, true));
+        assert_eq!(
+            accepts(&["application/json;q=0, text/event-stream"]),
+            (false, true)
+        );
+        assert_eq!(accepts(&["application/json; Q=0.0"]), (false, false));
+        assert_eq!(accepts(&["text/html, image/png"]), (false, false));
+        assert_eq!(accepts(&["application/jsonx"]), (false, false));
+    }
 }
