@@ -36,7 +36,9 @@ use crate::codec::sse::{encode_comment, encode_event};
 use crate::jsonrpc::{self, Message, RequestId};
 use crate::schema::Tool;
 use crate::schema::has_capability;
-use crate::session::{Relation, ServerConfig, ServerEvent, ServerSession, TASKS_EXTENSION};
+use crate::session::{
+    ParamsWithMeta, Relation, ServerConfig, ServerEvent, ServerSession, TASKS_EXTENSION,
+};
 
 /// What the endpoint's lanes share: the HTTP rules, the shared 2026 session configuration,
 /// the tools' header mirrors and scopes, and the in-flight counters; cheap to clone
@@ -111,17 +113,18 @@ impl Lanes {
     /// What a 2026 request passes before its session sees it, on a lane or on the
     /// server's shared session alike: the FIXTURES §2.1.2 validation against `rules`' header
     /// mirrors, the scopes of the entry it names, and the in-flight caps (the place it holds
-    /// is `Ok`'s ticket, released when it ends); `Err` is the answer
+    /// is `Ok`'s ticket, released when it ends, beside the params as the session reads them
+    /// when the validation read them already); `Err` is the answer
     pub(crate) fn admit(
         &self,
         rules: &Rules,
         source: &Source,
         headers: &(impl Headers + ?Sized),
         request: &jsonrpc::Request,
-    ) -> Result<Ticket, HttpResponse> {
+    ) -> Result<(Ticket, Option<ParamsWithMeta>), HttpResponse> {
         let shared = &self.inner;
         let tool_params = |name: &str| rules.tool_params.get(name).cloned();
-        modern::validate(request, headers, &shared.modern_versions, &tool_params)?;
+        let parsed = modern::validate(request, headers, &shared.modern_versions, &tool_params)?;
         if let Some(response) = rules.scope_denied(source, request) {
             return Err(response);
         }
@@ -129,7 +132,7 @@ impl Lanes {
         let mut load = shared.load.lock();
         load.admit(&shared.config, &ticket, None, Some(&request.id))?;
         load.acquire(&ticket);
-        Ok(ticket)
+        Ok((ticket, parsed))
     }
 
     pub(crate) fn new(
@@ -354,8 +357,8 @@ impl Lane {
             return Taken::Elsewhere;
         }
         self.lanes.refresh(&mut self.rules);
-        let ticket = match self.lanes.admit(&self.rules.1, source, headers, &request) {
-            Ok(ticket) => ticket,
+        let (ticket, parsed) = match self.lanes.admit(&self.rules.1, source, headers, &request) {
+            Ok(admitted) => admitted,
             Err(response) => return Taken::Complete(response),
         };
         self.current = Some(Current {
@@ -365,7 +368,7 @@ impl Lane {
             quiet_since: self.now,
         });
         self.session
-            .handle_request_as(self.now, body, request, source.caller(None));
+            .handle_request_as(self.now, body, request, parsed, source.caller(None));
         self.drain();
         Taken::Open
     }

@@ -23,6 +23,7 @@ use super::response::HttpResponse;
 use super::{HeaderParam, decode_header_value};
 use crate::jsonrpc::{ErrorObject, Request, code};
 use crate::schema::meta;
+use crate::session::{ParamsView, ParamsWithMeta};
 
 /// The body member `Mcp-Name` mirrors, by method
 pub(crate) fn name_member(method: &str) -> Option<&'static str> {
@@ -37,14 +38,15 @@ pub(crate) fn name_member(method: &str) -> Option<&'static str> {
 /// Checks a 2026 request against its headers
 ///
 /// `supported` are the modern versions the server serves; `tool_params` gives the
-/// `Mcp-Param-*` mirrors of a tool by name.
+/// `Mcp-Param-*` mirrors of a tool by name. `Ok` holds the params as the session reads
+/// them, when the checks read them in the same pass
+/// ([`handle_request_as`](crate::session::Session::handle_request_as) takes them).
 pub(crate) fn validate(
     request: &Request,
     headers: &(impl Headers + ?Sized),
     supported: &[&'static str],
     tool_params: &dyn Fn(&str) -> Option<Vec<HeaderParam>>,
-) -> Result<(), HttpResponse> {
-    let id = Some(&request.id);
+) -> Result<Option<ParamsWithMeta>, HttpResponse> {
     if request
         .params
         .as_deref()
@@ -55,24 +57,102 @@ pub(crate) fn validate(
             &format!("params nest deeper than {MAX_DEPTH} levels"),
         ));
     }
-    // Borrowed views, not a `Value` tree: only the members the checks read are parsed.
+    // One pass that the session's reading of the params comes out of too; params it
+    // refuses (a type the session refuses, a member named twice) are read as before: a
+    // borrowed view of what the checks need, and the session reads them itself.
+    let whole = request
+        .params
+        .as_deref()
+        .and_then(|p| ParamsView::parse(p.get()));
+    if let Some(whole) = whole {
+        let facts = Facts {
+            meta: whole.meta.as_ref().map(|m| MetaFacts {
+                version: m.version.as_deref().map(Cow::Borrowed),
+                capabilities: m.capabilities.as_deref(),
+            }),
+            name: whole.name,
+            uri: whole.uri,
+            task_id: whole.task_id,
+            arguments: whole.arguments,
+        };
+        check(request, headers, supported, tool_params, &facts)?;
+        return Ok(Some(whole.into_kept()));
+    }
+    two_passes(request, headers, supported, tool_params).map(|()| None)
+}
+
+/// [`validate`]'s checks on a borrowed view of the params (the session reads them again)
+fn two_passes(
+    request: &Request,
+    headers: &(impl Headers + ?Sized),
+    supported: &[&'static str],
+    tool_params: &dyn Fn(&str) -> Option<Vec<HeaderParam>>,
+) -> Result<(), HttpResponse> {
     let params: Option<View<'_>> = request
         .params
         .as_deref()
         .and_then(|p| serde_json::from_str(p.get()).ok());
-    let Some(meta_view) = params.as_ref().and_then(|p| p.meta.as_ref()) else {
+    let facts = params.map_or_else(Facts::default, |p| Facts {
+        meta: p.meta.map(|m| MetaFacts {
+            version: m.version.and_then(|v| serde_json::from_str(v.get()).ok()),
+            capabilities: m.capabilities,
+        }),
+        name: p.name,
+        uri: p.uri,
+        task_id: p.task_id,
+        arguments: p.arguments,
+    });
+    check(request, headers, supported, tool_params, &facts)
+}
+
+/// What the checks read of the params, however they were read
+#[derive(Default)]
+struct Facts<'a> {
+    meta: Option<MetaFacts<'a>>,
+    name: Option<&'a RawValue>,
+    uri: Option<&'a RawValue>,
+    task_id: Option<&'a RawValue>,
+    arguments: Option<&'a RawValue>,
+}
+
+/// `_meta`'s envelope members: the version when it is a string
+struct MetaFacts<'a> {
+    version: Option<Cow<'a, str>>,
+    capabilities: Option<&'a RawValue>,
+}
+
+impl Facts<'_> {
+    /// A member that `Mcp-Name` mirrors, when it is a string
+    fn member(&self, member: &str) -> Option<Cow<'_, str>> {
+        let raw = match member {
+            "name" => self.name,
+            "uri" => self.uri,
+            "taskId" => self.task_id,
+            _ => None,
+        }?;
+        serde_json::from_str(raw.get()).ok()
+    }
+}
+
+/// The FIXTURES §2.1.2 checks in their order, on what the params say
+fn check(
+    request: &Request,
+    headers: &(impl Headers + ?Sized),
+    supported: &[&'static str],
+    tool_params: &dyn Fn(&str) -> Option<Vec<HeaderParam>>,
+    params: &Facts<'_>,
+) -> Result<(), HttpResponse> {
+    let id = Some(&request.id);
+    let Some(meta) = &params.meta else {
         return Err(invalid_meta(request, "params._meta is missing"));
     };
-    let version: Option<Cow<'_, str>> = meta_view
-        .version
-        .and_then(|v| serde_json::from_str(v.get()).ok());
-    let Some(version) = version.as_deref() else {
+    let Some(version) = meta.version.as_deref() else {
         return Err(invalid_meta(
             request,
             &format!("params._meta lacks \"{}\"", meta::PROTOCOL_VERSION),
         ));
     };
-    if !meta_view
+    if !meta
         .capabilities
         .is_some_and(|c| c.get().trim_start().starts_with('{'))
     {
@@ -117,7 +197,6 @@ pub(crate) fn validate(
             ));
         }
     }
-    let params = params.expect("_meta came from them");
     if let Some(member) = name_member(&request.method)
         && let Some(body) = params.member(member)
     {
@@ -210,19 +289,6 @@ struct View<'a> {
     arguments: Option<&'a RawValue>,
 }
 
-impl View<'_> {
-    /// A member that `Mcp-Name` mirrors, when it is a string
-    fn member(&self, member: &str) -> Option<Cow<'_, str>> {
-        let raw = match member {
-            "name" => self.name,
-            "uri" => self.uri,
-            "taskId" => self.task_id,
-            _ => None,
-        }?;
-        serde_json::from_str(raw.get()).ok()
-    }
-}
-
 /// `params._meta`'s envelope members
 #[derive(serde::Deserialize)]
 struct MetaView<'a> {
@@ -281,6 +347,86 @@ fn mismatch(request: &Request, why: &str) -> HttpResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jsonrpc::RequestId;
+
+    #[test]
+    fn one_pass_answers_as_two_and_reads_the_params_as_the_session_does() {
+        // The one pass must give every request the answer the checks gave on a borrowed
+        // view, and the session what it reads from the params itself; params the pass
+        // refuses go the old way.
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let meta_and = |more: &str| {
+            format!(
+                r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},{more}}}"#
+            )
+        };
+        let cases: Vec<(&str, String)> = vec![
+            ("tools/call", format!(r#"{{"name":"echo","arguments":{{"text":"hi"}},{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":"e\u0063ho",{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":"other",{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":5,{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":"echo","name":"echo",{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":"echo","inputResponses":5,{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":"echo","requestState":"s","inputResponses":{{"a":{{"x":1}}}},{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":"echo","task":{{"ttl":"x"}},{meta}}}"#)),
+            ("tools/call", format!(r#"{{"name":"echo",{}}}"#, meta_and(r#""progressToken":"p","io.modelcontextprotocol/logLevel":"info""#))),
+            ("tools/call", format!(r#"{{"name":"echo",{}}}"#, meta_and(r#""progressToken":[1]"#))),
+            ("tools/call", r#"{"name":"echo"}"#.to_owned()),
+            ("tools/call", r#"{"name":"echo","_meta":null}"#.to_owned()),
+            ("tools/call", r#"{"name":"echo","_meta":5}"#.to_owned()),
+            ("tools/call", r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}"#.to_owned()),
+            ("tools/call", r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#.to_owned()),
+            ("tools/call", r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}"#.to_owned()),
+            ("tools/call", r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{}}}"#.to_owned()),
+            ("tools/list", format!(r#"{{{meta}}}"#)),
+            ("resources/read", format!(r#"{{"uri":"test://a",{meta}}}"#)),
+            ("tasks/get", format!(r#"{{"taskId":"t1",{meta}}}"#)),
+            ("tools/list", "[1,2]".to_owned()),
+        ];
+        let header_sets: [&[(&str, &str)]; 3] = [
+            &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Name", "echo")],
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Name", "test://a"),
+                ("Mcp-Name", "t1"),
+            ],
+            &[("MCP-Protocol-Version", "2025-11-25")],
+        ];
+        let tool_params = |name: &str| {
+            (name == "echo").then(|| {
+                vec![HeaderParam {
+                    property: "text".to_owned(),
+                    header: "Mcp-Param-Text".to_owned(),
+                }]
+            })
+        };
+        let mut one_pass = 0;
+        for (method, params) in &cases {
+            for set in header_sets {
+                let mut headers = vec![("Mcp-Method", *method)];
+                headers.extend_from_slice(set);
+                headers.push(("Mcp-Param-Text", "hi"));
+                let request = Request {
+                    id: RequestId::Number(1),
+                    method: (*method).to_owned(),
+                    params: Some(RawValue::from_string(params.clone()).unwrap()),
+                };
+                let now = validate(&request, &headers[..], &["2026-07-28"], &tool_params);
+                let before = two_passes(&request, &headers[..], &["2026-07-28"], &tool_params);
+                match (&now, &before) {
+                    (Err(a), Err(b)) => assert_eq!(a, b, "{method} {params} {set:?}"),
+                    (Ok(_), Ok(())) => {}
+                    _ => panic!("{method} {params} {set:?}: {now:?} / {before:?}"),
+                }
+                if let Ok(Some(kept)) = now {
+                    one_pass += 1;
+                    let session: ParamsWithMeta = serde_json::from_str(params).unwrap();
+                    assert_eq!(format!("{kept:?}"), format!("{session:?}"), "{params}");
+                }
+            }
+        }
+        assert!(one_pass >= 6, "{one_pass}");
+    }
 
     #[test]
     fn nesting_is_counted_as_serde_json_counts_it_strings_aside() {

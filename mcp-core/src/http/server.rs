@@ -756,13 +756,14 @@ impl HttpServer {
             // response, and servers send it no requests.
             return Reply::Complete(HttpResponse::empty(202));
         };
-        let ticket = match self
-            .lanes
-            .admit(&self.lanes.rules(), source, headers, &request)
-        {
-            Ok(ticket) => ticket,
-            Err(response) => return Reply::Complete(response),
-        };
+        let (ticket, parsed) =
+            match self
+                .lanes
+                .admit(&self.lanes.rules(), source, headers, &request)
+            {
+                Ok(admitted) => admitted,
+                Err(response) => return Reply::Complete(response),
+            };
         let key = SessionKey::STATELESS;
         let conn = self
             .conns
@@ -783,7 +784,7 @@ impl HttpServer {
         request.id = internal;
         let conn = self.conns.get_mut(&key).expect("checked above");
         conn.session
-            .handle_request_as(self.now, body, request, source.caller(None));
+            .handle_request_as(self.now, body, request, parsed, source.caller(None));
         self.dirty.insert(key);
         Reply::Open(exchange)
     }

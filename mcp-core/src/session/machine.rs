@@ -279,12 +279,13 @@ impl<R: Role> Session<R> {
 
     /// [`handle_message_as`](Self::handle_message_as) for a request the HTTP rules decoded
     /// already from `body` (its only message): the session takes it without parsing the
-    /// body again
+    /// body again, nor its params when the rules read them (`parsed`)
     pub(crate) fn handle_request_as(
         &mut self,
         now: Instant,
         body: &[u8],
         request: crate::jsonrpc::Request,
+        parsed: Option<super::ParamsWithMeta>,
         caller: Option<Arc<Caller>>,
     ) {
         if body.len() > self.core.limits().max_message_size {
@@ -297,8 +298,7 @@ impl<R: Role> Session<R> {
             return;
         }
         let own = std::mem::replace(&mut self.core.caller, caller);
-        self.core
-            .handle_msg(crate::jsonrpc::Message::Request(request), None);
+        self.core.handle_request(request, parsed, None);
         self.core.caller = own;
     }
 

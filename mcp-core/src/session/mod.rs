@@ -62,6 +62,7 @@ pub use inbound_handle::Inbound;
 pub use machine::{ClientSession, ServerSession, Session};
 use outgoing::Answer;
 pub use phase::PeerInfo;
+pub(crate) use receive::{ParamsView, ParamsWithMeta};
 pub use role::{ClientEvent, Role, ServerEvent};
 pub use subscription_table::{ListenFilter, subscription_covers};
 #[doc(hidden)]

@@ -24,14 +24,14 @@ use crate::schema::{LoggingLevel, has_capability, meta};
 use crate::version::{Era, ProtocolVersion};
 
 /// `_meta` keys read from request params
-#[derive(Deserialize, Default)]
-pub(super) struct RequestMeta {
+#[derive(Deserialize, Default, Debug)]
+pub(crate) struct RequestMeta {
     #[serde(rename = "progressToken", default)]
     progress_token: Option<RequestId>,
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-    version: Option<String>,
+    pub(crate) version: Option<String>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    capabilities: Option<Box<RawValue>>,
+    pub(crate) capabilities: Option<Box<RawValue>>,
     /// A 2026 request's log level, read here so that the server need not parse the params
     /// again for it: anything but a level name reads as none (nothing is logged)
     #[serde(
@@ -85,8 +85,8 @@ fn lenient_level<'de, D: serde::Deserializer<'de>>(
 }
 
 /// What the core reads from request params: `_meta`, and a modern retry's input
-#[derive(Deserialize, Default)]
-pub(super) struct ParamsWithMeta {
+#[derive(Deserialize, Default, Debug)]
+pub(crate) struct ParamsWithMeta {
     #[serde(rename = "_meta", default)]
     meta: Option<RequestMeta>,
     #[serde(rename = "inputResponses", default)]
@@ -96,6 +96,50 @@ pub(super) struct ParamsWithMeta {
     /// 2025-11-25 task augmentation
     #[serde(default)]
     task: Option<TaskParam>,
+}
+
+/// Request params as one pass reads them: [`ParamsWithMeta`]'s members, declared the same,
+/// and, borrowed, the members the 2026 wire's headers mirror, for the HTTP rules that check
+/// them before the session takes the request
+/// ([`handle_request_as`](super::Session::handle_request_as))
+///
+/// Params this refuses may still be fine for the session (a member named twice that the
+/// session does not read): a caller then reads them as before, in two passes.
+#[derive(Deserialize)]
+pub(crate) struct ParamsView<'a> {
+    #[serde(rename = "_meta", default)]
+    pub(crate) meta: Option<RequestMeta>,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<Answers>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+    #[serde(default)]
+    task: Option<TaskParam>,
+    #[serde(default, borrow)]
+    pub(crate) name: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub(crate) uri: Option<&'a RawValue>,
+    #[serde(rename = "taskId", default, borrow)]
+    pub(crate) task_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub(crate) arguments: Option<&'a RawValue>,
+}
+
+impl ParamsView<'_> {
+    /// Reads `params`, if they are read in one pass
+    pub(crate) fn parse(params: &str) -> Option<ParamsView<'_>> {
+        serde_json::from_str(params).ok()
+    }
+
+    /// What the session keeps
+    pub(crate) fn into_kept(self) -> ParamsWithMeta {
+        ParamsWithMeta {
+            meta: self.meta,
+            input_responses: self.input_responses,
+            request_state: self.request_state,
+            task: self.task,
+        }
+    }
 }
 
 /// How an inbound request reaches the application
@@ -213,13 +257,20 @@ impl Core {
             return;
         }
         match message {
-            Message::Request(r) => self.handle_request(r, batch),
+            Message::Request(r) => self.handle_request(r, None, batch),
             Message::Notification(n) => self.handle_notification(n),
             Message::Response(r) => self.handle_response(r),
         }
     }
 
-    pub(super) fn handle_request(&mut self, request: jsonrpc::Request, batch: Option<u32>) {
+    /// A request, with its params as [`ParamsView`] read them when the HTTP rules did
+    /// already (`parsed`), else read here
+    pub(super) fn handle_request(
+        &mut self,
+        request: jsonrpc::Request,
+        parsed: Option<ParamsWithMeta>,
+        batch: Option<u32>,
+    ) {
         if self.inbound.contains_wire(&request.id) || self.subscriptions.is_listener(&request.id) {
             self.stats.invalid_messages += 1;
             let error = ErrorObject::invalid_request(format!(
@@ -230,10 +281,14 @@ impl Core {
             return;
         }
         let params = request.params.as_deref().map(RawValue::get);
-        let parsed = match params.map(serde_json::from_str::<ParamsWithMeta>) {
-            None => ParamsWithMeta::default(),
-            Some(Ok(p)) => p,
-            Some(Err(e)) => {
+        let parsed = match (parsed, params) {
+            (Some(p), _) => Ok(p),
+            (None, None) => Ok(ParamsWithMeta::default()),
+            (None, Some(params)) => serde_json::from_str::<ParamsWithMeta>(params),
+        };
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(e) => {
                 let error = ErrorObject::invalid_params(format!("invalid _meta: {e}"));
                 self.answer(Some(&request.id), batch, Answer::Error(&error));
                 return;
