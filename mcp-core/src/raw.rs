@@ -90,8 +90,7 @@ pub(crate) fn write_patched(out: &mut Vec<u8>, object: Option<&str>, patch: &Pat
     }
     let found = match object {
         None => 0,
-        Some(o) if absent_by_text(o, &keys[..=n]) => 0,
-        Some(o) => match top_level_keys(o, &keys[..=n]) {
+        Some(o) => match keys_by_text(o, &keys[..=n]).or_else(|| top_level_keys(o, &keys[..=n])) {
             Some(found) => found,
             None => {
                 out.extend_from_slice(o.as_bytes());
@@ -107,24 +106,52 @@ pub(crate) fn write_patched(out: &mut Vec<u8>, object: Option<&str>, patch: &Pat
     }
 }
 
-/// Whether none of `keys` can be a key of the JSON object `object`, decided from its text
-/// alone: it is an object, has no escapes (a key could be spelled with them), and no key
-/// appears quoted anywhere in it. `false` means "parse to know".
-fn absent_by_text(object: &str, keys: &[&str]) -> bool {
+/// [`top_level_keys`] of the JSON text `object` read from its text alone, without a
+/// parse: `None` when that is not safe (an escape could spell a key) or it is not an object
+///
+/// Without escapes every quote opens or closes a string, so the structure is the brackets,
+/// commas and quotes outside strings; a string is skipped with one `memchr` to its end,
+/// which makes a large answer (its text is mostly in strings) cheap too.
+fn keys_by_text(object: &str, keys: &[&str]) -> Option<u64> {
+    debug_assert!(keys.len() <= 64);
     let bytes = object.as_bytes();
-    if object.trim_start().as_bytes().first() != Some(&b'{')
-        || memchr::memchr(b'\\', bytes).is_some()
-    {
-        return false;
+    if memchr::memchr(b'\\', bytes).is_some() {
+        return None;
     }
-    keys.iter().all(|key| {
-        let k = key.as_bytes();
-        memchr::memmem::find_iter(bytes, k).all(|at| {
-            let quoted_before = at > 0 && bytes[at - 1] == b'"';
-            let quoted_after = bytes.get(at + k.len()) == Some(&b'"');
-            !(quoted_before && quoted_after)
-        })
-    })
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    if bytes[start] != b'{' {
+        return None;
+    }
+    let mut found = 0u64;
+    let mut depth = 0_usize;
+    // The next string at the top level is a key (after `{` or `,` there).
+    let mut key_next = false;
+    let mut i = start;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let end = i + 1 + memchr::memchr(b'"', &bytes[i + 1..])?;
+                if depth == 1 && key_next {
+                    let key = &bytes[i + 1..end];
+                    if let Some(k) = keys.iter().position(|k| k.as_bytes() == key) {
+                        found |= 1 << k;
+                    }
+                    key_next = false;
+                }
+                i = end;
+            }
+            b'{' => {
+                depth += 1;
+                key_next = depth == 1;
+            }
+            b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => key_next = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(found)
 }
 
 /// Writes `patch`'s members (but those whose bit is set in `present`: bit `i + 1` for
@@ -308,15 +335,86 @@ mod tests {
         );
     }
 
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let word = prop_oneof![
+            Just("_meta".to_owned()),
+            Just("resultType".to_owned()),
+            "[a-z_{}\\[\\],: ]{0,6}",
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(Value::from),
+            word.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((word.clone(), inner), 0..5)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn reading_keys_from_the_text_agrees_with_the_parse(
+            members in proptest::collection::vec(
+                (proptest::prop_oneof![
+                    proptest::strategy::Just("_meta".to_owned()),
+                    proptest::strategy::Just("resultType".to_owned()),
+                    "[a-z_{}]{1,4}",
+                ], json_value()),
+                0..6,
+            ),
+            pretty: bool,
+        ) {
+            let object = Value::Object(members.into_iter().collect());
+            let text = if pretty {
+                serde_json::to_string_pretty(&object).unwrap()
+            } else {
+                serde_json::to_string(&object).unwrap()
+            };
+            let keys = ["_meta", "resultType", "a"];
+            let by_text = keys_by_text(&text, &keys);
+            proptest::prop_assert!(by_text.is_some(), "{}", text);
+            proptest::prop_assert_eq!(by_text, top_level_keys(&text, &keys), "{}", text);
+        }
+    }
+
     #[test]
     fn decides_from_the_text_only_when_that_is_safe() {
         let keys = ["_meta", "resultType"];
-        assert!(absent_by_text(r#"{"a":1,"b":"meta"}"#, &keys));
-        // A quoted key text anywhere, an escape, or not an object: parse to know.
-        assert!(!absent_by_text(r#"{"a":"_meta"}"#, &keys));
-        assert!(!absent_by_text(r#"{"_meta":{}}"#, &keys));
-        assert!(!absent_by_text(r#"{"\u005fmeta":1}"#, &keys));
-        assert!(!absent_by_text("[1]", &keys));
+        let by_text = |o: &str| keys_by_text(o, &keys);
+        assert_eq!(by_text(r#"{"a":1,"b":"meta"}"#), Some(0));
+        assert_eq!(by_text(r#" {"resultType":1, "_meta" : {}} "#), Some(0b11));
+        // Only top-level keys count: not values, not nested keys, not parts of strings.
+        assert_eq!(by_text(r#"{"a":"_meta"}"#), Some(0));
+        assert_eq!(
+            by_text(r#"{"a":{"_meta":1},"b":[{"resultType":2},"_meta"]}"#),
+            Some(0)
+        );
+        assert_eq!(by_text(r#"{"a":[1,{"b":2}],"resultType":"x"}"#), Some(0b10));
+        assert_eq!(
+            by_text(r#"{"resultTypes":1,"x_meta":2,"_met":"a,b:{"}"#),
+            Some(0)
+        );
+        assert_eq!(by_text(r#"{"a":"}","_meta":"]"}"#), Some(0b01));
+        assert_eq!(by_text("{}"), Some(0));
+        // An escape (it could spell a key), or not an object: parse to know.
+        assert_eq!(by_text(r#"{"\u005fmeta":1}"#), None);
+        assert_eq!(by_text(r#"{"a":"\n"}"#), None);
+        assert_eq!(by_text("[1]"), None);
+        assert_eq!(by_text("5"), None);
+        // It agrees with the parse wherever it answers.
+        for o in [
+            r#"{"content":[{"type":"text","text":"hello world"}],"resultType":"complete"}"#,
+            r#"{"_meta":{"resultType":1},"isError":false,"x":[[],{},"_meta"]}"#,
+            r#"{ "resultType" : null , "_meta" : null }"#,
+        ] {
+            assert_eq!(by_text(o), top_level_keys(o, &keys), "{o}");
+        }
         // The escaped key is still found (and merged) through the parse.
         let p = Patch {
             members: &[],
