@@ -236,12 +236,9 @@ const MAX_DEPTH: usize = 127;
 /// Whether JSON `text` nests arrays and objects deeper than `limit` (strings skipped)
 fn nests_deeper(text: &[u8], limit: usize) -> bool {
     // No more opening brackets than the limit (in strings or not) cannot nest deeper: a
-    // counting pass the compiler vectorises spares almost every request the exact scan.
-    let opening: usize = text
-        .iter()
-        .map(|&b| usize::from(b == b'[' || b == b'{'))
-        .sum();
-    if opening <= limit {
+    // vectorised count (`memchr2`, stopped past the limit) spares almost every request the
+    // exact scan.
+    if memchr::memchr2_iter(b'[', b'{', text).nth(limit).is_none() {
         return false;
     }
     let mut depth = 0_usize;
