@@ -659,3 +659,56 @@ def test_an_untraced_application_makes_no_spans_but_passes_an_ambient_trace_on(t
     )
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "UNTRACED-OK" in out.stdout, out.stderr
+
+
+def test_metrics_without_a_meter_provider_record_nothing_until_one_is_set(tmp_path):
+    """OpenTelemetry installed, no meter provider set: the instruments are the API's proxies,
+    which record nothing, so requests skip their metrics (``idle``). Once a provider is set
+    globally the proxies forward, and the same server and client record their requests from
+    then on. A fresh process: no provider was ever set there."""
+    script = tmp_path / "idle_metrics.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import asyncio
+            from opentelemetry import metrics
+            from opentelemetry.sdk.metrics import MeterProvider
+            from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+            from mcp_sansio import observe
+            from mcp_sansio.aio import Client, Server
+
+            server = Server("idle")
+
+            @server.tool()
+            def echo(text: str) -> str:
+                return text
+
+            async def call():
+                async with Client.connect_in_process(server) as c:
+                    assert (await c.call_tool("echo", {"text": "a"})).content[0].text == "a"
+
+            m = observe._get_metrics()
+            assert m.name == "otel" and m.idle()
+            assert observe._recording() is None
+            asyncio.run(call())
+
+            reader = InMemoryMetricReader()
+            metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+            assert not m.idle() and observe._recording() is m
+            asyncio.run(call())
+            counts = {}
+            for rm in reader.get_metrics_data().resource_metrics:
+                for sm in rm.scope_metrics:
+                    for metric in sm.metrics:
+                        for p in metric.data.data_points:
+                            counts[metric.name] = counts.get(metric.name, 0) + getattr(p, "count", 0)
+            # Only the call made after the provider was set is counted, on both sides.
+            assert counts.get("mcp.server.operation.duration") == 1, counts
+            assert counts.get("mcp.client.operation.duration") == 1, counts
+            assert "mcp.bytes.received" in counts, counts
+            print("IDLE-OK")
+            """
+        )
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "IDLE-OK" in out.stdout, out.stderr

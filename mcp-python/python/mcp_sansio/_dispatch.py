@@ -832,7 +832,7 @@ class Dispatcher:
             span = observe.server_span(
                 method, target, None if info is None else info.meta, request_id, info
             )
-        metrics = observe._get_metrics()
+        metrics = observe._recording()
         if span is None and metrics is None:
             await self._answer(request_id, handler, kwargs, shape, ctx, uri)
             return

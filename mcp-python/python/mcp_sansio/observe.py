@@ -269,10 +269,16 @@ class _Otel:
     name = "otel"
 
     def __init__(self, provider: Any) -> None:
+        # The API's module whose global says whether a meter provider is set, when the
+        # instruments are its proxies (no provider given here); see `idle`.
+        self._api: Any = None
         if provider is None:
+            import sys
+
             from opentelemetry import metrics
 
             meter = metrics.get_meter("mcp_sansio")
+            self._api = sys.modules.get("opentelemetry.metrics._internal")
         else:
             meter = provider.get_meter("mcp_sansio")
         self.duration = meter.create_histogram(
@@ -291,6 +297,15 @@ class _Otel:
         self.client = meter.create_histogram(
             "mcp.client.operation.duration", unit="s", description="Duration of the MCP requests a client sent"
         )
+
+    def idle(self) -> bool:
+        """Whether nothing would be recorded now: the instruments are the API's proxies and
+        no global meter provider is set (the proxies record nothing until one is; then they
+        forward, and this says ``False``). A request then skips its metrics altogether, as
+        an untraced one skips its span: the proxies' calls were a few microseconds of every
+        call of an application that never configured metrics."""
+        api = self._api
+        return api is not None and getattr(api, "_METER_PROVIDER", self) is None
 
     def started(self, method: str) -> None:
         self.active.add(1, {"mcp.method.name": method})
@@ -311,10 +326,12 @@ class _Otel:
         self.sessions.add(delta)
 
     def received(self, transport: str, n: int) -> None:
-        self.bytes_received.add(n, {"transport": transport})
+        if not self.idle():
+            self.bytes_received.add(n, {"transport": transport})
 
     def sent(self, transport: str, n: int) -> None:
-        self.bytes_sent.add(n, {"transport": transport})
+        if not self.idle():
+            self.bytes_sent.add(n, {"transport": transport})
 
     def refused(self, reason: str) -> None:
         self.refusals.add(1, {"reason": reason})
@@ -350,6 +367,9 @@ class _Prometheus:
         self.client = p.Histogram(
             "mcp_client_operation_duration_seconds", "Duration of the MCP requests a client sent", ["method", "tool", "outcome"], **kw
         )
+
+    def idle(self) -> bool:
+        return False
 
     def started(self, method: str) -> None:
         self.active.labels(method).inc()
@@ -402,6 +422,13 @@ def _get_metrics() -> Any:
         except Exception:
             _metrics = None
     return _metrics
+
+
+def _recording() -> Any:
+    """The metrics backend when a request made now would record something, else ``None``
+    (no backend, or OpenTelemetry's proxies with no meter provider set: see ``_Otel.idle``)"""
+    m = _get_metrics()
+    return None if m is None or m.idle() else m
 
 
 def metrics_backend() -> Optional[str]:
