@@ -1078,14 +1078,6 @@ class Client:
             conn = client._conn
 
             class _Proto(asyncio.SubprocessProtocol):
-                def pipe_data_received(self, fd: int, data: bytes) -> None:
-                    if fd == 1:
-                        conn.data_received(data)
-
-                def pipe_connection_lost(self, fd: int, exc: Optional[Exception]) -> None:
-                    if fd == 1:
-                        conn.feed_eof()
-
                 def process_exited(self) -> None:
                     conn.feed_eof()
 
@@ -1095,21 +1087,43 @@ class Client:
                 def resume_writing(self) -> None:
                     conn.resume_writing()
 
+            class _Stdout(asyncio.Protocol):
+                # The child's stdout is a pipe of ours, read with a pipe transport of its
+                # own: the subprocess transport hands each read on with `call_soon`, which
+                # cost every answer a turn of the loop.
+                def data_received(self, data: bytes) -> None:
+                    conn.data_received(data)
+
+                def eof_received(self) -> None:
+                    conn.feed_eof()
+
+                def connection_lost(self, exc: Optional[Exception]) -> None:
+                    conn.feed_eof()
+
+            read_fd, write_fd = os.pipe()
             try:
-                transport, _ = await loop.subprocess_exec(
-                    _Proto,
-                    command,
-                    *args,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=stderr,
-                    env=env,
-                    cwd=cwd,
-                )
+                try:
+                    transport, _ = await loop.subprocess_exec(
+                        _Proto,
+                        command,
+                        *args,
+                        stdin=asyncio.subprocess.PIPE,
+                        stdout=write_fd,
+                        stderr=stderr,
+                        env=env,
+                        cwd=cwd,
+                    )
+                finally:
+                    os.close(write_fd)  # the child has it; its exit is the pipe's EOF
             except OSError as e:
+                os.close(read_fd)
                 # The Rust bindings' words, with the program and the OS cause.
                 cause = f"{os.strerror(e.errno)} (os error {e.errno})" if e.errno else str(e)
                 raise ConnectError(f"could not start the server `{command}`: {cause}") from e
+            except BaseException:
+                os.close(read_fd)
+                raise
+            stdout, _ = await loop.connect_read_pipe(_Stdout, os.fdopen(read_fd, "rb", buffering=0))
 
             async def exited() -> Optional[Exception]:
                 # A server that exits at once reads as such, with its status.
@@ -1124,7 +1138,7 @@ class Client:
                 return None
 
             conn.exit_failure = exited
-            _small_reads(transport.get_pipe_transport(1))
+            _small_reads(stdout)
             stdin = transport.get_pipe_transport(0)
             conn.set_writer(stdin.write)
 
@@ -1144,6 +1158,7 @@ class Client:
                     else:
                         transport.kill()
                 transport.close()
+                stdout.close()
 
             client._closer = close
             return client
@@ -1450,7 +1465,7 @@ class Client:
     ) -> Any:
         """Sends a request (``send`` makes it in the session, returns its id) and waits for
         its result: through the middleware, in a trace span, measured, when any is on."""
-        metrics = observe._get_metrics()
+        metrics = observe._recording()
         if not self.middleware and metrics is None and observe._untraced():
             return await self._call(self._sent_with(send(), list(headers)), progress, task_status)
 
