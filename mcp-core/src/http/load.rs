@@ -11,6 +11,7 @@
 
 use core::net::{IpAddr, SocketAddr};
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -146,10 +147,11 @@ pub(crate) fn retry_after(config: &HttpConfig) -> String {
 }
 
 fn decrement<K: Hash + Eq>(map: &mut HashMap<K, usize>, key: K) {
-    if let Some(n) = map.get_mut(&key) {
-        *n -= 1;
-        if *n == 0 {
-            map.remove(&key);
+    // One lookup (the key hashed once) whether the count stays or goes.
+    if let Entry::Occupied(mut n) = map.entry(key) {
+        *n.get_mut() -= 1;
+        if *n.get() == 0 {
+            n.remove();
             shrink(map);
         }
     }
