@@ -924,13 +924,24 @@ pub type Fields = Vec<(String, Vec<u8>)>;
 /// `source` with the request's header fields for its handlers, when every value is text;
 /// else the fields as they came (`Err`), for the core to refuse
 pub(crate) fn with_fields(source: Source, fields: Fields) -> (Source, Result<(), Fields>) {
-    if source.headers.is_some() || fields.iter().any(|(_, v)| std::str::from_utf8(v).is_err()) {
+    if source.headers.is_some() {
         return (source, Err(fields));
     }
-    let text: Vec<(String, String)> = fields
-        .into_iter()
-        .map(|(n, v)| (n, String::from_utf8(v).expect("checked above")))
-        .collect();
+    // One pass: each value checked once as it becomes text (its bytes kept, not copied);
+    // a value that is not text puts the fields back as they came.
+    let mut text: Vec<(String, String)> = Vec::with_capacity(fields.len());
+    let mut rest = fields.into_iter();
+    while let Some((name, value)) = rest.next() {
+        match String::from_utf8(value) {
+            Ok(value) => text.push((name, value)),
+            Err(e) => {
+                let mut raw: Fields = text.into_iter().map(|(n, v)| (n, v.into_bytes())).collect();
+                raw.push((name, e.into_bytes()));
+                raw.extend(rest);
+                return (source, Err(raw));
+            }
+        }
+    }
     (source.with_headers(text), Ok(()))
 }
 
@@ -1056,6 +1067,33 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+
+    #[test]
+    fn fields_become_text_only_when_every_value_is_text_and_come_back_as_they_came() {
+        let fields = |values: &[&[u8]]| -> Fields {
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("X-{i}"), v.to_vec()))
+                .collect()
+        };
+        let text = fields(&[b"a", b"", "\u{e9}t\u{e9}".as_bytes()]);
+        let (source, got) = with_fields(Source::unknown(), text.clone());
+        assert!(got.is_ok());
+        let headers = source.headers.clone().unwrap();
+        assert_eq!(headers[2], ("X-2".to_owned(), "\u{e9}t\u{e9}".to_owned()));
+        assert_eq!(without_fields(source, got).1, text);
+        // A value that is not UTF-8, first, in the middle or last: the fields as they came.
+        for at in 0..3 {
+            let mut values: Vec<&[u8]> = vec![b"a", b"b", b"c"];
+            values[at] = b"\xff\xfe";
+            let raw = fields(&values);
+            let (source, got) = with_fields(Source::unknown(), raw.clone());
+            assert!(source.headers.is_none());
+            assert_eq!(got.as_ref().unwrap_err(), &raw);
+            assert_eq!(without_fields(source, got).1, raw);
+        }
+    }
 
     /// std's channels
     struct Std;
