@@ -233,3 +233,39 @@ def test_a_stdio_server_writes_every_answer_it_owes_before_it_exits_on_eof():
         )
         assert answered == [0, 1, 2], (round, done.stdout, done.stderr)
         assert done.returncode == 0, (round, done.stderr)
+
+
+LAST_WORDS = textwrap.dedent(
+    """
+    import asyncio, os
+    from mcp_sansio.aio import Server
+
+    server = Server("last-words")
+
+    @server.tool()
+    async def bye() -> str:
+        # The process ends in the loop's next turn: right after this answer is written.
+        asyncio.get_running_loop().call_soon(os._exit, 0)
+        return "bye"
+
+    asyncio.run(server.serve_stdio())
+    """
+)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_an_answer_a_stdio_server_writes_as_it_exits_reaches_the_client(era, tmp_path):
+    """The child's answer and its exit arrive together: the client reads the answer before
+    it takes the exit for the end of the connection (every time; the exit must not overtake
+    the bytes already in the pipe)."""
+    script = tmp_path / "last_words.py"
+    script.write_text(LAST_WORDS)
+
+    async def main():
+        for _ in range(10):
+            async with Client.connect_stdio(sys.executable, ["-W", "error", str(script)], era=era) as c:
+                assert (await c.call_tool("bye")).content[0].text == "bye"
+                with pytest.raises(ms.ConnectionClosed):
+                    await asyncio.wait_for(c.call_tool("bye"), 10)
+
+    run_clean(main)
