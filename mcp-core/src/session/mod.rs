@@ -35,6 +35,7 @@ mod lifecycle;
 mod machine;
 mod outbound_table;
 mod outgoing;
+mod params;
 mod phase;
 mod receive;
 pub mod role;
@@ -61,8 +62,8 @@ pub use ids::{InboundId, InputId, OutboundId, Responder, TaskId};
 pub use inbound_handle::Inbound;
 pub use machine::{ClientSession, ServerSession, Session};
 use outgoing::Answer;
+pub(crate) use params::{ParamsView, ParamsWithMeta};
 pub use phase::PeerInfo;
-pub(crate) use receive::{ParamsView, ParamsWithMeta};
 pub use role::{ClientEvent, Role, ServerEvent};
 pub use subscription_table::{ListenFilter, subscription_covers};
 #[doc(hidden)]

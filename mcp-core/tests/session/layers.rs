@@ -65,6 +65,7 @@ const FILES: &[(&str, Place)] = &[
     ("ids.rs", Data),
     ("inbound_table.rs", Data),
     ("outbound_table.rs", Data),
+    ("params.rs", Data),
     ("phase.rs", Data),
     ("role.rs", Data),
     ("seal.rs", Data),
