@@ -107,7 +107,7 @@ impl HttpEndpoint {
         &self,
         source: Source,
         method: String,
-        headers: Fields,
+        headers: impl Into<Fields>,
         body: Vec<u8>,
     ) -> Response {
         self.handle_until(source, method, headers, body, || false)
@@ -120,7 +120,7 @@ impl HttpEndpoint {
         &self,
         source: Source,
         method: String,
-        headers: Fields,
+        headers: impl Into<Fields>,
         body: Vec<u8>,
         mut gone: impl FnMut() -> bool,
     ) -> Option<Response> {
@@ -128,7 +128,7 @@ impl HttpEndpoint {
             // Shut down (or shutting down): as the actor answers.
             return Some(Response::status(503));
         }
-        let (mut source, mut headers) = (source, headers);
+        let (mut source, mut headers) = (source, headers.into());
         // A 2026 request (no session id) runs right here when the core takes it.
         let has_session = headers
             .iter()

@@ -163,6 +163,13 @@ pub(crate) enum FieldValue {
 }
 
 impl FieldValue {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match self {
+            Self::Text(t) => t.as_bytes(),
+            Self::Raw(b) => b,
+        }
+    }
+
     pub(crate) fn into_bytes(self) -> Vec<u8> {
         match self {
             Self::Text(t) => t.into_bytes(),

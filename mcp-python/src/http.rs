@@ -9,6 +9,7 @@ use mcp_sansio::http::{
     ExchangeId, HostPolicy, HttpConfig, HttpResponse, HttpServer, Output, Reply, RequiredScopes,
     SessionIdSource, Source, session_id_from_bytes,
 };
+use mcp_sansio::session::HeaderFields;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -63,33 +64,19 @@ pub(crate) struct PyHttpServer {
 
 type Headers = Vec<(&'static str, String)>;
 
-/// Header fields with text values
-type TextFields = Vec<(String, String)>;
 /// Header fields as received
 type RawFields = Vec<(String, Vec<u8>)>;
 
-/// A request's fields as text, moved (no copy); `Err` with them as bytes when a value is
-/// not UTF-8
-fn text_fields(fields: Vec<(String, FieldValue)>) -> Result<TextFields, RawFields> {
-    let mut text = Vec::with_capacity(fields.len());
-    let mut rest = fields.into_iter();
-    for (name, value) in rest.by_ref() {
-        let value = match value {
-            FieldValue::Text(t) => Ok(t),
-            FieldValue::Raw(b) => String::from_utf8(b).map_err(|e| e.into_bytes()),
-        };
-        match value {
-            Ok(t) => text.push((name, t)),
-            Err(bytes) => {
-                let mut raw: RawFields =
-                    text.into_iter().map(|(n, t)| (n, t.into_bytes())).collect();
-                raw.push((name, bytes));
-                raw.extend(rest.map(|(n, v)| (n, v.into_bytes())));
-                return Err(raw);
-            }
-        }
-    }
-    Ok(text)
+/// A request's fields as text, in one buffer; `Err` with them as bytes when a value is not
+/// UTF-8
+fn text_fields(fields: Vec<(String, FieldValue)>) -> Result<HeaderFields, RawFields> {
+    let pairs = fields.iter().map(|(n, v)| (n, v.as_bytes()));
+    HeaderFields::from_utf8(pairs).ok_or_else(|| {
+        fields
+            .into_iter()
+            .map(|(n, v)| (n, v.into_bytes()))
+            .collect()
+    })
 }
 
 fn complete<'py>(py: Python<'py>, r: HttpResponse) -> PyResult<Bound<'py, PyTuple>> {
@@ -409,23 +396,15 @@ server_pymethods!(pymethods_block, PyHttpServer, http, {
         if let Some(p) = principal {
             source = source.with_principal(Some(p.principal.clone()));
         }
-        // Fields that are all text go to the handlers too (moved into the source, which
-        // the rules read them from); a value that is not UTF-8 leaves them as bytes, for
-        // the rules to refuse.
-        let raw = match text_fields(headers) {
+        // Fields that are all text go to the handlers too (one buffer, shared with the
+        // source); a value that is not UTF-8 leaves them as bytes, for the rules to refuse.
+        let reply = match text_fields(headers) {
             Ok(text) => {
-                source = source.with_headers(text);
-                None
-            }
-            Err(raw) => Some(raw),
-        };
-        let reply = match &raw {
-            None => {
-                let fields = source.headers.as_deref().unwrap_or_default();
+                source = source.with_headers(text.clone());
                 self.http
-                    .handle_request(now, &source, method, fields, body, &mut self.ids)
+                    .handle_request(now, &source, method, &text, body, &mut self.ids)
             }
-            Some(raw) => {
+            Err(raw) => {
                 self.http
                     .handle_request(now, &source, method, raw.as_slice(), body, &mut self.ids)
             }

@@ -101,9 +101,10 @@ impl<B: AsRef<[u8]> + Send + 'static> Endpoint<B> {
         &self,
         mut source: Source,
         method: String,
-        mut headers: Fields,
+        headers: impl Into<Fields>,
         body: B,
     ) -> Response<BodyStream<B>> {
+        let mut headers = headers.into();
         if self.stop.is_closed() || !self.stop.is_empty() {
             // Shut down (or shutting down): as the actor answers.
             return Response::status(503);

@@ -11,6 +11,9 @@
 use std::io;
 
 use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use mcp_sansio::session::HeaderFields;
+
+use crate::http::Fields;
 
 /// The largest head (request or status line and header fields) read
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -72,7 +75,7 @@ pub struct RequestHead {
     pub http11: bool,
     /// Every field, its value as the client sent it (the core answers a value that is not
     /// UTF-8 with 400)
-    pub headers: Vec<(String, Vec<u8>)>,
+    pub headers: Fields,
 }
 
 /// A response head
@@ -86,34 +89,57 @@ pub struct ResponseHead {
     pub headers: Vec<(String, String)>,
 }
 
+/// A head's fields as the readers here take them: a list of `(name, value)` pairs or the
+/// [`Fields`] of a request
+pub trait FieldPairs {
+    /// Every field `(name, value)`, in order
+    fn pairs(&self) -> impl Iterator<Item = (&str, &[u8])>;
+}
+
+impl<V: AsRef<[u8]>> FieldPairs for [(String, V)] {
+    fn pairs(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.iter().map(|(n, v)| (n.as_str(), v.as_ref()))
+    }
+}
+
+impl<V: AsRef<[u8]>> FieldPairs for Vec<(String, V)> {
+    fn pairs(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.as_slice().pairs()
+    }
+}
+
+impl FieldPairs for Fields {
+    fn pairs(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.iter()
+    }
+}
+
 /// The value of the header field `name` (the first, when repeated), if it is text
-pub fn header<'a, V: AsRef<[u8]>>(headers: &'a [(String, V)], name: &str) -> Option<&'a str> {
+pub fn header<'a>(headers: &'a (impl FieldPairs + ?Sized), name: &str) -> Option<&'a str> {
     headers
-        .iter()
+        .pairs()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .and_then(|(_, v)| std::str::from_utf8(v.as_ref()).ok())
+        .and_then(|(_, v)| std::str::from_utf8(v).ok())
 }
 
 /// Every value of the header field `name`; `Err` when one is not text
-fn values<'a, V: AsRef<[u8]>>(
-    headers: &'a [(String, V)],
+fn values<'a>(
+    headers: &'a (impl FieldPairs + ?Sized),
     name: &str,
 ) -> Result<Vec<&'a str>, ReadError> {
     headers
-        .iter()
+        .pairs()
         .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| {
-            std::str::from_utf8(v.as_ref()).map_err(|_| malformed(format!("{name} is not text")))
-        })
+        .map(|(_, v)| std::str::from_utf8(v).map_err(|_| malformed(format!("{name} is not text"))))
         .collect()
 }
 
 /// Whether the connection stays open after this message (`Connection` and the version)
-pub fn keep_alive<V: AsRef<[u8]>>(http11: bool, headers: &[(String, V)]) -> bool {
+pub fn keep_alive(http11: bool, headers: &(impl FieldPairs + ?Sized)) -> bool {
     let mut options = headers
-        .iter()
+        .pairs()
         .filter(|(n, _)| n.eq_ignore_ascii_case("connection"))
-        .filter_map(|(_, v)| std::str::from_utf8(v.as_ref()).ok())
+        .filter_map(|(_, v)| std::str::from_utf8(v).ok())
         .flat_map(|v| v.split(','))
         .map(str::trim);
     if http11 {
@@ -136,9 +162,7 @@ pub enum Framing {
 
 /// The framing of a request body: chunked, a valid `Content-Length`, or none; anything
 /// ambiguous (both, conflicting lengths, another transfer coding) is refused
-pub(crate) fn request_framing<V: AsRef<[u8]>>(
-    headers: &[(String, V)],
-) -> Result<Framing, ReadError> {
+pub(crate) fn request_framing(headers: &(impl FieldPairs + ?Sized)) -> Result<Framing, ReadError> {
     match message_framing(headers)? {
         Some(framing) => Ok(framing),
         None => Ok(Framing::Length(0)),
@@ -157,7 +181,7 @@ pub fn response_framing(
     Ok(message_framing(headers)?.unwrap_or(Framing::UntilClose))
 }
 
-fn message_framing<V: AsRef<[u8]>>(headers: &[(String, V)]) -> Result<Option<Framing>, ReadError> {
+fn message_framing(headers: &(impl FieldPairs + ?Sized)) -> Result<Option<Framing>, ReadError> {
     let codings: Vec<&str> = values(headers, "transfer-encoding")?
         .into_iter()
         .flat_map(|v| v.split(','))
@@ -448,11 +472,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
 }
 
 /// The header fields, their values as sent (less surrounding whitespace)
-fn raw(fields: &[httparse::Header<'_>]) -> Vec<(String, Vec<u8>)> {
-    fields
-        .iter()
-        .map(|h| (h.name.to_owned(), h.value.trim_ascii().to_vec()))
-        .collect()
+fn raw(fields: &[httparse::Header<'_>]) -> Fields {
+    let pairs = fields.iter().map(|h| (h.name, h.value.trim_ascii()));
+    match HeaderFields::from_utf8(pairs.clone()) {
+        Some(text) => text.into(),
+        None => pairs.map(|(n, v)| (n, v.to_vec())).collect(),
+    }
 }
 
 /// The header fields as owned strings; a value that is not UTF-8 is refused
@@ -699,7 +724,7 @@ pub enum Received {
         /// The path of the request target (without the query)
         path: String,
         /// Every field, as the client sent it
-        headers: Vec<(String, Vec<u8>)>,
+        headers: Fields,
         /// The body
         body: Vec<u8>,
         /// Whether the connection may carry another request after the answer
@@ -898,7 +923,10 @@ mod tests {
             request_framing(&fields(&[("Content-Length", "3, 3")])).unwrap(),
             Framing::Length(3)
         );
-        assert_eq!(request_framing::<String>(&[]).unwrap(), Framing::Length(0));
+        assert_eq!(
+            request_framing(&Vec::<(String, String)>::new()).unwrap(),
+            Framing::Length(0)
+        );
         assert_eq!(
             response_framing("GET", 200, &[]).unwrap(),
             Framing::UntilClose
@@ -931,12 +959,12 @@ mod tests {
 
     #[test]
     fn keep_alive_follows_the_version_and_connection() {
-        assert!(keep_alive::<String>(true, &[]));
+        assert!(keep_alive(true, &Vec::<(String, String)>::new()));
         assert!(!keep_alive(
             true,
             &fields(&[("Connection", "Keep-Alive, close")])
         ));
-        assert!(!keep_alive::<String>(false, &[]));
+        assert!(!keep_alive(false, &Vec::<(String, String)>::new()));
         assert!(keep_alive(false, &fields(&[("connection", "keep-alive")])));
     }
 

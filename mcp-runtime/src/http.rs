@@ -14,11 +14,13 @@ use std::time::Instant;
 
 use mcp_sansio::auth::{AuthAction, AuthResponse};
 use mcp_sansio::http::{
-    ClientTransport, ExchangeId, HttpConfig, HttpRequest, HttpResponse, HttpServer, Output, Reply,
-    ResponseHead, SessionIdSource, SessionKey, Source, StreamId, session_id_from_bytes,
+    ClientTransport, ExchangeId, Headers, HttpConfig, HttpRequest, HttpResponse, HttpServer,
+    Output, Reply, ResponseHead, SessionIdSource, SessionKey, Source, StreamId,
+    session_id_from_bytes,
 };
 use mcp_sansio::id_map::{IdMap, id_map, shrink};
 use mcp_sansio::schema::Tool;
+use mcp_sansio::session::HeaderFields;
 use mcp_sansio::{ClientEvent, ClientSession, ServerConfig, ServerEvent, ServerSession};
 
 #[cfg(feature = "auth")]
@@ -391,29 +393,19 @@ impl<C: Channels, P: SessionPeer> ServerFront<C, P> {
                 body,
                 reply,
             } => {
-                let trace = crate::trace::ExchangeTrace::new(&method, headers.as_slice());
+                let trace = crate::trace::ExchangeTrace::new(&method, &headers);
                 crate::meter::received("http", body.as_ref().len());
-                // The handlers read the request's fields: moved, not copied, when every
-                // value is text (else the core answers 400 for the one that is not).
-                let (source, fields) = with_fields(source, headers);
-                let answer = match &fields {
-                    Ok(()) => self.http.handle_request(
-                        now,
-                        &source,
-                        &method,
-                        source.headers.as_deref().unwrap_or_default(),
-                        body.as_ref(),
-                        &mut self.ids,
-                    ),
-                    Err(raw) => self.http.handle_request(
-                        now,
-                        &source,
-                        &method,
-                        raw,
-                        body.as_ref(),
-                        &mut self.ids,
-                    ),
-                };
+                // The handlers read the request's fields: the one buffer shared, not copied,
+                // when every value is text (else the core answers 400 for the one that is not).
+                let source = with_fields(source, &headers);
+                let answer = self.http.handle_request(
+                    now,
+                    &source,
+                    &method,
+                    &headers,
+                    body.as_ref(),
+                    &mut self.ids,
+                );
                 match answer {
                     Reply::Complete(response) => {
                         metered(&response);
@@ -918,55 +910,142 @@ pub fn out_of_resources(error: &std::io::Error) -> bool {
 }
 
 /// A request's header fields as a server passes them to the rules: every field, in order,
-/// its value as bytes (the rules refuse a value that is not UTF-8, and two `Host` fields)
-pub type Fields = Vec<(String, Vec<u8>)>;
+/// its value as it came (the rules refuse a value that is not UTF-8, and two `Host` fields)
+///
+/// When every value is text (any request the rules take) the fields are kept as one
+/// [`HeaderFields`] buffer, which the request's handlers then read without a copy
+/// ([`Caller::headers`](mcp_sansio::session::Caller::headers)); else as the bytes that came.
+/// Build one with `collect()` from `(name, value)` pairs, `From` a list of them, or
+/// [`request_fields`] from a header map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fields(FieldsRepr);
 
-/// `source` with the request's header fields for its handlers, when every value is text;
-/// else the fields as they came (`Err`), for the core to refuse
-pub(crate) fn with_fields(source: Source, fields: Fields) -> (Source, Result<(), Fields>) {
-    if source.headers.is_some() {
-        return (source, Err(fields));
-    }
-    // One pass: each value checked once as it becomes text (its bytes kept, not copied);
-    // a value that is not text puts the fields back as they came.
-    let mut text: Vec<(String, String)> = Vec::with_capacity(fields.len());
-    let mut rest = fields.into_iter();
-    while let Some((name, value)) = rest.next() {
-        match String::from_utf8(value) {
-            Ok(value) => text.push((name, value)),
-            Err(e) => {
-                let mut raw: Fields = text.into_iter().map(|(n, v)| (n, v.into_bytes())).collect();
-                raw.push((name, e.into_bytes()));
-                raw.extend(rest);
-                return (source, Err(raw));
-            }
-        }
-    }
-    (source.with_headers(text), Ok(()))
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FieldsRepr {
+    Text(HeaderFields),
+    Bytes(Vec<(String, Vec<u8>)>),
 }
 
-/// The undoing of [`with_fields`]: the source as it came and the fields, for a request the
-/// fast path gives to the actor
-pub(crate) fn without_fields(mut source: Source, fields: Result<(), Fields>) -> (Source, Fields) {
-    match fields {
-        Err(raw) => (source, raw),
-        Ok(()) => {
-            let fields = source.headers.take().map_or_else(Vec::new, |text| {
-                text.iter()
-                    .map(|(n, v)| (n.clone(), v.clone().into_bytes()))
-                    .collect()
-            });
-            (source, fields)
+impl Fields {
+    /// The fields as text, when every value is
+    pub fn text(&self) -> Option<&HeaderFields> {
+        match &self.0 {
+            FieldsRepr::Text(text) => Some(text),
+            FieldsRepr::Bytes(_) => None,
+        }
+    }
+
+    /// Every field `(name, value)`, in order
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        let (text, bytes) = match &self.0 {
+            FieldsRepr::Text(text) => (Some(text.iter()), None),
+            FieldsRepr::Bytes(bytes) => (None, Some(bytes.iter())),
+        };
+        let text = text.into_iter().flatten().map(|(n, v)| (n, v.as_bytes()));
+        let bytes = bytes
+            .into_iter()
+            .flatten()
+            .map(|(n, v)| (n.as_str(), v.as_slice()));
+        text.chain(bytes)
+    }
+
+    /// How many fields there are
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            FieldsRepr::Text(text) => text.len(),
+            FieldsRepr::Bytes(bytes) => bytes.len(),
+        }
+    }
+
+    /// Whether there are none
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Self(FieldsRepr::Text(HeaderFields::new()))
+    }
+}
+
+impl From<Vec<(String, Vec<u8>)>> for Fields {
+    fn from(fields: Vec<(String, Vec<u8>)>) -> Self {
+        match HeaderFields::from_utf8(fields.iter().map(|(n, v)| (n, v))) {
+            Some(text) => Self(FieldsRepr::Text(text)),
+            None => Self(FieldsRepr::Bytes(fields)),
         }
     }
 }
 
-/// A request's header fields, all of them, as the server rules take them
+impl From<HeaderFields> for Fields {
+    fn from(fields: HeaderFields) -> Self {
+        Self(FieldsRepr::Text(fields))
+    }
+}
+
+impl<N: Into<String>, V: Into<Vec<u8>>> FromIterator<(N, V)> for Fields {
+    fn from_iter<I: IntoIterator<Item = (N, V)>>(fields: I) -> Self {
+        let fields: Vec<(String, Vec<u8>)> = fields
+            .into_iter()
+            .map(|(n, v)| (n.into(), v.into()))
+            .collect();
+        fields.into()
+    }
+}
+
+impl Headers for Fields {
+    fn values<'a>(&'a self, name: &str) -> Vec<&'a str> {
+        match &self.0 {
+            FieldsRepr::Text(text) => Headers::values(text, name),
+            FieldsRepr::Bytes(bytes) => bytes.values(name),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        match &self.0 {
+            FieldsRepr::Text(text) => Headers::get(text, name),
+            FieldsRepr::Bytes(bytes) => Headers::get(bytes, name),
+        }
+    }
+
+    fn count(&self, name: &str) -> usize {
+        match &self.0 {
+            FieldsRepr::Text(text) => text.count(name),
+            FieldsRepr::Bytes(bytes) => bytes.count(name),
+        }
+    }
+
+    fn undecodable(&self) -> Option<&str> {
+        match &self.0 {
+            FieldsRepr::Text(_) => None,
+            FieldsRepr::Bytes(bytes) => bytes.undecodable(),
+        }
+    }
+}
+
+/// `source` with the request's header fields for its handlers, when every value is text
+/// and the source has none yet (a clone of the one buffer, not a copy)
+pub(crate) fn with_fields(source: Source, fields: &Fields) -> Source {
+    match fields.text() {
+        Some(text) if source.headers.is_none() => source.with_headers(text.clone()),
+        _ => source,
+    }
+}
+
+/// A request's header fields, all of them, as the server rules take them: one text buffer
+/// when every value is text (three allocations, whatever the count of fields)
 pub fn request_fields(headers: &::http::HeaderMap) -> Fields {
-    headers
-        .iter()
-        .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
-        .collect()
+    let pairs = headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()));
+    match HeaderFields::from_utf8(pairs) {
+        Some(text) => Fields(FieldsRepr::Text(text)),
+        None => Fields(FieldsRepr::Bytes(
+            headers
+                .iter()
+                .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
+                .collect(),
+        )),
+    }
 }
 
 /// The header fields whose values are text, as the core takes them (a response's, on the
@@ -1070,29 +1149,65 @@ mod tests {
 
     #[test]
     fn fields_become_text_only_when_every_value_is_text_and_come_back_as_they_came() {
-        let fields = |values: &[&[u8]]| -> Fields {
+        let pairs = |values: &[&[u8]]| -> Vec<(String, Vec<u8>)> {
             values
                 .iter()
                 .enumerate()
                 .map(|(i, v)| (format!("X-{i}"), v.to_vec()))
                 .collect()
         };
-        let text = fields(&[b"a", b"", "\u{e9}t\u{e9}".as_bytes()]);
-        let (source, got) = with_fields(Source::unknown(), text.clone());
-        assert!(got.is_ok());
+        let back = |fields: &Fields| -> Vec<(String, Vec<u8>)> {
+            fields
+                .iter()
+                .map(|(n, v)| (n.to_owned(), v.to_vec()))
+                .collect()
+        };
+        let text = pairs(&[b"a", b"", "\u{e9}t\u{e9}".as_bytes()]);
+        let fields = Fields::from(text.clone());
+        assert_eq!(back(&fields), text);
+        assert_eq!(fields.len(), 3);
+        let source = with_fields(Source::unknown(), &fields);
         let headers = source.headers.clone().unwrap();
-        assert_eq!(headers[2], ("X-2".to_owned(), "\u{e9}t\u{e9}".to_owned()));
-        assert_eq!(without_fields(source, got).1, text);
+        assert_eq!(headers.iter().nth(2), Some(("X-2", "\u{e9}t\u{e9}")));
+        assert_eq!(Some(&headers), fields.text());
+        assert_eq!(Headers::undecodable(&fields), None);
+        // A source that has fields keeps them.
+        let own = Source::unknown().with_headers([("Own", "1")]);
+        assert_eq!(with_fields(own.clone(), &fields), own);
         // A value that is not UTF-8, first, in the middle or last: the fields as they came.
         for at in 0..3 {
             let mut values: Vec<&[u8]> = vec![b"a", b"b", b"c"];
             values[at] = b"\xff\xfe";
-            let raw = fields(&values);
-            let (source, got) = with_fields(Source::unknown(), raw.clone());
-            assert!(source.headers.is_none());
-            assert_eq!(got.as_ref().unwrap_err(), &raw);
-            assert_eq!(without_fields(source, got).1, raw);
+            let raw = pairs(&values);
+            let fields: Fields = raw.clone().into_iter().collect();
+            assert!(fields.text().is_none());
+            assert!(with_fields(Source::unknown(), &fields).headers.is_none());
+            assert_eq!(back(&fields), raw);
+            assert_eq!(Headers::undecodable(&fields), Some(raw[at].0.as_str()));
+            assert_eq!(Headers::get(&fields, "x-1"), (at != 1).then_some("b"));
+            assert_eq!(Headers::count(&fields, "X-1"), 1);
         }
+    }
+
+    #[test]
+    fn a_header_map_becomes_one_text_buffer_or_the_bytes_as_they_came() {
+        let mut map = ::http::HeaderMap::new();
+        map.append("host", "a".parse().unwrap());
+        map.append("x-v", "1".parse().unwrap());
+        map.append("x-v", "2".parse().unwrap());
+        let fields = request_fields(&map);
+        let text = fields.text().expect("every value is text");
+        assert_eq!(
+            text.iter().collect::<Vec<_>>(),
+            [("host", "a"), ("x-v", "1"), ("x-v", "2")]
+        );
+        assert_eq!(Headers::values(&fields, "X-V"), ["1", "2"]);
+        map.append("x-bin", ::http::HeaderValue::from_bytes(b"\xe9").unwrap());
+        let fields = request_fields(&map);
+        assert!(fields.text().is_none());
+        assert_eq!(fields.len(), 4);
+        assert_eq!(Headers::undecodable(&fields), Some("x-bin"));
+        assert_eq!(Headers::values(&fields, "x-v"), ["1", "2"]);
     }
 
     /// std's channels

@@ -217,26 +217,16 @@ impl<P: Plumbing, Rx> Workers<P, Rx> {
     ) -> Begun<P, Rx> {
         let mut worker = self.take();
         let now = P::now();
-        let (source, fields) = crate::http::with_fields(source, headers);
-        let taken = match &fields {
-            Ok(()) => worker.lane.handle_request(
-                now,
-                &source,
-                method,
-                source.headers.as_deref().unwrap_or_default(),
-                body,
-            ),
-            Err(raw) => worker
-                .lane
-                .handle_request(now, &source, method, raw.as_slice(), body),
-        };
+        let source = crate::http::with_fields(source, &headers);
+        let taken = worker
+            .lane
+            .handle_request(now, &source, method, &headers, body);
         if matches!(taken, Taken::Elsewhere) {
             self.put(worker);
-            let (source, fields) = crate::http::without_fields(source, fields);
-            return Begun::Elsewhere(source, fields);
+            return Begun::Elsewhere(source, headers);
         }
         crate::meter::received("http", body.len());
-        let trace = ExchangeTrace::new(method, source.headers.as_deref().unwrap_or_default());
+        let trace = ExchangeTrace::new(method, &headers);
         match taken {
             Taken::Complete(response) => {
                 self.put(worker);

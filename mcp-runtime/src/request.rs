@@ -4,7 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use mcp_sansio::schema::Implementation;
-use mcp_sansio::session::{Caller, Principal};
+use mcp_sansio::session::{Caller, HeaderFields, Principal};
 use mcp_sansio::version::{Era, ProtocolVersion};
 use mcp_sansio::{InboundRequest, PeerInfo, ServerSession};
 use serde::Deserialize;
@@ -85,8 +85,8 @@ impl RequestInfo {
     }
 
     /// The HTTP request's header fields, in order; `None` when it did not come over HTTP
-    pub fn headers(&self) -> Option<&[(String, String)]> {
-        self.caller.as_ref()?.headers.as_deref()
+    pub fn headers(&self) -> Option<&HeaderFields> {
+        self.caller.as_ref()?.headers.as_ref()
     }
 
     /// The first value of HTTP header `name` (ASCII case-insensitive)

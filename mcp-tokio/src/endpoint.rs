@@ -86,10 +86,12 @@ impl HttpEndpoint {
         &self,
         source: Source,
         method: String,
-        headers: mcp_sansio_runtime::http::Fields,
+        headers: impl Into<mcp_sansio_runtime::http::Fields>,
         body: Bytes,
     ) -> EndpointResponse {
-        self.inner.handle(source, method, headers, body).await
+        self.inner
+            .handle(source, method, headers.into(), body)
+            .await
     }
 
     /// Ends every open response and session; later requests get 503 (call it before an

@@ -87,6 +87,20 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for Vec<(N, V)> {
     }
 }
 
+impl Headers for crate::session::HeaderFields {
+    fn values<'a>(&'a self, name: &str) -> Vec<&'a str> {
+        Self::values(self, name).collect()
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        Self::get(self, name)
+    }
+
+    fn count(&self, name: &str) -> usize {
+        Self::values(self, name).count()
+    }
+}
+
 /// The header rules every request passes first, on both wires (RFC 9112 §3.2, RFC 9110
 /// §5.5): a field value that is not UTF-8 text, no `Host` field, and more than one `Host`
 /// field line get 400 with a JSON-RPC error body naming the problem
@@ -135,14 +149,16 @@ impl Accepts {
         }
         let mut accepts = Self::default();
         for range in values.iter().flat_map(|v| v.split(',')) {
-            let mut parts = range.split(';');
-            let media = parts.next().unwrap_or("").trim();
-            let refused = parts.any(|p| {
-                let p = p.trim();
-                p.len() >= 2
-                    && p[..2].eq_ignore_ascii_case("q=")
-                    && p[2..].trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
-            });
+            // Most ranges have no parameters: no second split for them.
+            let (media, parameters) = range.split_once(';').unwrap_or((range, ""));
+            let media = media.trim();
+            let refused = !parameters.is_empty()
+                && parameters.split(';').any(|p| {
+                    let p = p.trim();
+                    p.len() >= 2
+                        && p[..2].eq_ignore_ascii_case("q=")
+                        && p[2..].trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+                });
             if refused {
                 continue;
             }
@@ -208,5 +224,9 @@ mod tests {
         assert_eq!(accepts(&["application/json; Q=0.0"]), (false, false));
         assert_eq!(accepts(&["text/html, image/png"]), (false, false));
         assert_eq!(accepts(&["application/jsonx"]), (false, false));
+        assert_eq!(accepts(&["text/event-stream;a=1;q=0"]), (false, false));
+        assert_eq!(accepts(&["text/event-stream;;q=0.1"]), (false, true));
+        assert_eq!(accepts(&["application/json;"]), (true, false));
+        assert_eq!(accepts(&["\u{a0}application/json\t"]), (true, false));
     }
 }

@@ -5,7 +5,7 @@
 use core::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
-use crate::session::Caller;
+use crate::session::{Caller, HeaderFields};
 
 /// Where an HTTP request came from: give one to every
 /// [`HttpServer::handle_request`](super::HttpServer::handle_request)
@@ -25,7 +25,7 @@ pub struct Source {
     /// The request's header fields, in order, for the handlers to read
     /// ([`Caller::headers`](crate::session::Caller::headers)); `None` keeps them from the
     /// handlers
-    pub headers: Option<Arc<[(String, String)]>>,
+    pub headers: Option<HeaderFields>,
 }
 
 impl Source {
@@ -52,7 +52,7 @@ impl Source {
 
     /// The same source with the request's header fields, which its handlers can read
     #[must_use]
-    pub fn with_headers(mut self, headers: impl Into<Arc<[(String, String)]>>) -> Self {
+    pub fn with_headers(mut self, headers: impl Into<HeaderFields>) -> Self {
         self.headers = Some(headers.into());
         self
     }

@@ -19,6 +19,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
 use sha2::Sha256;
 
+use super::HeaderFields;
+
 /// Who an access token was issued to, as the binding's token verifier found: the user
 /// (`sub`), the OAuth client (`client_id`, or `azp`), the scopes it grants, and whatever
 /// else the verifier chose to keep
@@ -142,7 +144,7 @@ pub struct Caller {
     pub principal: Option<Principal>,
     /// The HTTP request's header fields, in order, as received (names as sent); `None` when
     /// the message did not come over HTTP
-    pub headers: Option<Arc<[(String, String)]>>,
+    pub headers: Option<HeaderFields>,
     /// The 2025 wire's `Mcp-Session-Id` of the session the message came in
     pub session_id: Option<String>,
 }
@@ -160,11 +162,7 @@ impl Caller {
     /// The first value of header `name` (ASCII case-insensitive), if the message came over
     /// HTTP with one
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .as_deref()?
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.as_ref()?.get(name)
     }
 }
 
@@ -218,7 +216,7 @@ mod tests {
     #[test]
     fn headers_by_name() {
         let c = Caller {
-            headers: Some(vec![("X-Trace".into(), "1".into())].into()),
+            headers: Some(HeaderFields::from([("X-Trace", "1")])),
             ..Caller::default()
         };
         assert_eq!(c.header("x-trace"), Some("1"));

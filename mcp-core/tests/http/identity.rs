@@ -353,7 +353,8 @@ fn a_handler_sees_the_callers_principal_headers_and_2025_session() {
     let seen = c.seen.last().unwrap().clone();
     let caller = seen.caller.expect("a caller");
     assert_eq!(caller.principal.as_ref(), Some(&principal("alice")));
-    assert_eq!(caller.headers.as_deref(), Some(&headers[..]));
+    let expected = mcp_sansio::session::HeaderFields::from(headers.clone());
+    assert_eq!(caller.headers.as_ref(), Some(&expected));
     assert_eq!(caller.header("x-trace-id"), Some("t-1"));
     assert_eq!(caller.header("X-TENANT"), Some("acme"));
     assert_eq!(caller.header("Authorization"), None);

@@ -62,6 +62,7 @@ const FILES: &[(&str, Place)] = &[
     ("error.rs", Data),
     ("event.rs", Data),
     ("gating.rs", Data),
+    ("header_fields.rs", Data),
     ("ids.rs", Data),
     ("inbound_table.rs", Data),
     ("outbound_table.rs", Data),
