@@ -109,6 +109,29 @@ struct CallRoute {
     _meta: Option<SkippedObject>,
 }
 
+impl CallRoute {
+    /// The name and arguments where the one pass over the params found them, which also
+    /// found the rest as this reading would ([`CallSpans`](crate::session::CallSpans)); `None`
+    /// sends the params to the whole reading (arguments that are not an object, say: its
+    /// error names where)
+    fn from_spans(spans: &crate::session::CallSpans, params: &str) -> Option<Self> {
+        let name = params.get(spans.name.clone())?;
+        let name = name.strip_prefix('"')?.strip_suffix('"')?.to_owned();
+        let arguments = match &spans.arguments {
+            Some(span) => serde_json::from_str(params.get(span.clone())?).ok()?,
+            None => None,
+        };
+        Some(Self {
+            name,
+            arguments,
+            _task: None,
+            _input_responses: None,
+            _request_state: None,
+            _meta: None,
+        })
+    }
+}
+
 /// A JSON object, checked and skipped
 struct SkippedObject;
 
@@ -136,6 +159,14 @@ impl<'de> serde::Deserialize<'de> for SkippedObject {
 /// A `tools/call`'s name and arguments, or the `-32602` that
 /// [`InboundRequest::params`] would give
 fn call_params(request: &InboundRequest) -> Result<CallRoute, ErrorObject> {
+    if let Some(route) = request
+        .call
+        .as_ref()
+        .zip(request.params.as_deref())
+        .and_then(|(spans, params)| CallRoute::from_spans(spans, params.get()))
+    {
+        return Ok(route);
+    }
     serde_json::from_str(request.params.as_deref().map_or("{}", RawValue::get))
         .map_err(|e| ErrorObject::invalid_params(format!("invalid {} params: {e}", CallTool::NAME)))
 }
@@ -287,5 +318,75 @@ impl Catalog {
                 .check_access(EntryKind::Template, &r.uri, principal)
                 .and_then(|()| self.check_access(EntryKind::Resource, &r.uri, principal)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CallRoute;
+    use crate::session::ParamsView;
+
+    /// The route's reading of a call by where the one pass found its name and arguments
+    /// takes exactly what its reading of the whole params takes, and reads the same
+    #[test]
+    fn a_call_read_where_the_one_pass_found_it_reads_as_the_whole_params_read() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1"}}"#;
+        let cases = [
+            format!(r#"{{"name":"echo","arguments":{{"text":"hello"}},{meta}}}"#),
+            format!(r#"{{ "name" : "echo" , "arguments" : {{ "t" : "a\"}}{{[" }} , {meta} }}"#),
+            format!(r#"{{"arguments":{{"a":[1,{{"b":null}}]}},"name":"\u00e9cho",{meta}}}"#),
+            format!(r#"{{"name":"e\u0063ho","arguments":{{}},{meta}}}"#),
+            format!(r#"{{"name":"echo","arguments":null,{meta}}}"#),
+            format!(r#"{{"name":"echo",{meta}}}"#),
+            r#"{"name":"échо","arguments":{"é":"ü"}}"#.to_owned(),
+            r#"{"name":"echo","_meta":null}"#.to_owned(),
+            r#"{"name":"echo","_meta":["2026-07-28",{}]}"#.to_owned(),
+            r#"{"name":"echo","_meta":[]}"#.to_owned(),
+            r#"{"name":"echo","_meta":[null]}"#.to_owned(),
+            r#"{"name":"echo","_meta":5}"#.to_owned(),
+            format!(r#"{{"name":"echo","arguments":"text",{meta}}}"#),
+            format!(r#"{{"name":"echo","arguments":[1],{meta}}}"#),
+            format!(r#"{{"name":"echo","arguments":7,{meta}}}"#),
+            format!(r#"{{"name":"echo","arguments":{{}},"arguments":{{}},{meta}}}"#),
+            format!(r#"{{"name":"echo","name":"other",{meta}}}"#),
+            format!(r#"{{"name":5,{meta}}}"#),
+            format!(r#"{{"name":null,{meta}}}"#),
+            format!(r#"{{"arguments":{{}},{meta}}}"#),
+            format!(r#"{{"name":"echo","task":{{"ttl":5}},{meta}}}"#),
+            format!(r#"{{"name":"echo","task":{{"ttl":"x"}},{meta}}}"#),
+            format!(r#"{{"name":"echo","requestState":"s",{meta}}}"#),
+            format!(r#"{{"name":"echo","requestState":5,{meta}}}"#),
+            format!(r#"{{"name":"echo","inputResponses":{{}},{meta}}}"#),
+            format!(r#"{{"name":"echo","inputResponses":5,{meta}}}"#),
+            format!(r#"{{"name":"echo","other":1,"other":2,{meta}}}"#),
+            format!(r#"{{"name":"echo","uri":"a","uri":"b",{meta}}}"#),
+            format!(r#"{{"name":"echo",{meta},{meta}}}"#),
+            r#"{"name":"echo","_meta":{"progressToken":[1]}}"#.to_owned(),
+            r#"{"name":"echo","_meta":{"io.modelcontextprotocol/logLevel":"x","a":{"b":[]}}}"#
+                .to_owned(),
+        ];
+        let mut by_spans = 0;
+        for params in &cases {
+            let whole: Result<CallRoute, _> = serde_json::from_str(params);
+            let spans = ParamsView::parse(params)
+                .map(|view| view.into_kept("tools/call", params))
+                .and_then(|kept| kept.call);
+            let Some(spans) = spans else { continue };
+            let Some(read) = CallRoute::from_spans(&spans, params) else {
+                continue;
+            };
+            by_spans += 1;
+            let whole =
+                whole.unwrap_or_else(|e| panic!("{params}: the whole reading refuses: {e}"));
+            assert_eq!(read.name, whole.name, "{params}");
+            assert_eq!(read.arguments, whole.arguments, "{params}");
+        }
+        assert!(by_spans >= 7, "{by_spans}");
+        // Another method's params carry no spans.
+        let params = format!(r#"{{"name":"p",{meta}}}"#);
+        let kept = ParamsView::parse(&params)
+            .unwrap()
+            .into_kept("prompts/get", &params);
+        assert!(kept.call.is_none());
     }
 }

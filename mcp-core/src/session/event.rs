@@ -144,6 +144,9 @@ pub struct InboundRequest {
     /// `_meta`'s `io.modelcontextprotocol/logLevel` as the request came (`None` when absent
     /// or not a level name), for [`LogFilter::for_request`](crate::server::LogFilter::for_request)
     pub(crate) log_level: Option<crate::schema::LoggingLevel>,
+    /// A 2026 `tools/call`'s name and arguments in `params`, where the HTTP rules' one pass
+    /// over them found them (the route reads them there instead of the whole params again)
+    pub(crate) call: Option<super::params::CallSpans>,
 }
 
 impl InboundRequest {

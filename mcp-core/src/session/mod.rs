@@ -64,7 +64,7 @@ pub use ids::{InboundId, InputId, OutboundId, Responder, TaskId};
 pub use inbound_handle::Inbound;
 pub use machine::{ClientSession, ServerSession, Session};
 use outgoing::Answer;
-pub(crate) use params::{ParamsView, ParamsWithMeta};
+pub(crate) use params::{CallSpans, ParamsView, ParamsWithMeta};
 pub use phase::PeerInfo;
 pub use role::{ClientEvent, Role, ServerEvent};
 pub use subscription_table::{ListenFilter, subscription_covers};

@@ -1,6 +1,8 @@
 //! What the session reads from a request's params, and the one pass that reads it together
 //! with what the 2026 wire's header checks need ([`ParamsView`])
 
+use std::ops::Range;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -82,6 +84,20 @@ pub(crate) struct ParamsWithMeta {
     /// 2025-11-25 task augmentation
     #[serde(default)]
     pub(super) task: Option<TaskParam>,
+    /// A `tools/call`'s name and arguments as the one pass found them ([`ParamsView::into_kept`])
+    #[serde(skip)]
+    pub(crate) call: Option<CallSpans>,
+}
+
+/// Where a `tools/call`'s name (a JSON string without escapes, its quotes included) and
+/// arguments (an object or `null`, if present) are in its params' text, when the one pass
+/// read params that the route's own reading would take: no member it checks named twice,
+/// `_meta` an object, no `task`, `inputResponses` or `requestState`
+/// ([`InboundRequest::call`](super::InboundRequest))
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallSpans {
+    pub(crate) name: Range<usize>,
+    pub(crate) arguments: Option<Range<usize>>,
 }
 
 /// Request params as one pass reads them: [`ParamsWithMeta`]'s members, declared the same,
@@ -93,7 +109,7 @@ pub(crate) struct ParamsWithMeta {
 /// session does not read): a caller then reads them as before, in two passes.
 #[derive(Deserialize)]
 pub(crate) struct ParamsView<'a> {
-    #[serde(rename = "_meta", default)]
+    #[serde(rename = "_meta", default, deserialize_with = "object_meta")]
     pub(crate) meta: Option<RequestMeta>,
     #[serde(rename = "inputResponses", default)]
     input_responses: Option<Answers>,
@@ -117,13 +133,62 @@ impl ParamsView<'_> {
         serde_json::from_str(params).ok()
     }
 
-    /// What the session keeps
-    pub(crate) fn into_kept(self) -> ParamsWithMeta {
+    /// What the session keeps; for a `tools/call` (`method`) also where its name and
+    /// arguments are in `params`, the text this view was read from
+    pub(crate) fn into_kept(self, method: &str, params: &str) -> ParamsWithMeta {
+        let plain = self.task.is_none()
+            && self.input_responses.is_none()
+            && self.request_state.is_none()
+            && method == "tools/call";
+        let call = self.name.filter(|_| plain).and_then(|name| {
+            let text = name.get();
+            let arguments = match self.arguments {
+                None => None,
+                Some(a) if a.get().starts_with(['{', 'n']) => Some(span(params, a.get())?),
+                Some(_) => return None,
+            };
+            (text.len() >= 2 && text.starts_with('"') && !text.contains('\\')).then_some(())?;
+            Some(CallSpans {
+                name: span(params, text)?,
+                arguments,
+            })
+        });
         ParamsWithMeta {
             meta: self.meta,
             input_responses: self.input_responses,
             request_state: self.request_state,
             task: self.task,
+            call,
         }
     }
+}
+
+/// Where `part`, a slice of `whole`, lies in it
+fn span(whole: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start + part.len();
+    (end <= whole.len()).then_some(start..end)
+}
+
+/// `_meta` as [`RequestMeta`] when it is an object (or `null`: none); anything else is an
+/// error, where the derived reading would take an array too (the one pass then gives way to
+/// the two-pass reading, which keeps what it did with one)
+fn object_meta<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<RequestMeta>, D::Error> {
+    use serde::de::{self, MapAccess, Visitor, value::MapAccessDeserializer};
+    struct Object;
+    impl<'de> Visitor<'de> for Object {
+        type Value = Option<RequestMeta>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            RequestMeta::deserialize(MapAccessDeserializer::new(map)).map(Some)
+        }
+    }
+    deserializer.deserialize_any(Object)
 }

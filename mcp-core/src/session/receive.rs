@@ -11,7 +11,7 @@ use super::gating::{self, Capability, Gate};
 use super::inbound_table::{Answers, InEntry};
 use super::outbound_table::{OutEntry, Owner, WireId};
 use super::outgoing::{Answer, cacheable};
-use super::params::{ParamsWithMeta, RequestMeta};
+use super::params::{CallSpans, ParamsWithMeta, RequestMeta};
 use super::phase::Phase;
 use super::task_table::{TaskParam, task_offered};
 use super::{
@@ -35,6 +35,7 @@ pub(super) struct Delivery {
     answers: Option<Box<Answers>>,
     task_param: Option<TaskParam>,
     log_level: Option<LoggingLevel>,
+    call: Option<CallSpans>,
 }
 
 impl Core {
@@ -215,6 +216,7 @@ impl Core {
                     answers: None,
                     task_param: parsed.task,
                     log_level: meta.log_level,
+                    call: parsed.call,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -278,6 +280,7 @@ impl Core {
                     answers,
                     task_param: None,
                     log_level: meta.log_level,
+                    call: parsed.call,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -310,6 +313,7 @@ impl Core {
                     answers: None,
                     task_param,
                     log_level: meta.log_level,
+                    call: None,
                 };
                 self.gate_and_deliver(request, delivery);
             }
@@ -342,6 +346,7 @@ impl Core {
             answers,
             task_param,
             log_level,
+            call,
         } = delivery;
         let gate = match self.role {
             Side::Server(_) => gating::request(gating::Sender::Client, &request.method, version),
@@ -428,6 +433,7 @@ impl Core {
             task_offered: task_offered.is_some(),
             caller: self.caller.clone(),
             log_level,
+            call,
         }));
     }
 
