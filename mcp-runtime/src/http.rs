@@ -1022,6 +1022,13 @@ impl Headers for Fields {
             FieldsRepr::Bytes(bytes) => bytes.undecodable(),
         }
     }
+
+    fn for_each_value(&self, name: &str, f: &mut dyn FnMut(&str)) {
+        match &self.0 {
+            FieldsRepr::Text(text) => text.for_each_value(name, f),
+            FieldsRepr::Bytes(bytes) => bytes.for_each_value(name, f),
+        }
+    }
 }
 
 /// `source` with the request's header fields for its handlers, when every value is text

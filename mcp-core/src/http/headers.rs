@@ -39,6 +39,14 @@ pub trait Headers {
     fn undecodable(&self) -> Option<&str> {
         None
     }
+
+    /// Gives `f` every value of the header `name` that [`values`](Self::values) would
+    /// list, in order, without collecting them
+    fn for_each_value(&self, name: &str, f: &mut dyn FnMut(&str)) {
+        for value in self.values(name) {
+            f(value);
+        }
+    }
 }
 
 impl<N: AsRef<str>, V: AsRef<[u8]>> Headers for [(N, V)] {
@@ -99,6 +107,10 @@ impl Headers for crate::session::HeaderFields {
     fn count(&self, name: &str) -> usize {
         Self::values(self, name).count()
     }
+
+    fn for_each_value(&self, name: &str, f: &mut dyn FnMut(&str)) {
+        Self::values(self, name).for_each(f);
+    }
 }
 
 /// The header rules every request passes first, on both wires (RFC 9112 §3.2, RFC 9110
@@ -140,40 +152,51 @@ pub(crate) struct Accepts {
 impl Accepts {
     /// Reads every `Accept` value; no header at all accepts anything (RFC 9110 §12.5.1)
     pub(crate) fn of(headers: &(impl Headers + ?Sized)) -> Self {
-        let values = headers.values("Accept");
-        if values.is_empty() {
+        let mut accepts = Self::default();
+        let mut none = true;
+        headers.for_each_value("Accept", &mut |value| {
+            none = false;
+            for range in value.split(',') {
+                accepts.range(range);
+            }
+        });
+        if none {
             return Self {
                 json: true,
                 sse: true,
             };
         }
-        let mut accepts = Self::default();
-        for range in values.iter().flat_map(|v| v.split(',')) {
-            // Most ranges have no parameters: no second split for them.
-            let (media, parameters) = range.split_once(';').unwrap_or((range, ""));
-            let media = media.trim();
-            let refused = !parameters.is_empty()
-                && parameters.split(';').any(|p| {
-                    let p = p.trim();
-                    p.len() >= 2
-                        && p[..2].eq_ignore_ascii_case("q=")
-                        && p[2..].trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
-                });
-            if refused {
-                continue;
-            }
-            // Compared without case, not lowercased into a copy.
-            let is = |m: &str| media.eq_ignore_ascii_case(m);
-            if is("*/*") {
-                accepts.json = true;
-                accepts.sse = true;
-            } else if is("application/*") || is("application/json") {
-                accepts.json = true;
-            } else if is("text/*") || is("text/event-stream") {
-                accepts.sse = true;
-            }
-        }
         accepts
+    }
+
+    /// Takes one media range (`type/subtype`, then `;`-separated parameters)
+    fn range(&mut self, range: &str) {
+        // Most ranges have no parameters: a short scan for `;`, not a searcher.
+        let (media, parameters) = match range.bytes().position(|b| b == b';') {
+            Some(at) => (&range[..at], &range[at + 1..]),
+            None => (range, ""),
+        };
+        let media = media.trim();
+        let refused = !parameters.is_empty()
+            && parameters.split(';').any(|p| {
+                let p = p.trim();
+                p.len() >= 2
+                    && p[..2].eq_ignore_ascii_case("q=")
+                    && p[2..].trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+            });
+        if refused {
+            return;
+        }
+        // Compared without case, not lowercased into a copy.
+        let is = |m: &str| media.eq_ignore_ascii_case(m);
+        if is("*/*") {
+            self.json = true;
+            self.sse = true;
+        } else if is("application/*") || is("application/json") {
+            self.json = true;
+        } else if is("text/*") || is("text/event-stream") {
+            self.sse = true;
+        }
     }
 
     pub(crate) fn any(self) -> bool {
@@ -194,8 +217,12 @@ mod tests {
     use super::Accepts;
 
     fn accepts(values: &[&str]) -> (bool, bool) {
-        let headers: Vec<(&str, &str)> = values.iter().map(|v| ("Accept", *v)).collect();
+        let mut headers: Vec<(&str, &str)> = values.iter().map(|v| ("Accept", *v)).collect();
+        headers.insert(headers.len() / 2, ("Accepted", "*/*"));
         let a = Accepts::of(&headers[..]);
+        // One buffer of fields reads the same.
+        let fields = crate::session::HeaderFields::from(headers.clone());
+        assert_eq!(Accepts::of(&fields), a, "{values:?}");
         (a.json, a.sse)
     }
 
