@@ -10,10 +10,8 @@
 
 use std::io;
 
-use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use mcp_sansio::session::HeaderFields;
-
 use crate::http::Fields;
+use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The largest head (request or status line and header fields) read
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -473,11 +471,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
 
 /// The header fields, their values as sent (less surrounding whitespace)
 fn raw(fields: &[httparse::Header<'_>]) -> Fields {
-    let pairs = fields.iter().map(|h| (h.name, h.value.trim_ascii()));
-    match HeaderFields::from_utf8(pairs.clone()) {
-        Some(text) => text.into(),
-        None => pairs.map(|(n, v)| (n, v.to_vec())).collect(),
-    }
+    Fields::from_pairs(|| fields.iter().map(|h| (h.name, h.value.trim_ascii())))
 }
 
 /// The header fields as owned strings; a value that is not UTF-8 is refused

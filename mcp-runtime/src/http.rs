@@ -961,6 +961,19 @@ impl Fields {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The fields `(name, value)` of an HTTP library's head, which `pairs` lists (once, or
+    /// twice when a value is not text): one text buffer when every value is text, else the
+    /// bytes as they came
+    pub fn from_pairs<'a, I>(pairs: impl Fn() -> I) -> Self
+    where
+        I: Iterator<Item = (&'a str, &'a [u8])>,
+    {
+        match HeaderFields::from_utf8(pairs()) {
+            Some(text) => Self(FieldsRepr::Text(text)),
+            None => pairs().map(|(n, v)| (n, v.to_vec())).collect(),
+        }
+    }
 }
 
 impl Default for Fields {
@@ -1043,16 +1056,7 @@ pub(crate) fn with_fields(source: Source, fields: &Fields) -> Source {
 /// A request's header fields, all of them, as the server rules take them: one text buffer
 /// when every value is text (three allocations, whatever the count of fields)
 pub fn request_fields(headers: &::http::HeaderMap) -> Fields {
-    let pairs = headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()));
-    match HeaderFields::from_utf8(pairs) {
-        Some(text) => Fields(FieldsRepr::Text(text)),
-        None => Fields(FieldsRepr::Bytes(
-            headers
-                .iter()
-                .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
-                .collect(),
-        )),
-    }
+    Fields::from_pairs(|| headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())))
 }
 
 /// The header fields whose values are text, as the core takes them (a response's, on the
