@@ -56,7 +56,7 @@ const SPARE_SLOTS: usize = 64;
 pub(crate) struct InboundTable {
     slots: Vec<Slot>,
     free: Vec<u32>,
-    by_wire: HashMap<RequestId, InboundId>,
+    by_wire: WireIndex,
     /// The generation new slots start at: above every generation handed out for slots
     /// given back (so a stale id never matches a slot made again at its index)
     floor: u32,
@@ -76,11 +76,11 @@ impl InboundTable {
     }
 
     pub(crate) fn contains_wire(&self, wire_id: &RequestId) -> bool {
-        self.by_wire.contains_key(wire_id)
+        self.by_wire.get(wire_id).is_some()
     }
 
     pub(crate) fn by_wire(&self, wire_id: &RequestId) -> Option<InboundId> {
-        self.by_wire.get(wire_id).copied()
+        self.by_wire.get(wire_id)
     }
 
     /// Stores a new request; the caller checked that its wire id is not in use
@@ -158,7 +158,7 @@ impl InboundTable {
         self.floor = self.floor.max(top);
         self.slots = Vec::new();
         self.free = Vec::new();
-        self.by_wire = HashMap::new();
+        self.by_wire = WireIndex::default();
     }
 
     /// Removes every request
@@ -170,6 +170,89 @@ impl InboundTable {
             }
         }
         self.by_wire.clear();
+    }
+}
+
+/// The wire ids of the requests in flight, to their slots
+///
+/// A short list while there are few, searched in order: the usual case (a 2026 request alone
+/// on its connection's lane, a client's handful in flight), where hashing a peer's id with
+/// std's keyed hasher three times a request (insert, lookup, remove) cost more than the
+/// search. Past [`FEW`] a hash map (keyed: the ids are the peer's), until the table empties.
+#[derive(Debug)]
+enum WireIndex {
+    Few(Vec<(RequestId, InboundId)>),
+    Many(HashMap<RequestId, InboundId>),
+}
+
+/// The most ids [`WireIndex`] searches in order
+const FEW: usize = 8;
+
+impl Default for WireIndex {
+    fn default() -> Self {
+        Self::Few(Vec::new())
+    }
+}
+
+impl WireIndex {
+    fn len(&self) -> usize {
+        match self {
+            Self::Few(few) => few.len(),
+            Self::Many(many) => many.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get(&self, wire_id: &RequestId) -> Option<InboundId> {
+        match self {
+            Self::Few(few) => few.iter().find(|(w, _)| w == wire_id).map(|&(_, id)| id),
+            Self::Many(many) => many.get(wire_id).copied(),
+        }
+    }
+
+    /// Adds an id not in use
+    fn insert(&mut self, wire_id: RequestId, id: InboundId) {
+        match self {
+            Self::Few(few) if few.len() < FEW => few.push((wire_id, id)),
+            Self::Few(few) => {
+                let mut many: HashMap<RequestId, InboundId> = few.drain(..).collect();
+                many.insert(wire_id, id);
+                *self = Self::Many(many);
+            }
+            Self::Many(many) => {
+                many.insert(wire_id, id);
+            }
+        }
+    }
+
+    fn remove(&mut self, wire_id: &RequestId) {
+        match self {
+            Self::Few(few) => {
+                if let Some(i) = few.iter().position(|(w, _)| w == wire_id) {
+                    few.swap_remove(i);
+                }
+            }
+            Self::Many(many) => {
+                many.remove(wire_id);
+                if many.is_empty() {
+                    *self = Self::default();
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    fn shrink_to_fit(&mut self) {
+        match self {
+            Self::Few(few) => few.shrink_to_fit(),
+            Self::Many(many) => many.shrink_to_fit(),
+        }
     }
 }
 
@@ -214,5 +297,50 @@ mod tests {
         }
         assert_eq!(table.len(), 1000);
         assert!(new.iter().all(|id| table.get(*id).is_some()));
+    }
+
+    proptest::proptest! {
+        /// Whether the ids in flight are few (searched in order) or many (hashed), and across
+        /// the changes between the two, a wire id finds the request it was given to, and only
+        /// while that request is in the table.
+        #[test]
+        fn wire_ids_find_their_requests_whether_few_or_many(
+            ops in proptest::collection::vec((0u8..10, 0i64..24), 1..200),
+        ) {
+            let wire = |n: i64| {
+                if n % 3 == 0 { RequestId::String(format!("r{n}").into()) } else { RequestId::Number(n) }
+            };
+            let mut table = InboundTable::default();
+            let mut model: HashMap<RequestId, InboundId> = HashMap::new();
+            for (op, n) in ops {
+                let w = wire(n);
+                match op {
+                    0..=5 if !model.contains_key(&w) => {
+                        let mut e = entry(0);
+                        e.wire_id = w.clone();
+                        model.insert(w, table.insert(e));
+                    }
+                    9 => table.clear(),
+                    _ => {
+                        if let Some(id) = model.remove(&w) {
+                            let gone = table.remove(id).map(|e| e.wire_id);
+                            proptest::prop_assert_eq!(gone, Some(w.clone()));
+                        }
+                    }
+                }
+                if op == 9 {
+                    model.clear();
+                }
+                proptest::prop_assert_eq!(table.len(), model.len());
+                for k in 0..24 {
+                    let w = wire(k);
+                    proptest::prop_assert_eq!(table.by_wire(&w), model.get(&w).copied());
+                    proptest::prop_assert_eq!(table.contains_wire(&w), model.contains_key(&w));
+                }
+                for (w, id) in &model {
+                    proptest::prop_assert_eq!(table.get(*id).map(|e| &e.wire_id), Some(w));
+                }
+            }
+        }
     }
 }
