@@ -130,8 +130,7 @@ impl Lanes {
         }
         let ticket = source.ticket();
         let mut load = shared.load.lock();
-        load.admit(&shared.config, &ticket, None, Some(&request.id))?;
-        load.acquire(&ticket);
+        load.take(&shared.config, &ticket, None, Some(&request.id))?;
         Ok((ticket, parsed))
     }
 

@@ -45,56 +45,55 @@ impl Load {
         session: Option<(usize, usize)>,
         id: Option<&RequestId>,
     ) -> Result<(), HttpResponse> {
-        let over = |n: Option<&usize>, cap: usize| n.copied().unwrap_or(0) >= cap;
-        let what = if session.is_some_and(|(n, cap)| n >= cap) {
-            Some("this session")
-        } else if ticket.connection.is_some_and(|c| {
-            over(
-                self.by_connection.get(&c),
-                config.max_in_flight_per_connection,
-            )
-        }) {
-            Some("this connection")
-        } else if ticket
-            .peer
-            .is_some_and(|p| over(self.by_peer.get(&p), config.max_in_flight_per_peer))
-        {
-            Some("this client address")
-        } else if ticket.principal.as_ref().is_some_and(|p| {
-            over(
-                self.by_principal.get(&**p),
-                config.max_in_flight_per_principal,
-            )
-        }) {
-            Some("this user")
-        } else {
-            None
+        let counts = Counts {
+            connection: ticket
+                .connection
+                .map(|c| self.by_connection.get(&c).copied().unwrap_or(0)),
+            peer: ticket
+                .peer
+                .map(|p| self.by_peer.get(&p).copied().unwrap_or(0)),
+            principal: ticket
+                .principal
+                .as_ref()
+                .map(|p| self.by_principal.get(&**p).copied().unwrap_or(0)),
         };
-        if let Some(what) = what {
-            let error = ErrorObject::internal_error(format!(
-                "too many requests in progress from {what}; retry later"
-            ));
-            return Err(refusal(config, 429, id, &error));
-        }
-        if self.total >= config.max_in_flight {
-            let error = ErrorObject::internal_error("the server is busy; retry later");
-            return Err(refusal(config, 503, id, &error));
-        }
-        Ok(())
+        check(config, self.total, &counts, session, id)
     }
 
-    /// Counts a request admitted under `ticket`
-    pub(crate) fn acquire(&mut self, ticket: &Ticket) {
-        self.total += 1;
-        if let Some(c) = ticket.connection {
-            *self.by_connection.entry(c).or_default() += 1;
+    /// [`admit`](Self::admit), and when it fits counts the request: each counter looked up
+    /// once (std's keyed hasher takes ~200 instructions for a client's address)
+    pub(crate) fn take(
+        &mut self,
+        config: &HttpConfig,
+        ticket: &Ticket,
+        session: Option<(usize, usize)>,
+        id: Option<&RequestId>,
+    ) -> Result<(), HttpResponse> {
+        let connection = ticket.connection.map(|c| self.by_connection.entry(c));
+        let peer = ticket.peer.map(|p| self.by_peer.entry(p));
+        let principal = ticket
+            .principal
+            .as_ref()
+            .map(|p| self.by_principal.entry(Arc::clone(p)));
+        let counts = Counts {
+            connection: connection.as_ref().map(count),
+            peer: peer.as_ref().map(count),
+            principal: principal.as_ref().map(count),
+        };
+        let over = check(config, self.total, &counts, session, id);
+        if over.is_ok() {
+            self.total += 1;
+            if let Some(n) = connection {
+                *n.or_default() += 1;
+            }
+            if let Some(n) = peer {
+                *n.or_default() += 1;
+            }
+            if let Some(n) = principal {
+                *n.or_default() += 1;
+            }
         }
-        if let Some(p) = ticket.peer {
-            *self.by_peer.entry(p).or_default() += 1;
-        }
-        if let Some(p) = &ticket.principal {
-            *self.by_principal.entry(Arc::clone(p)).or_default() += 1;
-        }
+        over
     }
 
     /// A request counted under `ticket` ended
@@ -130,6 +129,57 @@ impl SharedLoad {
     }
 }
 
+/// The in-flight counts of a ticket's connection, client address and principal (those it
+/// has)
+struct Counts {
+    connection: Option<usize>,
+    peer: Option<usize>,
+    principal: Option<usize>,
+}
+
+/// The count under an entry (0 when vacant)
+fn count<K, V: Copy + Default>(entry: &Entry<'_, K, V>) -> V {
+    match entry {
+        Entry::Occupied(n) => *n.get(),
+        Entry::Vacant(_) => V::default(),
+    }
+}
+
+/// Whether one more request fits under `counts` and `total`, in the order of the module's
+/// caps: the session's, the connection's, the address's, the principal's (429), then the
+/// endpoint's (503)
+fn check(
+    config: &HttpConfig,
+    total: usize,
+    counts: &Counts,
+    session: Option<(usize, usize)>,
+    id: Option<&RequestId>,
+) -> Result<(), HttpResponse> {
+    let over = |n: Option<usize>, cap: usize| n.is_some_and(|n| n >= cap);
+    let what = if session.is_some_and(|(n, cap)| n >= cap) {
+        Some("this session")
+    } else if over(counts.connection, config.max_in_flight_per_connection) {
+        Some("this connection")
+    } else if over(counts.peer, config.max_in_flight_per_peer) {
+        Some("this client address")
+    } else if over(counts.principal, config.max_in_flight_per_principal) {
+        Some("this user")
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        let error = ErrorObject::internal_error(format!(
+            "too many requests in progress from {what}; retry later"
+        ));
+        return Err(refusal(config, 429, id, &error));
+    }
+    if total >= config.max_in_flight {
+        let error = ErrorObject::internal_error("the server is busy; retry later");
+        return Err(refusal(config, 503, id, &error));
+    }
+    Ok(())
+}
+
 /// 429 or 503 with `Retry-After` (whole seconds, at least 1) and a JSON-RPC error
 pub(crate) fn refusal(
     config: &HttpConfig,
@@ -154,5 +204,71 @@ fn decrement<K: Hash + Eq>(map: &mut HashMap<K, usize>, key: K) {
             n.remove();
             shrink(map);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::source::Source;
+
+    fn ticket(addr: &str, user: Option<&str>) -> Ticket {
+        Source::from_peer(addr.parse().expect("an address"))
+            .with_principal(user.map(|u| Principal::new(Some(u.into()), None)))
+            .ticket()
+    }
+
+    #[test]
+    fn a_refused_take_counts_nothing_and_each_cap_refuses_in_its_order() {
+        let config = HttpConfig {
+            max_in_flight_per_connection: 2,
+            max_in_flight_per_peer: 3,
+            max_in_flight_per_principal: 4,
+            max_in_flight: 5,
+            ..HttpConfig::default()
+        };
+        let mut load = Load::default();
+        let status = |r: Result<(), HttpResponse>| r.err().map(|r| r.status);
+        let a1 = ticket("10.0.0.1:1", Some("ann"));
+        let a2 = ticket("10.0.0.1:2", Some("ann"));
+        let b = ticket("10.0.0.2:1", Some("ann"));
+        let c = ticket("10.0.0.3:1", None);
+
+        assert_eq!(status(load.take(&config, &a1, None, None)), None);
+        assert_eq!(status(load.take(&config, &a1, None, None)), None);
+        // The connection's cap; nothing was counted by the refusal.
+        assert_eq!(status(load.take(&config, &a1, None, None)), Some(429));
+        assert_eq!(load.by_connection.get(&a1.connection.unwrap()), Some(&2));
+        assert_eq!(load.total(), 2);
+        // The address's cap (another connection from it).
+        assert_eq!(status(load.take(&config, &a2, None, None)), None);
+        assert_eq!(status(load.take(&config, &a2, None, None)), Some(429));
+        assert_eq!(load.by_peer.get(&a2.peer.unwrap()), Some(&3));
+        // The principal's cap (from another address).
+        assert_eq!(status(load.take(&config, &b, None, None)), None);
+        assert_eq!(status(load.take(&config, &b, None, None)), Some(429));
+        // The session's cap comes first.
+        assert_eq!(
+            status(load.take(&config, &c, Some((1, 1)), None)),
+            Some(429)
+        );
+        // The endpoint's: 503.
+        assert_eq!(status(load.take(&config, &c, None, None)), None);
+        assert_eq!(load.total(), 5);
+        assert_eq!(status(load.take(&config, &c, None, None)), Some(503));
+        assert_eq!(
+            load.admit(&config, &c, None, None).err().map(|r| r.status),
+            Some(503)
+        );
+        // What `admit` says, `take` says, before and after a release.
+        load.release(&a1);
+        assert!(load.admit(&config, &c, None, None).is_ok());
+        assert!(load.admit(&config, &a1, None, None).is_ok());
+        for t in [&a1, &a2, &b, &c] {
+            load.release(t);
+        }
+        assert_eq!(load.total(), 0);
+        assert!(load.by_connection.is_empty() && load.by_peer.is_empty());
+        assert!(load.by_principal.is_empty());
     }
 }

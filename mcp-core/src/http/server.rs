@@ -868,11 +868,10 @@ impl HttpServer {
         if let Err(response) =
             self.load
                 .lock()
-                .admit(&self.config, &ticket, Some(session_load), Some(&id))
+                .take(&self.config, &ticket, Some(session_load), Some(&id))
         {
             return Reply::Complete(response);
         }
-        self.load.lock().acquire(&ticket);
         let no = conn.next_stream;
         conn.next_stream += 1;
         conn.streams.insert(no, EventStream::new(limit));
