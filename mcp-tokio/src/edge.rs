@@ -61,6 +61,12 @@ impl Watch {
     /// A body's deadline is not watched here: the exchange reading the body answers 408
     /// itself.
     pub async fn expired(&self, config: &HttpConfig) -> Expiry {
+        // One timer for the whole wait, moved with the deadline: a new one per move was a
+        // registration and a removal in tokio's timer wheel, and the deadline moves about
+        // four times a request.
+        let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
+        tokio::pin!(sleep);
+        let mut armed = None;
         loop {
             let (due, expiry) = {
                 let d = self.deadline();
@@ -70,13 +76,20 @@ impl Watch {
             match due {
                 None => self.moved.notified().await,
                 Some(due) => {
+                    if armed != Some(due) {
+                        sleep.as_mut().reset(due.into());
+                        armed = Some(due);
+                    }
                     tokio::select! {
-                        () = tokio::time::sleep_until(due.into()) => {
+                        biased;
+                        () = self.moved.notified() => {}
+                        () = sleep.as_mut() => {
                             if self.deadline().expired(config, Instant::now()) {
                                 return expiry;
                             }
+                            // Fired but not late (the deadline moved): armed again above.
+                            armed = None;
                         }
-                        () = self.moved.notified() => {}
                     }
                 }
             }
