@@ -75,7 +75,9 @@ fn lenient_level<'de, D: serde::Deserializer<'de>>(
 /// What the core reads from request params: `_meta`, and a modern retry's input
 #[derive(Deserialize, Default, Debug)]
 pub(crate) struct ParamsWithMeta {
-    #[serde(rename = "_meta", default)]
+    /// An object, or absent or `null` (none): the spec's `_meta` is an object, and an array
+    /// (which serde would read as the members in order) is invalid params
+    #[serde(rename = "_meta", default, deserialize_with = "object_meta")]
     pub(super) meta: Option<RequestMeta>,
     #[serde(rename = "inputResponses", default)]
     pub(super) input_responses: Option<Answers>,
@@ -171,8 +173,7 @@ fn span(whole: &str, part: &str) -> Option<Range<usize>> {
 }
 
 /// `_meta` as [`RequestMeta`] when it is an object (or `null`: none); anything else is an
-/// error, where the derived reading would take an array too (the one pass then gives way to
-/// the two-pass reading, which keeps what it did with one)
+/// error (the derived reading would take an array as the members in order)
 fn object_meta<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<RequestMeta>, D::Error> {
