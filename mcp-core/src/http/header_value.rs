@@ -16,6 +16,7 @@
 //! ```
 
 use serde_json::Value;
+use std::borrow::Cow;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -83,15 +84,23 @@ pub enum HeaderValueError {
 /// [`HeaderValueError`] when a value in the encoded form does not decode; the server should
 /// answer `-32020` (HTTP 400).
 pub fn decode_header_value(value: &str) -> Result<String, HeaderValueError> {
+    decoded(value).map(Cow::into_owned)
+}
+
+/// [`decode_header_value`], borrowing a value that is not encoded (the HTTP rules compare
+/// `Mcp-Name` on every request)
+pub(crate) fn decoded(value: &str) -> Result<Cow<'_, str>, HeaderValueError> {
     let encoded = value.len() >= PREFIX.len() + SUFFIX.len()
         && value.starts_with(PREFIX)
         && value.ends_with(SUFFIX);
     if !encoded {
-        return Ok(value.to_owned());
+        return Ok(Cow::Borrowed(value));
     }
     let inner = &value[PREFIX.len()..value.len() - SUFFIX.len()];
     let bytes = BASE64
         .decode(inner)
         .map_err(|_| HeaderValueError::InvalidBase64)?;
-    String::from_utf8(bytes).map_err(|_| HeaderValueError::NotUtf8)
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|_| HeaderValueError::NotUtf8)
 }

@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::headers::{Headers, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use super::response::HttpResponse;
-use super::{HeaderParam, decode_header_value};
+use super::{HeaderParam, header_value};
 use crate::jsonrpc::{ErrorObject, Request, code};
 use crate::schema::meta;
 use crate::session::{ParamsView, ParamsWithMeta};
@@ -128,8 +128,22 @@ impl Facts<'_> {
             "taskId" => self.task_id,
             _ => None,
         }?;
-        serde_json::from_str(raw.get()).ok()
+        json_str(raw)
     }
+}
+
+/// A JSON string's text: borrowed when it has no escapes (the quotes of valid JSON enclose
+/// exactly its text then), else decoded; `None` for any other JSON value
+///
+/// serde reads a `Cow<str>` as an owned copy, always: two allocations a request here.
+fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.contains('\\')
+    {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
 /// The FIXTURES §2.1.2 checks in their order, on what the params say
@@ -204,7 +218,7 @@ fn check(
                 &format!("the {MCP_NAME} header is missing"),
             ));
         };
-        let decoded = decode_header_value(raw.trim()).ok();
+        let decoded = header_value::decoded(raw.trim()).ok();
         if decoded.as_deref().map(str::trim) != Some(body.trim()) {
             return Err(mismatch(
                 request,
@@ -314,7 +328,7 @@ fn check_param(
             &format!("the {} header is missing", mirror.header),
         ));
     };
-    match decode_header_value(raw) {
+    match header_value::decoded(raw) {
         Ok(value) if value == expected => Ok(()),
         Ok(_) => Err(mismatch(
             request,
@@ -424,6 +438,26 @@ mod tests {
             }
         }
         assert!(one_pass >= 6, "{one_pass}");
+    }
+
+    #[test]
+    fn a_json_string_is_borrowed_without_escapes_and_decoded_with_them() {
+        // Whether the text was borrowed, and the text.
+        let read = |text: &str| {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            json_str(&raw).map(|s| (matches!(s, Cow::Borrowed(_)), s.into_owned()))
+        };
+        let borrowed = |s: &str| Some((true, s.to_owned()));
+        let decoded = |s: &str| Some((false, s.to_owned()));
+        assert_eq!(read(r#""echo""#), borrowed("echo"));
+        assert_eq!(read("\"\u{e9}t\u{e9}\""), borrowed("\u{e9}t\u{e9}"));
+        assert_eq!(read(r#""""#), borrowed(""));
+        assert_eq!(read(r#""e\u0063ho""#), decoded("echo"));
+        assert_eq!(read(r#""a\"b""#), decoded("a\"b"));
+        assert_eq!(read(r#""\\""#), decoded("\\"));
+        for other in ["5", "null", "[]", r#"{"a":"b"}"#, "true"] {
+            assert_eq!(read(other), None, "{other}");
+        }
     }
 
     #[test]
