@@ -10,8 +10,9 @@
 
 use std::io;
 
-use crate::http::Fields;
 use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::http::Fields;
 
 /// The largest head (request or status line and header fields) read
 pub const MAX_HEAD: usize = 64 * 1024;

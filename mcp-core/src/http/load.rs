@@ -138,10 +138,10 @@ struct Counts {
 }
 
 /// The count under an entry (0 when vacant)
-fn count<K, V: Copy + Default>(entry: &Entry<'_, K, V>) -> V {
+fn count<K>(entry: &Entry<'_, K, usize>) -> usize {
     match entry {
         Entry::Occupied(n) => *n.get(),
-        Entry::Vacant(_) => V::default(),
+        Entry::Vacant(_) => 0,
     }
 }
 
