@@ -35,8 +35,11 @@ fn redis_server() -> PathBuf {
 }
 
 impl Redis {
-    fn start(port: u16, dir: PathBuf) -> Self {
-        let child = Command::new(redis_server())
+    /// A Redis on `port` keeping its data in `dir`; `None` when another server has the port
+    /// (the tests run side by side, and one restarts its Redis on the port it had: a port
+    /// another test was given meanwhile would answer for it otherwise)
+    fn start(port: u16, dir: PathBuf) -> Option<Self> {
+        let mut child = Command::new(redis_server())
             .args([
                 "--port",
                 &port.to_string(),
@@ -53,11 +56,16 @@ impl Redis {
             .spawn()
             .expect("redis-server starts");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        loop {
+            if child.try_wait().ok().flatten().is_some() {
+                return None; // it could not bind the port
+            }
+            if serves_from(port, &dir) {
+                return Some(Self { child, port, dir });
+            }
             assert!(Instant::now() < deadline, "redis-server did not listen");
             std::thread::sleep(Duration::from_millis(20));
         }
-        Self { child, port, dir }
     }
 
     /// A Redis on a free port, in a new folder of its own (removed when it drops)
@@ -65,7 +73,9 @@ impl Redis {
         let dir =
             std::env::temp_dir().join(format!("mcp-redis-store-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        Self::start(free_port(), dir)
+        (0..5)
+            .find_map(|_| Self::start(free_port(), dir.clone()))
+            .expect("a Redis of this test's own on a free port")
     }
 
     fn url(&self) -> String {
@@ -83,6 +93,26 @@ impl Drop for Redis {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Whether the Redis answering on `port` is the one keeping its data in `dir` (`CONFIG GET
+/// dir` names the folder)
+fn serves_from(port: u16, dir: &std::path::Path) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut conn) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));
+    if conn
+        .write_all(b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$3\r\ndir\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut reply = [0u8; 4096];
+    let n = conn.read(&mut reply).unwrap_or(0);
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    !name.is_empty() && String::from_utf8_lossy(&reply[..n]).contains(name)
 }
 
 fn free_port() -> u16 {
@@ -203,7 +233,7 @@ fn records_signals_and_an_outage_against_a_real_redis() {
     assert!(e.0.starts_with(&url), "{e}");
 
     // Back on the same port: the stored record is there, and signals flow again.
-    let _redis = Redis::start(redis.port, redis.dir.clone());
+    let _redis = Redis::start(redis.port, redis.dir.clone()).expect("Redis back on its port");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         match run(&store, get("t1")) {
