@@ -1,12 +1,13 @@
 //! Content: the blocks of tool results and prompt messages, sampling content (with tool use
 //! and tool results), and resource contents
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use super::common::{Annotations, Meta};
 use super::fit::FitVersion;
 use super::resources::Resource;
+use super::tagged::{self, Tagged};
 use crate::ProtocolVersion;
 
 /// Text
@@ -108,7 +109,10 @@ impl EmbeddedResource {
 }
 
 /// One block of a tool result or prompt message
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Read by its `"type"` tag, straight from the object when the tag comes first (see
+/// `schema::tagged`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ContentBlock {
@@ -122,6 +126,36 @@ pub enum ContentBlock {
     ResourceLink(Resource),
     /// `"resource"`: an embedded resource
     Resource(EmbeddedResource),
+}
+
+impl Tagged for ContentBlock {
+    const EXPECTING: &'static str = "a content block";
+    const TAGS: &'static [&'static str] = &["text", "image", "audio", "resource_link", "resource"];
+
+    fn variant<'de, D: Deserializer<'de>>(tag: usize, fields: D) -> Result<Self, D::Error> {
+        Ok(match tag {
+            0 => Self::Text(TextContent::deserialize(fields)?),
+            1 => Self::Image(ImageContent::deserialize(fields)?),
+            2 => Self::Audio(AudioContent::deserialize(fields)?),
+            3 => Self::ResourceLink(Resource::deserialize(fields)?),
+            _ => Self::Resource(EmbeddedResource::deserialize(fields)?),
+        })
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        match self {
+            Self::Text(b) => &b.extra,
+            Self::Image(b) | Self::Audio(b) => &b.extra,
+            Self::ResourceLink(b) => &b.extra,
+            Self::Resource(b) => &b.extra,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        tagged::deserialize(d)
+    }
 }
 
 impl ContentBlock {
@@ -378,7 +412,9 @@ impl ToolResultContent {
 }
 
 /// One block of a sampling message
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Read by its `"type"` tag, like [`ContentBlock`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SamplingContent {
@@ -392,6 +428,36 @@ pub enum SamplingContent {
     ToolUse(ToolUseContent),
     /// `"tool_result"` (2025-11-25 and later)
     ToolResult(ToolResultContent),
+}
+
+impl Tagged for SamplingContent {
+    const EXPECTING: &'static str = "a sampling content block";
+    const TAGS: &'static [&'static str] = &["text", "image", "audio", "tool_use", "tool_result"];
+
+    fn variant<'de, D: Deserializer<'de>>(tag: usize, fields: D) -> Result<Self, D::Error> {
+        Ok(match tag {
+            0 => Self::Text(TextContent::deserialize(fields)?),
+            1 => Self::Image(ImageContent::deserialize(fields)?),
+            2 => Self::Audio(AudioContent::deserialize(fields)?),
+            3 => Self::ToolUse(ToolUseContent::deserialize(fields)?),
+            _ => Self::ToolResult(ToolResultContent::deserialize(fields)?),
+        })
+    }
+
+    fn extra(&self) -> &Map<String, Value> {
+        match self {
+            Self::Text(b) => &b.extra,
+            Self::Image(b) | Self::Audio(b) => &b.extra,
+            Self::ToolUse(b) => &b.extra,
+            Self::ToolResult(b) => &b.extra,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SamplingContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        tagged::deserialize(d)
+    }
 }
 
 impl SamplingContent {

@@ -88,6 +88,7 @@ mod resources;
 mod roots;
 mod sampling;
 mod subscriptions;
+mod tagged;
 mod tasks;
 mod tool_call;
 mod tools;
