@@ -1091,18 +1091,38 @@ where
 
 /// A response head with `status` and `headers` (the core's, or a gate's)
 ///
+/// Each value's text becomes its header value without a copy; names the core writes are
+/// the `http` crate's constants.
+///
 /// # Errors
 /// A status or header field the `http` crate does not accept.
 pub fn response<B>(
     status: u16,
-    headers: &[(&'static str, String)],
+    headers: Vec<(&'static str, String)>,
     body: B,
 ) -> Result<::http::Response<B>, ::http::Error> {
-    let mut builder = ::http::Response::builder().status(status);
+    let mut response = ::http::Response::new(body);
+    *response.status_mut() = ::http::StatusCode::from_u16(status)?;
+    let fields = response.headers_mut();
+    fields.reserve(headers.len());
     for (name, value) in headers {
-        builder = builder.header(*name, value.as_str());
+        fields.append(header_name(name)?, ::http::HeaderValue::try_from(value)?);
     }
-    builder.body(body)
+    Ok(response)
+}
+
+/// A header name the core writes: the `http` crate's constant for the common ones
+fn header_name(name: &'static str) -> Result<::http::HeaderName, ::http::Error> {
+    use ::http::header;
+    Ok(match name {
+        "Content-Type" => header::CONTENT_TYPE,
+        "Cache-Control" => header::CACHE_CONTROL,
+        "Retry-After" => header::RETRY_AFTER,
+        "WWW-Authenticate" => header::WWW_AUTHENTICATE,
+        "Allow" => header::ALLOW,
+        "Mcp-Session-Id" => ::http::HeaderName::from_static("mcp-session-id"),
+        _ => ::http::HeaderName::try_from(name)?,
+    })
 }
 
 /// What every session's [`Peer`](crate::peer::Peer) of an HTTP server runs the application
@@ -1157,6 +1177,35 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+
+    #[test]
+    fn a_response_carries_its_status_and_every_field_in_order() {
+        let headers = vec![
+            ("Content-Type", "application/json".to_owned()),
+            ("Mcp-Session-Id", "s1".to_owned()),
+            ("X-Custom", "a".to_owned()),
+            ("WWW-Authenticate", "Bearer".to_owned()),
+            ("X-Custom", "b".to_owned()),
+            ("Retry-After", "1".to_owned()),
+        ];
+        let r = response(503, headers.clone(), ()).unwrap();
+        assert_eq!(r.status(), 503);
+        let got: Vec<(String, String)> = r
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+            .collect();
+        // `http` keeps the values of one name together, in the order they were given.
+        let mut want: Vec<(String, String)> = headers
+            .iter()
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+            .collect();
+        want.swap(3, 4);
+        assert_eq!(got, want);
+        assert!(response(200, vec![("Bad Name", String::new())], ()).is_err());
+        assert!(response(200, vec![("X-A", "a\nb".to_owned())], ()).is_err());
+        assert!(response(1000, Vec::new(), ()).is_err());
+    }
 
     #[test]
     fn fields_become_text_only_when_every_value_is_text_and_come_back_as_they_came() {

@@ -142,7 +142,7 @@ impl HttpEndpoint {
             },
             _ => HttpBody::whole(Vec::new()),
         };
-        response(answer.status, &answer.headers, body).unwrap_or_else(|_| plain(500))
+        response(answer.status, answer.headers, body).unwrap_or_else(|_| plain(500))
     }
 }
 

@@ -269,6 +269,6 @@ async fn exchange(req: Request<Incoming>, ctx: Exchange) -> Result<Response<Http
 
 /// A whole response (a protected server's gate answered)
 fn whole(answer: mcp_sansio::http::HttpResponse) -> Response<HttpBody> {
-    mcp_sansio_runtime::http::response(answer.status, &answer.headers, HttpBody::whole(answer.body))
+    mcp_sansio_runtime::http::response(answer.status, answer.headers, HttpBody::whole(answer.body))
         .unwrap_or_else(|_| crate::endpoint::plain(500))
 }
