@@ -78,9 +78,20 @@ impl<R: Runtime> Timer<R> {
 
     /// Waits for the armed timer (cancel-safe: dropping the wait keeps the timer); `true`
     /// when the core's `deadline` is due then
+    #[cfg(feature = "http")]
     pub(crate) async fn wait(&mut self, deadline: Option<Instant>) -> bool {
-        (&mut self.timer).await;
-        self.alarm.fired(deadline, R::now())
+        std::future::poll_fn(|cx| self.poll_wait(cx, deadline)).await
+    }
+
+    /// [`wait`](Self::wait) as a poll, for an actor that polls its sources itself
+    pub(crate) fn poll_wait(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+        deadline: Option<Instant>,
+    ) -> std::task::Poll<bool> {
+        std::pin::Pin::new(&mut self.timer)
+            .poll(cx)
+            .map(|_| self.alarm.fired(deadline, R::now()))
     }
 }
 

@@ -5,9 +5,12 @@
 //! The stream is any `futures-io` reader and writer (the tokio binding adapts tokio's); the
 //! tasks and the timer are the binding's [`Runtime`]'s.
 
+use std::pin::Pin;
+use std::task::Poll;
+
 /// The byte streams the actor drives: `futures-io`'s
 pub use futures_lite::{AsyncRead, AsyncWrite};
-use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
+use futures_lite::{AsyncWriteExt, Stream};
 use mcp_sansio::http::SessionKey;
 use mcp_sansio::{ServerSession, Session};
 use tracing::Instrument;
@@ -99,6 +102,9 @@ enum Wake<R: Runtime> {
     Timeout(bool),
 }
 
+/// The sources an actor waits on: reading, commands, handler messages, the timer
+const SOURCES: usize = 4;
+
 /// Commands and handler answers taken without waiting after each wake of the loop: enough
 /// to batch a burst into one write, few enough that reading and timers are not starved
 const DRAIN_BUDGET: usize = 64;
@@ -139,6 +145,8 @@ async fn run<R, S, I, O>(
     // before its run is spawned
     let at_once = R::runs_first_step_at_once();
     let mut quick = 0;
+    // The source the next wait polls first
+    let mut turn = 0;
     loop {
         // Drain: write everything, then deliver every event.
         loop {
@@ -181,33 +189,28 @@ async fn run<R, S, I, O>(
         let deadline = session.poll_timeout();
         let armed = timer.arm(deadline);
         let want_read = reading && session.wants_read();
-        // Whichever is ready first (a fair race); the others are dropped, and reading,
-        // receiving and sleeping lose nothing when dropped.
-        let wake = {
-            let read = async {
-                if want_read {
-                    Wake::Read(reader.read(&mut buf).await)
-                } else {
-                    std::future::pending().await
+        // Whichever is ready first, each source first in turn (fair); polling a source that
+        // is not ready loses nothing.
+        let first = turn;
+        turn = (turn + 1) % SOURCES;
+        let wake = std::future::poll_fn(|cx| {
+            for k in 0..SOURCES {
+                let ready = match (first + k) % SOURCES {
+                    0 if want_read => Pin::new(&mut reader)
+                        .poll_read(cx, &mut buf)
+                        .map(Wake::Read),
+                    1 if commands_open => Pin::new(&mut commands).poll_next(cx).map(Wake::Command),
+                    2 => Pin::new(&mut handler_rx).poll_next(cx).map(Wake::Handler),
+                    3 if armed => timer.poll_wait(cx, deadline).map(Wake::Timeout),
+                    _ => Poll::Pending,
+                };
+                if ready.is_ready() {
+                    return ready;
                 }
-            };
-            let command = async {
-                if commands_open {
-                    Wake::Command(chan::next(&mut commands).await)
-                } else {
-                    std::future::pending().await
-                }
-            };
-            let handler = async { Wake::Handler(chan::next(&mut handler_rx).await) };
-            let timeout = async {
-                if armed {
-                    Wake::Timeout(timer.wait(deadline).await)
-                } else {
-                    std::future::pending().await
-                }
-            };
-            read.race(command).race(handler).race(timeout).await
-        };
+            }
+            Poll::Pending
+        })
+        .await;
         match wake {
             Wake::Read(Ok(0)) => {
                 reading = false;
