@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::error::{ErrorObject, code};
-use super::id::RequestId;
+use super::id::{IdError, RequestId};
 use super::message::{Message, Notification, Request, Response};
 use super::raw::{self, Kind};
 
@@ -217,10 +217,12 @@ struct WireError<'a> {
 impl Envelope<'_> {
     /// Applies the JSON-RPC 2.0 and MCP rules to the members of one object.
     fn classify(self) -> Result<Message, Invalid> {
-        // The id, when it is valid, goes into any error about the rest of the message.
-        let id = match (self.id, self.duplicate) {
+        // Read once; the id, when it is valid, goes into any error about the rest of the
+        // message.
+        let parsed = self.id.map(RequestId::from_raw);
+        let id = match (&parsed, self.duplicate) {
             (_, Some(Field::Id)) | (None, _) => None,
-            (Some(raw), _) => RequestId::from_raw(raw).ok(),
+            (Some(read), _) => read.as_ref().ok().cloned(),
         };
         let is_response = self.method.is_none() && (self.result.is_some() || self.error.is_some());
         let invalid = |id, detail: &dyn fmt::Display| {
@@ -240,14 +242,20 @@ impl Envelope<'_> {
             Some(_) => {}
         }
         if is_response {
-            self.classify_response(id)
+            self.classify_response(id, parsed)
         } else {
-            self.classify_call(id)
+            self.classify_call(id, parsed)
         }
     }
 
     /// A request or a notification; `jsonrpc` is already checked.
-    fn classify_call(self, id: Option<RequestId>) -> Result<Message, Invalid> {
+    ///
+    /// `parsed` is the id read (`None` when absent).
+    fn classify_call(
+        self,
+        id: Option<RequestId>,
+        parsed: Option<Result<RequestId, IdError>>,
+    ) -> Result<Message, Invalid> {
         let Some(method) = self.method else {
             return Err(Invalid::request(id, "\"method\" is missing"));
         };
@@ -259,7 +267,7 @@ impl Envelope<'_> {
             }
             _ => return Err(Invalid::request(id, "\"method\" must be a string")),
         };
-        let request_id = match self.id.map(RequestId::from_raw) {
+        let request_id = match parsed {
             None => None,
             Some(Ok(request_id)) => Some(request_id),
             Some(Err(e)) => return Err(Invalid::request(None, e)),
@@ -281,7 +289,13 @@ impl Envelope<'_> {
     }
 
     /// A response: no `method`, and `result` or `error`; `jsonrpc` is already checked.
-    fn classify_response(self, id: Option<RequestId>) -> Result<Message, Invalid> {
+    ///
+    /// `parsed` is the id read (`None` when absent).
+    fn classify_response(
+        self,
+        id: Option<RequestId>,
+        parsed: Option<Result<RequestId, IdError>>,
+    ) -> Result<Message, Invalid> {
         let (result, error) = match (self.result, self.error) {
             (Some(_), Some(_)) => {
                 return Err(Invalid::response(
@@ -292,7 +306,7 @@ impl Envelope<'_> {
             (result, error) => (result, error),
         };
         if let Some(result) = result {
-            return match self.id.map(RequestId::from_raw) {
+            return match parsed {
                 Some(Ok(id)) => Ok(Message::Response(Response {
                     id: Some(id),
                     outcome: Ok(result.to_owned()),
@@ -301,13 +315,13 @@ impl Envelope<'_> {
                 None => Err(Invalid::response(None, "a result needs an \"id\"")),
             };
         }
-        let id = match self.id {
-            None => None,
-            Some(raw) if raw.get() == "null" => None,
-            Some(raw) => match RequestId::from_raw(raw) {
-                Ok(id) => Some(id),
-                Err(e) => return Err(Invalid::response(None, format_args!("{e} or null"))),
-            },
+        let id = match (self.id, parsed) {
+            (None, _) | (_, None) => None,
+            (Some(raw), _) if raw.get() == "null" => None,
+            (_, Some(Ok(id))) => Some(id),
+            (_, Some(Err(e))) => {
+                return Err(Invalid::response(None, format_args!("{e} or null")));
+            }
         };
         let Some(error) = error else {
             return Err(Invalid::response(
