@@ -543,3 +543,160 @@ impl From<Vec<SamplingContent>> for SamplingContents {
         Self::Many(v)
     }
 }
+
+#[cfg(test)]
+mod tagged_tests {
+    //! The `"type"`-tagged unions held to serde's derived reading (`schema::tagged`)
+
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::{
+        AudioContent, ContentBlock, EmbeddedResource, ImageContent, Resource, SamplingContent,
+        TextContent, ToolResultContent, ToolUseContent,
+    };
+
+    /// serde's derived reading of the same unions: the reference
+    #[derive(Debug, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum DerivedBlock {
+        Text(TextContent),
+        Image(ImageContent),
+        Audio(AudioContent),
+        ResourceLink(Resource),
+        Resource(EmbeddedResource),
+    }
+
+    impl From<DerivedBlock> for ContentBlock {
+        fn from(d: DerivedBlock) -> Self {
+            match d {
+                DerivedBlock::Text(b) => Self::Text(b),
+                DerivedBlock::Image(b) => Self::Image(b),
+                DerivedBlock::Audio(b) => Self::Audio(b),
+                DerivedBlock::ResourceLink(b) => Self::ResourceLink(b),
+                DerivedBlock::Resource(b) => Self::Resource(b),
+            }
+        }
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum DerivedSampling {
+        Text(TextContent),
+        Image(ImageContent),
+        Audio(AudioContent),
+        ToolUse(ToolUseContent),
+        ToolResult(ToolResultContent),
+    }
+
+    impl From<DerivedSampling> for SamplingContent {
+        fn from(d: DerivedSampling) -> Self {
+            match d {
+                DerivedSampling::Text(b) => Self::Text(b),
+                DerivedSampling::Image(b) => Self::Image(b),
+                DerivedSampling::Audio(b) => Self::Audio(b),
+                DerivedSampling::ToolUse(b) => Self::ToolUse(b),
+                DerivedSampling::ToolResult(b) => Self::ToolResult(b),
+            }
+        }
+    }
+
+    /// Blocks with the tag first, later, missing, unknown, repeated, not a string; fields
+    /// repeated, unknown, of the wrong type; not an object
+    const BLOCKS: &[&str] = &[
+        r#"{"type":"text","text":"hi"}"#,
+        r#"{"text":"hi","type":"text"}"#,
+        r#"{"type":"text","text":"hi","x":{"y":[1,2]},"_meta":{"k":1}}"#,
+        r#"{"x":1,"text":"hi","type":"text","annotations":{"priority":0.5}}"#,
+        r#"{"type":"image","data":"AAA=","mimeType":"image/png"}"#,
+        r#"{"mimeType":"audio/wav","type":"audio","data":"AAA="}"#,
+        r#"{"type":"resource_link","uri":"file:///a","name":"a"}"#,
+        r#"{"type":"resource","resource":{"uri":"file:///a","text":"t"}}"#,
+        r#"{"resource":{"uri":"file:///a","blob":"AAA="},"type":"resource"}"#,
+        r#"{"type":"tool_use","id":"1","name":"n","input":{}}"#,
+        r#"{"content":[],"type":"tool_result","toolUseId":"1"}"#,
+        r#"{"type":"text"}"#,
+        r#"{"text":"hi"}"#,
+        r#"{}"#,
+        r#"{"type":"video","text":"hi"}"#,
+        r#"{"text":"hi","type":"video"}"#,
+        r#"{"type":"text","text":"hi","type":"text"}"#,
+        r#"{"text":"hi","type":"text","type":"text"}"#,
+        r#"{"type":"text","text":"a","text":"b"}"#,
+        r#"{"text":"a","type":"text","text":"b"}"#,
+        r#"{"type":1,"text":"hi"}"#,
+        r#"{"text":"hi","type":null}"#,
+        r#"{"type":"text","text":5}"#,
+        r#"{"text":5,"type":"text"}"#,
+        r#"{"type":"text","text":"hi","annotations":"no"}"#,
+        r#"{"type":"TEXT","text":"hi"}"#,
+        r#"["text","hi"]"#,
+        r#""text""#,
+        r#"null"#,
+    ];
+
+    #[test]
+    fn a_block_reads_as_the_derived_reading_reads_it_whether_the_tag_is_first_or_not() {
+        for text in BLOCKS {
+            let ours = serde_json::from_str::<ContentBlock>(text);
+            let derived = serde_json::from_str::<DerivedBlock>(text).map(ContentBlock::from);
+            match (&ours, &derived) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{text}: ours {ours:?}, derived {derived:?}"),
+            }
+            // From a JSON value too (the tag then comes in the map's order).
+            let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+            let ours = ContentBlock::deserialize(&value);
+            let derived = DerivedBlock::deserialize(&value).map(ContentBlock::from);
+            assert_eq!(ours.is_ok(), derived.is_ok(), "{text} as a value");
+            if let (Ok(a), Ok(b)) = (ours, derived) {
+                assert_eq!(a, b, "{text} as a value");
+            }
+
+            let ours = serde_json::from_str::<SamplingContent>(text);
+            let derived = serde_json::from_str::<DerivedSampling>(text).map(SamplingContent::from);
+            match (&ours, &derived) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{text}: ours {ours:?}, derived {derived:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_refused_block_says_why() {
+        let err = |text: &str| {
+            serde_json::from_str::<ContentBlock>(text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(r#"{"text":"hi"}"#).contains("missing field `type`"));
+        assert!(err(r#"{"type":"video"}"#).contains("unknown variant `video`"));
+        assert!(err(r#"{"text":"hi","type":"video"}"#).contains("unknown variant `video`"));
+        assert!(
+            err(r#"{"type":"text","type":"text","text":"hi"}"#).contains("duplicate field `type`")
+        );
+        assert!(err(r#"{"text":"a","type":"text","text":"b"}"#).contains("duplicate field `text`"));
+        assert!(err(r#"{"type":"text"}"#).contains("missing field `text`"));
+        assert!(err("[]").contains("expected a content block"));
+    }
+
+    #[test]
+    fn a_block_written_reads_back_the_same() {
+        let blocks = [
+            ContentBlock::text("hi"),
+            ContentBlock::image("AAA=", "image/png"),
+            ContentBlock::audio("AAA=", "audio/wav"),
+            serde_json::from_value(
+                json!({"type":"resource_link","uri":"file:///a","name":"a","x":1}),
+            )
+            .unwrap(),
+        ];
+        for block in blocks {
+            let text = serde_json::to_string(&block).unwrap();
+            assert!(text.starts_with(r#"{"type":"#), "{text}");
+            assert_eq!(serde_json::from_str::<ContentBlock>(&text).unwrap(), block);
+        }
+    }
+}
