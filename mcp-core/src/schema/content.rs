@@ -679,6 +679,8 @@ mod tagged_tests {
         );
         assert!(err(r#"{"text":"a","type":"text","text":"b"}"#).contains("duplicate field `text`"));
         assert!(err(r#"{"type":"text"}"#).contains("missing field `text`"));
+        assert!(err(r#"{"type":1,"text":"hi"}"#).contains("expected a string tag"));
+        assert!(err(r#"{"text":"hi","type":1}"#).contains("expected a string tag"));
         assert!(err("[]").contains("expected a content block"));
     }
 

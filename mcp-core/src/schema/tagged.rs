@@ -67,28 +67,15 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
                     }
                     object.insert(key, value);
                 }
-                let tag = match object.remove(TAG) {
-                    None => return Err(de::Error::missing_field(TAG)),
-                    Some(Value::String(tag)) => tag_index::<T, A::Error>(&tag)?,
-                    Some(other) => {
-                        return Err(de::Error::invalid_type(unexpected(&other), &"a string tag"));
-                    }
-                };
+                let tag = object
+                    .remove(TAG)
+                    .ok_or_else(|| de::Error::missing_field(TAG))?;
+                let tag = TagSeed::<T>(PhantomData)
+                    .deserialize(tag)
+                    .map_err(de::Error::custom)?;
                 T::variant(tag, object.into_deserializer()).map_err(de::Error::custom)
             }
         }
-    }
-}
-
-/// What an unexpected JSON value is, for an error
-fn unexpected(value: &Value) -> de::Unexpected<'_> {
-    match value {
-        Value::Null => de::Unexpected::Unit,
-        Value::Bool(b) => de::Unexpected::Bool(*b),
-        Value::Number(_) => de::Unexpected::Other("number"),
-        Value::String(s) => de::Unexpected::Str(s),
-        Value::Array(_) => de::Unexpected::Seq,
-        Value::Object(_) => de::Unexpected::Map,
     }
 }
 
